@@ -1,0 +1,403 @@
+//! Turns bindgen's output (or hand-written `extern "C"` declarations) into
+//! the loader-based form the -sys crates use. Behind the `codegen` feature:
+//! used by `cargo xtask bindgen` and by the `bindgen` build feature.
+//!
+//! Input: a Rust file with type items and `extern "C" { fn ...; }` blocks.
+//! Output: the same type items, and for the functions
+//!
+//! - `pub struct Api`, one `Option<unsafe extern "C" fn(..)>` field per function;
+//! - `Api::SYMBOLS`, `Api::empty()`, `Api::from_resolver(..)`, `Api::resolved_count()`;
+//! - one free function per C function with the C name, which calls through the
+//!   crate's global library (`crate::library()`) and returns
+//!   `Result<ReturnType, LoadError>`. Variadic functions get no free function
+//!   (stable Rust cannot forward C variadics); call them through the field.
+
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+
+/// Where the declarations came from, written at the top of the generated file.
+pub struct Provenance<'a> {
+    /// E.g. `"torch-npu 2.14.0 wheel (torch_npu/include/third_party/acl/inc), ACL 1.17.0"`.
+    pub headers: &'a str,
+    /// E.g. `"bindgen 0.72.1"`, or `"hand-written declarations"`.
+    pub generator: &'a str,
+    /// The command that regenerates the file.
+    pub command: &'a str,
+    /// `use` lines placed before the items (e.g. where `LoadError` comes from).
+    pub prelude: &'a str,
+}
+
+/// One C function.
+pub struct Function {
+    /// Its C name.
+    pub name: String,
+    /// Is it C-variadic?
+    pub variadic: bool,
+    /// The parsed declaration.
+    pub decl: syn::ForeignItemFn,
+}
+
+/// Splits a file into its non-function items and its functions.
+///
+/// # Errors
+///
+/// When the source does not parse as Rust, or a function carries a
+/// `link_name` that differs from its Rust name (C++ mangling).
+pub fn split(source: &str) -> Result<(Vec<syn::Item>, Vec<Function>), String> {
+    let file = syn::parse_file(source).map_err(|e| format!("cannot parse bindings: {e}"))?;
+    let mut items = Vec::new();
+    let mut functions = Vec::new();
+    for item in file.items {
+        match item {
+            syn::Item::ForeignMod(fm) => {
+                for fi in fm.items {
+                    match fi {
+                        syn::ForeignItem::Fn(f) => {
+                            if let Some(attr) =
+                                f.attrs.iter().find(|a| a.path().is_ident("link_name"))
+                            {
+                                return Err(format!(
+                                    "{} has a link_name attribute ({}): the header declares it outside extern \"C\"",
+                                    f.sig.ident,
+                                    quote!(#attr)
+                                ));
+                            }
+                            functions.push(Function {
+                                name: f.sig.ident.to_string(),
+                                variadic: f.sig.variadic.is_some(),
+                                decl: f,
+                            });
+                        }
+                        other => {
+                            items.push(syn::Item::Verbatim(quote!(unsafe extern "C" { #other })))
+                        }
+                    }
+                }
+            }
+            other => items.push(other),
+        }
+    }
+    functions.sort_by(|a, b| a.name.cmp(&b.name));
+    functions.dedup_by(|a, b| a.name == b.name);
+    Ok((items, functions))
+}
+
+fn fn_pointer_type(f: &syn::ForeignItemFn) -> TokenStream {
+    let inputs = f.sig.inputs.iter().map(|arg| match arg {
+        syn::FnArg::Typed(pt) => {
+            let ty = &pt.ty;
+            quote!(#ty)
+        }
+        syn::FnArg::Receiver(_) => quote!(),
+    });
+    let variadic = if f.sig.variadic.is_some() {
+        quote!(, ...)
+    } else {
+        quote!()
+    };
+    let output = &f.sig.output;
+    quote!(unsafe extern "C" fn(#(#inputs),* #variadic) #output)
+}
+
+fn arg_names(f: &syn::ForeignItemFn) -> Vec<Ident> {
+    f.sig
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(i, arg)| match arg {
+            syn::FnArg::Typed(pt) => match &*pt.pat {
+                syn::Pat::Ident(pi) => pi.ident.clone(),
+                _ => format_ident!("arg{i}"),
+            },
+            syn::FnArg::Receiver(_) => format_ident!("arg{i}"),
+        })
+        .collect()
+}
+
+/// Renders the loader-based module for `items` and `functions`.
+pub fn render(
+    provenance: &Provenance<'_>,
+    items: &[syn::Item],
+    functions: &[Function],
+) -> Result<String, String> {
+    let fields = functions.iter().map(|f| {
+        let name = &f.decl.sig.ident;
+        let ty = fn_pointer_type(&f.decl);
+        let doc = format!("`{}`, or `None` when the loaded library lacks it.", f.name);
+        quote!(#[doc = #doc] pub #name: Option<#ty>,)
+    });
+    let names = functions.iter().map(|f| f.name.as_str());
+    let count = functions.len();
+    let empties = functions.iter().map(|f| {
+        let name = &f.decl.sig.ident;
+        quote!(#name: None,)
+    });
+    let resolves = functions.iter().map(|f| {
+        let name = &f.decl.sig.ident;
+        let cname = syn::LitCStr::new(
+            &std::ffi::CString::new(f.name.clone())
+                .map_err(|e| e.to_string())
+                .unwrap_or_default(),
+            proc_macro2::Span::call_site(),
+        );
+        quote! {
+            #name: {
+                let p = resolve(#cname);
+                if p.is_null() {
+                    None
+                } else {
+                    // SAFETY: `p` is the address of the exported symbol of
+                    // this name, whose C type is the declared one.
+                    Some(unsafe { ::core::mem::transmute::<*mut ::core::ffi::c_void, _>(p) })
+                }
+            },
+        }
+    });
+    let counts = functions.iter().map(|f| {
+        let name = &f.decl.sig.ident;
+        quote!(usize::from(self.#name.is_some()))
+    });
+    let wrappers = functions.iter().filter(|f| !f.variadic).map(|f| {
+        let name = &f.decl.sig.ident;
+        let cname = &f.name;
+        let inputs = &f.decl.sig.inputs;
+        let args = arg_names(&f.decl);
+        let ret = match &f.decl.sig.output {
+            syn::ReturnType::Default => quote!(()),
+            syn::ReturnType::Type(_, ty) => quote!(#ty),
+        };
+        let doc = format!(
+            "Calls `{cname}` in the loaded library.\n\n# Errors\n\n[`LoadError`] when no library can be loaded or it lacks `{cname}`.\n\n# Safety\n\nThe C function's contract applies: see the CANN documentation of `{cname}`."
+        );
+        quote! {
+            #[doc = #doc]
+            #[inline]
+            pub unsafe fn #name(#inputs) -> Result<#ret, LoadError> {
+                let lib = crate::library()?;
+                match lib.api.#name {
+                    // SAFETY: the caller upholds the C contract; the pointer was
+                    // resolved from a library exporting this symbol.
+                    Some(f) => Ok(unsafe { f(#(#args),*) }),
+                    None => Err(lib.missing(#cname)),
+                }
+            }
+        }
+    });
+    let tokens = quote! {
+        #(#items)*
+
+        /// One function pointer per C function of the headers, filled at run
+        /// time by the loader. A `None` field is a function the loaded library
+        /// does not export.
+        #[allow(non_snake_case)]
+        #[derive(Clone, Copy)]
+        pub struct Api {
+            #(#fields)*
+        }
+
+        impl Api {
+            /// The C name of every function, in field order.
+            pub const SYMBOLS: [&'static str; #count] = [#(#names),*];
+
+            /// A table with every function missing.
+            pub const fn empty() -> Self {
+                Api { #(#empties)* }
+            }
+
+            /// Fills every field with `resolve(name)`, a null address meaning absent.
+            ///
+            /// # Safety
+            ///
+            /// Each non-null address must be a function with the C signature of
+            /// the header declaration of that name, callable for as long as the
+            /// `Api` is used.
+            pub unsafe fn from_resolver(resolve: &mut dyn FnMut(&::core::ffi::CStr) -> *mut ::core::ffi::c_void) -> Self {
+                Api { #(#resolves)* }
+            }
+
+            /// How many functions are present.
+            pub fn resolved_count(&self) -> usize {
+                0 #(+ #counts)*
+            }
+        }
+
+        impl ::core::fmt::Debug for Api {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.debug_struct("Api")
+                    .field("functions", &Self::SYMBOLS.len())
+                    .field("resolved", &self.resolved_count())
+                    .finish()
+            }
+        }
+
+        #(#wrappers)*
+    };
+    let file: syn::File =
+        syn::parse2(tokens).map_err(|e| format!("generated code does not parse: {e}"))?;
+    let body = prettyplease::unparse(&file);
+    Ok(format!(
+        "// @generated by {}. Do not edit.\n// Headers: {}\n// Generator: {}\n// Functions: {}\n\n{}\n\n{}",
+        provenance.command,
+        provenance.headers,
+        provenance.generator,
+        count,
+        provenance.prelude,
+        body
+    ))
+}
+
+/// Splits and renders in one step.
+pub fn generate(provenance: &Provenance<'_>, source: &str) -> Result<String, String> {
+    let (items, functions) = split(source)?;
+    render(provenance, &items, &functions)
+}
+
+/// Running bindgen over the real CANN headers (feature `bindgen`).
+pub mod headers {
+    use std::path::{Path, PathBuf};
+
+    /// The AscendCL headers the bindings are generated from, relative to the
+    /// directory that holds `acl/` (e.g. `torch_npu/include/third_party/acl/inc`
+    /// or `$ASCEND_HOME_PATH/include`).
+    pub const ACL_HEADERS: [&str; 6] = [
+        "acl/acl.h",
+        "acl/acl_op_compiler.h",
+        "acl/acl_prof.h",
+        "acl/error_codes/rt_error_codes.h",
+        "acl/error_codes/ge_error_codes.h",
+        "acl/acl_base.h",
+    ];
+
+    /// The HCCL headers, relative to the directory that holds `hccl/`.
+    pub const HCCL_HEADERS: [&str; 2] = ["hccl/hccl.h", "hccl/hccl_types.h"];
+
+    /// Locations of one header set.
+    #[derive(Debug, Clone)]
+    pub struct HeaderDirs {
+        /// Holds `acl/acl.h`.
+        pub acl_inc: PathBuf,
+        /// Holds `hccl/hccl.h`.
+        pub hccl_inc: PathBuf,
+        /// Extra include roots (the wheel's `include/` directory, so that
+        /// `third_party/hccl/inc/...` resolves).
+        pub extra: Vec<PathBuf>,
+    }
+
+    impl HeaderDirs {
+        /// Finds the header directories under `root`, which may be a CANN
+        /// install's `include/`, a CANN install root, the torch-npu wheel's
+        /// `torch_npu/include` or the directory the wheel was unpacked into.
+        pub fn find(root: &Path) -> Result<HeaderDirs, String> {
+            let bases = [
+                root.to_path_buf(),
+                root.join("include"),
+                root.join("torch_npu/include"),
+            ];
+            for base in &bases {
+                let wheel_acl = base.join("third_party/acl/inc");
+                let wheel_hccl = base.join("third_party/hccl/inc");
+                if wheel_acl.join("acl/acl.h").is_file() && wheel_hccl.join("hccl/hccl.h").is_file()
+                {
+                    return Ok(HeaderDirs {
+                        acl_inc: wheel_acl,
+                        hccl_inc: wheel_hccl,
+                        extra: vec![base.clone()],
+                    });
+                }
+                if base.join("acl/acl.h").is_file() && base.join("hccl/hccl.h").is_file() {
+                    return Ok(HeaderDirs {
+                        acl_inc: base.clone(),
+                        hccl_inc: base.clone(),
+                        extra: vec![],
+                    });
+                }
+            }
+            Err(format!(
+                "no CANN headers under {}: expected acl/acl.h and hccl/hccl.h in it, in its include/, \
+                 or in torch_npu/include/third_party/{{acl,hccl}}/inc (run `cargo xtask headers`)",
+                root.display()
+            ))
+        }
+
+        fn clang_args(&self) -> Vec<String> {
+            let mut args = vec![
+                "-x".to_string(),
+                "c++".to_string(),
+                "-std=c++14".to_string(),
+            ];
+            for dir in [&self.acl_inc, &self.hccl_inc]
+                .into_iter()
+                .chain(self.extra.iter())
+            {
+                args.push(format!("-I{}", dir.display()));
+            }
+            args.push(format!("-I{}", self.acl_inc.join("acl").display()));
+            args
+        }
+
+        /// The ACL version the headers declare (`ACL_{MAJOR,MINOR,PATCH}_VERSION`).
+        pub fn acl_version(&self) -> Option<String> {
+            let text = std::fs::read_to_string(self.acl_inc.join("acl/acl_rt.h")).ok()?;
+            let get = |name: &str| {
+                text.lines().find_map(|l| {
+                    let mut it = l.split_whitespace();
+                    (it.next() == Some("#define") && it.next() == Some(name))
+                        .then(|| it.next().map(str::to_string))
+                        .flatten()
+                })
+            };
+            Some(format!(
+                "{}.{}.{}",
+                get("ACL_MAJOR_VERSION")?,
+                get("ACL_MINOR_VERSION")?,
+                get("ACL_PATCH_VERSION")?
+            ))
+        }
+    }
+
+    fn base_builder(dirs: &HeaderDirs) -> bindgen::Builder {
+        bindgen::Builder::default()
+            .clang_args(dirs.clang_args())
+            .generate_comments(false)
+            .layout_tests(true)
+            .derive_default(true)
+            .derive_debug(true)
+            .derive_copy(true)
+            .prepend_enum_name(false)
+            .default_enum_style(bindgen::EnumVariation::Consts)
+            .size_t_is_usize(true)
+            .use_core()
+            .formatter(bindgen::Formatter::None)
+            .wrap_unsafe_ops(true)
+    }
+
+    /// Runs bindgen over the AscendCL headers; returns bindgen's Rust source.
+    pub fn bindgen_acl(dirs: &HeaderDirs) -> Result<String, String> {
+        let mut b = base_builder(dirs);
+        for h in ACL_HEADERS {
+            b = b.header(dirs.acl_inc.join(h).display().to_string());
+        }
+        let b = b
+            .allowlist_file(".*/acl/[^/]*\\.h")
+            .allowlist_file(".*/acl/error_codes/[^/]*\\.h");
+        b.generate()
+            .map(|bnd| bnd.to_string())
+            .map_err(|e| format!("bindgen failed on the AscendCL headers: {e}"))
+    }
+
+    /// Runs bindgen over the HCCL headers; ACL types come from `acl_sys`.
+    pub fn bindgen_hccl(dirs: &HeaderDirs) -> Result<String, String> {
+        let mut b = base_builder(dirs);
+        for h in HCCL_HEADERS {
+            b = b.header(dirs.hccl_inc.join(h).display().to_string());
+        }
+        let b = b
+            .allowlist_file(".*/hccl/[^/]*\\.h")
+            .blocklist_file(".*/acl/.*")
+            .blocklist_type("acl.*")
+            .blocklist_function("HcclCommConfigInit");
+        b.generate()
+            .map(|bnd| bnd.to_string())
+            .map_err(|e| format!("bindgen failed on the HCCL headers: {e}"))
+    }
+}

@@ -1,0 +1,741 @@
+//! The run-time loader shared by `acl-sys`, `hccl-sys` and `dcmi-sys`.
+//!
+//! No CANN library is linked at build time. Each -sys crate owns a generated
+//! struct (`Api`) with one `Option<unsafe extern "C" fn(..)>` field per C
+//! function; this module finds a library, opens it and fills those fields
+//! symbol by symbol. A symbol the library lacks stays `None`, and only a call
+//! through that field fails (older CANN releases lack newer functions).
+//!
+//! # Where a library comes from
+//!
+//! Sources are tried in this order; the first that yields a library wins:
+//!
+//! 1. **A table installed in code**, e.g. by `cann_sim::install()`. Nothing is
+//!    searched on disk.
+//! 2. **An explicit file** named by the library's own environment variable
+//!    ([`LibrarySpec::env_var`]: `CANN_ACL_LIB`, `CANN_HCCL_LIB`,
+//!    `CANN_DCMI_LIB`). When the variable is set, nothing else is tried: a
+//!    file that does not open is an error, never a silent fallback.
+//! 3. **CANN install directories**: `$ASCEND_HOME_PATH`, `$ASCEND_TOOLKIT_HOME`
+//!    and `/usr/local/Ascend/ascend-toolkit/latest`, each with the library's
+//!    sub-directories (`lib64`, `runtime/lib64`, ...), then the library's
+//!    fixed directories (the driver directories for DCMI).
+//! 4. **The plain soname** through the system loader (`LD_LIBRARY_PATH`,
+//!    `ldconfig`'s cache).
+//!
+//! When nothing is found, [`LoadError::LibraryNotFound`] lists every path that
+//! was tried, why each failed, and the variable to set.
+
+use std::ffi::{CStr, OsString, c_void};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Environment variables naming CANN install roots, in the order they are searched.
+pub const ROOT_ENV_VARS: [&str; 2] = ["ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"];
+
+/// The default CANN toolkit root, searched after the environment's roots.
+pub const DEFAULT_TOOLKIT_ROOT: &str = "/usr/local/Ascend/ascend-toolkit/latest";
+
+/// Where to look for one C library.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LibrarySpec {
+    /// A human name for messages, e.g. `"AscendCL"`.
+    pub name: &'static str,
+    /// The file name the system loader knows, e.g. `"libascendcl.so"`.
+    pub soname: &'static str,
+    /// The environment variable that names the library file explicitly.
+    pub env_var: &'static str,
+    /// Sub-directories of each CANN root that may hold the library.
+    pub root_subdirs: &'static [&'static str],
+    /// Absolute directories searched after the CANN roots (e.g. driver directories).
+    pub fixed_dirs: &'static [&'static str],
+}
+
+/// Which of the loader's sources provided a library.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A table installed in code; the string names its provider (e.g. `"cann-sim"`).
+    Installed(&'static str),
+    /// The file named by the library's environment variable.
+    EnvVar {
+        /// The variable that named it.
+        var: &'static str,
+        /// The file it named.
+        path: PathBuf,
+    },
+    /// A file found in a CANN install or fixed directory.
+    SearchPath(PathBuf),
+    /// The plain soname, resolved by the system loader.
+    Soname(&'static str),
+    /// A file opened explicitly by the program (`Library::open`).
+    Explicit(PathBuf),
+}
+
+impl Source {
+    /// The file path of the library, when it came from a file.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Source::EnvVar { path, .. } | Source::SearchPath(path) | Source::Explicit(path) => {
+                Some(path)
+            }
+            Source::Installed(_) | Source::Soname(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Installed(who) => write!(f, "table installed in code by {who}"),
+            Source::EnvVar { var, path } => write!(f, "{} (from ${var})", path.display()),
+            Source::SearchPath(path) => write!(f, "{}", path.display()),
+            Source::Soname(name) => write!(f, "{name} (via the system loader)"),
+            Source::Explicit(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+/// One place the loader tried, and why it did not work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attempt {
+    /// The path or soname tried.
+    pub tried: String,
+    /// Why it was not used.
+    pub reason: String,
+}
+
+/// Errors of the loader: a library that cannot be found or opened, or a
+/// function the opened library does not export.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LoadError {
+    /// No source yielded the library.
+    #[error("{}", not_found_message(.library, .env_var, .attempts))]
+    LibraryNotFound {
+        /// Human name of the library.
+        library: &'static str,
+        /// The variable to set to name the file explicitly.
+        env_var: &'static str,
+        /// Every path tried, in order, with the reason it failed.
+        attempts: Vec<Attempt>,
+    },
+    /// The library was loaded, but does not export this function.
+    #[error(
+        "{symbol} is not available: the loaded {library} ({origin}, version {version}) does not export it; \
+         a newer CANN release may be needed"
+    )]
+    MissingSymbol {
+        /// The C function name.
+        symbol: &'static str,
+        /// Human name of the library.
+        library: &'static str,
+        /// Where the library came from.
+        origin: String,
+        /// The library's version, or `"unknown"`.
+        version: String,
+    },
+    /// A table was installed after the library had already been loaded from elsewhere.
+    #[error(
+        "cannot install {provider} as {library}: {library} was already loaded from {loaded}; \
+         install the table before the first call"
+    )]
+    AlreadyLoaded {
+        /// Human name of the library.
+        library: &'static str,
+        /// Who tried to install a table.
+        provider: &'static str,
+        /// Where the library had been loaded from.
+        loaded: String,
+    },
+}
+
+fn not_found_message(library: &str, env_var: &str, attempts: &[Attempt]) -> String {
+    let mut msg = format!(
+        "{library} library not found. Set {env_var} to the library file, or ASCEND_HOME_PATH to a \
+         CANN install (source set_env.sh), or use the simulator (cann_sim::install()). Tried:"
+    );
+    for a in attempts {
+        msg.push_str(&format!("\n  - {}: {}", a.tried, a.reason));
+    }
+    msg
+}
+
+/// Reads environment variables; a seam so that search order can be tested
+/// without touching the process environment.
+pub trait Env {
+    /// The value of `name`, if set and non-empty.
+    fn var(&self, name: &str) -> Option<OsString>;
+}
+
+/// The process environment.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProcessEnv;
+
+impl Env for ProcessEnv {
+    fn var(&self, name: &str) -> Option<OsString> {
+        std::env::var_os(name).filter(|v| !v.is_empty())
+    }
+}
+
+impl<F: Fn(&str) -> Option<OsString>> Env for F {
+    fn var(&self, name: &str) -> Option<OsString> {
+        self(name).filter(|v| !v.is_empty())
+    }
+}
+
+/// A place the loader will try, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Candidate {
+    /// A file named by the library's environment variable (tried alone).
+    EnvVar(PathBuf),
+    /// A file in an install or fixed directory.
+    File(PathBuf),
+    /// The soname through the system loader.
+    Soname(&'static str),
+}
+
+impl LibrarySpec {
+    /// The disk candidates for this library, in search order (sources 2–4).
+    ///
+    /// When the library's variable is set it is the only candidate.
+    pub fn candidates(&self, env: &dyn Env) -> Vec<Candidate> {
+        if let Some(file) = env.var(self.env_var) {
+            return vec![Candidate::EnvVar(PathBuf::from(file))];
+        }
+        let mut roots: Vec<PathBuf> = ROOT_ENV_VARS
+            .iter()
+            .filter_map(|v| env.var(v))
+            .map(PathBuf::from)
+            .collect();
+        roots.push(PathBuf::from(DEFAULT_TOOLKIT_ROOT));
+        let mut out: Vec<Candidate> = Vec::new();
+        let mut push = |p: PathBuf| {
+            let c = Candidate::File(p);
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        };
+        for root in &roots {
+            for sub in self.root_subdirs {
+                push(root.join(sub).join(self.soname));
+            }
+        }
+        for dir in self.fixed_dirs {
+            push(Path::new(dir).join(self.soname));
+        }
+        out.push(Candidate::Soname(self.soname));
+        out
+    }
+
+    /// Opens the first candidate that loads (sources 2–4).
+    ///
+    /// # Errors
+    ///
+    /// [`LoadError::LibraryNotFound`] listing every candidate and why it failed.
+    pub fn open(&self, env: &dyn Env) -> Result<(libloading::Library, Source), LoadError> {
+        let mut attempts = Vec::new();
+        for cand in self.candidates(env) {
+            match cand {
+                Candidate::EnvVar(path) => {
+                    return match open_file(&path) {
+                        Ok(lib) => Ok((
+                            lib,
+                            Source::EnvVar {
+                                var: self.env_var,
+                                path,
+                            },
+                        )),
+                        Err(reason) => {
+                            attempts.push(Attempt {
+                                tried: format!("{} (from ${})", path.display(), self.env_var),
+                                reason,
+                            });
+                            Err(self.not_found(attempts))
+                        }
+                    };
+                }
+                Candidate::File(path) => {
+                    if !path.exists() {
+                        attempts.push(Attempt {
+                            tried: path.display().to_string(),
+                            reason: "no such file".into(),
+                        });
+                        continue;
+                    }
+                    match open_file(&path) {
+                        Ok(lib) => return Ok((lib, Source::SearchPath(path))),
+                        Err(reason) => attempts.push(Attempt {
+                            tried: path.display().to_string(),
+                            reason,
+                        }),
+                    }
+                }
+                Candidate::Soname(name) => match open_file(Path::new(name)) {
+                    Ok(lib) => return Ok((lib, Source::Soname(name))),
+                    Err(reason) => attempts.push(Attempt {
+                        tried: format!("{name} (system loader)"),
+                        reason,
+                    }),
+                },
+            }
+        }
+        Err(self.not_found(attempts))
+    }
+
+    fn not_found(&self, attempts: Vec<Attempt>) -> LoadError {
+        LoadError::LibraryNotFound {
+            library: self.name,
+            env_var: self.env_var,
+            attempts,
+        }
+    }
+}
+
+fn open_file(path: &Path) -> Result<libloading::Library, String> {
+    // SAFETY: loading a shared library runs its initialisers. The libraries
+    // this loader opens are CANN runtime libraries (or the cann-sim cdylib),
+    // whose initialisers are designed to run in any host process; the path is
+    // chosen by the user or the documented search order.
+    unsafe { libloading::Library::new(path) }.map_err(|e| e.to_string())
+}
+
+/// Resolves each symbol of `lib` as a raw address (null when absent).
+///
+/// The returned closure is what the generated `Api::from_resolver` takes.
+pub fn resolver(lib: &libloading::Library) -> impl FnMut(&CStr) -> *mut c_void + '_ {
+    move |name: &CStr| {
+        // SAFETY: we only take the symbol's address as an untyped pointer; it is
+        // converted to a typed function pointer by the generated code, whose
+        // types come from the library's own headers.
+        match unsafe { lib.get::<*mut c_void>(name.to_bytes_with_nul()) } {
+            Ok(sym) => *sym,
+            Err(_) => std::ptr::null_mut(),
+        }
+    }
+}
+
+/// A loaded library: its function table, where it came from, and (for a
+/// library opened from a file) the handle that keeps it mapped.
+pub struct Library<A: 'static> {
+    /// The function table.
+    pub api: A,
+    name: &'static str,
+    source: Source,
+    version: OnceLock<String>,
+    version_probe: fn(&A, &Source) -> Option<String>,
+    _handle: Option<libloading::Library>,
+}
+
+impl<A> fmt::Debug for Library<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Library")
+            .field("name", &self.name)
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<A> Library<A> {
+    /// A library whose table was built in code (e.g. by the simulator).
+    pub fn installed(
+        spec: &LibrarySpec,
+        api: A,
+        provider: &'static str,
+        version_probe: fn(&A, &Source) -> Option<String>,
+    ) -> Self {
+        Library {
+            api,
+            name: spec.name,
+            source: Source::Installed(provider),
+            version: OnceLock::new(),
+            version_probe,
+            _handle: None,
+        }
+    }
+
+    /// Opens the library file at `path` and resolves its symbols with `build`.
+    ///
+    /// # Errors
+    ///
+    /// [`LoadError::LibraryNotFound`] when the file cannot be opened.
+    ///
+    /// # Safety
+    ///
+    /// `build` must only give typed meaning to symbols whose C signature
+    /// matches (the generated `Api::from_resolver` does).
+    pub unsafe fn open(
+        spec: &LibrarySpec,
+        path: &Path,
+        build: unsafe fn(&mut dyn FnMut(&CStr) -> *mut c_void) -> A,
+        version_probe: fn(&A, &Source) -> Option<String>,
+    ) -> Result<Self, LoadError> {
+        let handle = open_file(path).map_err(|reason| LoadError::LibraryNotFound {
+            library: spec.name,
+            env_var: spec.env_var,
+            attempts: vec![Attempt {
+                tried: path.display().to_string(),
+                reason,
+            }],
+        })?;
+        // SAFETY: forwarded to the caller's contract on `build`.
+        let api = unsafe { build(&mut resolver(&handle)) };
+        Ok(Self::from_handle(
+            spec,
+            api,
+            handle,
+            Source::Explicit(path.to_path_buf()),
+            version_probe,
+        ))
+    }
+
+    fn from_handle(
+        spec: &LibrarySpec,
+        api: A,
+        handle: libloading::Library,
+        source: Source,
+        version_probe: fn(&A, &Source) -> Option<String>,
+    ) -> Self {
+        Library {
+            api,
+            name: spec.name,
+            source,
+            version: OnceLock::new(),
+            version_probe,
+            _handle: Some(handle),
+        }
+    }
+
+    /// Where the library came from.
+    pub fn source(&self) -> &Source {
+        &self.source
+    }
+
+    /// The human name of the library (`"AscendCL"`, `"HCCL"`, `"DCMI"`).
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The library's version, or `"unknown"`; computed once, on first use.
+    pub fn version(&self) -> &str {
+        self.version.get_or_init(|| {
+            (self.version_probe)(&self.api, &self.source).unwrap_or_else(|| "unknown".to_string())
+        })
+    }
+
+    /// The error for a call to `symbol`, which this library lacks.
+    #[cold]
+    pub fn missing(&self, symbol: &'static str) -> LoadError {
+        LoadError::MissingSymbol {
+            symbol,
+            library: self.name,
+            origin: self.source.to_string(),
+            version: self.version().to_string(),
+        }
+    }
+}
+
+/// The process-wide library of one -sys crate: loaded on first use, or
+/// installed in code before that.
+pub struct Slot<A: 'static> {
+    spec: &'static LibrarySpec,
+    cell: OnceLock<Library<A>>,
+    lock: std::sync::Mutex<()>,
+    build: unsafe fn(&mut dyn FnMut(&CStr) -> *mut c_void) -> A,
+    version_probe: fn(&A, &Source) -> Option<String>,
+}
+
+impl<A> fmt::Debug for Slot<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Slot")
+            .field("library", &self.spec.name)
+            .field("loaded", &self.cell.get().map(|l| l.source()))
+            .finish()
+    }
+}
+
+impl<A: Send + Sync> Slot<A> {
+    /// A slot for `spec`, whose table `build` fills from a resolver.
+    ///
+    /// # Safety
+    ///
+    /// `build` must only give typed meaning to symbols whose C signature matches.
+    pub const unsafe fn new(
+        spec: &'static LibrarySpec,
+        build: unsafe fn(&mut dyn FnMut(&CStr) -> *mut c_void) -> A,
+        version_probe: fn(&A, &Source) -> Option<String>,
+    ) -> Self {
+        Slot {
+            spec,
+            cell: OnceLock::new(),
+            lock: std::sync::Mutex::new(()),
+            build,
+            version_probe,
+        }
+    }
+
+    /// The search specification of this library.
+    pub fn spec(&self) -> &'static LibrarySpec {
+        self.spec
+    }
+
+    /// The library, if it has been loaded or installed.
+    pub fn loaded(&self) -> Option<&Library<A>> {
+        self.cell.get()
+    }
+
+    /// The library: the installed table, or the first library found on disk.
+    /// A failure is not remembered: a later call searches again.
+    ///
+    /// # Errors
+    ///
+    /// [`LoadError::LibraryNotFound`] listing what was tried.
+    #[inline]
+    pub fn get(&self) -> Result<&Library<A>, LoadError> {
+        match self.cell.get() {
+            Some(lib) => Ok(lib),
+            None => self.load_slow(&ProcessEnv),
+        }
+    }
+
+    #[cold]
+    fn load_slow(&self, env: &dyn Env) -> Result<&Library<A>, LoadError> {
+        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(lib) = self.cell.get() {
+            return Ok(lib);
+        }
+        let (handle, source) = self.spec.open(env)?;
+        // SAFETY: `build` is the generated resolver for this library's
+        // headers (contract of `Slot::new`).
+        let api = unsafe { (self.build)(&mut resolver(&handle)) };
+        let lib = Library::from_handle(self.spec, api, handle, source, self.version_probe);
+        Ok(self.cell.get_or_init(|| lib))
+    }
+
+    /// Installs a table built in code (source 1 of the search order).
+    ///
+    /// Installing the same provider twice is allowed and keeps the first table.
+    ///
+    /// # Errors
+    ///
+    /// [`LoadError::AlreadyLoaded`] when the library was already loaded from
+    /// another source.
+    pub fn install(&self, api: A, provider: &'static str) -> Result<&Library<A>, LoadError> {
+        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(lib) = self.cell.get() {
+            return match lib.source() {
+                Source::Installed(p) if *p == provider => Ok(lib),
+                other => Err(LoadError::AlreadyLoaded {
+                    library: self.spec.name,
+                    provider,
+                    loaded: other.to_string(),
+                }),
+            };
+        }
+        let lib = Library::installed(self.spec, api, provider, self.version_probe);
+        Ok(self.cell.get_or_init(|| lib))
+    }
+}
+
+/// Reads the CANN toolkit version from the install-info files next to a
+/// library (`<root>/version.cfg`, `<root>/*install.info`), walking up from the
+/// library's directory. Used for libraries that have no version function.
+pub fn toolkit_version_near(path: &Path) -> Option<String> {
+    let mut dir = path.parent();
+    for _ in 0..4 {
+        let d = dir?;
+        for name in ["ascend_toolkit_install.info", "version.info", "version.cfg"] {
+            if let Ok(text) = std::fs::read_to_string(d.join(name)) {
+                for line in text.lines() {
+                    let line = line.trim();
+                    for key in ["version=", "Version=", "runtime_running_version="] {
+                        if let Some(v) = line.strip_prefix(key) {
+                            let v = v.trim_matches(|c| c == '"' || c == '[' || c == ']');
+                            if !v.is_empty() {
+                                return Some(v.split(':').next().unwrap_or(v).to_string());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    const SPEC: LibrarySpec = LibrarySpec {
+        name: "TestLib",
+        soname: "libcann_loader_test_does_not_exist.so",
+        env_var: "CANN_TEST_LIB",
+        root_subdirs: &["lib64", "runtime/lib64"],
+        fixed_dirs: &["/opt/fixed"],
+    };
+
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k: &str| map.get(k).map(OsString::from)
+    }
+
+    #[test]
+    fn env_var_is_the_only_candidate_when_set() {
+        let e = env(&[("CANN_TEST_LIB", "/x/lib.so"), ("ASCEND_HOME_PATH", "/a")]);
+        assert_eq!(
+            SPEC.candidates(&e),
+            vec![Candidate::EnvVar("/x/lib.so".into())]
+        );
+    }
+
+    #[test]
+    fn roots_then_fixed_dirs_then_soname_in_order() {
+        let e = env(&[("ASCEND_HOME_PATH", "/a"), ("ASCEND_TOOLKIT_HOME", "/b")]);
+        let got = SPEC.candidates(&e);
+        let want = vec![
+            Candidate::File("/a/lib64/libcann_loader_test_does_not_exist.so".into()),
+            Candidate::File("/a/runtime/lib64/libcann_loader_test_does_not_exist.so".into()),
+            Candidate::File("/b/lib64/libcann_loader_test_does_not_exist.so".into()),
+            Candidate::File("/b/runtime/lib64/libcann_loader_test_does_not_exist.so".into()),
+            Candidate::File(
+                "/usr/local/Ascend/ascend-toolkit/latest/lib64/libcann_loader_test_does_not_exist.so"
+                    .into(),
+            ),
+            Candidate::File(
+                "/usr/local/Ascend/ascend-toolkit/latest/runtime/lib64/libcann_loader_test_does_not_exist.so"
+                    .into(),
+            ),
+            Candidate::File("/opt/fixed/libcann_loader_test_does_not_exist.so".into()),
+            Candidate::Soname("libcann_loader_test_does_not_exist.so"),
+        ];
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn duplicate_roots_are_searched_once() {
+        let e = env(&[("ASCEND_HOME_PATH", "/a"), ("ASCEND_TOOLKIT_HOME", "/a")]);
+        let got = SPEC.candidates(&e);
+        assert_eq!(got.len(), 6);
+    }
+
+    #[test]
+    fn missing_library_error_lists_every_path_and_the_variable() {
+        let e = env(&[("ASCEND_HOME_PATH", "/nonexistent-root")]);
+        let err = SPEC.open(&e).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with("TestLib library not found. Set CANN_TEST_LIB"));
+        for c in SPEC.candidates(&e) {
+            let p = match c {
+                Candidate::File(p) => p.display().to_string(),
+                Candidate::Soname(s) => s.to_string(),
+                Candidate::EnvVar(p) => p.display().to_string(),
+            };
+            assert!(msg.contains(&p), "{p} missing from: {msg}");
+        }
+        match err {
+            LoadError::LibraryNotFound { attempts, .. } => assert_eq!(attempts.len(), 8),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn env_var_naming_a_bad_file_is_an_error_without_fallback() {
+        let e = env(&[("CANN_TEST_LIB", "/nonexistent/libfoo.so")]);
+        match SPEC.open(&e).unwrap_err() {
+            LoadError::LibraryNotFound {
+                env_var, attempts, ..
+            } => {
+                assert_eq!(env_var, "CANN_TEST_LIB");
+                assert_eq!(attempts.len(), 1);
+                assert!(attempts[0].tried.contains("/nonexistent/libfoo.so"));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn missing_symbol_error_names_symbol_library_and_version() {
+        let lib = Library::installed(&SPEC, (), "test", |_, _| Some("1.17.0".into()));
+        let msg = lib.missing("aclFoo").to_string();
+        assert_eq!(
+            msg,
+            "aclFoo is not available: the loaded TestLib (table installed in code by test, version 1.17.0) \
+             does not export it; a newer CANN release may be needed"
+        );
+    }
+
+    #[test]
+    fn toolkit_version_is_read_from_install_info() {
+        let dir = std::env::temp_dir().join(format!("cann-loader-ver-{}", std::process::id()));
+        let lib = dir.join("lib64");
+        std::fs::create_dir_all(&lib).unwrap();
+        std::fs::write(
+            dir.join("ascend_toolkit_install.info"),
+            "package_name=Ascend-cann-toolkit\nversion=8.0.RC2\n",
+        )
+        .unwrap();
+        assert_eq!(
+            toolkit_version_near(&lib.join("libhccl.so")).as_deref(),
+            Some("8.0.RC2")
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// Defines a -sys crate's process-wide library: `library()`, `install()` and
+/// `open()` over a [`Slot`] of the crate's generated `Api`. Used by all three
+/// -sys crates so that they share one loader design.
+#[macro_export]
+macro_rules! define_library {
+    ($spec:expr, $probe:expr, $name:literal) => {
+        // SAFETY: `Api::from_resolver` types each symbol by its declaration.
+        static LIBRARY: $crate::loader::Slot<Api> =
+            unsafe { $crate::loader::Slot::new(&$spec, Api::from_resolver, $probe) };
+
+        #[doc = concat!("The process-wide ", $name, ": the installed table, or the library found on")]
+        /// disk by the search order (on first use). A failure is not remembered.
+        ///
+        /// # Errors
+        ///
+        /// [`LoadError::LibraryNotFound`](acl_sys::LoadError) listing every path
+        /// tried and the variable to set.
+        pub fn library() -> Result<&'static $crate::loader::Library<Api>, $crate::LoadError> {
+            LIBRARY.get()
+        }
+
+        #[doc = concat!("Installs a table built in code as the process-wide ", $name, ".")]
+        /// Must happen before the first call; installing the same provider
+        /// again is a no-op that keeps the first table.
+        ///
+        /// # Errors
+        ///
+        /// `LoadError::AlreadyLoaded` when the library was already loaded from elsewhere.
+        pub fn install(
+            api: Api,
+            provider: &'static str,
+        ) -> Result<&'static $crate::loader::Library<Api>, $crate::LoadError> {
+            LIBRARY.install(api, provider)
+        }
+
+        #[doc = concat!("Opens a specific ", $name, " file, independent of the process-wide library.")]
+        ///
+        /// # Errors
+        ///
+        /// `LoadError::LibraryNotFound` when the file cannot be opened.
+        ///
+        /// # Safety
+        ///
+        /// The file's exported symbols must have the signatures these bindings declare.
+        pub unsafe fn open(
+            path: &::std::path::Path,
+        ) -> Result<$crate::loader::Library<Api>, $crate::LoadError> {
+            // SAFETY: forwarded to the caller.
+            unsafe { $crate::loader::Library::open(&$spec, path, Api::from_resolver, $probe) }
+        }
+    };
+}

@@ -1,0 +1,52 @@
+//! `cann-sim`: a software Ascend NPU.
+//!
+//! It implements the C ABI of `libascendcl.so`, `libhccl.so` and `libdcmi.so`
+//! on the host CPU, so that everything built on the -sys crates runs and is
+//! tested on machines without an NPU. It comes in two forms:
+//!
+//! - this **rlib**: [`install()`] puts the simulator's function tables into
+//!   `acl-sys`, `hccl-sys` (and `dcmi-sys`), so the process uses the simulator
+//!   without touching the disk;
+//! - a **cdylib**, `libcann_sim.so`, exporting the same C symbols, loadable in
+//!   place of the real libraries (point `CANN_ACL_LIB`, `CANN_HCCL_LIB` at it).
+//!
+//! It is held to the real runtime's semantics: error codes, argument checks
+//! and state rules follow the open-sourced CANN runtime (`hicann/runtime`).
+//! Anything it does not implement returns `ACL_ERROR_API_NOT_SUPPORT` (200001,
+//! or `HCCL_E_NOT_SUPPORT`) and records a message naming the function, read
+//! with `aclGetRecentErrMsg`. See [`config`] for the environment variables
+//! that shape the simulated machine.
+//!
+//! ```
+//! cann_sim::install().unwrap();
+//! let mut n = 0u32;
+//! // SAFETY: `n` is a valid out-pointer.
+//! let rc = unsafe { acl_sys::aclrtGetDeviceCount(&mut n) }.unwrap();
+//! assert_eq!((rc, n), (0, 8));
+//! ```
+
+pub mod acl;
+pub mod config;
+pub mod hccl;
+mod recent_error;
+mod state;
+mod tables;
+
+pub use tables::*;
+
+/// The provider name the simulator installs its tables under.
+pub const PROVIDER: &str = "cann-sim";
+
+/// Installs the simulator as this process's AscendCL and HCCL.
+///
+/// Call it before any other use of the -sys crates (or the safe crates built
+/// on them). Calling it again is harmless.
+///
+/// # Errors
+///
+/// `LoadError::AlreadyLoaded` when a real library was already loaded.
+pub fn install() -> Result<(), acl_sys::LoadError> {
+    acl_sys::install(acl_api(), PROVIDER)?;
+    hccl_sys::install(hccl_api(), PROVIDER)?;
+    Ok(())
+}

@@ -1,0 +1,68 @@
+//! `cargo xtask <command>`: project automation.
+//!
+//! - `headers`: fetch the CANN headers from the torch-npu wheel on PyPI into
+//!   `.cann-headers/` (ignored by git).
+//! - `bindgen [--headers DIR] [--check]`: regenerate `acl-sys`, `hccl-sys` and
+//!   `dcmi-sys` bindings (or, with `--check`, fail when the checked-in files differ).
+//! - `sim-exports [--check]`: regenerate cann-sim's not-supported exports and
+//!   its installed tables from the checked-in bindings.
+//! - `abi-check`: compile a C program against the real headers, link it to the
+//!   cann-sim cdylib and run it.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+mod abi;
+mod bindings;
+mod headers;
+mod sim_exports;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("headers") => headers::fetch(&workspace_root()).map(|dir| {
+            println!("headers in {}", dir.display());
+        }),
+        Some("bindgen") => bindings::run(&args[1..]),
+        Some("sim-exports") => sim_exports::run(&args[1..]),
+        Some("abi-check") => abi::run(&args[1..]),
+        _ => Err(
+            "usage: cargo xtask <headers | bindgen [--headers DIR] [--check] | sim-exports [--check] | abi-check>"
+                .to_string(),
+        ),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root (the parent of `xtask/`).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// Writes `content` to `path`, or with `check` compares and reports a difference.
+pub fn write_or_check(path: &Path, content: &str, check: bool) -> Result<bool, String> {
+    if check {
+        let current = std::fs::read_to_string(path).unwrap_or_default();
+        if current != content {
+            eprintln!("stale: {}", path.display());
+            return Ok(false);
+        }
+        Ok(true)
+    } else {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        std::fs::write(path, content).map_err(|e| format!("{}: {e}", path.display()))?;
+        println!("wrote {}", path.display());
+        Ok(true)
+    }
+}
