@@ -49,7 +49,16 @@ pub fn workspace_root() -> PathBuf {
 }
 
 /// Writes `content` to `path`, or with `check` compares and reports a difference.
+/// Rust files are passed through rustfmt first, so that `cargo fmt --check`
+/// and the generators agree.
 pub fn write_or_check(path: &Path, content: &str, check: bool) -> Result<bool, String> {
+    let formatted;
+    let content = if path.extension().is_some_and(|e| e == "rs") {
+        formatted = rustfmt(content)?;
+        formatted.as_str()
+    } else {
+        content
+    };
     if check {
         let current = std::fs::read_to_string(path).unwrap_or_default();
         if current != content {
@@ -65,4 +74,34 @@ pub fn write_or_check(path: &Path, content: &str, check: bool) -> Result<bool, S
         println!("wrote {}", path.display());
         Ok(true)
     }
+}
+
+/// Formats Rust source with the toolchain's rustfmt (edition 2024).
+fn rustfmt(source: &str) -> Result<String, String> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("rustfmt")
+        .args(["--edition", "2024", "--emit", "stdout", "--quiet"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run rustfmt (rustup component add rustfmt): {e}"))?;
+    let mut stdin = child.stdin.take().ok_or("rustfmt has no stdin")?;
+    let input = source.to_string();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("rustfmt: {e}"))?;
+    writer
+        .join()
+        .map_err(|_| "rustfmt writer thread panicked".to_string())?
+        .map_err(|e| format!("rustfmt stdin: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "rustfmt failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    String::from_utf8(out.stdout).map_err(|e| format!("rustfmt output: {e}"))
 }
