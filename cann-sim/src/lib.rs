@@ -5,15 +5,15 @@
 //! tested on machines without an NPU. It comes in two forms:
 //!
 //! - this **rlib**: [`install()`] puts the simulator's function tables into
-//!   `acl-sys`, `hccl-sys` (and `dcmi-sys`), so the process uses the simulator
+//!   `acl-sys`, `hccl-sys` and `dcmi-sys`, so the process uses the simulator
 //!   without touching the disk;
 //! - a **cdylib**, `libcann_sim.so`, exporting the same C symbols, loadable in
-//!   place of the real libraries (point `CANN_ACL_LIB`, `CANN_HCCL_LIB` at it).
+//!   place of the real libraries (point `CANN_ACL_LIB`, `CANN_HCCL_LIB`, `CANN_DCMI_LIB` at it).
 //!
 //! It is held to the real runtime's semantics: error codes, argument checks
 //! and state rules follow the open-sourced CANN runtime (`hicann/runtime`).
 //! Anything it does not implement returns `ACL_ERROR_API_NOT_SUPPORT` (200001,
-//! or `HCCL_E_NOT_SUPPORT`) and records a message naming the function, read
+//! or `HCCL_E_NOT_SUPPORT`, `DCMI_ERR_CODE_NOT_SUPPORT`) and records a message naming the function, read
 //! with `aclGetRecentErrMsg`. See [`config`] for the environment variables
 //! that shape the simulated machine.
 //!
@@ -27,6 +27,7 @@
 
 pub mod acl;
 pub mod config;
+pub mod dcmi;
 pub mod hccl;
 mod recent_error;
 mod state;
@@ -37,7 +38,7 @@ pub use tables::*;
 /// The provider name the simulator installs its tables under.
 pub const PROVIDER: &str = "cann-sim";
 
-/// Installs the simulator as this process's AscendCL and HCCL.
+/// Installs the simulator as this process's AscendCL, HCCL and DCMI.
 ///
 /// Call it before any other use of the -sys crates (or the safe crates built
 /// on them). Calling it again is harmless.
@@ -48,5 +49,6 @@ pub const PROVIDER: &str = "cann-sim";
 pub fn install() -> Result<(), acl_sys::LoadError> {
     acl_sys::install(acl_api(), PROVIDER)?;
     hccl_sys::install(hccl_api(), PROVIDER)?;
+    dcmi_sys::install(dcmi_api(), PROVIDER)?;
     Ok(())
 }

@@ -660,3 +660,52 @@ pub fn hccl_api() -> hccl_sys::Api {
         HcclSetConfig: Some(crate::hccl::HcclSetConfig),
     }
 }
+///The simulator's dcmi table: every function of `dcmi_sys`, implemented or not supported.
+pub fn dcmi_api() -> dcmi_sys::Api {
+    dcmi_sys::Api {
+        dcmi_get_card_elabel_v2: Some(crate::dcmi::dcmi_get_card_elabel_v2),
+        dcmi_get_card_id_device_id_from_logicid: Some(
+            crate::dcmi::dcmi_get_card_id_device_id_from_logicid,
+        ),
+        dcmi_get_card_id_device_id_from_phyid: Some(
+            crate::dcmi::dcmi_get_card_id_device_id_from_phyid,
+        ),
+        dcmi_get_card_list: Some(crate::dcmi::dcmi_get_card_list),
+        dcmi_get_card_num_list: Some(crate::dcmi::dcmi_get_card_num_list),
+        dcmi_get_dcmi_version: Some(crate::dcmi::dcmi_get_dcmi_version),
+        dcmi_get_device_aicore_info: Some(crate::dcmi::dcmi_get_device_aicore_info),
+        dcmi_get_device_aicpu_info: Some(crate::dcmi::dcmi_get_device_aicpu_info),
+        dcmi_get_device_board_info: Some(crate::dcmi::dcmi_get_device_board_info),
+        dcmi_get_device_chip_info: Some(crate::dcmi::dcmi_get_device_chip_info),
+        dcmi_get_device_chip_info_v2: Some(crate::dcmi::dcmi_get_device_chip_info_v2),
+        dcmi_get_device_die_v2: Some(crate::dcmi::dcmi_get_device_die_v2),
+        dcmi_get_device_ecc_info: Some(crate::dcmi::dcmi_get_device_ecc_info),
+        dcmi_get_device_elabel_info: Some(crate::dcmi::dcmi_get_device_elabel_info),
+        dcmi_get_device_errorcode_string: Some(crate::dcmi::dcmi_get_device_errorcode_string),
+        dcmi_get_device_errorcode_v2: Some(crate::dcmi::dcmi_get_device_errorcode_v2),
+        dcmi_get_device_frequency: Some(crate::dcmi::dcmi_get_device_frequency),
+        dcmi_get_device_hbm_info: Some(crate::dcmi::dcmi_get_device_hbm_info),
+        dcmi_get_device_health: Some(crate::dcmi::dcmi_get_device_health),
+        dcmi_get_device_id_in_card: Some(crate::dcmi::dcmi_get_device_id_in_card),
+        dcmi_get_device_logic_id: Some(crate::dcmi::dcmi_get_device_logic_id),
+        dcmi_get_device_logicid_from_phyid: Some(crate::dcmi::dcmi_get_device_logicid_from_phyid),
+        dcmi_get_device_memory_info_v3: Some(crate::dcmi::dcmi_get_device_memory_info_v3),
+        dcmi_get_device_multi_utilization_rate: Some(
+            crate::dcmi::dcmi_get_device_multi_utilization_rate,
+        ),
+        dcmi_get_device_network_health: Some(crate::dcmi::dcmi_get_device_network_health),
+        dcmi_get_device_num_in_card: Some(crate::dcmi::dcmi_get_device_num_in_card),
+        dcmi_get_device_pcie_info_v2: Some(crate::dcmi::dcmi_get_device_pcie_info_v2),
+        dcmi_get_device_phyid_from_logicid: Some(crate::dcmi::dcmi_get_device_phyid_from_logicid),
+        dcmi_get_device_power_info: Some(crate::dcmi::dcmi_get_device_power_info),
+        dcmi_get_device_resource_info: Some(crate::dcmi::dcmi_get_device_resource_info),
+        dcmi_get_device_sensor_info: Some(crate::dcmi::dcmi_get_device_sensor_info),
+        dcmi_get_device_temperature: Some(crate::dcmi::dcmi_get_device_temperature),
+        dcmi_get_device_type: Some(crate::dcmi::dcmi_get_device_type),
+        dcmi_get_device_utilization_rate: Some(crate::dcmi::dcmi_get_device_utilization_rate),
+        dcmi_get_device_voltage: Some(crate::dcmi::dcmi_get_device_voltage),
+        dcmi_get_driver_version: Some(crate::dcmi::dcmi_get_driver_version),
+        dcmi_get_product_type: Some(crate::dcmi::dcmi_get_product_type),
+        dcmi_init: Some(crate::dcmi::dcmi_init),
+    }
+}

@@ -74,6 +74,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     if check {
         println!("bindings are current");
+    } else {
+        // Refresh what derives from the bindings.
+        crate::sim_exports::generate(&root, false)?;
+        crate::error_codes::generate(&root, false)?;
     }
     Ok(())
 }

@@ -4,8 +4,9 @@
 //!   `.cann-headers/` (ignored by git).
 //! - `bindgen [--headers DIR] [--check]`: regenerate `acl-sys`, `hccl-sys` and
 //!   `dcmi-sys` bindings (or, with `--check`, fail when the checked-in files differ).
-//! - `sim-exports [--check]`: regenerate cann-sim's not-supported exports and
-//!   its installed tables from the checked-in bindings.
+//! - `generate [--check]` (alias `sim-exports`): regenerate what derives from
+//!   the checked-in bindings: cann-sim's not-supported exports and installed
+//!   tables, and the `acl` crate's `ErrorCode` enum.
 //! - `abi-check`: compile a C program against the real headers, link it to the
 //!   cann-sim cdylib and run it.
 
@@ -14,6 +15,7 @@ use std::process::ExitCode;
 
 mod abi;
 mod bindings;
+mod error_codes;
 mod headers;
 mod sim_exports;
 
@@ -24,10 +26,10 @@ fn main() -> ExitCode {
             println!("headers in {}", dir.display());
         }),
         Some("bindgen") => bindings::run(&args[1..]),
-        Some("sim-exports") => sim_exports::run(&args[1..]),
+        Some("generate" | "sim-exports") => sim_exports::run(&args[1..]),
         Some("abi-check") => abi::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <headers | bindgen [--headers DIR] [--check] | sim-exports [--check] | abi-check>"
+            "usage: cargo xtask <headers | bindgen [--headers DIR] [--check] | generate [--check] | abi-check>"
                 .to_string(),
         ),
     };

@@ -59,12 +59,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
         [a] if a == "--check" => true,
         _ => return Err("usage: cargo xtask sim-exports [--check]".into()),
     };
-    let fresh = generate(&workspace_root(), check)?;
+    let root = workspace_root();
+    let mut fresh = generate(&root, check)?;
+    fresh &= crate::error_codes::generate(&root, check)?;
     if check && !fresh {
-        return Err("cann-sim's generated exports are stale; run `cargo xtask sim-exports`".into());
+        return Err("cann-sim's generated exports are stale; run `cargo xtask generate`".into());
     }
     if check {
-        println!("cann-sim exports are current");
+        println!("generated files are current");
     }
     Ok(())
 }

@@ -1,0 +1,157 @@
+//! AscendCL's process-wide lifecycle.
+//!
+//! AscendCL must be initialised once per process (`aclInit`) and finalized
+//! once at the end (`aclFinalize`). [`Runtime`] is a reference-counted handle
+//! to that session: the first [`Runtime::init`] calls `aclInit`, later ones
+//! share it, and the last handle dropped calls `aclFinalize` — after every
+//! device and buffer, since those hold a `Runtime` themselves, so teardown
+//! order follows from ownership.
+//!
+//! If `aclInit` answers `ACL_ERROR_REPEAT_INITIALIZE` (100002), someone else
+//! in the process (another library, a Python host) initialised AscendCL; the
+//! handle then never finalizes it, so the other owner is not pulled from
+//! under its feet.
+
+use crate::error::{Error, Result};
+use crate::{ErrorCode, release, result};
+use std::sync::Mutex;
+
+/// A handle to the process's AscendCL session. Cloning counts another
+/// reference; `Send + Sync` (the session is process-wide).
+#[derive(Debug)]
+pub struct Runtime {
+    owns_init: bool,
+}
+
+/// The session: live handles, and whether our `aclInit` started it. Handles
+/// are counted under this lock, so an `aclFinalize` can never race with the
+/// `aclInit` of a new session.
+#[derive(Debug)]
+struct Session {
+    handles: usize,
+    owns_init: bool,
+}
+
+static SESSION: Mutex<Option<Session>> = Mutex::new(None);
+
+fn session() -> std::sync::MutexGuard<'static, Option<Session>> {
+    SESSION.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// AscendCL's version, as reported by `aclrtGetVersion`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Version {
+    /// Major version.
+    pub major: i32,
+    /// Minor version.
+    pub minor: i32,
+    /// Patch version.
+    pub patch: i32,
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
+    }
+}
+
+impl Runtime {
+    /// Initialises AscendCL (once per process) and returns a handle to it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Load`] when no AscendCL library can be loaded;
+    /// [`Error::Acl`] when `aclInit` fails for another reason than an
+    /// earlier initialisation.
+    #[doc(alias = "aclInit")]
+    pub fn init() -> Result<Runtime> {
+        let mut session = session();
+        if let Some(s) = session.as_mut() {
+            s.handles += 1;
+            return Ok(Runtime {
+                owns_init: s.owns_init,
+            });
+        }
+        let owns_init = match result::init(None)? {
+            0 => true,
+            code if ErrorCode::from_raw(code) == ErrorCode::RepeatInitialize => {
+                // Clear the runtime's message about the repeat: it is expected.
+                let _ = Error::from_code("aclInit", code);
+                false
+            }
+            code => return Err(Error::from_code("aclInit", code)),
+        };
+        *session = Some(Session {
+            handles: 1,
+            owns_init,
+        });
+        Ok(Runtime { owns_init })
+    }
+
+    /// Whether this process's session was started by this crate (and will be
+    /// finalized by it), rather than by someone else.
+    pub fn owns_initialization(&self) -> bool {
+        self.owns_init
+    }
+
+    /// AscendCL's version.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Acl`] from `aclrtGetVersion`.
+    #[doc(alias = "aclrtGetVersion")]
+    pub fn version(&self) -> Result<Version> {
+        let (major, minor, patch) = result::get_version()?;
+        Ok(Version {
+            major,
+            minor,
+            patch,
+        })
+    }
+
+    /// The SoC name, e.g. `"Ascend910B3"`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Acl`] when the runtime cannot tell.
+    #[doc(alias = "aclrtGetSocName")]
+    pub fn soc_name(&self) -> Result<String> {
+        result::get_soc_name()
+    }
+
+    /// The number of visible NPUs (after `ASCEND_RT_VISIBLE_DEVICES`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Acl`] from `aclrtGetDeviceCount`.
+    #[doc(alias = "aclrtGetDeviceCount")]
+    pub fn device_count(&self) -> Result<u32> {
+        result::get_device_count()
+    }
+}
+
+impl Clone for Runtime {
+    fn clone(&self) -> Runtime {
+        if let Some(s) = session().as_mut() {
+            s.handles += 1;
+        }
+        Runtime {
+            owns_init: self.owns_init,
+        }
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        let mut session = session();
+        let Some(s) = session.as_mut() else { return };
+        s.handles = s.handles.saturating_sub(1);
+        if s.handles == 0 {
+            let owns = s.owns_init;
+            *session = None;
+            if owns && let Err(e) = result::finalize() {
+                release::record("Runtime", e);
+            }
+        }
+    }
+}
