@@ -77,3 +77,52 @@ fn version_probe(api: &Api, _source: &Source) -> Option<String> {
 }
 
 define_library!(SPEC, version_probe, "AscendCL");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_covers_every_function_of_the_headers() {
+        // acl.h (with acl_rt.h, acl_op.h, acl_mdl.h, acl_base*.h),
+        // acl_op_compiler.h and acl_prof.h of ACL 1.17.0.
+        assert_eq!(Api::SYMBOLS.len(), 589);
+        for name in [
+            "aclInit",
+            "aclrtMalloc",
+            "aclopCompileAndExecuteV2",
+            "aclmdlExecute",
+            "aclprofStart",
+        ] {
+            assert!(Api::SYMBOLS.contains(&name), "{name}");
+        }
+    }
+
+    #[test]
+    fn empty_table_resolves_nothing_and_resolver_fills_by_name() {
+        assert_eq!(Api::empty().resolved_count(), 0);
+        unsafe extern "C" fn fake_count(n: *mut u32) -> aclError {
+            // SAFETY: the test passes a valid pointer.
+            unsafe { *n = 3 };
+            0
+        }
+        let mut asked = Vec::new();
+        // SAFETY: the only non-null address has the declared signature.
+        let api = unsafe {
+            Api::from_resolver(&mut |name| {
+                asked.push(name.to_string_lossy().into_owned());
+                if name == c"aclrtGetDeviceCount" {
+                    fake_count as *mut core::ffi::c_void
+                } else {
+                    core::ptr::null_mut()
+                }
+            })
+        };
+        assert_eq!(asked.len(), Api::SYMBOLS.len());
+        assert_eq!(api.resolved_count(), 1);
+        let mut n = 0;
+        // SAFETY: valid out-pointer.
+        assert_eq!(unsafe { (api.aclrtGetDeviceCount.unwrap())(&mut n) }, 0);
+        assert_eq!(n, 3);
+    }
+}

@@ -47,7 +47,8 @@ pub fn take() -> *const std::ffi::c_char {
     })
 }
 
-/// The pending message, without clearing it (for tests and logs).
+/// The pending message, without clearing it (for tests).
+#[cfg(test)]
 pub fn peek() -> Option<String> {
     PENDING.with(|p| {
         p.borrow()

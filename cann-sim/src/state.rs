@@ -1,6 +1,18 @@
 //! The simulator's process-wide state.
+//!
+//! - [`State`] (one `Mutex`): `aclInit` references and per-device
+//!   `aclrtSetDevice` references.
+//! - The calling thread's current device (a thread-local), valid while the
+//!   device is retained: [`current_device`].
+//! - [`MemTable`] (one `RwLock`): every live allocation, device or pinned host.
+//!   It owns the host memory that backs them and validates pointers
+//!   ([`MemTable::check_range`], [`check_device_range`]). Copies hold its read
+//!   lock while they run, so memory cannot be freed under a copy.
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
+use std::alloc::Layout;
+use std::cell::Cell;
+use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::sync::{LazyLock, OnceLock};
 
@@ -9,6 +21,37 @@ use std::sync::{LazyLock, OnceLock};
 pub struct State {
     /// `aclInit` references; 0 means not initialized.
     pub init_refs: u64,
+    /// `aclrtSetDevice` references per logical device. A device's default
+    /// context exists while its count is above 0.
+    device_refs: Vec<u64>,
+}
+
+impl State {
+    /// The `aclrtSetDevice` references held on `device`.
+    pub fn device_refs(&self, device: u32) -> u64 {
+        self.device_refs.get(device as usize).copied().unwrap_or(0)
+    }
+
+    /// Takes one reference on `device`; returns the new count.
+    pub fn retain_device(&mut self, device: u32) -> u64 {
+        let i = device as usize;
+        if self.device_refs.len() <= i {
+            self.device_refs.resize(i + 1, 0);
+        }
+        self.device_refs[i] += 1;
+        self.device_refs[i]
+    }
+
+    /// Drops one reference on `device` (all of them when `force`); returns the
+    /// count left, or `None` when the device held no reference.
+    pub fn release_device(&mut self, device: u32, force: bool) -> Option<u64> {
+        let refs = self
+            .device_refs
+            .get_mut(device as usize)
+            .filter(|r| **r > 0)?;
+        *refs = if force { 0 } else { *refs - 1 };
+        Some(*refs)
+    }
 }
 
 static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| Mutex::new(State::default()));
@@ -18,9 +61,481 @@ pub fn global() -> &'static Mutex<State> {
     &STATE
 }
 
+thread_local! {
+    /// The device this thread last set with `aclrtSetDevice`.
+    static CURRENT_DEVICE: Cell<Option<u32>> = const { Cell::new(None) };
+}
+
+/// Makes `device` the calling thread's current device (or clears it).
+pub fn set_current_device(device: Option<u32>) {
+    CURRENT_DEVICE.with(|c| c.set(device));
+}
+
+/// The calling thread's current device, if its default context exists: the
+/// thread set it and the device is still retained by someone. (On the real
+/// runtime a thread keeps a reference to the device's primary-context slot;
+/// once the last `aclrtResetDevice` tears the context down, the thread has no
+/// context until the device is set again.)
+pub fn current_device() -> Option<u32> {
+    let device = CURRENT_DEVICE.with(Cell::get)?;
+    (global().lock().device_refs(device) > 0).then_some(device)
+}
+
 /// The SoC name as a C string with a static lifetime.
 pub fn soc_name() -> Result<&'static CString, &'static str> {
     static NAME: OnceLock<CString> = OnceLock::new();
     let config = crate::config::get()?;
     Ok(NAME.get_or_init(|| CString::new(config.soc_name.clone()).unwrap_or_default()))
+}
+
+/// Byte written into every new allocation: memory is not initialised on a
+/// real device either, and a recognisable pattern shows reads of it.
+pub const POISON: u8 = 0xA5;
+
+/// Alignment of every allocation's first address (the runtime guarantees 64).
+pub const ALIGN: usize = 64;
+
+/// What an allocation is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemKind {
+    /// Device memory (`aclrtMalloc` and variants) on a logical device.
+    Device(u32),
+    /// Pinned host memory (`aclrtMallocHost`).
+    Host,
+}
+
+/// One live allocation.
+#[derive(Debug, Clone, Copy)]
+pub struct Allocation {
+    /// Device or host.
+    pub kind: MemKind,
+    /// Bytes the caller asked for: the range that may be accessed.
+    pub size: usize,
+    /// The backing block: the size after the runtime's rounding (what HBM
+    /// accounting charges), 64-byte aligned.
+    layout: Layout,
+}
+
+impl Allocation {
+    /// Bytes reserved after rounding.
+    pub fn reserved(&self) -> usize {
+        self.layout.size()
+    }
+}
+
+/// Where a validated address range lies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Region {
+    /// Inside a live device allocation.
+    Device {
+        /// Logical device.
+        device: u32,
+        /// The allocation's first address.
+        base: usize,
+        /// The allocation's usable size.
+        size: usize,
+    },
+    /// Inside a live pinned host allocation.
+    Host {
+        /// The allocation's first address.
+        base: usize,
+        /// The allocation's usable size.
+        size: usize,
+    },
+    /// In no allocation: plain host memory (or memory already freed).
+    Unregistered,
+}
+
+impl Region {
+    /// The device, for device memory.
+    pub fn device(&self) -> Option<u32> {
+        match *self {
+            Region::Device { device, .. } => Some(device),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Region {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Region::Device { device, base, size } => write!(
+                f,
+                "device memory on device {device} (in the aclrtMalloc allocation {base:#x} of {size} bytes)"
+            ),
+            Region::Host { base, size } => write!(
+                f,
+                "pinned host memory (in the aclrtMallocHost allocation {base:#x} of {size} bytes)"
+            ),
+            Region::Unregistered => write!(
+                f,
+                "in no live AscendCL allocation (plain host memory, or freed memory)"
+            ),
+        }
+    }
+}
+
+fn describe(base: usize, a: &Allocation) -> String {
+    match a.kind {
+        MemKind::Device(device) => format!(
+            "the device allocation {base:#x} of {} bytes on device {device}",
+            a.size
+        ),
+        MemKind::Host => format!("the pinned host allocation {base:#x} of {} bytes", a.size),
+    }
+}
+
+/// Why an allocation failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AllocError {
+    /// The device's HBM budget cannot hold the block.
+    OutOfHbm {
+        /// Logical device.
+        device: u32,
+        /// Bytes needed (after rounding).
+        needed: usize,
+        /// Bytes free on the device.
+        free: u64,
+    },
+    /// The host could not provide the memory that backs the block.
+    OutOfHostMemory {
+        /// Bytes needed (after rounding).
+        needed: usize,
+    },
+}
+
+impl std::fmt::Display for AllocError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            AllocError::OutOfHbm {
+                device,
+                needed,
+                free,
+            } => write!(
+                f,
+                "device {device} is out of memory: {needed} bytes needed (after rounding), {free} bytes free"
+            ),
+            AllocError::OutOfHostMemory { needed } => write!(
+                f,
+                "the host cannot provide {needed} bytes to back the allocation"
+            ),
+        }
+    }
+}
+
+/// Every live allocation of the process, keyed by first address. It owns the
+/// memory: blocks are released by [`MemTable::free`] (or when the table is
+/// dropped).
+#[derive(Debug, Default)]
+pub struct MemTable {
+    allocs: BTreeMap<usize, Allocation>,
+    /// Reserved HBM bytes per logical device.
+    hbm_used: Vec<u64>,
+}
+
+impl MemTable {
+    /// An empty table.
+    pub fn new() -> MemTable {
+        MemTable::default()
+    }
+
+    /// HBM bytes reserved on `device`.
+    pub fn hbm_used(&self, device: u32) -> u64 {
+        self.hbm_used.get(device as usize).copied().unwrap_or(0)
+    }
+
+    /// Allocates `reserved` bytes (`size` of them usable), 64-byte aligned and
+    /// filled with [`POISON`]. Device memory is charged against `hbm_budget`
+    /// (the device's total); host memory is not. Returns the first address.
+    pub fn alloc(
+        &mut self,
+        kind: MemKind,
+        size: usize,
+        reserved: usize,
+        hbm_budget: u64,
+    ) -> Result<*mut u8, AllocError> {
+        let reserved = reserved.max(size).max(1);
+        if let MemKind::Device(device) = kind {
+            let free = hbm_budget.saturating_sub(self.hbm_used(device));
+            if reserved as u64 > free {
+                return Err(AllocError::OutOfHbm {
+                    device,
+                    needed: reserved,
+                    free,
+                });
+            }
+        }
+        let oom = AllocError::OutOfHostMemory { needed: reserved };
+        let layout = Layout::from_size_align(reserved, ALIGN).map_err(|_| oom.clone())?;
+        // SAFETY: `layout` has a non-zero size (at least 1, see above).
+        let ptr = unsafe { std::alloc::alloc(layout) };
+        if ptr.is_null() {
+            return Err(oom);
+        }
+        // SAFETY: `ptr` is a fresh block of `reserved` writable bytes.
+        unsafe { std::ptr::write_bytes(ptr, POISON, reserved) };
+        if let MemKind::Device(device) = kind {
+            let i = device as usize;
+            if self.hbm_used.len() <= i {
+                self.hbm_used.resize(i + 1, 0);
+            }
+            self.hbm_used[i] += reserved as u64;
+        }
+        self.allocs
+            .insert(ptr as usize, Allocation { kind, size, layout });
+        Ok(ptr)
+    }
+
+    /// The live allocation whose block contains `addr` (its rounding padding
+    /// included), with its first address.
+    pub fn find(&self, addr: usize) -> Option<(usize, &Allocation)> {
+        let (&base, a) = self.allocs.range(..=addr).next_back()?;
+        (addr - base < a.reserved()).then_some((base, a))
+    }
+
+    /// Frees the allocation that starts at `addr`, which must be of the
+    /// expected kind (`Device(_)` matches device memory on any device).
+    ///
+    /// # Errors
+    ///
+    /// A sentence saying why `addr` cannot be freed: not the start of an
+    /// allocation (interior pointer), an allocation of the other kind, or no
+    /// live allocation at all (double free, or never allocated).
+    pub fn free(&mut self, addr: usize, expect_device: bool) -> Result<Allocation, String> {
+        let Some((base, a)) = self.find(addr) else {
+            return Err(format!(
+                "{addr:#x} is not a live allocation (already freed, or never allocated by {})",
+                if expect_device {
+                    "aclrtMalloc"
+                } else {
+                    "aclrtMallocHost"
+                }
+            ));
+        };
+        if base != addr {
+            return Err(format!(
+                "{addr:#x} points {} bytes into {}; only the address the allocation returned can be freed",
+                addr - base,
+                describe(base, a)
+            ));
+        }
+        let is_device = matches!(a.kind, MemKind::Device(_));
+        if is_device != expect_device {
+            return Err(format!(
+                "{addr:#x} is {}; free it with {}",
+                describe(base, a),
+                if is_device {
+                    "aclrtFree"
+                } else {
+                    "aclrtFreeHost"
+                }
+            ));
+        }
+        let a = self
+            .allocs
+            .remove(&base)
+            .ok_or_else(|| format!("{addr:#x} vanished from the allocation table"))?;
+        if let MemKind::Device(device) = a.kind
+            && let Some(used) = self.hbm_used.get_mut(device as usize)
+        {
+            *used = used.saturating_sub(a.reserved() as u64);
+        }
+        // SAFETY: `base` was returned by `std::alloc::alloc(a.layout)` and is
+        // freed once: it has just been removed from the table.
+        unsafe { std::alloc::dealloc(base as *mut u8, a.layout) };
+        Ok(a)
+    }
+
+    /// Classifies `[addr, addr + len)`: inside one live device allocation,
+    /// inside one pinned host allocation, or in none.
+    ///
+    /// # Errors
+    ///
+    /// A sentence naming the allocation when the range starts inside an
+    /// allocation but runs past its usable size, or starts outside every
+    /// allocation but overlaps one, or wraps around the address space.
+    pub fn check_range(&self, addr: usize, len: usize) -> Result<Region, String> {
+        let Some(end) = addr.checked_add(len) else {
+            return Err(format!(
+                "the range {addr:#x} + {len} bytes wraps around the address space"
+            ));
+        };
+        if let Some((base, a)) = self.find(addr) {
+            if end - base > a.size {
+                return Err(format!(
+                    "the range [{addr:#x}, {end:#x}) ({len} bytes at offset {}) ends {} bytes past the end of {}",
+                    addr - base,
+                    end - base - a.size,
+                    describe(base, a)
+                ));
+            }
+            return Ok(match a.kind {
+                MemKind::Device(device) => Region::Device {
+                    device,
+                    base,
+                    size: a.size,
+                },
+                MemKind::Host => Region::Host { base, size: a.size },
+            });
+        }
+        if let Some((&base, a)) = self.allocs.range(addr..end).next() {
+            return Err(format!(
+                "the range [{addr:#x}, {end:#x}) starts outside every allocation but overlaps {}",
+                describe(base, a)
+            ));
+        }
+        Ok(Region::Unregistered)
+    }
+
+    /// Checks that `[addr, addr + len)` lies inside one live device
+    /// allocation; returns its device and first address.
+    ///
+    /// # Errors
+    ///
+    /// A sentence saying where the range lies instead.
+    pub fn check_device_range(&self, addr: usize, len: usize) -> Result<(u32, usize), String> {
+        match self.check_range(addr, len)? {
+            Region::Device { device, base, .. } => Ok((device, base)),
+            other => Err(format!("{addr:#x} is not device memory: it is {other}")),
+        }
+    }
+}
+
+impl Drop for MemTable {
+    fn drop(&mut self) {
+        for (base, a) in std::mem::take(&mut self.allocs) {
+            // SAFETY: every entry owns a block from `std::alloc::alloc(a.layout)`.
+            unsafe { std::alloc::dealloc(base as *mut u8, a.layout) };
+        }
+    }
+}
+
+static MEMORY: LazyLock<RwLock<MemTable>> = LazyLock::new(|| RwLock::new(MemTable::new()));
+
+/// The process-wide allocation table. Hold its read lock while touching the
+/// memory it validated (a copy, a fill), its write lock to allocate or free.
+pub fn memory() -> &'static RwLock<MemTable> {
+    &MEMORY
+}
+
+/// [`MemTable::check_device_range`] on the process-wide table, for callers
+/// that only validate (one that then touches the memory holds
+/// [`memory`]'s read lock instead, so the block cannot be freed meanwhile).
+///
+/// # Errors
+///
+/// As [`MemTable::check_device_range`].
+#[allow(
+    dead_code,
+    reason = "entry point for the stream and kernel code that comes next"
+)]
+pub fn check_device_range(addr: usize, len: usize) -> Result<(u32, usize), String> {
+    memory().read().check_device_range(addr, len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KIB: u64 = 1024;
+
+    #[test]
+    fn device_allocations_are_charged_against_the_hbm_budget() {
+        let mut t = MemTable::new();
+        let a = t.alloc(MemKind::Device(0), 500, 576, KIB).unwrap();
+        assert_eq!(t.hbm_used(0), 576);
+        assert_eq!(
+            t.alloc(MemKind::Device(0), 500, 576, KIB),
+            Err(AllocError::OutOfHbm {
+                device: 0,
+                needed: 576,
+                free: 448
+            })
+        );
+        // Another device has its own budget; host memory has none.
+        t.alloc(MemKind::Device(1), 500, 576, KIB).unwrap();
+        t.alloc(MemKind::Host, 4096, 4096, KIB).unwrap();
+        t.free(a as usize, true).unwrap();
+        assert_eq!(t.hbm_used(0), 0);
+        t.alloc(MemKind::Device(0), 500, 576, KIB).unwrap();
+    }
+
+    #[test]
+    fn new_blocks_are_aligned_and_poisoned() {
+        let mut t = MemTable::new();
+        let p = t.alloc(MemKind::Device(0), 100, 160, KIB).unwrap();
+        assert_eq!(p as usize % ALIGN, 0);
+        // SAFETY: the block has 160 readable bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(p, 160) };
+        assert!(bytes.iter().all(|&b| b == POISON));
+    }
+
+    #[test]
+    fn free_rejects_interior_wrong_kind_and_double_free() {
+        let mut t = MemTable::new();
+        let d = t.alloc(MemKind::Device(2), 64, 128, KIB).unwrap() as usize;
+        let h = t.alloc(MemKind::Host, 64, 64, 0).unwrap() as usize;
+        assert!(t.free(d + 8, true).unwrap_err().contains("8 bytes into"));
+        assert!(t.free(h, true).unwrap_err().contains("aclrtFreeHost"));
+        assert!(
+            t.free(d, false)
+                .unwrap_err()
+                .ends_with("free it with aclrtFree")
+        );
+        t.free(d, true).unwrap();
+        assert!(t.free(d, true).unwrap_err().contains("already freed"));
+        t.free(h, false).unwrap();
+    }
+
+    #[test]
+    fn check_range_classifies_and_bounds_checks() {
+        let mut t = MemTable::new();
+        let d = t.alloc(MemKind::Device(3), 100, 160, KIB).unwrap() as usize;
+        let h = t.alloc(MemKind::Host, 64, 64, 0).unwrap() as usize;
+        assert_eq!(
+            t.check_range(d + 10, 90),
+            Ok(Region::Device {
+                device: 3,
+                base: d,
+                size: 100
+            })
+        );
+        assert_eq!(t.check_device_range(d, 100), Ok((3, d)));
+        assert_eq!(t.check_range(h, 64), Ok(Region::Host { base: h, size: 64 }));
+        // Past the requested size (the rounding padding is not usable).
+        assert!(
+            t.check_range(d + 10, 91)
+                .unwrap_err()
+                .contains("1 bytes past the end")
+        );
+        // A start in the padding is still inside the allocation's block.
+        assert!(
+            t.check_range(d + 120, 1)
+                .unwrap_err()
+                .contains("past the end")
+        );
+        // Outside every allocation, but running into one.
+        assert!(t.check_range(d - 16, 32).unwrap_err().contains("overlaps"));
+        assert!(t.check_range(usize::MAX, 2).unwrap_err().contains("wraps"));
+        assert!(
+            t.check_device_range(h, 8)
+                .unwrap_err()
+                .contains("pinned host memory")
+        );
+        t.free(d, true).unwrap();
+        assert_eq!(t.check_range(d, 100), Ok(Region::Unregistered));
+    }
+
+    #[test]
+    fn device_references_count_and_force_release_drops_all() {
+        let mut s = State::default();
+        assert_eq!(s.release_device(4, false), None);
+        assert_eq!(s.retain_device(4), 1);
+        assert_eq!(s.retain_device(4), 2);
+        assert_eq!(s.release_device(4, false), Some(1));
+        assert_eq!(s.retain_device(4), 2);
+        assert_eq!(s.release_device(4, true), Some(0));
+        assert_eq!(s.release_device(4, true), None);
+        assert_eq!(s.device_refs(4), 0);
+    }
 }

@@ -1,1 +1,80 @@
+//! Shared setup for the examples: choosing the backend.
+//!
+//! Library code never falls back to the simulator by itself; examples do one
+//! thing more for newcomers. With `CANN_BACKEND` unset they use a real CANN
+//! install when one is found and otherwise say so in one line and run on
+//! `cann-sim`. `CANN_BACKEND=real` refuses to run without real CANN;
+//! `CANN_BACKEND=sim` always uses the simulator.
 
+use std::fmt;
+
+/// What the example runs on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Backend {
+    /// A real `libascendcl.so`, described by where it was found.
+    Real(String),
+    /// The `cann-sim` software NPU.
+    Sim,
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Backend::Real(from) => write!(f, "real CANN ({from})"),
+            Backend::Sim => write!(f, "cann-sim (software NPU)"),
+        }
+    }
+}
+
+/// Selects the backend as described in the crate docs.
+///
+/// # Errors
+///
+/// A message for a person: an unknown `CANN_BACKEND` value, or
+/// `CANN_BACKEND=real` without a loadable AscendCL.
+pub fn select_backend() -> Result<Backend, String> {
+    let wanted = std::env::var("CANN_BACKEND").unwrap_or_default();
+    match wanted.trim() {
+        "sim" => install_sim(),
+        "real" => match acl_sys::library() {
+            Ok(lib) => Ok(Backend::Real(lib.source().to_string())),
+            Err(e) => Err(format!(
+                "CANN_BACKEND=real, but no AscendCL library could be loaded. Install the CANN toolkit \
+                 and run `source /usr/local/Ascend/ascend-toolkit/set_env.sh` (it sets ASCEND_HOME_PATH), \
+                 or point CANN_ACL_LIB at libascendcl.so; to run on the simulator instead, set \
+                 CANN_BACKEND=sim or leave it unset.\n{e}"
+            )),
+        },
+        "" => match acl_sys::library() {
+            Ok(lib) => Ok(Backend::Real(lib.source().to_string())),
+            Err(_) => {
+                println!(
+                    "No CANN install found (set ASCEND_HOME_PATH or CANN_ACL_LIB to use one); running on cann-sim, the software NPU."
+                );
+                install_sim()
+            }
+        },
+        other => Err(format!(
+            "CANN_BACKEND={other:?} is not understood: use `real`, `sim`, or leave it unset"
+        )),
+    }
+}
+
+fn install_sim() -> Result<Backend, String> {
+    cann_sim::install().map_err(|e| format!("cannot use cann-sim: {e}"))?;
+    Ok(Backend::Sim)
+}
+
+/// Runs an example's body and turns an error into a message and exit code 1
+/// (no panic, no backtrace).
+pub fn run(
+    body: impl FnOnce() -> Result<(), Box<dyn std::error::Error>>,
+) -> std::process::ExitCode {
+    match body() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

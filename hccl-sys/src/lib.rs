@@ -59,3 +59,24 @@ fn version_probe(_api: &Api, source: &Source) -> Option<String> {
 }
 
 define_library!(SPEC, version_probe, "HCCL");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_covers_every_function_of_hccl_h() {
+        assert_eq!(Api::SYMBOLS.len(), 47);
+        assert!(Api::SYMBOLS.contains(&"HcclAllReduce"));
+        assert!(
+            !Api::SYMBOLS.contains(&"HcclCommConfigInit"),
+            "inline in the header, not exported"
+        );
+    }
+
+    #[test]
+    fn root_info_is_the_4108_byte_blob() {
+        assert_eq!(core::mem::size_of::<HcclRootInfo>(), 4108);
+        assert_eq!(HCCL_ROOT_INFO_BYTES, 4108);
+    }
+}

@@ -3018,22 +3018,10 @@ pub unsafe extern "C" fn aclrtEventGetTimestamp(_arg0: aclrtEvent, _arg1: *mut u
     crate::recent_error::not_supported("aclrtEventGetTimestamp");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtFree`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtFree(_arg0: *mut ::core::ffi::c_void) -> aclError {
-    crate::recent_error::not_supported("aclrtFree");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtFreeBuf`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtFreeBuf(_arg0: aclrtMbuf) -> aclError {
     crate::recent_error::not_supported("aclrtFreeBuf");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtFreeHost`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtFreeHost(_arg0: *mut ::core::ffi::c_void) -> aclError {
-    crate::recent_error::not_supported("aclrtFreeHost");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtFreeHostWithDevSync`: not supported by cann-sim.
@@ -3158,12 +3146,6 @@ pub unsafe extern "C" fn aclrtGetCurrentContext(_arg0: *mut aclrtContext) -> acl
     crate::recent_error::not_supported("aclrtGetCurrentContext");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtGetDevice`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtGetDevice(_arg0: *mut i32) -> aclError {
-    crate::recent_error::not_supported("aclrtGetDevice");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtGetDeviceCapability`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtGetDeviceCapability(
@@ -3172,12 +3154,6 @@ pub unsafe extern "C" fn aclrtGetDeviceCapability(
     _arg2: *mut i32,
 ) -> aclError {
     crate::recent_error::not_supported("aclrtGetDeviceCapability");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtGetDeviceCount`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtGetDeviceCount(_arg0: *mut u32) -> aclError {
-    crate::recent_error::not_supported("aclrtGetDeviceCount");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtGetDeviceIdFromExceptionInfo`: not supported by cann-sim.
@@ -3366,16 +3342,6 @@ pub unsafe extern "C" fn aclrtGetLogicDevIdByPhyDevId(_arg0: i32, _arg1: *mut i3
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtGetLogicDevIdByUserDevId(_arg0: i32, _arg1: *mut i32) -> aclError {
     crate::recent_error::not_supported("aclrtGetLogicDevIdByUserDevId");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtGetMemInfo`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtGetMemInfo(
-    _arg0: aclrtMemAttr,
-    _arg1: *mut usize,
-    _arg2: *mut usize,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtGetMemInfo");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtGetMemUceInfo`: not supported by cann-sim.
@@ -3857,36 +3823,6 @@ pub unsafe extern "C" fn aclrtLaunchKernelWithHostArgs(
     crate::recent_error::not_supported("aclrtLaunchKernelWithHostArgs");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtMalloc`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMalloc(
-    _arg0: *mut *mut ::core::ffi::c_void,
-    _arg1: usize,
-    _arg2: aclrtMemMallocPolicy,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtMalloc");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtMallocAlign32`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMallocAlign32(
-    _arg0: *mut *mut ::core::ffi::c_void,
-    _arg1: usize,
-    _arg2: aclrtMemMallocPolicy,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtMallocAlign32");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtMallocCached`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMallocCached(
-    _arg0: *mut *mut ::core::ffi::c_void,
-    _arg1: usize,
-    _arg2: aclrtMemMallocPolicy,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtMallocCached");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtMallocForTaskScheduler`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtMallocForTaskScheduler(
@@ -3896,15 +3832,6 @@ pub unsafe extern "C" fn aclrtMallocForTaskScheduler(
     _arg3: *mut aclrtMallocConfig,
 ) -> aclError {
     crate::recent_error::not_supported("aclrtMallocForTaskScheduler");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtMallocHost`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMallocHost(
-    _arg0: *mut *mut ::core::ffi::c_void,
-    _arg1: usize,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtMallocHost");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtMallocHostWithCfg`: not supported by cann-sim.
@@ -4194,18 +4121,6 @@ pub unsafe extern "C" fn aclrtMemUceRepair(
     crate::recent_error::not_supported("aclrtMemUceRepair");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtMemcpy`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMemcpy(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: usize,
-    _arg2: *const ::core::ffi::c_void,
-    _arg3: usize,
-    _arg4: aclrtMemcpyKind,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtMemcpy");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtMemcpy2d`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtMemcpy2d(
@@ -4400,17 +4315,6 @@ pub unsafe extern "C" fn aclrtMemcpyToSymbolAsync(
     _arg5: aclrtStream,
 ) -> aclError {
     crate::recent_error::not_supported("aclrtMemcpyToSymbolAsync");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtMemset`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMemset(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: usize,
-    _arg2: i32,
-    _arg3: usize,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtMemset");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtMemsetAsync`: not supported by cann-sim.
@@ -4697,18 +4601,6 @@ pub unsafe extern "C" fn aclrtReserveMemAddressNoUCMemory(
     crate::recent_error::not_supported("aclrtReserveMemAddressNoUCMemory");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtResetDevice`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtResetDevice(_arg0: i32) -> aclError {
-    crate::recent_error::not_supported("aclrtResetDevice");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtResetDeviceForce`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtResetDeviceForce(_arg0: i32) -> aclError {
-    crate::recent_error::not_supported("aclrtResetDeviceForce");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtResetDeviceResLimit`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtResetDeviceResLimit(_arg0: i32) -> aclError {
@@ -4760,12 +4652,6 @@ pub unsafe extern "C" fn aclrtSetBufUserData(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtSetCurrentContext(_arg0: aclrtContext) -> aclError {
     crate::recent_error::not_supported("aclrtSetCurrentContext");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtSetDevice`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtSetDevice(_arg0: i32) -> aclError {
-    crate::recent_error::not_supported("aclrtSetDevice");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtSetDeviceResLimit`: not supported by cann-sim.

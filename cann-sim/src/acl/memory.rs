@@ -1,0 +1,531 @@
+//! Memory: `aclrtMalloc`, `aclrtMallocAlign32`, `aclrtMallocCached`,
+//! `aclrtFree`, `aclrtMallocHost`, `aclrtFreeHost`, `aclrtMemcpy`,
+//! `aclrtMemset`, `aclrtGetMemInfo`.
+//!
+//! Device memory is real host memory, 64-byte aligned, charged against the
+//! device's HBM (`CANN_SIM_HBM_MIB`) and filled with [`state::POISON`] (it is
+//! not initialised on a device either). Every pointer is checked against the
+//! process-wide allocation table ([`state::memory`]): live, in bounds, device
+//! or host, on which device. The usable size of an allocation is the size
+//! asked for; the rounding padding is reserved but not addressable.
+//!
+//! Semantics and codes (hicann/runtime `src/acl/aclrt_impl/memory.cpp`, then
+//! `src/runtime/api/impl/api_error.cc` and `api_impl.cc`; API reference
+//! `docs/zh/api_ref/11-0*`):
+//!
+//! - The ACL front end answers `ACL_ERROR_INVALID_PARAM` (100000) for null
+//!   pointers, a zero size, a size that overflows when rounded and a copy kind
+//!   outside 0..=5; checks inside the runtime answer
+//!   `ACL_ERROR_RT_PARAM_INVALID` (107000).
+//! - No device set on the thread: `ACL_ERROR_RT_CONTEXT_NULL` (107002), for
+//!   device allocation, pinned host allocation (`ApiImpl::HostMalloc` checks
+//!   the context), copies, fills and `aclrtGetMemInfo`. Freeing needs none.
+//! - `aclrtMalloc`/`aclrtMallocCached` round to `(size + 32 + 31) / 32 * 32`
+//!   (no padding for the 1G-huge-page policies), `aclrtMallocAlign32` to
+//!   `(size + 31) / 32 * 32`; out of HBM is `ACL_ERROR_RT_MEMORY_ALLOCATION`
+//!   (207001). An unknown policy falls back to the default one.
+//! - Freeing a pointer that is not the start of a live allocation of the right
+//!   kind is 107000. (On hardware the driver's code for this is not visible in
+//!   the open source; 107000 is the runtime's invalid-value code.)
+
+use crate::recent_error::fail;
+use crate::state::{self, MemKind, Region};
+use acl_sys::{
+    ACL_DDR_MEM, ACL_DDR_MEM_HUGE, ACL_DDR_MEM_NORMAL, ACL_DDR_MEM_P2P_HUGE,
+    ACL_DDR_MEM_P2P_NORMAL, ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CONTEXT_NULL,
+    ACL_ERROR_RT_INVALID_MEMORY_TYPE, ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_ERROR_RT_PARAM_INVALID,
+    ACL_MEM_MALLOC_HUGE1G_ONLY, ACL_MEM_MALLOC_HUGE1G_ONLY_P2P, ACL_MEM_P2P_HUGE1G,
+    ACL_MEMCPY_DEFAULT, ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST,
+    ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE, ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_HOST_TO_HOST,
+    ACL_SUCCESS, aclError, aclrtMemAttr, aclrtMemMallocPolicy, aclrtMemcpyKind,
+};
+use std::ffi::c_void;
+
+const PARAM_INVALID: aclError = ACL_ERROR_RT_PARAM_INVALID as aclError;
+const CONTEXT_NULL: aclError = ACL_ERROR_RT_CONTEXT_NULL as aclError;
+const MEMORY_ALLOCATION: aclError = ACL_ERROR_RT_MEMORY_ALLOCATION as aclError;
+
+/// The runtime's size rounding: to a multiple of 32 plus, with `padding`,
+/// 32 more bytes (`acl::GetAlignedAndPaddingSize`). `None` on overflow.
+pub fn rounded_size(size: usize, padding: bool) -> Option<usize> {
+    let append = if padding { 64 } else { 32 };
+    size.checked_add(append).map(|s| (s - 1) / 32 * 32)
+}
+
+fn no_device(function: &str) -> aclError {
+    fail(
+        CONTEXT_NULL,
+        format!("{function}: no device is set on this thread (call aclrtSetDevice first)"),
+    )
+}
+
+fn hbm_budget(function: &str) -> Result<u64, aclError> {
+    crate::config::get().map(|c| c.hbm_bytes).map_err(|msg| {
+        fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("{function}: cann-sim configuration: {msg}"),
+        )
+    })
+}
+
+/// `aclrtMalloc` and its variants.
+///
+/// # Safety
+///
+/// `dev_ptr` is null or valid for writing a pointer.
+unsafe fn malloc_device(
+    function: &str,
+    dev_ptr: *mut *mut c_void,
+    size: usize,
+    policy: aclrtMemMallocPolicy,
+    padding: bool,
+) -> aclError {
+    if dev_ptr.is_null() {
+        return fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("{function}: devPtr is null"),
+        );
+    }
+    if size == 0 {
+        return fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("{function}: size must be greater than 0"),
+        );
+    }
+    // Any other policy value (unknown, or OR-ed flags) means the default one,
+    // as in memory.cpp `aclMallocMemInner`: it only changes page sizes, which
+    // the simulator does not model.
+    let huge1g = matches!(
+        policy,
+        ACL_MEM_MALLOC_HUGE1G_ONLY | ACL_MEM_MALLOC_HUGE1G_ONLY_P2P
+    );
+    let Some(reserved) = rounded_size(size, padding && !huge1g) else {
+        return fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("{function}: size {size} is too large (it overflows when rounded up)"),
+        );
+    };
+    let Some(device) = state::current_device() else {
+        return no_device(function);
+    };
+    let budget = match hbm_budget(function) {
+        Ok(b) => b,
+        Err(rc) => return rc,
+    };
+    let result = state::memory()
+        .write()
+        .alloc(MemKind::Device(device), size, reserved, budget);
+    match result {
+        Ok(p) => {
+            // SAFETY: checked non-null; the caller passes a writable pointer.
+            unsafe { *dev_ptr = p.cast() };
+            ACL_SUCCESS
+        }
+        Err(e) => fail(MEMORY_ALLOCATION, format!("{function}: {e}")),
+    }
+}
+
+/// `aclrtMalloc`: `size` bytes of device memory on the current device.
+///
+/// # Safety
+///
+/// `dev_ptr` is null or valid for writing a pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMalloc(
+    dev_ptr: *mut *mut c_void,
+    size: usize,
+    policy: aclrtMemMallocPolicy,
+) -> aclError {
+    // SAFETY: forwarded caller contract.
+    unsafe { malloc_device("aclrtMalloc", dev_ptr, size, policy, true) }
+}
+
+/// `aclrtMallocAlign32`: like `aclrtMalloc`, rounded to 32 bytes without the
+/// 32-byte padding.
+///
+/// # Safety
+///
+/// `dev_ptr` is null or valid for writing a pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMallocAlign32(
+    dev_ptr: *mut *mut c_void,
+    size: usize,
+    policy: aclrtMemMallocPolicy,
+) -> aclError {
+    // SAFETY: forwarded caller contract.
+    unsafe { malloc_device("aclrtMallocAlign32", dev_ptr, size, policy, false) }
+}
+
+/// `aclrtMallocCached`: like `aclrtMalloc` (the simulator has no caches).
+///
+/// # Safety
+///
+/// `dev_ptr` is null or valid for writing a pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMallocCached(
+    dev_ptr: *mut *mut c_void,
+    size: usize,
+    policy: aclrtMemMallocPolicy,
+) -> aclError {
+    // SAFETY: forwarded caller contract.
+    unsafe { malloc_device("aclrtMallocCached", dev_ptr, size, policy, true) }
+}
+
+/// `aclrtFree`: frees device memory at once (no synchronisation, as on the
+/// real runtime). Needs no current device.
+///
+/// # Safety
+///
+/// Nothing may use the memory afterwards.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> aclError {
+    if dev_ptr.is_null() {
+        return fail(ACL_ERROR_INVALID_PARAM, "aclrtFree: devPtr is null");
+    }
+    match state::memory().write().free(dev_ptr as usize, true) {
+        Ok(_) => ACL_SUCCESS,
+        Err(e) => fail(PARAM_INVALID, format!("aclrtFree: {e}")),
+    }
+}
+
+/// `aclrtMallocHost`: `size` bytes of pinned host memory, 64-byte aligned
+/// (the runtime rounds to 32 bytes).
+///
+/// # Safety
+///
+/// `host_ptr` is null or valid for writing a pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMallocHost(host_ptr: *mut *mut c_void, size: usize) -> aclError {
+    if host_ptr.is_null() {
+        return fail(ACL_ERROR_INVALID_PARAM, "aclrtMallocHost: hostPtr is null");
+    }
+    if size == 0 {
+        return fail(
+            ACL_ERROR_INVALID_PARAM,
+            "aclrtMallocHost: size must be greater than 0",
+        );
+    }
+    if state::current_device().is_none() {
+        return no_device("aclrtMallocHost");
+    }
+    let Some(reserved) = rounded_size(size, false) else {
+        return fail(
+            MEMORY_ALLOCATION,
+            format!("aclrtMallocHost: {size} bytes cannot be allocated"),
+        );
+    };
+    let result = state::memory()
+        .write()
+        .alloc(MemKind::Host, size, reserved, 0);
+    match result {
+        Ok(p) => {
+            // SAFETY: checked non-null; the caller passes a writable pointer.
+            unsafe { *host_ptr = p.cast() };
+            ACL_SUCCESS
+        }
+        Err(e) => fail(MEMORY_ALLOCATION, format!("aclrtMallocHost: {e}")),
+    }
+}
+
+/// `aclrtFreeHost`: frees pinned host memory at once.
+///
+/// # Safety
+///
+/// Nothing may use the memory afterwards.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtFreeHost(host_ptr: *mut c_void) -> aclError {
+    if host_ptr.is_null() {
+        return fail(ACL_ERROR_INVALID_PARAM, "aclrtFreeHost: hostPtr is null");
+    }
+    match state::memory().write().free(host_ptr as usize, false) {
+        Ok(_) => ACL_SUCCESS,
+        Err(e) => fail(PARAM_INVALID, format!("aclrtFreeHost: {e}")),
+    }
+}
+
+fn kind_name(kind: aclrtMemcpyKind) -> &'static str {
+    match kind {
+        ACL_MEMCPY_HOST_TO_HOST => "ACL_MEMCPY_HOST_TO_HOST",
+        ACL_MEMCPY_HOST_TO_DEVICE => "ACL_MEMCPY_HOST_TO_DEVICE",
+        ACL_MEMCPY_DEVICE_TO_HOST => "ACL_MEMCPY_DEVICE_TO_HOST",
+        ACL_MEMCPY_DEVICE_TO_DEVICE => "ACL_MEMCPY_DEVICE_TO_DEVICE",
+        ACL_MEMCPY_DEFAULT => "ACL_MEMCPY_DEFAULT",
+        ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE => "ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE",
+        _ => "an unknown kind",
+    }
+}
+
+/// Where one end of a copy must be.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Host,
+    Device,
+}
+
+/// Checks one end of a copy: `role` (`dst`/`src`) at `addr` lies in `region`
+/// and must be on `want`; device memory must be on the current device.
+fn check_side(
+    role: &str,
+    addr: usize,
+    region: Region,
+    want: Side,
+    what: &str,
+    current: u32,
+) -> Result<(), String> {
+    match (want, region) {
+        (Side::Host, Region::Device { .. }) => Err(format!(
+            "{role} {addr:#x} is {region}, but {what} needs host memory there"
+        )),
+        (Side::Host, _) => Ok(()),
+        (Side::Device, Region::Device { device, .. }) if device == current => Ok(()),
+        (Side::Device, Region::Device { .. }) => Err(format!(
+            "{role} {addr:#x} is {region}, but the current device of this thread is {current}"
+        )),
+        (Side::Device, _) => Err(format!(
+            "{role} {addr:#x} is not device memory: it is {region}; {what} needs device memory there"
+        )),
+    }
+}
+
+/// The provenance checks of a copy: which sides `kind` requires (inferred
+/// from the pointers for `ACL_MEMCPY_DEFAULT`) and where the ranges lie.
+fn check_copy(
+    kind: aclrtMemcpyKind,
+    dst: usize,
+    dst_region: Region,
+    src: usize,
+    src_region: Region,
+    current: u32,
+) -> Result<(), String> {
+    let side = |r: Region| {
+        if r.device().is_some() {
+            Side::Device
+        } else {
+            Side::Host
+        }
+    };
+    let (what, src_side, dst_side) = match kind {
+        ACL_MEMCPY_HOST_TO_HOST => (kind_name(kind), Side::Host, Side::Host),
+        ACL_MEMCPY_HOST_TO_DEVICE | ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE => {
+            (kind_name(kind), Side::Host, Side::Device)
+        }
+        ACL_MEMCPY_DEVICE_TO_HOST => (kind_name(kind), Side::Device, Side::Host),
+        ACL_MEMCPY_DEVICE_TO_DEVICE => (kind_name(kind), Side::Device, Side::Device),
+        _ => (
+            "ACL_MEMCPY_DEFAULT (direction inferred from the pointers)",
+            side(src_region),
+            side(dst_region),
+        ),
+    };
+    if let (Some(d), Some(s)) = (dst_region.device(), src_region.device())
+        && d != s
+        && src_side == Side::Device
+        && dst_side == Side::Device
+    {
+        return Err(format!(
+            "dst {dst:#x} is on device {d} and src {src:#x} on device {s}: peer access not enabled \
+             (cann-sim does not implement copies between devices yet)"
+        ));
+    }
+    check_side("dst", dst, dst_region, dst_side, what, current)?;
+    check_side("src", src, src_region, src_side, what, current)
+}
+
+/// `aclrtMemcpy`: a synchronous copy of `count` bytes. No implicit device or
+/// stream synchronisation, as on the real runtime.
+///
+/// Checks, in the runtime's order: `count == 0` → success (even with null
+/// pointers); null `dst`/`src` → 100000; `kind` outside 0..=5 → 100000;
+/// `dest_max == 0` or `count > dest_max` → 107000; `dst == src` → success
+/// without copying; no current device → 107002. Then provenance, each failure
+/// 107000: both ranges must be in bounds of the allocation they start in;
+/// device ends must be device memory on the current device, host ends must
+/// not be device memory (`ACL_MEMCPY_DEFAULT` infers the direction,
+/// `ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE` is host to device); device to device
+/// across devices needs peer access, which the simulator does not have yet.
+///
+/// # Safety
+///
+/// Host ends that are not `aclrtMallocHost` memory must be valid for `count`
+/// bytes (reads of `src`, writes of `dst`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemcpy(
+    dst: *mut c_void,
+    dest_max: usize,
+    src: *const c_void,
+    count: usize,
+    kind: aclrtMemcpyKind,
+) -> aclError {
+    const F: &str = "aclrtMemcpy";
+    if count == 0 {
+        return ACL_SUCCESS;
+    }
+    if dst.is_null() {
+        return fail(ACL_ERROR_INVALID_PARAM, format!("{F}: dst is null"));
+    }
+    if src.is_null() {
+        return fail(ACL_ERROR_INVALID_PARAM, format!("{F}: src is null"));
+    }
+    if kind > ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE {
+        return fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!(
+                "{F}: kind {kind} is not supported; expected ACL_MEMCPY_HOST_TO_HOST (0) to \
+                 ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE (5)"
+            ),
+        );
+    }
+    if dest_max == 0 {
+        return fail(PARAM_INVALID, format!("{F}: destMax is 0"));
+    }
+    if count > dest_max {
+        return fail(
+            PARAM_INVALID,
+            format!("{F}: count {count} is larger than destMax {dest_max}"),
+        );
+    }
+    if std::ptr::eq(dst.cast_const(), src) {
+        return ACL_SUCCESS;
+    }
+    let Some(current) = state::current_device() else {
+        return no_device(F);
+    };
+    let (dst_addr, src_addr) = (dst as usize, src as usize);
+    // Held until the copy is done, so neither end can be freed under it.
+    let table = state::memory().read();
+    let dst_region = match table.check_range(dst_addr, count) {
+        Ok(r) => r,
+        Err(e) => return fail(PARAM_INVALID, format!("{F}: dst: {e}")),
+    };
+    let src_region = match table.check_range(src_addr, count) {
+        Ok(r) => r,
+        Err(e) => return fail(PARAM_INVALID, format!("{F}: src: {e}")),
+    };
+    if let Err(e) = check_copy(kind, dst_addr, dst_region, src_addr, src_region, current) {
+        return fail(PARAM_INVALID, format!("{F} ({}): {e}", kind_name(kind)));
+    }
+    // SAFETY: each end is either inside a live allocation for all `count`
+    // bytes (checked above, kept alive by the read lock) or caller-provided
+    // host memory valid for `count` bytes by contract. `copy` allows overlap.
+    unsafe { std::ptr::copy(src.cast::<u8>(), dst.cast::<u8>(), count) };
+    drop(table);
+    ACL_SUCCESS
+}
+
+/// `aclrtMemset`: fills `count` bytes of device memory with the low byte of
+/// `value`.
+///
+/// `count == 0` → success; null `dev_ptr` → 100000; no current device →
+/// 107002; `count > max_count` → 107000; a range that is not inside one live
+/// device allocation on the current device → 107000. (The runtime checks the
+/// context in `ApiImpl::MemSetSync` before the driver checks `count`.)
+///
+/// # Safety
+///
+/// None beyond the C contract: the range is validated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemset(
+    dev_ptr: *mut c_void,
+    max_count: usize,
+    value: i32,
+    count: usize,
+) -> aclError {
+    const F: &str = "aclrtMemset";
+    if count == 0 {
+        return ACL_SUCCESS;
+    }
+    if dev_ptr.is_null() {
+        return fail(ACL_ERROR_INVALID_PARAM, format!("{F}: devPtr is null"));
+    }
+    let Some(current) = state::current_device() else {
+        return no_device(F);
+    };
+    if count > max_count {
+        return fail(
+            PARAM_INVALID,
+            format!("{F}: count {count} is larger than maxCount {max_count}"),
+        );
+    }
+    let addr = dev_ptr as usize;
+    let table = state::memory().read();
+    match table.check_device_range(addr, count) {
+        Ok((device, _)) if device == current => {}
+        Ok((device, _)) => {
+            return fail(
+                PARAM_INVALID,
+                format!(
+                    "{F}: devPtr {addr:#x} is on device {device}, but the current device of this \
+                     thread is {current}"
+                ),
+            );
+        }
+        Err(e) => return fail(PARAM_INVALID, format!("{F}: devPtr: {e}")),
+    }
+    // SAFETY: `[dev_ptr, dev_ptr + count)` lies inside a live device
+    // allocation, kept alive by the read lock.
+    unsafe { std::ptr::write_bytes(dev_ptr.cast::<u8>(), value as u8, count) };
+    drop(table);
+    ACL_SUCCESS
+}
+
+/// `aclrtGetMemInfo`: free and total bytes of one kind of memory on the
+/// current device.
+///
+/// HBM attributes (`ACL_HBM_MEM*`, and the page-size-only `ACL_MEM_*` that
+/// the runtime maps to HBM) give the device's HBM (`CANN_SIM_HBM_MIB`, less
+/// what is allocated). DDR attributes give 0 and 0: a 910B-class device has
+/// no DDR for user data, and the API reference says attributes the hardware
+/// does not have report 0. Null `free`/`total` → 100000; an attribute beyond
+/// `ACL_MEM_P2P_HUGE1G` → `ACL_ERROR_RT_INVALID_MEMORY_TYPE` (107016); no
+/// current device → 107002.
+///
+/// # Safety
+///
+/// `free` and `total` are null or valid for writing a `usize`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtGetMemInfo(
+    attr: aclrtMemAttr,
+    free: *mut usize,
+    total: *mut usize,
+) -> aclError {
+    const F: &str = "aclrtGetMemInfo";
+    if free.is_null() {
+        return fail(ACL_ERROR_INVALID_PARAM, format!("{F}: free is null"));
+    }
+    if total.is_null() {
+        return fail(ACL_ERROR_INVALID_PARAM, format!("{F}: total is null"));
+    }
+    if attr > ACL_MEM_P2P_HUGE1G {
+        return fail(
+            ACL_ERROR_RT_INVALID_MEMORY_TYPE as aclError,
+            format!("{F}: attr {attr} is not an aclrtMemAttr (expected 0 to {ACL_MEM_P2P_HUGE1G})"),
+        );
+    }
+    let Some(device) = state::current_device() else {
+        return no_device(F);
+    };
+    let budget = match hbm_budget(F) {
+        Ok(b) => b,
+        Err(rc) => return rc,
+    };
+    let is_ddr = matches!(
+        attr,
+        ACL_DDR_MEM
+            | ACL_DDR_MEM_HUGE
+            | ACL_DDR_MEM_NORMAL
+            | ACL_DDR_MEM_P2P_HUGE
+            | ACL_DDR_MEM_P2P_NORMAL
+    );
+    let (f, t) = if is_ddr {
+        (0, 0)
+    } else {
+        let used = state::memory().read().hbm_used(device);
+        (budget.saturating_sub(used), budget)
+    };
+    // SAFETY: both checked non-null; the caller passes writable usizes.
+    unsafe {
+        *free = usize::try_from(f).unwrap_or(usize::MAX);
+        *total = usize::try_from(t).unwrap_or(usize::MAX);
+    }
+    ACL_SUCCESS
+}

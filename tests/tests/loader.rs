@@ -1,0 +1,182 @@
+//! The run-time loader, end to end: each source of the search order, their
+//! precedence, the missing-library message, a missing symbol failing only its
+//! own call, and the cann-sim cdylib loaded through `dlopen`.
+//!
+//! Each scenario runs `loader_probe` in a fresh process with its own
+//! environment, since a process loads its library once.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const FAKE: &str = env!("FAKE_ACL_LIB");
+
+/// Runs the probe with exactly the loader-relevant variables given.
+fn probe(vars: &[(&str, &Path)]) -> HashMap<String, String> {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_loader_probe"));
+    for v in [
+        "CANN_ACL_LIB",
+        "CANN_HCCL_LIB",
+        "CANN_DCMI_LIB",
+        "ASCEND_HOME_PATH",
+        "ASCEND_TOOLKIT_HOME",
+        "LD_LIBRARY_PATH",
+    ] {
+        cmd.env_remove(v);
+    }
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("the probe runs");
+    assert!(
+        out.status.success(),
+        "probe failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once(": "))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// `libcann_sim.so`, which cargo builds next to this test binary because
+/// `cann-sim` is a dev-dependency.
+fn sim_cdylib() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let deps = exe.parent().expect("deps dir");
+    for dir in [
+        deps.to_path_buf(),
+        deps.parent().expect("profile dir").to_path_buf(),
+    ] {
+        let p = dir.join("libcann_sim.so");
+        if p.is_file() {
+            return p;
+        }
+    }
+    panic!("libcann_sim.so not found next to {}", exe.display());
+}
+
+/// A fake CANN install root with `lib64/libascendcl.so`.
+fn fake_root(name: &str) -> PathBuf {
+    let root = std::env::temp_dir().join(format!("cann-loader-test-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(root.join("lib64")).unwrap();
+    std::fs::copy(FAKE, root.join("lib64/libascendcl.so")).unwrap();
+    root
+}
+
+#[test]
+fn missing_library_lists_every_path_and_the_variable_to_set() {
+    let out = probe(&[]);
+    let err = &out["acl.error"];
+    assert!(
+        err.starts_with("AscendCL library not found. Set CANN_ACL_LIB"),
+        "{err}"
+    );
+    assert!(
+        err.contains("/usr/local/Ascend/ascend-toolkit/latest/lib64/libascendcl.so"),
+        "{err}"
+    );
+    assert!(err.contains("libascendcl.so (system loader)"), "{err}");
+    assert!(out["aclrtGetDeviceCount"].starts_with("error AscendCL library not found"));
+    assert!(out["hccl.error"].contains("CANN_HCCL_LIB"));
+    assert!(out["dcmi.error"].contains("CANN_DCMI_LIB"));
+    assert!(out["dcmi.error"].contains("/usr/local/Ascend/driver/lib64/driver/libdcmi.so"));
+}
+
+#[test]
+fn env_var_names_the_library_file() {
+    let out = probe(&[("CANN_ACL_LIB", Path::new(FAKE))]);
+    assert_eq!(out["acl.source"], format!("{FAKE} (from $CANN_ACL_LIB)"));
+    assert_eq!(out["aclrtGetVersion"], "rc=0 1.2.3");
+}
+
+#[test]
+fn missing_symbol_fails_only_that_call_and_names_symbol_and_version() {
+    let out = probe(&[("CANN_ACL_LIB", Path::new(FAKE))]);
+    assert_eq!(out["aclrtGetVersion"], "rc=0 1.2.3");
+    assert_eq!(
+        out["aclrtGetDeviceCount"],
+        format!(
+            "error aclrtGetDeviceCount is not available: the loaded AscendCL ({FAKE} (from $CANN_ACL_LIB), \
+             version ACL 1.2.3) does not export it; a newer CANN release may be needed"
+        )
+    );
+}
+
+#[test]
+fn env_var_naming_a_missing_file_is_an_error_not_a_fallback() {
+    let root = fake_root("bad-env");
+    let out = probe(&[
+        ("CANN_ACL_LIB", Path::new("/nonexistent/libascendcl.so")),
+        ("ASCEND_HOME_PATH", &root),
+    ]);
+    let err = &out["acl.error"];
+    assert!(
+        err.contains("/nonexistent/libascendcl.so (from $CANN_ACL_LIB)"),
+        "{err}"
+    );
+    assert!(!err.contains(&root.display().to_string()), "{err}");
+}
+
+#[test]
+fn env_var_takes_precedence_over_install_directories() {
+    let root = fake_root("env-first");
+    let sim = sim_cdylib();
+    let out = probe(&[("CANN_ACL_LIB", &sim), ("ASCEND_HOME_PATH", &root)]);
+    assert_eq!(
+        out["acl.source"],
+        format!("{} (from $CANN_ACL_LIB)", sim.display())
+    );
+}
+
+#[test]
+fn ascend_home_path_is_searched_before_toolkit_home() {
+    let first = fake_root("home");
+    let second = fake_root("toolkit");
+    let out = probe(&[
+        ("ASCEND_HOME_PATH", &first),
+        ("ASCEND_TOOLKIT_HOME", &second),
+    ]);
+    assert_eq!(
+        out["acl.source"],
+        first.join("lib64/libascendcl.so").display().to_string()
+    );
+    let out = probe(&[("ASCEND_TOOLKIT_HOME", &second)]);
+    assert_eq!(
+        out["acl.source"],
+        second.join("lib64/libascendcl.so").display().to_string()
+    );
+}
+
+#[test]
+fn soname_through_the_system_loader_comes_last() {
+    let root = fake_root("soname");
+    let out = probe(&[("LD_LIBRARY_PATH", &root.join("lib64"))]);
+    assert_eq!(out["acl.source"], "libascendcl.so (via the system loader)");
+    assert_eq!(out["aclrtGetVersion"], "rc=0 1.2.3");
+}
+
+#[test]
+fn sim_cdylib_loads_through_dlopen_for_all_three_libraries() {
+    let sim = sim_cdylib();
+    let out = probe(&[
+        ("CANN_ACL_LIB", &sim),
+        ("CANN_HCCL_LIB", &sim),
+        ("CANN_DCMI_LIB", &sim),
+    ]);
+    assert_eq!(
+        out["acl.source"],
+        format!("{} (from $CANN_ACL_LIB)", sim.display())
+    );
+    assert_eq!(out["aclrtGetVersion"], "rc=0 1.17.0");
+    assert_eq!(out["aclrtGetDeviceCount"], "rc=0 n=8");
+    assert_eq!(
+        out["hccl.source"],
+        format!("{} (from $CANN_HCCL_LIB)", sim.display())
+    );
+    assert_eq!(
+        out["dcmi.source"],
+        format!("{} (from $CANN_DCMI_LIB)", sim.display())
+    );
+}
