@@ -167,7 +167,7 @@ fn render(tokens: TokenStream) -> Result<String, String> {
 /// The C functions declared in a generated bindings file: the free wrapper
 /// functions are skipped, so the declarations are recovered from the `Api`
 /// struct's fields.
-fn api_functions(bindings: &str) -> Result<Vec<syn::ForeignItemFn>, String> {
+pub(crate) fn api_functions(bindings: &str) -> Result<Vec<syn::ForeignItemFn>, String> {
     let file = syn::parse_file(bindings).map_err(|e| format!("cannot parse bindings: {e}"))?;
     let api = file
         .items
@@ -216,7 +216,7 @@ fn option_fn(ty: &syn::Type) -> Option<&syn::TypeBareFn> {
 }
 
 /// The `extern "C" fn` names defined in `dir`'s hand-written files.
-fn implemented(dir: &Path) -> Result<BTreeSet<String>, String> {
+pub(crate) fn implemented(dir: &Path) -> Result<BTreeSet<String>, String> {
     let mut out = BTreeSet::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(out);

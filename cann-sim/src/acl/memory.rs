@@ -3,9 +3,9 @@
 //! `aclrtMemset`, `aclrtGetMemInfo`.
 //!
 //! Device memory is real host memory, 64-byte aligned, charged against the
-//! device's HBM (`CANN_SIM_HBM_MIB`) and filled with [`state::POISON`] (it is
+//! device's HBM (`CANN_SIM_HBM_MIB`) and filled with `state::POISON` (it is
 //! not initialised on a device either). Every pointer is checked against the
-//! process-wide allocation table ([`state::memory`]): live, in bounds, device
+//! process-wide allocation table (`state::memory`): live, in bounds, device
 //! or host, on which device. The usable size of an allocation is the size
 //! asked for; the rounding padding is reserved but not addressable.
 //!
@@ -47,7 +47,7 @@ const MEMORY_ALLOCATION: aclError = ACL_ERROR_RT_MEMORY_ALLOCATION as aclError;
 
 /// The runtime's size rounding: to a multiple of 32 plus, with `padding`,
 /// 32 more bytes (`acl::GetAlignedAndPaddingSize`). `None` on overflow.
-pub fn rounded_size(size: usize, padding: bool) -> Option<usize> {
+fn rounded_size(size: usize, padding: bool) -> Option<usize> {
     let append = if padding { 64 } else { 32 };
     size.checked_add(append).map(|s| (s - 1) / 32 * 32)
 }
@@ -528,4 +528,33 @@ pub unsafe extern "C" fn aclrtGetMemInfo(
         *total = usize::try_from(t).unwrap_or(usize::MAX);
     }
     ACL_SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounding_adds_32_bytes_of_padding_then_rounds_to_32() {
+        assert_eq!(rounded_size(1, true), Some(64));
+        assert_eq!(rounded_size(32, true), Some(64));
+        assert_eq!(rounded_size(33, true), Some(96));
+        assert_eq!(rounded_size(100, true), Some(160));
+        assert_eq!(rounded_size(1, false), Some(32));
+        assert_eq!(rounded_size(32, false), Some(32));
+        assert_eq!(rounded_size(100, false), Some(128));
+        assert_eq!(rounded_size(usize::MAX - 40, true), None);
+        assert_eq!(rounded_size(usize::MAX - 20, false), None);
+    }
+
+    #[test]
+    fn a_failure_records_a_message_that_names_the_function() {
+        // SAFETY: null is allowed and rejected.
+        let rc = unsafe { aclrtFree(std::ptr::null_mut()) };
+        assert_eq!(rc, ACL_ERROR_INVALID_PARAM);
+        assert_eq!(
+            crate::recent_error::peek().as_deref(),
+            Some("aclrtFree: devPtr is null")
+        );
+    }
 }

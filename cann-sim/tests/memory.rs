@@ -1,0 +1,780 @@
+//! Memory on the simulator: allocation, the allocation table's pointer
+//! checks, copies, fills and memory info, each success and error code.
+//!
+//! Tests run in parallel in one process and share the allocation table, so
+//! none assumes absolute free-memory figures, except on device 3, which only
+//! `hbm_accounting_*` uses. No test resets a device. They assume the default
+//! configuration (8 devices of 64 GiB).
+
+use acl_sys::{
+    ACL_DDR_MEM, ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CONTEXT_NULL,
+    ACL_ERROR_RT_INVALID_MEMORY_TYPE, ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_ERROR_RT_PARAM_INVALID,
+    ACL_HBM_MEM, ACL_HBM_MEM_HUGE, ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEM_MALLOC_HUGE1G_ONLY,
+    ACL_MEM_P2P_HUGE1G, ACL_MEMCPY_DEFAULT, ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST,
+    ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE, ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_HOST_TO_HOST,
+    ACL_MEMCPY_INNER_DEVICE_TO_DEVICE, ACL_MEMCPY_INTER_DEVICE_TO_DEVICE, ACL_SUCCESS, aclError,
+    aclrtMemAttr, aclrtMemcpyKind,
+};
+use cann_sim::acl::*;
+use std::ffi::{CStr, c_void};
+use std::ptr::{null, null_mut};
+
+const PARAM_INVALID: aclError = ACL_ERROR_RT_PARAM_INVALID as aclError;
+const CONTEXT_NULL: aclError = ACL_ERROR_RT_CONTEXT_NULL as aclError;
+const MEMORY_ALLOCATION: aclError = ACL_ERROR_RT_MEMORY_ALLOCATION as aclError;
+const INVALID_MEMORY_TYPE: aclError = ACL_ERROR_RT_INVALID_MEMORY_TYPE as aclError;
+const INVALID_PARAM: aclError = ACL_ERROR_INVALID_PARAM;
+const MIB: usize = 1 << 20;
+
+/// This thread's recent error message (taken, as `aclGetRecentErrMsg` does).
+fn recent_error() -> String {
+    let p = aclGetRecentErrMsg();
+    assert!(!p.is_null(), "no recent error message was recorded");
+    // SAFETY: non-null, NUL-terminated, valid until the next call on this thread.
+    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+}
+
+/// Asserts `rc == want` and that the recorded message starts with `function`;
+/// returns the message.
+#[track_caller]
+fn assert_fails(rc: aclError, want: aclError, function: &str) -> String {
+    assert_eq!(rc, want, "{function}");
+    let msg = recent_error();
+    assert!(msg.starts_with(function), "{msg}");
+    msg
+}
+
+#[track_caller]
+fn assert_contains(msg: &str, part: &str) {
+    assert!(msg.contains(part), "{msg:?} does not contain {part:?}");
+}
+
+fn on_new_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::spawn(f).join().unwrap()
+}
+
+/// Sets `device` on this thread.
+fn use_device(device: i32) {
+    assert_eq!(aclrtSetDevice(device), ACL_SUCCESS);
+}
+
+fn malloc(size: usize) -> *mut u8 {
+    let mut p = null_mut();
+    // SAFETY: `p` is a valid out-pointer.
+    assert_eq!(
+        unsafe { aclrtMalloc(&mut p, size, ACL_MEM_MALLOC_HUGE_FIRST) },
+        ACL_SUCCESS
+    );
+    assert!(!p.is_null());
+    p.cast()
+}
+
+fn malloc_host(size: usize) -> *mut u8 {
+    let mut p = null_mut();
+    // SAFETY: `p` is a valid out-pointer.
+    assert_eq!(unsafe { aclrtMallocHost(&mut p, size) }, ACL_SUCCESS);
+    p.cast()
+}
+
+fn free(p: *mut u8) {
+    // SAFETY: `p` is a live allocation of the caller's.
+    assert_eq!(unsafe { aclrtFree(p.cast()) }, ACL_SUCCESS);
+}
+
+fn free_host(p: *mut u8) {
+    // SAFETY: `p` is a live pinned allocation of the caller's.
+    assert_eq!(unsafe { aclrtFreeHost(p.cast()) }, ACL_SUCCESS);
+}
+
+/// `aclrtMemcpy` with `destMax == count`.
+fn memcpy(dst: *mut u8, src: *const u8, count: usize, kind: aclrtMemcpyKind) -> aclError {
+    // SAFETY: host ends are valid for `count` bytes in every call of these
+    // tests; device ends are checked by the simulator.
+    unsafe { aclrtMemcpy(dst.cast(), count, src.cast(), count, kind) }
+}
+
+fn to_host(src: *const u8, count: usize) -> Vec<u8> {
+    let mut out = vec![0u8; count];
+    assert_eq!(
+        memcpy(out.as_mut_ptr(), src, count, ACL_MEMCPY_DEVICE_TO_HOST),
+        ACL_SUCCESS
+    );
+    out
+}
+
+fn mem_info(attr: aclrtMemAttr) -> (usize, usize) {
+    let (mut free, mut total) = (0, 0);
+    // SAFETY: valid out-pointers.
+    assert_eq!(
+        unsafe { aclrtGetMemInfo(attr, &mut free, &mut total) },
+        ACL_SUCCESS
+    );
+    (free, total)
+}
+
+// ---------------------------------------------------------------- malloc
+
+#[test]
+fn malloc_without_current_device_is_context_null() {
+    on_new_thread(|| {
+        let mut p = null_mut();
+        type Malloc = unsafe extern "C" fn(*mut *mut c_void, usize, u32) -> aclError;
+        let variants: [(Malloc, &str); 3] = [
+            (aclrtMalloc, "aclrtMalloc"),
+            (aclrtMallocAlign32, "aclrtMallocAlign32"),
+            (aclrtMallocCached, "aclrtMallocCached"),
+        ];
+        for (f, name) in variants {
+            // SAFETY: `p` is a valid out-pointer.
+            let rc = unsafe { f(&mut p, 64, ACL_MEM_MALLOC_HUGE_FIRST) };
+            let msg = assert_fails(rc, CONTEXT_NULL, name);
+            assert_contains(&msg, "aclrtSetDevice");
+        }
+    });
+}
+
+#[test]
+fn malloc_null_out_pointer_or_zero_size_is_invalid_param() {
+    use_device(0);
+    type Malloc = unsafe extern "C" fn(*mut *mut c_void, usize, u32) -> aclError;
+    let variants: [(Malloc, &str); 3] = [
+        (aclrtMalloc, "aclrtMalloc"),
+        (aclrtMallocAlign32, "aclrtMallocAlign32"),
+        (aclrtMallocCached, "aclrtMallocCached"),
+    ];
+    for (f, name) in variants {
+        // SAFETY: null is allowed and rejected.
+        let rc = unsafe { f(null_mut(), 64, ACL_MEM_MALLOC_HUGE_FIRST) };
+        assert_fails(rc, INVALID_PARAM, name);
+        let mut p = null_mut();
+        // SAFETY: `p` is a valid out-pointer.
+        let rc = unsafe { f(&mut p, 0, ACL_MEM_MALLOC_HUGE_FIRST) };
+        assert_contains(&assert_fails(rc, INVALID_PARAM, name), "size");
+    }
+}
+
+#[test]
+fn malloc_size_that_overflows_when_rounded_is_invalid_param() {
+    use_device(0);
+    let mut p = null_mut();
+    // SAFETY: `p` is a valid out-pointer.
+    let rc = unsafe { aclrtMalloc(&mut p, usize::MAX - 40, ACL_MEM_MALLOC_HUGE_FIRST) };
+    assert_contains(&assert_fails(rc, INVALID_PARAM, "aclrtMalloc"), "overflows");
+}
+
+#[test]
+fn malloc_beyond_free_hbm_is_memory_allocation() {
+    use_device(0);
+    let (_, total) = mem_info(ACL_HBM_MEM);
+    let mut p = null_mut();
+    // SAFETY: `p` is a valid out-pointer.
+    let rc = unsafe { aclrtMalloc(&mut p, total + 1, ACL_MEM_MALLOC_HUGE_FIRST) };
+    assert_contains(
+        &assert_fails(rc, MEMORY_ALLOCATION, "aclrtMalloc"),
+        "out of memory",
+    );
+    assert!(p.is_null());
+}
+
+#[test]
+fn malloc_returns_64_byte_aligned_uninitialised_memory() {
+    use_device(0);
+    for size in [1, 100, 4096, 12345] {
+        let p = malloc(size);
+        assert_eq!(p as usize % 64, 0);
+        // Not zeroed: the simulator poisons new memory.
+        assert!(to_host(p, size).iter().all(|&b| b == 0xA5));
+        free(p);
+    }
+}
+
+#[test]
+fn hbm_accounting_charges_the_rounded_size_per_policy_and_variant() {
+    // Device 3 belongs to this test.
+    use_device(3);
+    let (free0, total) = mem_info(ACL_HBM_MEM);
+    assert_eq!(total as u64, cann_sim::config::get().unwrap().hbm_bytes);
+    let mut ptrs = Vec::new();
+    let mut expect = free0;
+    type Malloc = unsafe extern "C" fn(*mut *mut c_void, usize, u32) -> aclError;
+    let cases: [(Malloc, u32, usize, usize); 6] = [
+        // (size + 32 + 31) / 32 * 32
+        (aclrtMalloc, ACL_MEM_MALLOC_HUGE_FIRST, 100, 160),
+        (aclrtMalloc, ACL_MEM_MALLOC_HUGE_FIRST, 32, 64),
+        // 1G huge pages: no padding.
+        (aclrtMalloc, ACL_MEM_MALLOC_HUGE1G_ONLY, 100, 128),
+        // An unknown policy falls back to the default one.
+        (aclrtMalloc, 0xdead, 100, 160),
+        (aclrtMallocAlign32, ACL_MEM_MALLOC_HUGE_FIRST, 100, 128),
+        (aclrtMallocCached, ACL_MEM_MALLOC_HUGE_FIRST, 100, 160),
+    ];
+    for (f, policy, size, charged) in cases {
+        let mut p = null_mut();
+        // SAFETY: `p` is a valid out-pointer.
+        assert_eq!(unsafe { f(&mut p, size, policy) }, ACL_SUCCESS);
+        expect -= charged;
+        assert_eq!(mem_info(ACL_HBM_MEM).0, expect, "size {size}");
+        ptrs.push(p.cast::<u8>());
+    }
+    for p in ptrs {
+        free(p);
+    }
+    assert_eq!(mem_info(ACL_HBM_MEM), (free0, total));
+}
+
+// ------------------------------------------------------------------ free
+
+#[test]
+fn free_null_is_invalid_param() {
+    // SAFETY: null is allowed and rejected.
+    let rc = unsafe { aclrtFree(null_mut()) };
+    assert_fails(rc, INVALID_PARAM, "aclrtFree");
+}
+
+#[test]
+fn free_twice_is_param_invalid() {
+    use_device(0);
+    let p = malloc(64);
+    free(p);
+    // SAFETY: the simulator checks the pointer.
+    let rc = unsafe { aclrtFree(p.cast()) };
+    assert_contains(
+        &assert_fails(rc, PARAM_INVALID, "aclrtFree"),
+        "already freed",
+    );
+}
+
+#[test]
+fn free_interior_pointer_is_param_invalid() {
+    use_device(0);
+    let p = malloc(64);
+    // SAFETY: the simulator checks the pointer.
+    let rc = unsafe { aclrtFree(p.wrapping_add(16).cast()) };
+    assert_contains(
+        &assert_fails(rc, PARAM_INVALID, "aclrtFree"),
+        "16 bytes into",
+    );
+    free(p);
+}
+
+#[test]
+fn free_host_pointers_is_param_invalid() {
+    use_device(0);
+    let pinned = malloc_host(64);
+    // SAFETY: the simulator checks the pointer.
+    let rc = unsafe { aclrtFree(pinned.cast()) };
+    assert_contains(
+        &assert_fails(rc, PARAM_INVALID, "aclrtFree"),
+        "aclrtFreeHost",
+    );
+    free_host(pinned);
+    let mut plain = vec![0u8; 64];
+    // SAFETY: the simulator checks the pointer (and does not free it).
+    let rc = unsafe { aclrtFree(plain.as_mut_ptr().cast()) };
+    assert_fails(rc, PARAM_INVALID, "aclrtFree");
+}
+
+#[test]
+fn free_needs_no_current_device() {
+    use_device(0);
+    let p = malloc(64) as usize;
+    on_new_thread(move || free(p as *mut u8));
+}
+
+// ------------------------------------------------------------ host memory
+
+#[test]
+fn malloc_host_null_or_zero_size_is_invalid_param() {
+    use_device(0);
+    // SAFETY: null is allowed and rejected.
+    let rc = unsafe { aclrtMallocHost(null_mut(), 64) };
+    assert_fails(rc, INVALID_PARAM, "aclrtMallocHost");
+    let mut p = null_mut();
+    // SAFETY: `p` is a valid out-pointer.
+    let rc = unsafe { aclrtMallocHost(&mut p, 0) };
+    assert_fails(rc, INVALID_PARAM, "aclrtMallocHost");
+}
+
+#[test]
+fn malloc_host_without_current_device_is_context_null() {
+    on_new_thread(|| {
+        let mut p = null_mut();
+        // SAFETY: `p` is a valid out-pointer.
+        let rc = unsafe { aclrtMallocHost(&mut p, 64) };
+        assert_fails(rc, CONTEXT_NULL, "aclrtMallocHost");
+    });
+}
+
+#[test]
+fn malloc_host_gives_aligned_host_memory_that_is_not_device_memory() {
+    use_device(0);
+    let h = malloc_host(100);
+    assert_eq!(h as usize % 64, 0);
+    // It is host memory: writable directly, a valid source of H2D copies
+    // and an invalid one for D2H.
+    // SAFETY: 100 bytes were allocated.
+    unsafe { std::ptr::write_bytes(h, 7, 100) };
+    let d = malloc(100);
+    assert_eq!(memcpy(d, h, 100, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    assert_eq!(to_host(d, 100), vec![7; 100]);
+    let mut out = [0u8; 100];
+    let rc = memcpy(out.as_mut_ptr(), h, 100, ACL_MEMCPY_DEVICE_TO_HOST);
+    assert_contains(
+        &assert_fails(rc, PARAM_INVALID, "aclrtMemcpy"),
+        "pinned host memory",
+    );
+    free(d);
+    free_host(h);
+}
+
+#[test]
+fn free_host_of_null_device_or_freed_memory_fails() {
+    use_device(0);
+    // SAFETY: null is allowed and rejected.
+    let rc = unsafe { aclrtFreeHost(null_mut()) };
+    assert_fails(rc, INVALID_PARAM, "aclrtFreeHost");
+    let d = malloc(64);
+    // SAFETY: the simulator checks the pointer.
+    let rc = unsafe { aclrtFreeHost(d.cast()) };
+    assert_contains(
+        &assert_fails(rc, PARAM_INVALID, "aclrtFreeHost"),
+        "free it with aclrtFree",
+    );
+    free(d);
+    let h = malloc_host(64);
+    free_host(h);
+    // SAFETY: the simulator checks the pointer.
+    let rc = unsafe { aclrtFreeHost(h.cast()) };
+    assert_contains(
+        &assert_fails(rc, PARAM_INVALID, "aclrtFreeHost"),
+        "already freed",
+    );
+}
+
+// ---------------------------------------------------------------- memcpy
+
+#[test]
+fn memcpy_round_trip_memset_and_device_to_device() {
+    use_device(0);
+    let data: Vec<u8> = (0..MIB).map(|i| (i * 31 % 251) as u8).collect();
+    let a = malloc(MIB);
+    let b = malloc(MIB);
+    assert_eq!(
+        memcpy(a, data.as_ptr(), MIB, ACL_MEMCPY_HOST_TO_DEVICE),
+        ACL_SUCCESS
+    );
+    assert!(to_host(a, MIB) == data);
+    // Device to device.
+    assert_eq!(memcpy(b, a, MIB, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_SUCCESS);
+    assert!(to_host(b, MIB) == data);
+    // Memset, then read back.
+    // SAFETY: the simulator checks the range.
+    let rc = unsafe { aclrtMemset(a.cast(), MIB, 0x5A, MIB) };
+    assert_eq!(rc, ACL_SUCCESS);
+    assert!(to_host(a, MIB).iter().all(|&x| x == 0x5A));
+    free(a);
+    free(b);
+}
+
+#[test]
+fn memcpy_count_zero_succeeds_even_with_null_pointers_and_no_device() {
+    on_new_thread(|| {
+        // SAFETY: nothing is copied.
+        let rc = unsafe { aclrtMemcpy(null_mut(), 0, null(), 0, 99) };
+        assert_eq!(rc, ACL_SUCCESS);
+    });
+}
+
+#[test]
+fn memcpy_null_pointer_is_invalid_param() {
+    use_device(0);
+    let mut buf = [0u8; 8];
+    let rc = memcpy(null_mut(), buf.as_ptr(), 8, ACL_MEMCPY_HOST_TO_HOST);
+    assert_contains(&assert_fails(rc, INVALID_PARAM, "aclrtMemcpy"), "dst");
+    let rc = memcpy(buf.as_mut_ptr(), null(), 8, ACL_MEMCPY_HOST_TO_HOST);
+    assert_contains(&assert_fails(rc, INVALID_PARAM, "aclrtMemcpy"), "src");
+}
+
+#[test]
+fn memcpy_kind_outside_0_to_5_is_invalid_param() {
+    use_device(0);
+    let (mut a, b) = ([0u8; 8], [1u8; 8]);
+    for kind in [
+        ACL_MEMCPY_INNER_DEVICE_TO_DEVICE,
+        ACL_MEMCPY_INTER_DEVICE_TO_DEVICE,
+        8,
+        u32::MAX,
+    ] {
+        let rc = memcpy(a.as_mut_ptr(), b.as_ptr(), 8, kind);
+        assert_contains(&assert_fails(rc, INVALID_PARAM, "aclrtMemcpy"), "kind");
+    }
+}
+
+#[test]
+fn memcpy_dest_max_zero_or_below_count_is_param_invalid() {
+    use_device(0);
+    let (mut a, b) = ([0u8; 8], [1u8; 8]);
+    // SAFETY: both buffers hold 8 bytes.
+    let rc = unsafe { aclrtMemcpy(a.as_mut_ptr().cast(), 0, b.as_ptr().cast(), 8, 0) };
+    assert_contains(&assert_fails(rc, PARAM_INVALID, "aclrtMemcpy"), "destMax");
+    // SAFETY: as above.
+    let rc = unsafe { aclrtMemcpy(a.as_mut_ptr().cast(), 4, b.as_ptr().cast(), 8, 0) };
+    assert_contains(&assert_fails(rc, PARAM_INVALID, "aclrtMemcpy"), "destMax");
+}
+
+#[test]
+fn memcpy_onto_itself_succeeds_before_the_context_check() {
+    on_new_thread(|| {
+        let mut a = [3u8; 8];
+        let p = a.as_mut_ptr();
+        assert_eq!(memcpy(p, p, 8, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_SUCCESS);
+    });
+}
+
+#[test]
+fn memcpy_without_current_device_is_context_null() {
+    on_new_thread(|| {
+        let (mut a, b) = ([0u8; 8], [1u8; 8]);
+        let rc = memcpy(a.as_mut_ptr(), b.as_ptr(), 8, ACL_MEMCPY_HOST_TO_HOST);
+        assert_fails(rc, CONTEXT_NULL, "aclrtMemcpy");
+    });
+}
+
+#[test]
+fn memcpy_with_the_wrong_kind_is_param_invalid_and_names_the_pointer() {
+    use_device(0);
+    let d = malloc(64);
+    let mut host = [0u8; 64];
+    let h = host.as_mut_ptr();
+    // H2D into host memory.
+    let msg = assert_fails(
+        memcpy(h, d, 64, ACL_MEMCPY_HOST_TO_DEVICE),
+        PARAM_INVALID,
+        "aclrtMemcpy",
+    );
+    assert_contains(&msg, &format!("dst {h:p} is not device memory"));
+    // H2D from device memory (dst is fine).
+    let d2 = malloc(64);
+    let msg = assert_fails(
+        memcpy(d2, d, 64, ACL_MEMCPY_HOST_TO_DEVICE),
+        PARAM_INVALID,
+        "aclrtMemcpy",
+    );
+    assert_contains(&msg, &format!("src {d:p} is device memory on device 0"));
+    // D2H from host memory.
+    let msg = assert_fails(
+        memcpy(h, h.wrapping_add(8), 8, ACL_MEMCPY_DEVICE_TO_HOST),
+        PARAM_INVALID,
+        "aclrtMemcpy",
+    );
+    assert_contains(&msg, "src");
+    // D2D with a host end; H2H with a device end; H2BUF2D into host.
+    for (dst, src, kind) in [
+        (d2, h, ACL_MEMCPY_DEVICE_TO_DEVICE),
+        (h, d, ACL_MEMCPY_HOST_TO_HOST),
+        (h, h.wrapping_add(8), ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE),
+    ] {
+        let rc = memcpy(dst, src, 8, kind);
+        assert_fails(rc, PARAM_INVALID, "aclrtMemcpy");
+    }
+    free(d);
+    free(d2);
+}
+
+#[test]
+fn memcpy_past_the_end_of_an_allocation_is_param_invalid() {
+    use_device(0);
+    let d = malloc(100);
+    let data = [0u8; 200];
+    // 101 bytes into a 100-byte allocation (its rounding padding is not usable).
+    let msg = assert_fails(
+        memcpy(d, data.as_ptr(), 101, ACL_MEMCPY_HOST_TO_DEVICE),
+        PARAM_INVALID,
+        "aclrtMemcpy",
+    );
+    assert_contains(&msg, "1 bytes past the end");
+    assert_contains(&msg, &format!("{d:p}"));
+    // In bounds from an offset is fine; one byte more is not.
+    let rc = memcpy(
+        d.wrapping_add(50),
+        data.as_ptr(),
+        50,
+        ACL_MEMCPY_HOST_TO_DEVICE,
+    );
+    assert_eq!(rc, ACL_SUCCESS);
+    let rc = memcpy(
+        d.wrapping_add(50),
+        data.as_ptr(),
+        51,
+        ACL_MEMCPY_HOST_TO_DEVICE,
+    );
+    assert_fails(rc, PARAM_INVALID, "aclrtMemcpy");
+    free(d);
+}
+
+#[test]
+fn memcpy_from_freed_device_memory_is_param_invalid() {
+    use_device(0);
+    let d = malloc(64);
+    free(d);
+    let mut out = [0u8; 64];
+    let msg = assert_fails(
+        memcpy(out.as_mut_ptr(), d, 64, ACL_MEMCPY_DEVICE_TO_HOST),
+        PARAM_INVALID,
+        "aclrtMemcpy",
+    );
+    assert_contains(&msg, "is not device memory");
+}
+
+#[test]
+fn memcpy_between_devices_is_param_invalid_without_peer_access() {
+    let other = on_new_thread(|| {
+        use_device(1);
+        malloc(64) as usize
+    }) as *mut u8;
+    use_device(0);
+    let d = malloc(64);
+    for kind in [ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_DEFAULT] {
+        let msg = assert_fails(memcpy(d, other, 64, kind), PARAM_INVALID, "aclrtMemcpy");
+        assert_contains(&msg, "peer access not enabled");
+    }
+    free(d);
+    free(other);
+}
+
+#[test]
+fn memcpy_to_another_devices_memory_is_param_invalid() {
+    let other = on_new_thread(|| {
+        use_device(1);
+        malloc(64) as usize
+    }) as *mut u8;
+    use_device(0);
+    let data = [1u8; 64];
+    let msg = assert_fails(
+        memcpy(other, data.as_ptr(), 64, ACL_MEMCPY_HOST_TO_DEVICE),
+        PARAM_INVALID,
+        "aclrtMemcpy",
+    );
+    assert_contains(&msg, "current device of this thread is 0");
+    free(other);
+}
+
+#[test]
+fn memcpy_default_kind_infers_the_direction() {
+    use_device(0);
+    let (a, b) = (malloc(16), malloc(16));
+    let src: Vec<u8> = (0..16).collect();
+    let mut back = [0u8; 16];
+    let mut host2 = [0u8; 16];
+    assert_eq!(memcpy(a, src.as_ptr(), 16, ACL_MEMCPY_DEFAULT), ACL_SUCCESS);
+    assert_eq!(memcpy(b, a, 16, ACL_MEMCPY_DEFAULT), ACL_SUCCESS);
+    assert_eq!(
+        memcpy(back.as_mut_ptr(), b, 16, ACL_MEMCPY_DEFAULT),
+        ACL_SUCCESS
+    );
+    assert_eq!(
+        memcpy(host2.as_mut_ptr(), back.as_ptr(), 16, ACL_MEMCPY_DEFAULT),
+        ACL_SUCCESS
+    );
+    assert_eq!(&host2[..], &src[..]);
+    free(a);
+    free(b);
+}
+
+#[test]
+fn memcpy_host_to_buf_to_device_copies_host_to_device() {
+    use_device(0);
+    let d = malloc(32);
+    let src = [9u8; 32];
+    assert_eq!(
+        memcpy(d, src.as_ptr(), 32, ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE),
+        ACL_SUCCESS
+    );
+    assert_eq!(to_host(d, 32), vec![9; 32]);
+    free(d);
+}
+
+#[test]
+fn memcpy_host_to_host_copies_plain_and_pinned_memory() {
+    use_device(0);
+    let pinned = malloc_host(32);
+    let src = [4u8; 32];
+    let mut dst = [0u8; 32];
+    assert_eq!(
+        memcpy(pinned, src.as_ptr(), 32, ACL_MEMCPY_HOST_TO_HOST),
+        ACL_SUCCESS
+    );
+    assert_eq!(
+        memcpy(dst.as_mut_ptr(), pinned, 32, ACL_MEMCPY_HOST_TO_HOST),
+        ACL_SUCCESS
+    );
+    assert_eq!(dst, src);
+    // Past the end of the pinned allocation.
+    let rc = memcpy(
+        dst.as_mut_ptr(),
+        pinned.wrapping_add(1),
+        32,
+        ACL_MEMCPY_HOST_TO_HOST,
+    );
+    assert_contains(
+        &assert_fails(rc, PARAM_INVALID, "aclrtMemcpy"),
+        "past the end",
+    );
+    free_host(pinned);
+}
+
+#[test]
+fn memcpy_device_to_device_within_one_allocation_may_overlap() {
+    use_device(0);
+    let d = malloc(16);
+    let src: Vec<u8> = (0..16).collect();
+    assert_eq!(
+        memcpy(d, src.as_ptr(), 16, ACL_MEMCPY_HOST_TO_DEVICE),
+        ACL_SUCCESS
+    );
+    assert_eq!(
+        memcpy(d.wrapping_add(4), d, 8, ACL_MEMCPY_DEVICE_TO_DEVICE),
+        ACL_SUCCESS
+    );
+    assert_eq!(
+        to_host(d, 16),
+        [0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 12, 13, 14, 15]
+    );
+    free(d);
+}
+
+// ---------------------------------------------------------------- memset
+
+#[test]
+fn memset_fills_count_bytes_with_the_low_byte_of_value() {
+    use_device(0);
+    let d = malloc(64);
+    // SAFETY: the simulator checks the range.
+    let rc = unsafe { aclrtMemset(d.wrapping_add(8).cast(), 56, 0x1FF, 16) };
+    assert_eq!(rc, ACL_SUCCESS);
+    let back = to_host(d, 64);
+    assert!(back[..8].iter().all(|&b| b == 0xA5));
+    assert!(back[8..24].iter().all(|&b| b == 0xFF));
+    assert!(back[24..].iter().all(|&b| b == 0xA5));
+    free(d);
+}
+
+#[test]
+fn memset_count_zero_succeeds_even_with_null_and_no_device() {
+    on_new_thread(|| {
+        // SAFETY: nothing is written.
+        assert_eq!(unsafe { aclrtMemset(null_mut(), 0, 0, 0) }, ACL_SUCCESS);
+    });
+}
+
+#[test]
+fn memset_null_is_invalid_param() {
+    use_device(0);
+    // SAFETY: null is allowed and rejected.
+    let rc = unsafe { aclrtMemset(null_mut(), 8, 0, 8) };
+    assert_fails(rc, INVALID_PARAM, "aclrtMemset");
+}
+
+#[test]
+fn memset_without_current_device_is_context_null() {
+    let d = on_new_thread(|| {
+        use_device(0);
+        malloc(64) as usize
+    }) as *mut u8;
+    let addr = d as usize;
+    on_new_thread(move || {
+        // SAFETY: the simulator checks the range.
+        let rc = unsafe { aclrtMemset(addr as *mut c_void, 64, 0, 64) };
+        assert_fails(rc, CONTEXT_NULL, "aclrtMemset");
+    });
+    free(d);
+}
+
+#[test]
+fn memset_count_above_max_count_is_param_invalid() {
+    use_device(0);
+    let d = malloc(64);
+    // SAFETY: the simulator checks the range.
+    let rc = unsafe { aclrtMemset(d.cast(), 32, 0, 64) };
+    assert_contains(&assert_fails(rc, PARAM_INVALID, "aclrtMemset"), "maxCount");
+    free(d);
+}
+
+#[test]
+fn memset_outside_a_live_device_allocation_is_param_invalid() {
+    use_device(0);
+    let d = malloc(64);
+    // Past the end.
+    // SAFETY: the simulator checks the range.
+    let rc = unsafe { aclrtMemset(d.wrapping_add(32).cast(), 64, 0, 33) };
+    assert_contains(
+        &assert_fails(rc, PARAM_INVALID, "aclrtMemset"),
+        "past the end",
+    );
+    free(d);
+    // Freed.
+    // SAFETY: as above.
+    let rc = unsafe { aclrtMemset(d.cast(), 64, 0, 64) };
+    assert_contains(
+        &assert_fails(rc, PARAM_INVALID, "aclrtMemset"),
+        "not device memory",
+    );
+    // Host memory, pinned or not.
+    let h = malloc_host(64);
+    let mut plain = [0u8; 64];
+    for p in [h, plain.as_mut_ptr()] {
+        // SAFETY: as above.
+        let rc = unsafe { aclrtMemset(p.cast(), 64, 0, 64) };
+        assert_contains(
+            &assert_fails(rc, PARAM_INVALID, "aclrtMemset"),
+            "not device memory",
+        );
+    }
+    assert_eq!(plain, [0; 64]);
+    free_host(h);
+}
+
+// ------------------------------------------------------------ memory info
+
+#[test]
+fn get_mem_info_null_is_invalid_param() {
+    use_device(0);
+    let mut x = 0;
+    // SAFETY: null is allowed and rejected.
+    let rc = unsafe { aclrtGetMemInfo(ACL_HBM_MEM, null_mut(), &mut x) };
+    assert_fails(rc, INVALID_PARAM, "aclrtGetMemInfo");
+    // SAFETY: as above.
+    let rc = unsafe { aclrtGetMemInfo(ACL_HBM_MEM, &mut x, null_mut()) };
+    assert_fails(rc, INVALID_PARAM, "aclrtGetMemInfo");
+}
+
+#[test]
+fn get_mem_info_unknown_attribute_is_invalid_memory_type() {
+    use_device(0);
+    let (mut f, mut t) = (0, 0);
+    // SAFETY: valid out-pointers.
+    let rc = unsafe { aclrtGetMemInfo(ACL_MEM_P2P_HUGE1G + 1, &mut f, &mut t) };
+    assert_fails(rc, INVALID_MEMORY_TYPE, "aclrtGetMemInfo");
+}
+
+#[test]
+fn get_mem_info_without_current_device_is_context_null() {
+    on_new_thread(|| {
+        let (mut f, mut t) = (0, 0);
+        // SAFETY: valid out-pointers.
+        let rc = unsafe { aclrtGetMemInfo(ACL_HBM_MEM, &mut f, &mut t) };
+        assert_fails(rc, CONTEXT_NULL, "aclrtGetMemInfo");
+    });
+}
+
+#[test]
+fn get_mem_info_reports_hbm_and_no_ddr() {
+    use_device(0);
+    let hbm = cann_sim::config::get().unwrap().hbm_bytes as usize;
+    let (free, total) = mem_info(ACL_HBM_MEM);
+    assert_eq!(total, hbm);
+    assert!(free <= total);
+    assert_eq!(mem_info(ACL_HBM_MEM_HUGE).1, hbm);
+    assert_eq!(mem_info(ACL_MEM_P2P_HUGE1G).1, hbm);
+    assert_eq!(mem_info(ACL_DDR_MEM), (0, 0));
+}

@@ -1,0 +1,150 @@
+// The fixed part of the program `cargo xtask abi-check` generates (see
+// xtask/src/abi.rs). It is compiled as C++14 against the real CANN headers and
+// linked to libcann_sim.so. Nothing here may depend on the simulator: only the
+// headers' declarations are used.
+//
+// Output protocol: lines starting with "@" are read by xtask; every other
+// line is shown to the user.
+
+#include "acl/acl.h"
+#include "acl/acl_op_compiler.h"
+#include "acl/acl_prof.h"
+#include "hccl/hccl.h"
+
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+// Spells a function type in a declarator: abi_id<int(void *)> *p.
+template <typename T> using abi_id = T;
+
+// The codes the checks name, pinned to the values the project relies on.
+static_assert(ACL_SUCCESS == 0, "ACL_SUCCESS");
+static_assert(ACL_ERROR_INVALID_PARAM == 100000, "ACL_ERROR_INVALID_PARAM");
+static_assert(ACL_ERROR_REPEAT_INITIALIZE == 100002, "ACL_ERROR_REPEAT_INITIALIZE");
+static_assert(ACL_ERROR_REPEAT_FINALIZE == 100037, "ACL_ERROR_REPEAT_FINALIZE");
+static_assert(ACL_ERROR_API_NOT_SUPPORT == 200001, "ACL_ERROR_API_NOT_SUPPORT");
+static_assert(ACL_ERROR_RT_PARAM_INVALID == 107000, "ACL_ERROR_RT_PARAM_INVALID");
+static_assert(ACL_ERROR_RT_INVALID_DEVICEID == 107001, "ACL_ERROR_RT_INVALID_DEVICEID");
+static_assert(ACL_ERROR_RT_CONTEXT_NULL == 107002, "ACL_ERROR_RT_CONTEXT_NULL");
+static_assert(ACL_ERROR_RT_MEMORY_ALLOCATION == 207001, "ACL_ERROR_RT_MEMORY_ALLOCATION");
+static_assert(HCCL_E_NOT_SUPPORT == 5, "HCCL_E_NOT_SUPPORT");
+
+// ---- expectations ---------------------------------------------------------
+
+static std::mutex abi_mutex;
+static int abi_failures = 0;          // failed expectations in the current group
+static std::string abi_details;       // their descriptions
+
+static void abi_fail(int line, const std::string &what) {
+    std::lock_guard<std::mutex> lock(abi_mutex);
+    abi_failures++;
+    abi_details += "        " + what + "  [abi_check.cpp:" + std::to_string(line) + "]\n";
+}
+
+// Reads (and so clears) this thread's recent error message.
+static std::string abi_recent() {
+    const char *m = aclGetRecentErrMsg();
+    return m != nullptr ? std::string(m) : std::string();
+}
+
+static std::string abi_recent_for_report() {
+    std::string m = abi_recent();
+    return m.empty() ? std::string("(no recent error message)") : "\"" + m + "\"";
+}
+
+#define EXPECT(cond)                                                                    \
+    do {                                                                                \
+        if (!(cond)) abi_fail(__LINE__, std::string("expected: ") + #cond);           \
+    } while (0)
+
+// `call` must return exactly `want` (a code named by the headers).
+#define EXPECT_RC(call, want)                                                           \
+    do {                                                                                \
+        long long abi_rc_ = (long long)(call);                                          \
+        long long abi_want_ = (long long)(want);                                        \
+        if (abi_rc_ != abi_want_)                                                       \
+            abi_fail(__LINE__, std::string(#call) + " returned " +                      \
+                                   std::to_string(abi_rc_) + ", expected " +            \
+                                   std::to_string(abi_want_) + " (" #want                \
+                                   "); recent error: " + abi_recent_for_report());      \
+    } while (0)
+
+// `call` must fail (any code but ACL_SUCCESS) and record a recent error message.
+#define EXPECT_FAILS(call)                                                              \
+    do {                                                                                \
+        long long abi_rc_ = (long long)(call);                                          \
+        std::string abi_msg_ = abi_recent();                                            \
+        if (abi_rc_ == 0)                                                               \
+            abi_fail(__LINE__, std::string(#call) + " succeeded, expected a failure");   \
+        else if (abi_msg_.empty())                                                      \
+            abi_fail(__LINE__, std::string(#call) + " failed with " +                   \
+                                   std::to_string(abi_rc_) +                            \
+                                   " but recorded no aclGetRecentErrMsg message");      \
+    } while (0)
+
+// Runs one check group on a new thread (so it starts with no current device
+// and no pending error message) and prints its result line.
+static int abi_run_group(const std::string &label, void (*fn)()) {
+    abi_failures = 0;
+    abi_details.clear();
+    std::thread t(fn);
+    t.join();
+    if (abi_failures == 0) {
+        printf("  ok    %s\n", label.c_str());
+    } else {
+        printf("  FAIL  %s: %d expectation(s) failed\n%s", label.c_str(), abi_failures,
+               abi_details.c_str());
+    }
+    fflush(stdout);
+    return abi_failures == 0 ? 0 : 1;
+}
+
+// Calls `f` with a value-initialised argument of each parameter type (zero,
+// null pointer, zero enum).
+template <typename R, typename... A> static R abi_call_with_zeros(R (*f)(A...)) {
+    return f(A()...);
+}
+
+// ---- exports --------------------------------------------------------------
+
+struct AbiExport {
+    const char *name;
+    const void *addr;
+};
+
+template <typename F> static const void *abi_addr(F *f) {
+    return reinterpret_cast<const void *>(f);
+}
+
+// Where the dynamic linker found `addr`: the path of the object defining it.
+static std::string abi_object_of(const void *addr) {
+    Dl_info info;
+    memset(&info, 0, sizeof info);
+    if (dladdr(addr, &info) == 0 || info.dli_fname == nullptr) return std::string("(unknown)");
+    return std::string(info.dli_fname);
+}
+
+static bool abi_in_sim(const void *addr) {
+    return abi_object_of(addr).find("libcann_sim") != std::string::npos;
+}
+
+// ---- HcclCommConfigInit ---------------------------------------------------
+
+static void abi_print_config(const char *tag, unsigned char fill) {
+    HcclCommConfig config;
+    memset(&config, fill, sizeof config);
+    HcclCommConfigInit(&config);
+    const unsigned char *b = reinterpret_cast<const unsigned char *>(&config);
+    printf("%s %zu ", tag, sizeof config);
+    for (size_t i = 0; i < sizeof config; i++) printf("%02x", b[i]);
+    printf("\n");
+}
