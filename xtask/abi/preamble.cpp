@@ -96,6 +96,8 @@ static std::string abi_recent_for_report() {
 static int abi_run_group(const std::string &label, void (*fn)()) {
     abi_failures = 0;
     abi_details.clear();
+    printf("@start %s\n", label.c_str());
+    fflush(stdout);
     std::thread t(fn);
     t.join();
     if (abi_failures == 0) {
