@@ -1,48 +1,136 @@
-//! NPUs and the calling thread's current device.
+//! NPUs, their contexts, and the calling thread's current context.
 //!
-//! AscendCL keeps a *current device* per host thread: most calls act on it,
-//! and a thread that never selected one gets `ACL_ERROR_RT_CONTEXT_NULL`
+//! AscendCL keeps a *current context* per host thread, and most calls act on
+//! it: the device they allocate on, the default stream they mean by a null
+//! stream. A thread that never selected one gets `ACL_ERROR_RT_CONTEXT_NULL`
 //! (107002) — the most reported Ascend pitfall, typical of thread pools and
-//! async runtimes. A [`Device`] therefore binds itself to the calling thread
-//! before every call that needs it ([`Device::bind`]); a thread-local
-//! remembers what is bound, so a repeated bind costs a comparison.
+//! async runtimes, where work hops between threads.
+//!
+//! A [`Device`] is an `Arc` handle to one NPU's primary context (the one
+//! `aclrtSetDevice` creates). Every method of this crate that needs a
+//! device first calls [`Device::bind`], which makes that context current on
+//! the calling thread with `aclrtSetCurrentContext` — unless a thread-local
+//! says it already is, so a repeated bind costs one comparison. Handles can
+//! therefore be sent to and used from any thread.
 //!
 //! Device numbers are logical: with `ASCEND_RT_VISIBLE_DEVICES=4,5` the
-//! process sees two devices, 0 and 1, which are physical NPUs 4 and 5.
+//! process sees two devices, 0 and 1, which are physical NPUs 4 and 5. The
+//! variable is read by the runtime at initialisation.
+//!
+//! Teardown follows ownership: streams, events and buffers hold their
+//! `Device`, which holds the [`Runtime`]; when the last handle goes, the
+//! device is reset (`aclrtResetDevice`), and after the last device and
+//! runtime handle, AscendCL is finalized.
 
 use crate::error::{Error, Result};
-use crate::{Runtime, release, result};
+use crate::event::EventPool;
+use crate::{Runtime, Stream, release, result};
+use acl_sys as sys;
 use std::cell::Cell;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
-/// One NPU, selected for use by this process (`aclrtSetDevice`) while any
-/// handle to it lives, and released (`aclrtResetDevice`) after the last one.
+/// One NPU's primary context, selected for this process (`aclrtSetDevice`)
+/// while any handle to it lives, and reset (`aclrtResetDevice`) after the
+/// last one.
 ///
-/// Cheap to clone; `Send + Sync`: any thread may use it, each call binds the
-/// device to the calling thread first.
-#[derive(Clone, Debug)]
+/// Cheap to clone. `Send + Sync`: any thread may use it; each call binds the
+/// context to the calling thread first.
+#[derive(Clone)]
 pub struct Device {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
-#[derive(Debug)]
-struct Inner {
+pub(crate) struct Inner {
     ordinal: i32,
-    /// Unique per `Device::new`, so a thread-local binding never outlives the
-    /// device it was made for.
+    ctx: sys::aclrtContext,
+    /// Unique per `Device::new`, so that a thread-local binding never
+    /// outlives the context it was made for.
     id: u64,
-    /// `aclrtSetDevice` calls made for this handle (each one is a reference
-    /// the runtime counts); undone one by one on drop.
-    set_calls: AtomicU32,
+    pub(crate) events: EventPool,
+    /// The caching allocator behind this device's buffers, once enabled.
+    pub(crate) allocator: OnceLock<Arc<crate::memory::DeviceAllocator>>,
+    /// Host-work state of the default stream, shared by its handles.
+    pub(crate) default_stream_shared: Arc<crate::host_work::Shared>,
+    /// The thread that runs `Stream::launch_callback` callbacks, once started.
+    pub(crate) callback_thread: crate::host_work::CallbackThread,
     runtime: Runtime,
 }
+
+// SAFETY: `ctx` is an opaque runtime handle; AscendCL contexts may be made
+// current on, and used from, any thread. Everything else is Send + Sync.
+unsafe impl Send for Inner {}
+// SAFETY: as above; shared access only passes the handle to the runtime.
+unsafe impl Sync for Inner {}
+
+impl std::fmt::Debug for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Device")
+            .field("ordinal", &self.inner.ordinal)
+            .field("context", &self.inner.ctx)
+            .finish()
+    }
+}
+
+impl PartialEq for Device {
+    fn eq(&self, other: &Device) -> bool {
+        self.inner.id == other.inner.id
+    }
+}
+
+impl Eq for Device {}
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
-    /// The `Inner::id` of the device bound to this thread, 0 for none.
+    /// The `Inner::id` of the context bound to this thread, 0 for none,
+    /// [`IN_HOST_FN`] while a host function runs on this thread.
     static BOUND: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The binding of a thread that is running a host function: no device may
+/// be bound there (ids count up from 1 and never reach it).
+const IN_HOST_FN: u64 = u64::MAX;
+
+/// Runs `f` with every device call on this thread refused (for host functions).
+pub(crate) fn forbid_device_calls<R>(f: impl FnOnce() -> R) -> R {
+    let saved = BOUND.with(|b| b.replace(IN_HOST_FN));
+    let out = f();
+    BOUND.with(|b| b.set(saved));
+    out
+}
+
+/// A device's context without ownership (for the allocator backend, which
+/// the device owns): binds like [`Device::bind`].
+#[derive(Debug, Clone)]
+pub(crate) struct ContextRef {
+    ctx: usize,
+    id: u64,
+}
+
+impl ContextRef {
+    pub(crate) fn bind(&self) -> Result<()> {
+        if BOUND.with(Cell::get) == self.id {
+            return Ok(());
+        }
+        bind_context(self.ctx as sys::aclrtContext, self.id)
+    }
+}
+
+#[cold]
+fn bind_context(ctx: sys::aclrtContext, id: u64) -> Result<()> {
+    if BOUND.with(Cell::get) == IN_HOST_FN {
+        return Err(Error::invalid(
+            "Device::bind",
+            "AscendCL may not be called from inside a host function (it would deadlock); \
+             queue the work after the host function instead",
+        ));
+    }
+    // SAFETY: callers hold the device (or its allocator, which the device
+    // drops before resetting), so the context is live.
+    unsafe { result::set_current_context(ctx)? };
+    BOUND.with(|b| b.set(id));
+    Ok(())
 }
 
 /// Free and total bytes of a device's memory.
@@ -54,9 +142,49 @@ pub struct MemoryInfo {
     pub total_bytes: usize,
 }
 
+/// A device attribute (`aclrtDevAttr`) for [`Device::attribute`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DeviceAttribute {
+    /// AI CPU cores.
+    AiCpuCoreCount,
+    /// AI Core (Cube) cores.
+    AiCoreCount,
+    /// Cube cores.
+    CubeCoreCount,
+    /// Vector cores.
+    VectorCoreCount,
+    /// Global memory (HBM) in bytes.
+    TotalGlobalMemBytes,
+    /// L2 cache in bytes.
+    L2CacheBytes,
+    /// Physical chip id.
+    PhysicalChipId,
+    /// Whether this is a virtual NPU (1) or not (0).
+    IsVirtual,
+    /// Any other `aclrtDevAttr` value.
+    Raw(u32),
+}
+
+impl DeviceAttribute {
+    fn raw(self) -> sys::aclrtDevAttr {
+        match self {
+            DeviceAttribute::AiCpuCoreCount => sys::ACL_DEV_ATTR_AICPU_CORE_NUM,
+            DeviceAttribute::AiCoreCount => sys::ACL_DEV_ATTR_AICORE_CORE_NUM,
+            DeviceAttribute::CubeCoreCount => sys::ACL_DEV_ATTR_CUBE_CORE_NUM,
+            DeviceAttribute::VectorCoreCount => sys::ACL_DEV_ATTR_VECTOR_CORE_NUM,
+            DeviceAttribute::TotalGlobalMemBytes => sys::ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE,
+            DeviceAttribute::L2CacheBytes => sys::ACL_DEV_ATTR_L2_CACHE_SIZE,
+            DeviceAttribute::PhysicalChipId => sys::ACL_DEV_ATTR_PHY_CHIP_ID,
+            DeviceAttribute::IsVirtual => sys::ACL_DEV_ATTR_IS_VIRTUAL,
+            DeviceAttribute::Raw(v) => v,
+        }
+    }
+}
+
 impl Device {
-    /// Opens device `ordinal` (logical, `0..device_count`) and makes it the
-    /// calling thread's current device.
+    /// Opens device `ordinal` (logical, `0..device_count`): retains its
+    /// primary context and makes it current on the calling thread.
     ///
     /// # Errors
     ///
@@ -68,14 +196,35 @@ impl Device {
             Error::invalid("Device::new", format!("device {ordinal} is out of range"))
         })?;
         result::set_device(id)?;
+        let ctx = match result::get_current_context() {
+            Ok(ctx) => ctx,
+            Err(e) => {
+                // Undo the retain: nothing half-built is left behind.
+                if let Err(undo) = result::reset_device(id) {
+                    release::record("Device", undo);
+                }
+                return Err(e);
+            }
+        };
         let inner = Arc::new(Inner {
             ordinal: id,
+            ctx,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            set_calls: AtomicU32::new(1),
+            events: EventPool::default(),
+            allocator: OnceLock::new(),
+            default_stream_shared: Arc::default(),
+            callback_thread: Default::default(),
             runtime: runtime.clone(),
         });
         BOUND.with(|b| b.set(inner.id));
         Ok(Device { inner })
+    }
+
+    pub(crate) fn context_ref(&self) -> ContextRef {
+        ContextRef {
+            ctx: self.inner.ctx as usize,
+            id: self.inner.id,
+        }
     }
 
     /// The logical device number.
@@ -83,27 +232,51 @@ impl Device {
         self.inner.ordinal as u32
     }
 
+    /// The raw context handle.
+    pub fn raw_context(&self) -> sys::aclrtContext {
+        self.inner.ctx
+    }
+
     /// The runtime session this device belongs to.
     pub fn runtime(&self) -> &Runtime {
         &self.inner.runtime
     }
 
-    /// Makes this device the calling thread's current device, unless it
+    /// Makes this device's context current on the calling thread, unless it
     /// already is. Every method that needs a device calls this first, so
     /// user code rarely needs to.
     ///
     /// # Errors
     ///
-    /// The runtime's error from `aclrtSetDevice`.
-    #[doc(alias = "aclrtSetDevice")]
+    /// The runtime's error from `aclrtSetCurrentContext`.
+    #[doc(alias = "aclrtSetCurrentContext")]
+    #[inline]
     pub fn bind(&self) -> Result<()> {
         if BOUND.with(Cell::get) == self.inner.id {
             return Ok(());
         }
-        result::set_device(self.inner.ordinal)?;
-        self.inner.set_calls.fetch_add(1, Ordering::Relaxed);
-        BOUND.with(|b| b.set(self.inner.id));
-        Ok(())
+        self.bind_slow()
+    }
+
+    #[cold]
+    fn bind_slow(&self) -> Result<()> {
+        bind_context(self.inner.ctx, self.inner.id)
+    }
+
+    /// The device's default stream (the null stream of its context).
+    pub fn default_stream(&self) -> Stream {
+        Stream::default_for(self)
+    }
+
+    /// A new stream with default priority and flags.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's error from `aclrtCreateStreamWithConfig` (e.g. when the
+    /// device's stream limit is reached).
+    #[doc(alias = "aclrtCreateStream")]
+    pub fn new_stream(&self) -> Result<Stream> {
+        Stream::new(self, crate::StreamConfig::default())
     }
 
     /// Free and total HBM of this device.
@@ -114,11 +287,67 @@ impl Device {
     #[doc(alias = "aclrtGetMemInfo")]
     pub fn memory_info(&self) -> Result<MemoryInfo> {
         self.bind()?;
-        let (free_bytes, total_bytes) = result::get_mem_info(acl_sys::ACL_HBM_MEM)?;
+        let (free_bytes, total_bytes) = result::get_mem_info(sys::ACL_HBM_MEM)?;
         Ok(MemoryInfo {
             free_bytes,
             total_bytes,
         })
+    }
+
+    /// A device attribute, e.g. the AI Core count.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's error from `aclrtGetDeviceInfo` (an attribute the
+    /// device does not have, for instance).
+    #[doc(alias = "aclrtGetDeviceInfo")]
+    pub fn attribute(&self, attr: DeviceAttribute) -> Result<i64> {
+        self.bind()?;
+        result::get_device_info(self.inner.ordinal as u32, attr.raw())
+    }
+
+    /// Whether this device can access `peer`'s memory directly.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's error from `aclrtDeviceCanAccessPeer`.
+    #[doc(alias = "aclrtDeviceCanAccessPeer")]
+    pub fn can_access_peer(&self, peer: &Device) -> Result<bool> {
+        self.bind()?;
+        result::device_can_access_peer(self.inner.ordinal, peer.inner.ordinal)
+    }
+
+    /// Enables direct access from this device to `peer`'s memory, needed for
+    /// device-to-device copies between them.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's error from `aclrtDeviceEnablePeerAccess`.
+    #[doc(alias = "aclrtDeviceEnablePeerAccess")]
+    pub fn enable_peer_access(&self, peer: &Device) -> Result<()> {
+        self.bind()?;
+        result::device_enable_peer_access(peer.inner.ordinal, 0)
+    }
+
+    /// Disables what [`Device::enable_peer_access`] enabled.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's error from `aclrtDeviceDisablePeerAccess`.
+    #[doc(alias = "aclrtDeviceDisablePeerAccess")]
+    pub fn disable_peer_access(&self, peer: &Device) -> Result<()> {
+        self.bind()?;
+        result::device_disable_peer_access(peer.inner.ordinal)
+    }
+
+    /// Waits for all work queued on this device's default stream.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's error, including faults of queued work (507xxx codes).
+    #[doc(alias = "aclrtSynchronizeStream")]
+    pub fn synchronize(&self) -> Result<()> {
+        self.default_stream().synchronize()
     }
 }
 
@@ -129,11 +358,25 @@ impl Drop for Inner {
                 b.set(0);
             }
         });
-        for _ in 0..*self.set_calls.get_mut() {
-            if let Err(e) = result::reset_device(self.ordinal) {
-                release::record("Device", e);
-                break;
-            }
+        // Make the context current for the releases below, whatever thread
+        // drops the last handle.
+        // SAFETY: the device is still retained by this handle.
+        if let Err(e) = unsafe { result::set_current_context(self.ctx) } {
+            release::record("Device", e);
+        }
+        self.events.destroy_all();
+        if let Err(e) = crate::host_work::unsubscribe_default(self.ctx, &self.default_stream_shared)
+        {
+            release::record("Device", e);
+        }
+        self.callback_thread.stop();
+        if let Some(alloc) = self.allocator.take()
+            && let Err(e) = alloc.empty_cache()
+        {
+            release::record("CachingAllocator", e);
+        }
+        if let Err(e) = result::reset_device(self.ordinal) {
+            release::record("Device", e);
         }
     }
 }

@@ -37,15 +37,25 @@
 //! # Ok::<(), acl::Error>(())
 //! ```
 
+pub mod allocator;
 pub mod device;
 pub mod error;
+pub mod event;
+pub mod host_work;
 pub mod memory;
 pub mod release;
 pub mod result;
 pub mod runtime;
+pub mod stream;
 
-pub use device::{Device, MemoryInfo};
+pub use device::{Device, DeviceAttribute, MemoryInfo};
 pub use error::{Error, ErrorCode, Result};
-pub use memory::{DeviceBuffer, DeviceRepr};
+pub use event::{Event, EventFlags};
+pub use host_work::CallbackMode;
+pub use memory::{
+    DeviceBuffer, DeviceMemory, DeviceMemoryMut, DeviceRepr, DeviceSlice, DeviceSliceMut,
+    PinnedHostBuffer,
+};
 pub use release::{ReleaseError, take_release_errors};
 pub use runtime::{Runtime, Version};
+pub use stream::{Stream, StreamConfig};

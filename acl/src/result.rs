@@ -158,3 +158,422 @@ pub unsafe fn memset(dst: *mut c_void, max_count: usize, value: i32, count: usiz
         sys::aclrtMemset(dst, max_count, value, count)
     })
 }
+
+// ---- contexts ----
+
+/// `aclrtGetCurrentContext`.
+#[doc(alias = "aclrtGetCurrentContext")]
+pub fn get_current_context() -> Result<sys::aclrtContext> {
+    let mut ctx = std::ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    check("aclrtGetCurrentContext", unsafe {
+        sys::aclrtGetCurrentContext(&mut ctx)
+    })?;
+    Ok(ctx)
+}
+
+/// `aclrtSetCurrentContext`.
+///
+/// # Safety
+///
+/// `ctx` is a live context.
+#[doc(alias = "aclrtSetCurrentContext")]
+pub unsafe fn set_current_context(ctx: sys::aclrtContext) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("aclrtSetCurrentContext", unsafe {
+        sys::aclrtSetCurrentContext(ctx)
+    })
+}
+
+// ---- streams ----
+
+/// `aclrtCreateStreamWithConfig`.
+#[doc(alias = "aclrtCreateStreamWithConfig")]
+pub fn create_stream_with_config(priority: u32, flags: u32) -> Result<sys::aclrtStream> {
+    let mut s = std::ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    check("aclrtCreateStreamWithConfig", unsafe {
+        sys::aclrtCreateStreamWithConfig(&mut s, priority, flags)
+    })?;
+    Ok(s)
+}
+
+/// `aclrtDestroyStream`.
+///
+/// # Safety
+///
+/// `stream` is live, not the default stream, and not used afterwards.
+#[doc(alias = "aclrtDestroyStream")]
+pub unsafe fn destroy_stream(stream: sys::aclrtStream) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("aclrtDestroyStream", unsafe {
+        sys::aclrtDestroyStream(stream)
+    })
+}
+
+/// `aclrtSynchronizeStream`.
+///
+/// # Safety
+///
+/// `stream` is live or null (the current context's default stream).
+#[doc(alias = "aclrtSynchronizeStream")]
+pub unsafe fn synchronize_stream(stream: sys::aclrtStream) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("aclrtSynchronizeStream", unsafe {
+        sys::aclrtSynchronizeStream(stream)
+    })
+}
+
+/// `aclrtSynchronizeStreamWithTimeout` (milliseconds, -1 for no limit).
+///
+/// # Safety
+///
+/// `stream` is live or null.
+#[doc(alias = "aclrtSynchronizeStreamWithTimeout")]
+pub unsafe fn synchronize_stream_with_timeout(
+    stream: sys::aclrtStream,
+    timeout_ms: i32,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("aclrtSynchronizeStreamWithTimeout", unsafe {
+        sys::aclrtSynchronizeStreamWithTimeout(stream, timeout_ms)
+    })
+}
+
+/// `aclrtStreamQuery`: `true` when all queued work is complete.
+///
+/// # Safety
+///
+/// `stream` is live or null.
+#[doc(alias = "aclrtStreamQuery")]
+pub unsafe fn stream_query(stream: sys::aclrtStream) -> Result<bool> {
+    let mut status = sys::ACL_STREAM_STATUS_NOT_READY;
+    // SAFETY: the caller's contract; valid out-pointer.
+    check("aclrtStreamQuery", unsafe {
+        sys::aclrtStreamQuery(stream, &mut status)
+    })?;
+    Ok(status == sys::ACL_STREAM_STATUS_COMPLETE)
+}
+
+/// `aclrtStreamWaitEvent`.
+///
+/// # Safety
+///
+/// `stream` is live or null; `event` is live.
+#[doc(alias = "aclrtStreamWaitEvent")]
+pub unsafe fn stream_wait_event(stream: sys::aclrtStream, event: sys::aclrtEvent) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("aclrtStreamWaitEvent", unsafe {
+        sys::aclrtStreamWaitEvent(stream, event)
+    })
+}
+
+/// `aclrtLaunchHostFunc`.
+///
+/// # Safety
+///
+/// `stream` is live or null; `func(args)` is sound to call once on any thread.
+#[doc(alias = "aclrtLaunchHostFunc")]
+pub unsafe fn launch_host_func(
+    stream: sys::aclrtStream,
+    func: sys::aclrtHostFunc,
+    args: *mut c_void,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("aclrtLaunchHostFunc", unsafe {
+        sys::aclrtLaunchHostFunc(stream, func, args)
+    })
+}
+
+// ---- events ----
+
+/// `aclrtCreateEventWithFlag`.
+#[doc(alias = "aclrtCreateEventWithFlag")]
+pub fn create_event_with_flag(flags: u32) -> Result<sys::aclrtEvent> {
+    let mut e = std::ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    check("aclrtCreateEventWithFlag", unsafe {
+        sys::aclrtCreateEventWithFlag(&mut e, flags)
+    })?;
+    Ok(e)
+}
+
+/// `aclrtDestroyEvent`.
+///
+/// # Safety
+///
+/// `event` is live, no queued wait or synchronize uses it, and it is not used afterwards.
+#[doc(alias = "aclrtDestroyEvent")]
+pub unsafe fn destroy_event(event: sys::aclrtEvent) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("aclrtDestroyEvent", unsafe {
+        sys::aclrtDestroyEvent(event)
+    })
+}
+
+/// `aclrtRecordEvent`.
+///
+/// # Safety
+///
+/// `event` is live; `stream` is live or null.
+#[doc(alias = "aclrtRecordEvent")]
+pub unsafe fn record_event(event: sys::aclrtEvent, stream: sys::aclrtStream) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("aclrtRecordEvent", unsafe {
+        sys::aclrtRecordEvent(event, stream)
+    })
+}
+
+/// `aclrtQueryEventStatus`: `true` when the recorded work is complete.
+///
+/// # Safety
+///
+/// `event` is live.
+#[doc(alias = "aclrtQueryEventStatus")]
+pub unsafe fn query_event_status(event: sys::aclrtEvent) -> Result<bool> {
+    let mut status = sys::ACL_EVENT_RECORDED_STATUS_NOT_READY;
+    // SAFETY: the caller's contract; valid out-pointer.
+    check("aclrtQueryEventStatus", unsafe {
+        sys::aclrtQueryEventStatus(event, &mut status)
+    })?;
+    Ok(status == sys::ACL_EVENT_RECORDED_STATUS_COMPLETE)
+}
+
+/// `aclrtSynchronizeEvent`.
+///
+/// # Safety
+///
+/// `event` is live.
+#[doc(alias = "aclrtSynchronizeEvent")]
+pub unsafe fn synchronize_event(event: sys::aclrtEvent) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("aclrtSynchronizeEvent", unsafe {
+        sys::aclrtSynchronizeEvent(event)
+    })
+}
+
+/// `aclrtSynchronizeEventWithTimeout` (milliseconds, -1 for no limit).
+///
+/// # Safety
+///
+/// `event` is live.
+#[doc(alias = "aclrtSynchronizeEventWithTimeout")]
+pub unsafe fn synchronize_event_with_timeout(
+    event: sys::aclrtEvent,
+    timeout_ms: i32,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("aclrtSynchronizeEventWithTimeout", unsafe {
+        sys::aclrtSynchronizeEventWithTimeout(event, timeout_ms)
+    })
+}
+
+/// `aclrtEventElapsedTime`: milliseconds from `start` to `end`.
+///
+/// # Safety
+///
+/// Both events are live.
+#[doc(alias = "aclrtEventElapsedTime")]
+pub unsafe fn event_elapsed_time(start: sys::aclrtEvent, end: sys::aclrtEvent) -> Result<f32> {
+    let mut ms = 0f32;
+    // SAFETY: the caller's contract; valid out-pointer.
+    check("aclrtEventElapsedTime", unsafe {
+        sys::aclrtEventElapsedTime(&mut ms, start, end)
+    })?;
+    Ok(ms)
+}
+
+// ---- asynchronous memory ----
+
+/// `aclrtMemcpyAsync`.
+///
+/// # Safety
+///
+/// As [`memcpy`]; both ranges stay valid and unaliased by the host until the
+/// copy has run; `stream` is live or null.
+#[doc(alias = "aclrtMemcpyAsync")]
+pub unsafe fn memcpy_async(
+    dst: *mut c_void,
+    dest_max: usize,
+    src: *const c_void,
+    count: usize,
+    kind: sys::aclrtMemcpyKind,
+    stream: sys::aclrtStream,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("aclrtMemcpyAsync", unsafe {
+        sys::aclrtMemcpyAsync(dst, dest_max, src, count, kind, stream)
+    })
+}
+
+/// `aclrtMemsetAsync`.
+///
+/// # Safety
+///
+/// `dst` is device memory valid for `max_count` bytes until the fill has run;
+/// `stream` is live or null.
+#[doc(alias = "aclrtMemsetAsync")]
+pub unsafe fn memset_async(
+    dst: *mut c_void,
+    max_count: usize,
+    value: i32,
+    count: usize,
+    stream: sys::aclrtStream,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("aclrtMemsetAsync", unsafe {
+        sys::aclrtMemsetAsync(dst, max_count, value, count, stream)
+    })
+}
+
+/// `aclrtMallocHost`: page-locked host memory.
+#[doc(alias = "aclrtMallocHost")]
+pub fn malloc_host(size: usize) -> Result<*mut c_void> {
+    let mut ptr = std::ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    check("aclrtMallocHost", unsafe {
+        sys::aclrtMallocHost(&mut ptr, size)
+    })?;
+    Ok(ptr)
+}
+
+/// `aclrtFreeHost`.
+///
+/// # Safety
+///
+/// `ptr` came from `aclrtMallocHost`, is not freed yet, and no queued work uses it.
+#[doc(alias = "aclrtFreeHost")]
+pub unsafe fn free_host(ptr: *mut c_void) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("aclrtFreeHost", unsafe { sys::aclrtFreeHost(ptr) })
+}
+
+// ---- devices ----
+
+/// `aclrtDeviceCanAccessPeer`.
+#[doc(alias = "aclrtDeviceCanAccessPeer")]
+pub fn device_can_access_peer(device: i32, peer: i32) -> Result<bool> {
+    let mut can = 0i32;
+    // SAFETY: valid out-pointer.
+    check("aclrtDeviceCanAccessPeer", unsafe {
+        sys::aclrtDeviceCanAccessPeer(&mut can, device, peer)
+    })?;
+    Ok(can != 0)
+}
+
+/// `aclrtDeviceEnablePeerAccess` (from the current device; `flags` must be 0).
+#[doc(alias = "aclrtDeviceEnablePeerAccess")]
+pub fn device_enable_peer_access(peer: i32, flags: u32) -> Result<()> {
+    // SAFETY: plain integer arguments.
+    check("aclrtDeviceEnablePeerAccess", unsafe {
+        sys::aclrtDeviceEnablePeerAccess(peer, flags)
+    })
+}
+
+/// `aclrtDeviceDisablePeerAccess`.
+#[doc(alias = "aclrtDeviceDisablePeerAccess")]
+pub fn device_disable_peer_access(peer: i32) -> Result<()> {
+    // SAFETY: plain integer argument.
+    check("aclrtDeviceDisablePeerAccess", unsafe {
+        sys::aclrtDeviceDisablePeerAccess(peer)
+    })
+}
+
+/// `aclrtGetDeviceInfo`.
+#[doc(alias = "aclrtGetDeviceInfo")]
+pub fn get_device_info(device: u32, attr: sys::aclrtDevAttr) -> Result<i64> {
+    let mut v = 0i64;
+    // SAFETY: valid out-pointer.
+    check("aclrtGetDeviceInfo", unsafe {
+        sys::aclrtGetDeviceInfo(device, attr, &mut v)
+    })?;
+    Ok(v)
+}
+
+/// `aclrtGetDeviceCapability`.
+#[doc(alias = "aclrtGetDeviceCapability")]
+pub fn get_device_capability(device: i32, feature: sys::aclrtDevFeatureType) -> Result<i32> {
+    let mut v = 0i32;
+    // SAFETY: valid out-pointer.
+    check("aclrtGetDeviceCapability", unsafe {
+        sys::aclrtGetDeviceCapability(device, feature, &mut v)
+    })?;
+    Ok(v)
+}
+
+/// `aclrtDeviceGetStreamPriorityRange`: (least, greatest).
+#[doc(alias = "aclrtDeviceGetStreamPriorityRange")]
+pub fn device_get_stream_priority_range() -> Result<(i32, i32)> {
+    let (mut least, mut greatest) = (0i32, 0i32);
+    // SAFETY: valid out-pointers.
+    check("aclrtDeviceGetStreamPriorityRange", unsafe {
+        sys::aclrtDeviceGetStreamPriorityRange(&mut least, &mut greatest)
+    })?;
+    Ok((least, greatest))
+}
+
+/// `aclrtSynchronizeDevice`: waits for all work queued on the current device.
+#[doc(alias = "aclrtSynchronizeDevice")]
+pub fn synchronize_device() -> Result<()> {
+    // SAFETY: no arguments.
+    check("aclrtSynchronizeDevice", unsafe {
+        sys::aclrtSynchronizeDevice()
+    })
+}
+
+// ---- callbacks ----
+
+/// `aclrtSubscribeReport`: callbacks of `stream` will run on thread `thread_id`.
+///
+/// # Safety
+///
+/// `stream` is live or null.
+#[doc(alias = "aclrtSubscribeReport")]
+pub unsafe fn subscribe_report(thread_id: u64, stream: sys::aclrtStream) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("aclrtSubscribeReport", unsafe {
+        sys::aclrtSubscribeReport(thread_id, stream)
+    })
+}
+
+/// `aclrtUnSubscribeReport`.
+///
+/// # Safety
+///
+/// `stream` is live or null.
+#[doc(alias = "aclrtUnSubscribeReport")]
+pub unsafe fn unsubscribe_report(thread_id: u64, stream: sys::aclrtStream) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("aclrtUnSubscribeReport", unsafe {
+        sys::aclrtUnSubscribeReport(thread_id, stream)
+    })
+}
+
+/// `aclrtLaunchCallback`.
+///
+/// # Safety
+///
+/// `stream` is live or null; `func(user_data)` is sound to call once on the
+/// subscribed thread.
+#[doc(alias = "aclrtLaunchCallback")]
+pub unsafe fn launch_callback(
+    func: sys::aclrtCallback,
+    user_data: *mut c_void,
+    block: sys::aclrtCallbackBlockType,
+    stream: sys::aclrtStream,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("aclrtLaunchCallback", unsafe {
+        sys::aclrtLaunchCallback(func, user_data, block, stream)
+    })
+}
+
+/// `aclrtProcessReport`: runs the callbacks queued for the calling thread,
+/// waiting up to `timeout_ms` (-1: forever).
+#[doc(alias = "aclrtProcessReport")]
+pub fn process_report(timeout_ms: i32) -> Result<()> {
+    // SAFETY: plain integer argument.
+    check("aclrtProcessReport", unsafe {
+        sys::aclrtProcessReport(timeout_ms)
+    })
+}

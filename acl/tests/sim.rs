@@ -110,7 +110,7 @@ fn length_mismatch_is_rejected_before_any_c_call() {
         err,
         Error::InvalidArgument {
             function: "DeviceBuffer::copy_from_host",
-            reason: "the host slice has 15 elements, the device buffer 16".into()
+            reason: "host to device: the source has 15 elements, the destination 16".into()
         }
     );
     let mut out = [0u8; 17];

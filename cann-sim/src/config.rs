@@ -5,6 +5,9 @@
 //! | `CANN_SIM_DEVICES` | number of NPUs | `8` |
 //! | `CANN_SIM_HBM_MIB` | HBM per NPU, in MiB | `65536` (64 GiB) |
 //! | `CANN_SIM_SOC_NAME` | SoC name (`aclrtGetSocName`) | `Ascend910B3` |
+//! | `CANN_SIM_MAX_STREAMS` | streams per device, default streams included | `1984` |
+//! | `CANN_SIM_MAX_EVENTS` | events per device | `65536` |
+//! | `CANN_SIM_FAULTS` | injected faults, see [`crate::faults`] | none |
 //!
 //! `ASCEND_RT_VISIBLE_DEVICES` (a comma-separated list of physical ids)
 //! selects and renumbers the visible devices, as on hardware.
@@ -17,6 +20,14 @@ pub const DEFAULT_DEVICES: u32 = 8;
 pub const DEFAULT_HBM_MIB: u64 = 64 * 1024;
 /// Default SoC name: an Atlas A2 (910B-class) training part.
 pub const DEFAULT_SOC_NAME: &str = "Ascend910B3";
+/// Default streams per device, the default streams of contexts included:
+/// 1984 on Atlas A2/A3 parts (hicann/runtime
+/// `docs/zh/api_ref/06_stream_management.md`, aclrtCreateStream; older
+/// hiascend pages said 2048).
+pub const DEFAULT_MAX_STREAMS: u32 = 1984;
+/// Default events per device: 65536 on Atlas A2/A3 parts (hicann/runtime
+/// `docs/zh/api_ref/07_event_management.md`, aclrtCreateEvent).
+pub const DEFAULT_MAX_EVENTS: u32 = 65536;
 
 /// The simulated machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +40,10 @@ pub struct Config {
     pub hbm_bytes: u64,
     /// SoC name.
     pub soc_name: String,
+    /// Streams per device (`CANN_SIM_MAX_STREAMS`), default streams included.
+    pub max_streams: u32,
+    /// Events per device (`CANN_SIM_MAX_EVENTS`).
+    pub max_events: u32,
 }
 
 impl Config {
@@ -65,6 +80,28 @@ impl Config {
             Some(v) if !v.trim().is_empty() && !v.contains('\0') => v.trim().to_string(),
             Some(v) => return Err(format!("CANN_SIM_SOC_NAME={v:?} must be a non-empty name")),
         };
+        let max_streams = match var("CANN_SIM_MAX_STREAMS") {
+            None => DEFAULT_MAX_STREAMS,
+            Some(v) => match v.trim().parse::<u32>() {
+                Ok(n) if (1..=65536).contains(&n) => n,
+                _ => {
+                    return Err(format!(
+                        "CANN_SIM_MAX_STREAMS={v:?} must be a whole number from 1 to 65536"
+                    ));
+                }
+            },
+        };
+        let max_events = match var("CANN_SIM_MAX_EVENTS") {
+            None => DEFAULT_MAX_EVENTS,
+            Some(v) => match v.trim().parse::<u32>() {
+                Ok(n) if (1..=1 << 20).contains(&n) => n,
+                _ => {
+                    return Err(format!(
+                        "CANN_SIM_MAX_EVENTS={v:?} must be a whole number from 1 to 1048576"
+                    ));
+                }
+            },
+        };
         let visible = match var("ASCEND_RT_VISIBLE_DEVICES") {
             None => (0..physical_devices).collect(),
             Some(v) => parse_visible(&v, physical_devices)?,
@@ -74,12 +111,73 @@ impl Config {
             visible,
             hbm_bytes: hbm_mib * 1024 * 1024,
             soc_name,
+            max_streams,
+            max_events,
         })
     }
 
     /// The number of visible devices (`aclrtGetDeviceCount`).
     pub fn device_count(&self) -> u32 {
         self.visible.len() as u32
+    }
+
+    /// The hardware figures of the configured SoC.
+    pub fn soc(&self) -> SocSpec {
+        soc_spec(&self.soc_name)
+    }
+}
+
+/// Hardware figures of a SoC, from its platform file in hicann/runtime
+/// (`src/platform/platform_config/cann/<SoC>.ini`, section `[SoCInfo]` and
+/// `NpuArch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SocSpec {
+    /// `ai_core_cnt`.
+    pub ai_cores: i64,
+    /// `cube_core_cnt`.
+    pub cube_cores: i64,
+    /// `vector_core_cnt`.
+    pub vector_cores: i64,
+    /// `ai_cpu_cnt`.
+    pub ai_cpus: i64,
+    /// `l2_size`, bytes.
+    pub l2_bytes: i64,
+    /// `NpuArch`.
+    pub npu_arch: i64,
+}
+
+/// Ascend910B3 (the default SoC): 20 AI cores (20 cube + 40 vector),
+/// 6 AI CPUs, 192 MiB L2.
+pub const SOC_910B3: SocSpec = SocSpec {
+    ai_cores: 20,
+    cube_cores: 20,
+    vector_cores: 40,
+    ai_cpus: 6,
+    l2_bytes: 201_326_592,
+    npu_arch: 2201,
+};
+
+/// The figures of `soc`: the platform files' values for the 910B and 910_93
+/// parts; any other name gets [`SOC_910B3`]'s.
+pub fn soc_spec(soc: &str) -> SocSpec {
+    let big = SocSpec {
+        ai_cores: 24,
+        cube_cores: 24,
+        vector_cores: 48,
+        ..SOC_910B3
+    };
+    match soc {
+        "Ascend910B1" | "Ascend910B2" | "Ascend910B2C" | "Ascend910_9381" | "Ascend910_9382"
+        | "Ascend910_9391" | "Ascend910_9392" => big,
+        "Ascend910B4" => SocSpec {
+            l2_bytes: 100_663_296,
+            ..SOC_910B3
+        },
+        "Ascend910B4-1" | "Ascend910_9362" | "Ascend910_9363" => SocSpec {
+            l2_bytes: 176_160_768,
+            ..SOC_910B3
+        },
+        _ => SOC_910B3,
     }
 }
 
@@ -135,6 +233,7 @@ mod tests {
         assert_eq!(c.device_count(), 8);
         assert_eq!(c.hbm_bytes, 64 << 30);
         assert_eq!(c.soc_name, "Ascend910B3");
+        assert_eq!((c.max_streams, c.max_events), (1984, 65536));
     }
 
     #[test]
@@ -143,8 +242,11 @@ mod tests {
             ("CANN_SIM_DEVICES", "2"),
             ("CANN_SIM_HBM_MIB", "1024"),
             ("CANN_SIM_SOC_NAME", "Ascend910_9391"),
+            ("CANN_SIM_MAX_STREAMS", "4"),
+            ("CANN_SIM_MAX_EVENTS", "8"),
         ]))
         .unwrap();
+        assert_eq!((c.max_streams, c.max_events), (4, 8));
         assert_eq!(
             (c.device_count(), c.hbm_bytes, c.soc_name.as_str()),
             (2, 1 << 30, "Ascend910_9391")
@@ -164,6 +266,8 @@ mod tests {
             ("CANN_SIM_DEVICES", "eight"),
             ("CANN_SIM_DEVICES", "0"),
             ("CANN_SIM_HBM_MIB", "-1"),
+            ("CANN_SIM_MAX_STREAMS", "0"),
+            ("CANN_SIM_MAX_EVENTS", "many"),
             ("ASCEND_RT_VISIBLE_DEVICES", "9"),
             ("ASCEND_RT_VISIBLE_DEVICES", "1,1"),
         ] {

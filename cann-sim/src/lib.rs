@@ -15,7 +15,14 @@
 //! Anything it does not implement returns `ACL_ERROR_API_NOT_SUPPORT` (200001,
 //! or `HCCL_E_NOT_SUPPORT`, `DCMI_ERR_CODE_NOT_SUPPORT`) and records a message naming the function, read
 //! with `aclGetRecentErrMsg`. See [`config`] for the environment variables
-//! that shape the simulated machine.
+//! that shape the simulated machine, [`faults`] for injecting failures, and
+//! [`stats`] for what the simulator holds (to check that a test released
+//! everything).
+//!
+//! Streams are really asynchronous: each has a host worker thread that runs
+//! its queue in order, later than the calls that queued the work. Faults of
+//! queued work (memory freed before a copy ran) are reported by the next
+//! synchronisation, as on a device.
 //!
 //! ```
 //! cann_sim::install().unwrap();
@@ -28,11 +35,16 @@
 pub mod acl;
 pub mod config;
 pub mod dcmi;
+pub mod faults;
 pub mod hccl;
 mod recent_error;
+mod rt;
 mod state;
+mod stats;
 mod tables;
+pub mod telemetry;
 
+pub use stats::{DeviceStats, Stats, stats};
 pub use tables::*;
 
 /// The provider name the simulator installs its tables under.

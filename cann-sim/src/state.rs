@@ -1,56 +1,112 @@
 //! The simulator's process-wide state.
 //!
-//! - [`State`] (one `Mutex`): `aclInit` references and per-device
-//!   `aclrtSetDevice` references.
-//! - The calling thread's current device (a thread-local), valid while the
-//!   device is retained: [`current_device`].
+//! - [`State`] (one `Mutex`): `aclInit` references, per-device
+//!   `aclrtSetDevice` references and primary (default) contexts, per-device
+//!   stream and event counts, stream ids, and peer access.
+//! - The calling thread's current context (a thread-local),
+//!   [`current_context`]; the thread's current device is that context's
+//!   device ([`current_device`]).
 //! - [`MemTable`] (one `RwLock`): every live allocation, device or pinned host.
 //!   It owns the host memory that backs them and validates pointers
 //!   ([`MemTable::check_range`], [`check_device_range`]). Copies hold its read
 //!   lock while they run, so memory cannot be freed under a copy.
+//! - The simulator's monotonic clock ([`now_ns`]), for event timestamps.
 
+use crate::rt::Context;
 use parking_lot::{Mutex, RwLock};
 use std::alloc::Layout;
-use std::cell::Cell;
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::ffi::CString;
-use std::sync::{LazyLock, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, OnceLock};
+use std::time::Instant;
+
+/// Per-device bookkeeping.
+#[derive(Debug, Default)]
+pub struct DeviceState {
+    /// `aclrtSetDevice` references. The primary context exists while this is
+    /// above 0.
+    pub refs: u64,
+    /// The primary (default) context, while the device is set.
+    pub primary: Option<Arc<Context>>,
+    /// Ids of the live streams (default streams of contexts included).
+    pub stream_ids: BTreeSet<i32>,
+    /// Live events.
+    pub events: u32,
+}
 
 /// Everything the simulated runtime remembers, behind one lock.
 #[derive(Debug, Default)]
 pub struct State {
     /// `aclInit` references; 0 means not initialized.
     pub init_refs: u64,
-    /// `aclrtSetDevice` references per logical device. A device's default
-    /// context exists while its count is above 0.
-    device_refs: Vec<u64>,
+    /// Per logical device.
+    devices: Vec<DeviceState>,
+    /// Enabled peer access, as (from, to) logical devices.
+    pub peers: HashSet<(u32, u32)>,
 }
 
 impl State {
+    /// The bookkeeping of `device`, created on first use.
+    pub fn device(&mut self, device: u32) -> &mut DeviceState {
+        let i = device as usize;
+        if self.devices.len() <= i {
+            self.devices.resize_with(i + 1, DeviceState::default);
+        }
+        &mut self.devices[i]
+    }
+
     /// The `aclrtSetDevice` references held on `device`.
+    #[cfg(test)]
     pub fn device_refs(&self, device: u32) -> u64 {
-        self.device_refs.get(device as usize).copied().unwrap_or(0)
+        self.devices.get(device as usize).map_or(0, |d| d.refs)
     }
 
     /// Takes one reference on `device`; returns the new count.
     pub fn retain_device(&mut self, device: u32) -> u64 {
-        let i = device as usize;
-        if self.device_refs.len() <= i {
-            self.device_refs.resize(i + 1, 0);
-        }
-        self.device_refs[i] += 1;
-        self.device_refs[i]
+        let d = self.device(device);
+        d.refs += 1;
+        d.refs
     }
 
     /// Drops one reference on `device` (all of them when `force`); returns the
     /// count left, or `None` when the device held no reference.
     pub fn release_device(&mut self, device: u32, force: bool) -> Option<u64> {
-        let refs = self
-            .device_refs
+        let d = self
+            .devices
             .get_mut(device as usize)
-            .filter(|r| **r > 0)?;
-        *refs = if force { 0 } else { *refs - 1 };
-        Some(*refs)
+            .filter(|d| d.refs > 0)?;
+        d.refs = if force { 0 } else { d.refs - 1 };
+        Some(d.refs)
+    }
+
+    /// Takes a stream slot on `device`: the smallest free stream id, or
+    /// `None` when `max` streams are live.
+    pub fn alloc_stream_id(&mut self, device: u32, max: u32) -> Option<i32> {
+        let d = self.device(device);
+        if d.stream_ids.len() >= max as usize {
+            return None;
+        }
+        let mut id = 0;
+        for &used in &d.stream_ids {
+            if used != id {
+                break;
+            }
+            id += 1;
+        }
+        d.stream_ids.insert(id);
+        Some(id)
+    }
+
+    /// Gives a stream slot back.
+    pub fn free_stream_id(&mut self, device: u32, id: i32) {
+        self.device(device).stream_ids.remove(&id);
+    }
+
+    /// Every device's bookkeeping, by logical id.
+    pub fn devices(&self) -> &[DeviceState] {
+        &self.devices
     }
 }
 
@@ -62,23 +118,39 @@ pub fn global() -> &'static Mutex<State> {
 }
 
 thread_local! {
-    /// The device this thread last set with `aclrtSetDevice`.
-    static CURRENT_DEVICE: Cell<Option<u32>> = const { Cell::new(None) };
+    /// The context this thread last made current (`aclrtSetDevice`,
+    /// `aclrtCreateContext`, `aclrtSetCurrentContext`).
+    static CURRENT: RefCell<Option<Arc<Context>>> = const { RefCell::new(None) };
 }
 
-/// Makes `device` the calling thread's current device (or clears it).
-pub fn set_current_device(device: Option<u32>) {
-    CURRENT_DEVICE.with(|c| c.set(device));
+/// Makes `ctx` the calling thread's current context (or clears it).
+pub fn set_current_context(ctx: Option<Arc<Context>>) {
+    // A thread-local access fails only while the thread is being torn down.
+    let _ = CURRENT.try_with(|c| *c.borrow_mut() = ctx);
 }
 
-/// The calling thread's current device, if its default context exists: the
-/// thread set it and the device is still retained by someone. (On the real
-/// runtime a thread keeps a reference to the device's primary-context slot;
-/// once the last `aclrtResetDevice` tears the context down, the thread has no
-/// context until the device is set again.)
+/// The calling thread's current context, if it is still alive. (On the real
+/// runtime a thread keeps a reference to its context; once the context is
+/// destroyed, by `aclrtDestroyContext` or by the last `aclrtResetDevice` of a
+/// primary context, the thread has no context until it sets one again.)
+pub fn current_context() -> Option<Arc<Context>> {
+    CURRENT
+        .try_with(|c| c.borrow().as_ref().filter(|c| c.is_alive()).cloned())
+        .ok()
+        .flatten()
+}
+
+/// The calling thread's current device: its current context's device.
 pub fn current_device() -> Option<u32> {
-    let device = CURRENT_DEVICE.with(Cell::get)?;
-    (global().lock().device_refs(device) > 0).then_some(device)
+    current_context().map(|c| c.device)
+}
+
+static EPOCH: LazyLock<Instant> = LazyLock::new(Instant::now);
+
+/// Nanoseconds on the simulator's monotonic clock (since its first use in the
+/// process: the simulated device's "boot").
+pub fn now_ns() -> u64 {
+    u64::try_from(EPOCH.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// The SoC name as a C string with a static lifetime.
@@ -114,6 +186,9 @@ pub struct Allocation {
     /// The backing block: the size after the runtime's rounding (what HBM
     /// accounting charges), 64-byte aligned.
     layout: Layout,
+    /// Unique for the process: tells a live allocation from a later one at
+    /// the same address (queued work checks it to detect use after free).
+    pub id: u64,
 }
 
 impl Allocation {
@@ -134,6 +209,8 @@ pub enum Region {
         base: usize,
         /// The allocation's usable size.
         size: usize,
+        /// The allocation's unique id.
+        id: u64,
     },
     /// Inside a live pinned host allocation.
     Host {
@@ -141,6 +218,8 @@ pub enum Region {
         base: usize,
         /// The allocation's usable size.
         size: usize,
+        /// The allocation's unique id.
+        id: u64,
     },
     /// In no allocation: plain host memory (or memory already freed).
     Unregistered,
@@ -154,16 +233,26 @@ impl Region {
             _ => None,
         }
     }
+
+    /// The allocation's unique id, inside an allocation.
+    pub fn alloc_id(&self) -> Option<u64> {
+        match *self {
+            Region::Device { id, .. } | Region::Host { id, .. } => Some(id),
+            Region::Unregistered => None,
+        }
+    }
 }
 
 impl std::fmt::Display for Region {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match *self {
-            Region::Device { device, base, size } => write!(
+            Region::Device {
+                device, base, size, ..
+            } => write!(
                 f,
                 "device memory on device {device} (in the aclrtMalloc allocation {base:#x} of {size} bytes)"
             ),
-            Region::Host { base, size } => write!(
+            Region::Host { base, size, .. } => write!(
                 f,
                 "pinned host memory (in the aclrtMallocHost allocation {base:#x} of {size} bytes)"
             ),
@@ -244,6 +333,26 @@ impl MemTable {
         self.hbm_used.get(device as usize).copied().unwrap_or(0)
     }
 
+    /// Live allocations: device ones per logical device (index = device),
+    /// and pinned host ones.
+    pub fn counts(&self) -> (Vec<usize>, usize) {
+        let mut device = Vec::new();
+        let mut host = 0;
+        for a in self.allocs.values() {
+            match a.kind {
+                MemKind::Device(d) => {
+                    let i = d as usize;
+                    if device.len() <= i {
+                        device.resize(i + 1, 0);
+                    }
+                    device[i] += 1;
+                }
+                MemKind::Host => host += 1,
+            }
+        }
+        (device, host)
+    }
+
     /// Allocates `reserved` bytes (`size` of them usable), 64-byte aligned and
     /// filled with [`POISON`]. Device memory is charged against `hbm_budget`
     /// (the device's total); host memory is not. Returns the first address.
@@ -281,8 +390,17 @@ impl MemTable {
             }
             self.hbm_used[i] += reserved as u64;
         }
-        self.allocs
-            .insert(ptr as usize, Allocation { kind, size, layout });
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        self.allocs.insert(
+            ptr as usize,
+            Allocation {
+                kind,
+                size,
+                layout,
+                id,
+            },
+        );
         Ok(ptr)
     }
 
@@ -374,8 +492,13 @@ impl MemTable {
                     device,
                     base,
                     size: a.size,
+                    id: a.id,
                 },
-                MemKind::Host => Region::Host { base, size: a.size },
+                MemKind::Host => Region::Host {
+                    base,
+                    size: a.size,
+                    id: a.id,
+                },
             });
         }
         if let Some((&base, a)) = self.allocs.range(addr..end).next() {
@@ -492,16 +615,20 @@ mod tests {
         let mut t = MemTable::new();
         let d = t.alloc(MemKind::Device(3), 100, 160, KIB).unwrap() as usize;
         let h = t.alloc(MemKind::Host, 64, 64, 0).unwrap() as usize;
-        assert_eq!(
-            t.check_range(d + 10, 90),
-            Ok(Region::Device {
+        let r = t.check_range(d + 10, 90).unwrap();
+        assert!(matches!(
+            r,
+            Region::Device {
                 device: 3,
-                base: d,
-                size: 100
-            })
-        );
+                base,
+                size: 100,
+                ..
+            } if base == d
+        ));
         assert_eq!(t.check_device_range(d, 100), Ok((3, d)));
-        assert_eq!(t.check_range(h, 64), Ok(Region::Host { base: h, size: 64 }));
+        let rh = t.check_range(h, 64).unwrap();
+        assert!(matches!(rh, Region::Host { base, size: 64, .. } if base == h));
+        assert_ne!(r.alloc_id(), rh.alloc_id());
         // Past the requested size (the rounding padding is not usable).
         assert!(
             t.check_range(d + 10, 91)
@@ -524,6 +651,18 @@ mod tests {
         );
         t.free(d, true).unwrap();
         assert_eq!(t.check_range(d, 100), Ok(Region::Unregistered));
+    }
+
+    #[test]
+    fn stream_ids_are_the_smallest_free_and_limited() {
+        let mut s = State::default();
+        assert_eq!(s.alloc_stream_id(2, 3), Some(0));
+        assert_eq!(s.alloc_stream_id(2, 3), Some(1));
+        assert_eq!(s.alloc_stream_id(2, 3), Some(2));
+        assert_eq!(s.alloc_stream_id(2, 3), None);
+        s.free_stream_id(2, 1);
+        assert_eq!(s.alloc_stream_id(2, 3), Some(1));
+        assert_eq!(s.alloc_stream_id(3, 3), Some(0));
     }
 
     #[test]

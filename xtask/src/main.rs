@@ -7,6 +7,8 @@
 //! - `generate [--check]` (alias `sim-exports`): regenerate what derives from
 //!   the checked-in bindings: cann-sim's not-supported exports and installed
 //!   tables, and the `acl` crate's `ErrorCode` enum.
+//! - `bench-overhead`: instruction counts of the safe layer against the raw
+//!   calls, under callgrind (numbers for BENCHMARKS.md).
 //! - `abi-check`: compile a C program against the real headers, link it to the
 //!   cann-sim cdylib and run it.
 
@@ -14,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod abi;
+mod bench;
 mod bindings;
 mod error_codes;
 mod headers;
@@ -28,8 +31,9 @@ fn main() -> ExitCode {
         Some("bindgen") => bindings::run(&args[1..]),
         Some("generate" | "sim-exports") => sim_exports::run(&args[1..]),
         Some("abi-check") => abi::run(&args[1..]),
+        Some("bench-overhead") => bench::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <headers | bindgen [--headers DIR] [--check] | generate [--check] | abi-check>"
+            "usage: cargo xtask <headers | bindgen [--headers DIR] [--check] | generate [--check] | abi-check | bench-overhead>"
                 .to_string(),
         ),
     };

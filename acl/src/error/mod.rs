@@ -33,6 +33,13 @@ pub enum Error {
     /// The AscendCL library, or one of its functions, could not be loaded.
     #[error(transparent)]
     Load(#[from] LoadError),
+    /// A host function queued with `Stream::launch_host_fn` panicked; the
+    /// panic was caught on the runtime's thread and is reported here.
+    #[error("a host function queued on the stream panicked: {message}")]
+    HostFunctionPanicked {
+        /// The panic message(s).
+        message: String,
+    },
     /// An argument was rejected before calling into AscendCL.
     #[error("{function}: {reason}")]
     InvalidArgument {

@@ -8,28 +8,36 @@
 //! - Device ids are logical: `0..count`, where `count` is the number of
 //!   visible devices (`ASCEND_RT_VISIBLE_DEVICES`). An id outside that range
 //!   is `ACL_ERROR_RT_INVALID_DEVICEID` (107001).
-//! - `aclrtSetDevice` takes a process-wide reference on the device (its
-//!   default context exists while the count is above 0) and makes it the
-//!   calling thread's current device.
+//! - `aclrtSetDevice` takes a process-wide reference on the device; the first
+//!   one creates the device's primary (default) context with its default
+//!   stream. It makes that context the calling thread's current context; the
+//!   thread's current device is its current context's device.
 //! - `aclrtResetDevice` drops one reference, `aclrtResetDeviceForce` all of
 //!   them. Resetting a device that holds none is
 //!   `ACL_ERROR_RT_CONTEXT_RELEASE_ERROR` (507007: `RT_ERROR_CONTEXT_DEL`,
 //!   "the device has not been set or has already been reset"). At 0 the
-//!   default context is gone: every thread whose current device it was has
-//!   no context (107002) until the device is set again. Device memory is not
-//!   freed by a reset (the docs list contexts and streams only).
+//!   primary context is destroyed: the reset waits for the work queued on its
+//!   streams, then destroys them (default stream and streams created in it),
+//!   as `docs/zh/api_ref/04_device_management.md` says; every thread whose
+//!   current context it was has none (107002) until it sets one again.
+//!   Contexts made with `aclrtCreateContext`, events and device memory are
+//!   not touched by a reset.
 //! - A malformed simulator configuration makes these calls fail with
 //!   `ACL_ERROR_INVALID_PARAM` (100000) and the configuration's message.
 
 use crate::recent_error::fail;
-use crate::state;
+use crate::{faults, rt, state};
 use acl_sys::{
     ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
-    ACL_ERROR_RT_INVALID_DEVICEID, ACL_SUCCESS, aclError,
+    ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_PARAM_INVALID, ACL_SUCCESS, aclError,
 };
+use parking_lot::Mutex;
+
+/// Serialises the creation of primary contexts.
+static SETUP: Mutex<()> = Mutex::new(());
 
 /// The number of visible devices, or the failure to return from `function`.
-fn device_count(function: &str) -> Result<u32, aclError> {
+pub(crate) fn device_count(function: &str) -> Result<u32, aclError> {
     crate::config::get()
         .map(crate::config::Config::device_count)
         .map_err(|msg| {
@@ -41,7 +49,7 @@ fn device_count(function: &str) -> Result<u32, aclError> {
 }
 
 /// Checks that `id` names a visible device.
-fn check_id(function: &str, id: i32) -> Result<u32, aclError> {
+pub(crate) fn check_id(function: &str, id: i32) -> Result<u32, aclError> {
     let count = device_count(function)?;
     match u32::try_from(id) {
         Ok(device) if device < count => Ok(device),
@@ -63,6 +71,9 @@ fn check_id(function: &str, id: i32) -> Result<u32, aclError> {
 /// `count` is null or valid for writing a `u32`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtGetDeviceCount(count: *mut u32) -> aclError {
+    if let Some(code) = faults::check("aclrtGetDeviceCount") {
+        return code;
+    }
     if count.is_null() {
         return fail(
             ACL_ERROR_INVALID_PARAM,
@@ -79,16 +90,37 @@ pub unsafe extern "C" fn aclrtGetDeviceCount(count: *mut u32) -> aclError {
     }
 }
 
-/// `aclrtSetDevice`: retains `device_id` and makes it the calling thread's
-/// current device.
+/// `aclrtSetDevice`: retains `device_id` (creating its primary context on
+/// the first reference) and makes the primary context the calling thread's
+/// current context.
+///
+/// Out of range → 107001; no stream left for the primary context's default
+/// stream (`CANN_SIM_MAX_STREAMS`) → 207008.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtSetDevice(device_id: i32) -> aclError {
+    if let Some(code) = faults::check("aclrtSetDevice") {
+        return code;
+    }
     let device = match check_id("aclrtSetDevice", device_id) {
         Ok(d) => d,
         Err(rc) => return rc,
     };
+    let _setup = SETUP.lock();
+    let existing = state::global().lock().device(device).primary.clone();
+    let ctx = match existing {
+        Some(ctx) => ctx,
+        None => match rt::create_context(device, true) {
+            Ok(ctx) => {
+                state::global().lock().device(device).primary = Some(ctx.clone());
+                ctx
+            }
+            Err((code, msg)) => return fail(code, format!("aclrtSetDevice: {msg}")),
+        },
+    };
     state::global().lock().retain_device(device);
-    state::set_current_device(Some(device));
+    state::set_current_context(Some(ctx));
+    // A process using a device publishes its telemetry (npu-smi-rs --backend sim).
+    crate::telemetry::activate();
     ACL_SUCCESS
 }
 
@@ -97,17 +129,41 @@ fn reset(function: &str, device_id: i32, force: bool) -> aclError {
         Ok(d) => d,
         Err(rc) => return rc,
     };
-    let left = state::global().lock().release_device(device, force);
+    let (left, primary) = {
+        let _setup = SETUP.lock();
+        let mut st = state::global().lock();
+        let last = force || st.device(device).refs == 1;
+        if last
+            && let Some(p) = &st.device(device).primary
+            && p.is_running_own_callback()
+        {
+            return fail(
+                ACL_ERROR_RT_PARAM_INVALID as aclError,
+                format!(
+                    "{function}: called from a blocking callback or host function of a stream of \
+                     device {device_id}'s primary context; the reset waits for that stream, so \
+                     it would never return"
+                ),
+            );
+        }
+        let left = st.release_device(device, force);
+        let primary = if left == Some(0) {
+            st.device(device).primary.take()
+        } else {
+            None
+        };
+        (left, primary)
+    };
     match left {
         None => fail(
             ACL_ERROR_RT_CONTEXT_RELEASE_ERROR as aclError,
             format!("{function}: device {device_id} has not been set, or has already been reset"),
         ),
-        Some(left) => {
-            if left == 0 && state::current_device().is_none() {
-                // This thread's current device lost its default context
-                // (it was this one, or another device reset earlier).
-                state::set_current_device(None);
+        Some(_) => {
+            if let Some(ctx) = primary {
+                // Waits for the work queued on its streams, then destroys
+                // them; threads whose current context it was have none.
+                ctx.tear_down();
             }
             ACL_SUCCESS
         }
@@ -118,6 +174,9 @@ fn reset(function: &str, device_id: i32, force: bool) -> aclError {
 /// context is destroyed.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtResetDevice(device_id: i32) -> aclError {
+    if let Some(code) = faults::check("aclrtResetDevice") {
+        return code;
+    }
     reset("aclrtResetDevice", device_id, false)
 }
 
@@ -125,6 +184,9 @@ pub extern "C" fn aclrtResetDevice(device_id: i32) -> aclError {
 /// many `aclrtSetDevice` calls took them.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtResetDeviceForce(device_id: i32) -> aclError {
+    if let Some(code) = faults::check("aclrtResetDeviceForce") {
+        return code;
+    }
     reset("aclrtResetDeviceForce", device_id, true)
 }
 
@@ -138,6 +200,9 @@ pub extern "C" fn aclrtResetDeviceForce(device_id: i32) -> aclError {
 /// `device_id` is null or valid for writing an `i32`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtGetDevice(device_id: *mut i32) -> aclError {
+    if let Some(code) = faults::check("aclrtGetDevice") {
+        return code;
+    }
     if device_id.is_null() {
         return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice: deviceId is null");
     }

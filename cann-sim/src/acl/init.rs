@@ -10,7 +10,7 @@
 //! A new `aclInit` after finalizing is allowed.
 
 use crate::recent_error::{self, fail};
-use crate::state;
+use crate::{faults, state};
 use acl_sys::{
     ACL_ERROR_INVALID_FILE, ACL_ERROR_INVALID_PARAM, ACL_ERROR_REPEAT_FINALIZE,
     ACL_ERROR_REPEAT_INITIALIZE, ACL_SUCCESS, aclError,
@@ -27,6 +27,15 @@ pub const VERSION: (i32, i32, i32) = (1, 17, 0);
 /// `config_path` is null or a NUL-terminated string.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclInit(config_path: *const c_char) -> aclError {
+    if let Some(code) = faults::check("aclInit") {
+        return code;
+    }
+    if let Some(msg) = faults::env_error() {
+        return fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("aclInit: cann-sim configuration: {msg}"),
+        );
+    }
     if !config_path.is_null() {
         // SAFETY: the caller passes a NUL-terminated string.
         let path = unsafe { CStr::from_ptr(config_path) }
@@ -78,6 +87,9 @@ fn looks_like_json_object(text: &str) -> bool {
 /// `aclFinalize`.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclFinalize() -> aclError {
+    if let Some(code) = faults::check("aclFinalize") {
+        return code;
+    }
     let mut s = state::global().lock();
     if s.init_refs == 0 {
         return fail(
@@ -96,6 +108,9 @@ pub extern "C" fn aclFinalize() -> aclError {
 /// `ref_count` is null or valid for writing a `u64`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclFinalizeReference(ref_count: *mut u64) -> aclError {
+    if let Some(code) = faults::check("aclFinalizeReference") {
+        return code;
+    }
     let mut s = state::global().lock();
     if s.init_refs == 0 {
         if !ref_count.is_null() {
@@ -126,6 +141,9 @@ pub unsafe extern "C" fn aclrtGetVersion(
     minor: *mut i32,
     patch: *mut i32,
 ) -> aclError {
+    if let Some(code) = faults::check("aclrtGetVersion") {
+        return code;
+    }
     if major.is_null() || minor.is_null() || patch.is_null() {
         return fail(
             ACL_ERROR_INVALID_PARAM,
@@ -145,6 +163,9 @@ pub unsafe extern "C" fn aclrtGetVersion(
 /// message) when the configuration is malformed.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtGetSocName() -> *const c_char {
+    if faults::check("aclrtGetSocName").is_some() {
+        return std::ptr::null();
+    }
     match state::soc_name() {
         Ok(name) => name.as_ptr(),
         Err(msg) => {
@@ -156,7 +177,8 @@ pub extern "C" fn aclrtGetSocName() -> *const c_char {
 
 /// `aclGetRecentErrMsg`: this thread's most recent error message, cleared by
 /// reading; null when there is none. The pointer stays valid until the next
-/// call on the same thread.
+/// call on the same thread. (No fault can be injected here: it is how
+/// injected faults are read.)
 #[unsafe(no_mangle)]
 pub extern "C" fn aclGetRecentErrMsg() -> *const c_char {
     recent_error::take()

@@ -28,6 +28,7 @@
 //!   kind is 107000. (On hardware the driver's code for this is not visible in
 //!   the open source; 107000 is the runtime's invalid-value code.)
 
+use crate::faults;
 use crate::recent_error::fail;
 use crate::state::{self, MemKind, Region};
 use acl_sys::{
@@ -52,7 +53,7 @@ fn rounded_size(size: usize, padding: bool) -> Option<usize> {
     size.checked_add(append).map(|s| (s - 1) / 32 * 32)
 }
 
-fn no_device(function: &str) -> aclError {
+pub(crate) fn no_device(function: &str) -> aclError {
     fail(
         CONTEXT_NULL,
         format!("{function}: no device is set on this thread (call aclrtSetDevice first)"),
@@ -136,6 +137,9 @@ pub unsafe extern "C" fn aclrtMalloc(
     size: usize,
     policy: aclrtMemMallocPolicy,
 ) -> aclError {
+    if let Some(code) = faults::check("aclrtMalloc") {
+        return code;
+    }
     // SAFETY: forwarded caller contract.
     unsafe { malloc_device("aclrtMalloc", dev_ptr, size, policy, true) }
 }
@@ -152,6 +156,9 @@ pub unsafe extern "C" fn aclrtMallocAlign32(
     size: usize,
     policy: aclrtMemMallocPolicy,
 ) -> aclError {
+    if let Some(code) = faults::check("aclrtMallocAlign32") {
+        return code;
+    }
     // SAFETY: forwarded caller contract.
     unsafe { malloc_device("aclrtMallocAlign32", dev_ptr, size, policy, false) }
 }
@@ -167,6 +174,9 @@ pub unsafe extern "C" fn aclrtMallocCached(
     size: usize,
     policy: aclrtMemMallocPolicy,
 ) -> aclError {
+    if let Some(code) = faults::check("aclrtMallocCached") {
+        return code;
+    }
     // SAFETY: forwarded caller contract.
     unsafe { malloc_device("aclrtMallocCached", dev_ptr, size, policy, true) }
 }
@@ -179,6 +189,9 @@ pub unsafe extern "C" fn aclrtMallocCached(
 /// Nothing may use the memory afterwards.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> aclError {
+    if let Some(code) = faults::check("aclrtFree") {
+        return code;
+    }
     if dev_ptr.is_null() {
         return fail(ACL_ERROR_INVALID_PARAM, "aclrtFree: devPtr is null");
     }
@@ -196,6 +209,9 @@ pub unsafe extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> aclError {
 /// `host_ptr` is null or valid for writing a pointer.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtMallocHost(host_ptr: *mut *mut c_void, size: usize) -> aclError {
+    if let Some(code) = faults::check("aclrtMallocHost") {
+        return code;
+    }
     if host_ptr.is_null() {
         return fail(ACL_ERROR_INVALID_PARAM, "aclrtMallocHost: hostPtr is null");
     }
@@ -234,6 +250,9 @@ pub unsafe extern "C" fn aclrtMallocHost(host_ptr: *mut *mut c_void, size: usize
 /// Nothing may use the memory afterwards.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtFreeHost(host_ptr: *mut c_void) -> aclError {
+    if let Some(code) = faults::check("aclrtFreeHost") {
+        return code;
+    }
     if host_ptr.is_null() {
         return fail(ACL_ERROR_INVALID_PARAM, "aclrtFreeHost: hostPtr is null");
     }
@@ -243,7 +262,7 @@ pub unsafe extern "C" fn aclrtFreeHost(host_ptr: *mut c_void) -> aclError {
     }
 }
 
-fn kind_name(kind: aclrtMemcpyKind) -> &'static str {
+pub(crate) fn kind_name(kind: aclrtMemcpyKind) -> &'static str {
     match kind {
         ACL_MEMCPY_HOST_TO_HOST => "ACL_MEMCPY_HOST_TO_HOST",
         ACL_MEMCPY_HOST_TO_DEVICE => "ACL_MEMCPY_HOST_TO_DEVICE",
@@ -289,7 +308,7 @@ fn check_side(
 
 /// The provenance checks of a copy: which sides `kind` requires (inferred
 /// from the pointers for `ACL_MEMCPY_DEFAULT`) and where the ranges lie.
-fn check_copy(
+pub(crate) fn check_copy(
     kind: aclrtMemcpyKind,
     dst: usize,
     dst_region: Region,
@@ -322,10 +341,26 @@ fn check_copy(
         && src_side == Side::Device
         && dst_side == Side::Device
     {
-        return Err(format!(
-            "dst {dst:#x} is on device {d} and src {src:#x} on device {s}: peer access not enabled \
-             (cann-sim does not implement copies between devices yet)"
-        ));
+        // Between devices: one end on the current device, the other on a
+        // peer that the current device has enabled access to.
+        let other = if d == current {
+            s
+        } else if s == current {
+            d
+        } else {
+            return Err(format!(
+                "dst {dst:#x} is on device {d} and src {src:#x} on device {s}, but the current \
+                 device of this thread is {current}"
+            ));
+        };
+        if !state::global().lock().peers.contains(&(current, other)) {
+            return Err(format!(
+                "dst {dst:#x} is on device {d} and src {src:#x} on device {s}: peer access not \
+                 enabled from device {current} to device {other} (call \
+                 aclrtDeviceEnablePeerAccess({other}, 0) on device {current} first)"
+            ));
+        }
+        return Ok(());
     }
     check_side("dst", dst, dst_region, dst_side, what, current)?;
     check_side("src", src, src_region, src_side, what, current)
@@ -342,7 +377,8 @@ fn check_copy(
 /// device ends must be device memory on the current device, host ends must
 /// not be device memory (`ACL_MEMCPY_DEFAULT` infers the direction,
 /// `ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE` is host to device); device to device
-/// across devices needs peer access, which the simulator does not have yet.
+/// across devices needs one end on the current device and peer access
+/// enabled from it to the other end's device (`aclrtDeviceEnablePeerAccess`).
 ///
 /// # Safety
 ///
@@ -356,6 +392,9 @@ pub unsafe extern "C" fn aclrtMemcpy(
     count: usize,
     kind: aclrtMemcpyKind,
 ) -> aclError {
+    if let Some(code) = faults::check("aclrtMemcpy") {
+        return code;
+    }
     const F: &str = "aclrtMemcpy";
     if count == 0 {
         return ACL_SUCCESS;
@@ -430,6 +469,9 @@ pub unsafe extern "C" fn aclrtMemset(
     value: i32,
     count: usize,
 ) -> aclError {
+    if let Some(code) = faults::check("aclrtMemset") {
+        return code;
+    }
     const F: &str = "aclrtMemset";
     if count == 0 {
         return ACL_SUCCESS;
@@ -488,6 +530,9 @@ pub unsafe extern "C" fn aclrtGetMemInfo(
     free: *mut usize,
     total: *mut usize,
 ) -> aclError {
+    if let Some(code) = faults::check("aclrtGetMemInfo") {
+        return code;
+    }
     const F: &str = "aclrtGetMemInfo";
     if free.is_null() {
         return fail(ACL_ERROR_INVALID_PARAM, format!("{F}: free is null"));

@@ -160,16 +160,6 @@ pub unsafe extern "C" fn aclGetDataBufferSizeV2(_arg0: *const aclDataBuffer) -> 
     crate::recent_error::not_supported("aclGetDataBufferSizeV2");
     unsafe { ::core::mem::zeroed() }
 }
-///`aclGetDeviceCapability`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclGetDeviceCapability(
-    _arg0: u32,
-    _arg1: aclDeviceInfo,
-    _arg2: *mut i64,
-) -> aclError {
-    crate::recent_error::not_supported("aclGetDeviceCapability");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclGetTensorDescAddress`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclGetTensorDescAddress(
@@ -2743,33 +2733,6 @@ pub unsafe extern "C" fn aclrtCreateBinary(
     crate::recent_error::not_supported("aclrtCreateBinary");
     unsafe { ::core::mem::zeroed() }
 }
-///`aclrtCreateContext`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtCreateContext(_arg0: *mut aclrtContext, _arg1: i32) -> aclError {
-    crate::recent_error::not_supported("aclrtCreateContext");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtCreateEvent`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtCreateEvent(_arg0: *mut aclrtEvent) -> aclError {
-    crate::recent_error::not_supported("aclrtCreateEvent");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtCreateEventExWithFlag`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtCreateEventExWithFlag(
-    _arg0: *mut aclrtEvent,
-    _arg1: u32,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtCreateEventExWithFlag");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtCreateEventWithFlag`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtCreateEventWithFlag(_arg0: *mut aclrtEvent, _arg1: u32) -> aclError {
-    crate::recent_error::not_supported("aclrtCreateEventWithFlag");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtCreateGroupInfo`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtCreateGroupInfo() -> *mut aclrtGroupInfo {
@@ -2798,12 +2761,6 @@ pub unsafe extern "C" fn aclrtCreateNotify(_arg0: *mut aclrtNotify, _arg1: u64) 
     crate::recent_error::not_supported("aclrtCreateNotify");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtCreateStream`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtCreateStream(_arg0: *mut aclrtStream) -> aclError {
-    crate::recent_error::not_supported("aclrtCreateStream");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtCreateStreamConfigHandle`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtCreateStreamConfigHandle() -> *mut aclrtStreamConfigHandle {
@@ -2817,22 +2774,6 @@ pub unsafe extern "C" fn aclrtCreateStreamV2(
     _arg1: *const aclrtStreamConfigHandle,
 ) -> aclError {
     crate::recent_error::not_supported("aclrtCreateStreamV2");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtCreateStreamWithConfig`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtCreateStreamWithConfig(
-    _arg0: *mut aclrtStream,
-    _arg1: u32,
-    _arg2: u32,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtCreateStreamWithConfig");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtCtxGetCurrentDefaultStream`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtCtxGetCurrentDefaultStream(_arg0: *mut aclrtStream) -> aclError {
-    crate::recent_error::not_supported("aclrtCtxGetCurrentDefaultStream");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtCtxGetFloatOverflowAddr`: not supported by cann-sim.
@@ -2864,18 +2805,6 @@ pub unsafe extern "C" fn aclrtDestroyBinary(_arg0: aclrtBinary) -> aclError {
     crate::recent_error::not_supported("aclrtDestroyBinary");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtDestroyContext`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtDestroyContext(_arg0: aclrtContext) -> aclError {
-    crate::recent_error::not_supported("aclrtDestroyContext");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtDestroyEvent`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtDestroyEvent(_arg0: aclrtEvent) -> aclError {
-    crate::recent_error::not_supported("aclrtDestroyEvent");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtDestroyGroupInfo`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtDestroyGroupInfo(_arg0: *mut aclrtGroupInfo) -> aclError {
@@ -2900,46 +2829,12 @@ pub unsafe extern "C" fn aclrtDestroyNotify(_arg0: aclrtNotify) -> aclError {
     crate::recent_error::not_supported("aclrtDestroyNotify");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtDestroyStream`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtDestroyStream(_arg0: aclrtStream) -> aclError {
-    crate::recent_error::not_supported("aclrtDestroyStream");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtDestroyStreamConfigHandle`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtDestroyStreamConfigHandle(
     _arg0: *mut aclrtStreamConfigHandle,
 ) -> aclError {
     crate::recent_error::not_supported("aclrtDestroyStreamConfigHandle");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtDestroyStreamForce`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtDestroyStreamForce(_arg0: aclrtStream) -> aclError {
-    crate::recent_error::not_supported("aclrtDestroyStreamForce");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtDeviceCanAccessPeer`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtDeviceCanAccessPeer(
-    _arg0: *mut i32,
-    _arg1: i32,
-    _arg2: i32,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtDeviceCanAccessPeer");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtDeviceDisablePeerAccess`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtDeviceDisablePeerAccess(_arg0: i32) -> aclError {
-    crate::recent_error::not_supported("aclrtDeviceDisablePeerAccess");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtDeviceEnablePeerAccess`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtDeviceEnablePeerAccess(_arg0: i32, _arg1: u32) -> aclError {
-    crate::recent_error::not_supported("aclrtDeviceEnablePeerAccess");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtDeviceGetBareTgid`: not supported by cann-sim.
@@ -2971,15 +2866,6 @@ pub unsafe extern "C" fn aclrtDeviceGetP2PAtomicCapabilities(
     crate::recent_error::not_supported("aclrtDeviceGetP2PAtomicCapabilities");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtDeviceGetStreamPriorityRange`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtDeviceGetStreamPriorityRange(
-    _arg0: *mut i32,
-    _arg1: *mut i32,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtDeviceGetStreamPriorityRange");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtDeviceGetUuid`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtDeviceGetUuid(_arg0: i32, _arg1: *mut aclrtUuid) -> aclError {
@@ -3000,22 +2886,6 @@ pub unsafe extern "C" fn aclrtDevicePeerAccessStatus(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtDeviceTaskAbort(_arg0: i32, _arg1: u32) -> aclError {
     crate::recent_error::not_supported("aclrtDeviceTaskAbort");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtEventElapsedTime`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtEventElapsedTime(
-    _arg0: *mut f32,
-    _arg1: aclrtEvent,
-    _arg2: aclrtEvent,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtEventElapsedTime");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtEventGetTimestamp`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtEventGetTimestamp(_arg0: aclrtEvent, _arg1: *mut u64) -> aclError {
-    crate::recent_error::not_supported("aclrtEventGetTimestamp");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtFreeBuf`: not supported by cann-sim.
@@ -3140,22 +3010,6 @@ pub unsafe extern "C" fn aclrtGetBufUserData(
     crate::recent_error::not_supported("aclrtGetBufUserData");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtGetCurrentContext`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtGetCurrentContext(_arg0: *mut aclrtContext) -> aclError {
-    crate::recent_error::not_supported("aclrtGetCurrentContext");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtGetDeviceCapability`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtGetDeviceCapability(
-    _arg0: i32,
-    _arg1: aclrtDevFeatureType,
-    _arg2: *mut i32,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtGetDeviceCapability");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtGetDeviceIdFromExceptionInfo`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtGetDeviceIdFromExceptionInfo(
@@ -3163,16 +3017,6 @@ pub unsafe extern "C" fn aclrtGetDeviceIdFromExceptionInfo(
 ) -> u32 {
     crate::recent_error::not_supported("aclrtGetDeviceIdFromExceptionInfo");
     unsafe { ::core::mem::zeroed() }
-}
-///`aclrtGetDeviceInfo`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtGetDeviceInfo(
-    _arg0: u32,
-    _arg1: aclrtDevAttr,
-    _arg2: *mut i64,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtGetDeviceInfo");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtGetDeviceResLimit`: not supported by cann-sim.
 #[unsafe(no_mangle)]
@@ -3737,27 +3581,6 @@ pub unsafe extern "C" fn aclrtKernelArgsParaUpdate(
     crate::recent_error::not_supported("aclrtKernelArgsParaUpdate");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtLaunchCallback`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtLaunchCallback(
-    _arg0: aclrtCallback,
-    _arg1: *mut ::core::ffi::c_void,
-    _arg2: aclrtCallbackBlockType,
-    _arg3: aclrtStream,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtLaunchCallback");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtLaunchHostFunc`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtLaunchHostFunc(
-    _arg0: aclrtStream,
-    _arg1: aclrtHostFunc,
-    _arg2: *mut ::core::ffi::c_void,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtLaunchHostFunc");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtLaunchKernel`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtLaunchKernel(
@@ -4150,19 +3973,6 @@ pub unsafe extern "C" fn aclrtMemcpy2dAsync(
     crate::recent_error::not_supported("aclrtMemcpy2dAsync");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtMemcpyAsync`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMemcpyAsync(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: usize,
-    _arg2: *const ::core::ffi::c_void,
-    _arg3: usize,
-    _arg4: aclrtMemcpyKind,
-    _arg5: aclrtStream,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtMemcpyAsync");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtMemcpyAsyncWithCondition`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtMemcpyAsyncWithCondition(
@@ -4317,18 +4127,6 @@ pub unsafe extern "C" fn aclrtMemcpyToSymbolAsync(
     crate::recent_error::not_supported("aclrtMemcpyToSymbolAsync");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtMemsetAsync`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMemsetAsync(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: usize,
-    _arg2: i32,
-    _arg3: usize,
-    _arg4: aclrtStream,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtMemsetAsync");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtMemsetD32`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtMemsetD32(
@@ -4446,12 +4244,6 @@ pub unsafe extern "C" fn aclrtProcessHostFunc(_arg0: i32) -> aclError {
     crate::recent_error::not_supported("aclrtProcessHostFunc");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtProcessReport`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtProcessReport(_arg0: i32) -> aclError {
-    crate::recent_error::not_supported("aclrtProcessReport");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtProfTrace`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtProfTrace(
@@ -4471,24 +4263,6 @@ pub unsafe extern "C" fn aclrtQueryDeviceStatus(
     crate::recent_error::not_supported("aclrtQueryDeviceStatus");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtQueryEvent`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtQueryEvent(
-    _arg0: aclrtEvent,
-    _arg1: *mut aclrtEventStatus,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtQueryEvent");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtQueryEventStatus`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtQueryEventStatus(
-    _arg0: aclrtEvent,
-    _arg1: *mut aclrtEventRecordedStatus,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtQueryEventStatus");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtQueryEventWaitStatus`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtQueryEventWaitStatus(
@@ -4506,12 +4280,6 @@ pub unsafe extern "C" fn aclrtRandomNumAsync(
     _arg2: *mut ::core::ffi::c_void,
 ) -> aclError {
     crate::recent_error::not_supported("aclrtRandomNumAsync");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtRecordEvent`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtRecordEvent(_arg0: aclrtEvent, _arg1: aclrtStream) -> aclError {
-    crate::recent_error::not_supported("aclrtRecordEvent");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtRecordNotify`: not supported by cann-sim.
@@ -4607,12 +4375,6 @@ pub unsafe extern "C" fn aclrtResetDeviceResLimit(_arg0: i32) -> aclError {
     crate::recent_error::not_supported("aclrtResetDeviceResLimit");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtResetEvent`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtResetEvent(_arg0: aclrtEvent, _arg1: aclrtStream) -> aclError {
-    crate::recent_error::not_supported("aclrtResetEvent");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtResetFloatOverflowStatus`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtResetFloatOverflowStatus(_arg0: aclrtStream) -> aclError {
@@ -4646,12 +4408,6 @@ pub unsafe extern "C" fn aclrtSetBufUserData(
     _arg3: usize,
 ) -> aclError {
     crate::recent_error::not_supported("aclrtSetBufUserData");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtSetCurrentContext`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtSetCurrentContext(_arg0: aclrtContext) -> aclError {
-    crate::recent_error::not_supported("aclrtSetCurrentContext");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtSetDeviceResLimit`: not supported by cann-sim.
@@ -4853,43 +4609,10 @@ pub unsafe extern "C" fn aclrtStreamAbort(_arg0: aclrtStream) -> aclError {
     crate::recent_error::not_supported("aclrtStreamAbort");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtStreamGetFlags`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtStreamGetFlags(_arg0: aclrtStream, _arg1: *mut u32) -> aclError {
-    crate::recent_error::not_supported("aclrtStreamGetFlags");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtStreamGetId`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtStreamGetId(_arg0: aclrtStream, _arg1: *mut i32) -> aclError {
-    crate::recent_error::not_supported("aclrtStreamGetId");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtStreamGetPriority`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtStreamGetPriority(_arg0: aclrtStream, _arg1: *mut u32) -> aclError {
-    crate::recent_error::not_supported("aclrtStreamGetPriority");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtStreamQuery`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtStreamQuery(
-    _arg0: aclrtStream,
-    _arg1: *mut aclrtStreamStatus,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtStreamQuery");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtStreamStop`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtStreamStop(_arg0: aclrtStream) -> aclError {
     crate::recent_error::not_supported("aclrtStreamStop");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtStreamWaitEvent`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtStreamWaitEvent(_arg0: aclrtStream, _arg1: aclrtEvent) -> aclError {
-    crate::recent_error::not_supported("aclrtStreamWaitEvent");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtStreamWaitEventWithTimeout`: not supported by cann-sim.
@@ -4906,12 +4629,6 @@ pub unsafe extern "C" fn aclrtStreamWaitEventWithTimeout(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtSubscribeHostFunc(_arg0: u64, _arg1: aclrtStream) -> aclError {
     crate::recent_error::not_supported("aclrtSubscribeHostFunc");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtSubscribeReport`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtSubscribeReport(_arg0: u64, _arg1: aclrtStream) -> aclError {
-    crate::recent_error::not_supported("aclrtSubscribeReport");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtSwitchLabelByIndex`: not supported by cann-sim.
@@ -4939,46 +4656,10 @@ pub unsafe extern "C" fn aclrtSwitchStream(
     crate::recent_error::not_supported("aclrtSwitchStream");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtSynchronizeDevice`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtSynchronizeDevice() -> aclError {
-    crate::recent_error::not_supported("aclrtSynchronizeDevice");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtSynchronizeDeviceWithTimeout`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtSynchronizeDeviceWithTimeout(_arg0: i32) -> aclError {
     crate::recent_error::not_supported("aclrtSynchronizeDeviceWithTimeout");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtSynchronizeEvent`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtSynchronizeEvent(_arg0: aclrtEvent) -> aclError {
-    crate::recent_error::not_supported("aclrtSynchronizeEvent");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtSynchronizeEventWithTimeout`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtSynchronizeEventWithTimeout(
-    _arg0: aclrtEvent,
-    _arg1: i32,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtSynchronizeEventWithTimeout");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtSynchronizeStream`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtSynchronizeStream(_arg0: aclrtStream) -> aclError {
-    crate::recent_error::not_supported("aclrtSynchronizeStream");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtSynchronizeStreamWithTimeout`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtSynchronizeStreamWithTimeout(
-    _arg0: aclrtStream,
-    _arg1: i32,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtSynchronizeStreamWithTimeout");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtTaskUpdateAsync`: not supported by cann-sim.
@@ -4996,12 +4677,6 @@ pub unsafe extern "C" fn aclrtTaskUpdateAsync(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtUnSubscribeHostFunc(_arg0: u64, _arg1: aclrtStream) -> aclError {
     crate::recent_error::not_supported("aclrtUnSubscribeHostFunc");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtUnSubscribeReport`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtUnSubscribeReport(_arg0: u64, _arg1: aclrtStream) -> aclError {
-    crate::recent_error::not_supported("aclrtUnSubscribeReport");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtUnmapMem`: not supported by cann-sim.

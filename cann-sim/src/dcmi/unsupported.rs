@@ -20,65 +20,6 @@ pub unsafe extern "C" fn dcmi_get_card_elabel_v2(
     crate::recent_error::not_supported("dcmi_get_card_elabel_v2");
     dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
 }
-///`dcmi_get_card_id_device_id_from_logicid`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_card_id_device_id_from_logicid(
-    _arg0: *mut ::core::ffi::c_int,
-    _arg1: *mut ::core::ffi::c_int,
-    _arg2: ::core::ffi::c_uint,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_card_id_device_id_from_logicid");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_get_card_id_device_id_from_phyid`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_card_id_device_id_from_phyid(
-    _arg0: *mut ::core::ffi::c_int,
-    _arg1: *mut ::core::ffi::c_int,
-    _arg2: ::core::ffi::c_uint,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_card_id_device_id_from_phyid");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_get_card_list`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_card_list(
-    _arg0: *mut ::core::ffi::c_int,
-    _arg1: *mut ::core::ffi::c_int,
-    _arg2: ::core::ffi::c_int,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_card_list");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_get_card_num_list`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_card_num_list(
-    _arg0: *mut ::core::ffi::c_int,
-    _arg1: *mut ::core::ffi::c_int,
-    _arg2: ::core::ffi::c_int,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_card_num_list");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_get_dcmi_version`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_dcmi_version(
-    _arg0: *mut ::core::ffi::c_char,
-    _arg1: ::core::ffi::c_uint,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_dcmi_version");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_get_device_aicore_info`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_device_aicore_info(
-    _arg0: ::core::ffi::c_int,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *mut dcmi_aicore_info,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_device_aicore_info");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
 ///`dcmi_get_device_aicpu_info`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dcmi_get_device_aicpu_info(
@@ -99,26 +40,6 @@ pub unsafe extern "C" fn dcmi_get_device_board_info(
     crate::recent_error::not_supported("dcmi_get_device_board_info");
     dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
 }
-///`dcmi_get_device_chip_info`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_device_chip_info(
-    _arg0: ::core::ffi::c_int,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *mut dcmi_chip_info,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_device_chip_info");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_get_device_chip_info_v2`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_device_chip_info_v2(
-    _arg0: ::core::ffi::c_int,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *mut dcmi_chip_info_v2,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_device_chip_info_v2");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
 ///`dcmi_get_device_die_v2`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dcmi_get_device_die_v2(
@@ -128,17 +49,6 @@ pub unsafe extern "C" fn dcmi_get_device_die_v2(
     _arg3: *mut dcmi_die_id,
 ) -> ::core::ffi::c_int {
     crate::recent_error::not_supported("dcmi_get_device_die_v2");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_get_device_ecc_info`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_device_ecc_info(
-    _arg0: ::core::ffi::c_int,
-    _arg1: ::core::ffi::c_int,
-    _arg2: dcmi_device_type,
-    _arg3: *mut dcmi_ecc_info,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_device_ecc_info");
     dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
 }
 ///`dcmi_get_device_elabel_info`: not supported by cann-sim.
@@ -163,99 +73,6 @@ pub unsafe extern "C" fn dcmi_get_device_errorcode_string(
     crate::recent_error::not_supported("dcmi_get_device_errorcode_string");
     dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
 }
-///`dcmi_get_device_errorcode_v2`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_device_errorcode_v2(
-    _arg0: ::core::ffi::c_int,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *mut ::core::ffi::c_int,
-    _arg3: *mut ::core::ffi::c_uint,
-    _arg4: ::core::ffi::c_uint,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_device_errorcode_v2");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_get_device_frequency`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_device_frequency(
-    _arg0: ::core::ffi::c_int,
-    _arg1: ::core::ffi::c_int,
-    _arg2: dcmi_freq_type,
-    _arg3: *mut ::core::ffi::c_uint,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_device_frequency");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_get_device_hbm_info`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_device_hbm_info(
-    _arg0: ::core::ffi::c_int,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *mut dcmi_hbm_info,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_device_hbm_info");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_get_device_health`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_device_health(
-    _arg0: ::core::ffi::c_int,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *mut ::core::ffi::c_uint,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_device_health");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_get_device_id_in_card`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_device_id_in_card(
-    _arg0: ::core::ffi::c_int,
-    _arg1: *mut ::core::ffi::c_int,
-    _arg2: *mut ::core::ffi::c_int,
-    _arg3: *mut ::core::ffi::c_int,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_device_id_in_card");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_get_device_logic_id`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_device_logic_id(
-    _arg0: *mut ::core::ffi::c_int,
-    _arg1: ::core::ffi::c_int,
-    _arg2: ::core::ffi::c_int,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_device_logic_id");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_get_device_logicid_from_phyid`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_device_logicid_from_phyid(
-    _arg0: ::core::ffi::c_uint,
-    _arg1: *mut ::core::ffi::c_uint,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_device_logicid_from_phyid");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_get_device_memory_info_v3`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_device_memory_info_v3(
-    _arg0: ::core::ffi::c_int,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *mut dcmi_get_memory_info_stru,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_device_memory_info_v3");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_get_device_multi_utilization_rate`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_device_multi_utilization_rate(
-    _arg0: ::core::ffi::c_int,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *mut dcmi_multi_utilization_info,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_device_multi_utilization_rate");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
 ///`dcmi_get_device_network_health`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dcmi_get_device_network_health(
@@ -264,55 +81,6 @@ pub unsafe extern "C" fn dcmi_get_device_network_health(
     _arg2: *mut dcmi_rdfx_detect_result,
 ) -> ::core::ffi::c_int {
     crate::recent_error::not_supported("dcmi_get_device_network_health");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_get_device_num_in_card`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_device_num_in_card(
-    _arg0: ::core::ffi::c_int,
-    _arg1: *mut ::core::ffi::c_int,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_device_num_in_card");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_get_device_pcie_info_v2`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_device_pcie_info_v2(
-    _arg0: ::core::ffi::c_int,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *mut dcmi_pcie_info_all,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_device_pcie_info_v2");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_get_device_phyid_from_logicid`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_device_phyid_from_logicid(
-    _arg0: ::core::ffi::c_uint,
-    _arg1: *mut ::core::ffi::c_uint,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_device_phyid_from_logicid");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_get_device_power_info`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_device_power_info(
-    _arg0: ::core::ffi::c_int,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *mut ::core::ffi::c_int,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_device_power_info");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_get_device_resource_info`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_device_resource_info(
-    _arg0: ::core::ffi::c_int,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *mut dcmi_proc_mem_info,
-    _arg3: *mut ::core::ffi::c_int,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_device_resource_info");
     dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
 }
 ///`dcmi_get_device_sensor_info`: not supported by cann-sim.
@@ -326,56 +94,6 @@ pub unsafe extern "C" fn dcmi_get_device_sensor_info(
     crate::recent_error::not_supported("dcmi_get_device_sensor_info");
     dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
 }
-///`dcmi_get_device_temperature`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_device_temperature(
-    _arg0: ::core::ffi::c_int,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *mut ::core::ffi::c_int,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_device_temperature");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_get_device_type`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_device_type(
-    _arg0: ::core::ffi::c_int,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *mut dcmi_unit_type,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_device_type");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_get_device_utilization_rate`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_device_utilization_rate(
-    _arg0: ::core::ffi::c_int,
-    _arg1: ::core::ffi::c_int,
-    _arg2: ::core::ffi::c_int,
-    _arg3: *mut ::core::ffi::c_uint,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_device_utilization_rate");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_get_device_voltage`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_device_voltage(
-    _arg0: ::core::ffi::c_int,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *mut ::core::ffi::c_uint,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_device_voltage");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_get_driver_version`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_get_driver_version(
-    _arg0: *mut ::core::ffi::c_char,
-    _arg1: ::core::ffi::c_uint,
-) -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_get_driver_version");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
 ///`dcmi_get_product_type`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dcmi_get_product_type(
@@ -385,11 +103,5 @@ pub unsafe extern "C" fn dcmi_get_product_type(
     _arg3: ::core::ffi::c_int,
 ) -> ::core::ffi::c_int {
     crate::recent_error::not_supported("dcmi_get_product_type");
-    dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
-}
-///`dcmi_init`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcmi_init() -> ::core::ffi::c_int {
-    crate::recent_error::not_supported("dcmi_init");
     dcmi_sys::DCMI_ERR_CODE_NOT_SUPPORT
 }

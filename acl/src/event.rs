@@ -1,0 +1,314 @@
+//! Events: markers in a stream's queue.
+//!
+//! An [`Event`] is *recorded* on a stream ([`Event::record`]); it completes
+//! when the stream's work queued before the record has finished. The host
+//! can poll ([`Event::is_complete`]) or wait ([`Event::synchronize`]);
+//! another stream can wait for it without blocking the host
+//! ([`Stream::wait_event`](crate::Stream::wait_event)). Events created with
+//! [`EventFlags::TIMING`] carry a timestamp, so two of them measure the time
+//! between two points of a stream ([`Event::elapsed_since`]).
+//!
+//! Events are relatively costly to create (the runtime limits them per
+//! device); the crate keeps a per-device pool of synchronisation events for
+//! its own cross-stream ordering.
+
+use crate::error::{Error, Result};
+use crate::{Device, Stream, release, result};
+use acl_sys as sys;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Event creation flags (`ACL_EVENT_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct EventFlags(u32);
+
+impl EventFlags {
+    /// `ACL_EVENT_SYNC`: usable by `Stream::wait_event` and resettable.
+    pub const SYNC: EventFlags = EventFlags(sys::ACL_EVENT_SYNC);
+    /// `ACL_EVENT_TIME_LINE`: records a timestamp (costs some performance).
+    pub const TIMING: EventFlags = EventFlags(sys::ACL_EVENT_TIME_LINE);
+    /// `ACL_EVENT_CAPTURE_STREAM_PROGRESS`.
+    pub const CAPTURE_STREAM_PROGRESS: EventFlags =
+        EventFlags(sys::ACL_EVENT_CAPTURE_STREAM_PROGRESS);
+    /// `ACL_EVENT_DEVICE_USE_ONLY`: only devices wait on it, never the host.
+    pub const DEVICE_USE_ONLY: EventFlags = EventFlags(sys::ACL_EVENT_DEVICE_USE_ONLY);
+
+    /// The raw flag bits.
+    pub const fn bits(self) -> u32 {
+        self.0
+    }
+
+    /// Flags from raw bits, passed to the runtime unchecked (it validates them).
+    pub const fn from_bits(bits: u32) -> EventFlags {
+        EventFlags(bits)
+    }
+
+    /// Whether every flag of `other` is set.
+    pub const fn contains(self, other: EventFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+impl std::ops::BitOr for EventFlags {
+    type Output = EventFlags;
+    fn bitor(self, rhs: EventFlags) -> EventFlags {
+        EventFlags(self.0 | rhs.0)
+    }
+}
+
+impl Default for EventFlags {
+    /// Synchronising and timed.
+    fn default() -> EventFlags {
+        EventFlags::SYNC | EventFlags::TIMING
+    }
+}
+
+/// An event on one device. Cheap to clone (an `Arc`); destroyed after the
+/// last handle, once the host no longer waits on it.
+///
+/// `Send + Sync`: events may be recorded, queried and waited on from any
+/// thread; the runtime serialises them.
+#[derive(Clone)]
+pub struct Event {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    raw: sys::aclrtEvent,
+    flags: EventFlags,
+    device: Device,
+}
+
+// SAFETY: `raw` is an opaque runtime handle usable from any thread.
+unsafe impl Send for Inner {}
+// SAFETY: as above; every use goes through the runtime.
+unsafe impl Sync for Inner {}
+
+impl std::fmt::Debug for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Event")
+            .field("raw", &self.inner.raw)
+            .field("flags", &self.inner.flags)
+            .field("device", &self.inner.device.ordinal())
+            .finish()
+    }
+}
+
+impl Event {
+    /// Creates an event with `flags` ([`EventFlags::default`] is sync + timed).
+    ///
+    /// # Errors
+    ///
+    /// `ACL_ERROR_RT_PARAM_INVALID` (107000) for invalid flags; the runtime's
+    /// error when the device's event limit is reached.
+    #[doc(alias = "aclrtCreateEventWithFlag")]
+    pub fn new(device: &Device, flags: EventFlags) -> Result<Event> {
+        device.bind()?;
+        let raw = result::create_event_with_flag(flags.bits())?;
+        Ok(Event {
+            inner: Arc::new(Inner {
+                raw,
+                flags,
+                device: device.clone(),
+            }),
+        })
+    }
+
+    /// The flags it was created with.
+    pub fn flags(&self) -> EventFlags {
+        self.inner.flags
+    }
+
+    /// The device it belongs to.
+    pub fn device(&self) -> &Device {
+        &self.inner.device
+    }
+
+    /// The raw handle, for C APIs.
+    pub fn as_raw(&self) -> sys::aclrtEvent {
+        self.inner.raw
+    }
+
+    /// Records the event on `stream`: it completes when the work queued on
+    /// `stream` so far has finished. Re-recording moves it to the new point.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the stream is on another device; the
+    /// runtime's error from `aclrtRecordEvent`.
+    #[doc(alias = "aclrtRecordEvent")]
+    pub fn record(&self, stream: &Stream) -> Result<()> {
+        if stream.device() != &self.inner.device {
+            return Err(Error::invalid(
+                "Event::record",
+                format!(
+                    "the event belongs to device {} and the stream to device {}",
+                    self.inner.device.ordinal(),
+                    stream.device().ordinal()
+                ),
+            ));
+        }
+        self.inner.device.bind()?;
+        // SAFETY: both handles are live (held by `self` and `stream`).
+        unsafe { result::record_event(self.inner.raw, stream.as_raw()) }
+    }
+
+    /// Whether the recorded work has completed (without waiting).
+    ///
+    /// # Errors
+    ///
+    /// The runtime's error from `aclrtQueryEventStatus`.
+    #[doc(alias = "aclrtQueryEventStatus")]
+    pub fn is_complete(&self) -> Result<bool> {
+        self.inner.device.bind()?;
+        // SAFETY: the event is live.
+        unsafe { result::query_event_status(self.inner.raw) }
+    }
+
+    /// Blocks the calling thread until the recorded work has completed.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's error, including faults of the awaited work.
+    #[doc(alias = "aclrtSynchronizeEvent")]
+    pub fn synchronize(&self) -> Result<()> {
+        self.inner.device.bind()?;
+        // SAFETY: the event is live.
+        unsafe { result::synchronize_event(self.inner.raw) }
+    }
+
+    /// Like [`Event::synchronize`], giving up after `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// `ACL_ERROR_RT_EVENT_SYNC_TIMEOUT` (507047) when the time runs out;
+    /// [`Error::InvalidArgument`] for a zero timeout or one above `i32::MAX` ms.
+    #[doc(alias = "aclrtSynchronizeEventWithTimeout")]
+    pub fn synchronize_timeout(&self, timeout: Duration) -> Result<()> {
+        let ms = timeout_ms("Event::synchronize_timeout", timeout)?;
+        self.inner.device.bind()?;
+        // SAFETY: the event is live.
+        unsafe { result::synchronize_event_with_timeout(self.inner.raw, ms) }
+    }
+
+    /// The time from `start` to this event, both recorded with
+    /// [`EventFlags::TIMING`] and complete.
+    ///
+    /// # Errors
+    ///
+    /// `ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID` (107006) when an event has not
+    /// completed yet; [`Error::InvalidArgument`] when `start` is later than
+    /// this event (the runtime reports a negative time) or an event lacks
+    /// the timing flag.
+    #[doc(alias = "aclrtEventElapsedTime")]
+    pub fn elapsed_since(&self, start: &Event) -> Result<Duration> {
+        for (which, e) in [("start", start), ("end", self)] {
+            if !e.flags().contains(EventFlags::TIMING) {
+                return Err(Error::invalid(
+                    "Event::elapsed_since",
+                    format!("the {which} event was created without EventFlags::TIMING"),
+                ));
+            }
+        }
+        self.inner.device.bind()?;
+        // SAFETY: both events are live.
+        let ms = unsafe { result::event_elapsed_time(start.inner.raw, self.inner.raw)? };
+        if !ms.is_finite() || ms < 0.0 {
+            return Err(Error::invalid(
+                "Event::elapsed_since",
+                format!("the start event is later than the end event ({ms} ms)"),
+            ));
+        }
+        Ok(Duration::from_secs_f64(f64::from(ms) / 1000.0))
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        let outcome = self.device.bind().and_then(|()| {
+            // SAFETY: the last handle is gone, so nothing waits on it from the
+            // host; queued waits on it were enqueued before and keep their own
+            // reference in the runtime.
+            unsafe { result::destroy_event(self.raw) }
+        });
+        if let Err(e) = outcome {
+            release::record("Event", e);
+        }
+    }
+}
+
+/// Converts a timeout to the runtime's milliseconds (`> 0`, `-1` for none).
+pub(crate) fn timeout_ms(function: &'static str, timeout: Duration) -> Result<i32> {
+    let ms = timeout.as_millis();
+    if ms == 0 {
+        return Err(Error::invalid(
+            function,
+            "the timeout must be at least 1 ms",
+        ));
+    }
+    i32::try_from(ms)
+        .map_err(|_| Error::invalid(function, format!("the timeout {ms} ms exceeds i32::MAX ms")))
+}
+
+/// The per-device pool of `ACL_EVENT_SYNC` events the crate uses to order
+/// work across streams. An event goes back to the pool as soon as the waits
+/// on it have been enqueued: a wait captures the event's latest record at the
+/// time it is enqueued, so re-recording a pooled event later is harmless.
+#[derive(Default)]
+pub(crate) struct EventPool {
+    free: Mutex<Vec<usize>>,
+}
+
+impl EventPool {
+    /// An event from the pool (or a new one). The device must be bound.
+    pub(crate) fn acquire(&self) -> Result<sys::aclrtEvent> {
+        let pooled = self.free.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        match pooled {
+            Some(raw) => Ok(raw as sys::aclrtEvent),
+            None => result::create_event_with_flag(sys::ACL_EVENT_SYNC),
+        }
+    }
+
+    /// Returns an event to the pool.
+    pub(crate) fn release(&self, raw: sys::aclrtEvent) {
+        self.free
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(raw as usize);
+    }
+
+    /// Destroys every pooled event (the device must be bound).
+    pub(crate) fn destroy_all(&self) {
+        let all = std::mem::take(&mut *self.free.lock().unwrap_or_else(|p| p.into_inner()));
+        for raw in all {
+            // SAFETY: pooled events have no host waiters; the device's work
+            // is finished when its last handle goes.
+            if let Err(e) = unsafe { result::destroy_event(raw as sys::aclrtEvent) } {
+                release::record("Event", e);
+            }
+        }
+    }
+}
+
+/// Orders `later` after the work queued so far on `earlier` (same device),
+/// using a pooled event. No-op when they are the same stream.
+pub(crate) fn order_after(later: &Stream, earlier: &Stream) -> Result<()> {
+    if later.same_queue(earlier) {
+        return Ok(());
+    }
+    if later.device() != earlier.device() {
+        // Across devices (peer copies), wait on the host: simple and safe.
+        return earlier.synchronize();
+    }
+    let device = earlier.device();
+    device.bind()?;
+    let pool = &device.inner.events;
+    let ev = pool.acquire()?;
+    // SAFETY: the event and both streams are live.
+    let outcome = unsafe {
+        result::record_event(ev, earlier.as_raw())
+            .and_then(|()| result::stream_wait_event(later.as_raw(), ev))
+    };
+    pool.release(ev);
+    outcome
+}

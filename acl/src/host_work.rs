@@ -1,0 +1,317 @@
+//! Host work queued on streams: host functions and callbacks, as Rust closures.
+//!
+//! AscendCL has two mechanisms, and a stream may use only one of them:
+//!
+//! - **Host functions** ([`Stream::launch_host_fn`], `aclrtLaunchHostFunc`,
+//!   Atlas A2/A3 and later): the runtime runs the function on a thread of
+//!   its own; later work on the stream waits for it.
+//! - **Callbacks** ([`Stream::launch_callback`], `aclrtLaunchCallback`, all
+//!   parts): the runtime hands the callback to a user thread subscribed to
+//!   the stream (`aclrtSubscribeReport`), which runs it inside
+//!   `aclrtProcessReport`. This crate runs that thread for you, one per
+//!   device, started by the first callback and stopped with the device.
+//!   A callback may block later work on the stream ([`CallbackMode::Blocking`])
+//!   or not.
+//!
+//! Either way the closure runs on another thread, later. It must not call
+//! back into this crate: the runtime forbids synchronising or queueing work
+//! from host work (it deadlocks), so such calls fail with
+//! [`Error::InvalidArgument`](crate::Error::InvalidArgument). A panic is
+//! caught — it never unwinds into C — and the stream's next
+//! [`Stream::synchronize`] returns [`Error::HostFunctionPanicked`](crate::Error::HostFunctionPanicked).
+//! If the runtime refuses the launch, the closure is dropped without running.
+
+use crate::error::{Error, Result};
+use crate::{Device, Stream, result};
+use acl_sys as sys;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Whether a callback holds back the work queued after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallbackMode {
+    /// Later work waits until the callback returns (`ACL_CALLBACK_BLOCK`).
+    Blocking,
+    /// Later work proceeds; the callback runs when its thread gets to it
+    /// (`ACL_CALLBACK_NO_BLOCK`).
+    NonBlocking,
+}
+
+/// Which mechanism a queue uses (the runtime forbids mixing them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Mechanism {
+    #[default]
+    None,
+    HostFn,
+    /// Callbacks, subscribed to the thread with this id.
+    Callback(u64),
+}
+
+/// Per-queue state shared by all handles of a stream.
+#[derive(Debug, Default)]
+pub(crate) struct Shared {
+    panics: Mutex<Vec<String>>,
+    mechanism: Mutex<Mechanism>,
+}
+
+impl Shared {
+    fn push(&self, msg: String) {
+        self.panics
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(msg);
+    }
+
+    /// The panics not yet reported, as one error.
+    pub(crate) fn take_failure(&self) -> Option<Error> {
+        let mut v = self.panics.lock().unwrap_or_else(|p| p.into_inner());
+        if v.is_empty() {
+            return None;
+        }
+        Some(Error::HostFunctionPanicked {
+            message: std::mem::take(&mut *v).join("; "),
+        })
+    }
+}
+
+struct Payload {
+    f: Box<dyn FnOnce() + Send>,
+    shared: Arc<Shared>,
+}
+
+fn into_raw(f: Box<dyn FnOnce() + Send>, shared: &Arc<Shared>) -> *mut Payload {
+    Box::into_raw(Box::new(Payload {
+        f,
+        shared: shared.clone(),
+    }))
+}
+
+/// Runs a payload handed back by the runtime: device calls refused, panics caught.
+///
+/// # Safety
+///
+/// `raw` is a `Payload` from `into_raw`, not yet run.
+unsafe fn run(raw: *mut c_void) {
+    if raw.is_null() {
+        return;
+    }
+    // SAFETY: the caller's contract: a leaked Box<Payload>, handed over once.
+    let Payload { f, shared } = *unsafe { Box::from_raw(raw.cast::<Payload>()) };
+    let outcome = crate::device::forbid_device_calls(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+    });
+    if let Err(panic) = outcome {
+        let msg = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic with a non-string payload".to_string());
+        shared.push(msg);
+    }
+}
+
+unsafe extern "C" fn trampoline(raw: *mut c_void) {
+    // SAFETY: the runtime passes back the pointer given at launch, once.
+    unsafe { run(raw) }
+}
+
+/// Launches a payload; on failure the payload is reclaimed and dropped.
+fn launch(
+    shared: &Arc<Shared>,
+    f: Box<dyn FnOnce() + Send>,
+    go: impl FnOnce(*mut c_void) -> Result<()>,
+) -> Result<()> {
+    let raw = into_raw(f, shared);
+    let outcome = go(raw.cast());
+    if outcome.is_err() {
+        // SAFETY: the runtime refused it, so it will never call back with it.
+        drop(unsafe { Box::from_raw(raw) });
+    }
+    outcome
+}
+
+impl Stream {
+    /// Queues `f` as a host function (`aclrtLaunchHostFunc`): a runtime
+    /// thread runs it when the stream reaches it, and later work waits for it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when this stream already uses
+    /// [`launch_callback`](Self::launch_callback); the runtime's error from
+    /// `aclrtLaunchHostFunc`. On error `f` is dropped without running.
+    #[doc(alias = "aclrtLaunchHostFunc")]
+    pub fn launch_host_fn<F: FnOnce() + Send + 'static>(&self, f: F) -> Result<()> {
+        self.device().bind()?;
+        let shared = self.shared();
+        {
+            let mut m = shared.mechanism.lock().unwrap_or_else(|p| p.into_inner());
+            match *m {
+                Mechanism::Callback(_) => {
+                    return Err(Error::invalid(
+                        "Stream::launch_host_fn",
+                        "this stream runs callbacks (launch_callback); the runtime does not allow \
+                         host functions on it too",
+                    ));
+                }
+                _ => *m = Mechanism::HostFn,
+            }
+        }
+        launch(shared, Box::new(f), |raw| {
+            // SAFETY: `trampoline` runs the payload once; the stream is live.
+            unsafe { result::launch_host_func(self.as_raw(), Some(trampoline), raw) }
+        })
+    }
+
+    /// Queues `f` as a callback (`aclrtLaunchCallback`), run by the device's
+    /// callback thread when the stream reaches it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when this stream already uses
+    /// [`launch_host_fn`](Self::launch_host_fn); the runtime's error from
+    /// subscribing the stream or launching. On error `f` is dropped without
+    /// running.
+    #[doc(alias = "aclrtLaunchCallback")]
+    pub fn launch_callback<F: FnOnce() + Send + 'static>(
+        &self,
+        mode: CallbackMode,
+        f: F,
+    ) -> Result<()> {
+        self.device().bind()?;
+        let shared = self.shared();
+        {
+            let mut m = shared.mechanism.lock().unwrap_or_else(|p| p.into_inner());
+            match *m {
+                Mechanism::HostFn => {
+                    return Err(Error::invalid(
+                        "Stream::launch_callback",
+                        "this stream runs host functions (launch_host_fn); the runtime does not \
+                         allow callbacks on it too",
+                    ));
+                }
+                Mechanism::Callback(_) => {}
+                Mechanism::None => {
+                    let tid = self.device().inner.callback_thread.ensure(self.device())?;
+                    // SAFETY: the stream is live.
+                    unsafe { result::subscribe_report(tid, self.as_raw())? };
+                    *m = Mechanism::Callback(tid);
+                }
+            }
+        }
+        let block = match mode {
+            CallbackMode::Blocking => sys::ACL_CALLBACK_BLOCK,
+            CallbackMode::NonBlocking => sys::ACL_CALLBACK_NO_BLOCK,
+        };
+        launch(shared, Box::new(f), |raw| {
+            // SAFETY: `trampoline` runs the payload once; the stream is live.
+            unsafe { result::launch_callback(Some(trampoline), raw, block, self.as_raw()) }
+        })
+    }
+}
+
+/// Ends a stream's callback subscription, if it has one (stream teardown).
+///
+/// # Safety
+///
+/// `raw` is the live stream `shared` belongs to, on `device`'s context.
+pub(crate) unsafe fn unsubscribe(
+    device: &Device,
+    raw: sys::aclrtStream,
+    shared: &Shared,
+) -> Result<()> {
+    let m = *shared.mechanism.lock().unwrap_or_else(|p| p.into_inner());
+    match m {
+        Mechanism::Callback(tid) => {
+            device.bind()?;
+            // SAFETY: the caller's contract.
+            unsafe { result::unsubscribe_report(tid, raw) }
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Ends the default stream's subscription (device teardown; the context is current).
+pub(crate) fn unsubscribe_default(_ctx: sys::aclrtContext, shared: &Shared) -> Result<()> {
+    let m = *shared.mechanism.lock().unwrap_or_else(|p| p.into_inner());
+    match m {
+        // SAFETY: the null stream is the current context's default stream.
+        Mechanism::Callback(tid) => unsafe {
+            result::unsubscribe_report(tid, std::ptr::null_mut())
+        },
+        _ => Ok(()),
+    }
+}
+
+/// The per-device thread that runs callbacks (`aclrtProcessReport` in a loop).
+#[derive(Default)]
+pub(crate) struct CallbackThread {
+    worker: Mutex<Option<Worker>>,
+}
+
+struct Worker {
+    tid: u64,
+    stop: Arc<AtomicBool>,
+    handle: std::thread::JoinHandle<()>,
+}
+
+/// How long one `aclrtProcessReport` waits before the thread checks whether
+/// to stop.
+const POLL_MS: i32 = 20;
+
+impl CallbackThread {
+    /// The thread's id (starting it if needed).
+    fn ensure(&self, device: &Device) -> Result<u64> {
+        let mut w = self.worker.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(worker) = w.as_ref() {
+            return Ok(worker.tid);
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let ordinal = device.ordinal();
+        let handle = std::thread::Builder::new()
+            .name(format!("acl-callbacks-{ordinal}"))
+            .spawn(move || {
+                while !flag.load(Ordering::Acquire) {
+                    // Timeouts (507012) and "no stream subscribed yet" (107012)
+                    // are the normal idle states; anything else is reported.
+                    if let Err(e) = result::process_report(POLL_MS) {
+                        let idle = matches!(
+                            e.code(),
+                            Some(
+                                crate::ErrorCode::RtReportTimeout
+                                    | crate::ErrorCode::RtThreadSubscribe
+                            )
+                        );
+                        if !idle {
+                            log::warn!(target: "acl", "callback thread of device {ordinal}: {e}");
+                        }
+                        if !matches!(e.code(), Some(crate::ErrorCode::RtReportTimeout)) {
+                            std::thread::sleep(std::time::Duration::from_millis(POLL_MS as u64));
+                        }
+                    }
+                }
+            })
+            .map_err(|e| {
+                Error::invalid(
+                    "Stream::launch_callback",
+                    format!("cannot start the callback thread: {e}"),
+                )
+            })?;
+        use std::os::unix::thread::JoinHandleExt;
+        let tid = handle.as_pthread_t() as u64;
+        *w = Some(Worker { tid, stop, handle });
+        Ok(tid)
+    }
+
+    /// Stops and joins the thread (device teardown, after every stream is gone).
+    pub(crate) fn stop(&self) {
+        let worker = self.worker.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(w) = worker {
+            w.stop.store(true, Ordering::Release);
+            if w.handle.join().is_err() {
+                log::warn!(target: "acl", "the callback thread panicked");
+            }
+        }
+    }
+}

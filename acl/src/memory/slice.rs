@@ -1,0 +1,254 @@
+//! Borrowed ranges of a [`DeviceBuffer`](super::DeviceBuffer).
+
+use super::{DeviceMemory, DeviceMemoryMut, DeviceRepr, sealed};
+use crate::Stream;
+use crate::error::{Error, Result};
+use std::ffi::c_void;
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+
+/// Resolves `range` against `len`: `(start, end)` with `start <= end <= len`.
+pub(crate) fn bounds(
+    function: &'static str,
+    range: &impl RangeBounds<usize>,
+    len: usize,
+) -> Result<(usize, usize)> {
+    let start = match range.start_bound() {
+        Bound::Included(&s) => Some(s),
+        Bound::Excluded(&s) => s.checked_add(1),
+        Bound::Unbounded => Some(0),
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&e) => e.checked_add(1),
+        Bound::Excluded(&e) => Some(e),
+        Bound::Unbounded => Some(len),
+    };
+    match (start, end) {
+        (Some(s), Some(e)) if s <= e && e <= len => Ok((s, e)),
+        (Some(s), Some(e)) if s > e => Err(Error::invalid(
+            function,
+            format!("the range starts at {s} but ends at {e}"),
+        )),
+        (_, e) => Err(Error::invalid(
+            function,
+            format!(
+                "the range ends at {} but the memory has {len} elements",
+                e.map_or_else(|| "usize::MAX + 1".to_string(), |e| e.to_string())
+            ),
+        )),
+    }
+}
+
+fn offset<T>(base: *mut c_void, start: usize) -> *mut c_void {
+    if base.is_null() {
+        // Only an empty buffer has a null base, and then start == 0.
+        return base;
+    }
+    base.cast::<u8>()
+        .wrapping_add(start * std::mem::size_of::<T>())
+        .cast()
+}
+
+/// A shared view of part of a device buffer.
+///
+/// `Send + Sync` like the buffer it borrows.
+pub struct DeviceSlice<'a, T: DeviceRepr> {
+    ptr: *const c_void,
+    len: usize,
+    stream: &'a Stream,
+    _marker: PhantomData<&'a [T]>,
+}
+
+/// A mutable view of part of a device buffer.
+///
+/// `Send + Sync` like the buffer it borrows.
+pub struct DeviceSliceMut<'a, T: DeviceRepr> {
+    ptr: *mut c_void,
+    len: usize,
+    stream: &'a Stream,
+    _marker: PhantomData<&'a mut [T]>,
+}
+
+// SAFETY: device memory, never dereferenced by the host (as DeviceBuffer).
+unsafe impl<T: DeviceRepr> Send for DeviceSlice<'_, T> {}
+// SAFETY: as above.
+unsafe impl<T: DeviceRepr> Sync for DeviceSlice<'_, T> {}
+// SAFETY: as above; exclusive by the borrow it came from.
+unsafe impl<T: DeviceRepr> Send for DeviceSliceMut<'_, T> {}
+// SAFETY: as above.
+unsafe impl<T: DeviceRepr> Sync for DeviceSliceMut<'_, T> {}
+
+impl<'a, T: DeviceRepr> DeviceSlice<'a, T> {
+    pub(crate) fn new(base: *mut c_void, start: usize, len: usize, stream: &'a Stream) -> Self {
+        DeviceSlice {
+            ptr: offset::<T>(base, start),
+            len,
+            stream,
+            _marker: PhantomData,
+        }
+    }
+
+    /// A narrower view.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the range is out of bounds or decreasing.
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceSlice<'a, T>> {
+        let (s, e) = bounds("DeviceSlice::slice", &range, self.len)?;
+        Ok(DeviceSlice::new(self.ptr.cast_mut(), s, e - s, self.stream))
+    }
+
+    /// Splits into `[0, mid)` and `[mid, len)`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `mid > len`.
+    pub fn split_at(&self, mid: usize) -> Result<(DeviceSlice<'a, T>, DeviceSlice<'a, T>)> {
+        let (_, m) = bounds("DeviceSlice::split_at", &(..mid), self.len)?;
+        Ok((
+            DeviceSlice::new(self.ptr.cast_mut(), 0, m, self.stream),
+            DeviceSlice::new(self.ptr.cast_mut(), m, self.len - m, self.stream),
+        ))
+    }
+
+    /// Copies the elements into a new `Vec`, waiting for queued work first.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's error.
+    pub fn to_host_vec(&self) -> Result<Vec<T>> {
+        super::copy::dtoh_vec(self)
+    }
+}
+
+impl<'a, T: DeviceRepr> DeviceSliceMut<'a, T> {
+    pub(crate) fn new(base: *mut c_void, start: usize, len: usize, stream: &'a Stream) -> Self {
+        DeviceSliceMut {
+            ptr: offset::<T>(base, start),
+            len,
+            stream,
+            _marker: PhantomData,
+        }
+    }
+
+    /// A narrower mutable view (reborrowing this one).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the range is out of bounds or decreasing.
+    pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceSliceMut<'_, T>> {
+        let (s, e) = bounds("DeviceSliceMut::slice_mut", &range, self.len)?;
+        Ok(DeviceSliceMut::new(self.ptr, s, e - s, self.stream))
+    }
+
+    /// Splits into two disjoint mutable views, `[0, mid)` and `[mid, len)`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `mid > len`.
+    pub fn split_at_mut(
+        self,
+        mid: usize,
+    ) -> Result<(DeviceSliceMut<'a, T>, DeviceSliceMut<'a, T>)> {
+        let (_, m) = bounds("DeviceSliceMut::split_at_mut", &(..mid), self.len)?;
+        Ok((
+            DeviceSliceMut::new(self.ptr, 0, m, self.stream),
+            DeviceSliceMut::new(self.ptr, m, self.len - m, self.stream),
+        ))
+    }
+
+    /// A shared view of the same range.
+    pub fn as_slice(&self) -> DeviceSlice<'_, T> {
+        DeviceSlice::new(self.ptr, 0, self.len, self.stream)
+    }
+
+    /// Copies `data` in; the lengths must be equal. Synchronous.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a length mismatch; the runtime's error.
+    pub fn copy_from_host(&mut self, data: &[T]) -> Result<()> {
+        super::copy::htod_sync("DeviceSliceMut::copy_from_host", data, self)
+    }
+}
+
+impl<T: DeviceRepr> std::fmt::Debug for DeviceSlice<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceSlice")
+            .field("ptr", &self.ptr)
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+impl<T: DeviceRepr> std::fmt::Debug for DeviceSliceMut<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceSliceMut")
+            .field("ptr", &self.ptr)
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+impl<T: DeviceRepr> sealed::Sealed for DeviceSlice<'_, T> {}
+impl<T: DeviceRepr> sealed::Sealed for DeviceSliceMut<'_, T> {}
+
+impl<T: DeviceRepr> DeviceMemory<T> for DeviceSlice<'_, T> {
+    fn device_ptr(&self) -> *const c_void {
+        self.ptr
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn home_stream(&self) -> &Stream {
+        self.stream
+    }
+}
+
+impl<T: DeviceRepr> DeviceMemory<T> for DeviceSliceMut<'_, T> {
+    fn device_ptr(&self) -> *const c_void {
+        self.ptr
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn home_stream(&self) -> &Stream {
+        self.stream
+    }
+}
+
+impl<T: DeviceRepr> DeviceMemoryMut<T> for DeviceSliceMut<'_, T> {
+    fn device_ptr_mut(&mut self) -> *mut c_void {
+        self.ptr
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bounds;
+
+    #[test]
+    fn bounds_resolve_every_range_form() {
+        assert_eq!(bounds("t", &(..), 10).unwrap(), (0, 10));
+        assert_eq!(bounds("t", &(2..5), 10).unwrap(), (2, 5));
+        assert_eq!(bounds("t", &(2..=5), 10).unwrap(), (2, 6));
+        assert_eq!(bounds("t", &(..=9), 10).unwrap(), (0, 10));
+        assert_eq!(bounds("t", &(10..), 10).unwrap(), (10, 10));
+    }
+
+    #[test]
+    fn out_of_bounds_and_decreasing_ranges_are_errors() {
+        assert_eq!(
+            bounds("t", &(0..11), 10).unwrap_err().to_string(),
+            "t: the range ends at 11 but the memory has 10 elements"
+        );
+        #[allow(clippy::reversed_empty_ranges)]
+        let r = 5..3;
+        assert_eq!(
+            bounds("t", &r, 10).unwrap_err().to_string(),
+            "t: the range starts at 5 but ends at 3"
+        );
+        assert!(bounds("t", &(..=usize::MAX), 10).is_err());
+        assert!(bounds("t", &(11..), 10).is_err());
+    }
+}

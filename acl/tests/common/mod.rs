@@ -1,0 +1,16 @@
+//! Shared setup for the integration tests: the simulator and a runtime.
+
+#![allow(dead_code)]
+
+use acl::{Device, Runtime};
+
+/// Installs cann-sim and initialises AscendCL.
+pub fn runtime() -> Runtime {
+    cann_sim::install().expect("cann-sim installs");
+    Runtime::init().expect("aclInit")
+}
+
+/// Device `n` of a fresh runtime handle.
+pub fn device(n: u32) -> Device {
+    Device::new(&runtime(), n).expect("device")
+}

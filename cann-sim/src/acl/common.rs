@@ -1,0 +1,176 @@
+//! Checks shared by the context, stream, event and callback exports, each
+//! returning the runtime's code with a message that starts with the
+//! function's name.
+
+use crate::recent_error::fail;
+use crate::rt::handles::{self, Lookup};
+use crate::rt::stream::{Fault, SyncError};
+use crate::rt::{self, Context, Event, Stream, code};
+use crate::state;
+use acl_sys::{
+    ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_INVALID_HANDLE,
+    ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_STREAM_CONTEXT, aclError, aclrtEvent, aclrtStream,
+};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// `ACL_ERROR_RT_PARAM_INVALID` (107000) as an `aclError`.
+pub const PARAM_INVALID: aclError = code(ACL_ERROR_RT_PARAM_INVALID);
+
+/// 100000 for a null pointer argument (`ACL_REQUIRES_NOT_NULL_WITH_INPUT_REPORT`).
+pub fn null_arg(function: &str, name: &str) -> aclError {
+    fail(
+        ACL_ERROR_INVALID_PARAM,
+        format!("{function}: {name} is null"),
+    )
+}
+
+/// The calling thread's current context.
+///
+/// # Errors
+///
+/// `ACL_ERROR_RT_CONTEXT_NULL` (107002) when it has none
+/// (`CHECK_CONTEXT_VALID_WITH_RETURN(curCtx, RT_ERROR_CONTEXT_NULL)`).
+pub fn current(function: &str) -> Result<Arc<Context>, aclError> {
+    state::current_context().ok_or_else(|| {
+        fail(
+            code(ACL_ERROR_RT_CONTEXT_NULL),
+            format!(
+                "{function}: the context is empty: no context is current on this thread (call \
+                 aclrtSetDevice or aclrtSetCurrentContext first)"
+            ),
+        )
+    })
+}
+
+/// Validates a stream handle: `None` for null (the default stream).
+///
+/// # Errors
+///
+/// `ACL_ERROR_RT_INVALID_HANDLE` (107017) for a destroyed or unknown handle
+/// (`ValidateStreamHandleForApi`, `src/runtime/api/api_handle_guard.cc`).
+pub fn stream_arg(function: &str, h: aclrtStream) -> Result<Option<Arc<Stream>>, aclError> {
+    if h.is_null() {
+        return Ok(None);
+    }
+    match rt::stream::lookup(h as usize) {
+        Lookup::Live(s) => Ok(Some(s)),
+        bad => Err(fail(
+            code(ACL_ERROR_RT_INVALID_HANDLE),
+            format!(
+                "{function}: {}",
+                handles::describe_bad("stream", h as usize, &bad)
+            ),
+        )),
+    }
+}
+
+/// Validates a (non-null) event handle.
+///
+/// # Errors
+///
+/// 107017 for a destroyed or unknown handle (`ValidateEventHandleForApi`).
+pub fn event_arg(function: &str, h: aclrtEvent) -> Result<Arc<Event>, aclError> {
+    match rt::EVENTS.lock().get(h as usize) {
+        Lookup::Live(e) => Ok(e),
+        bad => Err(fail(
+            code(ACL_ERROR_RT_INVALID_HANDLE),
+            format!(
+                "{function}: {}",
+                handles::describe_bad("event", h as usize, &bad)
+            ),
+        )),
+    }
+}
+
+/// The stream a call acts on: `s`, or the context's default stream.
+pub fn or_default(s: Option<Arc<Stream>>, ctx: &Context) -> Arc<Stream> {
+    s.unwrap_or_else(|| ctx.default_stream.clone())
+}
+
+/// Checks that `s` belongs to `ctx`.
+///
+/// # Errors
+///
+/// `ACL_ERROR_RT_STREAM_CONTEXT` (107003) otherwise
+/// (`COND_RETURN_AND_MSG_INVALID_CONTEXT_STREAM_WITH_FUNC_DESC`).
+pub fn in_context(function: &str, s: &Stream, ctx: &Context) -> Result<(), aclError> {
+    if s.ctx_id == ctx.id {
+        return Ok(());
+    }
+    Err(fail(
+        code(ACL_ERROR_RT_STREAM_CONTEXT),
+        format!(
+            "{function}: {} belongs to context {}, not to the current {} (switch with \
+             aclrtSetCurrentContext)",
+            s.label(),
+            s.ctx_id,
+            ctx.label()
+        ),
+    ))
+}
+
+/// Refuses a call that waits for `s` from inside a blocking callback or host
+/// function of `s` itself: it would wait for itself forever.
+///
+/// # Errors
+///
+/// 107000 with a message. (On a device the call would hang; the docs forbid
+/// synchronising, destroying or launching from a callback.)
+pub fn not_inside_own_callback(function: &str, s: &Stream) -> Result<(), aclError> {
+    if rt::report::running_blocking_callback_of() == Arc::as_ptr(&s.shared) as usize {
+        return Err(fail(
+            PARAM_INVALID,
+            format!(
+                "{function}: called from a blocking callback or host function of {} itself; the \
+                 stream waits for the callback to return, so this would never return",
+                s.label()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A `timeout` argument in ms: −1 waits forever, `> 0` gives a deadline.
+///
+/// # Errors
+///
+/// 107000 for 0 or below −1 (`StreamSynchronize`/`EventSynchronize` in
+/// `src/runtime/api/impl/api_error.cc`).
+pub fn deadline(function: &str, timeout: i32) -> Result<Option<Instant>, aclError> {
+    match timeout {
+        -1 => Ok(None),
+        t if t > 0 => Ok(Some(
+            Instant::now() + Duration::from_millis(u64::from(t.unsigned_abs())),
+        )),
+        t => Err(fail(
+            PARAM_INVALID,
+            format!(
+                "{function}: timeout {t} is invalid; expected -1 (wait forever) or a positive \
+                 number of milliseconds"
+            ),
+        )),
+    }
+}
+
+/// Reports a fault of queued work from `function`.
+pub fn report_fault(function: &str, f: Fault) -> aclError {
+    fail(
+        f.code,
+        format!("{function}: a task queued earlier failed: {}", f.msg),
+    )
+}
+
+/// Reports a failed stream synchronisation from `function`.
+pub fn report_sync(function: &str, s: &Stream, e: SyncError, timeout_code: aclError) -> aclError {
+    match e {
+        SyncError::TimedOut => fail(
+            timeout_code,
+            format!(
+                "{function}: {} did not finish its queued tasks within the timeout",
+                s.label()
+            ),
+        ),
+        SyncError::Fault(f) => report_fault(function, f),
+    }
+}

@@ -1,0 +1,92 @@
+//! The handle tables: which opaque pointers given to C name live objects.
+//!
+//! A handle is the address of the object it names (an `Arc` allocation), but
+//! the simulator never dereferences a pointer the user passes back: it looks
+//! the address up here. A destroyed object stays allocated in a bounded
+//! graveyard for a while, so its address is not reused at once and a stale
+//! handle is reported as "destroyed" rather than silently naming a new
+//! object.
+
+use parking_lot::Mutex;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::{Arc, LazyLock};
+
+/// Destroyed objects kept allocated per table.
+const GRAVEYARD: usize = 4096;
+
+/// What a handle names.
+pub enum Lookup<T> {
+    /// A live object.
+    Live(Arc<T>),
+    /// An object that was destroyed.
+    Destroyed,
+    /// Nothing this simulator handed out (or destroyed long ago).
+    Unknown,
+}
+
+/// One table.
+pub struct Registry<T> {
+    live: HashMap<usize, Arc<T>>,
+    dead: HashSet<usize>,
+    graveyard: VecDeque<Arc<T>>,
+}
+
+impl<T> Default for Registry<T> {
+    fn default() -> Self {
+        Registry {
+            live: HashMap::new(),
+            dead: HashSet::new(),
+            graveyard: VecDeque::new(),
+        }
+    }
+}
+
+impl<T> Registry<T> {
+    /// Registers `obj`; returns its handle.
+    pub fn insert(&mut self, obj: Arc<T>) -> usize {
+        let addr = Arc::as_ptr(&obj) as usize;
+        self.dead.remove(&addr);
+        self.live.insert(addr, obj);
+        addr
+    }
+
+    /// What `addr` names.
+    pub fn get(&self, addr: usize) -> Lookup<T> {
+        match self.live.get(&addr) {
+            Some(o) => Lookup::Live(o.clone()),
+            None if self.dead.contains(&addr) => Lookup::Destroyed,
+            None => Lookup::Unknown,
+        }
+    }
+
+    /// Unregisters `addr`; the object stays allocated in the graveyard.
+    pub fn remove(&mut self, addr: usize) -> Option<Arc<T>> {
+        let obj = self.live.remove(&addr)?;
+        self.dead.insert(addr);
+        self.graveyard.push_back(obj.clone());
+        if self.graveyard.len() > GRAVEYARD
+            && let Some(old) = self.graveyard.pop_front()
+        {
+            self.dead.remove(&(Arc::as_ptr(&old) as usize));
+        }
+        Some(obj)
+    }
+
+    /// Every live object.
+    pub fn all(&self) -> Vec<Arc<T>> {
+        self.live.values().cloned().collect()
+    }
+}
+
+/// A process-wide table.
+pub type Table<T> = LazyLock<Mutex<Registry<T>>>;
+
+/// Describes a failed lookup of a `what` handle at `addr`, for messages.
+pub fn describe_bad<T>(what: &str, addr: usize, l: &Lookup<T>) -> String {
+    match l {
+        Lookup::Destroyed => format!("{what} {addr:#x} has been destroyed"),
+        _ => format!(
+            "{addr:#x} is not a {what} handle (never created by this runtime, or destroyed long ago)"
+        ),
+    }
+}

@@ -1,0 +1,648 @@
+//! Streams: an ordered task queue executed by a host worker thread.
+//!
+//! Each stream owns a `VecDeque` of tasks behind a mutex and a condition
+//! variable. Enqueueing numbers the task (`seq`, from 1) and wakes the
+//! worker; the worker pops tasks in order and runs them with no simulator
+//! lock held except what the task itself needs (copies hold the allocation
+//! table's read lock). `completed` is the seq of the last finished task, so
+//! "everything submitted before this call is done" is `completed >= target`.
+//!
+//! The worker thread is spawned with the first task and joined when the
+//! stream is destroyed (by the user, by `aclrtDestroyContext`, or by the
+//! last `aclrtResetDevice` of its primary context).
+//!
+//! A task that faults (memory freed before it ran, a callback cancelled...)
+//! does not stop the stream: as on the device in its default failure mode
+//! (`ACL_CONTINUE_ON_FAILURE`, `aclrtSetStreamFailureMode` in
+//! `docs/zh/api_ref/06_stream_management.md`), later tasks still run. The
+//! first fault is kept until the next synchronisation or query of the
+//! stream (or of an event recorded after it) reports it; later faults before
+//! that report are counted in its message.
+
+use super::completion::{Completion, Wait};
+use super::event::{Event, Record};
+use super::report::{self, HostFn, Report};
+use super::{Context, STREAMS, code};
+use crate::state::{self, MemTable, Region};
+use acl_sys::{
+    ACL_ERROR_RT_DRV_INTERNAL_ERROR, ACL_ERROR_RT_RESOURCE_ALLOC_FAIL, ACL_ERROR_RT_SYS_DMA,
+    aclError,
+};
+use parking_lot::{Condvar, Mutex};
+use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+/// A fault of queued work, reported by the next synchronisation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    /// The code the synchronising call returns.
+    pub code: aclError,
+    /// What failed and why (without the reporting function's name).
+    pub msg: String,
+    /// The task's seq on its stream.
+    pub seq: u64,
+}
+
+/// Who handles the stream's host callbacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subscription {
+    /// Nobody yet.
+    None,
+    /// A user thread (`aclrtSubscribeReport`), by its `pthread_self()` id.
+    User(u64),
+    /// The context's host-function thread (`aclrtLaunchHostFunc`).
+    Runtime,
+}
+
+/// Where one end of a queued memory access must still be when the task runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Expect {
+    /// The device for device memory, `None` for pinned host memory.
+    pub device: Option<u32>,
+    /// The allocation the range was in at enqueue time.
+    pub alloc_id: u64,
+}
+
+impl Expect {
+    /// The expectation for a range validated at enqueue time, if it lies in
+    /// an allocation.
+    pub fn of(region: Region) -> Option<Expect> {
+        Some(Expect {
+            device: region.device(),
+            alloc_id: region.alloc_id()?,
+        })
+    }
+}
+
+/// What a task does.
+pub enum TaskKind {
+    /// `aclrtMemcpyAsync`: copy `count` bytes.
+    Copy {
+        /// The enqueueing function.
+        api: &'static str,
+        /// Destination address.
+        dst: usize,
+        /// Source address.
+        src: usize,
+        /// Bytes.
+        count: usize,
+        /// Where `dst` must still be.
+        dst_at: Expect,
+        /// Where `src` must still be.
+        src_at: Expect,
+    },
+    /// `aclrtMemcpyAsync` with `ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE`: copy host
+    /// data staged at enqueue time.
+    Upload {
+        /// The enqueueing function.
+        api: &'static str,
+        /// Destination address.
+        dst: usize,
+        /// The staged bytes.
+        data: Vec<u8>,
+        /// Where `dst` must still be.
+        dst_at: Expect,
+    },
+    /// `aclrtMemsetAsync`: fill `count` bytes with `value`.
+    Fill {
+        /// The enqueueing function.
+        api: &'static str,
+        /// Destination address.
+        dst: usize,
+        /// Bytes.
+        count: usize,
+        /// The byte.
+        value: u8,
+        /// Where `dst` must still be.
+        dst_at: Expect,
+    },
+    /// `aclrtRecordEvent`: complete the record.
+    Record(Arc<Record>),
+    /// `aclrtResetEvent`: forget the event's records up to `generation`.
+    ResetEvent(Arc<Event>, u64),
+    /// `aclrtStreamWaitEvent`: wait for a record (of another stream).
+    Wait(Arc<Record>),
+    /// `aclrtLaunchCallback`: hand the callback to the subscribed thread.
+    Callback {
+        /// The function and its data.
+        f: HostFn,
+        /// `ACL_CALLBACK_BLOCK`: later tasks wait for it to return.
+        block: bool,
+    },
+    /// `aclrtLaunchHostFunc`: run on the context's host-function thread;
+    /// later tasks wait for it to return.
+    HostFunc {
+        /// The function and its data.
+        f: HostFn,
+        /// The stream's context (its thread runs `f`).
+        ctx: Weak<Context>,
+    },
+}
+
+impl TaskKind {
+    fn name(&self) -> &'static str {
+        match self {
+            TaskKind::Copy { api, .. }
+            | TaskKind::Upload { api, .. }
+            | TaskKind::Fill { api, .. } => api,
+            TaskKind::Record(_) => "aclrtRecordEvent",
+            TaskKind::ResetEvent(..) => "aclrtResetEvent",
+            TaskKind::Wait(_) => "aclrtStreamWaitEvent",
+            TaskKind::Callback { .. } => "aclrtLaunchCallback",
+            TaskKind::HostFunc { .. } => "aclrtLaunchHostFunc",
+        }
+    }
+}
+
+struct Task {
+    seq: u64,
+    kind: TaskKind,
+}
+
+struct Queue {
+    tasks: VecDeque<Task>,
+    submitted: u64,
+    completed: u64,
+    shutdown: bool,
+    fault: Option<Fault>,
+    more_faults: u64,
+}
+
+/// The part of a stream its worker shares.
+pub struct Shared {
+    q: Mutex<Queue>,
+    cv: Condvar,
+    /// Raised by a forced destroy: in-flight waits give up.
+    pub abort: AtomicBool,
+    /// Who handles host callbacks.
+    pub subscription: Mutex<Subscription>,
+    /// Stream id.
+    pub id: i32,
+    /// Logical device.
+    pub device: u32,
+}
+
+impl Shared {
+    /// "stream 3 on device 0", for messages.
+    pub fn label(&self) -> String {
+        format!("stream {} on device {}", self.id, self.device)
+    }
+
+    /// Records a fault of the task numbered `seq`.
+    pub fn record_fault(&self, code: aclError, msg: String, seq: u64) {
+        let mut q = self.q.lock();
+        record(&mut q, Fault { code, msg, seq });
+    }
+
+    /// Takes the pending fault if it happened at or before task `seq`.
+    pub fn take_fault_upto(&self, seq: u64) -> Option<Fault> {
+        let mut q = self.q.lock();
+        take(&mut q, seq)
+    }
+}
+
+fn record(q: &mut Queue, f: Fault) {
+    if q.fault.is_none() {
+        q.fault = Some(f);
+    } else {
+        q.more_faults += 1;
+    }
+}
+
+fn take(q: &mut Queue, upto: u64) -> Option<Fault> {
+    if q.fault.as_ref().is_none_or(|f| f.seq > upto) {
+        return None;
+    }
+    let mut f = q.fault.take()?;
+    if q.more_faults > 0 {
+        f.msg = format!(
+            "{} (and {} later task fault(s) on the same stream)",
+            f.msg, q.more_faults
+        );
+        q.more_faults = 0;
+    }
+    Some(f)
+}
+
+/// A stream.
+pub struct Stream {
+    /// The worker's side.
+    pub shared: Arc<Shared>,
+    /// Stream id (per device, smallest free).
+    pub id: i32,
+    /// Logical device.
+    pub device: u32,
+    /// Its context (streams die with their context).
+    pub ctx: Weak<Context>,
+    /// The context's id.
+    pub ctx_id: u64,
+    /// Priority after clamping to `[0, 7]`.
+    pub priority: u32,
+    /// The ACL flags it was created with (known bits only).
+    pub flags: u32,
+    /// Whether it is its context's default stream.
+    pub is_default: bool,
+    worker: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// Why a synchronisation did not succeed.
+pub enum SyncError {
+    /// The deadline passed.
+    TimedOut,
+    /// A task faulted.
+    Fault(Fault),
+}
+
+/// Flags whose streams do not take host work: the runtime returns at once
+/// from synchronising them (`docs/zh/api_ref/06_stream_management.md`).
+pub const NON_HOST_FLAGS: u32 = acl_sys::ACL_STREAM_PERSISTENT
+    | acl_sys::ACL_STREAM_CPU_SCHEDULE
+    | acl_sys::ACL_STREAM_DEVICE_USE_ONLY;
+
+impl Stream {
+    /// A new stream object (not registered; see [`super::create_stream`]).
+    pub fn new(
+        ctx: Weak<Context>,
+        ctx_id: u64,
+        device: u32,
+        id: i32,
+        priority: u32,
+        flags: u32,
+        is_default: bool,
+    ) -> Stream {
+        Stream {
+            shared: Arc::new(Shared {
+                q: Mutex::new(Queue {
+                    tasks: VecDeque::new(),
+                    submitted: 0,
+                    completed: 0,
+                    shutdown: false,
+                    fault: None,
+                    more_faults: 0,
+                }),
+                cv: Condvar::new(),
+                abort: AtomicBool::new(false),
+                subscription: Mutex::new(Subscription::None),
+                id,
+                device,
+            }),
+            id,
+            device,
+            ctx,
+            ctx_id,
+            priority,
+            flags,
+            is_default,
+            worker: Mutex::new(None),
+        }
+    }
+
+    /// The C handle.
+    pub fn handle(self: &Arc<Self>) -> *mut std::ffi::c_void {
+        Arc::as_ptr(self).cast_mut().cast()
+    }
+
+    /// "stream 3 on device 0".
+    pub fn label(&self) -> String {
+        self.shared.label()
+    }
+
+    /// Whether the stream takes no host work (persistent, CPU-schedule or
+    /// device-only).
+    pub fn is_non_host(&self) -> bool {
+        self.flags & NON_HOST_FLAGS != 0
+    }
+
+    /// Queues the task `make(seq)` builds; returns its seq.
+    ///
+    /// # Errors
+    ///
+    /// The code and message (without the function's name) when the stream
+    /// is being destroyed or its worker cannot be started.
+    pub fn enqueue(&self, make: impl FnOnce(u64) -> TaskKind) -> Result<u64, (aclError, String)> {
+        self.ensure_worker()?;
+        let mut q = self.shared.q.lock();
+        if q.shutdown {
+            return Err(self.destroyed());
+        }
+        let seq = q.submitted + 1;
+        let kind = make(seq);
+        q.submitted = seq;
+        q.tasks.push_back(Task { seq, kind });
+        self.shared.cv.notify_all();
+        Ok(seq)
+    }
+
+    fn destroyed(&self) -> (aclError, String) {
+        (
+            code(acl_sys::ACL_ERROR_RT_PARAM_INVALID),
+            format!("{} is being destroyed", self.label()),
+        )
+    }
+
+    fn ensure_worker(&self) -> Result<(), (aclError, String)> {
+        let mut w = self.worker.lock();
+        if w.is_some() {
+            return Ok(());
+        }
+        // Not once the stream is shutting down: its worker was (or is being)
+        // joined.
+        if self.shared.q.lock().shutdown {
+            return Err(self.destroyed());
+        }
+        let shared = self.shared.clone();
+        let handle = std::thread::Builder::new()
+            .name(format!("cann-sim-stream-{}-dev{}", self.id, self.device))
+            .spawn(move || worker_main(shared))
+            .map_err(|e| {
+                (
+                    code(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL),
+                    format!("cannot start the worker thread of {}: {e}", self.label()),
+                )
+            })?;
+        *w = Some(handle);
+        Ok(())
+    }
+
+    /// Waits until every task queued before the call is done (or
+    /// `deadline`), then reports a pending fault.
+    ///
+    /// # Errors
+    ///
+    /// [`SyncError::TimedOut`] or the first pending fault.
+    pub fn synchronize(&self, deadline: Option<Instant>) -> Result<(), SyncError> {
+        let mut q = self.shared.q.lock();
+        let target = q.submitted;
+        while q.completed < target {
+            match deadline {
+                Some(d) => {
+                    if self.shared.cv.wait_until(&mut q, d).timed_out() && q.completed < target {
+                        return Err(SyncError::TimedOut);
+                    }
+                }
+                None => self.shared.cv.wait(&mut q),
+            }
+        }
+        match take(&mut q, u64::MAX) {
+            Some(f) => Err(SyncError::Fault(f)),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether every queued task is done.
+    ///
+    /// # Errors
+    ///
+    /// The pending fault, reported (and cleared) first.
+    pub fn query(&self) -> Result<bool, Fault> {
+        let mut q = self.shared.q.lock();
+        if let Some(f) = take(&mut q, u64::MAX) {
+            return Err(f);
+        }
+        Ok(q.completed >= q.submitted)
+    }
+
+    /// Stops the stream: waits for the queue to drain (or, when `force`,
+    /// drops the tasks not yet started and aborts a waiting one), then joins
+    /// the worker. Dropped callbacks are never called; dropped event records
+    /// are cancelled, so that nothing waits for them forever.
+    pub fn shut_down(&self, force: bool) {
+        let dropped: Vec<Task> = {
+            let mut q = self.shared.q.lock();
+            q.shutdown = true;
+            let dropped = if force {
+                self.shared.abort.store(true, Ordering::Release);
+                let d: Vec<Task> = q.tasks.drain(..).collect();
+                q.completed = q.completed.max(q.submitted);
+                d
+            } else {
+                Vec::new()
+            };
+            self.shared.cv.notify_all();
+            dropped
+        };
+        for t in dropped {
+            if let TaskKind::Record(r) = t.kind {
+                r.done.cancel(format!(
+                    "the event's latest record (task #{} on {}) was dropped: the stream was \
+                     destroyed with aclrtDestroyStreamForce before reaching it",
+                    t.seq,
+                    self.label()
+                ));
+            }
+        }
+        let handle = self.worker.lock().take();
+        if let Some(h) = handle {
+            // The worker catches panics of the tasks it runs, so joining
+            // cannot fail but for a bug; nothing to do then.
+            let _ = h.join();
+        }
+    }
+
+    /// Whether its worker thread is running.
+    pub fn has_worker(&self) -> bool {
+        self.worker.lock().is_some()
+    }
+}
+
+fn worker_main(shared: Arc<Shared>) {
+    loop {
+        let task = {
+            let mut q = shared.q.lock();
+            loop {
+                if let Some(t) = q.tasks.pop_front() {
+                    break t;
+                }
+                if q.shutdown {
+                    return;
+                }
+                shared.cv.wait(&mut q);
+            }
+        };
+        let seq = task.seq;
+        let name = task.kind.name();
+        let started = std::time::Instant::now();
+        let outcome = catch_unwind(AssertUnwindSafe(|| run(&shared, task)));
+        // Busy time feeds the telemetry another process reads (npu-smi-rs).
+        crate::telemetry::record_busy(shared.device, started.elapsed());
+        let fault = match outcome {
+            Ok(Ok(())) => None,
+            Ok(Err((code, why))) => Some(Fault {
+                code,
+                msg: format!("{name} task #{seq} on {} failed: {why}", shared.label()),
+                seq,
+            }),
+            Err(_) => Some(Fault {
+                code: code(ACL_ERROR_RT_DRV_INTERNAL_ERROR),
+                msg: format!(
+                    "{name} task #{seq} on {} failed: the simulator panicked running it \
+                     (a cann-sim bug)",
+                    shared.label()
+                ),
+                seq,
+            }),
+        };
+        let mut q = shared.q.lock();
+        if let Some(f) = fault {
+            record(&mut q, f);
+        }
+        q.completed = q.completed.max(seq);
+        shared.cv.notify_all();
+    }
+}
+
+/// The code of a copy or fill task that faults. Memory tasks run on the
+/// SDMA engine; the runtime maps its copy errors (`RT_ERROR_TSFW_SDMA_COPY_ERROR`)
+/// to `ACL_ERROR_RT_SYS_DMA` (507013, hicann/runtime
+/// `src/runtime/core/src/common/errcode_manage.cc`), the closest documented
+/// code for "a queued copy touched memory it may not".
+pub const MEMORY_FAULT: u32 = ACL_ERROR_RT_SYS_DMA;
+
+fn check_at(
+    table: &MemTable,
+    role: &str,
+    addr: usize,
+    count: usize,
+    at: Expect,
+) -> Result<(), String> {
+    let was = match at.device {
+        Some(d) => format!("device memory on device {d}"),
+        None => "pinned host memory".to_string(),
+    };
+    match table.check_range(addr, count) {
+        Ok(r) if r.alloc_id() == Some(at.alloc_id) => Ok(()),
+        Ok(Region::Unregistered) => Err(format!(
+            "{role} {addr:#x} ({count} bytes, {was} when queued) was freed before the task ran"
+        )),
+        Ok(r) => Err(format!(
+            "{role} {addr:#x} ({count} bytes, {was} when queued) was freed before the task ran; \
+             the address now lies in another allocation ({r})"
+        )),
+        Err(e) => Err(format!(
+            "{role} ({was} when queued) is out of bounds when the task ran: {e}"
+        )),
+    }
+}
+
+fn run(shared: &Arc<Shared>, task: Task) -> Result<(), (aclError, String)> {
+    let seq = task.seq;
+    match task.kind {
+        TaskKind::Copy {
+            dst,
+            src,
+            count,
+            dst_at,
+            src_at,
+            ..
+        } => {
+            let table = state::memory().read();
+            check_at(&table, "dst", dst, count, dst_at)
+                .and_then(|()| check_at(&table, "src", src, count, src_at))
+                .map_err(|e| (code(MEMORY_FAULT), e))?;
+            // SAFETY: both ranges lie in live allocations (checked just now,
+            // kept alive by the read lock); `copy` allows overlap.
+            unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, count) };
+            drop(table);
+            Ok(())
+        }
+        TaskKind::Upload {
+            dst, data, dst_at, ..
+        } => {
+            let table = state::memory().read();
+            check_at(&table, "dst", dst, data.len(), dst_at)
+                .map_err(|e| (code(MEMORY_FAULT), e))?;
+            // SAFETY: the range lies in a live allocation (checked just now,
+            // kept alive by the read lock); `data` is a separate buffer.
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst as *mut u8, data.len()) };
+            drop(table);
+            Ok(())
+        }
+        TaskKind::Fill {
+            dst,
+            count,
+            value,
+            dst_at,
+            ..
+        } => {
+            let table = state::memory().read();
+            check_at(&table, "devPtr", dst, count, dst_at).map_err(|e| (code(MEMORY_FAULT), e))?;
+            // SAFETY: the range lies in a live allocation, kept alive by the
+            // read lock.
+            unsafe { std::ptr::write_bytes(dst as *mut u8, value, count) };
+            drop(table);
+            Ok(())
+        }
+        TaskKind::Record(record) => {
+            record.complete(state::now_ns());
+            Ok(())
+        }
+        TaskKind::ResetEvent(event, generation) => {
+            event.reset_upto(generation);
+            Ok(())
+        }
+        TaskKind::Wait(record) => match record.done.wait(Some(&shared.abort), None) {
+            Wait::Done(_) | Wait::Aborted | Wait::TimedOut => Ok(()),
+            Wait::Cancelled(why) => Err((code(ACL_ERROR_RT_DRV_INTERNAL_ERROR), why)),
+        },
+        TaskKind::Callback { f, block } => {
+            let tid = match *shared.subscription.lock() {
+                Subscription::User(tid) => tid,
+                _ => {
+                    return Err((
+                        code(ACL_ERROR_RT_DRV_INTERNAL_ERROR),
+                        "no thread is subscribed to the stream any more (aclrtUnSubscribeReport \
+                         before the callback ran); the callback was not called"
+                            .to_string(),
+                    ));
+                }
+            };
+            let done = block.then(|| Arc::new(Completion::new()));
+            report::post_user(
+                tid,
+                Report {
+                    f,
+                    done: done.clone(),
+                    stream: Arc::downgrade(shared),
+                    seq,
+                },
+            )
+            .map_err(|e| (code(ACL_ERROR_RT_DRV_INTERNAL_ERROR), e))?;
+            wait_done(shared, done)
+        }
+        TaskKind::HostFunc { f, ctx } => {
+            let Some(ctx) = ctx.upgrade() else {
+                return Err((
+                    code(ACL_ERROR_RT_DRV_INTERNAL_ERROR),
+                    "the stream's context is gone; the host function was not called".to_string(),
+                ));
+            };
+            let done = Arc::new(Completion::new());
+            ctx.post_host_func(Report {
+                f,
+                done: Some(done.clone()),
+                stream: Arc::downgrade(shared),
+                seq,
+            })
+            .map_err(|e| (code(ACL_ERROR_RT_DRV_INTERNAL_ERROR), e))?;
+            drop(ctx);
+            wait_done(shared, Some(done))
+        }
+    }
+}
+
+fn wait_done(shared: &Shared, done: Option<Arc<Completion>>) -> Result<(), (aclError, String)> {
+    let Some(done) = done else { return Ok(()) };
+    match done.wait(Some(&shared.abort), None) {
+        Wait::Done(_) | Wait::Aborted | Wait::TimedOut => Ok(()),
+        Wait::Cancelled(why) => Err((code(ACL_ERROR_RT_DRV_INTERNAL_ERROR), why)),
+    }
+}
+
+/// Looks a stream handle up.
+pub fn lookup(addr: usize) -> super::handles::Lookup<Stream> {
+    STREAMS.lock().get(addr)
+}

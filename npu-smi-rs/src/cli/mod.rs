@@ -1,0 +1,109 @@
+//! The `npu-smi-rs` command line (feature `cli`): `info`, `info --json`,
+//! `watch`, `export --listen ADDR` and `doctor`.
+//!
+//! Exposed as a module so that its rendering is testable (the binary is a
+//! thin `main` over [`run`]); not a stable API.
+
+use crate::{BackendChoice, DeviceStatus, Error, Npu};
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+pub mod doctor;
+pub mod export;
+pub mod info;
+pub mod watch;
+
+/// NPU telemetry for Huawei Ascend NPUs.
+#[derive(Debug, Parser)]
+#[command(name = "npu-smi-rs", version, about, long_about = None)]
+pub struct Cli {
+    /// Where to read telemetry: auto (DCMI, else npu-smi on PATH), dcmi,
+    /// npu-smi, or sim (the cann-sim software NPU; never chosen by auto).
+    #[arg(long, global = true, env = "CANN_BACKEND", default_value = "auto", value_parser = parse_backend)]
+    pub backend: BackendChoice,
+
+    /// The npu-smi program for `--backend npu-smi` (default: found on PATH).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub npu_smi: Option<PathBuf>,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+fn parse_backend(s: &str) -> Result<BackendChoice, String> {
+    s.parse()
+}
+
+/// The sub-commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// A table of every NPU, like `npu-smi info`.
+    Info {
+        /// Print JSON instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A live dashboard: utilisation, HBM, power and temperature with history.
+    Watch {
+        /// Refresh period in milliseconds.
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(100..=60_000))]
+        interval_ms: u64,
+    },
+    /// Serve Prometheus metrics (the Ascend npu-exporter's names) on /metrics.
+    Export {
+        /// Address to listen on, e.g. 127.0.0.1:9101 or 0.0.0.0:8082.
+        #[arg(long, value_name = "ADDR")]
+        listen: String,
+        /// Stop after serving this many requests (for tests).
+        #[arg(long, hide = true)]
+        max_requests: Option<u64>,
+    },
+    /// Check the installation: libraries, versions, device health, and
+    /// common misconfigurations, each with its fix.
+    Doctor,
+}
+
+/// Connects through the chosen backend.
+///
+/// # Errors
+///
+/// As [`Npu::with_backend`].
+pub fn connect(cli: &Cli) -> Result<Npu, Error> {
+    let choice = match (&cli.backend, &cli.npu_smi) {
+        (BackendChoice::NpuSmi(None), Some(p)) => BackendChoice::NpuSmi(Some(p.clone())),
+        (b, _) => b.clone(),
+    };
+    Npu::with_backend(choice)
+}
+
+/// Every device's status.
+///
+/// # Errors
+///
+/// When the devices cannot be listed.
+pub fn statuses(npu: &Npu) -> Result<Vec<DeviceStatus>, Error> {
+    Ok(npu.devices()?.iter().map(|d| d.status()).collect())
+}
+
+/// Runs the parsed command line; returns the process exit code.
+pub fn run(cli: Cli) -> i32 {
+    let result = match &cli.command {
+        Command::Doctor => return doctor::run(&cli),
+        Command::Info { json } => connect(&cli).and_then(|npu| info::run(&npu, *json)),
+        Command::Watch { interval_ms } => {
+            connect(&cli).and_then(|npu| watch::run(&npu, *interval_ms))
+        }
+        Command::Export {
+            listen,
+            max_requests,
+        } => connect(&cli).and_then(|npu| export::run(&npu, listen, *max_requests)),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("npu-smi-rs: error: {e}");
+            1
+        }
+    }
+}
