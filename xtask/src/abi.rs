@@ -101,6 +101,16 @@ const INLINE: &[(&str, &str)] = &[(
 /// (`abi_gate_fn` holds a stream until `abi_gate_open`, `abi_calls_fn` and
 /// `abi_slow_fn` count their calls) and timing helpers. Groups run in this
 /// order.
+/// Every behavioural check: the runtime's (below) and those of other areas,
+/// each kept in its own file so that people working on different parts of
+/// the simulator add checks without touching the same table.
+pub fn all_checks() -> impl Iterator<Item = &'static (&'static str, &'static str)> {
+    CHECKS
+        .iter()
+        .chain(crate::abi_checks_hccl::CHECKS)
+        .chain(crate::abi_checks_op::CHECKS)
+}
+
 pub const CHECKS: &[(&str, &str)] = &[
     (
         "aclInit",
@@ -2067,7 +2077,7 @@ impl Plan {
     /// names a function of the bindings.
     fn validate_checks(&self) -> Result<(), String> {
         let mut seen = BTreeSet::new();
-        for (name, _) in CHECKS {
+        for (name, _) in all_checks() {
             if self.function(name).is_none() {
                 return Err(format!(
                     "xtask/src/abi.rs has a check for {name}, which is not in the bindings"
@@ -2104,7 +2114,7 @@ impl Plan {
         self.libs[lib].iter().find(|f| {
             f.decl.sig.variadic.is_none()
                 && !self.implemented[lib].contains(&f.name)
-                && !CHECKS.iter().any(|(n, _)| *n == f.name)
+                && !all_checks().any(|(n, _)| *n == f.name)
                 && returns(&f.decl.sig.output, LIBS[lib].status_type)
                 && params(&f.decl)
                     .iter()
@@ -2406,7 +2416,7 @@ fn generate(plan: &Plan) -> Result<Program, String> {
     // Behavioural checks of the implemented functions.
     let mut groups = Vec::new();
     let mut not_run = Vec::new();
-    for (i, (name, body)) in CHECKS.iter().enumerate() {
+    for (i, (name, body)) in all_checks().enumerate() {
         if !plan.is_implemented(name) {
             not_run.push(*name);
             continue;

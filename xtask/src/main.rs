@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod abi;
+mod abi_checks_hccl;
+mod abi_checks_op;
 mod bench;
 mod bindings;
 mod error_codes;

@@ -1,0 +1,5 @@
+//! abi-check behavioural checks for HCCL (cann-sim/src/hccl/): one entry per
+//! implemented function, `(C name, C++ body)`, in the format of
+//! `abi::CHECKS` (see there and xtask/abi/preamble.cpp for the helpers).
+
+pub const CHECKS: &[(&str, &str)] = &[];
