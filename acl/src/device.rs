@@ -21,6 +21,18 @@
 //! `Device`, which holds the [`Runtime`]; when the last handle goes, the
 //! device is reset (`aclrtResetDevice`), and after the last device and
 //! runtime handle, AscendCL is finalized.
+//!
+//! ```
+//! # cann_sim::install().unwrap();
+//! use acl::{Device, DeviceAttribute, Runtime};
+//! let rt = Runtime::init()?;
+//! let npu = Device::new(&rt, 0)?;
+//! let mem = npu.memory_info()?;
+//! println!("{} AI cores, {} MiB free", npu.attribute(DeviceAttribute::AiCoreCount)?, mem.free_bytes >> 20);
+//! // Handles work from any thread: no aclrtSetDevice needed there.
+//! std::thread::spawn(move || npu.default_stream().alloc_zeros::<f32>(16).map(drop)).join().unwrap()?;
+//! # Ok::<(), acl::Error>(())
+//! ```
 
 use crate::error::{Error, Result};
 use crate::event::EventPool;

@@ -11,6 +11,20 @@
 //! Events are relatively costly to create (the runtime limits them per
 //! device); the crate keeps a per-device pool of synchronisation events for
 //! its own cross-stream ordering.
+//!
+//! ```
+//! # cann_sim::install().unwrap();
+//! use acl::{Device, Runtime};
+//! let npu = Device::new(&Runtime::init()?, 0)?;
+//! let stream = npu.new_stream()?;
+//! let start = stream.record_event()?;
+//! let buf = stream.alloc_zeros::<u8>(1 << 20)?;
+//! let end = stream.record_event()?;
+//! end.synchronize()?;
+//! println!("zeroing 1 MiB took {:?}", end.elapsed_since(&start)?);
+//! # drop(buf);
+//! # Ok::<(), acl::Error>(())
+//! ```
 
 use crate::error::{Error, Result};
 use crate::{Device, Stream, release, result};

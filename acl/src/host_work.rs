@@ -20,6 +20,18 @@
 //! caught — it never unwinds into C — and the stream's next
 //! [`Stream::synchronize`] returns [`Error::HostFunctionPanicked`](crate::Error::HostFunctionPanicked).
 //! If the runtime refuses the launch, the closure is dropped without running.
+//!
+//! ```
+//! # cann_sim::install().unwrap();
+//! use acl::{CallbackMode, Device, Runtime};
+//! use std::sync::mpsc;
+//! let npu = Device::new(&Runtime::init()?, 0)?;
+//! let stream = npu.new_stream()?;
+//! let (tx, rx) = mpsc::channel();
+//! stream.launch_callback(CallbackMode::NonBlocking, move || tx.send("done").unwrap())?;
+//! assert_eq!(rx.recv().unwrap(), "done");
+//! # Ok::<(), acl::Error>(())
+//! ```
 
 use crate::error::{Error, Result};
 use crate::{Device, Stream, result};

@@ -18,6 +18,21 @@
 //! closures that run on another thread when the stream reaches them; see
 //! [`host_work`](crate::host_work) for the two mechanisms, what a closure may
 //! not do, and how a panic is reported.
+//!
+//! ```
+//! # cann_sim::install().unwrap();
+//! use acl::{Device, PinnedHostBuffer, Runtime};
+//! let npu = Device::new(&Runtime::init()?, 0)?;
+//! let stream = npu.new_stream()?;
+//! let host = PinnedHostBuffer::from_slice(&npu, &[1.0f32; 256])?;
+//! let mut x = stream.alloc_zeros::<f32>(256)?;
+//! stream.copy_htod(&host, &mut x)?;            // queued, returns at once
+//! let done = stream.record_event()?;
+//! stream.launch_host_fn(|| println!("the copy has run"))?;
+//! done.synchronize()?;                         // the host waits here
+//! assert_eq!(x.to_host_vec()?, vec![1.0; 256]);
+//! # Ok::<(), acl::Error>(())
+//! ```
 
 use crate::error::{Error, Result};
 use crate::{Device, Event, release, result};

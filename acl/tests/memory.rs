@@ -216,3 +216,40 @@ fn device_attributes_and_memory_info() {
     let info = npu.memory_info().unwrap();
     assert!(info.free_bytes <= info.total_bytes);
 }
+
+#[test]
+fn uninit_then_written_buffer_and_pinned_accessors() {
+    let npu = common::device(5);
+    // SAFETY: every element is written by the copy before it is read.
+    let mut buf = unsafe { DeviceBuffer::<u16>::uninit(&npu, 8) }.unwrap();
+    buf.copy_from_host(&[3; 8]).unwrap();
+    assert_eq!(buf.to_host_vec().unwrap(), vec![3; 8]);
+    assert_eq!(buf.device(), &npu);
+    assert!(buf.stream().is_default());
+    let mut pinned = PinnedHostBuffer::<u16>::zeroed(&npu, 8).unwrap();
+    assert_eq!((pinned.len(), pinned.is_empty()), (8, false));
+    assert_eq!(pinned.device(), &npu);
+    npu.default_stream().copy_dtoh(&buf, &mut pinned).unwrap();
+    pinned.wait().unwrap();
+    pinned.as_mut_slice().unwrap()[0] = 9;
+    assert_eq!(pinned.as_slice().unwrap()[..2], [9, 3]);
+}
+
+#[test]
+fn nested_mutable_slices_and_their_shared_views() {
+    let npu = common::device(5);
+    let stream = npu.new_stream().unwrap();
+    let mut buf = stream.clone_from_host(&[0u32; 10]).unwrap();
+    let mut outer = buf.slice_mut(2..8).unwrap();
+    {
+        let mut inner = outer.slice_mut(1..3).unwrap();
+        stream.memset(&mut inner, 0xff).unwrap();
+    }
+    assert_eq!(
+        outer.as_slice().to_host_vec().unwrap(),
+        [0, u32::MAX, u32::MAX, 0, 0, 0]
+    );
+    assert_eq!(outer.len(), 6);
+    let _ = outer;
+    assert_eq!(buf.to_host_vec().unwrap()[3..5], [u32::MAX, u32::MAX]);
+}

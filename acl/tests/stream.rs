@@ -332,3 +332,32 @@ fn one_stream_cannot_mix_host_fns_and_callbacks() {
     a.synchronize().unwrap();
     b.synchronize().unwrap();
 }
+
+#[test]
+fn wait_for_orders_a_stream_after_another_without_blocking_the_host() {
+    let npu = common::device(6);
+    let a = npu.new_stream().unwrap();
+    let b = npu.new_stream().unwrap();
+    let (tx, rx) = mpsc::channel::<()>();
+    a.launch_host_fn(move || rx.recv().unwrap()).unwrap();
+    b.wait_for(&a).unwrap();
+    let marker = b.record_event().unwrap();
+    assert!(!marker.is_complete().unwrap());
+    tx.send(()).unwrap();
+    marker.synchronize().unwrap();
+    npu.synchronize().unwrap();
+}
+
+#[test]
+fn event_flags_combine_and_report() {
+    let f = EventFlags::SYNC | EventFlags::TIMING;
+    assert!(f.contains(EventFlags::SYNC) && f.contains(EventFlags::TIMING));
+    assert!(!f.contains(EventFlags::DEVICE_USE_ONLY));
+    assert_eq!(f, EventFlags::default());
+    assert_eq!(EventFlags::from_bits(f.bits()), f);
+    let npu = common::device(6);
+    let ev = Event::new(&npu, EventFlags::SYNC).unwrap();
+    assert_eq!(ev.flags(), EventFlags::SYNC);
+    assert_eq!(ev.device(), &npu);
+    assert!(!ev.as_raw().is_null());
+}
