@@ -318,6 +318,19 @@ impl Device {
         result::get_device_info(self.inner.ordinal as u32, attr.raw())
     }
 
+    /// Whether the device supports `feature` (`aclrtGetDeviceCapability`,
+    /// e.g. `acl_sys::ACL_FEATURE_TSCPU_TASK_UPDATE_SUPPORT_AIC_AIV`).
+    ///
+    /// # Errors
+    ///
+    /// The runtime's error for a feature it does not know.
+    #[doc(alias = "aclrtGetDeviceCapability")]
+    pub fn supports(&self, feature: sys::aclrtDevFeatureType) -> Result<bool> {
+        self.bind()?;
+        Ok(result::get_device_capability(self.inner.ordinal, feature)?
+            == sys::ACL_DEV_FEATURE_SUPPORT as i32)
+    }
+
     /// Whether this device can access `peer`'s memory directly.
     ///
     /// # Errors

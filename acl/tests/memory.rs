@@ -253,3 +253,18 @@ fn nested_mutable_slices_and_their_shared_views() {
     let _ = outer;
     assert_eq!(buf.to_host_vec().unwrap()[3..5], [u32::MAX, u32::MAX]);
 }
+
+#[test]
+fn device_capabilities_are_reported_and_unknown_features_rejected() {
+    let npu = common::device(5);
+    assert!(
+        npu.supports(acl_sys::ACL_FEATURE_TSCPU_TASK_UPDATE_SUPPORT_AIC_AIV)
+            .unwrap()
+    );
+    assert!(
+        !npu.supports(acl_sys::ACL_FEATURE_SYSTEM_MEMQ_EVENT_CROSS_DEV)
+            .unwrap()
+    );
+    let err = npu.supports(12345).unwrap_err();
+    assert_eq!(err.function(), Some("aclrtGetDeviceCapability"), "{err}");
+}
