@@ -74,10 +74,7 @@ pub unsafe extern "C" fn aclrtLaunchCallback(
             ),
         );
     }
-    let s = match common::stream_arg(F, stream) {
-        Ok(s) => s,
-        Err(rc) => return rc,
-    };
+    let s = tri!(common::stream_arg(F, stream));
     let Some(f) = fn_ else {
         return fail(PARAM_INVALID, format!("{F}: fn is null"));
     };
@@ -93,14 +90,9 @@ pub unsafe extern "C" fn aclrtLaunchCallback(
             ),
         );
     }
-    let ctx = match common::current(F) {
-        Ok(c) => c,
-        Err(rc) => return rc,
-    };
+    let ctx = tri!(common::current(F));
     let s = common::or_default(s, &ctx);
-    if let Err(rc) = common::in_context(F, &s, &ctx) {
-        return rc;
-    }
+    tri!(common::in_context(F, &s, &ctx));
     if !matches!(*s.shared.subscription.lock(), Subscription::User(_)) {
         return fail(
             code(ACL_ERROR_RT_STREAM_NO_CB_REG),
@@ -111,9 +103,7 @@ pub unsafe extern "C" fn aclrtLaunchCallback(
             ),
         );
     }
-    if let Err(rc) = takes_host_work(F, &s) {
-        return rc;
-    }
+    tri!(takes_host_work(F, &s));
     let task = TaskKind::Callback {
         f: HostFn { f, data: user_data },
         block: block_type == ACL_CALLBACK_BLOCK,
@@ -242,10 +232,7 @@ pub unsafe extern "C" fn aclrtLaunchHostFunc(
     if let Some(code) = faults::check(F) {
         return code;
     }
-    let s = match common::stream_arg(F, stream) {
-        Ok(s) => s,
-        Err(rc) => return rc,
-    };
+    let s = tri!(common::stream_arg(F, stream));
     let Some(f) = fn_ else {
         return fail(PARAM_INVALID, format!("{F}: fn is null"));
     };
@@ -261,17 +248,10 @@ pub unsafe extern "C" fn aclrtLaunchHostFunc(
             ),
         );
     }
-    let ctx = match common::current(F) {
-        Ok(c) => c,
-        Err(rc) => return rc,
-    };
+    let ctx = tri!(common::current(F));
     let s = common::or_default(s, &ctx);
-    if let Err(rc) = common::in_context(F, &s, &ctx) {
-        return rc;
-    }
-    if let Err(rc) = takes_host_work(F, &s) {
-        return rc;
-    }
+    tri!(common::in_context(F, &s, &ctx));
+    tri!(takes_host_work(F, &s));
     {
         let mut sub = s.shared.subscription.lock();
         match *sub {

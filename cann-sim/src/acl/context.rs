@@ -49,10 +49,7 @@ pub unsafe extern "C" fn aclrtCreateContext(
     if context.is_null() {
         return common::null_arg(F, "context");
     }
-    let device = match super::device::check_id(F, device_id) {
-        Ok(d) => d,
-        Err(rc) => return rc,
-    };
+    let device = tri!(super::device::check_id(F, device_id));
     let ctx = match rt::create_context(device, false) {
         Ok(c) => c,
         Err((code, msg)) => return fail(code, format!("{F}: {msg}")),
@@ -106,9 +103,7 @@ pub unsafe extern "C" fn aclrtDestroyContext(context: aclrtContext) -> aclError 
         .iter()
         .chain(std::iter::once(&ctx.default_stream))
     {
-        if let Err(rc) = common::not_inside_own_callback(F, s) {
-            return rc;
-        }
+        tri!(common::not_inside_own_callback(F, s));
     }
     ctx.tear_down();
     ACL_SUCCESS
@@ -162,10 +157,7 @@ pub unsafe extern "C" fn aclrtGetCurrentContext(context: *mut aclrtContext) -> a
     if context.is_null() {
         return common::null_arg(F, "context");
     }
-    let ctx = match common::current(F) {
-        Ok(c) => c,
-        Err(rc) => return rc,
-    };
+    let ctx = tri!(common::current(F));
     // SAFETY: checked non-null; the caller passes a writable handle.
     unsafe { *context = ctx.handle() };
     ACL_SUCCESS
@@ -186,10 +178,7 @@ pub unsafe extern "C" fn aclrtCtxGetCurrentDefaultStream(stream: *mut aclrtStrea
     if stream.is_null() {
         return common::null_arg(F, "stream");
     }
-    let ctx = match common::current(F) {
-        Ok(c) => c,
-        Err(rc) => return rc,
-    };
+    let ctx = tri!(common::current(F));
     let h = Arc::clone(&ctx.default_stream).handle();
     // SAFETY: checked non-null; the caller passes a writable handle.
     unsafe { *stream = h };

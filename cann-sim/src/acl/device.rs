@@ -101,10 +101,7 @@ pub extern "C" fn aclrtSetDevice(device_id: i32) -> aclError {
     if let Some(code) = faults::check("aclrtSetDevice") {
         return code;
     }
-    let device = match check_id("aclrtSetDevice", device_id) {
-        Ok(d) => d,
-        Err(rc) => return rc,
-    };
+    let device = tri!(check_id("aclrtSetDevice", device_id));
     let _setup = SETUP.lock();
     let existing = state::global().lock().device(device).primary.clone();
     let ctx = match existing {
@@ -125,10 +122,7 @@ pub extern "C" fn aclrtSetDevice(device_id: i32) -> aclError {
 }
 
 fn reset(function: &str, device_id: i32, force: bool) -> aclError {
-    let device = match check_id(function, device_id) {
-        Ok(d) => d,
-        Err(rc) => return rc,
-    };
+    let device = tri!(check_id(function, device_id));
     let (left, primary) = {
         let _setup = SETUP.lock();
         let mut st = state::global().lock();

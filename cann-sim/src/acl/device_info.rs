@@ -74,10 +74,7 @@ pub unsafe extern "C" fn aclGetDeviceCapability(
     if value.is_null() {
         return common::null_arg(F, "value");
     }
-    let count = match device_count(F) {
-        Ok(n) => n,
-        Err(rc) => return rc,
-    };
+    let count = tri!(device_count(F));
     if device_id >= count {
         return fail(
             ACL_ERROR_INVALID_PARAM,
@@ -125,10 +122,7 @@ pub unsafe extern "C" fn aclrtGetDeviceInfo(
     if value.is_null() {
         return common::null_arg(F, "value");
     }
-    let cfg = match config(F) {
-        Ok(c) => c,
-        Err(rc) => return rc,
-    };
+    let cfg = tri!(config(F));
     if device_id >= cfg.device_count() {
         return fail(
             PARAM_INVALID,
@@ -203,9 +197,7 @@ pub unsafe extern "C" fn aclrtGetDeviceCapability(
             );
         }
     };
-    if let Err(rc) = check_id(F, device_id) {
-        return rc;
-    }
+    tri!(check_id(F, device_id));
     // SAFETY: checked non-null; the caller passes a writable i32.
     unsafe { *value = v as i32 };
     ACL_SUCCESS

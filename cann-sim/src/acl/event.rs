@@ -114,10 +114,7 @@ fn device_only(function: &str, e: &Event) -> Result<(), aclError> {
 }
 
 unsafe fn create(function: &str, event: *mut aclrtEvent, flags: u32, ex_mode: bool) -> aclError {
-    let ctx = match common::current(function) {
-        Ok(c) => c,
-        Err(rc) => return rc,
-    };
+    let ctx = tri!(common::current(function));
     match rt::create_event(ctx.device, flags, ex_mode) {
         Ok(e) => {
             // SAFETY: the callers checked `event` non-null; it is writable.
@@ -281,28 +278,13 @@ pub unsafe extern "C" fn aclrtRecordEvent(event: aclrtEvent, stream: aclrtStream
     if event.is_null() {
         return common::null_arg(F, "event");
     }
-    let e = match common::event_arg(F, event) {
-        Ok(e) => e,
-        Err(rc) => return rc,
-    };
-    let s = match common::stream_arg(F, stream) {
-        Ok(s) => s,
-        Err(rc) => return rc,
-    };
-    if let Err(rc) = device_only(F, &e) {
-        return rc;
-    }
-    let ctx = match common::current(F) {
-        Ok(c) => c,
-        Err(rc) => return rc,
-    };
+    let e = tri!(common::event_arg(F, event));
+    let s = tri!(common::stream_arg(F, stream));
+    tri!(device_only(F, &e));
+    let ctx = tri!(common::current(F));
     let s = common::or_default(s, &ctx);
-    if let Err(rc) = common::in_context(F, &s, &ctx) {
-        return rc;
-    }
-    if let Err(rc) = takes_host_work(F, &s) {
-        return rc;
-    }
+    tri!(common::in_context(F, &s, &ctx));
+    tri!(takes_host_work(F, &s));
     let shared = s.shared.clone();
     match s.enqueue(|seq| TaskKind::Record(e.new_record(&shared, seq))) {
         Ok(_) => ACL_SUCCESS,
@@ -325,17 +307,9 @@ pub unsafe extern "C" fn aclrtResetEvent(event: aclrtEvent, stream: aclrtStream)
     if event.is_null() {
         return common::null_arg(F, "event");
     }
-    let e = match common::event_arg(F, event) {
-        Ok(e) => e,
-        Err(rc) => return rc,
-    };
-    let s = match common::stream_arg(F, stream) {
-        Ok(s) => s,
-        Err(rc) => return rc,
-    };
-    if let Err(rc) = device_only(F, &e) {
-        return rc;
-    }
+    let e = tri!(common::event_arg(F, event));
+    let s = tri!(common::stream_arg(F, stream));
+    tri!(device_only(F, &e));
     if !e.is_waitable() {
         return feature(
             F,
@@ -346,10 +320,7 @@ pub unsafe extern "C" fn aclrtResetEvent(event: aclrtEvent, stream: aclrtStream)
             ),
         );
     }
-    let ctx = match common::current(F) {
-        Ok(c) => c,
-        Err(rc) => return rc,
-    };
+    let ctx = tri!(common::current(F));
     if e.ex_mode {
         return feature(
             F,
@@ -358,12 +329,8 @@ pub unsafe extern "C" fn aclrtResetEvent(event: aclrtEvent, stream: aclrtStream)
         );
     }
     let s = common::or_default(s, &ctx);
-    if let Err(rc) = common::in_context(F, &s, &ctx) {
-        return rc;
-    }
-    if let Err(rc) = takes_host_work(F, &s) {
-        return rc;
-    }
+    tri!(common::in_context(F, &s, &ctx));
+    tri!(takes_host_work(F, &s));
     let upto = e.generation();
     match s.enqueue(|_| TaskKind::ResetEvent(e.clone(), upto)) {
         Ok(_) => ACL_SUCCESS,
@@ -391,13 +358,8 @@ pub unsafe extern "C" fn aclrtQueryEventStatus(
     if status.is_null() {
         return common::null_arg(F, "status");
     }
-    let e = match common::event_arg(F, event) {
-        Ok(e) => e,
-        Err(rc) => return rc,
-    };
-    if let Err(rc) = external(F, &e) {
-        return rc;
-    }
+    let e = tri!(common::event_arg(F, event));
+    tri!(external(F, &e));
     let complete = e.is_complete().unwrap_or(e.ex_mode);
     // SAFETY: checked non-null; the caller passes a writable status.
     unsafe {
@@ -431,10 +393,7 @@ pub unsafe extern "C" fn aclrtQueryEvent(
     if status.is_null() {
         return common::null_arg(F, "status");
     }
-    let e = match common::event_arg(F, event) {
-        Ok(e) => e,
-        Err(rc) => return rc,
-    };
+    let e = tri!(common::event_arg(F, event));
     if e.ex_mode {
         return feature(
             F,
@@ -443,9 +402,7 @@ pub unsafe extern "C" fn aclrtQueryEvent(
                 .into(),
         );
     }
-    if let Err(rc) = external(F, &e) {
-        return rc;
-    }
+    tri!(external(F, &e));
     let pending = e.is_complete() == Some(false);
     // SAFETY: checked non-null; the caller passes a writable status.
     unsafe {
@@ -459,9 +416,7 @@ pub unsafe extern "C" fn aclrtQueryEvent(
 }
 
 fn synchronize(function: &str, e: &Event, deadline: Option<Instant>) -> aclError {
-    if let Err(rc) = external(function, e) {
-        return rc;
-    }
+    tri!(external(function, e));
     let Some(record) = e.latest() else {
         return ACL_SUCCESS;
     };
@@ -552,14 +507,8 @@ pub unsafe extern "C" fn aclrtSynchronizeEventWithTimeout(
     if event.is_null() {
         return common::null_arg(F, "event");
     }
-    let e = match common::event_arg(F, event) {
-        Ok(e) => e,
-        Err(rc) => return rc,
-    };
-    let deadline = match common::deadline(F, timeout) {
-        Ok(d) => d,
-        Err(rc) => return rc,
-    };
+    let e = tri!(common::event_arg(F, event));
+    let deadline = tri!(common::deadline(F, timeout));
     synchronize(F, &e, deadline)
 }
 
@@ -632,14 +581,8 @@ pub unsafe extern "C" fn aclrtEventElapsedTime(
             );
         }
     }
-    let t0 = match timestamp(F, "startEvent", &s) {
-        Ok(t) => t,
-        Err(rc) => return rc,
-    };
-    let t1 = match timestamp(F, "endEvent", &e) {
-        Ok(t) => t,
-        Err(rc) => return rc,
-    };
+    let t0 = tri!(timestamp(F, "startEvent", &s));
+    let t1 = tri!(timestamp(F, "endEvent", &e));
     let elapsed = ((t1 as f64) - (t0 as f64)) / 1e6;
     // SAFETY: checked non-null; the caller passes a writable f32.
     unsafe { *ms = elapsed as f32 };
@@ -668,10 +611,7 @@ pub unsafe extern "C" fn aclrtEventGetTimestamp(
     if event.is_null() {
         return common::null_arg(F, "event");
     }
-    let e = match common::event_arg(F, event) {
-        Ok(e) => e,
-        Err(rc) => return rc,
-    };
+    let e = tri!(common::event_arg(F, event));
     if e.flags == ACL_EVENT_EXTERNAL {
         return feature(F, "ACL_EVENT_EXTERNAL events have no timestamp".into());
     }

@@ -109,10 +109,7 @@ unsafe fn malloc_device(
     let Some(device) = state::current_device() else {
         return no_device(function);
     };
-    let budget = match hbm_budget(function) {
-        Ok(b) => b,
-        Err(rc) => return rc,
-    };
+    let budget = tri!(hbm_budget(function));
     let result = state::memory()
         .write()
         .alloc(MemKind::Device(device), size, reserved, budget);
@@ -549,10 +546,7 @@ pub unsafe extern "C" fn aclrtGetMemInfo(
     let Some(device) = state::current_device() else {
         return no_device(F);
     };
-    let budget = match hbm_budget(F) {
-        Ok(b) => b,
-        Err(rc) => return rc,
-    };
+    let budget = tri!(hbm_budget(F));
     let is_ddr = matches!(
         attr,
         ACL_DDR_MEM

@@ -92,20 +92,14 @@ pub unsafe extern "C" fn aclrtMemcpyAsync(
             ),
         );
     }
-    let s = match common::stream_arg(F, stream) {
-        Ok(s) => s,
-        Err(rc) => return rc,
-    };
+    let s = tri!(common::stream_arg(F, stream));
     if count > dest_max {
         return fail(
             PARAM_INVALID,
             format!("{F}: count {count} is larger than destMax {dest_max}"),
         );
     }
-    let ctx = match common::current(F) {
-        Ok(c) => c,
-        Err(rc) => return rc,
-    };
+    let ctx = tri!(common::current(F));
     let (dst_addr, src_addr) = (dst as usize, src as usize);
     let (dst_region, src_region) = {
         let table = state::memory().read();
@@ -141,15 +135,11 @@ pub unsafe extern "C" fn aclrtMemcpyAsync(
     }
     // The stream must belong to the current context whatever the host
     // memory is (pageable copies included).
-    if let Err(rc) = common::in_context(F, &s, &ctx) {
-        return rc;
-    }
+    tri!(common::in_context(F, &s, &ctx));
     if pageable {
         return pageable_copy(F, &s, dst, src, count, kind, ctx.device);
     }
-    if let Err(rc) = takes_host_work(F, &s) {
-        return rc;
-    }
+    tri!(takes_host_work(F, &s));
     let (Some(dst_at), Some(src_at)) = (Expect::of(dst_region), Expect::of(src_region)) else {
         return fail(
             PARAM_INVALID,
@@ -181,12 +171,8 @@ fn upload(
     src: *const c_void,
     count: usize,
 ) -> aclError {
-    if let Err(rc) = common::in_context(function, s, ctx) {
-        return rc;
-    }
-    if let Err(rc) = takes_host_work(function, s) {
-        return rc;
-    }
+    tri!(common::in_context(function, s, ctx));
+    tri!(takes_host_work(function, s));
     let Some(dst_at) = Expect::of(dst_region) else {
         return fail(
             PARAM_INVALID,
@@ -223,9 +209,7 @@ fn pageable_copy(
     current: u32,
 ) -> aclError {
     if !s.is_non_host() {
-        if let Err(rc) = common::not_inside_own_callback(function, s) {
-            return rc;
-        }
+        tri!(common::not_inside_own_callback(function, s));
         if let Err(e) = s.synchronize(None) {
             return common::report_sync(function, s, e, code(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT));
         }
@@ -276,27 +260,17 @@ pub unsafe extern "C" fn aclrtMemsetAsync(
     if dev_ptr.is_null() {
         return common::null_arg(F, "devPtr");
     }
-    let s = match common::stream_arg(F, stream) {
-        Ok(s) => s,
-        Err(rc) => return rc,
-    };
+    let s = tri!(common::stream_arg(F, stream));
     if count > max_count {
         return fail(
             PARAM_INVALID,
             format!("{F}: count {count} is larger than maxCount {max_count}"),
         );
     }
-    let ctx = match common::current(F) {
-        Ok(c) => c,
-        Err(rc) => return rc,
-    };
+    let ctx = tri!(common::current(F));
     let s = common::or_default(s, &ctx);
-    if let Err(rc) = common::in_context(F, &s, &ctx) {
-        return rc;
-    }
-    if let Err(rc) = takes_host_work(F, &s) {
-        return rc;
-    }
+    tri!(common::in_context(F, &s, &ctx));
+    tri!(takes_host_work(F, &s));
     let addr = dev_ptr as usize;
     let region = match state::memory().read().check_range(addr, count) {
         Ok(r) => r,

@@ -49,12 +49,8 @@ pub unsafe extern "C" fn aclrtDeviceCanAccessPeer(
     if device_id == peer_device_id {
         return same_device(F, device_id);
     }
-    if let Err(rc) = check_id(F, peer_device_id) {
-        return rc;
-    }
-    if let Err(rc) = check_id(F, device_id) {
-        return rc;
-    }
+    tri!(check_id(F, peer_device_id));
+    tri!(check_id(F, device_id));
     if can_access_peer.is_null() {
         return fail(PARAM_INVALID, format!("{F}: canAccessPeer is null"));
     }

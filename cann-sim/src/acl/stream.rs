@@ -93,10 +93,7 @@ unsafe fn create(function: &str, stream: *mut aclrtStream, priority: u32, flag: 
         );
     }
     let priority = (priority as i32).clamp(GREATEST_PRIORITY, LEAST_PRIORITY) as u32;
-    let ctx = match common::current(function) {
-        Ok(c) => c,
-        Err(rc) => return rc,
-    };
+    let ctx = tri!(common::current(function));
     match rt::create_stream(&ctx, priority, flags) {
         Ok(s) => {
             // SAFETY: checked non-null; the caller passes a writable handle.
@@ -150,13 +147,8 @@ fn destroy(function: &str, stream: aclrtStream, force: bool) -> aclError {
         Ok(None) => return common::null_arg(function, "stream"),
         Err(rc) => return rc,
     };
-    let ctx = match common::current(function) {
-        Ok(c) => c,
-        Err(rc) => return rc,
-    };
-    if let Err(rc) = common::in_context(function, &s, &ctx) {
-        return rc;
-    }
+    let ctx = tri!(common::current(function));
+    tri!(common::in_context(function, &s, &ctx));
     if s.is_default {
         return fail(
             PARAM_INVALID,
@@ -167,9 +159,7 @@ fn destroy(function: &str, stream: aclrtStream, force: bool) -> aclError {
             ),
         );
     }
-    if let Err(rc) = common::not_inside_own_callback(function, &s) {
-        return rc;
-    }
+    tri!(common::not_inside_own_callback(function, &s));
     rt::destroy_stream(&s, force);
     ACL_SUCCESS
 }
@@ -203,10 +193,7 @@ pub unsafe extern "C" fn aclrtDestroyStreamForce(stream: aclrtStream) -> aclErro
 }
 
 fn synchronize(function: &str, stream: aclrtStream, timeout: i32, check_zero: bool) -> aclError {
-    let s = match common::stream_arg(function, stream) {
-        Ok(s) => s,
-        Err(rc) => return rc,
-    };
+    let s = tri!(common::stream_arg(function, stream));
     let deadline = if check_zero {
         match common::deadline(function, timeout) {
             Ok(d) => d,
@@ -215,17 +202,12 @@ fn synchronize(function: &str, stream: aclrtStream, timeout: i32, check_zero: bo
     } else {
         None
     };
-    let ctx = match common::current(function) {
-        Ok(c) => c,
-        Err(rc) => return rc,
-    };
+    let ctx = tri!(common::current(function));
     let s = common::or_default(s, &ctx);
     if s.is_non_host() {
         return ACL_SUCCESS;
     }
-    if let Err(rc) = common::not_inside_own_callback(function, &s) {
-        return rc;
-    }
+    tri!(common::not_inside_own_callback(function, &s));
     match s.synchronize(deadline) {
         Ok(()) => ACL_SUCCESS,
         Err(e) => common::report_sync(function, &s, e, code(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)),
@@ -280,10 +262,7 @@ pub extern "C" fn aclrtSynchronizeDevice() -> aclError {
     if let Some(code) = faults::check(F) {
         return code;
     }
-    let ctx = match common::current(F) {
-        Ok(c) => c,
-        Err(rc) => return rc,
-    };
+    let ctx = tri!(common::current(F));
     let streams: Vec<Arc<Stream>> = rt::STREAMS
         .lock()
         .all()
@@ -292,9 +271,7 @@ pub extern "C" fn aclrtSynchronizeDevice() -> aclError {
         .collect();
     let mut first = None;
     for s in &streams {
-        if let Err(rc) = common::not_inside_own_callback(F, s) {
-            return rc;
-        }
+        tri!(common::not_inside_own_callback(F, s));
     }
     for s in &streams {
         if let Err(e) = s.synchronize(None)
@@ -328,14 +305,8 @@ pub unsafe extern "C" fn aclrtStreamQuery(
     if status.is_null() {
         return common::null_arg(F, "status");
     }
-    let s = match common::stream_arg(F, stream) {
-        Ok(s) => s,
-        Err(rc) => return rc,
-    };
-    let ctx = match common::current(F) {
-        Ok(c) => c,
-        Err(rc) => return rc,
-    };
+    let s = tri!(common::stream_arg(F, stream));
+    let ctx = tri!(common::current(F));
     let s = common::or_default(s, &ctx);
     let done = if s.is_non_host() {
         true
@@ -376,14 +347,8 @@ pub unsafe extern "C" fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtE
     if event.is_null() {
         return common::null_arg(F, "event");
     }
-    let s = match common::stream_arg(F, stream) {
-        Ok(s) => s,
-        Err(rc) => return rc,
-    };
-    let e = match common::event_arg(F, event) {
-        Ok(e) => e,
-        Err(rc) => return rc,
-    };
+    let s = tri!(common::stream_arg(F, stream));
+    let e = tri!(common::event_arg(F, event));
     if e.flags & ACL_EVENT_DEVICE_USE_ONLY != 0 {
         return fail(
             PARAM_INVALID,
@@ -402,17 +367,10 @@ pub unsafe extern "C" fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtE
             ),
         );
     }
-    let ctx = match common::current(F) {
-        Ok(c) => c,
-        Err(rc) => return rc,
-    };
+    let ctx = tri!(common::current(F));
     let s = common::or_default(s, &ctx);
-    if let Err(rc) = common::in_context(F, &s, &ctx) {
-        return rc;
-    }
-    if let Err(rc) = takes_host_work(F, &s) {
-        return rc;
-    }
+    tri!(common::in_context(F, &s, &ctx));
+    tri!(takes_host_work(F, &s));
     let Some(record) = e.latest() else {
         return ACL_SUCCESS;
     };
