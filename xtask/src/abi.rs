@@ -109,6 +109,7 @@ pub fn all_checks() -> impl Iterator<Item = &'static (&'static str, &'static str
         .iter()
         .chain(crate::abi_checks_hccl::CHECKS)
         .chain(crate::abi_checks_op::CHECKS)
+        .chain(crate::abi_checks_model::CHECKS)
 }
 
 pub const CHECKS: &[(&str, &str)] = &[

@@ -17,6 +17,7 @@ use std::process::ExitCode;
 
 mod abi;
 mod abi_checks_hccl;
+mod abi_checks_model;
 mod abi_checks_op;
 mod bench;
 mod bindings;
