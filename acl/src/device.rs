@@ -390,8 +390,10 @@ impl Drop for Inner {
             release::record("Device", e);
         }
         self.events.destroy_all();
-        if let Err(e) = crate::host_work::unsubscribe_default(self.ctx, &self.default_stream_shared)
-        {
+        if let Err(e) = crate::host_work::unsubscribe_default(
+            &self.callback_thread,
+            &self.default_stream_shared,
+        ) {
             release::record("Device", e);
         }
         self.callback_thread.stop();

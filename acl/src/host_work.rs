@@ -37,7 +37,7 @@ use crate::error::{Error, Result};
 use crate::{Device, Stream, result};
 use acl_sys as sys;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Whether a callback holds back the work queued after it.
@@ -65,6 +65,9 @@ enum Mechanism {
 pub(crate) struct Shared {
     panics: Mutex<Vec<String>>,
     mechanism: Mutex<Mechanism>,
+    /// Callbacks launched and not yet run: unsubscribing drops those, so
+    /// teardown waits for them first.
+    pending_callbacks: AtomicUsize,
 }
 
 impl Shared {
@@ -90,12 +93,18 @@ impl Shared {
 struct Payload {
     f: Box<dyn FnOnce() + Send>,
     shared: Arc<Shared>,
+    /// Counted in `Shared::pending_callbacks` until it has run.
+    callback: bool,
 }
 
-fn into_raw(f: Box<dyn FnOnce() + Send>, shared: &Arc<Shared>) -> *mut Payload {
+fn into_raw(f: Box<dyn FnOnce() + Send>, shared: &Arc<Shared>, callback: bool) -> *mut Payload {
+    if callback {
+        shared.pending_callbacks.fetch_add(1, Ordering::AcqRel);
+    }
     Box::into_raw(Box::new(Payload {
         f,
         shared: shared.clone(),
+        callback,
     }))
 }
 
@@ -109,10 +118,17 @@ unsafe fn run(raw: *mut c_void) {
         return;
     }
     // SAFETY: the caller's contract: a leaked Box<Payload>, handed over once.
-    let Payload { f, shared } = *unsafe { Box::from_raw(raw.cast::<Payload>()) };
+    let Payload {
+        f,
+        shared,
+        callback,
+    } = *unsafe { Box::from_raw(raw.cast::<Payload>()) };
     let outcome = crate::device::forbid_device_calls(|| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
     });
+    if callback {
+        shared.pending_callbacks.fetch_sub(1, Ordering::AcqRel);
+    }
     if let Err(panic) = outcome {
         let msg = panic
             .downcast_ref::<&str>()
@@ -132,11 +148,15 @@ unsafe extern "C" fn trampoline(raw: *mut c_void) {
 fn launch(
     shared: &Arc<Shared>,
     f: Box<dyn FnOnce() + Send>,
+    callback: bool,
     go: impl FnOnce(*mut c_void) -> Result<()>,
 ) -> Result<()> {
-    let raw = into_raw(f, shared);
+    let raw = into_raw(f, shared, callback);
     let outcome = go(raw.cast());
     if outcome.is_err() {
+        if callback {
+            shared.pending_callbacks.fetch_sub(1, Ordering::AcqRel);
+        }
         // SAFETY: the runtime refused it, so it will never call back with it.
         drop(unsafe { Box::from_raw(raw) });
     }
@@ -169,7 +189,7 @@ impl Stream {
                 _ => *m = Mechanism::HostFn,
             }
         }
-        launch(shared, Box::new(f), |raw| {
+        launch(shared, Box::new(f), false, |raw| {
             // SAFETY: `trampoline` runs the payload once; the stream is live.
             unsafe { result::launch_host_func(self.as_raw(), Some(trampoline), raw) }
         })
@@ -215,7 +235,7 @@ impl Stream {
             CallbackMode::Blocking => sys::ACL_CALLBACK_BLOCK,
             CallbackMode::NonBlocking => sys::ACL_CALLBACK_NO_BLOCK,
         };
-        launch(shared, Box::new(f), |raw| {
+        launch(shared, Box::new(f), true, |raw| {
             // SAFETY: `trampoline` runs the payload once; the stream is live.
             unsafe { result::launch_callback(Some(trampoline), raw, block, self.as_raw()) }
         })
@@ -235,6 +255,7 @@ pub(crate) unsafe fn unsubscribe(
     let m = *shared.mechanism.lock().unwrap_or_else(|p| p.into_inner());
     match m {
         Mechanism::Callback(tid) => {
+            device.inner.callback_thread.drain(shared);
             device.bind()?;
             // SAFETY: the caller's contract.
             unsafe { result::unsubscribe_report(tid, raw) }
@@ -244,8 +265,11 @@ pub(crate) unsafe fn unsubscribe(
 }
 
 /// Ends the default stream's subscription (device teardown; the context is current).
-pub(crate) fn unsubscribe_default(_ctx: sys::aclrtContext, shared: &Shared) -> Result<()> {
+pub(crate) fn unsubscribe_default(thread: &CallbackThread, shared: &Shared) -> Result<()> {
     let m = *shared.mechanism.lock().unwrap_or_else(|p| p.into_inner());
+    if matches!(m, Mechanism::Callback(_)) {
+        thread.drain(shared);
+    }
     match m {
         // SAFETY: the null stream is the current context's default stream.
         Mechanism::Callback(tid) => unsafe {
@@ -316,11 +340,38 @@ impl CallbackThread {
         Ok(tid)
     }
 
+    /// Waits (up to a minute) until every callback launched on `shared`'s
+    /// queue has run, unless called from the callback thread itself, which
+    /// would wait for itself.
+    fn drain(&self, shared: &Shared) {
+        let on_worker = self
+            .worker
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .is_some_and(|w| w.handle.thread().id() == std::thread::current().id());
+        if on_worker {
+            return;
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while shared.pending_callbacks.load(Ordering::Acquire) > 0
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
     /// Stops and joins the thread (device teardown, after every stream is gone).
     pub(crate) fn stop(&self) {
         let worker = self.worker.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(w) = worker {
             w.stop.store(true, Ordering::Release);
+            // A callback that owned the device's last handle drops it on the
+            // callback thread itself: that thread cannot join itself, and
+            // leaves its loop on its own once the flag is seen.
+            if w.handle.thread().id() == std::thread::current().id() {
+                return;
+            }
             if w.handle.join().is_err() {
                 log::warn!(target: "acl", "the callback thread panicked");
             }

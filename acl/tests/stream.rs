@@ -361,3 +361,21 @@ fn event_flags_combine_and_report() {
     assert_eq!(ev.device(), &npu);
     assert!(!ev.as_raw().is_null());
 }
+
+#[test]
+fn a_callback_may_own_and_drop_the_last_device_handle() {
+    let npu = common::device(7);
+    let stream = npu.new_stream().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let owned = npu.clone();
+    stream
+        .launch_callback(acl::CallbackMode::NonBlocking, move || {
+            drop(owned);
+            tx.send(()).unwrap();
+        })
+        .unwrap();
+    drop(npu);
+    drop(stream); // the callback thread now holds the last handle
+    rx.recv_timeout(Duration::from_secs(5))
+        .expect("callback ran and dropped the device");
+}
