@@ -717,20 +717,33 @@ fn memset_outside_a_live_device_allocation_is_param_invalid() {
     let rc = unsafe { aclrtMemset(d.cast(), 64, 0, 64) };
     assert_contains(
         &assert_fails(rc, PARAM_INVALID, "aclrtMemset"),
-        "not device memory",
+        "neither device memory nor pinned host memory",
     );
-    // Host memory, pinned or not.
-    let h = malloc_host(64);
+    // Plain host memory: the simulator cannot check its bounds.
     let mut plain = [0u8; 64];
-    for p in [h, plain.as_mut_ptr()] {
-        // SAFETY: as above.
-        let rc = unsafe { aclrtMemset(p.cast(), 64, 0, 64) };
-        assert_contains(
-            &assert_fails(rc, PARAM_INVALID, "aclrtMemset"),
-            "not device memory",
-        );
-    }
+    // SAFETY: as above.
+    let rc = unsafe { aclrtMemset(plain.as_mut_ptr().cast(), 64, 7, 64) };
+    assert_contains(
+        &assert_fails(rc, PARAM_INVALID, "aclrtMemset"),
+        "neither device memory nor pinned host memory",
+    );
     assert_eq!(plain, [0; 64]);
+}
+
+#[test]
+fn memset_fills_pinned_host_memory_as_the_header_allows() {
+    use_device(0);
+    let h = malloc_host(64);
+    // SAFETY: `h` is a live pinned allocation of 64 bytes.
+    let rc = unsafe { aclrtMemset(h.cast(), 64, 0x3c, 64) };
+    assert_eq!(rc, 0);
+    // SAFETY: as above; nothing else uses it.
+    let bytes = unsafe { std::slice::from_raw_parts(h.cast::<u8>(), 64) };
+    assert!(bytes.iter().all(|&b| b == 0x3c));
+    // Past its end is still out of bounds.
+    // SAFETY: the simulator checks the range.
+    let rc = unsafe { aclrtMemset(h.cast(), 65, 0, 65) };
+    assert_fails(rc, PARAM_INVALID, "aclrtMemset");
     free_host(h);
 }
 

@@ -487,9 +487,14 @@ pub unsafe extern "C" fn aclrtMemset(
     }
     let addr = dev_ptr as usize;
     let table = state::memory().read();
-    match table.check_device_range(addr, count) {
-        Ok((device, _)) if device == current => {}
-        Ok((device, _)) => {
+    // The header: "the memory to be initialized is on the Host or device
+    // side; the system determines which from the address". The simulator
+    // fills device memory of the current device and pinned host memory
+    // (aclrtMallocHost), whose bounds it knows; other host memory it cannot
+    // check, so it refuses it.
+    match table.check_range(addr, count) {
+        Ok(Region::Device { device, .. }) if device == current => {}
+        Ok(Region::Device { device, .. }) => {
             return fail(
                 PARAM_INVALID,
                 format!(
@@ -498,10 +503,20 @@ pub unsafe extern "C" fn aclrtMemset(
                 ),
             );
         }
+        Ok(Region::Host { .. }) => {}
+        Ok(other) => {
+            return fail(
+                PARAM_INVALID,
+                format!(
+                    "{F}: devPtr {addr:#x} is neither device memory nor pinned host memory \
+                     (aclrtMallocHost) the runtime knows ({other})"
+                ),
+            );
+        }
         Err(e) => return fail(PARAM_INVALID, format!("{F}: devPtr: {e}")),
     }
-    // SAFETY: `[dev_ptr, dev_ptr + count)` lies inside a live device
-    // allocation, kept alive by the read lock.
+    // SAFETY: `[dev_ptr, dev_ptr + count)` lies inside a live device or
+    // pinned host allocation, kept alive by the read lock.
     unsafe { std::ptr::write_bytes(dev_ptr.cast::<u8>(), value as u8, count) };
     drop(table);
     ACL_SUCCESS
