@@ -34,6 +34,7 @@ fn regenerate() {
         generator: "bindgen (build-time, feature `bindgen`)",
         command: "the `bindgen` feature of cann-acl-sys",
         prelude: "use crate::loader::LoadError;",
+        library_fn: "crate::library",
     };
     let out = codegen::generate(&prov, &raw).unwrap_or_else(|e| fail(e));
     let dir = std::env::var_os("OUT_DIR").unwrap_or_else(|| fail("OUT_DIR is not set".into()));

@@ -29,6 +29,7 @@ fn regenerate() {
         generator: "bindgen (build-time, feature `bindgen`)",
         command: "the `bindgen` feature of hccl-sys",
         prelude: "#[allow(unused_imports)]\nuse acl_sys::*;",
+        library_fn: "crate::library",
     };
     let out = codegen::generate(&prov, &raw).unwrap_or_else(|e| fail(e));
     let dir = std::env::var_os("OUT_DIR").unwrap_or_else(|| fail("OUT_DIR is not set".into()));

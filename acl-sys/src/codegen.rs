@@ -25,6 +25,10 @@ pub struct Provenance<'a> {
     pub command: &'a str,
     /// `use` lines placed before the items (e.g. where `LoadError` comes from).
     pub prelude: &'a str,
+    /// The path of the function the wrappers load the library through
+    /// (`"crate::library"` for a crate-level library, `"crate::aclnn::library"`
+    /// for one held by a module).
+    pub library_fn: &'a str,
 }
 
 /// One C function.
@@ -157,6 +161,8 @@ pub fn render(
         let name = &f.decl.sig.ident;
         quote!(usize::from(self.#name.is_some()))
     });
+    let library_fn: syn::Path = syn::parse_str(provenance.library_fn)
+        .map_err(|e| format!("library_fn {:?}: {e}", provenance.library_fn))?;
     let wrappers = functions.iter().filter(|f| !f.variadic).map(|f| {
         let name = &f.decl.sig.ident;
         let cname = &f.name;
@@ -173,7 +179,7 @@ pub fn render(
             #[doc = #doc]
             #[inline]
             pub unsafe fn #name(#inputs) -> Result<#ret, LoadError> {
-                let lib = crate::library()?;
+                let lib = #library_fn()?;
                 match lib.api.#name {
                     // SAFETY: the caller upholds the C contract; the pointer was
                     // resolved from a library exporting this symbol.
@@ -411,6 +417,7 @@ mod tests {
         generator: "test",
         command: "test",
         prelude: "use crate::loader::LoadError;",
+        library_fn: "crate::library",
     };
 
     #[test]
@@ -434,6 +441,25 @@ mod tests {
         assert!(out.contains("pub unsafe fn aclB(x: i32) -> Result<aclError, LoadError>"));
         assert!(out.contains("None => Err(lib.missing(\"aclB\"))"));
         syn::parse_file(out.split_once("\n\n").unwrap().1).expect("output parses");
+    }
+
+    #[test]
+    fn wrappers_load_through_the_given_library_function() {
+        let src = r#"unsafe extern "C" { pub fn aclnnX(n: i32) -> i32; }"#;
+        let out = generate(
+            &Provenance {
+                library_fn: "crate::aclnn::library",
+                ..PROV
+            },
+            src,
+        )
+        .unwrap();
+        assert!(out.contains("let lib = crate::aclnn::library()?;"), "{out}");
+        assert!(
+            generate(&PROV, src)
+                .unwrap()
+                .contains("let lib = crate::library()?;")
+        );
     }
 
     #[test]

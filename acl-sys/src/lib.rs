@@ -19,6 +19,9 @@
 //! `runtime/lib64`, ...); finally `libascendcl.so` through the system loader.
 //! See [`loader`] for details.
 //!
+//! The two-phase operator API, aclnn (`libopapi.so`), is the [`aclnn`]
+//! module, with its own library slot (`$CANN_OPAPI_LIB`).
+//!
 //! This crate is the raw layer: every call is `unsafe` and returns the C
 //! `aclError`. The `acl` crate is the safe API on top.
 //!
@@ -38,6 +41,8 @@
 #![allow(clippy::all)]
 
 pub mod loader;
+
+pub mod aclnn;
 
 #[cfg(feature = "codegen")]
 pub mod codegen;

@@ -4,14 +4,14 @@
 //!
 //! ```text
 //! overhead <op> <raw|safe> <iterations>
-//!   op: event-record | stream-query | htod-64 | cached-alloc-free
+//!   op: event-record | stream-query | htod-64 | cached-alloc-free | aclop-add | aclop-matmul | aclnn-add | aclnn-matmul
 //! ```
 //!
 //! Each run sets up on the simulator, then performs the operation
 //! `iterations` times. Two runs with different iteration counts give the
 //! per-operation instruction count without the setup.
 
-use acl::{Device, DeviceBuffer, Event, EventFlags, PinnedHostBuffer, Runtime};
+use acl::{Device, DeviceBuffer, Event, EventFlags, PinnedHostBuffer, Runtime, Tensor, aclnn, ops};
 use acl_sys as sys;
 use std::hint::black_box;
 
@@ -19,7 +19,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.len() != 3 {
         eprintln!(
-            "usage: overhead <event-record|stream-query|htod-64|cached-alloc-free> <raw|safe> <iterations>"
+            "usage: overhead <event-record|stream-query|htod-64|cached-alloc-free|aclop-add|aclop-matmul|aclnn-add|aclnn-matmul> <raw|safe> <iterations>"
         );
         std::process::exit(2);
     }
@@ -113,6 +113,166 @@ fn main() {
                     alloc.free(b).expect("free");
                 }
             }
+        }
+        "aclop-add" | "aclop-matmul" => {
+            let matmul = args[0] == "aclop-matmul";
+            let (dims, op): (&[i64], &std::ffi::CStr) = if matmul {
+                (&[4, 4], c"MatMul")
+            } else {
+                (&[16], c"Add")
+            };
+            let shape: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
+            let a = Tensor::from_host(&stream, &[1.0f32; 16], &shape).expect("a");
+            let b = Tensor::from_host(&stream, &[2.0f32; 16], &shape).expect("b");
+            let mut c = Tensor::<f32>::zeros(&stream, &shape).expect("c");
+            let (pa, pb, pc) = (
+                a.buffer().as_raw_ptr().cast_mut(),
+                b.buffer().as_raw_ptr().cast_mut(),
+                c.buffer_mut().as_raw_mut_ptr(),
+            );
+            for _ in 0..n {
+                if safe {
+                    if matmul {
+                        ops::matmul(&stream, &a, &b, &mut c).expect("matmul");
+                    } else {
+                        ops::add(&stream, &a, &b, &mut c).expect("add");
+                    }
+                } else {
+                    // The same C calls as the safe path: three descriptions,
+                    // three data buffers, (attributes,) execute, release.
+                    // SAFETY: live device buffers of 64 bytes; every handle
+                    // is created and destroyed here.
+                    unsafe {
+                        let desc = || {
+                            sys::aclCreateTensorDesc(
+                                sys::ACL_FLOAT,
+                                dims.len() as i32,
+                                dims.as_ptr(),
+                                sys::ACL_FORMAT_ND,
+                            )
+                            .expect("loaded")
+                        };
+                        let (da, db, dc) = (desc(), desc(), desc());
+                        let ba = sys::aclCreateDataBuffer(pa, 64).expect("loaded");
+                        let bb = sys::aclCreateDataBuffer(pb, 64).expect("loaded");
+                        let bc = sys::aclCreateDataBuffer(pc, 64).expect("loaded");
+                        let attr = if matmul {
+                            let at = sys::aclopCreateAttr().expect("loaded");
+                            sys::aclopSetAttrBool(at, c"transpose_x1".as_ptr(), 0).expect("loaded");
+                            sys::aclopSetAttrBool(at, c"transpose_x2".as_ptr(), 0).expect("loaded");
+                            at
+                        } else {
+                            std::ptr::null_mut()
+                        };
+                        let mut in_d = [da, db];
+                        let mut in_b = [ba, bb];
+                        let mut out_d = [dc];
+                        let mut out_b = [bc];
+                        let rc = sys::aclopExecuteV2(
+                            op.as_ptr(),
+                            2,
+                            in_d.as_mut_ptr(),
+                            in_b.as_mut_ptr(),
+                            1,
+                            out_d.as_mut_ptr(),
+                            out_b.as_mut_ptr(),
+                            attr,
+                            raw_stream,
+                        )
+                        .expect("loaded");
+                        assert_eq!(rc, 0);
+                        for buf in [ba, bb, bc] {
+                            sys::aclDestroyDataBuffer(buf).expect("loaded");
+                        }
+                        if matmul {
+                            sys::aclopDestroyAttr(attr).expect("loaded");
+                        }
+                        for d in [da, db, dc] {
+                            sys::aclDestroyTensorDesc(d).expect("loaded");
+                        }
+                    }
+                }
+            }
+            stream.synchronize().expect("sync");
+        }
+        "aclnn-add" | "aclnn-matmul" => {
+            let matmul = args[0] == "aclnn-matmul";
+            let dims: &[i64] = if matmul { &[4, 4] } else { &[16] };
+            let shape: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
+            let a = stream.clone_from_host(&[1.0f32; 16]).expect("a");
+            let b = stream.clone_from_host(&[2.0f32; 16]).expect("b");
+            let mut c = stream.alloc_zeros::<f32>(16).expect("c");
+            let (pa, pb) = (a.as_raw_ptr().cast_mut(), b.as_raw_ptr().cast_mut());
+            let pc = c.as_raw_mut_ptr();
+            let strides: &[i64] = if matmul { &[4, 1] } else { &[1] };
+            for _ in 0..n {
+                if safe {
+                    let ta = aclnn::Tensor::new(&a, &shape).expect("a");
+                    let tb = aclnn::Tensor::new(&b, &shape).expect("b");
+                    let mut tc = aclnn::TensorMut::new(&mut c, &shape).expect("c");
+                    if matmul {
+                        aclnn::matmul(&stream, &ta, &tb, &mut tc, aclnn::CubeMathType::KeepDtype)
+                            .expect("matmul");
+                    } else {
+                        aclnn::add(&stream, &ta, &tb, &mut tc).expect("add");
+                    }
+                } else {
+                    // The same C calls as the safe path: three tensors,
+                    // (an alpha scalar for Add,) both phases, destroys.
+                    // SAFETY: live device buffers of 64 bytes; every handle
+                    // is created and destroyed here.
+                    unsafe {
+                        let tensor = |p: *mut std::ffi::c_void| {
+                            sys::aclnn::aclCreateTensor(
+                                dims.as_ptr(),
+                                dims.len() as u64,
+                                sys::ACL_FLOAT,
+                                strides.as_ptr(),
+                                0,
+                                sys::ACL_FORMAT_ND,
+                                [16i64].as_ptr(),
+                                1,
+                                p,
+                            )
+                            .expect("loaded")
+                        };
+                        let (ta, tb, tc) = (tensor(pa), tensor(pb), tensor(pc));
+                        let mut ws = 0u64;
+                        let mut ex = std::ptr::null_mut();
+                        if matmul {
+                            let rc = sys::aclnn::aclnnMatmulGetWorkspaceSize(
+                                ta, tb, tc, 0, &mut ws, &mut ex,
+                            )
+                            .expect("loaded");
+                            assert_eq!(rc, 0);
+                            let rc =
+                                sys::aclnn::aclnnMatmul(std::ptr::null_mut(), ws, ex, raw_stream)
+                                    .expect("loaded");
+                            assert_eq!(rc, 0);
+                        } else {
+                            let mut one = 1.0f32;
+                            let alpha = sys::aclnn::aclCreateScalar(
+                                (&mut one as *mut f32).cast(),
+                                sys::ACL_FLOAT,
+                            )
+                            .expect("loaded");
+                            let rc = sys::aclnn::aclnnAddGetWorkspaceSize(
+                                ta, tb, alpha, tc, &mut ws, &mut ex,
+                            )
+                            .expect("loaded");
+                            assert_eq!(rc, 0);
+                            let rc = sys::aclnn::aclnnAdd(std::ptr::null_mut(), ws, ex, raw_stream)
+                                .expect("loaded");
+                            assert_eq!(rc, 0);
+                            sys::aclnn::aclDestroyScalar(alpha).expect("loaded");
+                        }
+                        for t in [ta, tb, tc] {
+                            sys::aclnn::aclDestroyTensor(t).expect("loaded");
+                        }
+                    }
+                }
+            }
+            stream.synchronize().expect("sync");
         }
         other => {
             eprintln!("unknown op {other}");

@@ -37,12 +37,17 @@
 //! # Ok::<(), acl::Error>(())
 //! ```
 
+pub mod aclnn;
 pub mod allocator;
 pub mod device;
 pub mod error;
 pub mod event;
 pub mod host_work;
+pub mod kernel;
 pub mod memory;
+pub mod model;
+pub mod op;
+pub mod ops;
 pub mod release;
 pub mod result;
 pub mod runtime;
@@ -53,9 +58,11 @@ pub use error::{Error, ErrorCode, Result};
 pub use event::{Event, EventFlags};
 pub use host_work::CallbackMode;
 pub use memory::{
-    DeviceBuffer, DeviceMemory, DeviceMemoryMut, DeviceRepr, DeviceSlice, DeviceSliceMut,
-    PinnedHostBuffer,
+    DataType, DeviceBuffer, DeviceMemory, DeviceMemoryMut, DeviceRepr, DeviceSlice, DeviceSliceMut,
+    Element, PinnedHostBuffer,
 };
+pub use model::{Model, ModelDesc};
+pub use ops::Tensor;
 pub use release::{ReleaseError, take_release_errors};
 pub use runtime::{Runtime, Version};
 pub use stream::{Stream, StreamConfig};

@@ -1,14 +1,16 @@
 //! `cann-sim`: a software Ascend NPU.
 //!
-//! It implements the C ABI of `libascendcl.so`, `libhccl.so` and `libdcmi.so`
-//! on the host CPU, so that everything built on the -sys crates runs and is
-//! tested on machines without an NPU. It comes in two forms:
+//! It implements the C ABI of `libascendcl.so`, `libhccl.so` and `libdcmi.so`,
+//! and aclnn's (`libopapi.so`/`libnnopbase.so`, see [`aclnn`]), on the host
+//! CPU, so that everything built on the -sys crates runs and is tested on
+//! machines without an NPU. It comes in two forms:
 //!
 //! - this **rlib**: [`install()`] puts the simulator's function tables into
-//!   `acl-sys`, `hccl-sys` and `dcmi-sys`, so the process uses the simulator
-//!   without touching the disk;
+//!   `acl-sys` (and its `aclnn` module), `hccl-sys` and `dcmi-sys`, so the
+//!   process uses the simulator without touching the disk;
 //! - a **cdylib**, `libcann_sim.so`, exporting the same C symbols, loadable in
-//!   place of the real libraries (point `CANN_ACL_LIB`, `CANN_HCCL_LIB`, `CANN_DCMI_LIB` at it).
+//!   place of the real libraries (point `CANN_ACL_LIB`, `CANN_HCCL_LIB`, `CANN_DCMI_LIB`, `CANN_OPAPI_LIB` at
+//!   it).
 //!
 //! It is held to the real runtime's semantics: error codes, argument checks
 //! and state rules follow the open-sourced CANN runtime (`hicann/runtime`).
@@ -33,10 +35,14 @@
 //! ```
 
 pub mod acl;
+pub mod aclnn;
 pub mod config;
 pub mod dcmi;
 pub mod faults;
 pub mod hccl;
+pub mod kernels;
+pub mod model;
+pub mod ops;
 mod recent_error;
 mod rt;
 mod state;
@@ -44,13 +50,14 @@ mod stats;
 mod tables;
 pub mod telemetry;
 
+pub use kernels::sample_kernels;
 pub use stats::{DeviceStats, Stats, stats};
 pub use tables::*;
 
 /// The provider name the simulator installs its tables under.
 pub const PROVIDER: &str = "cann-sim";
 
-/// Installs the simulator as this process's AscendCL, HCCL and DCMI.
+/// Installs the simulator as this process's AscendCL, aclnn, HCCL and DCMI.
 ///
 /// Call it before any other use of the -sys crates (or the safe crates built
 /// on them). Calling it again is harmless.
@@ -62,5 +69,6 @@ pub fn install() -> Result<(), acl_sys::LoadError> {
     acl_sys::install(acl_api(), PROVIDER)?;
     hccl_sys::install(hccl_api(), PROVIDER)?;
     dcmi_sys::install(dcmi_api(), PROVIDER)?;
+    acl_sys::aclnn::install(aclnn_api(), PROVIDER)?;
     Ok(())
 }

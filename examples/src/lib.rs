@@ -8,6 +8,12 @@
 
 use std::fmt;
 
+pub mod custom_kernel;
+pub mod infer_model;
+pub mod ops_demo;
+pub mod train_ddp;
+pub mod train_mlp;
+
 /// What the example runs on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Backend {

@@ -1,3 +1,79 @@
-//! Safe HCCL collectives for Ascend NPUs (all-reduce, all-gather, broadcast,
-//! send/recv, ...) across devices, processes and hosts. The safe API is not
-//! written yet; the raw functions are in `hccl-sys`.
+//! Safe HCCL: collective communication between Huawei Ascend NPUs — in one
+//! process, across processes, across hosts.
+//!
+//! # Concepts
+//!
+//! - [`RootInfo`]: the 4,108-byte blob that names a communicator; rank 0's
+//!   process makes it, every rank needs it. [`bootstrap`] moves it over TCP
+//!   using the environment launchers set (`RANK`, `WORLD_SIZE`,
+//!   `MASTER_ADDR`, `MASTER_PORT`…).
+//! - [`Comm`]: one rank's communicator, created from a root info, a rank
+//!   table ([`RankTable`]), for all devices of a process
+//!   ([`Comm::init_all`]), or as a sub-communicator. Options in [`CommConfig`].
+//! - [Collectives](collectives): all-reduce, broadcast, reduce, all-gather(-v),
+//!   reduce-scatter(-v), scatter, all-to-all(-v, -vc), send/recv, batches,
+//!   barrier, [`group`]s — methods of [`Comm`] that queue work on an `acl`
+//!   stream, over typed device buffers ([`HcclType`]), with lengths checked
+//!   against the communicator's size and stream-ordered memory safety.
+//! - [`launch`]: start N local ranks of a program, like `torchrun`.
+//! - [`Error`]: every failure, with the HCCL code by name, the C function,
+//!   and the library's message.
+//!
+//! # Backends
+//!
+//! HCCL is loaded at run time (`libhccl.so` of a CANN install, or
+//! `$CANN_HCCL_LIB`); `cann_sim::install()` puts the simulator in its place,
+//! whose ranks talk over real TCP sockets.
+//!
+//! # Example: two ranks as threads
+//!
+//! ```
+//! # cann_sim::install().unwrap();
+//! use acl::{Device, DeviceBuffer, Runtime};
+//! use hccl::{Comm, CommConfig, RootInfo};
+//!
+//! let rt = Runtime::init()?;
+//! let root = RootInfo::new()?;
+//! let ranks: Vec<_> = (0..2u32)
+//!     .map(|rank| {
+//!         let (rt, root) = (rt.clone(), root.clone());
+//!         std::thread::spawn(move || -> Result<Vec<i32>, hccl::Error> {
+//!             let npu = Device::new(&rt, rank)?;
+//!             let comm = Comm::init_root_info(&npu, &root, 2, rank, &CommConfig::default())?;
+//!             let stream = npu.new_stream()?;
+//!             let mine = DeviceBuffer::from_host(&npu, &[rank as i32 * 10; 3])?;
+//!             let mut all = DeviceBuffer::<i32>::zeroed(&npu, 6)?;
+//!             comm.all_gather(&mine, &mut all, &stream)?;
+//!             stream.synchronize()?;
+//!             Ok(all.to_host_vec()?)
+//!         })
+//!     })
+//!     .collect();
+//! for r in ranks {
+//!     assert_eq!(r.join().unwrap()?, [0, 0, 0, 10, 10, 10]);
+//! }
+//! # Ok::<(), hccl::Error>(())
+//! ```
+
+#![deny(missing_docs)]
+
+pub mod bootstrap;
+pub mod collectives;
+pub mod comm;
+pub mod config;
+pub mod error;
+pub mod launch;
+pub mod ranktable;
+pub mod release;
+pub mod root_info;
+pub mod types;
+
+pub use bootstrap::{BootstrapConfig, exchange_root_info, init_comm};
+pub use collectives::{P2pOp, group};
+pub use comm::Comm;
+pub use config::CommConfig;
+pub use error::{BootstrapErrorKind, Error, ErrorCode, Result};
+pub use ranktable::RankTable;
+pub use release::{ReleaseError, take_release_errors};
+pub use root_info::{ROOT_INFO_BYTES, RootInfo};
+pub use types::{DataType, HcclType, ReduceOp};

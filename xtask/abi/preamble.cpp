@@ -281,3 +281,241 @@ static void abi_print_config(const char *tag, unsigned char fill) {
     for (size_t i = 0; i < sizeof config; i++) printf("%02x", b[i]);
     printf("\n");
 }
+
+// ---- operators (checks in xtask/src/abi_checks_op.rs) ----------------------
+
+// A float32 ND description of `dims`.
+static aclTensorDesc *abi_desc_f32(std::vector<int64_t> dims) {
+    return aclCreateTensorDesc(ACL_FLOAT, (int)dims.size(), dims.data(), ACL_FORMAT_ND);
+}
+
+// A device copy of `v` on the current device (null on failure).
+static void *abi_dev_f32(const std::vector<float> &v) {
+    void *p = nullptr;
+    size_t n = v.size() * sizeof(float);
+    if (aclrtMalloc(&p, n, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) return nullptr;
+    if (aclrtMemcpy(p, n, v.data(), n, ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS) return nullptr;
+    return p;
+}
+
+// `n` floats of device memory `d`, read after synchronising `s`.
+static std::vector<float> abi_read_f32(aclrtStream s, const void *d, size_t n) {
+    std::vector<float> v(n, -12345.0f);
+    if (aclrtSynchronizeStream(s) != ACL_SUCCESS) return v;
+    aclrtMemcpy(v.data(), n * sizeof(float), d, n * sizeof(float), ACL_MEMCPY_DEVICE_TO_HOST);
+    return v;
+}
+
+// A binary float32 operator of [n] tensors through aclopExecuteV2: y = op(a, b).
+static aclError abi_exec2(const char *op, aclTensorDesc *d, void *a, void *b, void *y, size_t n,
+                          aclopAttr *attr, aclrtStream s) {
+    aclDataBuffer *ba = aclCreateDataBuffer(a, n * 4), *bb = aclCreateDataBuffer(b, n * 4),
+                  *by = aclCreateDataBuffer(y, n * 4);
+    aclTensorDesc *in_d[2] = {d, d}, *out_d[1] = {d};
+    aclDataBuffer *in_b[2] = {ba, bb}, *out_b[1] = {by};
+    aclError rc = aclopExecuteV2(op, 2, in_d, in_b, 1, out_d, out_b, attr, s);
+    aclDestroyDataBuffer(ba);
+    aclDestroyDataBuffer(bb);
+    aclDestroyDataBuffer(by);
+    return rc;
+}
+
+// ---- kernels and models (xtask/src/abi_checks_model.rs) --------------------
+
+// The kernel binary abi.rs built from xtask/abi/kernel.cpp ("" when unset).
+static const char *abi_kernel_path() {
+    const char *p = getenv("ABI_KERNEL_SO");
+    return p != nullptr ? p : "";
+}
+
+// The bytes of a file (empty when it cannot be read).
+static std::vector<char> abi_file_bytes(const char *path) {
+    std::vector<char> v;
+    FILE *f = fopen(path, "rb");
+    if (f == nullptr) return v;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) v.insert(v.end(), buf, buf + n);
+    fclose(f);
+    return v;
+}
+
+// Loads the check kernels on the current device (null on failure).
+static aclrtBinHandle abi_kernel_load() {
+    aclrtBinHandle b = nullptr;
+    if (aclrtBinaryLoadFromFile(abi_kernel_path(), nullptr, &b) != ACL_SUCCESS) return nullptr;
+    return b;
+}
+
+// Kernel `name` of `b` (null on failure).
+static aclrtFuncHandle abi_kernel_fn(aclrtBinHandle b, const char *name) {
+    aclrtFuncHandle f = nullptr;
+    if (aclrtBinaryGetFunction(b, name, &f) != ACL_SUCCESS) return nullptr;
+    return f;
+}
+
+// Appends an 8-byte word to an argument list.
+static aclError abi_arg(aclrtArgsHandle a, uint64_t v) {
+    aclrtParamHandle p = nullptr;
+    return aclrtKernelArgsAppend(a, &v, sizeof v, &p);
+}
+
+// Writes `text` to a new temporary file; returns its path ("" on failure).
+static std::string abi_temp_file(const std::string &text) {
+    char path[] = "/tmp/cann-abi-check-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) return "";
+    size_t done = 0;
+    while (done < text.size()) {
+        ssize_t n = write(fd, text.data() + done, text.size() - done);
+        if (n <= 0) break;
+        done += (size_t)n;
+    }
+    close(fd);
+    return done == text.size() ? std::string(path) : std::string();
+}
+
+// ---- HCCL (checks in xtask/src/abi_checks_hccl.rs) --------------------------
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+// Runs body(rank, comm, stream) for `n` ranks (n <= ABI_DEVICES) on threads,
+// rank r on device r, over a communicator made from one HcclGetRootInfo,
+// with `config` (may be null); releases everything afterwards.
+template <typename F>
+static void abi_hccl_ranks(int n, HcclCommConfig *config, F body) {
+    HcclRootInfo root;
+    EXPECT_RC(HcclGetRootInfo(&root), HCCL_SUCCESS);
+    std::vector<std::thread> ts;
+    for (int r = 0; r < n; r++) {
+        ts.emplace_back([&, r] {
+            EXPECT_RC(aclrtSetDevice(r), ACL_SUCCESS);
+            HcclComm comm = nullptr;
+            EXPECT_RC(HcclCommInitRootInfoConfig(n, &root, r, config, &comm), HCCL_SUCCESS);
+            aclrtStream s = nullptr;
+            EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+            if (comm != nullptr && s != nullptr) body(r, comm, s);
+            EXPECT_RC(aclrtSynchronizeStream(s), ACL_SUCCESS);
+            EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+            EXPECT_RC(HcclCommDestroy(comm), HCCL_SUCCESS);
+            EXPECT_RC(aclrtResetDevice(r), ACL_SUCCESS);
+        });
+    }
+    for (auto &t : ts) t.join();
+}
+
+// Device memory on the current device holding `v` (null on failure).
+template <typename T> static void *abi_hccl_put(const std::vector<T> &v) {
+    void *p = nullptr;
+    size_t n = v.size() * sizeof(T);
+    if (aclrtMalloc(&p, n == 0 ? 1 : n, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) return nullptr;
+    if (n > 0 && aclrtMemcpy(p, n, v.data(), n, ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS)
+        return nullptr;
+    return p;
+}
+
+// `n` elements of device memory `d`, read after synchronising `s` (the
+// value -1 everywhere when that fails).
+template <typename T> static std::vector<T> abi_hccl_get(aclrtStream s, const void *d, size_t n) {
+    std::vector<T> v(n, (T)-1);
+    if (aclrtSynchronizeStream(s) != ACL_SUCCESS) return v;
+    aclrtMemcpy(v.data(), n * sizeof(T), d, n * sizeof(T), ACL_MEMCPY_DEVICE_TO_HOST);
+    return v;
+}
+
+// A TCP port free on 127.0.0.1 right now.
+static int abi_free_port() {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;
+    socklen_t len = sizeof a;
+    int port = 0;
+    if (fd >= 0 && bind(fd, (sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    if (fd >= 0) close(fd);
+    return port;
+}
+
+// Writes a two-rank rank table on 127.0.0.1 (free ports) to a temporary
+// file; returns its path ("" on failure).
+static std::string abi_rank_table() {
+    char path[] = "/tmp/cann-abi-ranktable-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) return std::string();
+    std::string json = std::string("{\"status\":\"completed\",\"version\":\"1.0\",\"server_count\":\"1\",") +
+        "\"server_list\":[{\"server_id\":\"127.0.0.1\",\"device\":[" +
+        "{\"device_id\":\"0\",\"device_ip\":\"192.168.1.1\",\"device_port\":\"" +
+        std::to_string(abi_free_port()) + "\",\"rank_id\":\"0\"}," +
+        "{\"device_id\":\"1\",\"device_ip\":\"192.168.1.2\",\"device_port\":\"" +
+        std::to_string(abi_free_port()) + "\",\"rank_id\":\"1\"}]}]}";
+    bool ok = write(fd, json.data(), json.size()) == (ssize_t)json.size();
+    close(fd);
+    return ok ? std::string(path) : std::string();
+}
+
+// ---- offline models (aclmdl* checks in xtask/src/abi_checks_model.rs) -----
+
+// A cann-sim model: y = relu(x · w + b), x [batch, 3] float32; batch 2, or
+// -1 with batch gears 1, 2, 4 when `dynamic`.
+static std::string abi_dense_json(bool dynamic) {
+    std::string b = dynamic ? "-1" : "2";
+    return std::string("{\"format\":\"cann-sim-model\",\"version\":1,\"name\":\"dense\",") +
+        "\"inputs\":[{\"name\":\"x\",\"dtype\":\"float32\",\"format\":\"ND\",\"shape\":[" + b + ",3]}]," +
+        "\"outputs\":[{\"name\":\"y\",\"dtype\":\"float32\",\"format\":\"ND\",\"shape\":[" + b + ",2]}]," +
+        "\"constants\":[{\"name\":\"w\",\"dtype\":\"float32\",\"shape\":[3,2],\"data\":[1,-1,2,0.5,-3,1]}," +
+        "{\"name\":\"b\",\"dtype\":\"float32\",\"shape\":[2],\"data\":[0.25,-0.5]}]," +
+        "\"nodes\":[{\"name\":\"fc\",\"op\":\"MatMul\",\"inputs\":[\"x\",\"w\"],\"outputs\":[\"xw\"]}," +
+        "{\"name\":\"bias\",\"op\":\"Add\",\"inputs\":[\"xw\",\"b\"],\"outputs\":[\"z\"]}," +
+        "{\"name\":\"act\",\"op\":\"Relu\",\"inputs\":[\"z\"],\"outputs\":[\"y\"]}]" +
+        (dynamic ? ",\"dynamic_batch\":[1,2,4]}" : "}");
+}
+
+// A cann-sim model with height-width gears [2,2] and [4,8]: out = relu(img), NCHW [1,1,-1,-1].
+static std::string abi_hw_json() {
+    return std::string("{\"format\":\"cann-sim-model\",\"version\":1,\"name\":\"hw\",") +
+        "\"inputs\":[{\"name\":\"img\",\"dtype\":\"float32\",\"format\":\"NCHW\",\"shape\":[1,1,-1,-1]}]," +
+        "\"outputs\":[{\"name\":\"out\",\"dtype\":\"float32\",\"format\":\"NCHW\",\"shape\":[1,1,-1,-1]}]," +
+        "\"nodes\":[{\"name\":\"act\",\"op\":\"Relu\",\"inputs\":[\"img\"],\"outputs\":[\"out\"]}]," +
+        "\"dynamic_hw\":[[2,2],[4,8]]}";
+}
+
+// Loads a model from its JSON text on the current device (0 on failure).
+static uint32_t abi_load_model(const std::string &json) {
+    uint32_t id = 0;
+    if (aclmdlLoadFromMem(json.data(), json.size(), &id) != ACL_SUCCESS) return 0;
+    return id;
+}
+
+// A filled description of model `id` (null on failure).
+static aclmdlDesc *abi_model_desc(uint32_t id) {
+    aclmdlDesc *d = aclmdlCreateDesc();
+    if (d != nullptr && aclmdlGetDesc(d, id) != ACL_SUCCESS) {
+        aclmdlDestroyDesc(d);
+        return nullptr;
+    }
+    return d;
+}
+
+// A dataset of one data buffer per (pointer, size).
+static aclmdlDataset *abi_dataset(const std::vector<std::pair<void *, size_t>> &bufs) {
+    aclmdlDataset *ds = aclmdlCreateDataset();
+    for (auto &b : bufs) aclmdlAddDatasetBuffer(ds, aclCreateDataBuffer(b.first, b.second));
+    return ds;
+}
+
+// Destroys a dataset and its data buffers (not their memory).
+static void abi_destroy_dataset(aclmdlDataset *ds) {
+    for (size_t i = 0; i < aclmdlGetDatasetNumBuffers(ds); i++)
+        aclDestroyDataBuffer(aclmdlGetDatasetBuffer(ds, i));
+    aclmdlDestroyDataset(ds);
+}
+
+// The dense model's output for x = {1, 2, 3, -1, 0, 4}.
+static const float ABI_DENSE_X[6] = {1, 2, 3, -1, 0, 4};
+static const float ABI_DENSE_Y[4] = {0, 2.5f, 0, 4.5f};

@@ -2,5 +2,986 @@
 //! launch (aclrtBinary*, aclrtKernelArgs*, aclrtLaunchKernel*): one entry per
 //! implemented function, `(C name, C++ body)`, in the format of
 //! `abi::CHECKS` (see there and xtask/abi/preamble.cpp for the helpers).
+//!
+//! The kernel checks load `libabi_kernel.so`, which abi.rs compiles from
+//! `xtask/abi/kernel.cpp` (`abi_kernel_path()`).
 
-pub const CHECKS: &[(&str, &str)] = &[];
+pub const CHECKS: &[(&str, &str)] = &[
+    (
+        "aclrtBinaryLoadFromFile",
+        r#"
+    aclrtBinHandle b = nullptr;
+    EXPECT_RC(aclrtBinaryLoadFromFile(abi_kernel_path(), nullptr, &b), ACL_ERROR_RT_CONTEXT_NULL);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtBinaryLoadFromFile(nullptr, nullptr, &b), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtBinaryLoadFromFile(abi_kernel_path(), nullptr, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtBinaryLoadFromFile("/nonexistent/cann-abi/kernel.so", nullptr, &b),
+              ACL_ERROR_RT_PARAM_INVALID);
+    std::string text = abi_temp_file("not a kernel binary");
+    EXPECT_RC(aclrtBinaryLoadFromFile(text.c_str(), nullptr, &b), ACL_ERROR_RT_PARAM_INVALID);
+    unlink(text.c_str());
+    aclrtBinaryLoadOption opt = {};
+    opt.type = ACL_RT_BINARY_LOAD_OPT_MAGIC;
+    opt.value.magic = 42;                                      // not an ACL_RT_BINARY_MAGIC_ELF_*
+    aclrtBinaryLoadOptions opts = {&opt, 1};
+    EXPECT_RC(aclrtBinaryLoadFromFile(abi_kernel_path(), &opts, &b), ACL_ERROR_RT_PARAM_INVALID);
+    opt.value.magic = ACL_RT_BINARY_MAGIC_ELF_AICORE;
+    EXPECT_RC(aclrtBinaryLoadFromFile(abi_kernel_path(), &opts, &b), ACL_SUCCESS);
+    EXPECT(b != nullptr);
+    EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclrtBinaryLoadFromData",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    std::vector<char> bytes = abi_file_bytes(abi_kernel_path());
+    EXPECT(!bytes.empty());
+    aclrtBinHandle b = nullptr;
+    EXPECT_RC(aclrtBinaryLoadFromData(nullptr, 4, nullptr, &b), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtBinaryLoadFromData(bytes.data(), 0, nullptr, &b), ACL_ERROR_RT_PARAM_INVALID);
+    const char junk[] = "\x7f" "ELF truncated";
+    EXPECT_RC(aclrtBinaryLoadFromData(junk, sizeof junk, nullptr, &b), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtBinaryLoadFromData(bytes.data(), bytes.size(), nullptr, &b), ACL_SUCCESS);
+    EXPECT(abi_kernel_fn(b, "abi_blocks") != nullptr);
+    EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclrtBinaryUnLoad",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtBinaryUnLoad(nullptr), ACL_ERROR_INVALID_PARAM);
+    aclrtBinHandle b = abi_kernel_load();
+    EXPECT(b != nullptr);
+    aclrtFuncHandle f = abi_kernel_fn(b, "abi_blocks");
+    EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
+    EXPECT_RC(aclrtBinaryUnLoad(b), ACL_ERROR_RT_INVALID_HANDLE);   // twice
+    aclrtArgsHandle a = nullptr;
+    EXPECT_RC(aclrtKernelArgsInit(f, &a), ACL_ERROR_RT_INVALID_HANDLE);  // its functions went too
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclrtBinaryGetFunction",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtBinHandle b = abi_kernel_load();
+    aclrtFuncHandle f = nullptr;
+    EXPECT_RC(aclrtBinaryGetFunction(b, "abi_vadd", &f), ACL_SUCCESS);
+    EXPECT(f != nullptr);
+    EXPECT_RC(aclrtBinaryGetFunction(b, "no_such_kernel", &f), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtBinaryGetFunction(nullptr, "abi_vadd", &f), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtBinaryGetFunction(b, nullptr, &f), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtBinaryGetFunction(b, "abi_vadd", nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
+    EXPECT_RC(aclrtBinaryGetFunction(b, "abi_vadd", &f), ACL_ERROR_RT_INVALID_HANDLE);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclrtKernelArgsInit",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtBinHandle b = abi_kernel_load();
+    aclrtFuncHandle f = abi_kernel_fn(b, "abi_blocks");
+    aclrtArgsHandle a = nullptr, a2 = nullptr;
+    EXPECT_RC(aclrtKernelArgsInit(nullptr, &a), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtKernelArgsInit(f, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtKernelArgsInit(f, &a), ACL_SUCCESS);
+    EXPECT(a != nullptr);
+    // One list per thread: a second init replaces the first.
+    EXPECT_RC(aclrtKernelArgsInit(f, &a2), ACL_SUCCESS);
+    EXPECT_RC(abi_arg(a, 1), ACL_ERROR_RT_INVALID_HANDLE);
+    EXPECT_RC(abi_arg(a2, 1), ACL_SUCCESS);
+    EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclrtKernelArgsAppend",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtBinHandle b = abi_kernel_load();
+    aclrtFuncHandle f = abi_kernel_fn(b, "abi_blocks");
+    aclrtArgsHandle a = nullptr;
+    EXPECT_RC(aclrtKernelArgsInit(f, &a), ACL_SUCCESS);
+    uint64_t v = 5;
+    aclrtParamHandle p = nullptr;
+    EXPECT_RC(aclrtKernelArgsAppend(nullptr, &v, 8, &p), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtKernelArgsAppend(a, nullptr, 8, &p), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtKernelArgsAppend(a, &v, 0, &p), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtKernelArgsAppend(a, &v, 8, nullptr), ACL_ERROR_INVALID_PARAM);
+    for (int i = 0; i < 128; i++) EXPECT_RC(aclrtKernelArgsAppend(a, &v, 1, &p), ACL_SUCCESS);
+    EXPECT_RC(aclrtKernelArgsAppend(a, &v, 1, &p), ACL_ERROR_RT_PARAM_INVALID);  // 128 at most
+    EXPECT_RC(aclrtKernelArgsInit(f, &a), ACL_SUCCESS);
+    EXPECT_RC(aclrtKernelArgsFinalize(a), ACL_SUCCESS);
+    EXPECT_RC(aclrtKernelArgsAppend(a, &v, 8, &p), ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+    EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclrtKernelArgsAppendPlaceHolder",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtBinHandle b = abi_kernel_load();
+    aclrtFuncHandle f = abi_kernel_fn(b, "abi_scale");
+    aclrtArgsHandle a = nullptr;
+    EXPECT_RC(aclrtKernelArgsInit(f, &a), ACL_SUCCESS);
+    aclrtParamHandle p = nullptr;
+    EXPECT_RC(aclrtKernelArgsAppendPlaceHolder(nullptr, &p), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtKernelArgsAppendPlaceHolder(a, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtKernelArgsAppendPlaceHolder(a, &p), ACL_SUCCESS);
+    EXPECT(p != nullptr);
+    void *buf = nullptr;
+    EXPECT_RC(aclrtKernelArgsGetPlaceHolderBuffer(a, p, 8, &buf), ACL_SUCCESS);
+    aclrtParamHandle p2 = nullptr;
+    // No parameter after a placeholder buffer was taken.
+    EXPECT_RC(aclrtKernelArgsAppendPlaceHolder(a, &p2), ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+    EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclrtKernelArgsGetPlaceHolderBuffer",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtBinHandle b = abi_kernel_load();
+    aclrtFuncHandle f = abi_kernel_fn(b, "abi_scale");
+    void *out = nullptr;
+    EXPECT_RC(aclrtMalloc(&out, 8, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    aclrtArgsHandle a = nullptr;
+    EXPECT_RC(aclrtKernelArgsInit(f, &a), ACL_SUCCESS);
+    aclrtParamHandle p_out = nullptr, p_data = nullptr, p_k = nullptr;
+    uint64_t out_addr = (uint64_t)(uintptr_t)out, k = 3;
+    EXPECT_RC(aclrtKernelArgsAppend(a, &out_addr, 8, &p_out), ACL_SUCCESS);
+    EXPECT_RC(aclrtKernelArgsAppendPlaceHolder(a, &p_data), ACL_SUCCESS);
+    EXPECT_RC(aclrtKernelArgsAppend(a, &k, 8, &p_k), ACL_SUCCESS);
+    void *buf = nullptr;
+    EXPECT_RC(aclrtKernelArgsGetPlaceHolderBuffer(a, p_out, 8, &buf), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtKernelArgsGetPlaceHolderBuffer(a, p_data, 0, &buf), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtKernelArgsGetPlaceHolderBuffer(a, p_data, 8, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtKernelArgsGetPlaceHolderBuffer(a, p_data, 8, &buf), ACL_SUCCESS);
+    EXPECT(buf != nullptr);
+    if (buf != nullptr) *(uint64_t *)buf = 14;
+    EXPECT_RC(aclrtLaunchKernelWithConfig(f, 1, nullptr, nullptr, a, nullptr), ACL_SUCCESS);
+    EXPECT_RC(aclrtSynchronizeStream(nullptr), ACL_SUCCESS);
+    uint64_t got = 0;
+    EXPECT_RC(aclrtMemcpy(&got, 8, out, 8, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT(got == 42);                                       // 14 * 3, through the placeholder
+    EXPECT_RC(aclrtFree(out), ACL_SUCCESS);
+    EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclrtKernelArgsParaUpdate",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtBinHandle b = abi_kernel_load();
+    aclrtFuncHandle f = abi_kernel_fn(b, "abi_blocks");
+    void *out = nullptr, *out2 = nullptr;
+    EXPECT_RC(aclrtMalloc(&out, 8, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtMalloc(&out2, 8, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    aclrtArgsHandle a = nullptr;
+    EXPECT_RC(aclrtKernelArgsInit(f, &a), ACL_SUCCESS);
+    aclrtParamHandle p = nullptr;
+    uint64_t addr = (uint64_t)(uintptr_t)out, addr2 = (uint64_t)(uintptr_t)out2;
+    EXPECT_RC(aclrtKernelArgsAppend(a, &addr, 8, &p), ACL_SUCCESS);
+    EXPECT_RC(aclrtKernelArgsParaUpdate(a, p, &addr2, 4), ACL_ERROR_RT_PARAM_INVALID);  // size differs
+    EXPECT_RC(aclrtKernelArgsParaUpdate(a, p, nullptr, 8), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtKernelArgsParaUpdate(a, p, &addr2, 8), ACL_SUCCESS);
+    EXPECT_RC(aclrtLaunchKernelWithConfig(f, 2, nullptr, nullptr, a, nullptr), ACL_SUCCESS);
+    EXPECT_RC(aclrtSynchronizeStream(nullptr), ACL_SUCCESS);
+    uint32_t got[2] = {0, 0};
+    EXPECT_RC(aclrtMemcpy(got, 8, out2, 8, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT(got[0] == 2000 && got[1] == 2001);                // the updated pointer was used
+    EXPECT_RC(aclrtFree(out), ACL_SUCCESS);
+    EXPECT_RC(aclrtFree(out2), ACL_SUCCESS);
+    EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclrtKernelArgsFinalize",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtBinHandle b = abi_kernel_load();
+    aclrtFuncHandle f = abi_kernel_fn(b, "abi_blocks");
+    aclrtArgsHandle a = nullptr;
+    EXPECT_RC(aclrtKernelArgsFinalize(nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtKernelArgsInit(f, &a), ACL_SUCCESS);
+    EXPECT_RC(abi_arg(a, 0), ACL_SUCCESS);
+    EXPECT_RC(aclrtKernelArgsFinalize(a), ACL_SUCCESS);
+    EXPECT_RC(abi_arg(a, 0), ACL_ERROR_RT_FEATURE_NOT_SUPPORT);  // nothing after finalizing
+    EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclrtLaunchKernelWithConfig",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtBinHandle b = abi_kernel_load();
+    aclrtFuncHandle f = abi_kernel_fn(b, "abi_vadd");
+    aclrtFuncHandle g = abi_kernel_fn(b, "abi_blocks");
+    const size_t n = 1000;
+    std::vector<float> x(n), y(n);
+    for (size_t i = 0; i < n; i++) { x[i] = (float)i; y[i] = 2.0f * (float)i; }
+    void *dx = abi_dev_f32(x), *dy = abi_dev_f32(y), *dz = abi_dev_f32(std::vector<float>(n, 0.0f));
+    aclrtStream s = nullptr;
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    aclrtArgsHandle a = nullptr;
+    EXPECT_RC(aclrtKernelArgsInit(f, &a), ACL_SUCCESS);
+    EXPECT_RC(abi_arg(a, (uint64_t)(uintptr_t)dx), ACL_SUCCESS);
+    EXPECT_RC(abi_arg(a, (uint64_t)(uintptr_t)dy), ACL_SUCCESS);
+    EXPECT_RC(abi_arg(a, (uint64_t)(uintptr_t)dz), ACL_SUCCESS);
+    EXPECT_RC(abi_arg(a, n), ACL_SUCCESS);
+    EXPECT_RC(aclrtKernelArgsFinalize(a), ACL_SUCCESS);
+    EXPECT_RC(aclrtLaunchKernelWithConfig(nullptr, 4, s, nullptr, a, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtLaunchKernelWithConfig(f, 0, s, nullptr, a, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtLaunchKernelWithConfig(f, 4, s, nullptr, nullptr, nullptr), ACL_ERROR_INVALID_PARAM);
+    int reserve = 0;
+    EXPECT_RC(aclrtLaunchKernelWithConfig(f, 4, s, nullptr, a, &reserve), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtLaunchKernelWithConfig(g, 4, s, nullptr, a, nullptr), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtLaunchKernelWithConfig(f, 4, s, nullptr, a, nullptr), ACL_SUCCESS);
+    std::vector<float> z = abi_read_f32(s, dz, n);
+    bool all = true;
+    for (size_t i = 0; i < n; i++) all = all && z[i] == 3.0f * (float)i;
+    EXPECT(all);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtLaunchKernelWithConfig(f, 4, s, nullptr, a, nullptr), ACL_ERROR_RT_INVALID_HANDLE);
+    aclrtFree(dx);
+    aclrtFree(dy);
+    aclrtFree(dz);
+    EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclrtLaunchKernel",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtBinHandle b = abi_kernel_load();
+    aclrtFuncHandle g = abi_kernel_fn(b, "abi_blocks");
+    void *out = nullptr;
+    EXPECT_RC(aclrtMalloc(&out, 12, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    uint64_t args[1] = {(uint64_t)(uintptr_t)out};
+    EXPECT_RC(aclrtLaunchKernel(g, 3, nullptr, 8, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtLaunchKernel(g, 0, args, 8, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtLaunchKernel(g, 3, args, sizeof args, nullptr), ACL_SUCCESS);
+    EXPECT_RC(aclrtSynchronizeStream(nullptr), ACL_SUCCESS);
+    uint32_t got[3] = {0, 0, 0};
+    EXPECT_RC(aclrtMemcpy(got, 12, out, 12, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT(got[0] == 3000 && got[1] == 3001 && got[2] == 3002);
+    EXPECT_RC(aclrtFree(out), ACL_SUCCESS);
+    EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlLoadFromFile",
+        r#"
+    uint32_t id = 0;
+    std::string path = abi_temp_file(abi_dense_json(false));
+    EXPECT_RC(aclmdlLoadFromFile(path.c_str(), &id), ACL_ERROR_RT_CONTEXT_NULL);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclmdlLoadFromFile(nullptr, &id), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlLoadFromFile(path.c_str(), nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlLoadFromFile("/nonexistent/cann-abi/model.om", &id), ACL_ERROR_INVALID_FILE);
+    std::string junk = abi_temp_file("not json");
+    EXPECT_RC(aclmdlLoadFromFile(junk.c_str(), &id), ACL_ERROR_DESERIALIZE_MODEL);
+    unlink(junk.c_str());
+    std::string other = abi_temp_file("{\"format\":\"onnx\"}");
+    EXPECT_RC(aclmdlLoadFromFile(other.c_str(), &id), ACL_ERROR_PARSE_FILE);
+    unlink(other.c_str());
+    EXPECT_RC(aclmdlLoadFromFile(path.c_str(), &id), ACL_SUCCESS);
+    EXPECT(id != 0);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    unlink(path.c_str());
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlLoadFromMem",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    std::string json = abi_dense_json(true);
+    uint32_t id = 0, id2 = 0;
+    EXPECT_RC(aclmdlLoadFromMem(nullptr, 10, &id), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlLoadFromMem(json.data(), 0, &id), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlLoadFromMem(json.data(), json.size(), nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlLoadFromMem(json.data(), json.size() / 2, &id), ACL_ERROR_DESERIALIZE_MODEL);
+    std::string missing = "{\"format\":\"cann-sim-model\",\"version\":1}";
+    EXPECT_RC(aclmdlLoadFromMem(missing.data(), missing.size(), &id), ACL_ERROR_MODEL_MISSING_ATTR);
+    EXPECT_RC(aclmdlLoadFromMem(json.data(), json.size(), &id), ACL_SUCCESS);
+    EXPECT_RC(aclmdlLoadFromMem(json.data(), json.size(), &id2), ACL_SUCCESS);
+    EXPECT(id != 0 && id2 != 0 && id != id2);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    EXPECT_RC(aclmdlUnload(id2), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlQuerySize",
+        r#"
+    std::string path = abi_temp_file(abi_dense_json(true));
+    size_t work = 1, weight = 1;
+    EXPECT_RC(aclmdlQuerySize(nullptr, &work, &weight), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlQuerySize(path.c_str(), nullptr, &weight), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlQuerySize(path.c_str(), &work, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlQuerySize("/nonexistent/cann-abi/model.om", &work, &weight), ACL_ERROR_INVALID_FILE);
+    EXPECT_RC(aclmdlQuerySize(path.c_str(), &work, &weight), ACL_SUCCESS);   // no context needed
+    EXPECT(work == 64 + 32 && weight == 64 + 8);
+    unlink(path.c_str());
+"#,
+    ),
+    (
+        "aclmdlQuerySizeFromMem",
+        r#"
+    std::string json = abi_dense_json(false);
+    size_t work = 1, weight = 1;
+    EXPECT_RC(aclmdlQuerySizeFromMem(nullptr, 4, &work, &weight), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlQuerySizeFromMem(json.data(), json.size(), nullptr, &weight), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlQuerySizeFromMem("[1]", 3, &work, &weight), ACL_ERROR_PARSE_FILE);
+    EXPECT_RC(aclmdlQuerySizeFromMem(json.data(), json.size(), &work, &weight), ACL_SUCCESS);
+    EXPECT(work == 64 + 16 && weight == 64 + 8);   // at batch 2
+"#,
+    ),
+    (
+        "aclmdlLoadFromFileWithMem",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    std::string path = abi_temp_file(abi_dense_json(false));
+    size_t ws = 0, gs = 0;
+    EXPECT_RC(aclmdlQuerySize(path.c_str(), &ws, &gs), ACL_SUCCESS);
+    void *work = nullptr, *weight = nullptr;
+    EXPECT_RC(aclrtMalloc(&work, ws, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtMalloc(&weight, gs, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    void *host = nullptr;
+    EXPECT_RC(aclrtMallocHost(&host, ws), ACL_SUCCESS);
+
+    uint32_t id = 0;
+    EXPECT_RC(aclmdlLoadFromFileWithMem(path.c_str(), nullptr, work, ws, weight, gs), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlLoadFromFileWithMem(path.c_str(), &id, work, ws - 1, weight, gs), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlLoadFromFileWithMem(path.c_str(), &id, work, ws, weight, gs - 1), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlLoadFromFileWithMem(path.c_str(), &id, nullptr, ws, weight, gs), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlLoadFromFileWithMem(path.c_str(), &id, host, ws, weight, gs), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclmdlLoadFromFileWithMem(path.c_str(), &id, work, ws, work, gs), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlLoadFromFileWithMem(path.c_str(), &id, work, ws, weight, gs), ACL_SUCCESS);
+    float w0 = 0;   // the weights were copied into the caller's weight memory
+    EXPECT_RC(aclrtMemcpy(&w0, 4, weight, 4, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT(w0 == 1.0f);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    aclrtFree(work);
+    aclrtFree(weight);
+    aclrtFreeHost(host);
+    unlink(path.c_str());
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlLoadFromMemWithMem",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    std::string json = abi_dense_json(false);
+    size_t ws = 0, gs = 0;
+    EXPECT_RC(aclmdlQuerySizeFromMem(json.data(), json.size(), &ws, &gs), ACL_SUCCESS);
+    void *work = nullptr, *weight = nullptr;
+    EXPECT_RC(aclrtMalloc(&work, ws, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtMalloc(&weight, gs, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    void *host = nullptr;
+    EXPECT_RC(aclrtMallocHost(&host, ws), ACL_SUCCESS);
+
+    uint32_t id = 0;
+    EXPECT_RC(aclmdlLoadFromMemWithMem(nullptr, 5, &id, work, ws, weight, gs), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlLoadFromMemWithMem(json.data(), json.size(), &id, work, 1, weight, gs), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlLoadFromMemWithMem(json.data(), json.size(), &id, work, ws, host, gs), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclmdlLoadFromMemWithMem(json.data(), json.size(), &id, work, ws, nullptr, 0), ACL_SUCCESS);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    EXPECT_RC(aclmdlLoadFromMemWithMem(json.data(), json.size(), &id, work, ws, weight, gs), ACL_SUCCESS);
+    aclrtStream s = nullptr;
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    void *x = abi_dev_f32(std::vector<float>(ABI_DENSE_X, ABI_DENSE_X + 6));
+    void *y = abi_dev_f32(std::vector<float>(4, -1.0f));
+    aclmdlDataset *in = abi_dataset({{x, 24}}), *out = abi_dataset({{y, 16}});
+    EXPECT_RC(aclmdlExecute(id, in, out), ACL_SUCCESS);
+    std::vector<float> got = abi_read_f32(s, y, 4);
+    EXPECT(got == std::vector<float>(ABI_DENSE_Y, ABI_DENSE_Y + 4));
+    EXPECT_RC(aclmdlExecuteAsync(id, in, out, s), ACL_SUCCESS);
+    abi_destroy_dataset(in);
+    abi_destroy_dataset(out);
+    EXPECT_RC(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    aclrtFree(x);
+    aclrtFree(y);
+    aclrtFree(work);
+    aclrtFree(weight);
+    aclrtFreeHost(host);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlUnload",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(abi_dense_json(false));
+    EXPECT(id != 0);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    EXPECT_RC(aclmdlUnload(id), ACL_ERROR_INVALID_MODEL_ID);    // twice
+    EXPECT_RC(aclmdlUnload(0xfffffff0u), ACL_ERROR_INVALID_MODEL_ID);
+    aclmdlDesc *d = aclmdlCreateDesc();
+    EXPECT_RC(aclmdlGetDesc(d, id), ACL_ERROR_INVALID_MODEL_ID);
+    aclmdlDestroyDesc(d);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlCreateDesc",
+        r#"
+    aclmdlDesc *d = aclmdlCreateDesc();
+    EXPECT(d != nullptr);
+    EXPECT(aclmdlGetNumInputs(d) == 0);    // empty until aclmdlGetDesc
+    EXPECT_RC(aclmdlDestroyDesc(d), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlDestroyDesc",
+        r#"
+    aclmdlDesc *d = aclmdlCreateDesc();
+    EXPECT_RC(aclmdlDestroyDesc(nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlDestroyDesc(d), ACL_SUCCESS);
+    EXPECT_RC(aclmdlDestroyDesc(d), ACL_ERROR_INVALID_PARAM);    // twice
+"#,
+    ),
+    (
+        "aclmdlGetDesc",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(abi_dense_json(false));
+    aclmdlDesc *d = aclmdlCreateDesc();
+    EXPECT_RC(aclmdlGetDesc(nullptr, id), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlGetDesc(d, id + 1000), ACL_ERROR_INVALID_MODEL_ID);
+    EXPECT_RC(aclmdlGetDesc(d, id), ACL_SUCCESS);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    EXPECT(aclmdlGetNumInputs(d) == 1 && aclmdlGetNumOutputs(d) == 1);   // kept after unload
+    EXPECT_RC(aclmdlDestroyDesc(d), ACL_SUCCESS);
+    EXPECT_RC(aclmdlGetDesc(d, id), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlGetNumInputs",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(abi_dense_json(true));
+    aclmdlDesc *d = abi_model_desc(id);
+    aclmdlDesc *empty = aclmdlCreateDesc();
+    EXPECT(d != nullptr);
+    EXPECT(aclmdlGetNumInputs(d) == 2);    // x and ascend_mbatch_shape_data
+    EXPECT(aclmdlGetNumInputs(nullptr) == 0);
+    EXPECT(aclmdlGetNumInputs(empty) == 0);
+    aclmdlDestroyDesc(empty);
+    aclmdlDestroyDesc(d);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlGetNumOutputs",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(abi_dense_json(true));
+    aclmdlDesc *d = abi_model_desc(id);
+    aclmdlDesc *empty = aclmdlCreateDesc();
+    EXPECT(d != nullptr);
+    EXPECT(aclmdlGetNumOutputs(d) == 1);
+    EXPECT(aclmdlGetNumOutputs(nullptr) == 0);
+    EXPECT(aclmdlGetNumOutputs(empty) == 0);
+    aclmdlDestroyDesc(empty);
+    aclmdlDestroyDesc(d);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlGetInputSizeByIndex",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(abi_dense_json(true));
+    aclmdlDesc *d = abi_model_desc(id);
+    aclmdlDesc *empty = aclmdlCreateDesc();
+    EXPECT(d != nullptr);
+    EXPECT(aclmdlGetInputSizeByIndex(d, 0) == 4 * 3 * 4);    // at the largest gear
+    EXPECT(aclmdlGetInputSizeByIndex(d, 1) == 8);            // one int64
+    EXPECT(aclmdlGetInputSizeByIndex(d, 2) == 0);
+    EXPECT(aclmdlGetInputSizeByIndex(nullptr, 0) == 0);
+    aclmdlDestroyDesc(empty);
+    aclmdlDestroyDesc(d);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlGetOutputSizeByIndex",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(abi_dense_json(true));
+    aclmdlDesc *d = abi_model_desc(id);
+    aclmdlDesc *empty = aclmdlCreateDesc();
+    EXPECT(d != nullptr);
+    EXPECT(aclmdlGetOutputSizeByIndex(d, 0) == 4 * 2 * 4);
+    EXPECT(aclmdlGetOutputSizeByIndex(d, 1) == 0);
+    EXPECT(aclmdlGetOutputSizeByIndex(empty, 0) == 0);
+    aclmdlDestroyDesc(empty);
+    aclmdlDestroyDesc(d);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlGetInputNameByIndex",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(abi_dense_json(true));
+    aclmdlDesc *d = abi_model_desc(id);
+    aclmdlDesc *empty = aclmdlCreateDesc();
+    EXPECT(d != nullptr);
+    EXPECT(std::string(aclmdlGetInputNameByIndex(d, 0)) == "x");
+    EXPECT(std::string(aclmdlGetInputNameByIndex(d, 1)) == ACL_DYNAMIC_TENSOR_NAME);
+    EXPECT(aclmdlGetInputNameByIndex(d, 2) == nullptr);
+    EXPECT(aclmdlGetInputNameByIndex(nullptr, 0) == nullptr);
+    aclmdlDestroyDesc(empty);
+    aclmdlDestroyDesc(d);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlGetOutputNameByIndex",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(abi_dense_json(true));
+    aclmdlDesc *d = abi_model_desc(id);
+    aclmdlDesc *empty = aclmdlCreateDesc();
+    EXPECT(d != nullptr);
+    EXPECT(std::string(aclmdlGetOutputNameByIndex(d, 0)) == "y");
+    EXPECT(aclmdlGetOutputNameByIndex(d, 1) == nullptr);
+    EXPECT(aclmdlGetOutputNameByIndex(empty, 0) == nullptr);
+    aclmdlDestroyDesc(empty);
+    aclmdlDestroyDesc(d);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlGetInputDims",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(abi_dense_json(true));
+    aclmdlDesc *d = abi_model_desc(id);
+    aclmdlDesc *empty = aclmdlCreateDesc();
+    EXPECT(d != nullptr);
+    aclmdlIODims dims;
+    EXPECT_RC(aclmdlGetInputDims(d, 0, &dims), ACL_SUCCESS);
+    EXPECT(std::string(dims.name) == "x" && dims.dimCount == 2 && dims.dims[0] == -1 && dims.dims[1] == 3);
+    EXPECT_RC(aclmdlGetInputDims(d, 1, &dims), ACL_SUCCESS);
+    EXPECT(dims.dimCount == 1 && dims.dims[0] == 1);
+    EXPECT_RC(aclmdlGetInputDims(d, 2, &dims), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlGetInputDims(d, 0, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlGetInputDims(empty, 0, &dims), ACL_ERROR_INVALID_PARAM);
+    aclmdlDestroyDesc(empty);
+    aclmdlDestroyDesc(d);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlGetOutputDims",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(abi_dense_json(true));
+    aclmdlDesc *d = abi_model_desc(id);
+    aclmdlDesc *empty = aclmdlCreateDesc();
+    EXPECT(d != nullptr);
+    aclmdlIODims dims;
+    EXPECT_RC(aclmdlGetOutputDims(d, 0, &dims), ACL_SUCCESS);
+    EXPECT(std::string(dims.name) == "y" && dims.dimCount == 2 && dims.dims[0] == -1 && dims.dims[1] == 2);
+    EXPECT_RC(aclmdlGetOutputDims(d, 1, &dims), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlGetOutputDims(nullptr, 0, &dims), ACL_ERROR_INVALID_PARAM);
+    aclmdlDestroyDesc(empty);
+    aclmdlDestroyDesc(d);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlGetInputDataType",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(abi_dense_json(true));
+    aclmdlDesc *d = abi_model_desc(id);
+    aclmdlDesc *empty = aclmdlCreateDesc();
+    EXPECT(d != nullptr);
+    EXPECT(aclmdlGetInputDataType(d, 0) == ACL_FLOAT);
+    EXPECT(aclmdlGetInputDataType(d, 1) == ACL_INT64);
+    EXPECT(aclmdlGetInputDataType(d, 2) == ACL_DT_UNDEFINED);
+    EXPECT(aclmdlGetInputDataType(nullptr, 0) == ACL_DT_UNDEFINED);
+    aclmdlDestroyDesc(empty);
+    aclmdlDestroyDesc(d);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlGetOutputDataType",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(abi_dense_json(true));
+    aclmdlDesc *d = abi_model_desc(id);
+    aclmdlDesc *empty = aclmdlCreateDesc();
+    EXPECT(d != nullptr);
+    EXPECT(aclmdlGetOutputDataType(d, 0) == ACL_FLOAT);
+    EXPECT(aclmdlGetOutputDataType(d, 1) == ACL_DT_UNDEFINED);
+    EXPECT(aclmdlGetOutputDataType(empty, 0) == ACL_DT_UNDEFINED);
+    aclmdlDestroyDesc(empty);
+    aclmdlDestroyDesc(d);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlGetInputFormat",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(abi_dense_json(true));
+    aclmdlDesc *d = abi_model_desc(id);
+    aclmdlDesc *empty = aclmdlCreateDesc();
+    EXPECT(d != nullptr);
+    EXPECT(aclmdlGetInputFormat(d, 0) == ACL_FORMAT_ND);
+    EXPECT(aclmdlGetInputFormat(d, 2) == ACL_FORMAT_UNDEFINED);
+    EXPECT(aclmdlGetInputFormat(nullptr, 0) == ACL_FORMAT_UNDEFINED);
+    aclmdlDestroyDesc(empty);
+    aclmdlDestroyDesc(d);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlGetOutputFormat",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(abi_dense_json(true));
+    aclmdlDesc *d = abi_model_desc(id);
+    aclmdlDesc *empty = aclmdlCreateDesc();
+    EXPECT(d != nullptr);
+    EXPECT(aclmdlGetOutputFormat(d, 0) == ACL_FORMAT_ND);
+    EXPECT(aclmdlGetOutputFormat(d, 1) == ACL_FORMAT_UNDEFINED);
+    EXPECT(aclmdlGetOutputFormat(empty, 0) == ACL_FORMAT_UNDEFINED);
+    aclmdlDestroyDesc(empty);
+    aclmdlDestroyDesc(d);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlGetInputIndexByName",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(abi_dense_json(true));
+    aclmdlDesc *d = abi_model_desc(id);
+    aclmdlDesc *empty = aclmdlCreateDesc();
+    EXPECT(d != nullptr);
+    size_t i = 99;
+    EXPECT_RC(aclmdlGetInputIndexByName(d, ACL_DYNAMIC_TENSOR_NAME, &i), ACL_SUCCESS);
+    EXPECT(i == 1);
+    EXPECT_RC(aclmdlGetInputIndexByName(d, "x", &i), ACL_SUCCESS);
+    EXPECT(i == 0);
+    EXPECT_RC(aclmdlGetInputIndexByName(d, "y", &i), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlGetInputIndexByName(d, nullptr, &i), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlGetInputIndexByName(d, "x", nullptr), ACL_ERROR_INVALID_PARAM);
+    aclmdlDestroyDesc(empty);
+    aclmdlDestroyDesc(d);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlGetOutputIndexByName",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(abi_dense_json(true));
+    aclmdlDesc *d = abi_model_desc(id);
+    aclmdlDesc *empty = aclmdlCreateDesc();
+    EXPECT(d != nullptr);
+    size_t i = 99;
+    EXPECT_RC(aclmdlGetOutputIndexByName(d, "y", &i), ACL_SUCCESS);
+    EXPECT(i == 0);
+    EXPECT_RC(aclmdlGetOutputIndexByName(d, "x", &i), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlGetOutputIndexByName(empty, "y", &i), ACL_ERROR_INVALID_PARAM);
+    aclmdlDestroyDesc(empty);
+    aclmdlDestroyDesc(d);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlGetDynamicBatch",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(abi_dense_json(true));
+    aclmdlDesc *d = abi_model_desc(id);
+    aclmdlDesc *empty = aclmdlCreateDesc();
+    EXPECT(d != nullptr);
+    aclmdlBatch b;
+    EXPECT_RC(aclmdlGetDynamicBatch(d, &b), ACL_SUCCESS);
+    EXPECT(b.batchCount == 3 && b.batch[0] == 1 && b.batch[1] == 2 && b.batch[2] == 4);
+    EXPECT_RC(aclmdlGetDynamicBatch(d, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlGetDynamicBatch(empty, &b), ACL_ERROR_INVALID_PARAM);
+    uint32_t st = abi_load_model(abi_dense_json(false));
+    aclmdlDesc *sd = abi_model_desc(st);
+    EXPECT_RC(aclmdlGetDynamicBatch(sd, &b), ACL_SUCCESS);
+    EXPECT(b.batchCount == 0);
+    aclmdlDestroyDesc(sd);
+    aclmdlUnload(st);
+    aclmdlDestroyDesc(empty);
+    aclmdlDestroyDesc(d);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlGetDynamicHW",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(abi_dense_json(true));
+    aclmdlDesc *d = abi_model_desc(id);
+    aclmdlDesc *empty = aclmdlCreateDesc();
+    EXPECT(d != nullptr);
+    aclmdlHW hw;
+    EXPECT_RC(aclmdlGetDynamicHW(d, (size_t)-1, &hw), ACL_SUCCESS);
+    EXPECT(hw.hwCount == 0);     // batch gears only
+    uint32_t m = abi_load_model(abi_hw_json());
+    aclmdlDesc *hd = abi_model_desc(m);
+    EXPECT_RC(aclmdlGetDynamicHW(hd, (size_t)-1, &hw), ACL_SUCCESS);
+    EXPECT(hw.hwCount == 2 && hw.hw[0][0] == 2 && hw.hw[0][1] == 2 && hw.hw[1][0] == 4 && hw.hw[1][1] == 8);
+    EXPECT_RC(aclmdlGetDynamicHW(hd, 0, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlGetDynamicHW(nullptr, 0, &hw), ACL_ERROR_INVALID_PARAM);
+    aclmdlDestroyDesc(hd);
+    aclmdlUnload(m);
+    aclmdlDestroyDesc(empty);
+    aclmdlDestroyDesc(d);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlGetInputDynamicGearCount",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(abi_dense_json(true));
+    aclmdlDesc *d = abi_model_desc(id);
+    aclmdlDesc *empty = aclmdlCreateDesc();
+    EXPECT(d != nullptr);
+    size_t n = 0;
+    EXPECT_RC(aclmdlGetInputDynamicGearCount(d, (size_t)-1, &n), ACL_SUCCESS);
+    EXPECT(n == 3);
+    EXPECT_RC(aclmdlGetInputDynamicGearCount(d, 7, &n), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlGetInputDynamicGearCount(d, (size_t)-1, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlGetInputDynamicGearCount(empty, (size_t)-1, &n), ACL_ERROR_INVALID_PARAM);
+    aclmdlDestroyDesc(empty);
+    aclmdlDestroyDesc(d);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlCreateDataset",
+        r#"
+    aclmdlDataset *ds = aclmdlCreateDataset();
+    EXPECT(ds != nullptr);
+    EXPECT(aclmdlGetDatasetNumBuffers(ds) == 0);
+    EXPECT_RC(aclmdlDestroyDataset(ds), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlDestroyDataset",
+        r#"
+    aclmdlDataset *ds = aclmdlCreateDataset();
+    aclDataBuffer *b = aclCreateDataBuffer(nullptr, 0);
+    EXPECT_RC(aclmdlAddDatasetBuffer(ds, b), ACL_SUCCESS);
+    EXPECT_RC(aclmdlDestroyDataset(nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlDestroyDataset(ds), ACL_SUCCESS);
+    EXPECT_RC(aclmdlDestroyDataset(ds), ACL_ERROR_INVALID_PARAM);   // twice
+    EXPECT_RC(aclDestroyDataBuffer(b), ACL_SUCCESS);                // its buffers stay
+"#,
+    ),
+    (
+        "aclmdlAddDatasetBuffer",
+        r#"
+    aclmdlDataset *ds = aclmdlCreateDataset();
+    aclDataBuffer *b = aclCreateDataBuffer(nullptr, 0);
+    EXPECT_RC(aclmdlAddDatasetBuffer(nullptr, b), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlAddDatasetBuffer(ds, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlAddDatasetBuffer(ds, b), ACL_SUCCESS);
+    EXPECT_RC(aclmdlAddDatasetBuffer(ds, b), ACL_SUCCESS);
+    EXPECT(aclmdlGetDatasetNumBuffers(ds) == 2);
+    EXPECT_RC(aclDestroyDataBuffer(b), ACL_SUCCESS);
+    EXPECT_RC(aclmdlAddDatasetBuffer(ds, b), ACL_ERROR_INVALID_PARAM);   // destroyed
+    EXPECT_RC(aclmdlDestroyDataset(ds), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlGetDatasetNumBuffers",
+        r#"
+    aclmdlDataset *ds = abi_dataset({{nullptr, 0}, {nullptr, 0}, {nullptr, 0}});
+    EXPECT(aclmdlGetDatasetNumBuffers(ds) == 3);
+    EXPECT(aclmdlGetDatasetNumBuffers(nullptr) == 0);
+    abi_destroy_dataset(ds);
+    EXPECT(aclmdlGetDatasetNumBuffers(ds) == 0);
+"#,
+    ),
+    (
+        "aclmdlGetDatasetBuffer",
+        r#"
+    aclDataBuffer *b = aclCreateDataBuffer(nullptr, 0);
+    aclmdlDataset *ds = aclmdlCreateDataset();
+    EXPECT_RC(aclmdlAddDatasetBuffer(ds, b), ACL_SUCCESS);
+    EXPECT(aclmdlGetDatasetBuffer(ds, 0) == b);
+    EXPECT(aclmdlGetDatasetBuffer(ds, 1) == nullptr);
+    EXPECT(aclmdlGetDatasetBuffer(nullptr, 0) == nullptr);
+    abi_destroy_dataset(ds);
+"#,
+    ),
+    (
+        "aclmdlExecute",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(abi_dense_json(false));
+    void *x = abi_dev_f32(std::vector<float>(ABI_DENSE_X, ABI_DENSE_X + 6));
+    void *y = abi_dev_f32(std::vector<float>(4, -1.0f));
+    aclmdlDataset *in = abi_dataset({{x, 24}}), *out = abi_dataset({{y, 16}});
+    aclmdlDataset *small = abi_dataset({{x, 20}}), *none = aclmdlCreateDataset();
+    EXPECT_RC(aclmdlExecute(id + 1000, in, out), ACL_ERROR_INVALID_MODEL_ID);
+    EXPECT_RC(aclmdlExecute(id, nullptr, out), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlExecute(id, in, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlExecute(id, none, out), ACL_ERROR_MODEL_INPUT_NOT_MATCH);
+    EXPECT_RC(aclmdlExecute(id, in, none), ACL_ERROR_MODEL_OUTPUT_NOT_MATCH);
+    EXPECT_RC(aclmdlExecute(id, small, out), ACL_ERROR_MODEL_INPUT_NOT_MATCH);
+    aclmdlDataset *osmall = abi_dataset({{y, 12}});
+    EXPECT_RC(aclmdlExecute(id, in, osmall), ACL_ERROR_MODEL_OUTPUT_NOT_MATCH);
+    abi_destroy_dataset(osmall);
+    EXPECT_RC(aclmdlExecute(id, in, out), ACL_SUCCESS);
+    std::vector<float> got = abi_read_f32(nullptr, y, 4);
+    EXPECT(got == std::vector<float>(ABI_DENSE_Y, ABI_DENSE_Y + 4));
+    std::vector<float> host(6, 1.0f);
+    aclmdlDataset *hin = abi_dataset({{host.data(), 24}});
+    EXPECT_RC(aclmdlExecute(id, hin, out), ACL_ERROR_RT_PARAM_INVALID);   // not device memory
+    abi_destroy_dataset(hin);
+    abi_destroy_dataset(in);
+    abi_destroy_dataset(out);
+    abi_destroy_dataset(small);
+    aclmdlDestroyDataset(none);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    aclrtFree(x);
+    aclrtFree(y);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlExecuteAsync",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(abi_dense_json(false));
+    void *x = abi_dev_f32(std::vector<float>(ABI_DENSE_X, ABI_DENSE_X + 6));
+    void *y = abi_dev_f32(std::vector<float>(4, -1.0f));
+    aclmdlDataset *in = abi_dataset({{x, 24}}), *out = abi_dataset({{y, 16}});
+    aclmdlDataset *small = abi_dataset({{x, 20}}), *none = aclmdlCreateDataset();
+    aclrtStream s = nullptr;
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    EXPECT_RC(aclmdlExecuteAsync(id + 1000, in, out, s), ACL_ERROR_INVALID_MODEL_ID);
+    EXPECT_RC(aclmdlExecuteAsync(id, small, out, s), ACL_ERROR_MODEL_INPUT_NOT_MATCH);
+    EXPECT_RC(aclmdlExecuteAsync(id, in, out, s), ACL_SUCCESS);
+    std::vector<float> got = abi_read_f32(s, y, 4);
+    EXPECT(got == std::vector<float>(ABI_DENSE_Y, ABI_DENSE_Y + 4));
+    EXPECT_RC(aclmdlExecuteAsync(id, in, out, nullptr), ACL_SUCCESS);   // the default stream
+    EXPECT_RC(aclrtSynchronizeStream(nullptr), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclmdlExecuteAsync(id, in, out, s), ACL_ERROR_RT_INVALID_HANDLE);
+    abi_destroy_dataset(in);
+    abi_destroy_dataset(out);
+    abi_destroy_dataset(small);
+    aclmdlDestroyDataset(none);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    aclrtFree(x);
+    aclrtFree(y);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlSetDynamicBatchSize",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(abi_dense_json(true));
+    uint32_t st = abi_load_model(abi_dense_json(false));
+    void *x = abi_dev_f32(std::vector<float>(12, 0.0f));
+    void *g = abi_dev_f32(std::vector<float>(2, 0.0f));
+    void *y = abi_dev_f32(std::vector<float>(8, -1.0f));
+    EXPECT_RC(aclrtMemcpy(x, 24, ABI_DENSE_X, 24, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    aclmdlDataset *in = abi_dataset({{x, 48}, {g, 8}}), *out = abi_dataset({{y, 32}});
+    EXPECT_RC(aclmdlExecute(id, in, out), ACL_ERROR_MODEL_INPUT_NOT_MATCH);   // gear not set
+    EXPECT_RC(aclmdlSetDynamicBatchSize(id + 1000, in, 1, 2), ACL_ERROR_INVALID_MODEL_ID);
+    EXPECT_RC(aclmdlSetDynamicBatchSize(id, nullptr, 1, 2), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlSetDynamicBatchSize(id, in, 0, 2), ACL_ERROR_INVALID_PARAM);   // not the gear input
+    EXPECT_RC(aclmdlSetDynamicBatchSize(id, in, 1, 3), ACL_ERROR_INVALID_PARAM);   // not a gear
+    EXPECT_RC(aclmdlSetDynamicBatchSize(st, in, 1, 2), ACL_ERROR_MODEL_NOT_DYNAMIC);
+    EXPECT_RC(aclmdlSetDynamicBatchSize(id, in, 1, 2), ACL_SUCCESS);
+    EXPECT_RC(aclmdlExecute(id, in, out), ACL_SUCCESS);
+    std::vector<float> got = abi_read_f32(nullptr, y, 8);
+    EXPECT(got[0] == 0 && got[1] == 2.5f && got[2] == 0 && got[3] == 4.5f && got[4] == -1.0f);
+    abi_destroy_dataset(in);
+    abi_destroy_dataset(out);
+    aclmdlUnload(id);
+    aclmdlUnload(st);
+    aclrtFree(x);
+    aclrtFree(g);
+    aclrtFree(y);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlSetDynamicHWSize",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(abi_hw_json());
+    uint32_t batch = abi_load_model(abi_dense_json(true));
+    std::vector<float> img(32, 0.0f);
+    img[1] = 1.0f; img[2] = -2.0f; img[3] = 3.0f;
+    void *x = abi_dev_f32(img);
+    void *g = abi_dev_f32(std::vector<float>(4, 0.0f));
+    void *y = abi_dev_f32(std::vector<float>(32, -1.0f));
+    aclmdlDataset *in = abi_dataset({{x, 128}, {g, 16}}), *out = abi_dataset({{y, 128}});
+    EXPECT_RC(aclmdlSetDynamicHWSize(id, in, 1, 3, 3), ACL_ERROR_INVALID_PARAM);    // not a gear
+    EXPECT_RC(aclmdlSetDynamicHWSize(id, in, 0, 2, 2), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlSetDynamicHWSize(batch, in, 1, 2, 2), ACL_ERROR_MODEL_NOT_DYNAMIC);
+    EXPECT_RC(aclmdlSetDynamicBatchSize(id, in, 1, 2), ACL_ERROR_MODEL_NOT_DYNAMIC);
+    EXPECT_RC(aclmdlSetDynamicHWSize(id + 1000, in, 1, 2, 2), ACL_ERROR_INVALID_MODEL_ID);
+    EXPECT_RC(aclmdlSetDynamicHWSize(id, in, 1, 2, 2), ACL_SUCCESS);
+    EXPECT_RC(aclmdlExecute(id, in, out), ACL_SUCCESS);
+    std::vector<float> got = abi_read_f32(nullptr, y, 5);
+    EXPECT(got[0] == 0 && got[1] == 1.0f && got[2] == 0 && got[3] == 3.0f && got[4] == -1.0f);
+    abi_destroy_dataset(in);
+    abi_destroy_dataset(out);
+    aclmdlUnload(id);
+    aclmdlUnload(batch);
+    aclrtFree(x);
+    aclrtFree(g);
+    aclrtFree(y);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+];

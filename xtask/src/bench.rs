@@ -11,11 +11,15 @@ use crate::workspace_root;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const OPS: [&str; 4] = [
+const OPS: [&str; 8] = [
     "event-record",
     "stream-query",
     "htod-64",
     "cached-alloc-free",
+    "aclop-add",
+    "aclop-matmul",
+    "aclnn-add",
+    "aclnn-matmul",
 ];
 const LOW: u64 = 200;
 const HIGH: u64 = 1200;

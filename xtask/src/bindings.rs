@@ -44,6 +44,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             generator: &generator,
             command: COMMAND,
             prelude: "use crate::loader::LoadError;",
+            library_fn: "crate::library",
         },
         &acl_raw,
     )?;
@@ -59,12 +60,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
             generator: &generator,
             command: COMMAND,
             prelude: "#[allow(unused_imports)]\nuse acl_sys::*;",
+            library_fn: "crate::library",
         },
         &hccl_raw,
     )?;
     fresh &= write_or_check(&root.join("hccl-sys/src/bindings.rs"), &hccl, check)?;
 
     fresh &= dcmi(&root, check)?;
+    fresh &= aclnn(&root, check)?;
 
     if check && !fresh {
         return Err(
@@ -93,10 +96,30 @@ pub fn dcmi(root: &Path, check: bool) -> Result<bool, String> {
             generator: "acl_sys::codegen",
             command: "`cargo xtask bindgen` (dcmi-sys needs no headers)",
             prelude: "use acl_sys::LoadError;",
+            library_fn: "crate::library",
         },
         &decl,
     )?;
     write_or_check(&root.join("dcmi-sys/src/bindings.rs"), &out, check)
+}
+
+/// acl-sys's aclnn module: hand-written declarations, same code generator,
+/// its own library slot (`acl_sys::aclnn::library`).
+pub fn aclnn(root: &Path, check: bool) -> Result<bool, String> {
+    let decl_path = root.join("acl-sys/aclnn_declarations.rs");
+    let decl =
+        std::fs::read_to_string(&decl_path).map_err(|e| format!("{}: {e}", decl_path.display()))?;
+    let out = codegen::generate(
+        &Provenance {
+            headers: "hand-written declarations (acl-sys/aclnn_declarations.rs) from the documented aclnn API",
+            generator: "acl_sys::codegen",
+            command: "`cargo xtask bindgen` (aclnn needs no headers)",
+            prelude: "use crate::loader::LoadError;",
+            library_fn: "crate::aclnn::library",
+        },
+        &decl,
+    )?;
+    write_or_check(&root.join("acl-sys/src/aclnn/bindings.rs"), &out, check)
 }
 
 fn header_source(header_root: &Path, dirs: &HeaderDirs) -> String {

@@ -33,6 +33,31 @@ fn with_homes<const N: usize>(
     Ok(())
 }
 
+/// [`with_homes`] for any number of memories (kernel launches, model
+/// executions): `homes` are the home streams of every memory `op` queues
+/// work on; each foreign one (not `stream`, counted once) is ordered as
+/// [`with_homes`] does.
+pub(crate) fn with_home_streams(
+    stream: &Stream,
+    homes: &[&Stream],
+    op: impl FnOnce() -> Result<()>,
+) -> Result<()> {
+    let mut foreign: Vec<&Stream> = Vec::new();
+    for &h in homes {
+        if !stream.same_queue(h) && !foreign.iter().any(|f| f.same_queue(h)) {
+            foreign.push(h);
+        }
+    }
+    for home in &foreign {
+        order_after(stream, home)?;
+    }
+    op()?;
+    for home in &foreign {
+        order_after(home, stream)?;
+    }
+    Ok(())
+}
+
 /// Synchronous host → device copy into memory that may have queued work.
 pub(crate) fn htod_sync<T: DeviceRepr>(
     function: &'static str,

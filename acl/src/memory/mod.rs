@@ -57,12 +57,15 @@
 mod buffer;
 mod cached;
 mod copy;
+mod dtype;
 mod pinned;
 mod repr;
 mod slice;
 
 pub use buffer::DeviceBuffer;
 pub use cached::{BackendEvent, DeviceAllocator, DeviceBackend, stream_key};
+pub(crate) use copy::with_home_streams;
+pub use dtype::{DataType, Element};
 pub use pinned::PinnedHostBuffer;
 pub use repr::DeviceRepr;
 pub use slice::{DeviceSlice, DeviceSliceMut};

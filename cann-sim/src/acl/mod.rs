@@ -18,7 +18,7 @@ macro_rules! tri {
 mod callback;
 pub use callback::*;
 
-mod common;
+pub(crate) mod common;
 
 mod context;
 pub use context::*;
@@ -35,11 +35,43 @@ pub use event::*;
 mod init;
 pub use init::*;
 
+mod mdl_dataset;
+pub use mdl_dataset::*;
+
+mod mdl_desc;
+pub use mdl_desc::*;
+
+mod mdl_exec;
+pub use mdl_exec::*;
+
+mod mdl_load;
+pub use mdl_load::*;
+
 mod memory;
 pub use memory::*;
 
+mod kernel_args;
+pub use kernel_args::*;
+
+mod kernel_binary;
+pub use kernel_binary::*;
+
+mod kernel_launch;
+pub use kernel_launch::*;
+
 mod memory_async;
 pub use memory_async::*;
+
+mod op_attr;
+pub use op_attr::*;
+
+mod op_desc;
+pub use op_desc::*;
+
+mod op_exec;
+pub use op_exec::*;
+
+pub(crate) mod op_launch;
 
 mod peer;
 pub use peer::*;

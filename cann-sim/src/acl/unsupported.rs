@@ -11,54 +11,17 @@ use ::core::ffi::*;
 use acl_sys::*;
 #[allow(unused_imports)]
 use acl_sys::*;
-///`aclCreateDataBuffer`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclCreateDataBuffer(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: usize,
-) -> *mut aclDataBuffer {
-    crate::recent_error::not_supported("aclCreateDataBuffer");
-    unsafe { ::core::mem::zeroed() }
-}
 ///`aclCreateGraphDumpOpt`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclCreateGraphDumpOpt() -> *mut aclGraphDumpOption {
     crate::recent_error::not_supported("aclCreateGraphDumpOpt");
     unsafe { ::core::mem::zeroed() }
 }
-///`aclCreateTensorDesc`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclCreateTensorDesc(
-    _arg0: aclDataType,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *const i64,
-    _arg3: aclFormat,
-) -> *mut aclTensorDesc {
-    crate::recent_error::not_supported("aclCreateTensorDesc");
-    unsafe { ::core::mem::zeroed() }
-}
-///`aclDataTypeSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclDataTypeSize(_arg0: aclDataType) -> usize {
-    crate::recent_error::not_supported("aclDataTypeSize");
-    unsafe { ::core::mem::zeroed() }
-}
-///`aclDestroyDataBuffer`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclDestroyDataBuffer(_arg0: *const aclDataBuffer) -> aclError {
-    crate::recent_error::not_supported("aclDestroyDataBuffer");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclDestroyGraphDumpOpt`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclDestroyGraphDumpOpt(_arg0: *const aclGraphDumpOption) -> aclError {
     crate::recent_error::not_supported("aclDestroyGraphDumpOpt");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclDestroyTensorDesc`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclDestroyTensorDesc(_arg0: *const aclTensorDesc) {
-    crate::recent_error::not_supported("aclDestroyTensorDesc");
 }
 ///`aclFinalizeCallbackRegister`: not supported by cann-sim.
 #[unsafe(no_mangle)]
@@ -140,26 +103,6 @@ pub unsafe extern "C" fn aclGetCompileoptSize(_arg0: aclCompileOpt) -> usize {
     crate::recent_error::not_supported("aclGetCompileoptSize");
     unsafe { ::core::mem::zeroed() }
 }
-///`aclGetDataBufferAddr`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclGetDataBufferAddr(
-    _arg0: *const aclDataBuffer,
-) -> *mut ::core::ffi::c_void {
-    crate::recent_error::not_supported("aclGetDataBufferAddr");
-    unsafe { ::core::mem::zeroed() }
-}
-///`aclGetDataBufferSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclGetDataBufferSize(_arg0: *const aclDataBuffer) -> u32 {
-    crate::recent_error::not_supported("aclGetDataBufferSize");
-    unsafe { ::core::mem::zeroed() }
-}
-///`aclGetDataBufferSizeV2`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclGetDataBufferSizeV2(_arg0: *const aclDataBuffer) -> usize {
-    crate::recent_error::not_supported("aclGetDataBufferSizeV2");
-    unsafe { ::core::mem::zeroed() }
-}
 ///`aclGetTensorDescAddress`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclGetTensorDescAddress(
@@ -176,71 +119,6 @@ pub unsafe extern "C" fn aclGetTensorDescByIndex(
 ) -> *mut aclTensorDesc {
     crate::recent_error::not_supported("aclGetTensorDescByIndex");
     unsafe { ::core::mem::zeroed() }
-}
-///`aclGetTensorDescDim`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclGetTensorDescDim(_arg0: *const aclTensorDesc, _arg1: usize) -> i64 {
-    crate::recent_error::not_supported("aclGetTensorDescDim");
-    unsafe { ::core::mem::zeroed() }
-}
-///`aclGetTensorDescDimRange`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclGetTensorDescDimRange(
-    _arg0: *const aclTensorDesc,
-    _arg1: usize,
-    _arg2: usize,
-    _arg3: *mut i64,
-) -> aclError {
-    crate::recent_error::not_supported("aclGetTensorDescDimRange");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclGetTensorDescDimV2`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclGetTensorDescDimV2(
-    _arg0: *const aclTensorDesc,
-    _arg1: usize,
-    _arg2: *mut i64,
-) -> aclError {
-    crate::recent_error::not_supported("aclGetTensorDescDimV2");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclGetTensorDescElementCount`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclGetTensorDescElementCount(_arg0: *const aclTensorDesc) -> usize {
-    crate::recent_error::not_supported("aclGetTensorDescElementCount");
-    unsafe { ::core::mem::zeroed() }
-}
-///`aclGetTensorDescFormat`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclGetTensorDescFormat(_arg0: *const aclTensorDesc) -> aclFormat {
-    crate::recent_error::not_supported("aclGetTensorDescFormat");
-    acl_sys::ACL_FORMAT_UNDEFINED
-}
-///`aclGetTensorDescName`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclGetTensorDescName(
-    _arg0: *mut aclTensorDesc,
-) -> *const ::core::ffi::c_char {
-    crate::recent_error::not_supported("aclGetTensorDescName");
-    unsafe { ::core::mem::zeroed() }
-}
-///`aclGetTensorDescNumDims`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclGetTensorDescNumDims(_arg0: *const aclTensorDesc) -> usize {
-    crate::recent_error::not_supported("aclGetTensorDescNumDims");
-    unsafe { ::core::mem::zeroed() }
-}
-///`aclGetTensorDescSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclGetTensorDescSize(_arg0: *const aclTensorDesc) -> usize {
-    crate::recent_error::not_supported("aclGetTensorDescSize");
-    unsafe { ::core::mem::zeroed() }
-}
-///`aclGetTensorDescType`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclGetTensorDescType(_arg0: *const aclTensorDesc) -> aclDataType {
-    crate::recent_error::not_supported("aclGetTensorDescType");
-    acl_sys::ACL_DT_UNDEFINED
 }
 ///`aclInitCallbackRegister`: not supported by cann-sim.
 #[unsafe(no_mangle)]
@@ -276,119 +154,6 @@ pub unsafe extern "C" fn aclSetCompileopt(
     crate::recent_error::not_supported("aclSetCompileopt");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclSetTensorConst`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclSetTensorConst(
-    _arg0: *mut aclTensorDesc,
-    _arg1: *mut ::core::ffi::c_void,
-    _arg2: usize,
-) -> aclError {
-    crate::recent_error::not_supported("aclSetTensorConst");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclSetTensorDescName`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclSetTensorDescName(
-    _arg0: *mut aclTensorDesc,
-    _arg1: *const ::core::ffi::c_char,
-) {
-    crate::recent_error::not_supported("aclSetTensorDescName");
-}
-///`aclSetTensorDynamicInput`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclSetTensorDynamicInput(
-    _arg0: *mut aclTensorDesc,
-    _arg1: *const ::core::ffi::c_char,
-) -> aclError {
-    crate::recent_error::not_supported("aclSetTensorDynamicInput");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclSetTensorFormat`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclSetTensorFormat(
-    _arg0: *mut aclTensorDesc,
-    _arg1: aclFormat,
-) -> aclError {
-    crate::recent_error::not_supported("aclSetTensorFormat");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclSetTensorOriginFormat`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclSetTensorOriginFormat(
-    _arg0: *mut aclTensorDesc,
-    _arg1: aclFormat,
-) -> aclError {
-    crate::recent_error::not_supported("aclSetTensorOriginFormat");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclSetTensorOriginShape`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclSetTensorOriginShape(
-    _arg0: *mut aclTensorDesc,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *const i64,
-) -> aclError {
-    crate::recent_error::not_supported("aclSetTensorOriginShape");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclSetTensorPlaceMent`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclSetTensorPlaceMent(
-    _arg0: *mut aclTensorDesc,
-    _arg1: aclMemType,
-) -> aclError {
-    crate::recent_error::not_supported("aclSetTensorPlaceMent");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclSetTensorShape`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclSetTensorShape(
-    _arg0: *mut aclTensorDesc,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *const i64,
-) -> aclError {
-    crate::recent_error::not_supported("aclSetTensorShape");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclSetTensorShapeRange`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclSetTensorShapeRange(
-    _arg0: *mut aclTensorDesc,
-    _arg1: usize,
-    _arg2: *mut [i64; 2usize],
-) -> aclError {
-    crate::recent_error::not_supported("aclSetTensorShapeRange");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclSetTensorStorageFormat`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclSetTensorStorageFormat(
-    _arg0: *mut aclTensorDesc,
-    _arg1: aclFormat,
-) -> aclError {
-    crate::recent_error::not_supported("aclSetTensorStorageFormat");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclSetTensorStorageShape`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclSetTensorStorageShape(
-    _arg0: *mut aclTensorDesc,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *const i64,
-) -> aclError {
-    crate::recent_error::not_supported("aclSetTensorStorageShape");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclSetTensorValueRange`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclSetTensorValueRange(
-    _arg0: *mut aclTensorDesc,
-    _arg1: usize,
-    _arg2: *mut [i64; 2usize],
-) -> aclError {
-    crate::recent_error::not_supported("aclSetTensorValueRange");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclTransTensorDescFormat`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclTransTensorDescFormat(
@@ -397,16 +162,6 @@ pub unsafe extern "C" fn aclTransTensorDescFormat(
     _arg2: *mut *mut aclTensorDesc,
 ) -> aclError {
     crate::recent_error::not_supported("aclTransTensorDescFormat");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclUpdateDataBuffer`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclUpdateDataBuffer(
-    _arg0: *mut aclDataBuffer,
-    _arg1: *mut ::core::ffi::c_void,
-    _arg2: usize,
-) -> aclError {
-    crate::recent_error::not_supported("aclUpdateDataBuffer");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`acldumpGetPath`: not supported by cann-sim.
@@ -430,15 +185,6 @@ pub unsafe extern "C" fn acldumpRegCallback(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn acldumpUnregCallback() {
     crate::recent_error::not_supported("acldumpUnregCallback");
-}
-///`aclmdlAddDatasetBuffer`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlAddDatasetBuffer(
-    _arg0: *mut aclmdlDataset,
-    _arg1: *mut aclDataBuffer,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlAddDatasetBuffer");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclmdlBundleCreateQueryInfo`: not supported by cann-sim.
 #[unsafe(no_mangle)]
@@ -635,18 +381,6 @@ pub unsafe extern "C" fn aclmdlCreateConfigHandle() -> *mut aclmdlConfigHandle {
     crate::recent_error::not_supported("aclmdlCreateConfigHandle");
     unsafe { ::core::mem::zeroed() }
 }
-///`aclmdlCreateDataset`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlCreateDataset() -> *mut aclmdlDataset {
-    crate::recent_error::not_supported("aclmdlCreateDataset");
-    unsafe { ::core::mem::zeroed() }
-}
-///`aclmdlCreateDesc`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlCreateDesc() -> *mut aclmdlDesc {
-    crate::recent_error::not_supported("aclmdlCreateDesc");
-    unsafe { ::core::mem::zeroed() }
-}
 ///`aclmdlCreateExecConfigHandle`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlCreateExecConfigHandle() -> *mut aclmdlExecConfigHandle {
@@ -665,45 +399,12 @@ pub unsafe extern "C" fn aclmdlDestroyConfigHandle(_arg0: *mut aclmdlConfigHandl
     crate::recent_error::not_supported("aclmdlDestroyConfigHandle");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclmdlDestroyDataset`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlDestroyDataset(_arg0: *const aclmdlDataset) -> aclError {
-    crate::recent_error::not_supported("aclmdlDestroyDataset");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlDestroyDesc`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlDestroyDesc(_arg0: *mut aclmdlDesc) -> aclError {
-    crate::recent_error::not_supported("aclmdlDestroyDesc");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclmdlDestroyExecConfigHandle`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlDestroyExecConfigHandle(
     _arg0: *const aclmdlExecConfigHandle,
 ) -> aclError {
     crate::recent_error::not_supported("aclmdlDestroyExecConfigHandle");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlExecute`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlExecute(
-    _arg0: u32,
-    _arg1: *const aclmdlDataset,
-    _arg2: *mut aclmdlDataset,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlExecute");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlExecuteAsync`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlExecuteAsync(
-    _arg0: u32,
-    _arg1: *const aclmdlDataset,
-    _arg2: *mut aclmdlDataset,
-    _arg3: aclrtStream,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlExecuteAsync");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclmdlExecuteAsyncV2`: not supported by cann-sim.
@@ -763,21 +464,6 @@ pub unsafe extern "C" fn aclmdlGetCurOutputDims(
     crate::recent_error::not_supported("aclmdlGetCurOutputDims");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclmdlGetDatasetBuffer`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlGetDatasetBuffer(
-    _arg0: *const aclmdlDataset,
-    _arg1: usize,
-) -> *mut aclDataBuffer {
-    crate::recent_error::not_supported("aclmdlGetDatasetBuffer");
-    unsafe { ::core::mem::zeroed() }
-}
-///`aclmdlGetDatasetNumBuffers`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlGetDatasetNumBuffers(_arg0: *const aclmdlDataset) -> usize {
-    crate::recent_error::not_supported("aclmdlGetDatasetNumBuffers");
-    unsafe { ::core::mem::zeroed() }
-}
 ///`aclmdlGetDatasetTensorDesc`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlGetDatasetTensorDesc(
@@ -786,12 +472,6 @@ pub unsafe extern "C" fn aclmdlGetDatasetTensorDesc(
 ) -> *mut aclTensorDesc {
     crate::recent_error::not_supported("aclmdlGetDatasetTensorDesc");
     unsafe { ::core::mem::zeroed() }
-}
-///`aclmdlGetDesc`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlGetDesc(_arg0: *mut aclmdlDesc, _arg1: u32) -> aclError {
-    crate::recent_error::not_supported("aclmdlGetDesc");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclmdlGetDescFromFile`: not supported by cann-sim.
 #[unsafe(no_mangle)]
@@ -812,25 +492,6 @@ pub unsafe extern "C" fn aclmdlGetDescFromMem(
     crate::recent_error::not_supported("aclmdlGetDescFromMem");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclmdlGetDynamicBatch`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlGetDynamicBatch(
-    _arg0: *const aclmdlDesc,
-    _arg1: *mut aclmdlBatch,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlGetDynamicBatch");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlGetDynamicHW`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlGetDynamicHW(
-    _arg0: *const aclmdlDesc,
-    _arg1: usize,
-    _arg2: *mut aclmdlHW,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlGetDynamicHW");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclmdlGetFirstAippInfo`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlGetFirstAippInfo(
@@ -839,25 +500,6 @@ pub unsafe extern "C" fn aclmdlGetFirstAippInfo(
     _arg2: *mut aclAippInfo,
 ) -> aclError {
     crate::recent_error::not_supported("aclmdlGetFirstAippInfo");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlGetInputDataType`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlGetInputDataType(
-    _arg0: *const aclmdlDesc,
-    _arg1: usize,
-) -> aclDataType {
-    crate::recent_error::not_supported("aclmdlGetInputDataType");
-    acl_sys::ACL_DT_UNDEFINED
-}
-///`aclmdlGetInputDims`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlGetInputDims(
-    _arg0: *const aclmdlDesc,
-    _arg1: usize,
-    _arg2: *mut aclmdlIODims,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlGetInputDims");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclmdlGetInputDimsRange`: not supported by cann-sim.
@@ -891,59 +533,6 @@ pub unsafe extern "C" fn aclmdlGetInputDynamicDims(
     crate::recent_error::not_supported("aclmdlGetInputDynamicDims");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclmdlGetInputDynamicGearCount`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlGetInputDynamicGearCount(
-    _arg0: *const aclmdlDesc,
-    _arg1: usize,
-    _arg2: *mut usize,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlGetInputDynamicGearCount");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlGetInputFormat`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlGetInputFormat(_arg0: *const aclmdlDesc, _arg1: usize) -> aclFormat {
-    crate::recent_error::not_supported("aclmdlGetInputFormat");
-    acl_sys::ACL_FORMAT_UNDEFINED
-}
-///`aclmdlGetInputIndexByName`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlGetInputIndexByName(
-    _arg0: *const aclmdlDesc,
-    _arg1: *const ::core::ffi::c_char,
-    _arg2: *mut usize,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlGetInputIndexByName");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlGetInputNameByIndex`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlGetInputNameByIndex(
-    _arg0: *const aclmdlDesc,
-    _arg1: usize,
-) -> *const ::core::ffi::c_char {
-    crate::recent_error::not_supported("aclmdlGetInputNameByIndex");
-    unsafe { ::core::mem::zeroed() }
-}
-///`aclmdlGetInputSizeByIndex`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlGetInputSizeByIndex(_arg0: *mut aclmdlDesc, _arg1: usize) -> usize {
-    crate::recent_error::not_supported("aclmdlGetInputSizeByIndex");
-    unsafe { ::core::mem::zeroed() }
-}
-///`aclmdlGetNumInputs`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlGetNumInputs(_arg0: *mut aclmdlDesc) -> usize {
-    crate::recent_error::not_supported("aclmdlGetNumInputs");
-    unsafe { ::core::mem::zeroed() }
-}
-///`aclmdlGetNumOutputs`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlGetNumOutputs(_arg0: *mut aclmdlDesc) -> usize {
-    crate::recent_error::not_supported("aclmdlGetNumOutputs");
-    unsafe { ::core::mem::zeroed() }
-}
 ///`aclmdlGetOpAttr`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlGetOpAttr(
@@ -952,59 +541,6 @@ pub unsafe extern "C" fn aclmdlGetOpAttr(
     _arg2: *const ::core::ffi::c_char,
 ) -> *const ::core::ffi::c_char {
     crate::recent_error::not_supported("aclmdlGetOpAttr");
-    unsafe { ::core::mem::zeroed() }
-}
-///`aclmdlGetOutputDataType`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlGetOutputDataType(
-    _arg0: *const aclmdlDesc,
-    _arg1: usize,
-) -> aclDataType {
-    crate::recent_error::not_supported("aclmdlGetOutputDataType");
-    acl_sys::ACL_DT_UNDEFINED
-}
-///`aclmdlGetOutputDims`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlGetOutputDims(
-    _arg0: *const aclmdlDesc,
-    _arg1: usize,
-    _arg2: *mut aclmdlIODims,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlGetOutputDims");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlGetOutputFormat`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlGetOutputFormat(
-    _arg0: *const aclmdlDesc,
-    _arg1: usize,
-) -> aclFormat {
-    crate::recent_error::not_supported("aclmdlGetOutputFormat");
-    acl_sys::ACL_FORMAT_UNDEFINED
-}
-///`aclmdlGetOutputIndexByName`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlGetOutputIndexByName(
-    _arg0: *const aclmdlDesc,
-    _arg1: *const ::core::ffi::c_char,
-    _arg2: *mut usize,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlGetOutputIndexByName");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlGetOutputNameByIndex`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlGetOutputNameByIndex(
-    _arg0: *const aclmdlDesc,
-    _arg1: usize,
-) -> *const ::core::ffi::c_char {
-    crate::recent_error::not_supported("aclmdlGetOutputNameByIndex");
-    unsafe { ::core::mem::zeroed() }
-}
-///`aclmdlGetOutputSizeByIndex`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlGetOutputSizeByIndex(_arg0: *mut aclmdlDesc, _arg1: usize) -> usize {
-    crate::recent_error::not_supported("aclmdlGetOutputSizeByIndex");
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclmdlGetTensorRealName`: not supported by cann-sim.
@@ -1022,28 +558,6 @@ pub unsafe extern "C" fn aclmdlInitDump() -> aclError {
     crate::recent_error::not_supported("aclmdlInitDump");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclmdlLoadFromFile`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlLoadFromFile(
-    _arg0: *const ::core::ffi::c_char,
-    _arg1: *mut u32,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlLoadFromFile");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlLoadFromFileWithMem`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlLoadFromFileWithMem(
-    _arg0: *const ::core::ffi::c_char,
-    _arg1: *mut u32,
-    _arg2: *mut ::core::ffi::c_void,
-    _arg3: usize,
-    _arg4: *mut ::core::ffi::c_void,
-    _arg5: usize,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlLoadFromFileWithMem");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclmdlLoadFromFileWithQ`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlLoadFromFileWithQ(
@@ -1055,30 +569,6 @@ pub unsafe extern "C" fn aclmdlLoadFromFileWithQ(
     _arg5: usize,
 ) -> aclError {
     crate::recent_error::not_supported("aclmdlLoadFromFileWithQ");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlLoadFromMem`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlLoadFromMem(
-    _arg0: *const ::core::ffi::c_void,
-    _arg1: usize,
-    _arg2: *mut u32,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlLoadFromMem");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlLoadFromMemWithMem`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlLoadFromMemWithMem(
-    _arg0: *const ::core::ffi::c_void,
-    _arg1: usize,
-    _arg2: *mut u32,
-    _arg3: *mut ::core::ffi::c_void,
-    _arg4: usize,
-    _arg5: *mut ::core::ffi::c_void,
-    _arg6: usize,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlLoadFromMemWithMem");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclmdlLoadFromMemWithQ`: not supported by cann-sim.
@@ -1111,27 +601,6 @@ pub unsafe extern "C" fn aclmdlQueryExeOMDesc(
     _arg1: *mut aclmdlExeOMDesc,
 ) -> aclError {
     crate::recent_error::not_supported("aclmdlQueryExeOMDesc");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlQuerySize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlQuerySize(
-    _arg0: *const ::core::ffi::c_char,
-    _arg1: *mut usize,
-    _arg2: *mut usize,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlQuerySize");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlQuerySizeFromMem`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlQuerySizeFromMem(
-    _arg0: *const ::core::ffi::c_void,
-    _arg1: usize,
-    _arg2: *mut usize,
-    _arg3: *mut usize,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlQuerySizeFromMem");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclmdlRIAbort`: not supported by cann-sim.
@@ -1610,29 +1079,6 @@ pub unsafe extern "C" fn aclmdlSetDump(_arg0: *const ::core::ffi::c_char) -> acl
     crate::recent_error::not_supported("aclmdlSetDump");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclmdlSetDynamicBatchSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlSetDynamicBatchSize(
-    _arg0: u32,
-    _arg1: *mut aclmdlDataset,
-    _arg2: usize,
-    _arg3: u64,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlSetDynamicBatchSize");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlSetDynamicHWSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlSetDynamicHWSize(
-    _arg0: u32,
-    _arg1: *mut aclmdlDataset,
-    _arg2: usize,
-    _arg3: u64,
-    _arg4: u64,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlSetDynamicHWSize");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclmdlSetExecConfigOpt`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlSetExecConfigOpt(
@@ -1677,25 +1123,6 @@ pub unsafe extern "C" fn aclmdlSetInputDynamicDims(
     crate::recent_error::not_supported("aclmdlSetInputDynamicDims");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclmdlUnload`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlUnload(_arg0: u32) -> aclError {
-    crate::recent_error::not_supported("aclmdlUnload");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclopCast`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopCast(
-    _arg0: *const aclTensorDesc,
-    _arg1: *const aclDataBuffer,
-    _arg2: *const aclTensorDesc,
-    _arg3: *mut aclDataBuffer,
-    _arg4: u8,
-    _arg5: aclrtStream,
-) -> aclError {
-    crate::recent_error::not_supported("aclopCast");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclopCompile`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclopCompile(
@@ -1712,75 +1139,6 @@ pub unsafe extern "C" fn aclopCompile(
     crate::recent_error::not_supported("aclopCompile");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclopCompileAndExecute`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopCompileAndExecute(
-    _arg0: *const ::core::ffi::c_char,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *const *const aclTensorDesc,
-    _arg3: *const *const aclDataBuffer,
-    _arg4: ::core::ffi::c_int,
-    _arg5: *const *const aclTensorDesc,
-    _arg6: *const *mut aclDataBuffer,
-    _arg7: *const aclopAttr,
-    _arg8: aclopEngineType,
-    _arg9: aclopCompileType,
-    _arg10: *const ::core::ffi::c_char,
-    _arg11: aclrtStream,
-) -> aclError {
-    crate::recent_error::not_supported("aclopCompileAndExecute");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclopCompileAndExecuteV2`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopCompileAndExecuteV2(
-    _arg0: *const ::core::ffi::c_char,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *mut *mut aclTensorDesc,
-    _arg3: *mut *mut aclDataBuffer,
-    _arg4: ::core::ffi::c_int,
-    _arg5: *mut *mut aclTensorDesc,
-    _arg6: *mut *mut aclDataBuffer,
-    _arg7: *mut aclopAttr,
-    _arg8: aclopEngineType,
-    _arg9: aclopCompileType,
-    _arg10: *const ::core::ffi::c_char,
-    _arg11: aclrtStream,
-) -> aclError {
-    crate::recent_error::not_supported("aclopCompileAndExecuteV2");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclopCreateAttr`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopCreateAttr() -> *mut aclopAttr {
-    crate::recent_error::not_supported("aclopCreateAttr");
-    unsafe { ::core::mem::zeroed() }
-}
-///`aclopCreateHandle`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopCreateHandle(
-    _arg0: *const ::core::ffi::c_char,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *const *const aclTensorDesc,
-    _arg3: ::core::ffi::c_int,
-    _arg4: *const *const aclTensorDesc,
-    _arg5: *const aclopAttr,
-    _arg6: *mut *mut aclopHandle,
-) -> aclError {
-    crate::recent_error::not_supported("aclopCreateHandle");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclopCreateHandleForCast`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopCreateHandleForCast(
-    _arg0: *mut aclTensorDesc,
-    _arg1: *mut aclTensorDesc,
-    _arg2: u8,
-    _arg3: *mut *mut aclopHandle,
-) -> aclError {
-    crate::recent_error::not_supported("aclopCreateHandleForCast");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclopCreateKernel`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclopCreateKernel(
@@ -1793,75 +1151,6 @@ pub unsafe extern "C" fn aclopCreateKernel(
     _arg6: aclDataDeallocator,
 ) -> aclError {
     crate::recent_error::not_supported("aclopCreateKernel");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclopDestroyAttr`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopDestroyAttr(_arg0: *const aclopAttr) {
-    crate::recent_error::not_supported("aclopDestroyAttr");
-}
-///`aclopDestroyHandle`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopDestroyHandle(_arg0: *mut aclopHandle) {
-    crate::recent_error::not_supported("aclopDestroyHandle");
-}
-///`aclopExecWithHandle`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopExecWithHandle(
-    _arg0: *mut aclopHandle,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *const *const aclDataBuffer,
-    _arg3: ::core::ffi::c_int,
-    _arg4: *const *mut aclDataBuffer,
-    _arg5: aclrtStream,
-) -> aclError {
-    crate::recent_error::not_supported("aclopExecWithHandle");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclopExecute`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopExecute(
-    _arg0: *const ::core::ffi::c_char,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *const *const aclTensorDesc,
-    _arg3: *const *const aclDataBuffer,
-    _arg4: ::core::ffi::c_int,
-    _arg5: *const *const aclTensorDesc,
-    _arg6: *const *mut aclDataBuffer,
-    _arg7: *const aclopAttr,
-    _arg8: aclrtStream,
-) -> aclError {
-    crate::recent_error::not_supported("aclopExecute");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclopExecuteV2`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopExecuteV2(
-    _arg0: *const ::core::ffi::c_char,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *mut *mut aclTensorDesc,
-    _arg3: *mut *mut aclDataBuffer,
-    _arg4: ::core::ffi::c_int,
-    _arg5: *mut *mut aclTensorDesc,
-    _arg6: *mut *mut aclDataBuffer,
-    _arg7: *mut aclopAttr,
-    _arg8: aclrtStream,
-) -> aclError {
-    crate::recent_error::not_supported("aclopExecuteV2");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclopInferShape`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopInferShape(
-    _arg0: *const ::core::ffi::c_char,
-    _arg1: ::core::ffi::c_int,
-    _arg2: *mut *mut aclTensorDesc,
-    _arg3: *mut *mut aclDataBuffer,
-    _arg4: ::core::ffi::c_int,
-    _arg5: *mut *mut aclTensorDesc,
-    _arg6: *mut aclopAttr,
-) -> aclError {
-    crate::recent_error::not_supported("aclopInferShape");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclopLoad`: not supported by cann-sim.
@@ -1877,129 +1166,6 @@ pub unsafe extern "C" fn aclopRegisterCompileFunc(
     _arg1: aclopCompileFunc,
 ) -> aclError {
     crate::recent_error::not_supported("aclopRegisterCompileFunc");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclopSetAttrBool`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopSetAttrBool(
-    _arg0: *mut aclopAttr,
-    _arg1: *const ::core::ffi::c_char,
-    _arg2: u8,
-) -> aclError {
-    crate::recent_error::not_supported("aclopSetAttrBool");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclopSetAttrDataType`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopSetAttrDataType(
-    _arg0: *mut aclopAttr,
-    _arg1: *const ::core::ffi::c_char,
-    _arg2: aclDataType,
-) -> aclError {
-    crate::recent_error::not_supported("aclopSetAttrDataType");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclopSetAttrFloat`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopSetAttrFloat(
-    _arg0: *mut aclopAttr,
-    _arg1: *const ::core::ffi::c_char,
-    _arg2: f32,
-) -> aclError {
-    crate::recent_error::not_supported("aclopSetAttrFloat");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclopSetAttrInt`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopSetAttrInt(
-    _arg0: *mut aclopAttr,
-    _arg1: *const ::core::ffi::c_char,
-    _arg2: i64,
-) -> aclError {
-    crate::recent_error::not_supported("aclopSetAttrInt");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclopSetAttrListBool`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopSetAttrListBool(
-    _arg0: *mut aclopAttr,
-    _arg1: *const ::core::ffi::c_char,
-    _arg2: ::core::ffi::c_int,
-    _arg3: *const u8,
-) -> aclError {
-    crate::recent_error::not_supported("aclopSetAttrListBool");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclopSetAttrListDataType`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopSetAttrListDataType(
-    _arg0: *mut aclopAttr,
-    _arg1: *const ::core::ffi::c_char,
-    _arg2: ::core::ffi::c_int,
-    _arg3: *const aclDataType,
-) -> aclError {
-    crate::recent_error::not_supported("aclopSetAttrListDataType");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclopSetAttrListFloat`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopSetAttrListFloat(
-    _arg0: *mut aclopAttr,
-    _arg1: *const ::core::ffi::c_char,
-    _arg2: ::core::ffi::c_int,
-    _arg3: *const f32,
-) -> aclError {
-    crate::recent_error::not_supported("aclopSetAttrListFloat");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclopSetAttrListInt`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopSetAttrListInt(
-    _arg0: *mut aclopAttr,
-    _arg1: *const ::core::ffi::c_char,
-    _arg2: ::core::ffi::c_int,
-    _arg3: *const i64,
-) -> aclError {
-    crate::recent_error::not_supported("aclopSetAttrListInt");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclopSetAttrListListInt`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopSetAttrListListInt(
-    _arg0: *mut aclopAttr,
-    _arg1: *const ::core::ffi::c_char,
-    _arg2: ::core::ffi::c_int,
-    _arg3: *const ::core::ffi::c_int,
-    _arg4: *const *const i64,
-) -> aclError {
-    crate::recent_error::not_supported("aclopSetAttrListListInt");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclopSetAttrListString`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopSetAttrListString(
-    _arg0: *mut aclopAttr,
-    _arg1: *const ::core::ffi::c_char,
-    _arg2: ::core::ffi::c_int,
-    _arg3: *mut *const ::core::ffi::c_char,
-) -> aclError {
-    crate::recent_error::not_supported("aclopSetAttrListString");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclopSetAttrString`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopSetAttrString(
-    _arg0: *mut aclopAttr,
-    _arg1: *const ::core::ffi::c_char,
-    _arg2: *const ::core::ffi::c_char,
-) -> aclError {
-    crate::recent_error::not_supported("aclopSetAttrString");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclopSetCompileFlag`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopSetCompileFlag(_arg0: aclOpCompileFlag) -> aclError {
-    crate::recent_error::not_supported("aclopSetCompileFlag");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclopSetKernelArgs`: not supported by cann-sim.
@@ -2495,16 +1661,6 @@ pub unsafe extern "C" fn aclrtBinaryGetDevAddress(
     crate::recent_error::not_supported("aclrtBinaryGetDevAddress");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtBinaryGetFunction`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtBinaryGetFunction(
-    _arg0: aclrtBinHandle,
-    _arg1: *const ::core::ffi::c_char,
-    _arg2: *mut aclrtFuncHandle,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtBinaryGetFunction");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtBinaryGetFunctionByEntry`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtBinaryGetFunctionByEntry(
@@ -2535,27 +1691,6 @@ pub unsafe extern "C" fn aclrtBinaryLoad(
     crate::recent_error::not_supported("aclrtBinaryLoad");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtBinaryLoadFromData`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtBinaryLoadFromData(
-    _arg0: *const ::core::ffi::c_void,
-    _arg1: usize,
-    _arg2: *const aclrtBinaryLoadOptions,
-    _arg3: *mut aclrtBinHandle,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtBinaryLoadFromData");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtBinaryLoadFromFile`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtBinaryLoadFromFile(
-    _arg0: *const ::core::ffi::c_char,
-    _arg1: *mut aclrtBinaryLoadOptions,
-    _arg2: *mut aclrtBinHandle,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtBinaryLoadFromFile");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtBinarySetExceptionCallback`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtBinarySetExceptionCallback(
@@ -2564,12 +1699,6 @@ pub unsafe extern "C" fn aclrtBinarySetExceptionCallback(
     _arg2: *mut ::core::ffi::c_void,
 ) -> aclError {
     crate::recent_error::not_supported("aclrtBinarySetExceptionCallback");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtBinaryUnLoad`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtBinaryUnLoad(_arg0: aclrtBinHandle) -> aclError {
-    crate::recent_error::not_supported("aclrtBinaryUnLoad");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtCacheLastTaskExtendInfo`: not supported by cann-sim.
@@ -3494,32 +2623,6 @@ pub unsafe extern "C" fn aclrtIpcOpenEventHandle(
     crate::recent_error::not_supported("aclrtIpcOpenEventHandle");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtKernelArgsAppend`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtKernelArgsAppend(
-    _arg0: aclrtArgsHandle,
-    _arg1: *mut ::core::ffi::c_void,
-    _arg2: usize,
-    _arg3: *mut aclrtParamHandle,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtKernelArgsAppend");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtKernelArgsAppendPlaceHolder`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtKernelArgsAppendPlaceHolder(
-    _arg0: aclrtArgsHandle,
-    _arg1: *mut aclrtParamHandle,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtKernelArgsAppendPlaceHolder");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtKernelArgsFinalize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtKernelArgsFinalize(_arg0: aclrtArgsHandle) -> aclError {
-    crate::recent_error::not_supported("aclrtKernelArgsFinalize");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtKernelArgsGetHandleMemSize`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtKernelArgsGetHandleMemSize(
@@ -3539,26 +2642,6 @@ pub unsafe extern "C" fn aclrtKernelArgsGetMemSize(
     crate::recent_error::not_supported("aclrtKernelArgsGetMemSize");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtKernelArgsGetPlaceHolderBuffer`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtKernelArgsGetPlaceHolderBuffer(
-    _arg0: aclrtArgsHandle,
-    _arg1: aclrtParamHandle,
-    _arg2: usize,
-    _arg3: *mut *mut ::core::ffi::c_void,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtKernelArgsGetPlaceHolderBuffer");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtKernelArgsInit`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtKernelArgsInit(
-    _arg0: aclrtFuncHandle,
-    _arg1: *mut aclrtArgsHandle,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtKernelArgsInit");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtKernelArgsInitByUserMem`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtKernelArgsInitByUserMem(
@@ -3568,29 +2651,6 @@ pub unsafe extern "C" fn aclrtKernelArgsInitByUserMem(
     _arg3: usize,
 ) -> aclError {
     crate::recent_error::not_supported("aclrtKernelArgsInitByUserMem");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtKernelArgsParaUpdate`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtKernelArgsParaUpdate(
-    _arg0: aclrtArgsHandle,
-    _arg1: aclrtParamHandle,
-    _arg2: *mut ::core::ffi::c_void,
-    _arg3: usize,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtKernelArgsParaUpdate");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtLaunchKernel`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtLaunchKernel(
-    _arg0: aclrtFuncHandle,
-    _arg1: u32,
-    _arg2: *const ::core::ffi::c_void,
-    _arg3: usize,
-    _arg4: aclrtStream,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtLaunchKernel");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtLaunchKernelV2`: not supported by cann-sim.
@@ -3616,19 +2676,6 @@ pub unsafe extern "C" fn aclrtLaunchKernelWithArgsArray(
     _arg4: *mut *mut ::core::ffi::c_void,
 ) -> aclError {
     crate::recent_error::not_supported("aclrtLaunchKernelWithArgsArray");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtLaunchKernelWithConfig`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtLaunchKernelWithConfig(
-    _arg0: aclrtFuncHandle,
-    _arg1: u32,
-    _arg2: aclrtStream,
-    _arg3: *mut aclrtLaunchKernelCfg,
-    _arg4: aclrtArgsHandle,
-    _arg5: *mut ::core::ffi::c_void,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtLaunchKernelWithConfig");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtLaunchKernelWithHostArgs`: not supported by cann-sim.

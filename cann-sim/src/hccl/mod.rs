@@ -1,5 +1,48 @@
-//! The simulator's HCCL (`libhccl.so`) exports. Until the HCCL issue, every
-//! function is in `unsupported` (generated), returning `HCCL_E_NOT_SUPPORT`.
+//! The simulator's HCCL (`libhccl.so`): communicators whose ranks are
+//! threads of one process or separate processes (on one host or several),
+//! exchanging data over real TCP sockets.
+//!
+//! - [`bootstrap`]: `HcclGetRootInfo` and its root server, the rendezvous of
+//!   `HcclCommInitRootInfo(Config)`, rank tables (`HcclCommInitClusterInfo`),
+//!   `HcclCommInitAll`, sub-communicators (`HcclCreateSubCommConfig`).
+//! - [`transport`]: the full mesh of TCP connections between the ranks.
+//! - [`algo`]: the collectives (ring, chain and direct algorithms) running as
+//!   tasks on stream workers, asynchronous to the host.
+//! - [`exports`]: the C functions, their argument checks and codes.
+//! - [`reduce`]: data types and reductions (with the SoC's restrictions).
+//!
+//! Everything else of `hccl.h` is in `unsupported` (generated), returning
+//! `HCCL_E_NOT_SUPPORT`.
+//!
+//! # Errors and messages
+//!
+//! Real HCCL reports details through CANN's error manager (the `EIxxxx`
+//! messages `aclGetRecentErrMsg` shows). The simulator records a message for
+//! every failing HCCL call in the calling thread's recent-error slot, read
+//! with `aclGetRecentErrMsg`, and failures of queued collectives in the
+//! stream's fault, reported by its next synchronisation (see [`exports`]).
+//!
+//! # Configuration
+//!
+//! | variable | meaning | default |
+//! |---|---|---|
+//! | `HCCL_IF_IP` | the address root servers and ranks listen on | `127.0.0.1` |
+//! | `HCCL_IF_BASE_PORT` | the root server's port; rank tables' default port base | any free port; `60000` |
+//! | `HCCL_CONNECT_TIMEOUT` | seconds bootstrap waits for the other ranks | `120` |
+//! | `HCCL_EXEC_TIMEOUT` | seconds a collective waits for a peer (0: forever); the config's `hcclExecTimeOut` wins | `1836` |
+//! | `CANN_SIM_HCCL_CONNECT_TIMEOUT_MS` | simulator extension: the connect timeout in ms (for tests) | unset |
+//! | `CANN_SIM_HCCL_EXEC_TIMEOUT_MS` | simulator extension: the exec timeout in ms, unless the config sets one | unset |
 
+pub mod algo;
+pub mod bootstrap;
+pub mod comm;
+pub mod exports;
+pub mod mem;
+pub mod ranktable;
+pub mod reduce;
+pub mod transport;
 mod unsupported;
+pub mod wire;
+
+pub use exports::*;
 pub use unsupported::*;

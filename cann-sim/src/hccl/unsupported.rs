@@ -11,124 +11,6 @@ use ::core::ffi::*;
 use acl_sys::*;
 #[allow(unused_imports)]
 use hccl_sys::*;
-///`HcclAllGather`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclAllGather(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: *mut ::core::ffi::c_void,
-    _arg2: u64,
-    _arg3: HcclDataType,
-    _arg4: HcclComm,
-    _arg5: aclrtStream,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclAllGather");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclAllGatherV`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclAllGatherV(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut ::core::ffi::c_void,
-    _arg3: *const ::core::ffi::c_void,
-    _arg4: *const ::core::ffi::c_void,
-    _arg5: HcclDataType,
-    _arg6: HcclComm,
-    _arg7: aclrtStream,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclAllGatherV");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclAllReduce`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclAllReduce(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: *mut ::core::ffi::c_void,
-    _arg2: u64,
-    _arg3: HcclDataType,
-    _arg4: HcclReduceOp,
-    _arg5: HcclComm,
-    _arg6: aclrtStream,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclAllReduce");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclAlltoAll`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclAlltoAll(
-    _arg0: *const ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: HcclDataType,
-    _arg3: *const ::core::ffi::c_void,
-    _arg4: u64,
-    _arg5: HcclDataType,
-    _arg6: HcclComm,
-    _arg7: aclrtStream,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclAlltoAll");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclAlltoAllV`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclAlltoAllV(
-    _arg0: *const ::core::ffi::c_void,
-    _arg1: *const ::core::ffi::c_void,
-    _arg2: *const ::core::ffi::c_void,
-    _arg3: HcclDataType,
-    _arg4: *const ::core::ffi::c_void,
-    _arg5: *const ::core::ffi::c_void,
-    _arg6: *const ::core::ffi::c_void,
-    _arg7: HcclDataType,
-    _arg8: HcclComm,
-    _arg9: aclrtStream,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclAlltoAllV");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclAlltoAllVC`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclAlltoAllVC(
-    _arg0: *const ::core::ffi::c_void,
-    _arg1: *const ::core::ffi::c_void,
-    _arg2: HcclDataType,
-    _arg3: *const ::core::ffi::c_void,
-    _arg4: HcclDataType,
-    _arg5: HcclComm,
-    _arg6: aclrtStream,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclAlltoAllVC");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclBarrier`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclBarrier(_arg0: HcclComm, _arg1: aclrtStream) -> HcclResult {
-    crate::recent_error::not_supported("HcclBarrier");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclBatchSendRecv`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclBatchSendRecv(
-    _arg0: *mut HcclSendRecvItem,
-    _arg1: u32,
-    _arg2: HcclComm,
-    _arg3: aclrtStream,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclBatchSendRecv");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclBroadcast`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclBroadcast(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: HcclDataType,
-    _arg3: u32,
-    _arg4: HcclComm,
-    _arg5: aclrtStream,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclBroadcast");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
 ///`HcclCommActivateCommMemory`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn HcclCommActivateCommMemory(
@@ -160,12 +42,6 @@ pub unsafe extern "C" fn HcclCommDeregister(
     crate::recent_error::not_supported("HcclCommDeregister");
     hccl_sys::HCCL_E_NOT_SUPPORT
 }
-///`HcclCommDestroy`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclCommDestroy(_arg0: HcclComm) -> HcclResult {
-    crate::recent_error::not_supported("HcclCommDestroy");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
 ///`HcclCommExchangeMem`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn HcclCommExchangeMem(
@@ -175,60 +51,6 @@ pub unsafe extern "C" fn HcclCommExchangeMem(
     _arg3: u32,
 ) -> HcclResult {
     crate::recent_error::not_supported("HcclCommExchangeMem");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclCommInitAll`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclCommInitAll(
-    _arg0: u32,
-    _arg1: *mut i32,
-    _arg2: *mut HcclComm,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclCommInitAll");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclCommInitClusterInfo`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclCommInitClusterInfo(
-    _arg0: *const ::core::ffi::c_char,
-    _arg1: u32,
-    _arg2: *mut HcclComm,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclCommInitClusterInfo");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclCommInitClusterInfoConfig`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclCommInitClusterInfoConfig(
-    _arg0: *const ::core::ffi::c_char,
-    _arg1: u32,
-    _arg2: *mut HcclCommConfig,
-    _arg3: *mut HcclComm,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclCommInitClusterInfoConfig");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclCommInitRootInfo`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclCommInitRootInfo(
-    _arg0: u32,
-    _arg1: *const HcclRootInfo,
-    _arg2: u32,
-    _arg3: *mut HcclComm,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclCommInitRootInfo");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclCommInitRootInfoConfig`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclCommInitRootInfoConfig(
-    _arg0: u32,
-    _arg1: *const HcclRootInfo,
-    _arg2: u32,
-    _arg3: *const HcclCommConfig,
-    _arg4: *mut HcclComm,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclCommInitRootInfoConfig");
     hccl_sys::HCCL_E_NOT_SUPPORT
 }
 ///`HcclCommInitRootInfoScalable`: not supported by cann-sim.
@@ -257,12 +79,6 @@ pub unsafe extern "C" fn HcclCommRegister(
     crate::recent_error::not_supported("HcclCommRegister");
     hccl_sys::HCCL_E_NOT_SUPPORT
 }
-///`HcclCommResume`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclCommResume(_arg0: HcclComm) -> HcclResult {
-    crate::recent_error::not_supported("HcclCommResume");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
 ///`HcclCommSetMemoryRange`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn HcclCommSetMemoryRange(
@@ -273,12 +89,6 @@ pub unsafe extern "C" fn HcclCommSetMemoryRange(
     _arg4: u64,
 ) -> HcclResult {
     crate::recent_error::not_supported("HcclCommSetMemoryRange");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclCommSuspend`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclCommSuspend(_arg0: HcclComm) -> HcclResult {
-    crate::recent_error::not_supported("HcclCommSuspend");
     hccl_sys::HCCL_E_NOT_SUPPORT
 }
 ///`HcclCommUnsetMemoryRange`: not supported by cann-sim.
@@ -301,29 +111,6 @@ pub unsafe extern "C" fn HcclCommWorkingDevNicSet(
     crate::recent_error::not_supported("HcclCommWorkingDevNicSet");
     hccl_sys::HCCL_E_NOT_SUPPORT
 }
-///`HcclCreateSubCommConfig`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclCreateSubCommConfig(
-    _arg0: *mut HcclComm,
-    _arg1: u32,
-    _arg2: *mut u32,
-    _arg3: u64,
-    _arg4: u32,
-    _arg5: *mut HcclCommConfig,
-    _arg6: *mut HcclComm,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclCreateSubCommConfig");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclGetCommAsyncError`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclGetCommAsyncError(
-    _arg0: HcclComm,
-    _arg1: *mut HcclResult,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclGetCommAsyncError");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
 ///`HcclGetCommConfig`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn HcclGetCommConfig(
@@ -340,15 +127,6 @@ pub unsafe extern "C" fn HcclGetCommConfigCapability() -> u32 {
     crate::recent_error::not_supported("HcclGetCommConfigCapability");
     unsafe { ::core::mem::zeroed() }
 }
-///`HcclGetCommName`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclGetCommName(
-    _arg0: HcclComm,
-    _arg1: *mut ::core::ffi::c_char,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclGetCommName");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
 ///`HcclGetConfig`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn HcclGetConfig(
@@ -358,131 +136,10 @@ pub unsafe extern "C" fn HcclGetConfig(
     crate::recent_error::not_supported("HcclGetConfig");
     hccl_sys::HCCL_E_NOT_SUPPORT
 }
-///`HcclGetErrorString`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclGetErrorString(_arg0: HcclResult) -> *const ::core::ffi::c_char {
-    crate::recent_error::not_supported("HcclGetErrorString");
-    unsafe { ::core::mem::zeroed() }
-}
-///`HcclGetRankId`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclGetRankId(_arg0: HcclComm, _arg1: *mut u32) -> HcclResult {
-    crate::recent_error::not_supported("HcclGetRankId");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclGetRankSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclGetRankSize(_arg0: HcclComm, _arg1: *mut u32) -> HcclResult {
-    crate::recent_error::not_supported("HcclGetRankSize");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclGetRootInfo`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclGetRootInfo(_arg0: *mut HcclRootInfo) -> HcclResult {
-    crate::recent_error::not_supported("HcclGetRootInfo");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
 ///`HcclGetRootInfoScalable`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn HcclGetRootInfoScalable(_arg0: *mut HcclRootInfo) -> HcclResult {
     crate::recent_error::not_supported("HcclGetRootInfoScalable");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclGroupEnd`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclGroupEnd() -> HcclResult {
-    crate::recent_error::not_supported("HcclGroupEnd");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclGroupStart`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclGroupStart() -> HcclResult {
-    crate::recent_error::not_supported("HcclGroupStart");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclRecv`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclRecv(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: HcclDataType,
-    _arg3: u32,
-    _arg4: HcclComm,
-    _arg5: aclrtStream,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclRecv");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclReduce`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclReduce(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: *mut ::core::ffi::c_void,
-    _arg2: u64,
-    _arg3: HcclDataType,
-    _arg4: HcclReduceOp,
-    _arg5: u32,
-    _arg6: HcclComm,
-    _arg7: aclrtStream,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclReduce");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclReduceScatter`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclReduceScatter(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: *mut ::core::ffi::c_void,
-    _arg2: u64,
-    _arg3: HcclDataType,
-    _arg4: HcclReduceOp,
-    _arg5: HcclComm,
-    _arg6: aclrtStream,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclReduceScatter");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclReduceScatterV`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclReduceScatterV(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: *const ::core::ffi::c_void,
-    _arg2: *const ::core::ffi::c_void,
-    _arg3: *mut ::core::ffi::c_void,
-    _arg4: u64,
-    _arg5: HcclDataType,
-    _arg6: HcclReduceOp,
-    _arg7: HcclComm,
-    _arg8: aclrtStream,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclReduceScatterV");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclScatter`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclScatter(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: *mut ::core::ffi::c_void,
-    _arg2: u64,
-    _arg3: HcclDataType,
-    _arg4: u32,
-    _arg5: HcclComm,
-    _arg6: aclrtStream,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclScatter");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclSend`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclSend(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: HcclDataType,
-    _arg3: u32,
-    _arg4: HcclComm,
-    _arg5: aclrtStream,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclSend");
     hccl_sys::HCCL_E_NOT_SUPPORT
 }
 ///`HcclSetCommConfig`: not supported by cann-sim.

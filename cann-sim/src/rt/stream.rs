@@ -120,6 +120,18 @@ pub enum TaskKind {
         /// Where `dst` must still be.
         dst_at: Expect,
     },
+    /// An operator (`aclopExecuteV2`, `aclnnXxx`): every device range it
+    /// touches is validated again, then its CPU kernel runs with the
+    /// allocation table's read lock held.
+    Op {
+        /// The enqueueing function.
+        api: &'static str,
+        /// Device ranges the kernel reads or writes: (what, address, bytes,
+        /// where it must still be).
+        ranges: Vec<(&'static str, usize, usize, Expect)>,
+        /// Runs the kernel; called only when every range is still valid.
+        kernel: Box<dyn FnOnce() -> Result<(), (aclError, String)> + Send>,
+    },
     /// `aclrtRecordEvent`: complete the record.
     Record(Arc<Record>),
     /// `aclrtResetEvent`: forget the event's records up to `generation`.
@@ -141,6 +153,16 @@ pub enum TaskKind {
         /// The stream's context (its thread runs `f`).
         ctx: Weak<Context>,
     },
+    /// An HCCL collective or send/receive batch: runs on the worker,
+    /// exchanging data with the other ranks; `run` is given the stream's
+    /// abort flag (raised by a forced destroy).
+    Hccl {
+        /// The enqueueing function.
+        api: &'static str,
+        /// The work; its error becomes the task's fault.
+        #[allow(clippy::type_complexity)]
+        run: Box<dyn FnOnce(&AtomicBool) -> Result<(), (aclError, String)> + Send>,
+    },
 }
 
 impl TaskKind {
@@ -148,12 +170,14 @@ impl TaskKind {
         match self {
             TaskKind::Copy { api, .. }
             | TaskKind::Upload { api, .. }
-            | TaskKind::Fill { api, .. } => api,
+            | TaskKind::Fill { api, .. }
+            | TaskKind::Op { api, .. } => api,
             TaskKind::Record(_) => "aclrtRecordEvent",
             TaskKind::ResetEvent(..) => "aclrtResetEvent",
             TaskKind::Wait(_) => "aclrtStreamWaitEvent",
             TaskKind::Callback { .. } => "aclrtLaunchCallback",
             TaskKind::HostFunc { .. } => "aclrtLaunchHostFunc",
+            TaskKind::Hccl { api, .. } => api,
         }
     }
 }
@@ -576,6 +600,18 @@ fn run(shared: &Arc<Shared>, task: Task) -> Result<(), (aclError, String)> {
             drop(table);
             Ok(())
         }
+        TaskKind::Op { ranges, kernel, .. } => {
+            let table = state::memory().read();
+            for &(what, addr, count, at) in &ranges {
+                check_at(&table, what, addr, count, at)
+                    .map_err(|e| (code(acl_sys::ACL_ERROR_RT_AICORE_EXCEPTION), e))?;
+            }
+            // The ranges lie in live allocations (checked just now), kept
+            // alive by the read lock while the kernel runs.
+            let outcome = kernel();
+            drop(table);
+            outcome
+        }
         TaskKind::Record(record) => {
             record.complete(state::now_ns());
             Ok(())
@@ -631,6 +667,7 @@ fn run(shared: &Arc<Shared>, task: Task) -> Result<(), (aclError, String)> {
             drop(ctx);
             wait_done(shared, Some(done))
         }
+        TaskKind::Hccl { run, .. } => run(&shared.abort),
     }
 }
 

@@ -1,0 +1,107 @@
+//! The two-phase operator API, aclnn (`libopapi.so` + `libnnopbase.so`),
+//! which torch_npu uses: `aclnnXxxGetWorkspaceSize` plans one call and
+//! returns the workspace it needs and an executor, `aclnnXxx` queues it.
+//!
+//! - [`Tensor`] / [`TensorMut`] describe device memory borrowed from a
+//!   buffer (view dims, strides, offset, format, storage dims); [`Scalar`],
+//!   [`IntArray`], [`FloatArray`], [`BoolArray`], [`TensorList`] are the
+//!   other argument objects. Each owns its handle and destroys it on drop.
+//! - The functions of this module ([`add`], [`matmul`], [`softmax`], ...)
+//!   run both phases: the workspace comes from the stream's allocator (the
+//!   device's caching allocator when enabled) and is released stream-ordered
+//!   after the operator, as every buffer is (see [`crate::memory`]). Memory
+//!   whose home is another stream is ordered with events, as for copies.
+//!
+//! Errors: a Rust-side problem (a view that does not fit its buffer) is
+//! [`Error::InvalidArgument`] before any C call; an aclnn status is
+//! [`Error::Acl`] with the status as its code (`161001` null pointer,
+//! `161002` invalid parameter, `361001` runtime error, `561xxx` internal —
+//! `561003` when the library has no kernel for the call) and the function
+//! that returned it.
+//!
+//! ```
+//! # cann_sim::install().unwrap();
+//! use acl::{Device, Runtime, aclnn};
+//!
+//! let npu = Device::new(&Runtime::init()?, 0)?;
+//! let s = npu.new_stream()?;
+//! let a = s.clone_from_host(&[1.0f32, 2.0, 3.0, 4.0])?;
+//! let b = s.clone_from_host(&[10.0f32, 20.0])?;
+//! let mut c = s.alloc_zeros::<f32>(4)?;
+//! let (ta, tb) = (aclnn::Tensor::new(&a, &[2, 2])?, aclnn::Tensor::new(&b, &[2])?);
+//! let mut tc = aclnn::TensorMut::new(&mut c, &[2, 2])?;
+//! aclnn::add(&s, &ta, &tb, &mut tc)?;
+//! drop(tc);
+//! assert_eq!(c.to_host_vec()?, [11.0, 22.0, 13.0, 24.0]);
+//! # Ok::<(), acl::Error>(())
+//! ```
+
+mod objects;
+mod ops;
+
+pub use objects::*;
+pub use ops::*;
+
+use crate::Stream;
+use crate::error::{Error, Result};
+use crate::op::exec::{order_before, order_homes_after};
+use acl_sys::LoadError;
+use acl_sys::aclnn::{self as sys, aclOpExecutor, aclnnStatus};
+use std::ffi::c_void;
+
+/// Turns an aclnn status into a result.
+fn check(function: &'static str, rc: Result<aclnnStatus, LoadError>) -> Result<()> {
+    match rc? {
+        0 => Ok(()),
+        code => Err(Error::from_code(function, code)),
+    }
+}
+
+/// The launch half of an operator: `aclnnXxx`.
+type LaunchFn = unsafe fn(
+    *mut c_void,
+    u64,
+    *mut aclOpExecutor,
+    acl_sys::aclrtStream,
+) -> Result<aclnnStatus, LoadError>;
+
+/// Runs both phases of one operator on `stream`. `plan` calls
+/// `aclnnXxxGetWorkspaceSize` with the two out-pointers; `homes` are the
+/// home streams of the memory the operator touches.
+fn two_phase(
+    stream: &Stream,
+    names: (&'static str, &'static str),
+    homes: &[&Stream],
+    plan: impl FnOnce(*mut u64, *mut *mut aclOpExecutor) -> Result<aclnnStatus, LoadError>,
+    launch: LaunchFn,
+) -> Result<()> {
+    let foreign = order_before(stream, homes)?;
+    stream.device().bind()?;
+    let mut ws: u64 = 0;
+    let mut exec: *mut aclOpExecutor = std::ptr::null_mut();
+    check(names.0, plan(&mut ws, &mut exec))?;
+    let workspace = if ws > 0 {
+        let len = usize::try_from(ws)
+            .map_err(|_| Error::invalid(names.0, format!("workspace of {ws} bytes")))?;
+        // SAFETY: the workspace is scratch memory the operator writes
+        // before reading; it is never read on the host.
+        match unsafe { stream.alloc::<u8>(len) } {
+            Ok(b) => Some(b),
+            Err(e) => {
+                // SAFETY: the executor was made above and has not run.
+                let _ = unsafe { sys::aclDestroyAclOpExecutor(exec) };
+                return Err(e);
+            }
+        }
+    } else {
+        None
+    };
+    let ptr = workspace
+        .as_ref()
+        .map_or(std::ptr::null_mut(), |b| b.as_raw_ptr() as *mut c_void);
+    // SAFETY: the executor came from the planning call; the workspace holds
+    // `ws` bytes and outlives the operator (dropping it is stream-ordered).
+    check(names.1, unsafe { launch(ptr, ws, exec, stream.as_raw()) })?;
+    drop(workspace);
+    order_homes_after(stream, &foreign)
+}

@@ -1,0 +1,468 @@
+//! The aclnn argument objects, each owning its handle.
+
+use crate::Stream;
+use crate::error::{Error, Result};
+use crate::memory::{DataType, DeviceMemory, DeviceMemoryMut, Element};
+use acl_sys::aclnn::{
+    self as sys, aclBoolArray, aclFloatArray, aclIntArray, aclScalar, aclTensor, aclTensorList,
+};
+use std::ffi::c_void;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+/// The layout of a tensor view over a buffer (in elements): `dims` with
+/// `strides` from `offset`, inside a storage of `storage_dims`, in `format`
+/// (`ACL_FORMAT_ND` is 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    /// View dimensions.
+    pub dims: Vec<i64>,
+    /// View strides, in elements.
+    pub strides: Vec<i64>,
+    /// Offset of the first element, in elements.
+    pub offset: i64,
+    /// `aclFormat` value.
+    pub format: i32,
+    /// Storage dimensions (the whole buffer the view lies in).
+    pub storage_dims: Vec<i64>,
+}
+
+impl Layout {
+    /// A contiguous row-major `ND` view of `shape` covering `shape`'s elements.
+    pub fn contiguous(shape: &[usize]) -> Layout {
+        let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+        let mut strides = vec![1i64; dims.len()];
+        for i in (0..dims.len().saturating_sub(1)).rev() {
+            strides[i] = strides[i + 1] * dims[i + 1].max(1);
+        }
+        let n: i64 = dims.iter().product();
+        Layout {
+            dims,
+            strides,
+            offset: 0,
+            format: acl_sys::ACL_FORMAT_ND,
+            storage_dims: vec![n],
+        }
+    }
+
+    /// Checks that every element the view reaches lies in a buffer of `len`
+    /// elements, and the storage too.
+    fn check(&self, function: &'static str, len: usize) -> Result<()> {
+        let bad = |r: String| Err(Error::invalid(function, r));
+        if self.dims.len() != self.strides.len() {
+            return bad(format!(
+                "{} dims but {} strides",
+                self.dims.len(),
+                self.strides.len()
+            ));
+        }
+        if self.dims.len() > 8 || self.storage_dims.len() > 8 {
+            return bad("more than 8 dimensions".into());
+        }
+        if self.dims.iter().chain(&self.storage_dims).any(|&d| d < 0) || self.offset < 0 {
+            return bad(format!("negative dimension or offset in {self:?}"));
+        }
+        let storage = self
+            .storage_dims
+            .iter()
+            .try_fold(1i128, |n, &d| n.checked_mul(i128::from(d)));
+        if storage.is_none_or(|s| s > len as i128) {
+            return bad(format!(
+                "storage {:?} is larger than the buffer of {len} elements",
+                self.storage_dims
+            ));
+        }
+        if self.dims.contains(&0) {
+            return Ok(());
+        }
+        let mut last = i128::from(self.offset);
+        for (&d, &s) in self.dims.iter().zip(&self.strides) {
+            if s < 0 {
+                return bad(format!("negative stride {s}"));
+            }
+            last += i128::from(d - 1) * i128::from(s);
+        }
+        if last >= storage.unwrap_or(0) {
+            return bad(format!(
+                "the view {:?} (strides {:?}, offset {}) reaches element {last}, beyond its storage {:?}",
+                self.dims, self.strides, self.offset, self.storage_dims
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn create_tensor(
+    function: &'static str,
+    dtype: DataType,
+    layout: &Layout,
+    data: *mut c_void,
+) -> Result<NonNull<aclTensor>> {
+    create_raw(
+        function,
+        dtype,
+        (&layout.dims, &layout.strides, layout.offset),
+        layout.format,
+        &layout.storage_dims,
+        data,
+    )
+}
+
+fn create_raw(
+    function: &'static str,
+    dtype: DataType,
+    (dims, strides, offset): (&[i64], &[i64], i64),
+    format: i32,
+    storage: &[i64],
+    data: *mut c_void,
+) -> Result<NonNull<aclTensor>> {
+    // SAFETY: the arrays are valid for their lengths during the call; the
+    // data pointer is only recorded.
+    let p = unsafe {
+        sys::aclCreateTensor(
+            dims.as_ptr(),
+            dims.len() as u64,
+            dtype.to_raw(),
+            strides.as_ptr(),
+            offset,
+            format,
+            storage.as_ptr(),
+            storage.len() as u64,
+            data,
+        )
+    }?;
+    NonNull::new(p).ok_or_else(|| Error::from_code(function, sys::ACLNN_ERR_INNER_NULLPTR))
+}
+
+/// A contiguous `ND` tensor of `shape` over `len` elements at `data`,
+/// without allocating: dims and strides on the stack.
+fn create_contiguous(
+    dtype: DataType,
+    shape: &[usize],
+    len: usize,
+    data: *mut c_void,
+) -> Result<NonNull<aclTensor>> {
+    const F: &str = "aclCreateTensor";
+    if shape.len() > 8 {
+        return Err(Error::invalid(
+            F,
+            format!("{} dimensions; at most 8", shape.len()),
+        ));
+    }
+    let n = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+    if n != Some(len) || i64::try_from(len).is_err() {
+        return Err(Error::invalid(
+            F,
+            format!("shape {shape:?} does not hold the buffer's {len} elements"),
+        ));
+    }
+    let mut dims = [0i64; 8];
+    let mut strides = [1i64; 8];
+    let r = shape.len();
+    for (d, &s) in dims.iter_mut().zip(shape) {
+        *d = s as i64;
+    }
+    for i in (0..r.saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1] * dims[i + 1].max(1);
+    }
+    create_raw(
+        F,
+        dtype,
+        (&dims[..r], &strides[..r], 0),
+        acl_sys::ACL_FORMAT_ND,
+        &[len as i64],
+        data,
+    )
+}
+
+/// An input tensor (`aclTensor`) over device memory borrowed for `'a`.
+#[doc(alias = "aclTensor")]
+#[doc(alias = "aclCreateTensor")]
+#[derive(Debug)]
+pub struct Tensor<'a> {
+    raw: NonNull<aclTensor>,
+    home: &'a Stream,
+    dtype: DataType,
+    _mem: PhantomData<&'a ()>,
+}
+
+impl<'a> Tensor<'a> {
+    /// A contiguous `ND` tensor of `shape` over all of `mem`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `shape` does not hold `mem.len()`
+    /// elements; the status of `aclCreateTensor`.
+    pub fn new<T: Element>(mem: &'a impl DeviceMemory<T>, shape: &[usize]) -> Result<Tensor<'a>> {
+        let data = mem.device_ptr() as *mut c_void;
+        let raw = create_contiguous(T::DATA_TYPE, shape, mem.len(), data)?;
+        Ok(Tensor {
+            raw,
+            home: mem.home_stream(),
+            dtype: T::DATA_TYPE,
+            _mem: PhantomData,
+        })
+    }
+
+    /// A tensor with an explicit layout over `mem`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the view or storage reaches beyond
+    /// `mem`; the status of `aclCreateTensor`.
+    pub fn with_layout<T: Element>(
+        mem: &'a impl DeviceMemory<T>,
+        layout: &Layout,
+    ) -> Result<Tensor<'a>> {
+        layout.check("aclCreateTensor", mem.len())?;
+        let raw = create_tensor(
+            "aclCreateTensor",
+            T::DATA_TYPE,
+            layout,
+            mem.device_ptr() as *mut c_void,
+        )?;
+        Ok(Tensor {
+            raw,
+            home: mem.home_stream(),
+            dtype: T::DATA_TYPE,
+            _mem: PhantomData,
+        })
+    }
+
+    /// The raw handle, valid while `self` lives.
+    pub fn as_raw(&self) -> *const aclTensor {
+        self.raw.as_ptr()
+    }
+
+    /// The element type.
+    pub fn data_type(&self) -> DataType {
+        self.dtype
+    }
+
+    pub(crate) fn home(&self) -> &'a Stream {
+        self.home
+    }
+}
+
+impl Drop for Tensor<'_> {
+    fn drop(&mut self) {
+        // SAFETY: made by `aclCreateTensor`, destroyed once.
+        let _ = unsafe { sys::aclDestroyTensor(self.raw.as_ptr()) };
+    }
+}
+
+/// An output tensor (`aclTensor`) over device memory borrowed mutably for `'a`.
+#[doc(alias = "aclTensor")]
+#[doc(alias = "aclCreateTensor")]
+#[derive(Debug)]
+pub struct TensorMut<'a> {
+    inner: Tensor<'a>,
+    _mem: PhantomData<&'a mut ()>,
+}
+
+impl<'a> TensorMut<'a> {
+    /// A contiguous `ND` tensor of `shape` over all of `mem`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Tensor::new`].
+    pub fn new<T: Element>(
+        mem: &'a mut impl DeviceMemoryMut<T>,
+        shape: &[usize],
+    ) -> Result<TensorMut<'a>> {
+        let len = mem.len();
+        let raw = create_contiguous(T::DATA_TYPE, shape, len, mem.device_ptr_mut())?;
+        Ok(TensorMut {
+            inner: Tensor {
+                raw,
+                home: mem.home_stream(),
+                dtype: T::DATA_TYPE,
+                _mem: PhantomData,
+            },
+            _mem: PhantomData,
+        })
+    }
+
+    /// A tensor with an explicit layout over `mem`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Tensor::with_layout`].
+    pub fn with_layout<T: Element>(
+        mem: &'a mut impl DeviceMemoryMut<T>,
+        layout: &Layout,
+    ) -> Result<TensorMut<'a>> {
+        layout.check("aclCreateTensor", mem.len())?;
+        let data = mem.device_ptr_mut();
+        let raw = create_tensor("aclCreateTensor", T::DATA_TYPE, layout, data)?;
+        Ok(TensorMut {
+            inner: Tensor {
+                raw,
+                home: mem.home_stream(),
+                dtype: T::DATA_TYPE,
+                _mem: PhantomData,
+            },
+            _mem: PhantomData,
+        })
+    }
+
+    /// The raw handle, valid while `self` lives.
+    pub fn as_raw(&mut self) -> *mut aclTensor {
+        self.inner.raw.as_ptr()
+    }
+
+    /// As an input (for in-place operators).
+    pub fn as_tensor(&self) -> &Tensor<'a> {
+        &self.inner
+    }
+}
+
+macro_rules! owned_handle {
+    ($(#[$m:meta])* $name:ident, $raw:ty, $destroy:ident) => {
+        $(#[$m])*
+        #[derive(Debug)]
+        pub struct $name(NonNull<$raw>);
+
+        impl $name {
+            /// The raw handle, valid while `self` lives.
+            pub fn as_raw(&self) -> *const $raw {
+                self.0.as_ptr()
+            }
+        }
+
+        impl Drop for $name {
+            fn drop(&mut self) {
+                // SAFETY: made by the matching create function, destroyed once.
+                let _ = unsafe { sys::$destroy(self.0.as_ptr()) };
+            }
+        }
+
+        // SAFETY: the handle names an immutable host-side object.
+        unsafe impl Send for $name {}
+        // SAFETY: as above; no method mutates it.
+        unsafe impl Sync for $name {}
+    };
+}
+
+owned_handle!(
+    /// A host scalar (`aclScalar`) of an element type.
+    #[doc(alias = "aclScalar")]
+    #[doc(alias = "aclCreateScalar")]
+    Scalar, aclScalar, aclDestroyScalar
+);
+owned_handle!(
+    /// An `int64_t` array (`aclIntArray`).
+    #[doc(alias = "aclIntArray")]
+    #[doc(alias = "aclCreateIntArray")]
+    IntArray, aclIntArray, aclDestroyIntArray
+);
+owned_handle!(
+    /// A `float` array (`aclFloatArray`).
+    #[doc(alias = "aclFloatArray")]
+    #[doc(alias = "aclCreateFloatArray")]
+    FloatArray, aclFloatArray, aclDestroyFloatArray
+);
+owned_handle!(
+    /// A `bool` array (`aclBoolArray`).
+    #[doc(alias = "aclBoolArray")]
+    #[doc(alias = "aclCreateBoolArray")]
+    BoolArray, aclBoolArray, aclDestroyBoolArray
+);
+
+fn non_null<T>(function: &'static str, p: *mut T) -> Result<NonNull<T>> {
+    NonNull::new(p).ok_or_else(|| Error::from_code(function, sys::ACLNN_ERR_INNER_NULLPTR))
+}
+
+impl Scalar {
+    /// A scalar holding `value`.
+    ///
+    /// # Errors
+    ///
+    /// The load error, or `ACLNN_ERR_INNER_NULLPTR` when the library refuses
+    /// the type.
+    pub fn new<T: Element>(value: T) -> Result<Scalar> {
+        let mut v = value;
+        // SAFETY: `v` is one value of `T`'s data type; the library copies it.
+        let p = unsafe {
+            sys::aclCreateScalar(&mut v as *mut T as *mut c_void, T::DATA_TYPE.to_raw())
+        }?;
+        Ok(Scalar(non_null("aclCreateScalar", p)?))
+    }
+}
+
+impl IntArray {
+    /// An array holding `values`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Scalar::new`].
+    pub fn new(values: &[i64]) -> Result<IntArray> {
+        // SAFETY: valid for `len` values; the library copies them.
+        let p = unsafe { sys::aclCreateIntArray(values.as_ptr(), values.len() as u64) }?;
+        Ok(IntArray(non_null("aclCreateIntArray", p)?))
+    }
+}
+
+impl FloatArray {
+    /// An array holding `values`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Scalar::new`].
+    pub fn new(values: &[f32]) -> Result<FloatArray> {
+        // SAFETY: valid for `len` values; the library copies them.
+        let p = unsafe { sys::aclCreateFloatArray(values.as_ptr(), values.len() as u64) }?;
+        Ok(FloatArray(non_null("aclCreateFloatArray", p)?))
+    }
+}
+
+impl BoolArray {
+    /// An array holding `values`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Scalar::new`].
+    pub fn new(values: &[bool]) -> Result<BoolArray> {
+        // SAFETY: valid for `len` values; the library copies them.
+        let p = unsafe { sys::aclCreateBoolArray(values.as_ptr(), values.len() as u64) }?;
+        Ok(BoolArray(non_null("aclCreateBoolArray", p)?))
+    }
+}
+
+/// A list of tensors (`aclTensorList`), borrowing them for `'a`.
+#[doc(alias = "aclTensorList")]
+#[doc(alias = "aclCreateTensorList")]
+#[derive(Debug)]
+pub struct TensorList<'a> {
+    raw: NonNull<aclTensorList>,
+    _tensors: PhantomData<&'a Tensor<'a>>,
+}
+
+impl<'a> TensorList<'a> {
+    /// A list of `tensors`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Scalar::new`].
+    pub fn new(tensors: &[&'a Tensor<'a>]) -> Result<TensorList<'a>> {
+        let raws: Vec<*const aclTensor> = tensors.iter().map(|t| t.as_raw()).collect();
+        // SAFETY: valid for `len` live handles during the call.
+        let p = unsafe { sys::aclCreateTensorList(raws.as_ptr(), raws.len() as u64) }?;
+        Ok(TensorList {
+            raw: non_null("aclCreateTensorList", p)?,
+            _tensors: PhantomData,
+        })
+    }
+
+    /// The raw handle, valid while `self` lives.
+    pub fn as_raw(&self) -> *const aclTensorList {
+        self.raw.as_ptr()
+    }
+}
+
+impl Drop for TensorList<'_> {
+    fn drop(&mut self) {
+        // SAFETY: made by `aclCreateTensorList`, destroyed once.
+        let _ = unsafe { sys::aclDestroyTensorList(self.raw.as_ptr()) };
+    }
+}

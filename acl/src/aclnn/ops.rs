@@ -1,0 +1,508 @@
+//! The typed aclnn operators: each runs `aclnnXxxGetWorkspaceSize` and
+//! `aclnnXxx` on a stream (see the module docs of [`crate::aclnn`]).
+
+use super::{IntArray, Scalar, Tensor, TensorMut, two_phase};
+use crate::Stream;
+use crate::error::Result;
+use crate::memory::DataType;
+use acl_sys::aclnn as sys;
+
+/// How the Cube unit may compute float matmuls (`cubeMathType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(i8)]
+pub enum CubeMathType {
+    /// `KEEP_DTYPE` (0): compute in the input type.
+    #[default]
+    KeepDtype = 0,
+    /// `ALLOW_FP32_DOWN_PRECISION` (1).
+    AllowFp32DownPrecision = 1,
+    /// `USE_FP16` (2).
+    UseFp16 = 2,
+    /// `USE_HF32` (3).
+    UseHf32 = 3,
+}
+
+macro_rules! binary {
+    ($($(#[$m:meta])* $name:ident => $gws:ident, $run:ident;)*) => {$(
+        $(#[$m])*
+        ///
+        /// # Errors
+        ///
+        /// The aclnn status (`161002` for dtypes or shapes that do not
+        /// combine, or an `out` of the wrong shape), or a stream/memory error.
+        pub fn $name(stream: &Stream, a: &Tensor<'_>, b: &Tensor<'_>, out: &mut TensorMut<'_>) -> Result<()> {
+            let homes = [a.home(), b.home(), out.as_tensor().home()];
+            let (pa, pb, po) = (a.as_raw(), b.as_raw(), out.as_raw());
+            two_phase(
+                stream,
+                (stringify!($gws), stringify!($run)),
+                &homes,
+                // SAFETY: live handles; the out-pointers are valid.
+                |ws, ex| unsafe { sys::$gws(pa, pb, po, ws, ex) },
+                sys::$run,
+            )
+        }
+    )*};
+}
+
+macro_rules! unary {
+    ($($(#[$m:meta])* $name:ident => $gws:ident, $run:ident;)*) => {$(
+        $(#[$m])*
+        ///
+        /// # Errors
+        ///
+        /// The aclnn status (`161002` for a dtype the operator does not take
+        /// or an `out` of the wrong shape), or a stream/memory error.
+        pub fn $name(stream: &Stream, x: &Tensor<'_>, out: &mut TensorMut<'_>) -> Result<()> {
+            let homes = [x.home(), out.as_tensor().home()];
+            let (px, po) = (x.as_raw(), out.as_raw());
+            two_phase(
+                stream,
+                (stringify!($gws), stringify!($run)),
+                &homes,
+                // SAFETY: live handles; the out-pointers are valid.
+                |ws, ex| unsafe { sys::$gws(px, po, ws, ex) },
+                sys::$run,
+            )
+        }
+    )*};
+}
+
+binary! {
+    /// `out = a * b` (broadcasting).
+    #[doc(alias = "aclnnMul")]
+    mul => aclnnMulGetWorkspaceSize, aclnnMul;
+    /// `out = a / b` (broadcasting).
+    #[doc(alias = "aclnnDiv")]
+    div => aclnnDivGetWorkspaceSize, aclnnDiv;
+    /// `out = max(a, b)` (broadcasting).
+    #[doc(alias = "aclnnMaximum")]
+    maximum => aclnnMaximumGetWorkspaceSize, aclnnMaximum;
+    /// `out = min(a, b)` (broadcasting).
+    #[doc(alias = "aclnnMinimum")]
+    minimum => aclnnMinimumGetWorkspaceSize, aclnnMinimum;
+}
+
+unary! {
+    /// `out = -x`.
+    #[doc(alias = "aclnnNeg")]
+    neg => aclnnNegGetWorkspaceSize, aclnnNeg;
+    /// `out = |x|`.
+    #[doc(alias = "aclnnAbs")]
+    abs => aclnnAbsGetWorkspaceSize, aclnnAbs;
+    /// `out = e^x`.
+    #[doc(alias = "aclnnExp")]
+    exp => aclnnExpGetWorkspaceSize, aclnnExp;
+    /// `out = ln x`.
+    #[doc(alias = "aclnnLog")]
+    log => aclnnLogGetWorkspaceSize, aclnnLog;
+    /// `out = √x`.
+    #[doc(alias = "aclnnSqrt")]
+    sqrt => aclnnSqrtGetWorkspaceSize, aclnnSqrt;
+    /// `out = 1/√x`.
+    #[doc(alias = "aclnnRsqrt")]
+    rsqrt => aclnnRsqrtGetWorkspaceSize, aclnnRsqrt;
+    /// `out = max(x, 0)`.
+    #[doc(alias = "aclnnRelu")]
+    relu => aclnnReluGetWorkspaceSize, aclnnRelu;
+    /// `out = 1/(1+e^-x)`.
+    #[doc(alias = "aclnnSigmoid")]
+    sigmoid => aclnnSigmoidGetWorkspaceSize, aclnnSigmoid;
+    /// `out = tanh x`.
+    #[doc(alias = "aclnnTanh")]
+    tanh => aclnnTanhGetWorkspaceSize, aclnnTanh;
+    /// `out = gelu(x)`.
+    #[doc(alias = "aclnnGelu")]
+    gelu => aclnnGeluGetWorkspaceSize, aclnnGelu;
+}
+
+/// `out = a + b` (broadcasting; `alpha` = 1).
+///
+/// # Errors
+///
+/// As [`add_scaled`].
+#[doc(alias = "aclnnAdd")]
+pub fn add(stream: &Stream, a: &Tensor<'_>, b: &Tensor<'_>, out: &mut TensorMut<'_>) -> Result<()> {
+    add_scaled(stream, a, b, &Scalar::new(1.0f32)?, out)
+}
+
+/// `out = a + alpha * b` (broadcasting).
+///
+/// # Errors
+///
+/// The aclnn status (`161002` for dtypes or shapes that do not combine;
+/// cann-sim returns `561003` for `alpha != 1`), or a stream/memory error.
+#[doc(alias = "aclnnAdd")]
+pub fn add_scaled(
+    stream: &Stream,
+    a: &Tensor<'_>,
+    b: &Tensor<'_>,
+    alpha: &Scalar,
+    out: &mut TensorMut<'_>,
+) -> Result<()> {
+    let homes = [a.home(), b.home(), out.as_tensor().home()];
+    let (pa, pb, pal, po) = (a.as_raw(), b.as_raw(), alpha.as_raw(), out.as_raw());
+    two_phase(
+        stream,
+        ("aclnnAddGetWorkspaceSize", "aclnnAdd"),
+        &homes,
+        // SAFETY: live handles; the out-pointers are valid.
+        |ws, ex| unsafe { sys::aclnnAddGetWorkspaceSize(pa, pb, pal, po, ws, ex) },
+        sys::aclnnAdd,
+    )
+}
+
+/// `out = a - b` (broadcasting; `alpha` = 1).
+///
+/// # Errors
+///
+/// As [`sub_scaled`].
+#[doc(alias = "aclnnSub")]
+pub fn sub(stream: &Stream, a: &Tensor<'_>, b: &Tensor<'_>, out: &mut TensorMut<'_>) -> Result<()> {
+    sub_scaled(stream, a, b, &Scalar::new(1.0f32)?, out)
+}
+
+/// `out = a - alpha * b` (broadcasting).
+///
+/// # Errors
+///
+/// As [`add_scaled`].
+#[doc(alias = "aclnnSub")]
+pub fn sub_scaled(
+    stream: &Stream,
+    a: &Tensor<'_>,
+    b: &Tensor<'_>,
+    alpha: &Scalar,
+    out: &mut TensorMut<'_>,
+) -> Result<()> {
+    let homes = [a.home(), b.home(), out.as_tensor().home()];
+    let (pa, pb, pal, po) = (a.as_raw(), b.as_raw(), alpha.as_raw(), out.as_raw());
+    two_phase(
+        stream,
+        ("aclnnSubGetWorkspaceSize", "aclnnSub"),
+        &homes,
+        // SAFETY: live handles; the out-pointers are valid.
+        |ws, ex| unsafe { sys::aclnnSubGetWorkspaceSize(pa, pb, pal, po, ws, ex) },
+        sys::aclnnSub,
+    )
+}
+
+/// `out = grad where x > threshold, else 0` (the relu gradient for a
+/// threshold of 0).
+///
+/// # Errors
+///
+/// The aclnn status (cann-sim: `561003` for a threshold other than 0), or a
+/// stream/memory error.
+#[doc(alias = "aclnnThresholdBackward")]
+pub fn threshold_backward(
+    stream: &Stream,
+    grad: &Tensor<'_>,
+    x: &Tensor<'_>,
+    threshold: &Scalar,
+    out: &mut TensorMut<'_>,
+) -> Result<()> {
+    let homes = [grad.home(), x.home(), out.as_tensor().home()];
+    let (pg, px, pt, po) = (grad.as_raw(), x.as_raw(), threshold.as_raw(), out.as_raw());
+    two_phase(
+        stream,
+        (
+            "aclnnThresholdBackwardGetWorkspaceSize",
+            "aclnnThresholdBackward",
+        ),
+        &homes,
+        // SAFETY: live handles; the out-pointers are valid.
+        |ws, ex| unsafe { sys::aclnnThresholdBackwardGetWorkspaceSize(pg, px, pt, po, ws, ex) },
+        sys::aclnnThresholdBackward,
+    )
+}
+
+/// `out = x` converted to `dtype` (which must be `out`'s).
+///
+/// # Errors
+///
+/// The aclnn status (`161002` when `out` is not of `dtype`), or a
+/// stream/memory error.
+#[doc(alias = "aclnnCast")]
+pub fn cast(
+    stream: &Stream,
+    x: &Tensor<'_>,
+    dtype: DataType,
+    out: &mut TensorMut<'_>,
+) -> Result<()> {
+    let homes = [x.home(), out.as_tensor().home()];
+    let (px, po) = (x.as_raw(), out.as_raw());
+    two_phase(
+        stream,
+        ("aclnnCastGetWorkspaceSize", "aclnnCast"),
+        &homes,
+        // SAFETY: live handles; the out-pointers are valid.
+        |ws, ex| unsafe { sys::aclnnCastGetWorkspaceSize(px, dtype.to_raw(), po, ws, ex) },
+        sys::aclnnCast,
+    )
+}
+
+/// `out = a @ b` (2-D, or batched with broadcasting batch dimensions).
+///
+/// # Errors
+///
+/// The aclnn status (`161002` for shapes that do not multiply), or a
+/// stream/memory error.
+#[doc(alias = "aclnnMatmul")]
+pub fn matmul(
+    stream: &Stream,
+    a: &Tensor<'_>,
+    b: &Tensor<'_>,
+    out: &mut TensorMut<'_>,
+    cube: CubeMathType,
+) -> Result<()> {
+    let homes = [a.home(), b.home(), out.as_tensor().home()];
+    let (pa, pb, po) = (a.as_raw(), b.as_raw(), out.as_raw());
+    two_phase(
+        stream,
+        ("aclnnMatmulGetWorkspaceSize", "aclnnMatmul"),
+        &homes,
+        // SAFETY: live handles; the out-pointers are valid.
+        |ws, ex| unsafe { sys::aclnnMatmulGetWorkspaceSize(pa, pb, po, cube as i8, ws, ex) },
+        sys::aclnnMatmul,
+    )
+}
+
+/// `out[i] = a[i] @ b[i]` over 3-D tensors.
+///
+/// # Errors
+///
+/// The aclnn status (`161002` for operands that are not 3-D or do not
+/// multiply), or a stream/memory error.
+#[doc(alias = "aclnnBatchMatMul")]
+pub fn batch_matmul(
+    stream: &Stream,
+    a: &Tensor<'_>,
+    b: &Tensor<'_>,
+    out: &mut TensorMut<'_>,
+    cube: CubeMathType,
+) -> Result<()> {
+    let homes = [a.home(), b.home(), out.as_tensor().home()];
+    let (pa, pb, po) = (a.as_raw(), b.as_raw(), out.as_raw());
+    two_phase(
+        stream,
+        ("aclnnBatchMatMulGetWorkspaceSize", "aclnnBatchMatMul"),
+        &homes,
+        // SAFETY: live handles; the out-pointers are valid.
+        |ws, ex| unsafe { sys::aclnnBatchMatMulGetWorkspaceSize(pa, pb, po, cube as i8, ws, ex) },
+        sys::aclnnBatchMatMul,
+    )
+}
+
+/// `out = sum of x over dims` (all dimensions when `dims` is empty), in
+/// `x`'s type.
+///
+/// # Errors
+///
+/// The aclnn status (`161002` for a dimension out of range or an `out` of
+/// the wrong shape), or a stream/memory error.
+#[doc(alias = "aclnnReduceSum")]
+pub fn reduce_sum(
+    stream: &Stream,
+    x: &Tensor<'_>,
+    dims: &[i64],
+    keep_dim: bool,
+    out: &mut TensorMut<'_>,
+) -> Result<()> {
+    let dim = IntArray::new(dims)?;
+    let dtype = x.data_type().to_raw();
+    let homes = [x.home(), out.as_tensor().home()];
+    let (px, pd, po) = (x.as_raw(), dim.as_raw(), out.as_raw());
+    two_phase(
+        stream,
+        ("aclnnReduceSumGetWorkspaceSize", "aclnnReduceSum"),
+        &homes,
+        // SAFETY: live handles; the out-pointers are valid.
+        |ws, ex| unsafe {
+            sys::aclnnReduceSumGetWorkspaceSize(px, pd, keep_dim, dtype, po, ws, ex)
+        },
+        sys::aclnnReduceSum,
+    )
+}
+
+/// `out = mean of x over dims` (all dimensions when `dims` is empty).
+///
+/// # Errors
+///
+/// As [`reduce_sum`].
+#[doc(alias = "aclnnMean")]
+pub fn mean(
+    stream: &Stream,
+    x: &Tensor<'_>,
+    dims: &[i64],
+    keep_dim: bool,
+    out: &mut TensorMut<'_>,
+) -> Result<()> {
+    let dim = IntArray::new(dims)?;
+    let dtype = x.data_type().to_raw();
+    let homes = [x.home(), out.as_tensor().home()];
+    let (px, pd, po) = (x.as_raw(), dim.as_raw(), out.as_raw());
+    two_phase(
+        stream,
+        ("aclnnMeanGetWorkspaceSize", "aclnnMean"),
+        &homes,
+        // SAFETY: live handles; the out-pointers are valid.
+        |ws, ex| unsafe { sys::aclnnMeanGetWorkspaceSize(px, pd, keep_dim, dtype, po, ws, ex) },
+        sys::aclnnMean,
+    )
+}
+
+/// `out = max of x over dims` (all dimensions when `dims` is empty).
+///
+/// # Errors
+///
+/// As [`reduce_sum`].
+#[doc(alias = "aclnnAmax")]
+pub fn amax(
+    stream: &Stream,
+    x: &Tensor<'_>,
+    dims: &[i64],
+    keep_dim: bool,
+    out: &mut TensorMut<'_>,
+) -> Result<()> {
+    let dim = IntArray::new(dims)?;
+    let homes = [x.home(), out.as_tensor().home()];
+    let (px, pd, po) = (x.as_raw(), dim.as_raw(), out.as_raw());
+    two_phase(
+        stream,
+        ("aclnnAmaxGetWorkspaceSize", "aclnnAmax"),
+        &homes,
+        // SAFETY: live handles; the out-pointers are valid.
+        |ws, ex| unsafe { sys::aclnnAmaxGetWorkspaceSize(px, pd, keep_dim, po, ws, ex) },
+        sys::aclnnAmax,
+    )
+}
+
+/// `out = softmax(x)` along `dim`.
+///
+/// # Errors
+///
+/// The aclnn status (`161002` for `dim` out of range), or a stream/memory error.
+#[doc(alias = "aclnnSoftmax")]
+pub fn softmax(stream: &Stream, x: &Tensor<'_>, dim: i64, out: &mut TensorMut<'_>) -> Result<()> {
+    let homes = [x.home(), out.as_tensor().home()];
+    let (px, po) = (x.as_raw(), out.as_raw());
+    two_phase(
+        stream,
+        ("aclnnSoftmaxGetWorkspaceSize", "aclnnSoftmax"),
+        &homes,
+        // SAFETY: live handles; the out-pointers are valid.
+        |ws, ex| unsafe { sys::aclnnSoftmaxGetWorkspaceSize(px, dim, po, ws, ex) },
+        sys::aclnnSoftmax,
+    )
+}
+
+/// `out = log(softmax(x))` along `dim`.
+///
+/// # Errors
+///
+/// As [`softmax`].
+#[doc(alias = "aclnnLogSoftmax")]
+pub fn log_softmax(
+    stream: &Stream,
+    x: &Tensor<'_>,
+    dim: i64,
+    out: &mut TensorMut<'_>,
+) -> Result<()> {
+    let homes = [x.home(), out.as_tensor().home()];
+    let (px, po) = (x.as_raw(), out.as_raw());
+    two_phase(
+        stream,
+        ("aclnnLogSoftmaxGetWorkspaceSize", "aclnnLogSoftmax"),
+        &homes,
+        // SAFETY: live handles; the out-pointers are valid.
+        |ws, ex| unsafe { sys::aclnnLogSoftmaxGetWorkspaceSize(px, dim, po, ws, ex) },
+        sys::aclnnLogSoftmax,
+    )
+}
+
+/// `out = x` with its dimensions permuted (`out.shape[i] = x.shape[dims[i]]`).
+///
+/// # Errors
+///
+/// The aclnn status (`161002` for `dims` that are not a permutation), or a
+/// stream/memory error.
+#[doc(alias = "aclnnPermute")]
+pub fn permute(
+    stream: &Stream,
+    x: &Tensor<'_>,
+    dims: &[i64],
+    out: &mut TensorMut<'_>,
+) -> Result<()> {
+    let d = IntArray::new(dims)?;
+    let homes = [x.home(), out.as_tensor().home()];
+    let (px, pd, po) = (x.as_raw(), d.as_raw(), out.as_raw());
+    two_phase(
+        stream,
+        ("aclnnPermuteGetWorkspaceSize", "aclnnPermute"),
+        &homes,
+        // SAFETY: live handles; the out-pointers are valid.
+        |ws, ex| unsafe { sys::aclnnPermuteGetWorkspaceSize(px, pd, po, ws, ex) },
+        sys::aclnnPermute,
+    )
+}
+
+/// Fills `t` with `value` (converted to `t`'s type).
+///
+/// # Errors
+///
+/// The aclnn status, or a stream/memory error.
+#[doc(alias = "aclnnInplaceFillScalar")]
+pub fn fill_(stream: &Stream, t: &mut TensorMut<'_>, value: &Scalar) -> Result<()> {
+    let homes = [t.as_tensor().home()];
+    let (pt, pv) = (t.as_raw(), value.as_raw());
+    two_phase(
+        stream,
+        (
+            "aclnnInplaceFillScalarGetWorkspaceSize",
+            "aclnnInplaceFillScalar",
+        ),
+        &homes,
+        // SAFETY: live handles; the out-pointers are valid.
+        |ws, ex| unsafe { sys::aclnnInplaceFillScalarGetWorkspaceSize(pt, pv, ws, ex) },
+        sys::aclnnInplaceFillScalar,
+    )
+}
+
+/// Sets `t` to zeros.
+///
+/// # Errors
+///
+/// The aclnn status, or a stream/memory error.
+#[doc(alias = "aclnnInplaceZero")]
+pub fn zero_(stream: &Stream, t: &mut TensorMut<'_>) -> Result<()> {
+    let homes = [t.as_tensor().home()];
+    let pt = t.as_raw();
+    two_phase(
+        stream,
+        ("aclnnInplaceZeroGetWorkspaceSize", "aclnnInplaceZero"),
+        &homes,
+        // SAFETY: a live handle; the out-pointers are valid.
+        |ws, ex| unsafe { sys::aclnnInplaceZeroGetWorkspaceSize(pt, ws, ex) },
+        sys::aclnnInplaceZero,
+    )
+}
+
+/// Sets `t` to ones.
+///
+/// # Errors
+///
+/// The aclnn status, or a stream/memory error.
+#[doc(alias = "aclnnInplaceOne")]
+pub fn one_(stream: &Stream, t: &mut TensorMut<'_>) -> Result<()> {
+    let homes = [t.as_tensor().home()];
+    let pt = t.as_raw();
+    two_phase(
+        stream,
+        ("aclnnInplaceOneGetWorkspaceSize", "aclnnInplaceOne"),
+        &homes,
+        // SAFETY: a live handle; the out-pointers are valid.
+        |ws, ex| unsafe { sys::aclnnInplaceOneGetWorkspaceSize(pt, ws, ex) },
+        sys::aclnnInplaceOne,
+    )
+}

@@ -1,0 +1,189 @@
+//! Element types and their `aclDataType`: [`DataType`] names the runtime's
+//! types, [`Element`] maps a Rust type to its one.
+
+use acl_sys as sys;
+
+/// An AscendCL data type (`aclDataType`), as operators and tensor
+/// descriptions name element types.
+#[doc(alias = "aclDataType")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DataType {
+    /// `ACL_FLOAT` (0): IEEE 754 binary32.
+    Float,
+    /// `ACL_FLOAT16` (1): IEEE 754 binary16 ([`half::f16`]).
+    Float16,
+    /// `ACL_BF16` (27): bfloat16 ([`half::bf16`]).
+    BFloat16,
+    /// `ACL_DOUBLE` (11).
+    Double,
+    /// `ACL_INT8` (2).
+    Int8,
+    /// `ACL_INT16` (6).
+    Int16,
+    /// `ACL_INT32` (3).
+    Int32,
+    /// `ACL_INT64` (9).
+    Int64,
+    /// `ACL_UINT8` (4).
+    UInt8,
+    /// `ACL_UINT16` (7).
+    UInt16,
+    /// `ACL_UINT32` (8).
+    UInt32,
+    /// `ACL_UINT64` (10).
+    UInt64,
+    /// `ACL_BOOL` (12): one byte, 0 or 1.
+    Bool,
+}
+
+impl DataType {
+    /// Every data type, in declaration order.
+    pub const ALL: [DataType; 13] = [
+        DataType::Float,
+        DataType::Float16,
+        DataType::BFloat16,
+        DataType::Double,
+        DataType::Int8,
+        DataType::Int16,
+        DataType::Int32,
+        DataType::Int64,
+        DataType::UInt8,
+        DataType::UInt16,
+        DataType::UInt32,
+        DataType::UInt64,
+        DataType::Bool,
+    ];
+
+    /// The `aclDataType` value.
+    pub const fn to_raw(self) -> sys::aclDataType {
+        match self {
+            DataType::Float => sys::ACL_FLOAT,
+            DataType::Float16 => sys::ACL_FLOAT16,
+            DataType::BFloat16 => sys::ACL_BF16,
+            DataType::Double => sys::ACL_DOUBLE,
+            DataType::Int8 => sys::ACL_INT8,
+            DataType::Int16 => sys::ACL_INT16,
+            DataType::Int32 => sys::ACL_INT32,
+            DataType::Int64 => sys::ACL_INT64,
+            DataType::UInt8 => sys::ACL_UINT8,
+            DataType::UInt16 => sys::ACL_UINT16,
+            DataType::UInt32 => sys::ACL_UINT32,
+            DataType::UInt64 => sys::ACL_UINT64,
+            DataType::Bool => sys::ACL_BOOL,
+        }
+    }
+
+    /// The data type of an `aclDataType` value, if this crate names it.
+    pub fn from_raw(raw: sys::aclDataType) -> Option<DataType> {
+        DataType::ALL.into_iter().find(|d| d.to_raw() == raw)
+    }
+
+    /// Bytes per element.
+    pub const fn size(self) -> usize {
+        match self {
+            DataType::Int8 | DataType::UInt8 | DataType::Bool => 1,
+            DataType::Float16 | DataType::BFloat16 | DataType::Int16 | DataType::UInt16 => 2,
+            DataType::Float | DataType::Int32 | DataType::UInt32 => 4,
+            DataType::Double | DataType::Int64 | DataType::UInt64 => 8,
+        }
+    }
+
+    /// The short name used in messages (`"float32"`, `"bfloat16"`, ...).
+    pub const fn name(self) -> &'static str {
+        match self {
+            DataType::Float => "float32",
+            DataType::Float16 => "float16",
+            DataType::BFloat16 => "bfloat16",
+            DataType::Double => "float64",
+            DataType::Int8 => "int8",
+            DataType::Int16 => "int16",
+            DataType::Int32 => "int32",
+            DataType::Int64 => "int64",
+            DataType::UInt8 => "uint8",
+            DataType::UInt16 => "uint16",
+            DataType::UInt32 => "uint32",
+            DataType::UInt64 => "uint64",
+            DataType::Bool => "bool",
+        }
+    }
+}
+
+impl std::fmt::Display for DataType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A Rust type with an AscendCL data type: the element types operators
+/// take. Implemented for `i8`–`i64`, `u8`–`u64`, `f32`, `f64`, [`half::f16`]
+/// and [`half::bf16`]; sealed, because the mapping is the runtime's.
+///
+/// It maps by type, never by size: `u16` is `ACL_UINT16`, `half::f16` is
+/// `ACL_FLOAT16`, `half::bf16` is `ACL_BF16`, although all three are two bytes.
+///
+/// ```
+/// use acl::{DataType, Element};
+/// assert_eq!(<half::bf16 as Element>::DATA_TYPE, DataType::BFloat16);
+/// assert_eq!(<u16 as Element>::DATA_TYPE.to_raw(), acl_sys::ACL_UINT16);
+/// ```
+pub trait Element: super::DeviceRepr + sealed::Sealed {
+    /// The data type of this Rust type.
+    const DATA_TYPE: DataType;
+}
+
+macro_rules! element {
+    ($($t:ty => $d:ident),* $(,)?) => {
+        $(
+            impl sealed::Sealed for $t {}
+            impl Element for $t {
+                const DATA_TYPE: DataType = DataType::$d;
+            }
+        )*
+    };
+}
+
+element!(
+    i8 => Int8,
+    i16 => Int16,
+    i32 => Int32,
+    i64 => Int64,
+    u8 => UInt8,
+    u16 => UInt16,
+    u32 => UInt32,
+    u64 => UInt64,
+    f32 => Float,
+    f64 => Double,
+    half::f16 => Float16,
+    half::bf16 => BFloat16,
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_data_type_round_trips_through_its_raw_value() {
+        for d in DataType::ALL {
+            assert_eq!(DataType::from_raw(d.to_raw()), Some(d));
+        }
+        assert_eq!(DataType::from_raw(sys::ACL_DT_UNDEFINED), None);
+    }
+
+    #[test]
+    fn element_types_map_by_type_not_by_size() {
+        assert_eq!(<f32 as Element>::DATA_TYPE, DataType::Float);
+        assert_eq!(<half::f16 as Element>::DATA_TYPE, DataType::Float16);
+        assert_eq!(<half::bf16 as Element>::DATA_TYPE, DataType::BFloat16);
+        assert_eq!(<u16 as Element>::DATA_TYPE, DataType::UInt16);
+        assert_eq!(<i64 as Element>::DATA_TYPE.to_raw(), sys::ACL_INT64);
+        for d in DataType::ALL {
+            assert!(d.size() > 0, "{d}");
+        }
+        assert_eq!(<f64 as Element>::DATA_TYPE.size(), 8);
+    }
+}

@@ -1,0 +1,284 @@
+//! [`ModelDesc`]: what a loaded model takes and gives, read once at load
+//! (`aclmdlCreateDesc`, `aclmdlGetDesc` and the getters).
+
+use crate::error::{Error, Result, check};
+use crate::memory::DataType;
+use crate::op::Format;
+use acl_sys as sys;
+use std::ffi::CStr;
+
+/// The name of the extra input of a model with gears
+/// (`ACL_DYNAMIC_TENSOR_NAME`); [`crate::model::Model::execute`] fills it.
+pub const GEAR_INPUT_NAME: &str = "ascend_mbatch_shape_data";
+
+/// One input or output of a model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorInfo {
+    /// Its name (`aclmdlGetInputNameByIndex`).
+    pub name: String,
+    /// Dimensions; `-1` for one a gear sets (`aclmdlGetInputDims`).
+    pub dims: Vec<i64>,
+    /// Element type (`aclmdlGetInputDataType`), `None` for one this crate
+    /// does not name.
+    pub data_type: Option<DataType>,
+    /// Layout (`aclmdlGetInputFormat`), `None` for one this crate does not name.
+    pub format: Option<Format>,
+    /// Bytes at the largest gear (`aclmdlGetInputSizeByIndex`).
+    pub size: usize,
+}
+
+/// The gears of a dynamic model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gears {
+    /// A static model.
+    None,
+    /// Batch sizes (`aclmdlGetDynamicBatch`).
+    Batch(Vec<u64>),
+    /// Height-width pairs (`aclmdlGetDynamicHW`).
+    HeightWidth(Vec<(u64, u64)>),
+}
+
+/// The description of a loaded model.
+///
+/// `Send + Sync`: plain data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelDesc {
+    inputs: Vec<TensorInfo>,
+    outputs: Vec<TensorInfo>,
+    gear_input: Option<usize>,
+    gears: Gears,
+}
+
+/// Frees an `aclmdlDesc` when dropped.
+struct RawDesc(*mut sys::aclmdlDesc);
+
+impl Drop for RawDesc {
+    fn drop(&mut self) {
+        // SAFETY: made by `aclmdlCreateDesc`, destroyed once.
+        if let Ok(rc) = unsafe { sys::aclmdlDestroyDesc(self.0) }
+            && rc != 0
+        {
+            crate::release::record("ModelDesc", Error::from_code("aclmdlDestroyDesc", rc));
+        }
+    }
+}
+
+fn c_name(p: *const std::ffi::c_char) -> String {
+    if p.is_null() {
+        return String::new();
+    }
+    // SAFETY: non-null and NUL-terminated, owned by the description (alive).
+    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+}
+
+impl ModelDesc {
+    /// A description of nothing (before the real one is read).
+    pub(crate) fn empty() -> ModelDesc {
+        ModelDesc {
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            gear_input: None,
+            gears: Gears::None,
+        }
+    }
+
+    /// Reads the description of model `id` (the device bound).
+    pub(crate) fn read(id: u32) -> Result<ModelDesc> {
+        // SAFETY: no arguments.
+        let raw = unsafe { sys::aclmdlCreateDesc() }?;
+        if raw.is_null() {
+            return Err(Error::from_code("aclmdlCreateDesc", sys::ACL_ERROR_FAILURE));
+        }
+        let d = RawDesc(raw);
+        // SAFETY: a live description.
+        check("aclmdlGetDesc", unsafe { sys::aclmdlGetDesc(d.0, id) })?;
+        // SAFETY (every call below): a live, filled description; indexes in
+        // range; out-pointers valid.
+        let n_in = unsafe { sys::aclmdlGetNumInputs(d.0) }?;
+        let n_out = unsafe { sys::aclmdlGetNumOutputs(d.0) }?;
+        let mut inputs = Vec::with_capacity(n_in);
+        for i in 0..n_in {
+            let mut dims = sys::aclmdlIODims::default();
+            // SAFETY: as above.
+            check("aclmdlGetInputDims", unsafe {
+                sys::aclmdlGetInputDims(d.0, i, &mut dims)
+            })?;
+            // SAFETY: as above.
+            let (name, dt, fmt, size) = unsafe {
+                (
+                    c_name(sys::aclmdlGetInputNameByIndex(d.0, i)?),
+                    sys::aclmdlGetInputDataType(d.0, i)?,
+                    sys::aclmdlGetInputFormat(d.0, i)?,
+                    sys::aclmdlGetInputSizeByIndex(d.0, i)?,
+                )
+            };
+            inputs.push(info(name, &dims, dt, fmt, size));
+        }
+        let mut outputs = Vec::with_capacity(n_out);
+        for i in 0..n_out {
+            let mut dims = sys::aclmdlIODims::default();
+            // SAFETY: as above.
+            check("aclmdlGetOutputDims", unsafe {
+                sys::aclmdlGetOutputDims(d.0, i, &mut dims)
+            })?;
+            // SAFETY: as above.
+            let (name, dt, fmt, size) = unsafe {
+                (
+                    c_name(sys::aclmdlGetOutputNameByIndex(d.0, i)?),
+                    sys::aclmdlGetOutputDataType(d.0, i)?,
+                    sys::aclmdlGetOutputFormat(d.0, i)?,
+                    sys::aclmdlGetOutputSizeByIndex(d.0, i)?,
+                )
+            };
+            outputs.push(info(name, &dims, dt, fmt, size));
+        }
+        let mut batch = sys::aclmdlBatch::default();
+        // SAFETY: as above.
+        check("aclmdlGetDynamicBatch", unsafe {
+            sys::aclmdlGetDynamicBatch(d.0, &mut batch)
+        })?;
+        let mut hw = sys::aclmdlHW::default();
+        // SAFETY: as above.
+        check("aclmdlGetDynamicHW", unsafe {
+            sys::aclmdlGetDynamicHW(d.0, usize::MAX, &mut hw)
+        })?;
+        let gears = if batch.batchCount > 0 {
+            Gears::Batch(batch.batch[..batch.batchCount.min(batch.batch.len())].to_vec())
+        } else if hw.hwCount > 0 {
+            Gears::HeightWidth(
+                hw.hw[..hw.hwCount.min(hw.hw.len())]
+                    .iter()
+                    .map(|p| (p[0], p[1]))
+                    .collect(),
+            )
+        } else {
+            Gears::None
+        };
+        let gear_input = match gears {
+            Gears::None => None,
+            _ => inputs.iter().position(|t| t.name == GEAR_INPUT_NAME),
+        };
+        drop(d);
+        Ok(ModelDesc {
+            inputs,
+            outputs,
+            gear_input,
+            gears,
+        })
+    }
+
+    /// Every input, the gear input included (`aclmdlGetNumInputs`).
+    #[doc(alias = "aclmdlGetNumInputs")]
+    pub fn inputs(&self) -> &[TensorInfo] {
+        &self.inputs
+    }
+
+    /// Every output (`aclmdlGetNumOutputs`).
+    #[doc(alias = "aclmdlGetNumOutputs")]
+    pub fn outputs(&self) -> &[TensorInfo] {
+        &self.outputs
+    }
+
+    /// The inputs the caller gives to [`crate::model::Model::execute`]:
+    /// every input but the gear input.
+    pub fn data_inputs(&self) -> impl Iterator<Item = &TensorInfo> {
+        self.inputs
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| Some(*i) != self.gear_input)
+            .map(|(_, t)| t)
+    }
+
+    /// Number of inputs the caller gives (the gear input excluded).
+    pub fn num_data_inputs(&self) -> usize {
+        self.inputs.len() - usize::from(self.gear_input.is_some())
+    }
+
+    /// The index of the gear input (`ascend_mbatch_shape_data`), for a
+    /// model with gears.
+    pub fn gear_input(&self) -> Option<usize> {
+        self.gear_input
+    }
+
+    /// The model's gears.
+    #[doc(alias = "aclmdlGetDynamicBatch")]
+    #[doc(alias = "aclmdlGetDynamicHW")]
+    pub fn gears(&self) -> &Gears {
+        &self.gears
+    }
+
+    /// Number of gears (0 for a static model).
+    #[doc(alias = "aclmdlGetInputDynamicGearCount")]
+    pub fn gear_count(&self) -> usize {
+        match &self.gears {
+            Gears::None => 0,
+            Gears::Batch(v) => v.len(),
+            Gears::HeightWidth(v) => v.len(),
+        }
+    }
+
+    /// The index of the input named `name`.
+    #[doc(alias = "aclmdlGetInputIndexByName")]
+    pub fn input_index(&self, name: &str) -> Option<usize> {
+        self.inputs.iter().position(|t| t.name == name)
+    }
+
+    /// The index of the output named `name`.
+    #[doc(alias = "aclmdlGetOutputIndexByName")]
+    pub fn output_index(&self, name: &str) -> Option<usize> {
+        self.outputs.iter().position(|t| t.name == name)
+    }
+}
+
+fn info(
+    name: String,
+    dims: &sys::aclmdlIODims,
+    dt: sys::aclDataType,
+    fmt: sys::aclFormat,
+    size: usize,
+) -> TensorInfo {
+    TensorInfo {
+        name,
+        dims: dims.dims[..dims.dimCount.min(dims.dims.len())].to_vec(),
+        data_type: DataType::from_raw(dt),
+        format: Format::from_raw(fmt),
+        size,
+    }
+}
+
+impl TensorInfo {
+    /// Bytes at a gear: `None` when a dimension stays unknown or the type
+    /// has no size.
+    pub(crate) fn bytes_at(&self, gear: Option<&crate::model::Gear>) -> Option<usize> {
+        let dims = self.dims_at(gear);
+        let elem = self.data_type?.size();
+        dims.iter().try_fold(elem, |acc, &d| {
+            usize::try_from(d).ok().and_then(|d| acc.checked_mul(d))
+        })
+    }
+
+    /// Dimensions at a gear (`-1` where it sets none).
+    pub fn dims_at(&self, gear: Option<&crate::model::Gear>) -> Vec<i64> {
+        use crate::model::Gear;
+        let mut dims = self.dims.clone();
+        match gear {
+            Some(Gear::Batch(b)) if dims.first() == Some(&-1) => {
+                dims[0] = *b as i64;
+            }
+            Some(Gear::HeightWidth(h, w)) if dims.len() == 4 => {
+                let (hi, wi) = match self.format {
+                    Some(Format::Nhwc) => (1, 2),
+                    _ => (2, 3),
+                };
+                if dims[hi] == -1 {
+                    dims[hi] = *h as i64;
+                }
+                if dims[wi] == -1 {
+                    dims[wi] = *w as i64;
+                }
+            }
+            _ => {}
+        }
+        dims
+    }
+}

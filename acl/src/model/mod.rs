@@ -1,0 +1,736 @@
+//! Offline models (`acl_mdl.h`): [`Model`] loads a model (from a file or
+//! from memory, with its work and weight memory managed by the runtime or
+//! by this crate), describes it ([`ModelDesc`]) and runs it on device
+//! memory, synchronously or in stream order, at a gear for a dynamic model.
+//!
+//! ```no_run
+//! # fn main() -> acl::Result<()> {
+//! use acl::model::{Gear, Model};
+//! let rt = acl::Runtime::init()?;
+//! let npu = acl::Device::new(&rt, 0)?;
+//! let model = Model::load_file(&npu, "mlp.json")?;
+//! let stream = npu.new_stream()?;
+//! let x = stream.clone_from_host(&[0.5f32; 8])?;
+//! let mut y = stream.alloc_zeros::<f32>(6)?;
+//! model.execute(&stream, Gear::Static, &[&x], &mut [&mut y])?;
+//! println!("{:?}", y.to_host_vec()?);
+//! # Ok(()) }
+//! ```
+//!
+//! On the simulator (cann-sim) models are its documented JSON format
+//! (`cann_sim::model`); on a device, `.om` files from ATC.
+
+mod desc;
+
+pub use desc::{GEAR_INPUT_NAME, Gears, ModelDesc, TensorInfo};
+
+use crate::error::{Error, Result, check};
+use crate::memory::{
+    DeviceBuffer, DeviceMemory, DeviceMemoryMut, DeviceRepr, DeviceSlice, DeviceSliceMut,
+    with_home_streams,
+};
+use crate::{Device, Stream, release};
+use acl_sys as sys;
+use std::ffi::{CString, c_void};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// The gear an execution runs at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gear {
+    /// A static model (no gears).
+    Static,
+    /// This batch size (`aclmdlSetDynamicBatchSize`).
+    Batch(u64),
+    /// This height and width (`aclmdlSetDynamicHWSize`).
+    HeightWidth(u64, u64),
+}
+
+/// Bytes of work and weight memory a model needs (`aclmdlQuerySize`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemorySize {
+    /// Work memory (intermediate tensors).
+    pub work: usize,
+    /// Weight memory (constants).
+    pub weight: usize,
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Device memory a model reads: any [`DeviceBuffer`], [`DeviceSlice`] or
+/// [`DeviceSliceMut`], whatever its element type (models take bytes).
+///
+/// Sealed.
+pub trait ModelInput: sealed::Sealed {
+    /// The first byte.
+    fn input_ptr(&self) -> *const c_void;
+    /// Bytes.
+    fn input_bytes(&self) -> usize;
+    /// The memory's home stream.
+    fn input_home(&self) -> &Stream;
+}
+
+/// Device memory a model writes.
+///
+/// Sealed.
+pub trait ModelOutput: ModelInput {
+    /// The first byte, for writing.
+    fn output_ptr(&mut self) -> *mut c_void;
+}
+
+macro_rules! model_io {
+    ($($ty:ty),*) => {$(
+        impl<T: DeviceRepr> sealed::Sealed for $ty {}
+        impl<T: DeviceRepr> ModelInput for $ty {
+            fn input_ptr(&self) -> *const c_void {
+                self.device_ptr()
+            }
+            fn input_bytes(&self) -> usize {
+                self.size_bytes()
+            }
+            fn input_home(&self) -> &Stream {
+                self.home_stream()
+            }
+        }
+    )*};
+}
+
+model_io!(DeviceBuffer<T>, DeviceSlice<'_, T>, DeviceSliceMut<'_, T>);
+
+impl<T: DeviceRepr> ModelOutput for DeviceBuffer<T> {
+    fn output_ptr(&mut self) -> *mut c_void {
+        self.device_ptr_mut()
+    }
+}
+
+impl<T: DeviceRepr> ModelOutput for DeviceSliceMut<'_, T> {
+    fn output_ptr(&mut self) -> *mut c_void {
+        self.device_ptr_mut()
+    }
+}
+
+/// A loaded model; unloaded (`aclmdlUnload`) when dropped, after the
+/// streams it ran on have finished; a failure then is recorded
+/// ([`crate::take_release_errors`]). [`Model::close`] reports it instead.
+///
+/// `Send + Sync`: the model id is the runtime's, usable from any thread;
+/// executions of one model are serialised by the runtime.
+#[derive(Debug)]
+pub struct Model {
+    id: u32,
+    device: Device,
+    desc: ModelDesc,
+    /// Streams executions were queued on (waited for before unloading).
+    streams: Mutex<Vec<Stream>>,
+    /// Gear input buffers, one per stream and gear: each always holds its
+    /// gear, so an execution still queued never sees another value.
+    #[allow(clippy::type_complexity)]
+    gear_bufs: Mutex<Vec<(Stream, Gear, Arc<DeviceBuffer<u64>>)>>,
+    /// Work and weight memory this crate manages for the model.
+    memory: Option<(DeviceBuffer<u8>, DeviceBuffer<u8>)>,
+    closed: bool,
+}
+
+const _: () = {
+    const fn both<T: Send + Sync>() {}
+    both::<Model>();
+    both::<ModelDesc>();
+};
+
+fn path_c(function: &'static str, path: &Path) -> Result<CString> {
+    CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| {
+        Error::invalid(
+            function,
+            format!("the path {} contains a NUL byte", path.display()),
+        )
+    })
+}
+
+fn data_arg(function: &'static str, data: &[u8]) -> Result<()> {
+    if data.is_empty() {
+        return Err(Error::invalid(function, "the model is empty"));
+    }
+    Ok(())
+}
+
+/// Work and weight memory of the queried sizes.
+fn alloc_memory(device: &Device, size: MemorySize) -> Result<(DeviceBuffer<u8>, DeviceBuffer<u8>)> {
+    // At least one byte each, so that the pointers are real allocations.
+    let work = DeviceBuffer::<u8>::zeroed(device, size.work.max(1))?;
+    let weight = DeviceBuffer::<u8>::zeroed(device, size.weight.max(1))?;
+    // The zero fills are queued: let them land before the load writes the
+    // weights (synchronously).
+    work.home_stream().synchronize()?;
+    weight.home_stream().synchronize()?;
+    Ok((work, weight))
+}
+
+impl Model {
+    /// The work and weight memory the model file at `path` needs.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a path with a NUL byte; the loader's
+    /// error otherwise (as [`Model::load_file`]).
+    #[doc(alias = "aclmdlQuerySize")]
+    pub fn query_size(path: impl AsRef<Path>) -> Result<MemorySize> {
+        let c = path_c("Model::query_size", path.as_ref())?;
+        let (mut work, mut weight) = (0usize, 0usize);
+        // SAFETY: NUL-terminated path; valid out-pointers.
+        check("aclmdlQuerySize", unsafe {
+            sys::aclmdlQuerySize(c.as_ptr(), &mut work, &mut weight)
+        })?;
+        Ok(MemorySize { work, weight })
+    }
+
+    /// The work and weight memory the model in `data` needs.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for empty data; the loader's error otherwise.
+    #[doc(alias = "aclmdlQuerySizeFromMem")]
+    pub fn query_size_data(data: &[u8]) -> Result<MemorySize> {
+        data_arg("Model::query_size_data", data)?;
+        let (mut work, mut weight) = (0usize, 0usize);
+        // SAFETY: `data` is valid for its length; valid out-pointers.
+        check("aclmdlQuerySizeFromMem", unsafe {
+            sys::aclmdlQuerySizeFromMem(data.as_ptr().cast(), data.len(), &mut work, &mut weight)
+        })?;
+        Ok(MemorySize { work, weight })
+    }
+
+    /// Loads the model file at `path` onto `device`; the runtime manages
+    /// its memory.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a path with a NUL byte; the loader's
+    /// codes: `ACL_ERROR_INVALID_FILE` (100003) for a file that cannot be
+    /// opened, 100012–100016 and 100006 for a malformed model.
+    #[doc(alias = "aclmdlLoadFromFile")]
+    pub fn load_file(device: &Device, path: impl AsRef<Path>) -> Result<Model> {
+        let c = path_c("Model::load_file", path.as_ref())?;
+        device.bind()?;
+        let mut id = 0u32;
+        // SAFETY: NUL-terminated path; valid out-pointer.
+        check("aclmdlLoadFromFile", unsafe {
+            sys::aclmdlLoadFromFile(c.as_ptr(), &mut id)
+        })?;
+        Model::wrap(device, id, None)
+    }
+
+    /// Loads a model from its bytes onto `device`; the runtime manages its memory.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for empty data; the loader's codes otherwise.
+    #[doc(alias = "aclmdlLoadFromMem")]
+    pub fn load_data(device: &Device, data: &[u8]) -> Result<Model> {
+        data_arg("Model::load_data", data)?;
+        device.bind()?;
+        let mut id = 0u32;
+        // SAFETY: `data` is valid for its length (the runtime copies what it
+        // keeps); valid out-pointer.
+        check("aclmdlLoadFromMem", unsafe {
+            sys::aclmdlLoadFromMem(data.as_ptr().cast(), data.len(), &mut id)
+        })?;
+        Model::wrap(device, id, None)
+    }
+
+    /// Loads the model file at `path` onto `device` with work and weight
+    /// memory this crate allocates (sized by [`Model::query_size`]) and
+    /// frees after unloading.
+    ///
+    /// # Errors
+    ///
+    /// As [`Model::load_file`]; an allocation failure.
+    #[doc(alias = "aclmdlLoadFromFileWithMem")]
+    pub fn load_file_with_memory(device: &Device, path: impl AsRef<Path>) -> Result<Model> {
+        let c = path_c("Model::load_file_with_memory", path.as_ref())?;
+        let size = Model::query_size(path.as_ref())?;
+        let (mut work, mut weight) = alloc_memory(device, size)?;
+        device.bind()?;
+        let mut id = 0u32;
+        // SAFETY: NUL-terminated path; valid out-pointer; the memory is
+        // live device memory of `device` of at least the queried sizes,
+        // kept until after the model is unloaded (fields of the model).
+        check("aclmdlLoadFromFileWithMem", unsafe {
+            sys::aclmdlLoadFromFileWithMem(
+                c.as_ptr(),
+                &mut id,
+                work.device_ptr_mut(),
+                work.size_bytes(),
+                weight.device_ptr_mut(),
+                weight.size_bytes(),
+            )
+        })?;
+        Model::wrap(device, id, Some((work, weight)))
+    }
+
+    /// Loads a model from its bytes onto `device` with work and weight
+    /// memory this crate allocates and frees after unloading.
+    ///
+    /// # Errors
+    ///
+    /// As [`Model::load_data`]; an allocation failure.
+    #[doc(alias = "aclmdlLoadFromMemWithMem")]
+    pub fn load_data_with_memory(device: &Device, data: &[u8]) -> Result<Model> {
+        data_arg("Model::load_data_with_memory", data)?;
+        let size = Model::query_size_data(data)?;
+        let (mut work, mut weight) = alloc_memory(device, size)?;
+        device.bind()?;
+        let mut id = 0u32;
+        // SAFETY: as `load_file_with_memory`; `data` valid for its length.
+        check("aclmdlLoadFromMemWithMem", unsafe {
+            sys::aclmdlLoadFromMemWithMem(
+                data.as_ptr().cast(),
+                data.len(),
+                &mut id,
+                work.device_ptr_mut(),
+                work.size_bytes(),
+                weight.device_ptr_mut(),
+                weight.size_bytes(),
+            )
+        })?;
+        Model::wrap(device, id, Some((work, weight)))
+    }
+
+    fn wrap(
+        device: &Device,
+        id: u32,
+        memory: Option<(DeviceBuffer<u8>, DeviceBuffer<u8>)>,
+    ) -> Result<Model> {
+        let mut model = Model {
+            id,
+            device: device.clone(),
+            desc: ModelDesc::empty(),
+            streams: Mutex::new(Vec::new()),
+            gear_bufs: Mutex::new(Vec::new()),
+            memory,
+            closed: false,
+        };
+        // On failure `model` is dropped, which unloads it.
+        model.desc = ModelDesc::read(id)?;
+        Ok(model)
+    }
+
+    /// The runtime's model id.
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// The device the model is loaded on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The model's description.
+    #[doc(alias = "aclmdlGetDesc")]
+    pub fn desc(&self) -> &ModelDesc {
+        &self.desc
+    }
+
+    /// Whether this crate manages the model's work and weight memory
+    /// (loaded with `…_with_memory`).
+    pub fn has_own_memory(&self) -> bool {
+        self.memory.is_some()
+    }
+
+    /// Checks an execution's arguments against the description.
+    fn check_args(
+        &self,
+        function: &'static str,
+        stream: Option<&Stream>,
+        gear: Gear,
+        inputs: &[&dyn ModelInput],
+        outputs: &[&mut dyn ModelOutput],
+    ) -> Result<()> {
+        if let Some(s) = stream
+            && s.device() != &self.device
+        {
+            return Err(Error::invalid(
+                function,
+                format!(
+                    "the model is loaded on device {}, but the stream is on device {}",
+                    self.device.ordinal(),
+                    s.device().ordinal()
+                ),
+            ));
+        }
+        match (self.desc.gears(), gear) {
+            (Gears::None, Gear::Static) => {}
+            (Gears::None, g) => {
+                return Err(Error::invalid(
+                    function,
+                    format!("the model is static; it runs at Gear::Static, not {g:?}"),
+                ));
+            }
+            (Gears::Batch(v), Gear::Batch(b)) if v.contains(&b) => {}
+            (Gears::HeightWidth(v), Gear::HeightWidth(h, w)) if v.contains(&(h, w)) => {}
+            (Gears::Batch(v), g) => {
+                return Err(Error::invalid(
+                    function,
+                    format!("{g:?} is not a gear of the model; its batch gears are {v:?}"),
+                ));
+            }
+            (Gears::HeightWidth(v), g) => {
+                return Err(Error::invalid(
+                    function,
+                    format!("{g:?} is not a gear of the model; its height-width gears are {v:?}"),
+                ));
+            }
+        }
+        let want = self.desc.num_data_inputs();
+        if inputs.len() != want {
+            return Err(Error::invalid(
+                function,
+                format!("{} inputs given, the model takes {want}", inputs.len()),
+            ));
+        }
+        if outputs.len() != self.desc.outputs().len() {
+            return Err(Error::invalid(
+                function,
+                format!(
+                    "{} outputs given, the model gives {}",
+                    outputs.len(),
+                    self.desc.outputs().len()
+                ),
+            ));
+        }
+        let g = Some(&gear);
+        for (i, (t, m)) in self.desc.data_inputs().zip(inputs).enumerate() {
+            check_io(
+                function,
+                "input",
+                i,
+                t,
+                t.bytes_at(g),
+                m.input_bytes(),
+                m.input_home(),
+                &self.device,
+            )?;
+        }
+        for (i, (t, m)) in self.desc.outputs().iter().zip(outputs).enumerate() {
+            check_io(
+                function,
+                "output",
+                i,
+                t,
+                t.bytes_at(g),
+                m.input_bytes(),
+                m.input_home(),
+                &self.device,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Queues an execution on `stream` at `gear` and returns: `inputs` in
+    /// the model's input order (the gear input excluded: this fills it),
+    /// `outputs` in its output order. The execution is ordered after the
+    /// queued work of each memory's home stream, and their later work after
+    /// it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] before any runtime call for a stream of
+    /// another device, a gear the model does not have (or any gear for a
+    /// static model), a wrong number of inputs or outputs, memory whose
+    /// size is not its tensor's at that gear, or memory of another device;
+    /// the runtime's error otherwise. Faults of the execution surface at the
+    /// next synchronisation.
+    #[doc(alias = "aclmdlExecuteAsync")]
+    #[doc(alias = "aclmdlSetDynamicBatchSize")]
+    #[doc(alias = "aclmdlSetDynamicHWSize")]
+    pub fn execute(
+        &self,
+        stream: &Stream,
+        gear: Gear,
+        inputs: &[&dyn ModelInput],
+        outputs: &mut [&mut dyn ModelOutput],
+    ) -> Result<()> {
+        const F: &str = "Model::execute";
+        self.check_args(F, Some(stream), gear, inputs, outputs)?;
+        {
+            let mut used = self.streams.lock().unwrap_or_else(|p| p.into_inner());
+            if !used.iter().any(|s| s.same_queue(stream)) {
+                used.push(stream.clone());
+            }
+        }
+        let gear_buf = self.gear_buffer(stream, gear)?;
+        let out_ptrs: Vec<(*mut c_void, usize)> = outputs
+            .iter_mut()
+            .map(|m| (m.output_ptr(), m.input_bytes()))
+            .collect();
+        let mut homes: Vec<&Stream> = inputs.iter().map(|m| m.input_home()).collect();
+        homes.extend(outputs.iter().map(|m| m.input_home()));
+        with_home_streams(stream, &homes, || {
+            stream.device().bind()?;
+            let sets = self.datasets(inputs, &out_ptrs, gear, gear_buf.as_ref())?;
+            // SAFETY: live model, datasets and stream; the memory the
+            // datasets name is live device memory of the model's device,
+            // borrowed (outputs exclusively) for this call and ordered with
+            // its home streams; the runtime keeps no reference to the
+            // datasets after the call.
+            check("aclmdlExecuteAsync", unsafe {
+                sys::aclmdlExecuteAsync(self.id, sets.input, sets.output, stream.as_raw())
+            })
+        })?;
+        Ok(())
+    }
+
+    /// Runs the model and returns when it has run (`aclmdlExecute`); the
+    /// arguments as [`Model::execute`]. Queued work of the memory's home
+    /// streams is waited for first.
+    ///
+    /// # Errors
+    ///
+    /// As [`Model::execute`]; a failing node is
+    /// `ACL_ERROR_RT_MODEL_EXECUTE` (507011) on the simulator.
+    #[doc(alias = "aclmdlExecute")]
+    pub fn execute_sync(
+        &self,
+        gear: Gear,
+        inputs: &[&dyn ModelInput],
+        outputs: &mut [&mut dyn ModelOutput],
+    ) -> Result<()> {
+        const F: &str = "Model::execute_sync";
+        self.check_args(F, None, gear, inputs, outputs)?;
+        for m in inputs {
+            m.input_home().synchronize()?;
+        }
+        for m in outputs.iter() {
+            m.input_home().synchronize()?;
+        }
+        let stream = self.device.default_stream();
+        let gear_buf = self.gear_buffer(&stream, gear)?;
+        if let Some(b) = &gear_buf {
+            b.home_stream().synchronize()?;
+        }
+        let out_ptrs: Vec<(*mut c_void, usize)> = outputs
+            .iter_mut()
+            .map(|m| (m.output_ptr(), m.input_bytes()))
+            .collect();
+        self.device.bind()?;
+        let sets = self.datasets(inputs, &out_ptrs, gear, gear_buf.as_ref())?;
+        // SAFETY: live model and datasets; the memory is live device memory
+        // with no queued work (synchronised above), borrowed for the call.
+        check("aclmdlExecute", unsafe {
+            sys::aclmdlExecute(self.id, sets.input, sets.output)
+        })
+    }
+
+    /// The gear input buffer for `gear` on `stream` (none for a static model).
+    fn gear_buffer(&self, stream: &Stream, gear: Gear) -> Result<Option<Arc<DeviceBuffer<u64>>>> {
+        let Some(i) = self.desc.gear_input() else {
+            return Ok(None);
+        };
+        let mut bufs = self.gear_bufs.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, _, b)) = bufs
+            .iter()
+            .find(|(s, g, _)| *g == gear && s.same_queue(stream))
+        {
+            return Ok(Some(b.clone()));
+        }
+        let words = self.desc.inputs()[i].size.div_ceil(8).max(2);
+        let b = Arc::new(stream.alloc_zeros::<u64>(words)?);
+        // The zero fill is queued: let it land before the gear is written
+        // (synchronously, by `aclmdlSetDynamic*`).
+        stream.synchronize()?;
+        bufs.push((stream.clone(), gear, b.clone()));
+        Ok(Some(b))
+    }
+
+    /// Builds the datasets and sets the gear.
+    fn datasets(
+        &self,
+        inputs: &[&dyn ModelInput],
+        outputs: &[(*mut c_void, usize)],
+        gear: Gear,
+        gear_buf: Option<&Arc<DeviceBuffer<u64>>>,
+    ) -> Result<Datasets> {
+        let mut ins: Vec<(*mut c_void, usize)> = inputs
+            .iter()
+            .map(|m| (m.input_ptr().cast_mut(), m.input_bytes()))
+            .collect();
+        if let (Some(i), Some(b)) = (self.desc.gear_input(), gear_buf) {
+            ins.insert(i, (b.device_ptr().cast_mut(), b.size_bytes()));
+        }
+        let sets = Datasets {
+            input: Datasets::make(&ins)?,
+            output: std::ptr::null_mut(),
+        };
+        let mut sets = sets;
+        sets.output = Datasets::make(outputs)?;
+        if let Some(i) = self.desc.gear_input() {
+            // SAFETY: live model and dataset; the gear input's buffer is at `i`.
+            let rc = unsafe {
+                match gear {
+                    Gear::Batch(b) => sys::aclmdlSetDynamicBatchSize(self.id, sets.input, i, b),
+                    Gear::HeightWidth(h, w) => {
+                        sys::aclmdlSetDynamicHWSize(self.id, sets.input, i, h, w)
+                    }
+                    Gear::Static => Ok(0),
+                }
+            };
+            let f = match gear {
+                Gear::HeightWidth(..) => "aclmdlSetDynamicHWSize",
+                _ => "aclmdlSetDynamicBatchSize",
+            };
+            check(f, rc)?;
+        }
+        Ok(sets)
+    }
+
+    /// Unloads the model, after the streams it ran on have finished, and
+    /// reports a failure.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's error from the synchronisation or `aclmdlUnload`.
+    #[doc(alias = "aclmdlUnload")]
+    pub fn close(mut self) -> Result<()> {
+        self.closed = true;
+        self.unload()
+    }
+
+    fn unload(&mut self) -> Result<()> {
+        let streams = std::mem::take(&mut *self.streams.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut first = Ok(());
+        for s in &streams {
+            if let Err(e) = s.synchronize() {
+                first = first.and(Err(e));
+            }
+        }
+        self.device.bind()?;
+        // SAFETY: a loaded model, unloaded once.
+        let r = check("aclmdlUnload", unsafe { sys::aclmdlUnload(self.id) });
+        first.and(r)
+    }
+}
+
+impl Drop for Model {
+    fn drop(&mut self) {
+        if self.closed {
+            return;
+        }
+        if let Err(e) = self.unload() {
+            release::record("Model", e);
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn check_io(
+    function: &'static str,
+    role: &str,
+    i: usize,
+    t: &TensorInfo,
+    need: Option<usize>,
+    bytes: usize,
+    home: &Stream,
+    device: &Device,
+) -> Result<()> {
+    if home.device() != device {
+        return Err(Error::invalid(
+            function,
+            format!(
+                "{role} {i} ({}) is memory of device {}, but the model is loaded on device {}",
+                t.name,
+                home.device().ordinal(),
+                device.ordinal()
+            ),
+        ));
+    }
+    let ok = match need {
+        Some(n) => bytes == n,
+        None => bytes <= t.size,
+    };
+    if !ok {
+        let want = need.map_or(format!("at most {}", t.size), |n| n.to_string());
+        return Err(Error::invalid(
+            function,
+            format!(
+                "{role} {i} ({}) holds {bytes} bytes, but the model takes {want}",
+                t.name
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The input and output datasets of one call, destroyed (with their data
+/// buffers, not the memory) when dropped.
+struct Datasets {
+    input: *mut sys::aclmdlDataset,
+    output: *mut sys::aclmdlDataset,
+}
+
+impl Datasets {
+    fn make(bufs: &[(*mut c_void, usize)]) -> Result<*mut sys::aclmdlDataset> {
+        // SAFETY: no arguments.
+        let ds = unsafe { sys::aclmdlCreateDataset() }?;
+        if ds.is_null() {
+            return Err(Error::from_code(
+                "aclmdlCreateDataset",
+                sys::ACL_ERROR_FAILURE,
+            ));
+        }
+        for &(p, n) in bufs {
+            // SAFETY: the buffer only records the address and size.
+            let b = match unsafe { sys::aclCreateDataBuffer(p, n) } {
+                Ok(b) if !b.is_null() => b,
+                Ok(_) => {
+                    destroy_dataset(ds);
+                    return Err(Error::from_code(
+                        "aclCreateDataBuffer",
+                        sys::ACL_ERROR_FAILURE,
+                    ));
+                }
+                Err(e) => {
+                    destroy_dataset(ds);
+                    return Err(e.into());
+                }
+            };
+            // SAFETY: live dataset and buffer.
+            if let Err(e) = check("aclmdlAddDatasetBuffer", unsafe {
+                sys::aclmdlAddDatasetBuffer(ds, b)
+            }) {
+                // SAFETY: the buffer was not added; destroyed once.
+                let _ = unsafe { sys::aclDestroyDataBuffer(b) };
+                destroy_dataset(ds);
+                return Err(e);
+            }
+        }
+        Ok(ds)
+    }
+}
+
+/// Destroys a dataset made by [`Datasets::make`] and its data buffers.
+fn destroy_dataset(ds: *mut sys::aclmdlDataset) {
+    if ds.is_null() {
+        return;
+    }
+    // SAFETY: a live dataset.
+    let n = unsafe { sys::aclmdlGetDatasetNumBuffers(ds) }.unwrap_or(0);
+    for i in 0..n {
+        // SAFETY: a live dataset; index in range.
+        if let Ok(b) = unsafe { sys::aclmdlGetDatasetBuffer(ds, i) }
+            && !b.is_null()
+        {
+            // SAFETY: made by `make`, destroyed once.
+            let _ = unsafe { sys::aclDestroyDataBuffer(b) };
+        }
+    }
+    // SAFETY: made by `make`, destroyed once.
+    let _ = unsafe { sys::aclmdlDestroyDataset(ds) };
+}
+
+impl Drop for Datasets {
+    fn drop(&mut self) {
+        destroy_dataset(self.input);
+        destroy_dataset(self.output);
+    }
+}

@@ -1,0 +1,535 @@
+//! [`Operator`]: one execution of a single operator on a stream
+//! (`aclopExecuteV2`, `aclopCompileAndExecuteV2`), and [`cast`] (`aclopCast`).
+
+use super::{OpAttr, TensorDesc};
+use crate::Stream;
+use crate::error::{Error, Result, check};
+use crate::event::order_after;
+use crate::memory::{DataType, DeviceMemory, DeviceMemoryMut, Element};
+use acl_sys as sys;
+use std::borrow::Cow;
+use std::ffi::{CStr, CString, c_void};
+
+/// Checks one argument: the buffer's element type against the
+/// description's, and its size against shape × element size.
+pub(crate) fn check_arg(
+    function: &'static str,
+    role: &str,
+    index: usize,
+    desc: &TensorDesc,
+    elem: DataType,
+    bytes: usize,
+) -> Result<()> {
+    let Some(dt) = desc.data_type() else {
+        return Err(Error::invalid(
+            function,
+            format!("{role} {index}: the description is of an absent input (TensorDesc::absent)"),
+        ));
+    };
+    if dt != elem {
+        return Err(Error::invalid(
+            function,
+            format!("{role} {index}: the buffer holds {elem}, the description says {dt}"),
+        ));
+    }
+    if let Some(need) = desc.size_bytes()
+        && need != bytes
+    {
+        return Err(Error::invalid(
+            function,
+            format!(
+                "{role} {index}: the buffer holds {bytes} bytes, but {dt} of shape {:?} is {need} bytes",
+                desc.dims()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `aclDataBuffer`s made for one call, destroyed afterwards.
+pub(crate) struct DataBuffers(pub(crate) Vec<*mut sys::aclDataBuffer>);
+
+impl DataBuffers {
+    pub(crate) fn new(args: &[(*mut c_void, usize)]) -> Result<DataBuffers> {
+        let mut out = DataBuffers(Vec::with_capacity(args.len()));
+        for &(ptr, bytes) in args {
+            // SAFETY: the buffer only records the address and size.
+            let b = unsafe { sys::aclCreateDataBuffer(ptr, bytes) }?;
+            if b.is_null() {
+                return Err(Error::from_code(
+                    "aclCreateDataBuffer",
+                    sys::ACL_ERROR_FAILURE,
+                ));
+            }
+            out.0.push(b);
+        }
+        Ok(out)
+    }
+}
+
+impl Drop for DataBuffers {
+    fn drop(&mut self) {
+        for &b in &self.0 {
+            // SAFETY: made by `new`, destroyed once; the runtime keeps no
+            // reference to it after the call that used it returned.
+            let _ = unsafe { sys::aclDestroyDataBuffer(b) };
+        }
+    }
+}
+
+/// Orders `stream` after the queued work of every home in `homes` that is
+/// not `stream`; returns them, deduplicated, for [`order_homes_after`].
+pub(crate) fn order_before<'s>(stream: &Stream, homes: &[&'s Stream]) -> Result<Vec<&'s Stream>> {
+    let mut foreign: Vec<&Stream> = Vec::new();
+    for &h in homes {
+        if !stream.same_queue(h) && !foreign.iter().any(|f| f.same_queue(h)) {
+            foreign.push(h);
+        }
+    }
+    for h in &foreign {
+        order_after(stream, h)?;
+    }
+    Ok(foreign)
+}
+
+/// Orders each foreign home after the work just queued on `stream`.
+pub(crate) fn order_homes_after(stream: &Stream, foreign: &[&Stream]) -> Result<()> {
+    for h in foreign {
+        order_after(h, stream)?;
+    }
+    Ok(())
+}
+
+/// One execution of a single operator: its type, inputs and outputs
+/// (device buffers with their descriptions), attributes; queued on a stream
+/// by [`Operator::execute`] or [`Operator::compile_and_execute`].
+///
+/// Each input and output is checked when it is added — element type
+/// against the description's data type, buffer size against shape ×
+/// element size — and the first problem is returned by `execute`, before
+/// any C call. Buffers stay borrowed until the call returns; the memory
+/// module's stream ordering keeps them alive and unaliased until the
+/// operator has run (buffers whose home is another stream are ordered with
+/// events, as copies are).
+///
+/// ```
+/// # cann_sim::install().unwrap();
+/// use acl::op::{Format, Operator, TensorDesc};
+/// use acl::{DataType, Device, Runtime};
+///
+/// let npu = Device::new(&Runtime::init()?, 0)?;
+/// let stream = npu.new_stream()?;
+/// let a = stream.clone_from_host(&[1.0f32, 2.0, 3.0])?;
+/// let b = stream.clone_from_host(&[10.0f32, 20.0, 30.0])?;
+/// let mut c = stream.alloc_zeros::<f32>(3)?;
+/// let d = TensorDesc::new(DataType::Float, &[3], Format::Nd)?;
+/// let mut dc = TensorDesc::new(DataType::Float, &[3], Format::Nd)?;
+/// Operator::new("Add")
+///     .input(&d, &a)
+///     .input(&d, &b)
+///     .output(&mut dc, &mut c)
+///     .execute(&stream)?;
+/// assert_eq!(c.to_host_vec()?, [11.0, 22.0, 33.0]);
+/// # Ok::<(), acl::Error>(())
+/// ```
+#[doc(alias = "aclopExecuteV2")]
+pub struct Operator<'a> {
+    op_type: Cow<'a, CStr>,
+    in_descs: Vec<*mut sys::aclTensorDesc>,
+    in_args: Vec<(*mut c_void, usize)>,
+    out_descs: Vec<&'a mut TensorDesc>,
+    out_args: Vec<(*mut c_void, usize)>,
+    homes: Vec<&'a Stream>,
+    owned: Vec<TensorDesc>,
+    attr: Option<&'a OpAttr>,
+    error: Option<Error>,
+}
+
+impl std::fmt::Debug for Operator<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Operator")
+            .field("op_type", &self.op_type)
+            .field("inputs", &self.in_args.len())
+            .field("outputs", &self.out_args.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Operator<'a> {
+    /// An execution of `op_type` (a CANN operator type, e.g. `"MatMul"`).
+    /// A name with a NUL byte is reported by `execute`.
+    pub fn new(op_type: &str) -> Operator<'a> {
+        let (name, error) = match CString::new(op_type) {
+            Ok(c) => (Cow::Owned(c), None),
+            Err(_) => (
+                Cow::Borrowed(c""),
+                Some(Error::invalid(
+                    "Operator::new",
+                    format!("the operator type {op_type:?} contains a NUL byte"),
+                )),
+            ),
+        };
+        let mut op = Self::with_type(name);
+        op.error = error;
+        op
+    }
+
+    /// Like [`Operator::new`] without copying the name.
+    pub fn from_c_str(op_type: &'a CStr) -> Operator<'a> {
+        Self::with_type(Cow::Borrowed(op_type))
+    }
+
+    fn with_type(op_type: Cow<'a, CStr>) -> Operator<'a> {
+        Operator {
+            op_type,
+            in_descs: Vec::with_capacity(3),
+            in_args: Vec::with_capacity(3),
+            out_descs: Vec::with_capacity(1),
+            out_args: Vec::with_capacity(1),
+            homes: Vec::with_capacity(4),
+            owned: Vec::new(),
+            attr: None,
+            error: None,
+        }
+    }
+
+    fn fail(&mut self, e: Error) {
+        if self.error.is_none() {
+            self.error = Some(e);
+        }
+    }
+
+    /// Adds an input: `mem` holds the tensor `desc` describes.
+    pub fn input<T: Element, M: DeviceMemory<T> + ?Sized>(
+        mut self,
+        desc: &'a TensorDesc,
+        mem: &'a M,
+    ) -> Operator<'a> {
+        let i = self.in_args.len();
+        if let Err(e) = check_arg(
+            "Operator::input",
+            "input",
+            i,
+            desc,
+            T::DATA_TYPE,
+            mem.size_bytes(),
+        ) {
+            self.fail(e);
+        }
+        if !desc.is_static() {
+            self.fail(Error::invalid(
+                "Operator::input",
+                format!(
+                    "input {i}: shape {:?} has unknown dimensions; inputs need concrete shapes",
+                    desc.dims()
+                ),
+            ));
+        }
+        self.in_descs.push(desc.as_raw());
+        self.in_args
+            .push((mem.device_ptr().cast_mut(), mem.size_bytes()));
+        self.homes.push(mem.home_stream());
+        self
+    }
+
+    /// Adds a constant input from host values (`aclSetTensorConst`): for
+    /// inputs whose values decide the output's shape (`axes`, `perm`,
+    /// `dims`), which operators need at launch.
+    pub fn host_input<T: Element>(mut self, dims: &[i64], values: &'a [T]) -> Operator<'a> {
+        let made = TensorDesc::new(T::DATA_TYPE, dims, super::Format::Nd).and_then(|mut d| {
+            d.set_const(values)?;
+            Ok(d)
+        });
+        match made {
+            Ok(d) => {
+                self.in_descs.push(d.as_raw());
+                self.owned.push(d);
+            }
+            Err(e) => {
+                self.fail(e);
+                self.in_descs.push(std::ptr::null_mut());
+            }
+        }
+        self.in_args.push((
+            values.as_ptr().cast_mut().cast(),
+            std::mem::size_of_val(values),
+        ));
+        self
+    }
+
+    /// Adds an absent optional input (e.g. MatMul's `bias`), in its position.
+    pub fn absent_input(mut self) -> Operator<'a> {
+        match TensorDesc::absent() {
+            Ok(d) => {
+                self.in_descs.push(d.as_raw());
+                self.owned.push(d);
+            }
+            Err(e) => {
+                self.fail(e);
+                self.in_descs.push(std::ptr::null_mut());
+            }
+        }
+        self.in_args.push((std::ptr::null_mut(), 0));
+        self
+    }
+
+    /// Adds an output: the operator writes the tensor `desc` describes into
+    /// `mem`. With unknown dimensions in `desc`, the size is checked by the
+    /// runtime, and `desc` holds the operator's shape after `execute`.
+    pub fn output<T: Element, M: DeviceMemoryMut<T> + ?Sized>(
+        mut self,
+        desc: &'a mut TensorDesc,
+        mem: &'a mut M,
+    ) -> Operator<'a> {
+        let i = self.out_args.len();
+        if let Err(e) = check_arg(
+            "Operator::output",
+            "output",
+            i,
+            desc,
+            T::DATA_TYPE,
+            mem.size_bytes(),
+        ) {
+            self.fail(e);
+        }
+        self.out_args.push((mem.device_ptr_mut(), mem.size_bytes()));
+        self.homes.push(mem.home_stream());
+        self.out_descs.push(desc);
+        self
+    }
+
+    /// Sets the attributes.
+    pub fn attr(mut self, attr: &'a OpAttr) -> Operator<'a> {
+        self.attr = Some(attr);
+        self
+    }
+
+    /// Queues the operator on `stream` (`aclopExecuteV2`: a loaded or
+    /// prebuilt kernel), and refreshes output descriptions with unknown
+    /// dimensions.
+    ///
+    /// # Errors
+    ///
+    /// The first [`Error::InvalidArgument`] found while adding arguments;
+    /// the runtime's error: `ACL_ERROR_OP_NOT_FOUND` (100024) for an unknown
+    /// operator, `ACL_ERROR_OP_INPUT_NOT_MATCH` / `OUTPUT_NOT_MATCH` /
+    /// `ATTR_NOT_MATCH` (100021–100023) when inputs, outputs or attributes
+    /// do not fit, `ACL_ERROR_UNSUPPORTED_DATA_TYPE` (100026). Faults of the
+    /// kernel itself surface at the next synchronisation.
+    #[doc(alias = "aclopExecuteV2")]
+    pub fn execute(self, stream: &Stream) -> Result<()> {
+        self.run(stream, false)
+    }
+
+    /// Compiles (or finds the compiled) kernel and queues it on `stream`
+    /// (`aclopCompileAndExecuteV2` with `ACL_ENGINE_SYS`, `ACL_COMPILE_SYS`),
+    /// refreshing output descriptions as [`Operator::execute`] does.
+    ///
+    /// # Errors
+    ///
+    /// As [`Operator::execute`].
+    #[doc(alias = "aclopCompileAndExecuteV2")]
+    pub fn compile_and_execute(self, stream: &Stream) -> Result<()> {
+        self.run(stream, true)
+    }
+
+    fn run(mut self, stream: &Stream, compile: bool) -> Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        let foreign = order_before(stream, &self.homes)?;
+        stream.device().bind()?;
+        let ins = DataBuffers::new(&self.in_args)?;
+        let outs = DataBuffers::new(&self.out_args)?;
+        let mut out_raw: Vec<*mut sys::aclTensorDesc> =
+            self.out_descs.iter().map(|d| d.as_raw()).collect();
+        let attr = self.attr.map_or(std::ptr::null_mut(), OpAttr::as_raw);
+        let (n_in, n_out) = (self.in_descs.len() as i32, out_raw.len() as i32);
+        let rc = if compile {
+            // SAFETY: descriptions, buffers and attributes are live; the
+            // arrays are valid for their counts; the memory the buffers name
+            // is kept alive and unaliased until the operator has run by the
+            // stream ordering (module docs of `memory`).
+            let rc = unsafe {
+                sys::aclopCompileAndExecuteV2(
+                    self.op_type.as_ptr(),
+                    n_in,
+                    self.in_descs.as_mut_ptr(),
+                    ins.0.as_ptr().cast_mut(),
+                    n_out,
+                    out_raw.as_mut_ptr(),
+                    outs.0.as_ptr().cast_mut(),
+                    attr,
+                    sys::ACL_ENGINE_SYS,
+                    sys::ACL_COMPILE_SYS,
+                    std::ptr::null(),
+                    stream.as_raw(),
+                )
+            };
+            check("aclopCompileAndExecuteV2", rc)
+        } else {
+            // SAFETY: as above.
+            let rc = unsafe {
+                sys::aclopExecuteV2(
+                    self.op_type.as_ptr(),
+                    n_in,
+                    self.in_descs.as_mut_ptr(),
+                    ins.0.as_ptr().cast_mut(),
+                    n_out,
+                    out_raw.as_mut_ptr(),
+                    outs.0.as_ptr().cast_mut(),
+                    attr,
+                    stream.as_raw(),
+                )
+            };
+            check("aclopExecuteV2", rc)
+        };
+        drop((ins, outs));
+        rc?;
+        for d in &mut self.out_descs {
+            if !d.is_static() {
+                d.refresh()?;
+            }
+        }
+        order_homes_after(stream, &foreign)
+    }
+}
+
+/// Converts `src` to `dst`'s element type on `stream` (`aclopCast`: the
+/// `Cast` operator). `truncate` selects truncation instead of rounding
+/// where the runtime offers both.
+///
+/// # Errors
+///
+/// [`Error::InvalidArgument`] when a buffer does not match its description
+/// (element type, size) or the shapes differ; the runtime's error.
+#[doc(alias = "aclopCast")]
+pub fn cast<T: Element, U: Element>(
+    stream: &Stream,
+    src_desc: &TensorDesc,
+    src: &(impl DeviceMemory<T> + ?Sized),
+    dst_desc: &TensorDesc,
+    dst: &mut (impl DeviceMemoryMut<U> + ?Sized),
+    truncate: bool,
+) -> Result<()> {
+    const F: &str = "op::cast";
+    check_arg(F, "input", 0, src_desc, T::DATA_TYPE, src.size_bytes())?;
+    check_arg(F, "output", 0, dst_desc, U::DATA_TYPE, dst.size_bytes())?;
+    if src_desc.dims() != dst_desc.dims() {
+        return Err(Error::invalid(
+            F,
+            format!(
+                "the shapes differ: {:?} and {:?}",
+                src_desc.dims(),
+                dst_desc.dims()
+            ),
+        ));
+    }
+    let dst_arg = (dst.device_ptr_mut(), dst.size_bytes());
+    let foreign = order_before(stream, &[src.home_stream(), dst.home_stream()])?;
+    stream.device().bind()?;
+    let bufs = DataBuffers::new(&[(src.device_ptr().cast_mut(), src.size_bytes()), dst_arg])?;
+    // SAFETY: live descriptions and buffers; the memory stays valid until
+    // the cast has run (stream ordering).
+    check("aclopCast", unsafe {
+        sys::aclopCast(
+            src_desc.as_raw(),
+            bufs.0[0],
+            dst_desc.as_raw(),
+            bufs.0[1],
+            u8::from(truncate),
+            stream.as_raw(),
+        )
+    })?;
+    drop(bufs);
+    order_homes_after(stream, &foreign)
+}
+
+/// One argument of [`launch`]: a description and the memory it describes
+/// (already known to match: the typed operators build both from one tensor).
+pub(crate) struct Arg<'a> {
+    pub(crate) desc: &'a TensorDesc,
+    pub(crate) ptr: *mut c_void,
+    pub(crate) bytes: usize,
+    pub(crate) home: &'a Stream,
+}
+
+/// Data buffers in a fixed array, destroyed on drop.
+struct StackBuffers<const N: usize>([*mut sys::aclDataBuffer; N]);
+
+impl<const N: usize> StackBuffers<N> {
+    fn new(args: &[Arg<'_>; N]) -> Result<StackBuffers<N>> {
+        let mut out = StackBuffers([std::ptr::null_mut(); N]);
+        for (slot, a) in out.0.iter_mut().zip(args) {
+            // SAFETY: the buffer only records the address and size.
+            let b = unsafe { sys::aclCreateDataBuffer(a.ptr, a.bytes) }?;
+            if b.is_null() {
+                return Err(Error::from_code(
+                    "aclCreateDataBuffer",
+                    sys::ACL_ERROR_FAILURE,
+                ));
+            }
+            *slot = b;
+        }
+        Ok(out)
+    }
+}
+
+impl<const N: usize> Drop for StackBuffers<N> {
+    fn drop(&mut self) {
+        for &b in self.0.iter().filter(|b| !b.is_null()) {
+            // SAFETY: made by `new`, destroyed once, unused after the call.
+            let _ = unsafe { sys::aclDestroyDataBuffer(b) };
+        }
+    }
+}
+
+/// The typed operators' path to `aclopExecuteV2`: like [`Operator`], with
+/// fixed-size arrays instead of vectors and no per-argument checks (the
+/// callers build descriptions and buffers from the same tensors).
+pub(crate) fn launch<const NI: usize, const NO: usize>(
+    stream: &Stream,
+    op: &CStr,
+    ins: [Arg<'_>; NI],
+    outs: [Arg<'_>; NO],
+    attr: Option<&OpAttr>,
+) -> Result<()> {
+    let any_foreign = ins
+        .iter()
+        .chain(outs.iter())
+        .any(|a| !stream.same_queue(a.home));
+    let foreign = if any_foreign {
+        let homes: Vec<&Stream> = ins.iter().chain(outs.iter()).map(|a| a.home).collect();
+        order_before(stream, &homes)?
+    } else {
+        Vec::new()
+    };
+    stream.device().bind()?;
+    let in_bufs = StackBuffers::new(&ins)?;
+    let out_bufs = StackBuffers::new(&outs)?;
+    let mut in_d = ins.map(|a| a.desc.as_raw());
+    let mut out_d = outs.map(|a| a.desc.as_raw());
+    let (mut ib, mut ob) = (in_bufs.0, out_bufs.0);
+    // SAFETY: live descriptions, buffers and attributes; arrays valid for
+    // their lengths; the memory stays valid until the operator has run
+    // (stream ordering, module docs of `memory`).
+    let rc = unsafe {
+        sys::aclopExecuteV2(
+            op.as_ptr(),
+            NI as i32,
+            in_d.as_mut_ptr(),
+            ib.as_mut_ptr(),
+            NO as i32,
+            out_d.as_mut_ptr(),
+            ob.as_mut_ptr(),
+            attr.map_or(std::ptr::null_mut(), OpAttr::as_raw),
+            stream.as_raw(),
+        )
+    };
+    check("aclopExecuteV2", rc)?;
+    drop((in_bufs, out_bufs));
+    if !foreign.is_empty() {
+        order_homes_after(stream, &foreign)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,338 @@
+//! [`OpHandle`]: an operator checked once, executed many times
+//! (`aclopCreateHandle`, `aclopExecWithHandle`).
+
+use super::exec::{DataBuffers, order_before, order_homes_after};
+use super::{OpAttr, TensorDesc};
+use crate::Stream;
+use crate::error::{Error, Result, check};
+use crate::memory::{DataType, DeviceMemory, DeviceMemoryMut, Element};
+use acl_sys as sys;
+use std::ffi::{CString, c_void};
+use std::ptr::NonNull;
+
+/// What one argument of a handle must be.
+#[derive(Debug, Clone)]
+struct Slot {
+    dtype: Option<DataType>,
+    dims: Vec<i64>,
+    bytes: Option<usize>,
+}
+
+impl Slot {
+    fn of(d: &TensorDesc) -> Slot {
+        Slot {
+            dtype: d.data_type(),
+            dims: d.dims().to_vec(),
+            bytes: d.size_bytes(),
+        }
+    }
+}
+
+/// An operator with fixed descriptions and attributes, checked once by the
+/// runtime, for repeated execution on new buffers
+/// ([`OpHandle::launch`]). The descriptions may be dropped after creation.
+///
+/// `Send + Sync`: the runtime's handle is immutable after creation.
+///
+/// ```
+/// # cann_sim::install().unwrap();
+/// use acl::op::{Format, OpHandle, TensorDesc};
+/// use acl::{DataType, Device, Runtime};
+///
+/// let npu = Device::new(&Runtime::init()?, 0)?;
+/// let stream = npu.new_stream()?;
+/// let d = TensorDesc::new(DataType::Float, &[2], Format::Nd)?;
+/// let relu = OpHandle::new("Relu", &[&d], &[&d], None)?;
+/// let x = stream.clone_from_host(&[-1.0f32, 2.0])?;
+/// let mut y = stream.alloc_zeros::<f32>(2)?;
+/// for _ in 0..3 {
+///     relu.launch().input(&x).output(&mut y).execute(&stream)?;
+/// }
+/// assert_eq!(y.to_host_vec()?, [0.0, 2.0]);
+/// # Ok::<(), acl::Error>(())
+/// ```
+#[doc(alias = "aclopHandle")]
+pub struct OpHandle {
+    raw: NonNull<sys::aclopHandle>,
+    op_type: String,
+    inputs: Vec<Slot>,
+    outputs: Vec<Slot>,
+}
+
+// SAFETY: the handle is immutable after creation; the runtime's execution
+// with it is thread-safe.
+unsafe impl Send for OpHandle {}
+// SAFETY: as above.
+unsafe impl Sync for OpHandle {}
+
+impl std::fmt::Debug for OpHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpHandle")
+            .field("op_type", &self.op_type)
+            .field("inputs", &self.inputs.len())
+            .field("outputs", &self.outputs.len())
+            .finish()
+    }
+}
+
+fn counts(function: &'static str, n: usize) -> Result<i32> {
+    i32::try_from(n).map_err(|_| Error::invalid(function, format!("{n} tensors are too many")))
+}
+
+impl OpHandle {
+    /// Checks `op_type` with these descriptions and attributes.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for an operator name with a NUL byte or
+    /// an output with unknown dimensions; the runtime's error (100021–100024,
+    /// 100026) when the operator does not fit.
+    #[doc(alias = "aclopCreateHandle")]
+    pub fn new(
+        op_type: &str,
+        inputs: &[&TensorDesc],
+        outputs: &[&TensorDesc],
+        attr: Option<&OpAttr>,
+    ) -> Result<OpHandle> {
+        const F: &str = "OpHandle::new";
+        let name = CString::new(op_type).map_err(|_| {
+            Error::invalid(
+                F,
+                format!("the operator type {op_type:?} contains a NUL byte"),
+            )
+        })?;
+        if let Some((i, d)) = outputs.iter().enumerate().find(|(_, d)| !d.is_static()) {
+            return Err(Error::invalid(
+                F,
+                format!(
+                    "output {i}: shape {:?} has unknown dimensions; a handle needs concrete shapes",
+                    d.dims()
+                ),
+            ));
+        }
+        let ins: Vec<*const sys::aclTensorDesc> =
+            inputs.iter().map(|d| d.as_raw().cast_const()).collect();
+        let outs: Vec<*const sys::aclTensorDesc> =
+            outputs.iter().map(|d| d.as_raw().cast_const()).collect();
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: live descriptions and attributes; arrays valid for their
+        // counts; valid out-pointer.
+        check("aclopCreateHandle", unsafe {
+            sys::aclopCreateHandle(
+                name.as_ptr(),
+                counts(F, ins.len())?,
+                ins.as_ptr(),
+                counts(F, outs.len())?,
+                outs.as_ptr(),
+                attr.map_or(std::ptr::null(), |a| a.as_raw().cast_const()),
+                &mut raw,
+            )
+        })?;
+        Self::wrap("aclopCreateHandle", raw, op_type, inputs, outputs)
+    }
+
+    /// A handle for `Cast` from `src`'s data type to `dst`'s.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the shapes differ; the runtime's error.
+    #[doc(alias = "aclopCreateHandleForCast")]
+    pub fn for_cast(src: &TensorDesc, dst: &TensorDesc, truncate: bool) -> Result<OpHandle> {
+        if src.dims() != dst.dims() {
+            return Err(Error::invalid(
+                "OpHandle::for_cast",
+                format!("the shapes differ: {:?} and {:?}", src.dims(), dst.dims()),
+            ));
+        }
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: live descriptions (not modified by the call); valid out-pointer.
+        check("aclopCreateHandleForCast", unsafe {
+            sys::aclopCreateHandleForCast(src.as_raw(), dst.as_raw(), u8::from(truncate), &mut raw)
+        })?;
+        Self::wrap("aclopCreateHandleForCast", raw, "Cast", &[src], &[dst])
+    }
+
+    fn wrap(
+        function: &'static str,
+        raw: *mut sys::aclopHandle,
+        op_type: &str,
+        inputs: &[&TensorDesc],
+        outputs: &[&TensorDesc],
+    ) -> Result<OpHandle> {
+        let raw =
+            NonNull::new(raw).ok_or_else(|| Error::from_code(function, sys::ACL_ERROR_FAILURE))?;
+        Ok(OpHandle {
+            raw,
+            op_type: op_type.to_string(),
+            inputs: inputs.iter().map(|d| Slot::of(d)).collect(),
+            outputs: outputs.iter().map(|d| Slot::of(d)).collect(),
+        })
+    }
+
+    /// The operator type.
+    pub fn op_type(&self) -> &str {
+        &self.op_type
+    }
+
+    /// Starts one execution: add the buffers in order, then
+    /// [`HandleLaunch::execute`].
+    pub fn launch(&self) -> HandleLaunch<'_, '_> {
+        HandleLaunch {
+            handle: self,
+            ins: Vec::with_capacity(self.inputs.len()),
+            outs: Vec::with_capacity(self.outputs.len()),
+            homes: Vec::with_capacity(self.inputs.len() + self.outputs.len()),
+            error: None,
+        }
+    }
+}
+
+impl Drop for OpHandle {
+    fn drop(&mut self) {
+        // SAFETY: ours, destroyed once; executions queued with it carry
+        // their own copy of what they need.
+        let _ = unsafe { sys::aclopDestroyHandle(self.raw.as_ptr()) };
+    }
+}
+
+/// One execution of an [`OpHandle`] on new buffers.
+pub struct HandleLaunch<'h, 'a> {
+    handle: &'h OpHandle,
+    ins: Vec<(*mut c_void, usize)>,
+    outs: Vec<(*mut c_void, usize)>,
+    homes: Vec<&'a Stream>,
+    error: Option<Error>,
+}
+
+impl std::fmt::Debug for HandleLaunch<'_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HandleLaunch")
+            .field("handle", self.handle)
+            .field("inputs", &self.ins.len())
+            .field("outputs", &self.outs.len())
+            .finish()
+    }
+}
+
+fn check_slot(
+    role: &str,
+    i: usize,
+    slot: Option<&Slot>,
+    elem: DataType,
+    bytes: usize,
+) -> Result<()> {
+    const F: &str = "HandleLaunch";
+    let Some(slot) = slot else {
+        return Err(Error::invalid(
+            F,
+            format!("{role} {i}: the handle has no such {role}"),
+        ));
+    };
+    if slot.dtype != Some(elem) {
+        return Err(Error::invalid(
+            F,
+            format!(
+                "{role} {i}: the buffer holds {elem}, the handle's description says {}",
+                slot.dtype.map_or("absent", DataType::name)
+            ),
+        ));
+    }
+    if let Some(need) = slot.bytes
+        && need != bytes
+    {
+        return Err(Error::invalid(
+            F,
+            format!(
+                "{role} {i}: the buffer holds {bytes} bytes, shape {:?} is {need} bytes",
+                slot.dims
+            ),
+        ));
+    }
+    Ok(())
+}
+
+impl<'h, 'a> HandleLaunch<'h, 'a> {
+    /// Adds the next input.
+    pub fn input<T: Element, M: DeviceMemory<T> + ?Sized>(mut self, mem: &'a M) -> Self {
+        let i = self.ins.len();
+        if let Err(e) = check_slot(
+            "input",
+            i,
+            self.handle.inputs.get(i),
+            T::DATA_TYPE,
+            mem.size_bytes(),
+        ) && self.error.is_none()
+        {
+            self.error = Some(e);
+        }
+        self.ins
+            .push((mem.device_ptr().cast_mut(), mem.size_bytes()));
+        self.homes.push(mem.home_stream());
+        self
+    }
+
+    /// Adds the next output.
+    pub fn output<T: Element, M: DeviceMemoryMut<T> + ?Sized>(mut self, mem: &'a mut M) -> Self {
+        let i = self.outs.len();
+        if let Err(e) = check_slot(
+            "output",
+            i,
+            self.handle.outputs.get(i),
+            T::DATA_TYPE,
+            mem.size_bytes(),
+        ) && self.error.is_none()
+        {
+            self.error = Some(e);
+        }
+        self.outs.push((mem.device_ptr_mut(), mem.size_bytes()));
+        self.homes.push(mem.home_stream());
+        self
+    }
+
+    /// Queues the execution on `stream`.
+    ///
+    /// # Errors
+    ///
+    /// The first [`Error::InvalidArgument`] found while adding buffers, or
+    /// a count that differs from the handle's; the runtime's error.
+    #[doc(alias = "aclopExecWithHandle")]
+    pub fn execute(mut self, stream: &Stream) -> Result<()> {
+        const F: &str = "HandleLaunch::execute";
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        if self.ins.len() != self.handle.inputs.len()
+            || self.outs.len() != self.handle.outputs.len()
+        {
+            return Err(Error::invalid(
+                F,
+                format!(
+                    "{} takes {} input(s) and {} output(s); {} and {} were given",
+                    self.handle.op_type,
+                    self.handle.inputs.len(),
+                    self.handle.outputs.len(),
+                    self.ins.len(),
+                    self.outs.len()
+                ),
+            ));
+        }
+        let foreign = order_before(stream, &self.homes)?;
+        stream.device().bind()?;
+        let ins = DataBuffers::new(&self.ins)?;
+        let outs = DataBuffers::new(&self.outs)?;
+        // SAFETY: live handle and buffers; arrays valid for their counts;
+        // the memory stays valid until the operator has run (stream ordering).
+        check("aclopExecWithHandle", unsafe {
+            sys::aclopExecWithHandle(
+                self.handle.raw.as_ptr(),
+                self.ins.len() as i32,
+                ins.0.as_ptr().cast(),
+                self.outs.len() as i32,
+                outs.0.as_ptr().cast(),
+                stream.as_raw(),
+            )
+        })?;
+        drop((ins, outs));
+        order_homes_after(stream, &foreign)
+    }
+}

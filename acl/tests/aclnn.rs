@@ -1,0 +1,563 @@
+//! The aclnn operators of `acl::aclnn` on cann-sim against host references:
+//! each operator × f32/f16/bf16/i32 where the operator takes it, with a
+//! broadcasting case; every error path with its exact status; and every
+//! aclnn handle released at the end.
+
+#![allow(
+    clippy::too_many_arguments,
+    clippy::type_complexity,
+    reason = "table-driven test cases"
+)]
+
+mod common;
+
+use acl::aclnn::{self, CubeMathType, Layout, Scalar, Tensor, TensorMut};
+use acl::{DataType, Device, Error, Stream};
+use half::{bf16, f16};
+use std::sync::Mutex;
+
+/// The tests count live aclnn handles: run them one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn setup() -> (std::sync::MutexGuard<'static, ()>, Device, Stream) {
+    let g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let d = common::device(0);
+    let s = d.new_stream().expect("stream");
+    (g, d, s)
+}
+
+trait Num: acl::Element + std::fmt::Debug + PartialEq {
+    fn to(self) -> f64;
+    fn from(v: f64) -> Self;
+    fn tol() -> f64;
+}
+impl Num for f32 {
+    fn to(self) -> f64 {
+        f64::from(self)
+    }
+    fn from(v: f64) -> Self {
+        v as f32
+    }
+    fn tol() -> f64 {
+        1e-5
+    }
+}
+impl Num for f16 {
+    fn to(self) -> f64 {
+        f64::from(self.to_f32())
+    }
+    fn from(v: f64) -> Self {
+        f16::from_f64(v)
+    }
+    fn tol() -> f64 {
+        2e-3
+    }
+}
+impl Num for bf16 {
+    fn to(self) -> f64 {
+        f64::from(self.to_f32())
+    }
+    fn from(v: f64) -> Self {
+        bf16::from_f64(v)
+    }
+    fn tol() -> f64 {
+        1.6e-2
+    }
+}
+impl Num for i32 {
+    fn to(self) -> f64 {
+        f64::from(self)
+    }
+    fn from(v: f64) -> Self {
+        v as i32
+    }
+    fn tol() -> f64 {
+        0.0
+    }
+}
+
+fn close<T: Num>(what: &str, got: &[T], want: &[f64]) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let g = g.to();
+        let tol = T::tol() * w.abs().max(1.0);
+        assert!((g - w).abs() <= tol, "{what}[{i}]: got {g}, want {w}");
+    }
+}
+
+/// The aclnn status and function of an error.
+fn status(e: Error) -> (i32, &'static str) {
+    match e {
+        Error::Acl { code, function, .. } => (code.raw(), function),
+        other => panic!("not an aclnn status: {other:?}"),
+    }
+}
+
+fn host<T: Num>(v: &[f64]) -> Vec<T> {
+    v.iter().map(|&x| T::from(x)).collect()
+}
+
+type Bin = fn(&Stream, &Tensor<'_>, &Tensor<'_>, &mut TensorMut<'_>) -> acl::Result<()>;
+
+fn binary_case<T: Num>(
+    s: &Stream,
+    name: &str,
+    f: Bin,
+    r: fn(f64, f64) -> f64,
+    a: &[f64],
+    ash: &[usize],
+    b: &[f64],
+    bsh: &[usize],
+    osh: &[usize],
+) {
+    let (ha, hb): (Vec<T>, Vec<T>) = (host(a), host(b));
+    let da = s.clone_from_host(&ha).unwrap();
+    let db = s.clone_from_host(&hb).unwrap();
+    let n: usize = osh.iter().product();
+    let mut dc = s.alloc_zeros::<T>(n).unwrap();
+    {
+        let (ta, tb) = (
+            Tensor::new(&da, ash).unwrap(),
+            Tensor::new(&db, bsh).unwrap(),
+        );
+        let mut tc = TensorMut::new(&mut dc, osh).unwrap();
+        f(s, &ta, &tb, &mut tc).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    // Reference over the rounded inputs, broadcasting `b` ([k]) along rows.
+    let want: Vec<f64> = (0..n)
+        .map(|i| r(ha[i % ha.len()].to(), hb[i % hb.len()].to()))
+        .map(|v| T::from(v).to())
+        .collect();
+    close(name, &dc.to_host_vec().unwrap(), &want);
+}
+
+fn binaries<T: Num>(s: &Stream, int: bool) {
+    let a = [1.0, -2.0, 3.5, 4.0, -5.0, 6.25];
+    let b = [2.0, 0.5, -4.0];
+    let ops: [(&str, Bin, fn(f64, f64) -> f64); 6] = [
+        ("add", aclnn::add, |x, y| x + y),
+        ("sub", aclnn::sub, |x, y| x - y),
+        ("mul", aclnn::mul, |x, y| x * y),
+        ("div", aclnn::div, |x, y| x / y),
+        ("maximum", aclnn::maximum, f64::max),
+        ("minimum", aclnn::minimum, f64::min),
+    ];
+    for (name, f, r) in ops {
+        if int && name == "div" {
+            continue;
+        }
+        // Same shape, then broadcasting [2, 3] with [3].
+        let b6 = [2.0, 0.5, -4.0, 1.0, 3.0, -1.0];
+        binary_case::<T>(s, name, f, r, &a, &[2, 3], &b6, &[2, 3], &[2, 3]);
+        binary_case::<T>(s, name, f, r, &a, &[2, 3], &b, &[3], &[2, 3]);
+    }
+}
+
+#[test]
+fn binary_operators_match_the_host_for_every_dtype_and_broadcast() {
+    let (_g, _d, s) = setup();
+    binaries::<f32>(&s, false);
+    binaries::<f16>(&s, false);
+    binaries::<bf16>(&s, false);
+    binaries::<i32>(&s, true);
+}
+
+type Un = fn(&Stream, &Tensor<'_>, &mut TensorMut<'_>) -> acl::Result<()>;
+
+fn unaries<T: Num>(s: &Stream, int: bool) {
+    let x: [f64; 6] = [0.5, -1.5, 2.0, 0.25, -0.75, 3.0];
+    let gelu = |v: f64| 0.5 * v * (1.0 + (0.7978845608028654 * (v + 0.044715 * v * v * v)).tanh());
+    let ops: [(&str, Un, fn(f64) -> f64, bool); 10] = [
+        ("neg", aclnn::neg, |v| -v, true),
+        ("abs", aclnn::abs, f64::abs, true),
+        ("relu", aclnn::relu, |v| v.max(0.0), true),
+        ("exp", aclnn::exp, f64::exp, false),
+        ("log", aclnn::log, |v| v.abs().ln(), false),
+        ("sqrt", aclnn::sqrt, |v| v.abs().sqrt(), false),
+        ("rsqrt", aclnn::rsqrt, |v| 1.0 / v.abs().sqrt(), false),
+        (
+            "sigmoid",
+            aclnn::sigmoid,
+            |v| 1.0 / (1.0 + (-v).exp()),
+            false,
+        ),
+        ("tanh", aclnn::tanh, f64::tanh, false),
+        ("gelu", aclnn::gelu, |_| f64::NAN, false),
+    ];
+    for (name, f, r, ints) in ops {
+        if int && !ints {
+            continue;
+        }
+        // log/sqrt/rsqrt take |x|.
+        let xin: Vec<f64> = if ["log", "sqrt", "rsqrt"].contains(&name) {
+            x.iter().map(|v: &f64| v.abs()).collect()
+        } else {
+            x.to_vec()
+        };
+        let hx: Vec<T> = host(&xin);
+        let dx = s.clone_from_host(&hx).unwrap();
+        let mut dy = s.alloc_zeros::<T>(6).unwrap();
+        {
+            let tx = Tensor::new(&dx, &[2, 3]).unwrap();
+            let mut ty = TensorMut::new(&mut dy, &[2, 3]).unwrap();
+            f(s, &tx, &mut ty).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        let want: Vec<f64> = hx
+            .iter()
+            .map(|v| {
+                if name == "gelu" {
+                    gelu(v.to())
+                } else {
+                    r(v.to())
+                }
+            })
+            .collect();
+        // Transcendentals: one rounding of the result plus the kernel's own error.
+        let got = dy.to_host_vec().unwrap();
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            let tol = (T::tol() * 2.0 + 1e-4) * w.abs().max(1.0);
+            assert!(
+                (g.to() - w).abs() <= tol,
+                "{name}[{i}]: got {:?}, want {w}",
+                g
+            );
+        }
+    }
+}
+
+#[test]
+fn unary_operators_match_the_host() {
+    let (_g, _d, s) = setup();
+    unaries::<f32>(&s, false);
+    unaries::<f16>(&s, false);
+    unaries::<bf16>(&s, false);
+    unaries::<i32>(&s, true);
+}
+
+fn matmuls<T: Num>(s: &Stream) {
+    // [2, 3] @ [3, 2]
+    let a = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+    let b = [1.0, 0.0, -1.0, 2.0, 2.0, 1.0];
+    let want2 = [5.0, 7.0, 11.0, 16.0];
+    let (ha, hb): (Vec<T>, Vec<T>) = (host(&a), host(&b));
+    let (da, db) = (
+        s.clone_from_host(&ha).unwrap(),
+        s.clone_from_host(&hb).unwrap(),
+    );
+    let mut dc = s.alloc_zeros::<T>(4).unwrap();
+    {
+        let (ta, tb) = (
+            Tensor::new(&da, &[2, 3]).unwrap(),
+            Tensor::new(&db, &[3, 2]).unwrap(),
+        );
+        let mut tc = TensorMut::new(&mut dc, &[2, 2]).unwrap();
+        aclnn::matmul(s, &ta, &tb, &mut tc, CubeMathType::KeepDtype).unwrap();
+    }
+    close("matmul", &dc.to_host_vec().unwrap(), &want2);
+    // Batched: [2, 1, 3] @ [2, 3, 1] through batch_matmul and matmul.
+    let mut dd = s.alloc_zeros::<T>(2).unwrap();
+    {
+        let (ta, tb) = (
+            Tensor::new(&da, &[2, 1, 3]).unwrap(),
+            Tensor::new(&db, &[2, 3, 1]).unwrap(),
+        );
+        let mut td = TensorMut::new(&mut dd, &[2, 1, 1]).unwrap();
+        aclnn::batch_matmul(s, &ta, &tb, &mut td, CubeMathType::AllowFp32DownPrecision).unwrap();
+    }
+    close("batch_matmul", &dd.to_host_vec().unwrap(), &[-2.0, 24.0]);
+}
+
+#[test]
+fn matmul_and_batch_matmul_match_the_host() {
+    let (_g, _d, s) = setup();
+    matmuls::<f32>(&s);
+    matmuls::<f16>(&s);
+    matmuls::<bf16>(&s);
+    matmuls::<i32>(&s);
+}
+
+fn reductions<T: Num>(s: &Stream, int: bool) {
+    let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+    let hx: Vec<T> = host(&x);
+    let dx = s.clone_from_host(&hx).unwrap();
+    let run = |f: &dyn Fn(&Tensor<'_>, &mut TensorMut<'_>) -> acl::Result<()>, shape: &[usize]| {
+        let n: usize = shape.iter().product();
+        let mut dy = s.alloc_zeros::<T>(n).unwrap();
+        {
+            let tx = Tensor::new(&dx, &[2, 3]).unwrap();
+            let mut ty = TensorMut::new(&mut dy, shape).unwrap();
+            f(&tx, &mut ty).unwrap();
+        }
+        dy.to_host_vec().unwrap()
+    };
+    close(
+        "sum dim 1",
+        &run(&|x, y| aclnn::reduce_sum(s, x, &[1], false, y), &[2]),
+        &[6.0, 15.0],
+    );
+    close(
+        "sum dim 0 keep",
+        &run(&|x, y| aclnn::reduce_sum(s, x, &[0], true, y), &[1, 3]),
+        &[5.0, 7.0, 9.0],
+    );
+    close(
+        "sum all",
+        &run(&|x, y| aclnn::reduce_sum(s, x, &[], false, y), &[]),
+        &[21.0],
+    );
+    close(
+        "amax -1",
+        &run(&|x, y| aclnn::amax(s, x, &[-1], false, y), &[2]),
+        &[3.0, 6.0],
+    );
+    if !int {
+        close(
+            "mean 0",
+            &run(&|x, y| aclnn::mean(s, x, &[0], false, y), &[3]),
+            &[2.5, 3.5, 4.5],
+        );
+    }
+}
+
+#[test]
+fn reductions_match_the_host() {
+    let (_g, _d, s) = setup();
+    reductions::<f32>(&s, false);
+    reductions::<f16>(&s, false);
+    reductions::<bf16>(&s, false);
+    reductions::<i32>(&s, true);
+}
+
+fn softmaxes<T: Num>(s: &Stream) {
+    let x = [1.0, 2.0, 3.0, 0.0, 0.0, 1.0];
+    let hx: Vec<T> = host(&x);
+    let dx = s.clone_from_host(&hx).unwrap();
+    let mut dy = s.alloc_zeros::<T>(6).unwrap();
+    let mut dz = s.alloc_zeros::<T>(6).unwrap();
+    {
+        let tx = Tensor::new(&dx, &[2, 3]).unwrap();
+        let mut ty = TensorMut::new(&mut dy, &[2, 3]).unwrap();
+        aclnn::softmax(s, &tx, -1, &mut ty).unwrap();
+        let mut tz = TensorMut::new(&mut dz, &[2, 3]).unwrap();
+        aclnn::log_softmax(s, &tx, 1, &mut tz).unwrap();
+    }
+    let mut want = Vec::new();
+    for row in x.chunks(3) {
+        let m: f64 = row.iter().map(|v| v.exp()).sum();
+        want.extend(row.iter().map(|v| v.exp() / m));
+    }
+    close("softmax", &dy.to_host_vec().unwrap(), &want);
+    let logw: Vec<f64> = want.iter().map(|v| v.ln()).collect();
+    close("log_softmax", &dz.to_host_vec().unwrap(), &logw);
+}
+
+#[test]
+fn softmax_and_log_softmax_match_the_host() {
+    let (_g, _d, s) = setup();
+    softmaxes::<f32>(&s);
+    softmaxes::<f16>(&s);
+    softmaxes::<bf16>(&s);
+}
+
+#[test]
+fn cast_permute_fill_and_threshold_backward() {
+    let (_g, _d, s) = setup();
+    let dx = s
+        .clone_from_host(&[1.5f32, -2.25, 3.0, 4.75, 5.0, -6.5])
+        .unwrap();
+    let mut dh = s.alloc_zeros::<f16>(6).unwrap();
+    let mut di = s.alloc_zeros::<i32>(6).unwrap();
+    let mut dp = s.alloc_zeros::<f32>(6).unwrap();
+    {
+        let tx = Tensor::new(&dx, &[2, 3]).unwrap();
+        let mut th = TensorMut::new(&mut dh, &[2, 3]).unwrap();
+        aclnn::cast(&s, &tx, DataType::Float16, &mut th).unwrap();
+        let mut ti = TensorMut::new(&mut di, &[2, 3]).unwrap();
+        aclnn::cast(&s, &tx, DataType::Int32, &mut ti).unwrap();
+        let mut tp = TensorMut::new(&mut dp, &[3, 2]).unwrap();
+        aclnn::permute(&s, &tx, &[1, 0], &mut tp).unwrap();
+    }
+    close(
+        "cast f16",
+        &dh.to_host_vec().unwrap(),
+        &[1.5, -2.25, 3.0, 4.75, 5.0, -6.5],
+    );
+    assert_eq!(di.to_host_vec().unwrap(), [1, -2, 3, 4, 5, -6]);
+    assert_eq!(
+        dp.to_host_vec().unwrap(),
+        [1.5, 4.75, -2.25, 5.0, 3.0, -6.5]
+    );
+
+    let mut dt = s.alloc_zeros::<bf16>(4).unwrap();
+    {
+        let mut t = TensorMut::new(&mut dt, &[2, 2]).unwrap();
+        aclnn::one_(&s, &mut t).unwrap();
+    }
+    close("one_", &dt.to_host_vec().unwrap(), &[1.0; 4]);
+    {
+        let mut t = TensorMut::new(&mut dt, &[2, 2]).unwrap();
+        aclnn::fill_(&s, &mut t, &Scalar::new(2.5f64).unwrap()).unwrap();
+    }
+    close("fill_", &dt.to_host_vec().unwrap(), &[2.5; 4]);
+    {
+        let mut t = TensorMut::new(&mut dt, &[4]).unwrap();
+        aclnn::zero_(&s, &mut t).unwrap();
+    }
+    close("zero_", &dt.to_host_vec().unwrap(), &[0.0; 4]);
+
+    let g = s.clone_from_host(&[10.0f32, 20.0, 30.0]).unwrap();
+    let mut dg = s.alloc_zeros::<f32>(6).unwrap();
+    {
+        let (tg, tx) = (
+            Tensor::new(&g, &[3]).unwrap(),
+            Tensor::new(&dx, &[2, 3]).unwrap(),
+        );
+        let mut t = TensorMut::new(&mut dg, &[2, 3]).unwrap();
+        aclnn::threshold_backward(&s, &tg, &tx, &Scalar::new(0i32).unwrap(), &mut t)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    assert_eq!(
+        dg.to_host_vec().unwrap(),
+        [10.0, 0.0, 30.0, 10.0, 20.0, 0.0]
+    );
+}
+
+#[test]
+fn errors_carry_the_exact_status() {
+    let (_g, _d, s) = setup();
+    let a = s.clone_from_host(&[1.0f32; 6]).unwrap();
+    let i = s.clone_from_host(&[1i32; 6]).unwrap();
+    let mut o = s.alloc_zeros::<f32>(6).unwrap();
+    let ta = Tensor::new(&a, &[2, 3]).unwrap();
+    let ti = Tensor::new(&i, &[2, 3]).unwrap();
+    let ta3 = Tensor::new(&a, &[6]).unwrap();
+    {
+        // Shapes that do not broadcast: 161002 from the planning phase.
+        let mut to = TensorMut::new(&mut o, &[2, 3]).unwrap();
+        let e = aclnn::mul(&s, &ta, &ta3, &mut to).unwrap_err();
+        assert_eq!(status(e), (161002, "aclnnMulGetWorkspaceSize"));
+        // Sub requires equal dtypes.
+        let e = aclnn::sub(&s, &ta, &ti, &mut to).unwrap_err();
+        assert_eq!(status(e), (161002, "aclnnSubGetWorkspaceSize"));
+        // alpha != 1 is not supported by the simulator.
+        let e =
+            aclnn::add_scaled(&s, &ta, &ta, &Scalar::new(2.0f32).unwrap(), &mut to).unwrap_err();
+        assert_eq!(status(e), (561003, "aclnnAddGetWorkspaceSize"));
+        let e = aclnn::threshold_backward(&s, &ta, &ta, &Scalar::new(0.5f32).unwrap(), &mut to)
+            .unwrap_err();
+        assert_eq!(
+            status(e),
+            (561003, "aclnnThresholdBackwardGetWorkspaceSize")
+        );
+        // Softmax dim out of range; matmul shapes that do not multiply.
+        let e = aclnn::softmax(&s, &ta, 2, &mut to).unwrap_err();
+        assert_eq!(status(e), (161002, "aclnnSoftmaxGetWorkspaceSize"));
+        let e = aclnn::relu(&s, &ti, &mut to).unwrap_err();
+        assert_eq!(
+            status(e),
+            (161002, "aclnnReluGetWorkspaceSize"),
+            "out must be int32"
+        );
+        let e = aclnn::batch_matmul(&s, &ta, &ta, &mut to, CubeMathType::KeepDtype).unwrap_err();
+        assert_eq!(status(e), (161002, "aclnnBatchMatMulGetWorkspaceSize"));
+    }
+    {
+        let mut to = TensorMut::new(&mut o, &[3, 2]).unwrap();
+        // out of the wrong shape.
+        let e = aclnn::add(&s, &ta, &ta, &mut to).unwrap_err();
+        assert_eq!(status(e), (161002, "aclnnAddGetWorkspaceSize"));
+        let e = aclnn::matmul(&s, &ta, &ta, &mut to, CubeMathType::KeepDtype).unwrap_err();
+        assert_eq!(status(e), (161002, "aclnnMatmulGetWorkspaceSize"));
+    }
+    // A non-contiguous view (a transpose by strides): not supported, 561003.
+    let tt = Tensor::with_layout(
+        &a,
+        &Layout {
+            dims: vec![3, 2],
+            strides: vec![1, 3],
+            offset: 0,
+            format: 2,
+            storage_dims: vec![6],
+        },
+    )
+    .unwrap();
+    {
+        let mut to = TensorMut::new(&mut o, &[3, 2]).unwrap();
+        let e = aclnn::relu(&s, &tt, &mut to).unwrap_err();
+        assert_eq!(status(e), (561003, "aclnnReluGetWorkspaceSize"));
+    }
+    // An offset view of the second row works.
+    let row = Tensor::with_layout(
+        &a,
+        &Layout {
+            dims: vec![3],
+            strides: vec![1],
+            offset: 3,
+            format: 2,
+            storage_dims: vec![6],
+        },
+    )
+    .unwrap();
+    let mut o3 = s.alloc_zeros::<f32>(3).unwrap();
+    {
+        let mut to = TensorMut::new(&mut o3, &[3]).unwrap();
+        aclnn::neg(&s, &row, &mut to).unwrap();
+    }
+    assert_eq!(o3.to_host_vec().unwrap(), [-1.0; 3]);
+    // Views beyond the buffer, and shapes that do not cover it, are refused
+    // before any C call.
+    let e = Tensor::with_layout(
+        &a,
+        &Layout {
+            dims: vec![4],
+            strides: vec![1],
+            offset: 3,
+            format: 2,
+            storage_dims: vec![6],
+        },
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidArgument {
+                function: "aclCreateTensor",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let e = Tensor::new(&a, &[4]).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidArgument {
+                function: "aclCreateTensor",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn buffers_of_other_streams_are_ordered_and_handles_are_released() {
+    let (_g, d, s) = setup();
+    let before = cann_sim::aclnn::live_handles();
+    let other = d.new_stream().unwrap();
+    let a = other.clone_from_host(&[1.0f32, 2.0, 3.0]).unwrap();
+    let mut c = s.alloc_zeros::<f32>(3).unwrap();
+    {
+        let ta = Tensor::new(&a, &[3]).unwrap();
+        let list = aclnn::TensorList::new(&[&ta, &ta]).unwrap();
+        let _ints = aclnn::IntArray::new(&[1, 2]).unwrap();
+        let _floats = aclnn::FloatArray::new(&[1.0]).unwrap();
+        let _bools = aclnn::BoolArray::new(&[true, false]).unwrap();
+        let mut tc = TensorMut::new(&mut c, &[3]).unwrap();
+        aclnn::add(&s, &ta, &ta, &mut tc).unwrap();
+        assert!(cann_sim::aclnn::live_handles() >= before + 6);
+        drop(list);
+    }
+    assert_eq!(c.to_host_vec().unwrap(), [2.0, 4.0, 6.0]);
+    assert_eq!(cann_sim::aclnn::live_handles(), before);
+}

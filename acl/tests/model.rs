@@ -1,0 +1,349 @@
+//! Offline models through the safe API on the simulator: loading (file,
+//! memory, with this crate's work and weight memory), the description,
+//! synchronous and stream-ordered execution against a host computation,
+//! batch and height-width gears, and misuse with its exact errors.
+
+mod common;
+
+use acl::model::{Gear, Gears, Model, ModelDesc, TensorInfo};
+use acl::op::Format;
+use acl::{DataType, Error, ErrorCode};
+use cann_sim::model::{self as sim, Constant, IoDesc, Node};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+fn io(name: &str, format: &str, shape: &[i64]) -> IoDesc {
+    IoDesc {
+        name: name.into(),
+        dtype: "float32".into(),
+        format: format.into(),
+        shape: shape.to_vec(),
+    }
+}
+
+fn node(name: &str, op: &str, inputs: &[&str], output: &str) -> Node {
+    Node {
+        name: name.into(),
+        op: op.into(),
+        inputs: inputs.iter().map(|s| s.to_string()).collect(),
+        outputs: vec![output.into()],
+        attrs: BTreeMap::new(),
+    }
+}
+
+const W: [f32; 6] = [1.0, -1.0, 2.0, 0.5, -3.0, 1.0];
+const B: [f32; 2] = [0.25, -0.5];
+
+/// y = relu(x · w + b), x: [batch, 3]; batch 2, or gears.
+fn dense(gears: &[u64]) -> sim::ModelDesc {
+    let mut m = sim::ModelDesc::new("dense");
+    let batch = if gears.is_empty() { 2 } else { -1 };
+    m.inputs.push(io("x", "ND", &[batch, 3]));
+    m.outputs.push(io("y", "ND", &[batch, 2]));
+    m.constants.push(Constant {
+        name: "w".into(),
+        dtype: "float32".into(),
+        shape: vec![3, 2],
+        data: W.iter().map(|&v| f64::from(v)).collect(),
+    });
+    m.constants.push(Constant {
+        name: "b".into(),
+        dtype: "float32".into(),
+        shape: vec![2],
+        data: B.iter().map(|&v| f64::from(v)).collect(),
+    });
+    m.nodes.push(node("fc", "MatMul", &["x", "w"], "xw"));
+    m.nodes.push(node("bias", "Add", &["xw", "b"], "z"));
+    m.nodes.push(node("act", "Relu", &["z"], "y"));
+    m.dynamic_batch = gears.to_vec();
+    m
+}
+
+fn host_dense(x: &[f32]) -> Vec<f32> {
+    x.chunks(3)
+        .flat_map(|r| {
+            (0..2).map(move |j| (r[0] * W[j] + r[1] * W[2 + j] + r[2] * W[4 + j] + B[j]).max(0.0))
+        })
+        .collect()
+}
+
+fn write(m: &sim::ModelDesc, tag: &str) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("acl-model-{tag}-{}.json", std::process::id()));
+    sim::write(m, &path).unwrap();
+    path
+}
+
+fn xs(n: usize) -> Vec<f32> {
+    (0..n).map(|i| i as f32 * 0.5 - 2.0).collect()
+}
+
+fn invalid(e: Error) -> (&'static str, String) {
+    match e {
+        Error::InvalidArgument { function, reason } => (function, reason),
+        other => panic!("expected InvalidArgument, got {other:?}"),
+    }
+}
+
+#[test]
+fn models_and_descriptions_are_send_and_sync() {
+    fn both<T: Send + Sync>() {}
+    both::<Model>();
+    both::<ModelDesc>();
+}
+
+#[test]
+fn the_description_reports_inputs_outputs_and_gears() {
+    let npu = common::device(0);
+    let path = write(&dense(&[1, 2, 4]), "desc");
+    let model = Model::load_file(&npu, &path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let d = model.desc();
+    assert_eq!(d.inputs().len(), 2);
+    assert_eq!(d.num_data_inputs(), 1);
+    assert_eq!(
+        d.inputs()[0],
+        TensorInfo {
+            name: "x".into(),
+            dims: vec![-1, 3],
+            data_type: Some(DataType::Float),
+            format: Some(Format::Nd),
+            size: 4 * 3 * 4,
+        }
+    );
+    assert_eq!(d.inputs()[1].name, acl::model::GEAR_INPUT_NAME);
+    assert_eq!(d.inputs()[1].data_type, Some(DataType::Int64));
+    assert_eq!(d.gear_input(), Some(1));
+    assert_eq!(d.outputs()[0].name, "y");
+    assert_eq!(d.outputs()[0].dims, [-1, 2]);
+    assert_eq!(d.outputs()[0].size, 4 * 2 * 4);
+    assert_eq!(d.gears(), &Gears::Batch(vec![1, 2, 4]));
+    assert_eq!(d.gear_count(), 3);
+    assert_eq!(d.input_index("x"), Some(0));
+    assert_eq!(d.output_index("y"), Some(0));
+    assert_eq!(d.input_index("nope"), None);
+    assert!(!model.has_own_memory());
+    model.close().unwrap();
+}
+
+#[test]
+fn sync_and_async_executions_match_the_host() {
+    let npu = common::device(0);
+    let model = Model::load_data(&npu, &dense(&[]).to_bytes()).unwrap();
+    assert_eq!(model.desc().gears(), &Gears::None);
+    let stream = npu.new_stream().unwrap();
+    let x = xs(6);
+    let dx = stream.clone_from_host(&x).unwrap();
+    let mut dy = stream.alloc_zeros::<f32>(4).unwrap();
+    model
+        .execute(&stream, Gear::Static, &[&dx], &mut [&mut dy])
+        .unwrap();
+    assert_eq!(dy.to_host_vec().unwrap(), host_dense(&x));
+    // Synchronous, on memory homed on another stream.
+    let other = npu.new_stream().unwrap();
+    let x2: Vec<f32> = x.iter().map(|v| -v).collect();
+    let dx2 = other.clone_from_host(&x2).unwrap();
+    let mut dy2 = other.alloc_zeros::<f32>(4).unwrap();
+    model
+        .execute_sync(Gear::Static, &[&dx2], &mut [&mut dy2])
+        .unwrap();
+    assert_eq!(dy2.to_host_vec().unwrap(), host_dense(&x2));
+    // Many queued executions in a row, read once at the end.
+    for _ in 0..10 {
+        model
+            .execute(&stream, Gear::Static, &[&dx2], &mut [&mut dy])
+            .unwrap();
+    }
+    assert_eq!(dy.to_host_vec().unwrap(), host_dense(&x2));
+    drop(model);
+    assert!(acl::take_release_errors().is_empty());
+}
+
+#[test]
+fn batch_gears_run_at_the_batch_given() {
+    let npu = common::device(0);
+    let model = Model::load_data(&npu, &dense(&[1, 2, 4]).to_bytes()).unwrap();
+    let stream = npu.new_stream().unwrap();
+    for batch in [4u64, 1, 2, 4] {
+        let x = xs(3 * batch as usize);
+        let dx = stream.clone_from_host(&x).unwrap();
+        let mut dy = stream.alloc_zeros::<f32>(2 * batch as usize).unwrap();
+        model
+            .execute(&stream, Gear::Batch(batch), &[&dx], &mut [&mut dy])
+            .unwrap();
+        assert_eq!(dy.to_host_vec().unwrap(), host_dense(&x), "batch {batch}");
+        let mut dz = stream.alloc_zeros::<f32>(2 * batch as usize).unwrap();
+        model
+            .execute_sync(Gear::Batch(batch), &[&dx], &mut [&mut dz])
+            .unwrap();
+        assert_eq!(
+            dz.to_host_vec().unwrap(),
+            host_dense(&x),
+            "sync, batch {batch}"
+        );
+    }
+}
+
+#[test]
+fn height_width_gears_set_the_spatial_dimensions() {
+    let npu = common::device(0);
+    let mut m = sim::ModelDesc::new("hw");
+    m.inputs.push(io("img", "NCHW", &[1, 1, -1, -1]));
+    m.outputs.push(io("out", "NCHW", &[1, 1, -1, -1]));
+    m.nodes.push(node("act", "Relu", &["img"], "out"));
+    m.dynamic_hw = vec![[2, 2], [4, 8]];
+    let model = Model::load_data(&npu, &m.to_bytes()).unwrap();
+    assert_eq!(
+        model.desc().gears(),
+        &Gears::HeightWidth(vec![(2, 2), (4, 8)])
+    );
+    assert_eq!(model.desc().inputs()[0].format, Some(Format::Nchw));
+    let stream = npu.new_stream().unwrap();
+    for (h, w) in [(2u64, 2u64), (4, 8)] {
+        let n = (h * w) as usize;
+        let x = xs(n);
+        let dx = stream.clone_from_host(&x).unwrap();
+        let mut dy = stream.alloc_zeros::<f32>(n).unwrap();
+        model
+            .execute(&stream, Gear::HeightWidth(h, w), &[&dx], &mut [&mut dy])
+            .unwrap();
+        let want: Vec<f32> = x.iter().map(|v| v.max(0.0)).collect();
+        assert_eq!(dy.to_host_vec().unwrap(), want, "{h}x{w}");
+    }
+}
+
+#[test]
+fn models_run_on_memory_this_crate_manages() {
+    let npu = common::device(0);
+    let path = write(&dense(&[1, 2]), "own");
+    let size = Model::query_size(&path).unwrap();
+    assert_eq!((size.work, size.weight), (64 + 16, 64 + 8));
+    let model = Model::load_file_with_memory(&npu, &path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert!(model.has_own_memory());
+    let stream = npu.new_stream().unwrap();
+    let x = xs(6);
+    let dx = stream.clone_from_host(&x).unwrap();
+    let mut dy = stream.alloc_zeros::<f32>(4).unwrap();
+    model
+        .execute(&stream, Gear::Batch(2), &[&dx], &mut [&mut dy])
+        .unwrap();
+    assert_eq!(dy.to_host_vec().unwrap(), host_dense(&x));
+    model.close().unwrap();
+
+    let bytes = dense(&[]).to_bytes();
+    assert_eq!(Model::query_size_data(&bytes).unwrap().weight, 64 + 8);
+    let model = Model::load_data_with_memory(&npu, &bytes).unwrap();
+    let dx = stream.clone_from_host(&x).unwrap();
+    model
+        .execute_sync(Gear::Static, &[&dx], &mut [&mut dy])
+        .unwrap();
+    assert_eq!(dy.to_host_vec().unwrap(), host_dense(&x));
+}
+
+#[test]
+fn misuse_is_refused_with_exact_errors() {
+    let npu = common::device(0);
+    let stream = npu.new_stream().unwrap();
+    let model = Model::load_data(&npu, &dense(&[1, 2, 4]).to_bytes()).unwrap();
+    let dx = stream.clone_from_host(&xs(6)).unwrap();
+    let mut dy = stream.alloc_zeros::<f32>(4).unwrap();
+
+    let e = model
+        .execute(&stream, Gear::Batch(3), &[&dx], &mut [&mut dy])
+        .unwrap_err();
+    assert_eq!(
+        invalid(e),
+        (
+            "Model::execute",
+            "Batch(3) is not a gear of the model; its batch gears are [1, 2, 4]".into()
+        )
+    );
+    let e = model
+        .execute(&stream, Gear::Static, &[&dx], &mut [&mut dy])
+        .unwrap_err();
+    assert_eq!(
+        invalid(e).1,
+        "Static is not a gear of the model; its batch gears are [1, 2, 4]"
+    );
+    let e = model
+        .execute(&stream, Gear::Batch(2), &[], &mut [&mut dy])
+        .unwrap_err();
+    assert_eq!(
+        invalid(e),
+        ("Model::execute", "0 inputs given, the model takes 1".into())
+    );
+    let e = model
+        .execute_sync(Gear::Batch(2), &[&dx], &mut [])
+        .unwrap_err();
+    assert_eq!(
+        invalid(e),
+        (
+            "Model::execute_sync",
+            "0 outputs given, the model gives 1".into()
+        )
+    );
+    let e = model
+        .execute(&stream, Gear::Batch(4), &[&dx], &mut [&mut dy])
+        .unwrap_err();
+    assert_eq!(
+        invalid(e).1,
+        "input 0 (x) holds 24 bytes, but the model takes 48"
+    );
+    let mut small = stream.alloc_zeros::<f32>(3).unwrap();
+    let e = model
+        .execute(&stream, Gear::Batch(2), &[&dx], &mut [&mut small])
+        .unwrap_err();
+    assert_eq!(
+        invalid(e).1,
+        "output 0 (y) holds 12 bytes, but the model takes 16"
+    );
+
+    let static_model = Model::load_data(&npu, &dense(&[]).to_bytes()).unwrap();
+    let e = static_model
+        .execute(&stream, Gear::Batch(2), &[&dx], &mut [&mut dy])
+        .unwrap_err();
+    assert_eq!(
+        invalid(e).1,
+        "the model is static; it runs at Gear::Static, not Batch(2)"
+    );
+    let npu1 = common::device(1);
+    let s1 = npu1.new_stream().unwrap();
+    let e = static_model
+        .execute(&s1, Gear::Static, &[&dx], &mut [&mut dy])
+        .unwrap_err();
+    assert_eq!(
+        invalid(e).1,
+        "the model is loaded on device 0, but the stream is on device 1"
+    );
+    let dx1 = s1.clone_from_host(&xs(6)).unwrap();
+    let e = static_model
+        .execute(&stream, Gear::Static, &[&dx1], &mut [&mut dy])
+        .unwrap_err();
+    assert_eq!(
+        invalid(e).1,
+        "input 0 (x) is memory of device 1, but the model is loaded on device 0"
+    );
+
+    // Loading.
+    let e = Model::load_file(&npu, "/nonexistent/model.json").unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::InvalidFile));
+    assert_eq!(e.function(), Some("aclmdlLoadFromFile"));
+    assert!(e.message().unwrap().contains("cannot open"), "{e}");
+    let e = Model::load_data(&npu, b"{ not json").unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::DeserializeModel));
+    let e = Model::load_data(&npu, &[]).unwrap_err();
+    assert_eq!(
+        invalid(e),
+        ("Model::load_data", "the model is empty".into())
+    );
+    let e = Model::load_file(&npu, "a\0b").unwrap_err();
+    assert_eq!(
+        invalid(e),
+        (
+            "Model::load_file",
+            "the path a\0b contains a NUL byte".into()
+        )
+    );
+    let e = Model::query_size("/nonexistent/model.json").unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::InvalidFile));
+}

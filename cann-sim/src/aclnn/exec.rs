@@ -1,0 +1,493 @@
+//! The handle table of the aclnn objects, argument checks, executors (the
+//! plan `GetWorkspaceSize` makes) and their launch on a stream.
+
+use crate::acl::op_launch::{self, LaunchInput, LaunchOutput, Source};
+use crate::ops::{self, Attrs, DType, TensorSpec};
+use crate::recent_error::fail;
+use crate::rt::handles::{Lookup, Registry};
+use acl_sys::aclnn::{
+    ACLNN_ERR_INNER_FIND_KERNEL_ERROR, ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR,
+    ACLNN_ERR_RUNTIME_ERROR, ACLNN_SUCCESS, aclOpExecutor, aclnnStatus,
+};
+use acl_sys::{ACL_SUCCESS, aclrtStream};
+use parking_lot::Mutex;
+use std::sync::{Arc, LazyLock};
+
+/// A tensor as `aclCreateTensor` described it.
+#[derive(Debug)]
+pub(crate) struct TensorObj {
+    pub dtype: i32,
+    pub view: Vec<i64>,
+    pub strides: Vec<i64>,
+    pub offset: i64,
+    pub format: i32,
+    pub storage: Vec<i64>,
+    pub addr: usize,
+}
+
+/// An input of a planned operator.
+#[derive(Debug, Clone)]
+pub(crate) enum PlanIn {
+    /// A tensor in device memory (first byte).
+    Device(TensorSpec, usize),
+    /// A value known at `GetWorkspaceSize` (axes, a fill value).
+    Host(TensorSpec, Vec<u8>),
+}
+
+/// What an executor runs.
+#[derive(Debug)]
+pub(crate) struct Plan {
+    /// The launch function it belongs to (`"aclnnAdd"`).
+    pub api: &'static str,
+    /// The CANN operator type.
+    pub op_type: &'static str,
+    pub attrs: Attrs,
+    pub inputs: Vec<PlanIn>,
+    pub output: (TensorSpec, usize),
+}
+
+/// Every aclnn object.
+#[derive(Debug)]
+pub(crate) enum Obj {
+    Tensor(TensorObj),
+    Scalar(DType, Vec<u8>),
+    IntArray(Vec<i64>),
+    // Held for the handle's lifetime; no implemented operator takes them yet.
+    #[allow(dead_code)]
+    FloatArray(Vec<f32>),
+    #[allow(dead_code)]
+    BoolArray(Vec<bool>),
+    #[allow(dead_code)]
+    TensorList(Vec<Arc<Obj>>),
+    Executor(Plan),
+}
+
+/// The kinds, for destroy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Tensor,
+    Scalar,
+    IntArray,
+    FloatArray,
+    BoolArray,
+    TensorList,
+    Executor,
+}
+
+impl Obj {
+    fn kind(&self) -> Kind {
+        match self {
+            Obj::Tensor(_) => Kind::Tensor,
+            Obj::Scalar(..) => Kind::Scalar,
+            Obj::IntArray(_) => Kind::IntArray,
+            Obj::FloatArray(_) => Kind::FloatArray,
+            Obj::BoolArray(_) => Kind::BoolArray,
+            Obj::TensorList(_) => Kind::TensorList,
+            Obj::Executor(_) => Kind::Executor,
+        }
+    }
+}
+
+static TABLE: LazyLock<Mutex<Registry<Obj>>> = LazyLock::new(Default::default);
+
+/// Registers `obj`; returns its handle.
+pub(crate) fn insert(obj: Obj) -> usize {
+    TABLE.lock().insert(Arc::new(obj))
+}
+
+/// How many aclnn objects (tensors, scalars, arrays, lists, executors not
+/// yet run) are alive: a test that released everything sees 0 again.
+pub fn live_handles() -> usize {
+    TABLE.lock().all().len()
+}
+
+/// Row-major strides of `dims`.
+pub(crate) fn contiguous_strides(dims: &[i64]) -> Vec<i64> {
+    let mut s = vec![1i64; dims.len()];
+    for i in (0..dims.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1].saturating_mul(dims[i + 1].max(1));
+    }
+    s
+}
+
+/// Destroys the object `addr` names when it is of `kind`; null is a no-op.
+pub(crate) fn destroy(function: &str, what: &str, addr: usize, kind: Kind) -> aclnnStatus {
+    if addr == 0 {
+        return ACLNN_SUCCESS;
+    }
+    let mut t = TABLE.lock();
+    match t.get(addr) {
+        Lookup::Live(o) if o.kind() == kind => {
+            t.remove(addr);
+            ACLNN_SUCCESS
+        }
+        Lookup::Live(o) => fail(
+            ACLNN_ERR_PARAM_INVALID,
+            format!(
+                "{function}: {what} {addr:#x} is a {:?}, not a {kind:?}",
+                o.kind()
+            ),
+        ),
+        Lookup::Destroyed => fail(
+            ACLNN_ERR_PARAM_INVALID,
+            format!("{function}: {what} {addr:#x} was already destroyed"),
+        ),
+        Lookup::Unknown => fail(
+            ACLNN_ERR_PARAM_INVALID,
+            format!("{function}: {what} {addr:#x} is not an object aclnn created"),
+        ),
+    }
+}
+
+/// Looks up an argument of `kind`: null is 161001, anything else not live of
+/// that kind 161002.
+pub(crate) fn arg(
+    function: &str,
+    what: &str,
+    addr: usize,
+    kind: Kind,
+) -> Result<Arc<Obj>, aclnnStatus> {
+    if addr == 0 {
+        return Err(fail(
+            ACLNN_ERR_PARAM_NULLPTR,
+            format!("{function}: {what} is null"),
+        ));
+    }
+    match TABLE.lock().get(addr) {
+        Lookup::Live(o) if o.kind() == kind => Ok(o),
+        Lookup::Live(o) => Err(fail(
+            ACLNN_ERR_PARAM_INVALID,
+            format!(
+                "{function}: {what} {addr:#x} is a {:?}, not a {kind:?}",
+                o.kind()
+            ),
+        )),
+        Lookup::Destroyed => Err(fail(
+            ACLNN_ERR_PARAM_INVALID,
+            format!("{function}: {what} {addr:#x} was destroyed"),
+        )),
+        Lookup::Unknown => Err(fail(
+            ACLNN_ERR_PARAM_INVALID,
+            format!("{function}: {what} {addr:#x} is not a {kind:?} aclnn created"),
+        )),
+    }
+}
+
+/// A tensor argument.
+pub(crate) fn tensor_arg(function: &str, what: &str, addr: usize) -> Result<Arc<Obj>, aclnnStatus> {
+    arg(function, what, addr, Kind::Tensor)
+}
+
+/// A tensor argument, bound: its spec and first byte. Non-contiguous views
+/// and private formats are 561003 (no kernel), a data type the kernels do
+/// not know 161002, storage smaller than the view 161002.
+pub(crate) fn bound(
+    function: &str,
+    what: &str,
+    addr: usize,
+) -> Result<(TensorSpec, usize), aclnnStatus> {
+    let o = tensor_arg(function, what, addr)?;
+    let Obj::Tensor(t) = &*o else {
+        unreachable!("checked kind")
+    };
+    let Some(dtype) = DType::from_acl(t.dtype) else {
+        return Err(fail(
+            ACLNN_ERR_PARAM_INVALID,
+            format!("{function}: {what}: data type {} is not supported", t.dtype),
+        ));
+    };
+    // ACL_FORMAT_NCHW (0), ACL_FORMAT_NHWC (1), ACL_FORMAT_ND (2), NCDHW (30), NDHWC (27).
+    if ![0, 1, 2, 27, 30].contains(&t.format) {
+        return Err(fail(
+            ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+            format!(
+                "{function}: {what}: format {} is not supported by cann-sim (ND-like formats only)",
+                t.format
+            ),
+        ));
+    }
+    let contiguous = contiguous_strides(&t.view);
+    let same = t
+        .view
+        .iter()
+        .zip(t.strides.iter().zip(&contiguous))
+        .all(|(&d, (&s, &c))| d <= 1 || s == c);
+    if !same {
+        return Err(fail(
+            ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+            format!(
+                "{function}: {what}: strides {:?} of view {:?} are not contiguous; cann-sim runs \
+                 contiguous views only (make it contiguous first)",
+                t.strides, t.view
+            ),
+        ));
+    }
+    let spec = TensorSpec {
+        dtype,
+        shape: t.view.clone(),
+    };
+    let Some(numel) = spec.checked_numel() else {
+        return Err(fail(
+            ACLNN_ERR_PARAM_INVALID,
+            format!("{function}: {what}: view {:?} is too large", t.view),
+        ));
+    };
+    let storage: i128 = t.storage.iter().map(|&d| i128::from(d)).product();
+    if numel > 0 && i128::from(t.offset) + numel as i128 > storage {
+        return Err(fail(
+            ACLNN_ERR_PARAM_INVALID,
+            format!(
+                "{function}: {what}: view {:?} at offset {} does not fit in storage {:?}",
+                t.view, t.offset, t.storage
+            ),
+        ));
+    }
+    let first = (t.offset as usize)
+        .checked_mul(dtype.size())
+        .and_then(|b| t.addr.checked_add(b))
+        .ok_or_else(|| {
+            fail(
+                ACLNN_ERR_PARAM_INVALID,
+                format!("{function}: {what}: offset overflows"),
+            )
+        })?;
+    Ok((spec, first))
+}
+
+/// A scalar argument: its dtype and bytes.
+pub(crate) fn scalar_arg(
+    function: &str,
+    what: &str,
+    addr: usize,
+) -> Result<(DType, Vec<u8>), aclnnStatus> {
+    let o = arg(function, what, addr, Kind::Scalar)?;
+    let Obj::Scalar(d, b) = &*o else {
+        unreachable!("checked kind")
+    };
+    Ok((*d, b.clone()))
+}
+
+/// An int array argument.
+pub(crate) fn int_array_arg(
+    function: &str,
+    what: &str,
+    addr: usize,
+) -> Result<Vec<i64>, aclnnStatus> {
+    let o = arg(function, what, addr, Kind::IntArray)?;
+    let Obj::IntArray(v) = &*o else {
+        unreachable!("checked kind")
+    };
+    Ok(v.clone())
+}
+
+/// The value of `bytes` (of `dtype`) as an f64.
+pub(crate) fn to_f64(dtype: DType, b: &[u8]) -> f64 {
+    let a2 = |b: &[u8]| [b[0], b[1]];
+    let a4 = |b: &[u8]| [b[0], b[1], b[2], b[3]];
+    let a8 = |b: &[u8]| [b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]];
+    match dtype {
+        DType::F32 => f64::from(f32::from_ne_bytes(a4(b))),
+        DType::F16 => f64::from(half::f16::from_ne_bytes(a2(b))),
+        DType::BF16 => f64::from(half::bf16::from_ne_bytes(a2(b))),
+        DType::F64 => f64::from_ne_bytes(a8(b)),
+        DType::I8 => f64::from(b[0] as i8),
+        DType::U8 => f64::from(b[0]),
+        DType::Bool => f64::from(u8::from(b[0] != 0)),
+        DType::I32 => f64::from(i32::from_ne_bytes(a4(b))),
+        DType::I64 => i64::from_ne_bytes(a8(b)) as f64,
+    }
+}
+
+/// `v` as one element of `dtype` (integers truncate and saturate).
+pub(crate) fn from_f64(dtype: DType, v: f64) -> Vec<u8> {
+    match dtype {
+        DType::F32 => (v as f32).to_ne_bytes().to_vec(),
+        DType::F16 => half::f16::from_f64(v).to_ne_bytes().to_vec(),
+        DType::BF16 => half::bf16::from_f64(v).to_ne_bytes().to_vec(),
+        DType::F64 => v.to_ne_bytes().to_vec(),
+        DType::I8 => vec![(v as i8) as u8],
+        DType::U8 => vec![v as u8],
+        DType::Bool => vec![u8::from(v != 0.0)],
+        DType::I32 => (v as i32).to_ne_bytes().to_vec(),
+        DType::I64 => (v as i64).to_ne_bytes().to_vec(),
+    }
+}
+
+/// An int64 host input holding `values`.
+pub(crate) fn i64_input(values: &[i64]) -> PlanIn {
+    PlanIn::Host(
+        TensorSpec {
+            dtype: DType::I64,
+            shape: vec![values.len() as i64],
+        },
+        values.iter().flat_map(|v| v.to_ne_bytes()).collect(),
+    )
+}
+
+/// The `GetWorkspaceSize` phase: infers the output of `plan`, checks `out`
+/// against it, writes a workspace size of 0 and a new executor.
+///
+/// # Safety
+///
+/// `workspace_size` and `executor`, when non-null, must be writable.
+pub(crate) unsafe fn prepare(
+    function: &str,
+    plan: Result<Plan, aclnnStatus>,
+    workspace_size: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    if workspace_size.is_null() {
+        return fail(
+            ACLNN_ERR_PARAM_NULLPTR,
+            format!("{function}: workspaceSize is null"),
+        );
+    }
+    if executor.is_null() {
+        return fail(
+            ACLNN_ERR_PARAM_NULLPTR,
+            format!("{function}: executor is null"),
+        );
+    }
+    let plan = match plan {
+        Ok(p) => p,
+        Err(rc) => return rc,
+    };
+    let specs: Vec<(&TensorSpec, Option<&[u8]>)> = plan
+        .inputs
+        .iter()
+        .map(|i| match i {
+            PlanIn::Device(s, _) => (s, None),
+            PlanIn::Host(s, b) => (s, Some(b.as_slice())),
+        })
+        .collect();
+    let inferred = match ops::infer_with_some_values(plan.op_type, &specs, &plan.attrs) {
+        Ok(o) => o,
+        Err(e) => {
+            return fail(
+                ACLNN_ERR_PARAM_INVALID,
+                format!("{function}: {}", e.message()),
+            );
+        }
+    };
+    let out = &plan.output.0;
+    if inferred.len() != 1 || &inferred[0] != out {
+        return fail(
+            ACLNN_ERR_PARAM_INVALID,
+            format!(
+                "{function}: out is {} {:?}, but the result is {} {:?}",
+                dtype_name(out.dtype),
+                out.shape,
+                inferred.first().map_or("?", |s| dtype_name(s.dtype)),
+                inferred
+                    .first()
+                    .map(|s| s.shape.clone())
+                    .unwrap_or_default()
+            ),
+        );
+    }
+    let h = insert(Obj::Executor(plan));
+    // SAFETY: both checked non-null; the caller guarantees they are writable.
+    unsafe {
+        *workspace_size = 0;
+        *executor = h as *mut aclOpExecutor;
+    }
+    ACLNN_SUCCESS
+}
+
+fn dtype_name(d: DType) -> &'static str {
+    match d {
+        DType::F32 => "float32",
+        DType::F16 => "float16",
+        DType::BF16 => "bfloat16",
+        DType::F64 => "float64",
+        DType::I8 => "int8",
+        DType::U8 => "uint8",
+        DType::I32 => "int32",
+        DType::I64 => "int64",
+        DType::Bool => "bool",
+    }
+}
+
+/// The launch phase: runs the executor (once) on `stream`.
+pub(crate) fn launch(
+    function: &'static str,
+    _workspace: usize,
+    _workspace_size: u64,
+    executor: usize,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    let o = match arg(function, "executor", executor, Kind::Executor) {
+        Ok(o) => o,
+        Err(rc) => return rc,
+    };
+    let Obj::Executor(plan) = &*o else {
+        unreachable!("checked kind")
+    };
+    if plan.api != function {
+        return fail(
+            ACLNN_ERR_PARAM_INVALID,
+            format!(
+                "{function}: the executor was made by {}GetWorkspaceSize",
+                plan.api
+            ),
+        );
+    }
+    // One use: the executor is consumed whatever happens next.
+    TABLE.lock().remove(executor);
+    match run(function, plan, stream) {
+        Ok(()) => ACLNN_SUCCESS,
+        Err(_) => ACLNN_ERR_RUNTIME_ERROR,
+    }
+}
+
+fn run(function: &'static str, plan: &Plan, stream: aclrtStream) -> Result<(), i32> {
+    use crate::acl::common;
+    let s = common::stream_arg(function, stream)?;
+    let ctx = common::current(function)?;
+    let s = common::or_default(s, &ctx);
+    common::in_context(function, &s, &ctx)?;
+    let mut inputs = Vec::with_capacity(plan.inputs.len());
+    for (i, p) in plan.inputs.iter().enumerate() {
+        inputs.push(match p {
+            PlanIn::Host(spec, b) => LaunchInput {
+                spec: spec.clone(),
+                src: if b.is_empty() {
+                    Source::Empty
+                } else {
+                    Source::Host(b.clone())
+                },
+            },
+            PlanIn::Device(spec, addr) => {
+                let at = op_launch::device_range(
+                    function,
+                    &format!("input {i}"),
+                    *addr,
+                    spec.bytes(),
+                    ctx.device,
+                )?;
+                LaunchInput {
+                    spec: spec.clone(),
+                    src: match at {
+                        Some(at) => Source::Device { addr: *addr, at },
+                        None => Source::Empty,
+                    },
+                }
+            }
+        });
+    }
+    let (spec, addr) = &plan.output;
+    let at = op_launch::device_range(function, "out", *addr, spec.bytes(), ctx.device)?;
+    let outputs = vec![LaunchOutput {
+        spec: spec.clone(),
+        dst: at.map(|at| (*addr, at)),
+    }];
+    let rc = op_launch::launch(
+        function,
+        &s,
+        plan.op_type.to_string(),
+        plan.attrs.clone(),
+        inputs,
+        outputs,
+    );
+    if rc == ACL_SUCCESS { Ok(()) } else { Err(rc) }
+}

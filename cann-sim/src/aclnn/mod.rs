@@ -1,0 +1,40 @@
+//! The simulator's aclnn: the core objects of `libnnopbase.so` and the
+//! two-phase operators of `libopapi.so`, on the CPU kernels of [`crate::ops`].
+//!
+//! - **Objects** (`aclCreateTensor`, `aclCreateScalar`, `aclCreateIntArray`,
+//!   ...) live in handle tables: a pointer handed back is looked up, never
+//!   dereferenced. A null handle is `ACLNN_ERR_PARAM_NULLPTR` (161001); an
+//!   unknown or destroyed one `ACLNN_ERR_PARAM_INVALID` (161002). Destroying
+//!   null is a no-op, as `delete nullptr` is.
+//! - **`aclnnXxxGetWorkspaceSize`** checks the arguments and infers the output
+//!   with [`crate::ops::infer`] (CANN's dtype and shape rules): a mismatch
+//!   — dtypes that do not combine, an `out` of the wrong shape or dtype — is
+//!   161002. It returns a workspace size of 0 and an executor, which runs
+//!   once (or is released with `aclDestroyAclOpExecutor`).
+//! - **`aclnnXxx`** validates the memory (live device memory of the current
+//!   context's device) and queues the kernel on the stream through the path
+//!   `aclopExecuteV2` uses (`acl::op_launch`). A runtime failure (bad stream,
+//!   no context, bad memory) is `ACLNN_ERR_RUNTIME_ERROR` (361001) with the
+//!   runtime's message recorded; faults of the queued kernel are reported by
+//!   the next synchronisation, as for aclop.
+//!
+//! What the simulator does not do returns `ACLNN_ERR_INNER_FIND_KERNEL_ERROR`
+//! (561003, "no kernel"): non-contiguous views, formats other than
+//! ND/NCHW/NHWC, `alpha != 1` in `aclnnAdd`/`aclnnSub`, a `threshold != 0` in
+//! `aclnnThresholdBackward`, a `dtype` other than the input's in the
+//! reductions, and every aclnn function it does not export.
+
+mod objects;
+pub use objects::*;
+
+mod exec;
+
+mod operators;
+pub use operators::*;
+
+mod unsupported;
+// Empty while every declared function is implemented.
+#[allow(unused_imports)]
+pub use unsupported::*;
+
+pub use exec::live_handles;

@@ -1,0 +1,986 @@
+//! The collectives as they run on a stream worker.
+//!
+//! Every collective starts with a *signature exchange*: each rank sends every
+//! other rank what it was called with (operation, type, counts, op, root)
+//! and checks what it receives. Ranks that called something else, or in
+//! another order, are found here — on every rank, since every rank sees
+//! every signature — and the collective fails with `HCCL_E_PARA` before any
+//! data moves. A rank that never calls it makes the others time out
+//! (`HCCL_E_TIMEOUT`).
+//!
+//! Algorithms (data moves in pieces of at most 1 MiB, so that receiving,
+//! reducing and forwarding overlap):
+//!
+//! | collective | algorithm |
+//! |---|---|
+//! | all-reduce | ring: reduce-scatter, then all-gather (2(n−1) steps) |
+//! | reduce-scatter(-v) | ring reduce-scatter (n−1 steps) |
+//! | all-gather(-v) | ring (n−1 steps) |
+//! | broadcast | chain from the root along the ring, pipelined |
+//! | reduce | chain along the ring ending at the root, pipelined |
+//! | scatter | direct: the root sends each rank its block |
+//! | all-to-all(-v, -vc) | direct: every pair exchanges its blocks |
+//! | send / recv, batches | direct, with a rendezvous (the receiver says it is ready) |
+//! | barrier | the signature exchange alone |
+
+use super::comm::Comm;
+use super::mem::Mem;
+use super::reduce::{op_name, type_name};
+use super::transport::Fail;
+use hccl_sys::*;
+use std::sync::atomic::AtomicBool;
+
+/// Bytes per frame of bulk data.
+pub const PIECE: usize = 4 << 20;
+
+/// Tag bit of point-to-point traffic (collectives use their sequence number).
+const P2P: u64 = 1 << 62;
+
+fn pieces(len: usize) -> Vec<(usize, usize)> {
+    (0..len.div_ceil(PIECE))
+        .map(|k| (k * PIECE, PIECE.min(len - k * PIECE)))
+        .collect()
+}
+
+/// A collective and its arguments, validated at the call.
+#[derive(Debug, Clone)]
+pub enum Coll {
+    /// `HcclAllReduce`.
+    AllReduce {
+        send: Mem,
+        recv: Mem,
+        count: u64,
+        dt: HcclDataType,
+        op: HcclReduceOp,
+    },
+    /// `HcclBroadcast`.
+    Broadcast {
+        buf: Mem,
+        count: u64,
+        dt: HcclDataType,
+        root: u32,
+    },
+    /// `HcclReduce`.
+    Reduce {
+        send: Mem,
+        recv: Mem,
+        count: u64,
+        dt: HcclDataType,
+        op: HcclReduceOp,
+        root: u32,
+    },
+    /// `HcclAllGather` (`count` per rank).
+    AllGather {
+        send: Mem,
+        recv: Mem,
+        count: u64,
+        dt: HcclDataType,
+    },
+    /// `HcclAllGatherV`.
+    AllGatherV {
+        send: Mem,
+        recv: Mem,
+        counts: Vec<u64>,
+        displs: Vec<u64>,
+        dt: HcclDataType,
+    },
+    /// `HcclReduceScatter` (`count` per rank).
+    ReduceScatter {
+        send: Mem,
+        recv: Mem,
+        count: u64,
+        dt: HcclDataType,
+        op: HcclReduceOp,
+    },
+    /// `HcclReduceScatterV`.
+    ReduceScatterV {
+        send: Mem,
+        recv: Mem,
+        counts: Vec<u64>,
+        displs: Vec<u64>,
+        dt: HcclDataType,
+        op: HcclReduceOp,
+    },
+    /// `HcclScatter` (`count` per rank).
+    Scatter {
+        send: Mem,
+        recv: Mem,
+        count: u64,
+        dt: HcclDataType,
+        root: u32,
+    },
+    /// `HcclAlltoAll` (`send_count` to each rank, `recv_count` from each).
+    AlltoAll {
+        send: Mem,
+        recv: Mem,
+        send_count: u64,
+        recv_count: u64,
+        dt: HcclDataType,
+    },
+    /// `HcclAlltoAllV` and `HcclAlltoAllVC` (counts and displacements per rank).
+    AlltoAllV {
+        /// Which C function.
+        vc: bool,
+        send: Mem,
+        recv: Mem,
+        send_counts: Vec<u64>,
+        sdispls: Vec<u64>,
+        recv_counts: Vec<u64>,
+        rdispls: Vec<u64>,
+        dt: HcclDataType,
+        /// A fingerprint of the VC matrix (the same on every rank).
+        matrix: u64,
+    },
+    /// `HcclBarrier`.
+    Barrier,
+}
+
+/// What a rank was called with, as exchanged. `a` is what this rank sends
+/// to the peer, `b` what it expects from it (equal for symmetric
+/// collectives), so that two signatures match when crossed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Sig {
+    kind: u32,
+    dt: u32,
+    op: u32,
+    root: u32,
+    a: u64,
+    b: u64,
+    extra: u64,
+}
+
+const NONE: u32 = u32::MAX;
+
+impl Sig {
+    fn bytes(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(40);
+        for x in [self.kind, self.dt, self.op, self.root] {
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+        for x in [self.a, self.b, self.extra] {
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+        v
+    }
+
+    fn parse(b: &[u8]) -> Option<Sig> {
+        if b.len() != 40 {
+            return None;
+        }
+        let w = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap_or_default());
+        let q = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or_default());
+        Some(Sig {
+            kind: w(0),
+            dt: w(4),
+            op: w(8),
+            root: w(12),
+            a: q(16),
+            b: q(24),
+            extra: q(32),
+        })
+    }
+
+    fn matches(&self, theirs: &Sig) -> bool {
+        self.kind == theirs.kind
+            && self.dt == theirs.dt
+            && self.op == theirs.op
+            && self.root == theirs.root
+            && self.extra == theirs.extra
+            && self.a == theirs.b
+            && self.b == theirs.a
+    }
+
+    /// How it reads in a message, e.g. `HcclAllReduce(count 8, fp32, sum)`.
+    fn describe(&self) -> String {
+        let name = kind_name(self.kind);
+        let mut parts = Vec::new();
+        if self.kind == HCCL_CMD_BARRIER {
+            return format!("{name}()");
+        }
+        if self.kind == HCCL_CMD_ALLTOALLV || self.kind == HCCL_CMD_ALLTOALL {
+            parts.push(format!("sending {} and expecting {}", self.a, self.b));
+        } else if self.extra != 0 {
+            parts.push(format!("counts fingerprint {:#x}", self.extra));
+        } else {
+            parts.push(format!("count {}", self.a));
+        }
+        parts.push(type_name(self.dt));
+        if self.op != NONE {
+            parts.push(op_name(self.op));
+        }
+        if self.root != NONE {
+            parts.push(format!("root {}", self.root));
+        }
+        format!("{name}({})", parts.join(", "))
+    }
+}
+
+fn kind_name(kind: u32) -> &'static str {
+    match kind {
+        HCCL_CMD_ALLREDUCE => "HcclAllReduce",
+        HCCL_CMD_BROADCAST => "HcclBroadcast",
+        HCCL_CMD_REDUCE => "HcclReduce",
+        HCCL_CMD_ALLGATHER => "HcclAllGather",
+        HCCL_CMD_ALLGATHER_V => "HcclAllGatherV",
+        HCCL_CMD_REDUCE_SCATTER => "HcclReduceScatter",
+        HCCL_CMD_REDUCE_SCATTER_V => "HcclReduceScatterV",
+        HCCL_CMD_SCATTER => "HcclScatter",
+        HCCL_CMD_ALLTOALL => "HcclAlltoAll",
+        HCCL_CMD_ALLTOALLV => "HcclAlltoAllV",
+        HCCL_CMD_ALLTOALLVC => "HcclAlltoAllVC",
+        HCCL_CMD_BARRIER => "HcclBarrier",
+        _ => "a collective",
+    }
+}
+
+fn counts_fp(a: &[u64], b: &[u64]) -> u64 {
+    let bytes: Vec<u8> = a.iter().chain(b).flat_map(|x| x.to_le_bytes()).collect();
+    super::wire::fnv(&bytes) | 1
+}
+
+impl Coll {
+    fn sig(&self, peer: usize) -> Sig {
+        let s = |kind, dt, op, root, a, b, extra| Sig {
+            kind,
+            dt,
+            op,
+            root,
+            a,
+            b,
+            extra,
+        };
+        match self {
+            Coll::AllReduce { count, dt, op, .. } => {
+                s(HCCL_CMD_ALLREDUCE, *dt, *op, NONE, *count, *count, 0)
+            }
+            Coll::Broadcast {
+                count, dt, root, ..
+            } => s(HCCL_CMD_BROADCAST, *dt, NONE, *root, *count, *count, 0),
+            Coll::Reduce {
+                count,
+                dt,
+                op,
+                root,
+                ..
+            } => s(HCCL_CMD_REDUCE, *dt, *op, *root, *count, *count, 0),
+            Coll::AllGather { count, dt, .. } => {
+                s(HCCL_CMD_ALLGATHER, *dt, NONE, NONE, *count, *count, 0)
+            }
+            Coll::AllGatherV {
+                counts, displs, dt, ..
+            } => s(
+                HCCL_CMD_ALLGATHER_V,
+                *dt,
+                NONE,
+                NONE,
+                0,
+                0,
+                counts_fp(counts, displs),
+            ),
+            Coll::ReduceScatter { count, dt, op, .. } => {
+                s(HCCL_CMD_REDUCE_SCATTER, *dt, *op, NONE, *count, *count, 0)
+            }
+            Coll::ReduceScatterV {
+                counts,
+                displs,
+                dt,
+                op,
+                ..
+            } => s(
+                HCCL_CMD_REDUCE_SCATTER_V,
+                *dt,
+                *op,
+                NONE,
+                0,
+                0,
+                counts_fp(counts, displs),
+            ),
+            Coll::Scatter {
+                count, dt, root, ..
+            } => s(HCCL_CMD_SCATTER, *dt, NONE, *root, *count, *count, 0),
+            Coll::AlltoAll {
+                send_count,
+                recv_count,
+                dt,
+                ..
+            } => s(
+                HCCL_CMD_ALLTOALL,
+                *dt,
+                NONE,
+                NONE,
+                *send_count,
+                *recv_count,
+                0,
+            ),
+            Coll::AlltoAllV {
+                vc,
+                send_counts,
+                recv_counts,
+                dt,
+                matrix,
+                ..
+            } => s(
+                if *vc {
+                    HCCL_CMD_ALLTOALLVC
+                } else {
+                    HCCL_CMD_ALLTOALLV
+                },
+                *dt,
+                NONE,
+                NONE,
+                send_counts[peer],
+                recv_counts[peer],
+                *matrix,
+            ),
+            Coll::Barrier => s(HCCL_CMD_BARRIER, NONE, NONE, NONE, 0, 0, 0),
+        }
+    }
+}
+
+/// A running collective: the communicator, its frames' tag, the stop flag.
+struct Ctx<'a> {
+    c: &'a Comm,
+    tag: u64,
+    seq: u64,
+    stop: &'a AtomicBool,
+}
+
+impl Ctx<'_> {
+    fn n(&self) -> u32 {
+        self.c.nranks
+    }
+
+    fn me(&self) -> u32 {
+        self.c.rank
+    }
+
+    fn send(&self, to: u32, data: &[u8]) -> Result<(), Fail> {
+        self.c.transport.send_data(
+            self.c.mesh(to),
+            self.c.uid,
+            self.tag,
+            data,
+            self.c.deadline(),
+            self.stop,
+        )
+    }
+
+    fn recv(&self, from: u32) -> Result<Vec<u8>, Fail> {
+        self.c
+            .transport
+            .recv(
+                self.c.uid,
+                self.tag,
+                self.seq,
+                self.c.mesh(from),
+                &self.c.members,
+                self.c.deadline(),
+                self.stop,
+            )
+            .map_err(|mut f| {
+                if f.code == HCCL_E_TIMEOUT {
+                    f.msg = format!(
+                        "rank {} waited for rank {from} (at {}) longer than the exec timeout \
+                         ({:?}) in collective #{}; rank {from} did not call it, or stalls",
+                        self.me(),
+                        self.c.transport.addr(self.c.mesh(from)),
+                        self.c.exec_timeout.unwrap_or_default(),
+                        self.seq
+                    );
+                }
+                f
+            })
+    }
+
+    fn recv_len(&self, from: u32, len: usize) -> Result<Vec<u8>, Fail> {
+        let v = self.recv(from)?;
+        if v.len() != len {
+            return Err(Fail::new(
+                HCCL_E_INTERNAL,
+                format!(
+                    "rank {from} sent {} bytes where {len} were expected (protocol error)",
+                    v.len()
+                ),
+            ));
+        }
+        Ok(v)
+    }
+
+    fn exchange_signatures(&self, coll: &Coll) -> Result<(), Fail> {
+        let n = self.n();
+        let me = self.me();
+        for j in (0..n).filter(|&j| j != me) {
+            self.send(j, &coll.sig(j as usize).bytes())?;
+        }
+        let mut first_bad: Option<String> = None;
+        for j in (0..n).filter(|&j| j != me) {
+            let got = self.recv(j)?;
+            let mine = coll.sig(j as usize);
+            let theirs = Sig::parse(&got).ok_or_else(|| {
+                Fail::new(
+                    HCCL_E_INTERNAL,
+                    format!("rank {j} sent a malformed signature"),
+                )
+            })?;
+            if !mine.matches(&theirs) && first_bad.is_none() {
+                first_bad = Some(format!(
+                    "collective #{} differs between ranks: rank {j} called {}, rank {me} (this \
+                     rank) called {}; every rank must call the same collectives with the same \
+                     count, type, op and root, in the same order",
+                    self.seq,
+                    theirs.describe(),
+                    mine.describe()
+                ));
+            }
+        }
+        match first_bad {
+            Some(m) => Err(Fail::new(HCCL_E_PARA, m)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Runs collective number `seq` of `comm` (on a stream worker).
+///
+/// # Errors
+///
+/// The failure, also recorded in the communicator and told to its other
+/// ranks by the caller.
+pub fn run(comm: &Comm, seq: u64, coll: &Coll, stop: &AtomicBool) -> Result<(), Fail> {
+    let ctx = Ctx {
+        c: comm,
+        tag: seq,
+        seq,
+        stop,
+    };
+    if ctx.n() > 1 {
+        ctx.exchange_signatures(coll)?;
+    }
+    match coll {
+        Coll::Barrier => Ok(()),
+        Coll::AllReduce {
+            send,
+            recv,
+            count,
+            dt,
+            op,
+        } => {
+            let size = super::reduce::type_size(*dt).unwrap_or(1);
+            let blocks = even_blocks(*count, ctx.n(), size);
+            all_reduce(&ctx, send, recv, &blocks, *dt, *op)
+        }
+        Coll::ReduceScatter {
+            send,
+            recv,
+            count,
+            dt,
+            op,
+        } => {
+            let size = super::reduce::type_size(*dt).unwrap_or(1);
+            let bytes = *count as usize * size;
+            let blocks: Vec<_> = (0..ctx.n() as usize).map(|c| (c * bytes, bytes)).collect();
+            ring_reduce_scatter(&ctx, send, &blocks, *dt, *op, |off, x| recv.write(off, &x))
+        }
+        Coll::ReduceScatterV {
+            send,
+            recv,
+            counts,
+            displs,
+            dt,
+            op,
+        } => {
+            let size = super::reduce::type_size(*dt).unwrap_or(1);
+            let blocks = v_blocks(counts, displs, size);
+            ring_reduce_scatter(&ctx, send, &blocks, *dt, *op, |off, x| recv.write(off, &x))
+        }
+        Coll::AllGather {
+            send,
+            recv,
+            count,
+            dt,
+        } => {
+            let size = super::reduce::type_size(*dt).unwrap_or(1);
+            let bytes = *count as usize * size;
+            let blocks: Vec<_> = (0..ctx.n() as usize).map(|c| (c * bytes, bytes)).collect();
+            let me = ctx.me() as usize;
+            send.copy_to(0, recv, blocks[me].0, bytes)?;
+            ring_all_gather(&ctx, recv, &blocks, |off, len| send.read(off, len))
+        }
+        Coll::AllGatherV {
+            send,
+            recv,
+            counts,
+            displs,
+            dt,
+        } => {
+            let size = super::reduce::type_size(*dt).unwrap_or(1);
+            let blocks = v_blocks(counts, displs, size);
+            let me = ctx.me() as usize;
+            send.copy_to(0, recv, blocks[me].0, blocks[me].1)?;
+            ring_all_gather(&ctx, recv, &blocks, |off, len| send.read(off, len))
+        }
+        Coll::Broadcast {
+            buf,
+            count,
+            dt,
+            root,
+        } => {
+            let size = super::reduce::type_size(*dt).unwrap_or(1);
+            broadcast(&ctx, buf, *count as usize * size, *root)
+        }
+        Coll::Reduce {
+            send,
+            recv,
+            count,
+            dt,
+            op,
+            root,
+        } => {
+            let size = super::reduce::type_size(*dt).unwrap_or(1);
+            chain_reduce(&ctx, send, recv, *count as usize * size, *dt, *op, *root)
+        }
+        Coll::Scatter {
+            send,
+            recv,
+            count,
+            dt,
+            root,
+        } => {
+            let size = super::reduce::type_size(*dt).unwrap_or(1);
+            scatter(&ctx, send, recv, *count as usize * size, *root)
+        }
+        Coll::AlltoAll {
+            send,
+            recv,
+            send_count,
+            recv_count,
+            dt,
+        } => {
+            let size = super::reduce::type_size(*dt).unwrap_or(1);
+            let n = ctx.n() as usize;
+            let (sb, rb) = (*send_count as usize * size, *recv_count as usize * size);
+            let sblocks: Vec<_> = (0..n).map(|j| (j * sb, sb)).collect();
+            let rblocks: Vec<_> = (0..n).map(|j| (j * rb, rb)).collect();
+            all_to_all(&ctx, send, recv, &sblocks, &rblocks)
+        }
+        Coll::AlltoAllV {
+            send,
+            recv,
+            send_counts,
+            sdispls,
+            recv_counts,
+            rdispls,
+            dt,
+            ..
+        } => {
+            let size = super::reduce::type_size(*dt).unwrap_or(1);
+            let sblocks = v_blocks(send_counts, sdispls, size);
+            let rblocks = v_blocks(recv_counts, rdispls, size);
+            all_to_all(&ctx, send, recv, &sblocks, &rblocks)
+        }
+    }
+}
+
+/// `count` elements split into `n` nearly equal blocks, in bytes.
+fn even_blocks(count: u64, n: u32, size: usize) -> Vec<(usize, usize)> {
+    let (count, n) = (count as usize, n as usize);
+    (0..n)
+        .map(|c| {
+            let start = c * count / n;
+            let end = (c + 1) * count / n;
+            (start * size, (end - start) * size)
+        })
+        .collect()
+}
+
+fn v_blocks(counts: &[u64], displs: &[u64], size: usize) -> Vec<(usize, usize)> {
+    counts
+        .iter()
+        .zip(displs)
+        .map(|(&c, &d)| (d as usize * size, c as usize * size))
+        .collect()
+}
+
+fn all_reduce(
+    ctx: &Ctx<'_>,
+    send: &Mem,
+    recv: &Mem,
+    blocks: &[(usize, usize)],
+    dt: HcclDataType,
+    op: HcclReduceOp,
+) -> Result<(), Fail> {
+    let me = ctx.me() as usize;
+    let base = blocks[me].0;
+    let mut mine: Vec<Vec<u8>> = Vec::new();
+    ring_reduce_scatter(ctx, send, blocks, dt, op, |off, x| {
+        recv.write(base + off, &x)?;
+        mine.push(x);
+        Ok(())
+    })?;
+    let mut mine = mine.into_iter();
+    ring_all_gather(ctx, recv, blocks, |_, _| {
+        Ok(mine.next().unwrap_or_default())
+    })
+}
+
+/// Ring reduce-scatter over `src`'s `blocks` (one per rank, in bytes):
+/// hands this rank's fully reduced block to `out`, piece by piece (offset
+/// within the block, bytes).
+fn ring_reduce_scatter(
+    ctx: &Ctx<'_>,
+    src: &Mem,
+    blocks: &[(usize, usize)],
+    dt: HcclDataType,
+    op: HcclReduceOp,
+    mut out: impl FnMut(usize, Vec<u8>) -> Result<(), Fail>,
+) -> Result<(), Fail> {
+    let n = ctx.n() as usize;
+    let r = ctx.me() as usize;
+    if n == 1 {
+        for (o, l) in pieces(blocks[0].1) {
+            out(o, src.read(blocks[0].0 + o, l)?)?;
+        }
+        return Ok(());
+    }
+    let right = ((r + 1) % n) as u32;
+    let left = ((r + n - 1) % n) as u32;
+    let mut carry: Vec<Vec<u8>> = Vec::new();
+    for s in 0..n - 1 {
+        let send_c = (r + 2 * n - s - 1) % n;
+        let recv_c = (r + 2 * n - s - 2) % n;
+        let (so, sl) = blocks[send_c];
+        let (ro, rl) = blocks[recv_c];
+        let sp = pieces(sl);
+        let rp = pieces(rl);
+        let mut outgoing = std::mem::take(&mut carry).into_iter();
+        for k in 0..sp.len().max(rp.len()) {
+            if let Some(&(po, pl)) = sp.get(k) {
+                let data = if s == 0 {
+                    src.read(so + po, pl)?
+                } else {
+                    outgoing.next().unwrap_or_default()
+                };
+                ctx.send(right, &data)?;
+            }
+            if let Some(&(po, pl)) = rp.get(k) {
+                let mut x = ctx.recv_len(left, pl)?;
+                src.reduce_into(ro + po, &mut x, dt, op)?;
+                if s == n - 2 {
+                    out(po, x)?;
+                } else {
+                    carry.push(x);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Ring all-gather into `dst`'s `blocks`; this rank's own block is already
+/// in place, and `mine(offset, len)` gives its pieces to send.
+fn ring_all_gather(
+    ctx: &Ctx<'_>,
+    dst: &Mem,
+    blocks: &[(usize, usize)],
+    mut mine: impl FnMut(usize, usize) -> Result<Vec<u8>, Fail>,
+) -> Result<(), Fail> {
+    let n = ctx.n() as usize;
+    let r = ctx.me() as usize;
+    if n == 1 {
+        return Ok(());
+    }
+    let right = ((r + 1) % n) as u32;
+    let left = ((r + n - 1) % n) as u32;
+    let mut carry: Vec<Vec<u8>> = Vec::new();
+    for s in 0..n - 1 {
+        let send_c = (r + n - s) % n;
+        let recv_c = (r + 2 * n - s - 1) % n;
+        let sp = pieces(blocks[send_c].1);
+        let (ro, rl) = blocks[recv_c];
+        let rp = pieces(rl);
+        let mut outgoing = std::mem::take(&mut carry).into_iter();
+        for k in 0..sp.len().max(rp.len()) {
+            if let Some(&(po, pl)) = sp.get(k) {
+                let data = if s == 0 {
+                    mine(po, pl)?
+                } else {
+                    outgoing.next().unwrap_or_default()
+                };
+                ctx.send(right, &data)?;
+            }
+            if let Some(&(po, pl)) = rp.get(k) {
+                let x = ctx.recv_len(left, pl)?;
+                dst.write(ro + po, &x)?;
+                if s < n - 2 {
+                    carry.push(x);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn broadcast(ctx: &Ctx<'_>, buf: &Mem, bytes: usize, root: u32) -> Result<(), Fail> {
+    let n = ctx.n();
+    if n == 1 {
+        return Ok(());
+    }
+    let me = ctx.me();
+    let pos = (me + n - root) % n;
+    let right = (me + 1) % n;
+    let left = (me + n - 1) % n;
+    for (po, pl) in pieces(bytes) {
+        let data = if pos == 0 {
+            buf.read(po, pl)?
+        } else {
+            let x = ctx.recv_len(left, pl)?;
+            buf.write(po, &x)?;
+            x
+        };
+        if pos != n - 1 {
+            ctx.send(right, &data)?;
+        }
+    }
+    Ok(())
+}
+
+fn chain_reduce(
+    ctx: &Ctx<'_>,
+    send: &Mem,
+    recv: &Mem,
+    bytes: usize,
+    dt: HcclDataType,
+    op: HcclReduceOp,
+    root: u32,
+) -> Result<(), Fail> {
+    let n = ctx.n();
+    let me = ctx.me();
+    // The chain starts right of the root and ends at the root.
+    let pos = (me + n - root - 1) % n;
+    let right = (me + 1) % n;
+    let left = (me + n - 1) % n;
+    for (po, pl) in pieces(bytes) {
+        let mut x = if pos == 0 {
+            send.read(po, pl)?
+        } else {
+            let mut x = ctx.recv_len(left, pl)?;
+            send.reduce_into(po, &mut x, dt, op)?;
+            x
+        };
+        if pos == n - 1 {
+            recv.write(po, &x)?;
+        } else {
+            ctx.send(right, &x)?;
+            x.clear();
+        }
+    }
+    Ok(())
+}
+
+fn scatter(ctx: &Ctx<'_>, send: &Mem, recv: &Mem, bytes: usize, root: u32) -> Result<(), Fail> {
+    let n = ctx.n();
+    let me = ctx.me();
+    if me == root {
+        for j in (0..n).filter(|&j| j != me) {
+            for (po, pl) in pieces(bytes) {
+                ctx.send(j, &send.read(j as usize * bytes + po, pl)?)?;
+            }
+        }
+        send.copy_to(me as usize * bytes, recv, 0, bytes)
+    } else {
+        for (po, pl) in pieces(bytes) {
+            let x = ctx.recv_len(root, pl)?;
+            recv.write(po, &x)?;
+        }
+        Ok(())
+    }
+}
+
+fn all_to_all(
+    ctx: &Ctx<'_>,
+    send: &Mem,
+    recv: &Mem,
+    sblocks: &[(usize, usize)],
+    rblocks: &[(usize, usize)],
+) -> Result<(), Fail> {
+    let n = ctx.n() as usize;
+    let me = ctx.me() as usize;
+    for d in 1..n {
+        let to = (me + d) % n;
+        let (so, sl) = sblocks[to];
+        for (po, pl) in pieces(sl) {
+            ctx.send(to as u32, &send.read(so + po, pl)?)?;
+        }
+    }
+    let (so, sl) = sblocks[me];
+    let (ro, _) = rblocks[me];
+    send.copy_to(so, recv, ro, sl)?;
+    for d in 1..n {
+        let from = (me + n - d) % n;
+        let (ro, rl) = rblocks[from];
+        for (po, pl) in pieces(rl) {
+            let x = ctx.recv_len(from as u32, pl)?;
+            recv.write(ro + po, &x)?;
+        }
+    }
+    Ok(())
+}
+
+/// One send or receive of a batch (`HcclSend`, `HcclRecv`,
+/// `HcclBatchSendRecv`, or a group).
+#[derive(Debug, Clone)]
+pub struct P2p {
+    /// A send (else a receive).
+    pub send: bool,
+    /// The other rank.
+    pub peer: u32,
+    /// The data.
+    pub buf: Mem,
+    /// Elements.
+    pub count: u64,
+    /// Their type.
+    pub dt: HcclDataType,
+    /// Its number among the sends to (receives from) `peer`.
+    pub seq: u64,
+}
+
+fn p2p_sig(p: &P2p) -> Vec<u8> {
+    let mut v = p.count.to_le_bytes().to_vec();
+    v.extend_from_slice(&p.dt.to_le_bytes());
+    v
+}
+
+fn describe_p2p(b: &[u8]) -> String {
+    if b.len() != 12 {
+        return "a malformed request".to_string();
+    }
+    let count = u64::from_le_bytes(b[..8].try_into().unwrap_or_default());
+    let dt = u32::from_le_bytes(b[8..12].try_into().unwrap_or_default());
+    format!("{count} elements of {}", type_name(dt))
+}
+
+/// Runs a batch of sends and receives: receives announce themselves first,
+/// then every send waits for its receiver and sends, then every receive
+/// takes its data — so the order of the items never deadlocks.
+///
+/// # Errors
+///
+/// `HCCL_E_PARA` on both sides when a send and its receive disagree on
+/// count or type; timeouts and remote failures as for collectives.
+pub fn run_p2p(comm: &Comm, items: &[P2p], stop: &AtomicBool) -> Result<(), Fail> {
+    let t = &comm.transport;
+    let data_tag = |seq: u64| P2P | (seq << 1);
+    let ready_tag = |seq: u64| P2P | (seq << 1) | 1;
+    let recv = |from: u32, tag: u64| {
+        t.recv(
+            comm.uid,
+            tag,
+            0,
+            comm.mesh(from),
+            &[comm.mesh(from)],
+            comm.deadline(),
+            stop,
+        )
+        .map_err(|mut f| {
+            if f.code == HCCL_E_TIMEOUT {
+                f.msg = format!(
+                    "rank {} waited for rank {from} (at {}) longer than the exec timeout ({:?}); \
+                     its matching HcclSend/HcclRecv was not called",
+                    comm.rank,
+                    t.addr(comm.mesh(from)),
+                    comm.exec_timeout.unwrap_or_default()
+                );
+            }
+            f
+        })
+    };
+    let send = |to: u32, tag: u64, data: &[u8]| {
+        t.send_data(comm.mesh(to), comm.uid, tag, data, comm.deadline(), stop)
+    };
+    for p in items.iter().filter(|p| !p.send) {
+        send(p.peer, ready_tag(p.seq), &p2p_sig(p))?;
+    }
+    for p in items.iter().filter(|p| p.send) {
+        let ready = recv(p.peer, ready_tag(p.seq))?;
+        let mine = p2p_sig(p);
+        send(p.peer, data_tag(p.seq), &mine)?;
+        if ready != mine {
+            return Err(Fail::new(
+                HCCL_E_PARA,
+                format!(
+                    "rank {} sends {} to rank {}, which receives {}; HcclSend and HcclRecv must \
+                     agree on count and type",
+                    comm.rank,
+                    describe_p2p(&mine),
+                    p.peer,
+                    describe_p2p(&ready)
+                ),
+            ));
+        }
+        for (po, pl) in pieces(p.buf.len) {
+            send(p.peer, data_tag(p.seq), &p.buf.read(po, pl)?)?;
+        }
+    }
+    for p in items.iter().filter(|p| !p.send) {
+        let theirs = recv(p.peer, data_tag(p.seq))?;
+        let mine = p2p_sig(p);
+        if theirs != mine {
+            return Err(Fail::new(
+                HCCL_E_PARA,
+                format!(
+                    "rank {} receives {} from rank {}, which sends {}; HcclSend and HcclRecv must \
+                     agree on count and type",
+                    comm.rank,
+                    describe_p2p(&mine),
+                    p.peer,
+                    describe_p2p(&theirs)
+                ),
+            ));
+        }
+        for (po, pl) in pieces(p.buf.len) {
+            let x = recv(p.peer, data_tag(p.seq))?;
+            if x.len() != pl {
+                return Err(Fail::new(
+                    HCCL_E_INTERNAL,
+                    format!(
+                        "rank {} sent a piece of {} bytes, not {pl}",
+                        p.peer,
+                        x.len()
+                    ),
+                ));
+            }
+            p.buf.write(po, &x)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn even_blocks_cover_the_count_in_order() {
+        let b = even_blocks(10, 4, 4);
+        assert_eq!(b, vec![(0, 8), (8, 12), (20, 8), (28, 12)]);
+        assert_eq!(even_blocks(2, 4, 1).iter().map(|b| b.1).sum::<usize>(), 2);
+    }
+
+    #[test]
+    fn signatures_match_only_when_crossed_counts_agree() {
+        let a = Sig {
+            kind: HCCL_CMD_ALLTOALLV,
+            dt: 4,
+            op: NONE,
+            root: NONE,
+            a: 3,
+            b: 5,
+            extra: 0,
+        };
+        let b = Sig { a: 5, b: 3, ..a };
+        assert!(a.matches(&b));
+        assert!(!a.matches(&a));
+        assert_eq!(pieces(0).len(), 0);
+        assert_eq!(pieces(PIECE + 1), vec![(0, PIECE), (PIECE, 1)]);
+    }
+}

@@ -1,0 +1,430 @@
+//! Creating communicators: the root server behind `HcclGetRootInfo`, the
+//! rendezvous of `HcclCommInitRootInfo`, rank tables, `HcclCommInitAll` and
+//! sub-communicators.
+//!
+//! **Root info.** `HcclGetRootInfo` starts a *root server*: a thread with a
+//! TCP listener on `HCCL_IF_IP` (default 127.0.0.1) and `HCCL_IF_BASE_PORT`
+//! (default: any free port), whose address and a unique id go into the
+//! blob. Each rank's `HcclCommInitRootInfo` opens its own listener (on the
+//! interface that reaches the root), registers it with the root server and
+//! blocks; when all `nRanks` ranks have registered, the server sends everyone
+//! the table of addresses and exits, and the ranks connect to each other
+//! (see `transport`). Ranks that disagree on `nRanks`, or claim the same rank,
+//! all get `HCCL_E_PARA`; when not every rank has registered within the
+//! connect timeout, those that did get `HCCL_E_TIMEOUT` naming the missing
+//! ranks. A root server that nobody registers with exits after the connect
+//! timeout.
+//!
+//! **Rank table.** Every rank listens on the address the table gives it and
+//! connects to the others directly; the table's content identifies the
+//! communicator.
+
+use super::comm::{Comm, Options};
+use super::transport::{self, Fail};
+use super::wire::{self, Reader, Root, Writer};
+use hccl_sys::*;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const REG_MAGIC: u32 = 0x5245_4731; // "1GER"
+const REPLY_OK: u32 = 0;
+const REPLY_ERR: u32 = 1;
+
+/// Starts a root server; returns what the root info holds.
+///
+/// # Errors
+///
+/// `HCCL_E_TCP_CONNECT` when the address cannot be listened on (the port is
+/// in use, the IP is not local), naming it.
+pub fn start_root_server() -> Result<Root, Fail> {
+    let ip = wire::local_ip();
+    let port = wire::root_port();
+    let addr = SocketAddr::new(ip, port);
+    let listener = TcpListener::bind(addr).map_err(|e| {
+        Fail::new(
+            HCCL_E_TCP_CONNECT,
+            format!(
+                "cannot listen on {addr} for the root info (HCCL_IF_IP / HCCL_IF_BASE_PORT): {e}"
+            ),
+        )
+    })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| Fail::new(HCCL_E_TCP_CONNECT, format!("{addr}: {e}")))?;
+    let uid = wire::unique_id();
+    let timeout = wire::connect_timeout();
+    std::thread::Builder::new()
+        .name("cann-sim-hccl-root".to_string())
+        .spawn(move || serve(listener, uid, timeout))
+        .map_err(|e| {
+            Fail::new(
+                HCCL_E_INTERNAL,
+                format!("cannot start the root server: {e}"),
+            )
+        })?;
+    Ok(Root { addr, uid })
+}
+
+struct Registered {
+    rank: u32,
+    addr: SocketAddr,
+    sock: TcpStream,
+}
+
+fn serve(listener: TcpListener, uid: u64, timeout: Duration) {
+    let here = listener
+        .local_addr()
+        .map_or_else(|_| "?".to_string(), |a| a.to_string());
+    if listener.set_nonblocking(true).is_err() {
+        return;
+    }
+    let mut deadline = Instant::now() + timeout;
+    let mut nranks: Option<u32> = None;
+    let mut regs: Vec<Registered> = Vec::new();
+    let mut error: Option<String> = None;
+    loop {
+        if let Some(n) = nranks
+            && regs.len() as u32 == n
+        {
+            break;
+        }
+        if Instant::now() >= deadline {
+            let missing: Vec<u32> = match nranks {
+                Some(n) => (0..n)
+                    .filter(|r| !regs.iter().any(|g| g.rank == *r))
+                    .collect(),
+                None => Vec::new(),
+            };
+            let msg = format!(
+                "ranks {missing:?} of {} did not join within the connect timeout ({} s; \
+                 HCCL_CONNECT_TIMEOUT) (root server at {here})",
+                nranks.unwrap_or(0),
+                timeout.as_secs_f64()
+            );
+            for r in &mut regs {
+                reply_err(&mut r.sock, HCCL_E_TIMEOUT, &msg);
+            }
+            return;
+        }
+        let (mut sock, _) = match listener.accept() {
+            Ok(c) => c,
+            Err(e) if wire::is_would_block(&e) => {
+                std::thread::sleep(Duration::from_millis(2));
+                continue;
+            }
+            Err(_) => continue,
+        };
+        let _ = sock.set_nonblocking(false);
+        let per = Instant::now() + Duration::from_secs(10);
+        let Ok(body) = wire::recv_msg(&mut sock, per) else {
+            continue;
+        };
+        let mut r = Reader::new(&body);
+        let parsed = (|| -> Result<(u64, u32, u32, SocketAddr), String> {
+            if r.u32()? != REG_MAGIC {
+                return Err("not a cann-sim registration".into());
+            }
+            let their_uid = r.u64()?;
+            let n = r.u32()?;
+            let rank = r.u32()?;
+            let addr: SocketAddr = r
+                .str()?
+                .parse()
+                .map_err(|_| "a bad listening address".to_string())?;
+            Ok((their_uid, n, rank, addr))
+        })();
+        let Ok((their_uid, n, rank, addr)) = parsed else {
+            continue;
+        };
+        if their_uid != uid {
+            reply_err(
+                &mut sock,
+                HCCL_E_PARA,
+                &format!(
+                    "the root server at {here} serves another communicator (the root info is \
+                     stale or from another job)"
+                ),
+            );
+            continue;
+        }
+        if nranks.is_none() {
+            nranks = Some(n);
+            // The rendezvous lasts one connect timeout from the first rank.
+            deadline = Instant::now() + timeout;
+        }
+        let want = nranks.unwrap_or(n);
+        let problem = if n != want {
+            Some(format!(
+                "rank {rank} called HcclCommInitRootInfo with nRanks {n}, but rank {} with \
+                 {want}; every rank must pass the same nRanks",
+                regs.first().map_or(rank, |g| g.rank)
+            ))
+        } else if regs.iter().any(|g| g.rank == rank) {
+            Some(format!(
+                "two ranks called HcclCommInitRootInfo with rank {rank}; each rank of 0..{n} \
+                 must join exactly once"
+            ))
+        } else {
+            None
+        };
+        if let Some(p) = problem {
+            error.get_or_insert(p);
+        }
+        regs.push(Registered { rank, addr, sock });
+        if let Some(msg) = &error {
+            for g in &mut regs {
+                reply_err(&mut g.sock, HCCL_E_PARA, msg);
+            }
+            regs.clear();
+            // Keep refusing late ranks until the deadline.
+        }
+    }
+    regs.sort_by_key(|g| g.rank);
+    let mut w = Writer::default().u32(REPLY_OK).u32(regs.len() as u32);
+    for g in &regs {
+        w = w.str(&g.addr.to_string());
+    }
+    let table = w.b;
+    let until = Instant::now() + Duration::from_secs(10);
+    for g in &mut regs {
+        let _ = wire::send_msg(&mut g.sock, &table, until);
+    }
+}
+
+fn reply_err(sock: &mut TcpStream, code: HcclResult, msg: &str) {
+    let body = Writer::default().u32(REPLY_ERR).u32(code).str(msg).b;
+    let _ = wire::send_msg(sock, &body, Instant::now() + Duration::from_secs(2));
+}
+
+/// `HcclCommInitRootInfo`: joins the communicator of `root` as `rank` of
+/// `nranks`, on `device`. Blocks until every rank has joined.
+///
+/// # Errors
+///
+/// `HCCL_E_TCP_CONNECT` when the root server cannot be reached (naming its
+/// address), `HCCL_E_TIMEOUT` when the other ranks do not all join within
+/// the connect timeout, `HCCL_E_PARA` when ranks disagree.
+pub fn init_root(
+    nranks: u32,
+    root: Root,
+    rank: u32,
+    device: u32,
+    options: Options,
+) -> Result<Comm, Fail> {
+    let deadline = Instant::now() + wire::connect_timeout();
+    let mut conn = wire::connect_retry(root.addr, deadline).map_err(|e| {
+        Fail::new(
+            HCCL_E_TCP_CONNECT,
+            format!(
+                "rank {rank} cannot connect to the root server at {} (the process that called \
+                 HcclGetRootInfo; is it running?): {e}",
+                root.addr
+            ),
+        )
+    })?;
+    let local_ip = conn
+        .local_addr()
+        .map_or_else(|_| wire::local_ip(), |a| a.ip());
+    let listener = TcpListener::bind(SocketAddr::new(local_ip, 0)).map_err(|e| {
+        Fail::new(
+            HCCL_E_TCP_CONNECT,
+            format!("rank {rank} cannot listen on {local_ip}: {e}"),
+        )
+    })?;
+    let me = listener
+        .local_addr()
+        .map_err(|e| Fail::new(HCCL_E_TCP_CONNECT, e.to_string()))?;
+    let reg = Writer::default()
+        .u32(REG_MAGIC)
+        .u64(root.uid)
+        .u32(nranks)
+        .u32(rank)
+        .str(&me.to_string())
+        .b;
+    wire::send_msg(&mut conn, &reg, deadline).map_err(|e| {
+        Fail::new(
+            HCCL_E_TCP_CONNECT,
+            format!(
+                "rank {rank} cannot register with the root server at {}: {e}",
+                root.addr
+            ),
+        )
+    })?;
+    // The server answers within its own timeout; allow a little more.
+    let reply = wire::recv_msg(&mut conn, deadline + Duration::from_secs(5)).map_err(|e| {
+        if wire::is_would_block(&e) {
+            Fail::new(
+                HCCL_E_TIMEOUT,
+                format!(
+                    "rank {rank}: the root server at {} did not complete the rendezvous within \
+                     the connect timeout",
+                    root.addr
+                ),
+            )
+        } else {
+            Fail::new(
+                HCCL_E_TCP_CONNECT,
+                format!(
+                    "rank {rank}: the root server at {} closed the connection ({e}); its \
+                     process may have exited",
+                    root.addr
+                ),
+            )
+        }
+    })?;
+    let mut r = Reader::new(&reply);
+    let bad = |e: String| Fail::new(HCCL_E_INTERNAL, format!("root server reply: {e}"));
+    match r.u32().map_err(bad)? {
+        REPLY_OK => {}
+        _ => {
+            let code = r.u32().map_err(bad)?;
+            let msg = r.str().map_err(bad)?;
+            return Err(Fail::new(code, msg));
+        }
+    }
+    let n = r.u32().map_err(bad)?;
+    let mut addrs = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let a: SocketAddr = r
+            .str()
+            .map_err(bad)?
+            .parse()
+            .map_err(|_| bad("bad address".into()))?;
+        addrs.push(a);
+    }
+    let t = transport::build(rank, addrs, listener, root.uid, deadline)?;
+    let members = (0..nranks).collect();
+    Ok(Comm::new(
+        root.uid,
+        rank,
+        device,
+        Arc::new(t),
+        members,
+        options,
+    ))
+}
+
+/// One rank of a rank table: where it listens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableRank {
+    /// `rank_id`.
+    pub rank: u32,
+    /// The server's address and the rank's port.
+    pub addr: SocketAddr,
+    /// `device_id`.
+    pub device: u32,
+}
+
+/// `HcclCommInitClusterInfo`: joins the communicator a rank table describes.
+///
+/// # Errors
+///
+/// `HCCL_E_TCP_CONNECT` when this rank's address cannot be listened on,
+/// `HCCL_E_TIMEOUT` when the other ranks do not all connect in time.
+pub fn init_table(
+    ranks: &[TableRank],
+    fingerprint: u64,
+    rank: u32,
+    device: u32,
+    options: Options,
+) -> Result<Comm, Fail> {
+    let deadline = Instant::now() + wire::connect_timeout();
+    let me = ranks[rank as usize].addr;
+    let listener = TcpListener::bind(me).map_err(|e| {
+        Fail::new(
+            HCCL_E_TCP_CONNECT,
+            format!("rank {rank} cannot listen on {me} (from the rank table): {e}"),
+        )
+    })?;
+    let addrs: Vec<SocketAddr> = ranks.iter().map(|r| r.addr).collect();
+    let t = transport::build(rank, addrs, listener, fingerprint, deadline)?;
+    let members = (0..ranks.len() as u32).collect();
+    Ok(Comm::new(
+        fingerprint,
+        rank,
+        device,
+        Arc::new(t),
+        members,
+        options,
+    ))
+}
+
+/// Tag of the sub-communicator handshake frames.
+pub const HANDSHAKE_TAG: u64 = u64::MAX;
+
+/// `HcclCreateSubCommConfig`: the sub-communicator of `parent` made of
+/// `ranks` (parent ranks), numbered `id`, in which this rank is `sub_rank`.
+/// Every member must call it with the same list and id; they exchange a
+/// handshake over the parent's connections.
+///
+/// # Errors
+///
+/// `HCCL_E_PARA` when members disagree on the list, `HCCL_E_TIMEOUT` when a
+/// member does not call it within the connect timeout, `HCCL_E_REMOTE` when
+/// one is gone.
+pub fn sub_comm(
+    parent: &Comm,
+    ranks: &[u32],
+    id: u64,
+    sub_rank: u32,
+    options: Options,
+) -> Result<Comm, Fail> {
+    let list: Vec<u8> = ranks.iter().flat_map(|r| r.to_le_bytes()).collect();
+    let fp = wire::fnv(&list);
+    let mut key = parent.uid.to_le_bytes().to_vec();
+    key.extend_from_slice(&id.to_le_bytes());
+    let uid = wire::fnv(&key);
+    let members: Vec<u32> = ranks.iter().map(|&r| parent.mesh(r)).collect();
+    let t = &parent.transport;
+    let deadline = Some(Instant::now() + wire::connect_timeout());
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let hello = Writer::default().u64(fp).u32(ranks.len() as u32).b;
+    for (i, &m) in members.iter().enumerate() {
+        if i as u32 != sub_rank {
+            t.send_data(m, uid, HANDSHAKE_TAG, &hello, deadline, &never)?;
+        }
+    }
+    for (i, &m) in members.iter().enumerate() {
+        if i as u32 == sub_rank {
+            continue;
+        }
+        let got = t
+            .recv(uid, HANDSHAKE_TAG, 0, m, &members, deadline, &never)
+            .map_err(|mut f| {
+                if f.code == HCCL_E_TIMEOUT {
+                    f.msg = format!(
+                        "parent rank {} did not create sub-communicator {id} within the connect \
+                         timeout",
+                        ranks[i]
+                    );
+                }
+                f
+            })?;
+        if got != hello {
+            return Err(Fail::new(
+                HCCL_E_PARA,
+                format!(
+                    "parent rank {} created sub-communicator {id} with another rank list; \
+                     every member must pass the same rankIds",
+                    ranks[i]
+                ),
+            ));
+        }
+    }
+    let mut options = options;
+    if options.exec_timeout_s.is_none() {
+        options.exec_timeout_s = parent.options.exec_timeout_s;
+    }
+    if options.name.is_none() {
+        options.name = Some(format!("{}_sub{id}", parent.name));
+    }
+    Ok(Comm::new(
+        uid,
+        sub_rank,
+        parent.device,
+        parent.transport.clone(),
+        members,
+        options,
+    ))
+}

@@ -1,0 +1,296 @@
+//! Communicators: one rank's view of a group, and the table of handles.
+
+use super::transport::{Fail, Transport};
+use crate::recent_error::fail;
+use crate::rt::handles::{self, Lookup, Registry, Table};
+use hccl_sys::*;
+use parking_lot::Mutex;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// What a `HcclCommConfig` asks for (the options the simulator reads).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Options {
+    /// `hcclBufferSize` in MB, when set.
+    pub buffer_mib: Option<u32>,
+    /// `hcclDeterministic`, when set.
+    pub deterministic: Option<u32>,
+    /// `hcclCommName`, when not empty.
+    pub name: Option<String>,
+    /// `hcclExecTimeOut` in seconds, when set.
+    pub exec_timeout_s: Option<i32>,
+}
+
+impl Options {
+    /// Reads a config made by `HcclCommConfigInit` (null: all defaults).
+    ///
+    /// # Errors
+    ///
+    /// `HCCL_E_PARA` for a config whose header was not initialised by
+    /// `HcclCommConfigInit`, a buffer size below 1 MB, a deterministic value
+    /// other than 0 or 1, a name without its terminating NUL, or an exec
+    /// timeout below -1.
+    ///
+    /// # Safety
+    ///
+    /// `config` is null or points to a readable `HcclCommConfig`.
+    pub unsafe fn read(config: *const HcclCommConfig) -> Result<Options, (HcclResult, String)> {
+        if config.is_null() {
+            return Ok(Options::default());
+        }
+        // SAFETY: the caller's contract.
+        let c = unsafe { &*config };
+        let raw: Vec<u8> = c.reserved.iter().map(|&b| b as u8).collect();
+        let magic = u32::from_ne_bytes(raw[8..12].try_into().unwrap_or_default());
+        if magic != HCCL_COMM_CONFIG_MAGIC_WORD {
+            return Err((
+                HCCL_E_PARA,
+                format!(
+                    "config: the magic word is {magic:#x}, not {HCCL_COMM_CONFIG_MAGIC_WORD:#x}: \
+                     initialise the config with HcclCommConfigInit first"
+                ),
+            ));
+        }
+        let mut o = Options::default();
+        if c.hcclBufferSize != HCCL_COMM_BUFFSIZE_CONFIG_NOT_SET {
+            if c.hcclBufferSize == 0 {
+                return Err((
+                    HCCL_E_PARA,
+                    "config: hcclBufferSize is 0 MB; the minimum is 1 MB".to_string(),
+                ));
+            }
+            o.buffer_mib = Some(c.hcclBufferSize);
+        }
+        if c.hcclDeterministic != HCCL_COMM_DETERMINISTIC_CONFIG_NOT_SET {
+            if c.hcclDeterministic > 1 {
+                return Err((
+                    HCCL_E_PARA,
+                    format!(
+                        "config: hcclDeterministic is {}; expected 0 (off) or 1 (on)",
+                        c.hcclDeterministic
+                    ),
+                ));
+            }
+            o.deterministic = Some(c.hcclDeterministic);
+        }
+        let name: Vec<u8> = c.hcclCommName.iter().map(|&b| b as u8).collect();
+        let Some(end) = name.iter().position(|&b| b == 0) else {
+            return Err((
+                HCCL_E_PARA,
+                format!(
+                    "config: hcclCommName has no terminating NUL within {COMM_NAME_MAX_LENGTH} bytes"
+                ),
+            ));
+        };
+        if end > 0 {
+            o.name = Some(String::from_utf8_lossy(&name[..end]).into_owned());
+        }
+        if c.hcclExecTimeOut != HCCL_COMM_EXECTIMEOUT_CONFIG_NOT_SET {
+            if c.hcclExecTimeOut < 0 {
+                return Err((
+                    HCCL_E_PARA,
+                    format!(
+                        "config: hcclExecTimeOut is {} s; expected 0 (no timeout) or more",
+                        c.hcclExecTimeOut
+                    ),
+                ));
+            }
+            o.exec_timeout_s = Some(c.hcclExecTimeOut);
+        }
+        Ok(o)
+    }
+}
+
+/// One rank's communicator.
+#[derive(Debug)]
+pub struct Comm {
+    /// The communicator's id, the same on every rank.
+    pub uid: u64,
+    /// This rank.
+    pub rank: u32,
+    /// Ranks in the communicator.
+    pub nranks: u32,
+    /// The (logical) device this rank runs on.
+    pub device: u32,
+    /// `HcclGetCommName`.
+    pub name: String,
+    /// The connections (shared with sub-communicators).
+    pub transport: Arc<Transport>,
+    /// Mesh rank of each communicator rank.
+    pub members: Vec<u32>,
+    /// How long a collective waits for a peer (`None`: forever).
+    pub exec_timeout: Option<Duration>,
+    /// The options it was created with.
+    pub options: Options,
+    seq: AtomicU64,
+    p2p: Mutex<(Vec<u64>, Vec<u64>)>,
+    sub_comms: AtomicU64,
+    error: Mutex<Option<Fail>>,
+    /// Between `HcclCommSuspend` and `HcclCommResume`.
+    pub suspended: AtomicBool,
+}
+
+impl Comm {
+    /// A communicator over `transport`.
+    pub fn new(
+        uid: u64,
+        rank: u32,
+        device: u32,
+        transport: Arc<Transport>,
+        members: Vec<u32>,
+        options: Options,
+    ) -> Comm {
+        let nranks = members.len() as u32;
+        let name = options
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("hccl_comm_{uid:016x}"));
+        Comm {
+            uid,
+            rank,
+            nranks,
+            device,
+            name,
+            transport,
+            members,
+            exec_timeout: super::wire::exec_timeout(options.exec_timeout_s),
+            options,
+            seq: AtomicU64::new(0),
+            p2p: Mutex::new((vec![0; nranks as usize], vec![0; nranks as usize])),
+            sub_comms: AtomicU64::new(0),
+            error: Mutex::new(None),
+            suspended: AtomicBool::new(false),
+        }
+    }
+
+    /// The number of the next collective (from 1), in call order.
+    pub fn next_seq(&self) -> u64 {
+        self.seq.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// The number of the next send to (`send`) or receive from `peer`.
+    pub fn next_p2p(&self, peer: u32, send: bool) -> u64 {
+        let mut p = self.p2p.lock();
+        let v = if send { &mut p.0 } else { &mut p.1 };
+        v[peer as usize] += 1;
+        v[peer as usize]
+    }
+
+    /// A new sub-communicator number (for messages).
+    pub fn next_sub(&self) -> u64 {
+        self.sub_comms.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// The mesh rank of communicator rank `r`.
+    pub fn mesh(&self, r: u32) -> u32 {
+        self.members[r as usize]
+    }
+
+    /// The deadline of one wait started now.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.exec_timeout.map(|t| Instant::now() + t)
+    }
+
+    /// Records that collective `seq` failed here; tells the other ranks
+    /// unless the failure came from one of them.
+    pub fn fail(&self, seq: u64, f: &Fail) {
+        {
+            let mut e = self.error.lock();
+            if e.is_none() {
+                *e = Some(f.clone());
+            }
+        }
+        if !f.remote {
+            self.transport
+                .broadcast_abort(self.uid, &self.members, seq, f);
+        }
+    }
+
+    /// `HcclGetCommAsyncError`: the first failure of a collective here, an
+    /// abort from another rank, or a rank that is gone.
+    pub fn async_error(&self) -> Option<Fail> {
+        if let Some(f) = self.error.lock().clone() {
+            return Some(f);
+        }
+        if let Some(a) = self.transport.abort_of(self.uid) {
+            return Some(Fail {
+                code: HCCL_E_REMOTE,
+                msg: format!("rank {} reported a failure: {}", a.from, a.msg),
+                memory: false,
+                remote: true,
+            });
+        }
+        self.transport.dead(&self.members)
+    }
+}
+
+/// A handle given to C: the communicator until `HcclCommDestroy` takes it.
+/// (Destroyed handles stay in the table's graveyard; they must not keep the
+/// connections open.)
+#[derive(Debug, Default)]
+pub struct Handle {
+    /// The communicator, `None` once destroyed.
+    pub comm: Mutex<Option<Arc<Comm>>>,
+}
+
+/// Live communicators.
+pub static COMMS: Table<Handle> = Table::new(|| Mutex::new(Registry::default()));
+
+/// Registers `comm`; returns its handle.
+pub fn register(comm: Comm) -> HcclComm {
+    let h = Arc::new(Handle {
+        comm: Mutex::new(Some(Arc::new(comm))),
+    });
+    COMMS.lock().insert(h) as HcclComm
+}
+
+/// Looks a communicator handle up.
+///
+/// # Errors
+///
+/// `HCCL_E_PTR` for null, `HCCL_E_PARA` for a destroyed or unknown handle,
+/// each with a message starting with `function`.
+pub fn lookup(function: &str, h: HcclComm) -> Result<Arc<Comm>, HcclResult> {
+    if h.is_null() {
+        return Err(fail(HCCL_E_PTR, format!("{function}: comm is null")));
+    }
+    let found = COMMS.lock().get(h as usize);
+    match found {
+        Lookup::Live(handle) => match handle.comm.lock().clone() {
+            Some(c) => Ok(c),
+            None => Err(fail(
+                HCCL_E_PARA,
+                format!("{function}: communicator {h:p} has been destroyed"),
+            )),
+        },
+        bad => Err(fail(
+            HCCL_E_PARA,
+            format!(
+                "{function}: {}",
+                handles::describe_bad("communicator", h as usize, &bad)
+            ),
+        )),
+    }
+}
+
+/// Unregisters a communicator; its connections close when the last queued
+/// collective that uses it is done.
+///
+/// # Errors
+///
+/// As [`lookup`].
+pub fn destroy(function: &str, h: HcclComm) -> Result<(), HcclResult> {
+    lookup(function, h)?;
+    let removed = COMMS.lock().remove(h as usize);
+    if let Some(handle) = removed {
+        let comm = handle.comm.lock().take();
+        drop(comm);
+    }
+    Ok(())
+}
+
+/// Live communicators of this process (for tests and stats).
+pub fn live() -> usize {
+    COMMS.lock().all().len()
+}

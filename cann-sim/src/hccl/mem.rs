@@ -1,0 +1,199 @@
+//! The device buffers of a collective: validated when the call is made, and
+//! again (still the same live allocation) every time the task touches them.
+//!
+//! A collective waits for its peers without holding the allocation table's
+//! lock, so device memory is only touched in short, locked steps: copy a
+//! piece out, reduce a received piece in, write a piece. Memory freed (or
+//! reallocated) after the call but before the task is done is a fault of the
+//! task (`ACL_ERROR_RT_SYS_DMA`, as for queued copies).
+
+use super::transport::Fail;
+use crate::state::{self, MemTable, Region};
+use hccl_sys::*;
+
+/// A device range a collective reads or writes.
+#[derive(Debug, Clone, Copy)]
+pub struct Mem {
+    /// First address.
+    pub addr: usize,
+    /// Bytes.
+    pub len: usize,
+    /// The allocation it lay in at the call (`None` for an empty range).
+    alloc: Option<u64>,
+    /// The parameter's name, for messages.
+    pub role: &'static str,
+}
+
+impl Mem {
+    /// Validates a buffer argument: `len` bytes at `ptr`, device memory of
+    /// `device`, aligned to `align` bytes. An empty range may be null.
+    ///
+    /// # Errors
+    ///
+    /// `HCCL_E_PTR` for a null pointer to data, `HCCL_E_PARA` for memory
+    /// that is not device memory of `device` (host memory, another device,
+    /// freed, past the end of its allocation) or misaligned.
+    pub fn arg(
+        role: &'static str,
+        ptr: *const core::ffi::c_void,
+        len: usize,
+        device: u32,
+        align: usize,
+    ) -> Result<Mem, (HcclResult, String)> {
+        if len == 0 {
+            return Ok(Mem {
+                addr: ptr as usize,
+                len: 0,
+                alloc: None,
+                role,
+            });
+        }
+        if ptr.is_null() {
+            return Err((HCCL_E_PTR, format!("{role} is null")));
+        }
+        let addr = ptr as usize;
+        if !addr.is_multiple_of(align) {
+            return Err((
+                HCCL_E_PARA,
+                format!("{role} {addr:#x} is not aligned to the element size ({align} bytes)"),
+            ));
+        }
+        let region = state::memory()
+            .read()
+            .check_range(addr, len)
+            .map_err(|e| (HCCL_E_PARA, format!("{role}: {e}")))?;
+        match region {
+            Region::Device { device: d, id, .. } if d == device => Ok(Mem {
+                addr,
+                len,
+                alloc: Some(id),
+                role,
+            }),
+            Region::Device { device: d, .. } => Err((
+                HCCL_E_PARA,
+                format!(
+                    "{role} {addr:#x} is memory of device {d}, but the communicator's rank runs on \
+                     device {device}"
+                ),
+            )),
+            other => Err((
+                HCCL_E_PARA,
+                format!("{role} {addr:#x} ({len} bytes) is not device memory: it is {other}"),
+            )),
+        }
+    }
+
+    /// Whether two ranges overlap.
+    pub fn overlaps(&self, other: &Mem) -> bool {
+        self.len > 0
+            && other.len > 0
+            && self.addr < other.addr + other.len
+            && other.addr < self.addr + self.len
+    }
+
+    fn check(&self, table: &MemTable, off: usize, len: usize) -> Result<usize, Fail> {
+        if off + len > self.len {
+            return Err(Fail::new(
+                HCCL_E_INTERNAL,
+                format!(
+                    "internal: {} access [{off}, {}) past its {} bytes",
+                    self.role,
+                    off + len,
+                    self.len
+                ),
+            ));
+        }
+        let addr = self.addr + off;
+        match table.check_range(addr, len) {
+            Ok(r) if r.alloc_id().is_some() && r.alloc_id() == self.alloc => Ok(addr),
+            _ => Err(Fail {
+                code: HCCL_E_MEMORY,
+                msg: format!(
+                    "{} {:#x} ({} bytes) was freed before the collective used it",
+                    self.role, self.addr, self.len
+                ),
+                memory: true,
+                remote: false,
+            }),
+        }
+    }
+
+    /// Copies `len` bytes at `off` out.
+    ///
+    /// # Errors
+    ///
+    /// A memory fault when the buffer was freed.
+    pub fn read(&self, off: usize, len: usize) -> Result<Vec<u8>, Fail> {
+        let mut out = Vec::with_capacity(len);
+        if len == 0 {
+            return Ok(out);
+        }
+        let table = state::memory().read();
+        let addr = self.check(&table, off, len)?;
+        // SAFETY: `[addr, addr + len)` lies in a live allocation (checked
+        // just now, kept alive by the read lock); `out` has room for `len`
+        // bytes, all written before `set_len`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(addr as *const u8, out.as_mut_ptr(), len);
+            out.set_len(len);
+        }
+        Ok(out)
+    }
+
+    /// Writes `data` at `off`.
+    ///
+    /// # Errors
+    ///
+    /// A memory fault when the buffer was freed.
+    pub fn write(&self, off: usize, data: &[u8]) -> Result<(), Fail> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        let table = state::memory().read();
+        let addr = self.check(&table, off, data.len())?;
+        // SAFETY: as in `read`; `data` is host memory, not in the table.
+        unsafe { std::ptr::copy(data.as_ptr(), addr as *mut u8, data.len()) };
+        Ok(())
+    }
+
+    /// `acc = acc op self[off..]` (the buffer is only read).
+    ///
+    /// # Errors
+    ///
+    /// A memory fault when the buffer was freed.
+    pub fn reduce_into(
+        &self,
+        off: usize,
+        acc: &mut [u8],
+        dt: HcclDataType,
+        op: HcclReduceOp,
+    ) -> Result<(), Fail> {
+        if acc.is_empty() {
+            return Ok(());
+        }
+        let table = state::memory().read();
+        let addr = self.check(&table, off, acc.len())?;
+        // SAFETY: a live range of `acc.len()` bytes (checked, lock held);
+        // only read while the slice lives, and `acc` is host memory.
+        let mine = unsafe { std::slice::from_raw_parts(addr as *const u8, acc.len()) };
+        super::reduce::reduce(dt, op, acc, mine);
+        Ok(())
+    }
+
+    /// Copies `len` bytes at `off` to `dst` at `dst_off` (device to device).
+    ///
+    /// # Errors
+    ///
+    /// A memory fault when either buffer was freed.
+    pub fn copy_to(&self, off: usize, dst: &Mem, dst_off: usize, len: usize) -> Result<(), Fail> {
+        if len == 0 {
+            return Ok(());
+        }
+        let table = state::memory().read();
+        let src = self.check(&table, off, len)?;
+        let to = dst.check(&table, dst_off, len)?;
+        // SAFETY: both ranges are live (checked, lock held); `copy` allows overlap.
+        unsafe { std::ptr::copy(src as *const u8, to as *mut u8, len) };
+        Ok(())
+    }
+}

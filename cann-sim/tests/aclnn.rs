@@ -1,0 +1,397 @@
+//! aclnn on the simulator through its C ABI: objects in handle tables, the
+//! two phases, and every error path with its exact status.
+
+mod common;
+
+use acl_sys::aclnn::{
+    ACLNN_ERR_INNER_FIND_KERNEL_ERROR, ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR,
+    ACLNN_ERR_RUNTIME_ERROR, ACLNN_SUCCESS, aclOpExecutor, aclTensor, aclnnStatus,
+};
+use acl_sys::{
+    ACL_FLOAT, ACL_FORMAT_ND, ACL_INT32, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE,
+};
+use cann_sim::acl::{aclrtMemcpy, aclrtSynchronizeDevice};
+use cann_sim::aclnn::*;
+use common::{free, malloc, ok, recent_error, use_device};
+use std::ffi::c_void;
+use std::ptr::{null, null_mut};
+use std::sync::Mutex;
+
+/// The tests count live handles: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+#[track_caller]
+fn fails(got: aclnnStatus, want: aclnnStatus, function: &str) -> String {
+    assert_eq!(got, want, "{function}");
+    let msg = recent_error();
+    assert!(msg.starts_with(function), "{msg}");
+    msg
+}
+
+fn tensor(dims: &[i64], dtype: i32, data: *mut u8) -> *mut aclTensor {
+    let n: i64 = dims.iter().product();
+    let strides: Vec<i64> = (0..dims.len())
+        .map(|i| dims[i + 1..].iter().product())
+        .collect();
+    // SAFETY: arrays valid for their lengths.
+    let t = unsafe {
+        aclCreateTensor(
+            dims.as_ptr(),
+            dims.len() as u64,
+            dtype,
+            strides.as_ptr(),
+            0,
+            ACL_FORMAT_ND,
+            [n].as_ptr(),
+            1,
+            data.cast(),
+        )
+    };
+    assert!(!t.is_null(), "{}", recent_error());
+    t
+}
+
+fn upload(v: &[f32]) -> *mut u8 {
+    let p = malloc(v.len() * 4);
+    // SAFETY: both ranges hold `len * 4` bytes.
+    ok(unsafe {
+        aclrtMemcpy(
+            p.cast(),
+            v.len() * 4,
+            v.as_ptr().cast(),
+            v.len() * 4,
+            ACL_MEMCPY_HOST_TO_DEVICE,
+        )
+    });
+    p
+}
+
+fn download(p: *mut u8, n: usize) -> Vec<f32> {
+    ok(aclrtSynchronizeDevice());
+    let mut v = vec![0f32; n];
+    // SAFETY: both ranges hold `n * 4` bytes.
+    ok(unsafe {
+        aclrtMemcpy(
+            v.as_mut_ptr().cast(),
+            n * 4,
+            p.cast(),
+            n * 4,
+            ACL_MEMCPY_DEVICE_TO_HOST,
+        )
+    });
+    v
+}
+
+#[test]
+fn two_phases_run_once_and_every_handle_is_released() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    use_device(0);
+    let before = live_handles();
+    let (a, b, c) = (
+        upload(&[1.0, 2.0, 3.0, 4.0]),
+        upload(&[10.0, 20.0]),
+        malloc(16),
+    );
+    let (ta, tb, tc) = (
+        tensor(&[2, 2], ACL_FLOAT, a),
+        tensor(&[2], ACL_FLOAT, b),
+        tensor(&[2, 2], ACL_FLOAT, c),
+    );
+    let mut one = 1.0f32;
+    // SAFETY: one f32.
+    let alpha = unsafe { aclCreateScalar((&mut one as *mut f32).cast(), ACL_FLOAT) };
+    let (mut ws, mut ex) = (7u64, null_mut::<aclOpExecutor>());
+    // SAFETY: live handles and valid out-pointers throughout.
+    unsafe {
+        assert_eq!(
+            aclnnAddGetWorkspaceSize(ta, tb, alpha, tc, &mut ws, &mut ex),
+            ACLNN_SUCCESS
+        );
+        assert_eq!(ws, 0);
+        // The wrong launch function for this executor.
+        fails(
+            aclnnMul(null_mut(), 0, ex, null_mut()),
+            ACLNN_ERR_PARAM_INVALID,
+            "aclnnMul",
+        );
+        assert_eq!(aclnnAdd(null_mut(), 0, ex, null_mut()), ACLNN_SUCCESS);
+        // One use.
+        fails(
+            aclnnAdd(null_mut(), 0, ex, null_mut()),
+            ACLNN_ERR_PARAM_INVALID,
+            "aclnnAdd",
+        );
+        fails(
+            aclnnAdd(null_mut(), 0, null_mut(), null_mut()),
+            ACLNN_ERR_PARAM_NULLPTR,
+            "aclnnAdd",
+        );
+    }
+    assert_eq!(download(c, 4), [11.0, 22.0, 13.0, 24.0]);
+    // An executor that will not run is released with aclDestroyAclOpExecutor.
+    // SAFETY: as above.
+    unsafe {
+        assert_eq!(
+            aclnnReluGetWorkspaceSize(ta, tc, &mut ws, &mut ex),
+            ACLNN_SUCCESS
+        );
+        assert_eq!(aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
+        fails(
+            aclDestroyAclOpExecutor(ex),
+            ACLNN_ERR_PARAM_INVALID,
+            "aclDestroyAclOpExecutor",
+        );
+        for t in [ta, tb, tc] {
+            assert_eq!(aclDestroyTensor(t), ACLNN_SUCCESS);
+        }
+        assert_eq!(aclDestroyScalar(alpha), ACLNN_SUCCESS);
+        // Destroyed handles are refused, and null is a no-op.
+        fails(
+            aclDestroyTensor(ta),
+            ACLNN_ERR_PARAM_INVALID,
+            "aclDestroyTensor",
+        );
+        assert_eq!(aclDestroyTensor(null()), ACLNN_SUCCESS);
+    }
+    for p in [a, b, c] {
+        free(p);
+    }
+    assert_eq!(live_handles(), before);
+}
+
+#[test]
+fn arguments_are_checked_with_the_documented_statuses() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    use_device(0);
+    let before = live_handles();
+    let a = upload(&[1.0, -2.0, 3.0, -4.0]);
+    let ta = tensor(&[4], ACL_FLOAT, a);
+    let ti = tensor(&[4], ACL_INT32, a);
+    let (mut ws, mut ex) = (0u64, null_mut::<aclOpExecutor>());
+    // SAFETY: every pointer is either valid or deliberately bad; handles are
+    // looked up, never dereferenced.
+    unsafe {
+        fails(
+            aclnnReluGetWorkspaceSize(null(), ta, &mut ws, &mut ex),
+            ACLNN_ERR_PARAM_NULLPTR,
+            "aclnnReluGetWorkspaceSize",
+        );
+        fails(
+            aclnnReluGetWorkspaceSize(ta, ta, null_mut(), &mut ex),
+            ACLNN_ERR_PARAM_NULLPTR,
+            "aclnnReluGetWorkspaceSize",
+        );
+        fails(
+            aclnnReluGetWorkspaceSize(ta, ta, &mut ws, null_mut()),
+            ACLNN_ERR_PARAM_NULLPTR,
+            "aclnnReluGetWorkspaceSize",
+        );
+        // A pointer aclnn never made, and a handle of the wrong kind.
+        let bogus = 0x1234usize as *const aclTensor;
+        fails(
+            aclnnReluGetWorkspaceSize(bogus, ta, &mut ws, &mut ex),
+            ACLNN_ERR_PARAM_INVALID,
+            "aclnnReluGetWorkspaceSize",
+        );
+        let arr = aclCreateIntArray([0i64].as_ptr(), 1);
+        fails(
+            aclnnReluGetWorkspaceSize(arr.cast(), ta, &mut ws, &mut ex),
+            ACLNN_ERR_PARAM_INVALID,
+            "aclnnReluGetWorkspaceSize",
+        );
+        // Dtypes that do not combine, an out of the wrong dtype.
+        fails(
+            aclnnSubGetWorkspaceSize(ta, ti, null(), ta, &mut ws, &mut ex),
+            ACLNN_ERR_PARAM_NULLPTR,
+            "aclnnSubGetWorkspaceSize",
+        );
+        let mut two = 2.0f32;
+        let alpha = aclCreateScalar((&mut two as *mut f32).cast(), ACL_FLOAT);
+        fails(
+            aclnnSubGetWorkspaceSize(ta, ta, alpha, ta, &mut ws, &mut ex),
+            ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+            "aclnnSubGetWorkspaceSize",
+        );
+        fails(
+            aclnnMaximumGetWorkspaceSize(ta, ti, ta, &mut ws, &mut ex),
+            ACLNN_ERR_PARAM_INVALID,
+            "aclnnMaximumGetWorkspaceSize",
+        );
+        fails(
+            aclnnNegGetWorkspaceSize(ta, ti, &mut ws, &mut ex),
+            ACLNN_ERR_PARAM_INVALID,
+            "aclnnNegGetWorkspaceSize",
+        );
+        fails(
+            aclnnMatmulGetWorkspaceSize(ta, ta, ta, 4, &mut ws, &mut ex),
+            ACLNN_ERR_PARAM_INVALID,
+            "aclnnMatmulGetWorkspaceSize",
+        );
+        fails(
+            aclnnReduceSumGetWorkspaceSize(ta, arr, false, ACL_INT32, ta, &mut ws, &mut ex),
+            ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+            "aclnnReduceSumGetWorkspaceSize",
+        );
+        fails(
+            aclnnPermuteGetWorkspaceSize(ta, null(), ta, &mut ws, &mut ex),
+            ACLNN_ERR_PARAM_NULLPTR,
+            "aclnnPermuteGetWorkspaceSize",
+        );
+        // Non-contiguous views are not supported.
+        let strided = aclCreateTensor(
+            [2i64, 2].as_ptr(),
+            2,
+            ACL_FLOAT,
+            [1i64, 2].as_ptr(),
+            0,
+            ACL_FORMAT_ND,
+            [4i64].as_ptr(),
+            1,
+            a.cast(),
+        );
+        fails(
+            aclnnReluGetWorkspaceSize(strided, strided, &mut ws, &mut ex),
+            ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+            "aclnnReluGetWorkspaceSize",
+        );
+        // A view beyond its storage.
+        let over = aclCreateTensor(
+            [4i64].as_ptr(),
+            1,
+            ACL_FLOAT,
+            [1i64].as_ptr(),
+            2,
+            ACL_FORMAT_ND,
+            [4i64].as_ptr(),
+            1,
+            a.cast(),
+        );
+        fails(
+            aclnnReluGetWorkspaceSize(over, ta, &mut ws, &mut ex),
+            ACLNN_ERR_PARAM_INVALID,
+            "aclnnReluGetWorkspaceSize",
+        );
+        // Bad creation arguments give null.
+        assert!(
+            aclCreateTensor(
+                null(),
+                2,
+                ACL_FLOAT,
+                null(),
+                0,
+                ACL_FORMAT_ND,
+                null(),
+                0,
+                null_mut()
+            )
+            .is_null()
+        );
+        assert!(
+            aclCreateTensor(
+                [-1i64].as_ptr(),
+                1,
+                ACL_FLOAT,
+                null(),
+                0,
+                ACL_FORMAT_ND,
+                null(),
+                0,
+                null_mut()
+            )
+            .is_null()
+        );
+        assert!(aclCreateScalar(null_mut(), ACL_FLOAT).is_null());
+        assert!(aclCreateScalar((&mut two as *mut f32).cast(), 999).is_null());
+        assert!(aclCreateTensorList([bogus].as_ptr(), 1).is_null());
+        let list = aclCreateTensorList([ta.cast_const(), ti.cast_const()].as_ptr(), 2);
+        assert!(!list.is_null());
+        fails(
+            aclDestroyIntArray(list.cast()),
+            ACLNN_ERR_PARAM_INVALID,
+            "aclDestroyIntArray",
+        );
+
+        // Runtime failures at launch: an unknown stream, memory that is not
+        // device memory.
+        assert_eq!(
+            aclnnReluGetWorkspaceSize(ta, ta, &mut ws, &mut ex),
+            ACLNN_SUCCESS
+        );
+        fails(
+            aclnnRelu(null_mut(), 0, ex, 0x99usize as *mut c_void),
+            ACLNN_ERR_RUNTIME_ERROR,
+            "aclnnRelu",
+        );
+        let mut host = [0f32; 4];
+        let th = tensor(&[4], ACL_FLOAT, host.as_mut_ptr().cast());
+        assert_eq!(
+            aclnnReluGetWorkspaceSize(ta, th, &mut ws, &mut ex),
+            ACLNN_SUCCESS
+        );
+        fails(
+            aclnnRelu(null_mut(), 0, ex, null_mut()),
+            ACLNN_ERR_RUNTIME_ERROR,
+            "aclnnRelu",
+        );
+
+        for h in [ta, ti, strided, over, th] {
+            assert_eq!(aclDestroyTensor(h), ACLNN_SUCCESS);
+        }
+        assert_eq!(aclDestroyTensorList(list), ACLNN_SUCCESS);
+        assert_eq!(aclDestroyIntArray(arr), ACLNN_SUCCESS);
+        assert_eq!(aclDestroyScalar(alpha), ACLNN_SUCCESS);
+    }
+    free(a);
+    assert_eq!(live_handles(), before);
+}
+
+#[test]
+fn inplace_operators_write_self_and_reductions_use_the_dim_array() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    use_device(0);
+    let a = upload(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let o = malloc(8);
+    let ta = tensor(&[2, 3], ACL_FLOAT, a);
+    let to = tensor(&[2], ACL_FLOAT, o);
+    let (mut ws, mut ex) = (0u64, null_mut::<aclOpExecutor>());
+    // SAFETY: live handles and valid pointers.
+    unsafe {
+        let dim = aclCreateIntArray([1i64].as_ptr(), 1);
+        assert_eq!(
+            aclnnReduceSumGetWorkspaceSize(ta, dim, false, ACL_FLOAT, to, &mut ws, &mut ex),
+            ACLNN_SUCCESS
+        );
+        assert_eq!(aclnnReduceSum(null_mut(), 0, ex, null_mut()), ACLNN_SUCCESS);
+        assert_eq!(download(o, 2), [6.0, 15.0]);
+        let mut v = 7i32;
+        let seven = aclCreateScalar((&mut v as *mut i32).cast(), ACL_INT32);
+        assert_eq!(
+            aclnnInplaceFillScalarGetWorkspaceSize(ta, seven, &mut ws, &mut ex),
+            ACLNN_SUCCESS
+        );
+        assert_eq!(
+            aclnnInplaceFillScalar(null_mut(), 0, ex, null_mut()),
+            ACLNN_SUCCESS
+        );
+        assert_eq!(download(a, 6), [7.0; 6]);
+        assert_eq!(
+            aclnnInplaceZeroGetWorkspaceSize(to, &mut ws, &mut ex),
+            ACLNN_SUCCESS
+        );
+        assert_eq!(
+            aclnnInplaceZero(null_mut(), 0, ex, null_mut()),
+            ACLNN_SUCCESS
+        );
+        assert_eq!(download(o, 2), [0.0; 2]);
+        for s in [
+            aclDestroyTensor(ta),
+            aclDestroyTensor(to),
+            aclDestroyIntArray(dim),
+            aclDestroyScalar(seven),
+        ] {
+            assert_eq!(s, ACLNN_SUCCESS);
+        }
+    }
+    free(a);
+    free(o);
+}

@@ -1,0 +1,202 @@
+//! The simulator's HCCL through its C functions: ranks as threads of this
+//! process, over loopback TCP. (The safe crate's tests in `hccl/tests/`
+//! cover every collective and type, in-process and multi-process.)
+
+mod common;
+
+use acl_sys::{ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, aclrtStream};
+use cann_sim::acl::*;
+use cann_sim::hccl::*;
+use common::*;
+use hccl_sys::{
+    HCCL_DATA_TYPE_FP32, HCCL_DATA_TYPE_INT32, HCCL_E_PARA, HCCL_E_PTR, HCCL_REDUCE_SUM,
+    HCCL_SUCCESS, HcclComm, HcclCommConfig, HcclResult, HcclRootInfo,
+};
+use std::ffi::c_void;
+use std::ptr::null_mut;
+use std::sync::Arc;
+
+#[track_caller]
+fn hok(rc: HcclResult) {
+    if rc != HCCL_SUCCESS {
+        panic!("expected HCCL_SUCCESS, got {rc}: {}", recent_error());
+    }
+}
+
+#[track_caller]
+fn hfails(rc: HcclResult, want: HcclResult, function: &str) -> String {
+    assert_eq!(rc, want, "{function} returned {rc}, expected {want}");
+    let msg = recent_error();
+    assert!(msg.starts_with(function), "{msg}");
+    msg
+}
+
+fn root_info() -> HcclRootInfo {
+    let mut r = HcclRootInfo::default();
+    // SAFETY: a valid out-pointer.
+    hok(unsafe { HcclGetRootInfo(&mut r) });
+    r
+}
+
+/// Runs `body(rank, comm, stream)` on `n` threads, rank r on device r % 8.
+fn ranks<T: Send + 'static>(
+    n: u32,
+    config: Option<HcclCommConfig>,
+    body: impl Fn(u32, HcclComm, aclrtStream) -> T + Send + Sync + 'static,
+) -> Vec<T> {
+    let root = root_info();
+    let body = Arc::new(body);
+    let handles: Vec<_> = (0..n)
+        .map(|r| {
+            let body = body.clone();
+            std::thread::spawn(move || {
+                use_device((r % 8) as i32);
+                let mut comm = null_mut();
+                let cfg = config.as_ref().map_or(std::ptr::null(), |c| c as *const _);
+                // SAFETY: valid pointers for the call.
+                hok(unsafe { HcclCommInitRootInfoConfig(n, &root, r, cfg, &mut comm) });
+                let mut s: aclrtStream = null_mut();
+                // SAFETY: a valid out-pointer.
+                ok(unsafe { aclrtCreateStream(&mut s) });
+                let out = body(r, comm, s);
+                // SAFETY: live handles.
+                ok(unsafe { aclrtDestroyStream(s) });
+                // SAFETY: a live communicator.
+                hok(unsafe { HcclCommDestroy(comm) });
+                out
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+fn upload<T: Copy>(data: &[T]) -> *mut c_void {
+    let bytes = std::mem::size_of_val(data).max(1);
+    let p = malloc(bytes).cast::<c_void>();
+    if !data.is_empty() {
+        // SAFETY: device memory of `bytes` bytes and a host slice of the same size.
+        ok(unsafe {
+            aclrtMemcpy(
+                p,
+                bytes,
+                data.as_ptr().cast(),
+                bytes,
+                ACL_MEMCPY_HOST_TO_DEVICE,
+            )
+        });
+    }
+    p
+}
+
+fn download<T: Copy + Default>(p: *const c_void, n: usize) -> Vec<T> {
+    let mut out = vec![T::default(); n];
+    let bytes = std::mem::size_of_val(&out[..]);
+    // SAFETY: as above.
+    ok(unsafe {
+        aclrtMemcpy(
+            out.as_mut_ptr().cast(),
+            bytes,
+            p,
+            bytes,
+            ACL_MEMCPY_DEVICE_TO_HOST,
+        )
+    });
+    out
+}
+
+#[test]
+fn all_reduce_sums_across_four_thread_ranks() {
+    let results = ranks(4, None, |r, comm, s| {
+        let data: Vec<f32> = (0..1000).map(|i| (i * (r + 1)) as f32).collect();
+        let send = upload(&data);
+        let recv = upload(&vec![0f32; 1000]);
+        // SAFETY: device buffers of 1000 f32 on this rank's device.
+        hok(unsafe {
+            HcclAllReduce(
+                send,
+                recv,
+                1000,
+                HCCL_DATA_TYPE_FP32,
+                HCCL_REDUCE_SUM,
+                comm,
+                s,
+            )
+        });
+        // SAFETY: a live stream.
+        ok(unsafe { aclrtSynchronizeStream(s) });
+        let out: Vec<f32> = download(recv, 1000);
+        // SAFETY: allocations of this test.
+        unsafe {
+            ok(aclrtFree(send));
+            ok(aclrtFree(recv));
+        }
+        out
+    });
+    let want: Vec<f32> = (0..1000).map(|i| (i * 10) as f32).collect();
+    for out in results {
+        assert_eq!(out, want);
+    }
+}
+
+#[test]
+fn mismatched_counts_fail_on_every_rank_with_para() {
+    let mut cfg = hccl_sys::comm_config_default();
+    cfg.hcclExecTimeOut = 5;
+    let results = ranks(3, Some(cfg), |r, comm, s| {
+        let count = if r == 1 { 7 } else { 8 };
+        let send = upload(&[1i32; 8]);
+        // SAFETY: device buffers of at least `count` i32.
+        hok(unsafe {
+            HcclAllReduce(
+                send,
+                send,
+                count,
+                HCCL_DATA_TYPE_INT32,
+                HCCL_REDUCE_SUM,
+                comm,
+                s,
+            )
+        });
+        // SAFETY: a live stream.
+        let rc = unsafe { aclrtSynchronizeStream(s) };
+        let msg = if rc != 0 {
+            recent_error()
+        } else {
+            String::new()
+        };
+        let mut err = 0;
+        // SAFETY: live handle, valid out-pointer.
+        hok(unsafe { HcclGetCommAsyncError(comm, &mut err) });
+        // SAFETY: an allocation of this test.
+        ok(unsafe { aclrtFree(send) });
+        (rc, err, msg)
+    });
+    for (rc, err, msg) in results {
+        assert_eq!(
+            rc,
+            acl_sys::ACL_ERROR_RT_SUSPECT_REMOTE_ERROR as i32,
+            "{msg}"
+        );
+        assert_eq!(err, HCCL_E_PARA, "{msg}");
+        assert_contains(&msg, "count 7");
+    }
+}
+
+#[test]
+fn null_and_unknown_handles_get_hccl_codes() {
+    hfails(
+        // SAFETY: null is checked.
+        unsafe { HcclGetRootInfo(null_mut()) },
+        HCCL_E_PTR,
+        "HcclGetRootInfo",
+    );
+    let mut n = 0;
+    let bogus = 0x1234usize as HcclComm;
+    // SAFETY: handles are looked up, not dereferenced.
+    let msg = hfails(
+        unsafe { HcclGetRankSize(bogus, &mut n) },
+        HCCL_E_PARA,
+        "HcclGetRankSize",
+    );
+    assert_contains(&msg, "not a communicator handle");
+}

@@ -1,0 +1,214 @@
+//! The aclmdl* exports on the simulator: messages of misuse, queued
+//! executions that outlive an unload, memory freed before a queued
+//! execution runs, and a node that fails at run time.
+//!
+//! Tests only set device 0 and never reset it.
+
+mod common;
+
+use acl_sys::{
+    ACL_ERROR_INVALID_MODEL_ID, ACL_ERROR_MODEL_INPUT_NOT_MATCH, ACL_ERROR_RT_AICORE_EXCEPTION,
+    ACL_ERROR_RT_PARAM_INVALID, aclmdlDataset,
+};
+use cann_sim::acl::*;
+use cann_sim::model::{IoDesc, ModelDesc, Node};
+use common::*;
+use std::collections::BTreeMap;
+use std::ffi::c_void;
+
+/// out = relu(x), x: float32 [4].
+fn relu_model() -> Vec<u8> {
+    let mut m = ModelDesc::new("relu");
+    let io = |name: &str| IoDesc {
+        name: name.into(),
+        dtype: "float32".into(),
+        format: "ND".into(),
+        shape: vec![4],
+    };
+    m.inputs.push(io("x"));
+    m.outputs.push(io("y"));
+    m.nodes.push(Node {
+        name: "act".into(),
+        op: "Relu".into(),
+        inputs: vec!["x".into()],
+        outputs: vec!["y".into()],
+        attrs: BTreeMap::new(),
+    });
+    m.to_bytes()
+}
+
+fn load(bytes: &[u8]) -> u32 {
+    let mut id = 0;
+    // SAFETY: valid bytes and out-pointer.
+    ok(unsafe { aclmdlLoadFromMem(bytes.as_ptr().cast(), bytes.len(), &mut id) });
+    id
+}
+
+fn dataset(bufs: &[(*mut u8, usize)]) -> *mut aclmdlDataset {
+    // SAFETY: plain calls; the buffers only record addresses.
+    unsafe {
+        let ds = aclmdlCreateDataset();
+        for &(p, n) in bufs {
+            ok(aclmdlAddDatasetBuffer(
+                ds,
+                aclCreateDataBuffer(p.cast::<c_void>(), n),
+            ));
+        }
+        ds
+    }
+}
+
+fn upload(p: *mut u8, v: &[f32]) {
+    // SAFETY: `p` is device memory of at least `v`'s size.
+    ok(unsafe {
+        aclrtMemcpy(
+            p.cast(),
+            std::mem::size_of_val(v),
+            v.as_ptr().cast(),
+            std::mem::size_of_val(v),
+            acl_sys::ACL_MEMCPY_HOST_TO_DEVICE,
+        )
+    });
+}
+
+fn download(p: *mut u8) -> [f32; 4] {
+    let mut out = [0f32; 4];
+    // SAFETY: `p` is device memory of 16 bytes.
+    ok(unsafe {
+        aclrtMemcpy(
+            out.as_mut_ptr().cast(),
+            16,
+            p.cast(),
+            16,
+            acl_sys::ACL_MEMCPY_DEVICE_TO_HOST,
+        )
+    });
+    out
+}
+
+#[test]
+fn misuse_is_reported_with_its_code_and_a_message() {
+    use_device(0);
+    // SAFETY (every call below): plain calls with valid or deliberately
+    // wrong (looked-up) arguments.
+    unsafe {
+        let msg = assert_fails(
+            aclmdlUnload(987_654),
+            ACL_ERROR_INVALID_MODEL_ID,
+            "aclmdlUnload",
+        );
+        assert_contains(&msg, "model id 987654 names no loaded model");
+        let id = load(&relu_model());
+        let x = malloc(16);
+        let y = malloc(16);
+        let small = dataset(&[(x, 8)]);
+        let out = dataset(&[(y, 16)]);
+        let msg = assert_fails(
+            aclmdlExecute(id, small, out),
+            ACL_ERROR_MODEL_INPUT_NOT_MATCH,
+            "aclmdlExecute",
+        );
+        assert_eq!(
+            msg,
+            "aclmdlExecute: the buffer of input 0 (x) holds 8 bytes, but the model needs 16 at \
+             this gear"
+        );
+        let two = dataset(&[(x, 16), (y, 16)]);
+        let msg = assert_fails(
+            aclmdlExecute(id, two, out),
+            ACL_ERROR_MODEL_INPUT_NOT_MATCH,
+            "aclmdlExecute",
+        );
+        assert_eq!(
+            msg,
+            "aclmdlExecute: the input dataset holds 2 buffers, but the model has 1 inputs"
+        );
+        let same = dataset(&[(x, 16)]);
+        // In place (the output is the input) is fine.
+        upload(x, &[-1.0, 2.0, -3.0, 4.0]);
+        ok(aclmdlExecute(id, same, same));
+        assert_eq!(download(x), [0.0, 2.0, 0.0, 4.0]);
+        let msg = assert_fails(
+            aclmdlSetDynamicBatchSize(id, same, 0, 1),
+            acl_sys::ACL_ERROR_MODEL_NOT_DYNAMIC,
+            "aclmdlSetDynamicBatchSize",
+        );
+        assert_contains(&msg, "has no dynamic batch gears");
+        for ds in [small, out, two, same] {
+            for i in 0..aclmdlGetDatasetNumBuffers(ds) {
+                ok(aclDestroyDataBuffer(aclmdlGetDatasetBuffer(ds, i)));
+            }
+            ok(aclmdlDestroyDataset(ds));
+        }
+        ok(aclmdlUnload(id));
+        free(x);
+        free(y);
+    }
+}
+
+#[test]
+fn a_queued_execution_outlives_the_unload_and_faults_on_freed_memory() {
+    use_device(0);
+    // SAFETY: plain calls with valid arguments.
+    unsafe {
+        let id = load(&relu_model());
+        let x = malloc(16);
+        let y = malloc(16);
+        upload(x, &[1.0, -1.0, 5.0, -5.0]);
+        let input = dataset(&[(x, 16)]);
+        let output = dataset(&[(y, 16)]);
+        let mut s = std::ptr::null_mut();
+        ok(aclrtCreateStream(&mut s));
+        // Queued, then unloaded: the execution still runs.
+        ok(aclmdlExecuteAsync(id, input, output, s));
+        ok(aclmdlUnload(id));
+        ok(aclrtSynchronizeStream(s));
+        assert_eq!(download(y), [1.0, 0.0, 5.0, 0.0]);
+
+        // Memory freed between the call and the run: a fault of the task.
+        let id = load(&relu_model());
+        let z = malloc(16);
+        let out2 = dataset(&[(z, 16)]);
+        ok(aclrtSynchronizeStream(s));
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        extern "C" fn wait_fn(arg: *mut c_void) {
+            // SAFETY: `arg` is the boxed receiver below, alive until the
+            // stream is synchronised.
+            let rx = unsafe { &*(arg as *const std::sync::mpsc::Receiver<()>) };
+            let _ = rx.recv();
+        }
+        let rx = Box::new(rx);
+        ok(aclrtLaunchHostFunc(
+            s,
+            Some(wait_fn),
+            (&*rx as *const std::sync::mpsc::Receiver<()>)
+                .cast_mut()
+                .cast(),
+        ));
+        ok(aclmdlExecuteAsync(id, input, out2, s));
+        free(z);
+        tx.send(()).unwrap();
+        let msg = assert_fails(
+            aclrtSynchronizeStream(s),
+            rc(ACL_ERROR_RT_AICORE_EXCEPTION),
+            "aclrtSynchronizeStream",
+        );
+        assert_contains(&msg, "aclmdlExecuteAsync");
+        drop(rx);
+        ok(aclmdlUnload(id));
+        // Host memory is not device memory.
+        let id = load(&relu_model());
+        let host = malloc_host(16);
+        let hin = dataset(&[(host, 16)]);
+        assert_fails(
+            aclmdlExecuteAsync(id, hin, output, s),
+            rc(ACL_ERROR_RT_PARAM_INVALID),
+            "aclmdlExecuteAsync",
+        );
+        ok(aclmdlUnload(id));
+        free_host(host);
+        ok(aclrtDestroyStream(s));
+        free(x);
+        free(y);
+    }
+}

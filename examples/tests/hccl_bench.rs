@@ -1,0 +1,77 @@
+//! The hccl_bench example runs every collective on 2 and 3 ranks (processes
+//! it launches itself) and every result check passes.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn bench() -> PathBuf {
+    // target/<profile>/deps/<this test> → target/<profile>/examples/hccl_bench
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(|d| d.parent()).unwrap();
+    let bin = dir.join("examples").join("hccl_bench");
+    assert!(
+        bin.exists(),
+        "{} is not built (cargo test builds examples)",
+        bin.display()
+    );
+    bin
+}
+
+fn run(args: &[&str]) -> String {
+    let out = Command::new(bench())
+        .args(args)
+        .env("CANN_BACKEND", "sim")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "hccl_bench {args:?} failed\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+#[test]
+fn hccl_bench_checks_every_collective_on_2_and_3_processes() {
+    for n in ["2", "3"] {
+        let out = run(&[
+            "-b", "1K", "-e", "16K", "-f", "4", "-n", n, "-c", "all", "-w", "1", "-i", "2",
+        ]);
+        let rows: Vec<&str> = out
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.contains("data_size"))
+            .collect();
+        // 8 collectives × sizes 1K, 4K, 16K.
+        assert_eq!(rows.len(), 24, "{out}");
+        assert!(
+            rows.iter().all(|r| r.trim_end().ends_with("success")),
+            "{out}"
+        );
+        assert!(out.contains(&format!("{n} ranks")), "{out}");
+    }
+}
+
+#[test]
+fn hccl_bench_reports_unsupported_reductions_instead_of_failing() {
+    let out = run(&[
+        "-b",
+        "1K",
+        "-e",
+        "1K",
+        "-d",
+        "uint32",
+        "-n",
+        "2",
+        "-c",
+        "all_reduce",
+    ]);
+    assert!(out.contains("HCCL_E_NOT_SUPPORT"), "{out}");
+}
+
+#[test]
+fn hccl_bench_rejects_unknown_options_with_usage() {
+    let out = Command::new(bench()).arg("-x").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("usage: hccl_bench"));
+}

@@ -1,0 +1,971 @@
+//! Collectives: methods of [`Comm`] that queue work on an `acl` [`Stream`].
+//!
+//! Each call returns once the collective is queued; it runs asynchronously,
+//! and its result is ready once the stream (or an event recorded after it)
+//! is synchronised — which is also where a failed collective reports
+//! (for example `ACL_ERROR_RT_FFTS_PLUS_TIMEOUT`, 507048, when a peer never
+//! joined), with [`Comm::async_error`] saying what HCCL saw.
+//!
+//! # Checks before HCCL
+//!
+//! - Buffer lengths are checked against the communicator's size, e.g. an
+//!   all-gather's output must hold input × ranks elements
+//!   ([`Error::InvalidArgument`] with both numbers).
+//! - The stream must be a created stream (not the default one) on the
+//!   communicator's device, and every buffer must live on that device.
+//! - The element type comes from the Rust type ([`HcclType`]).
+//!
+//! # Memory safety
+//!
+//! Buffers follow `acl`'s home-stream rule: when the collective's stream is
+//! not a buffer's home stream, the collective first waits for the home
+//! stream's queued work, and the home stream then waits for the collective.
+//! Dropping a buffer synchronises its home stream, so no buffer is freed
+//! (or reused by the caching allocator) while a collective still uses it,
+//! and no host access sees it half-written.
+//!
+//! ```
+//! # cann_sim::install().unwrap();
+//! use acl::{Device, DeviceBuffer, Runtime};
+//! use hccl::{Comm, CommConfig, ReduceOp, RootInfo};
+//!
+//! // Two ranks as two threads of this process, devices 0 and 1.
+//! let rt = Runtime::init()?;
+//! let root = RootInfo::new()?;
+//! let handles: Vec<_> = (0..2u32)
+//!     .map(|rank| {
+//!         let (rt, root) = (rt.clone(), root.clone());
+//!         std::thread::spawn(move || -> Result<Vec<f32>, hccl::Error> {
+//!             let npu = Device::new(&rt, rank)?;
+//!             let comm = Comm::init_root_info(&npu, &root, 2, rank, &CommConfig::default())?;
+//!             let stream = npu.new_stream()?;
+//!             let mut x = DeviceBuffer::from_host(&npu, &[rank as f32 + 1.0; 4])?;
+//!             comm.all_reduce_in_place(&mut x, ReduceOp::Sum, &stream)?;
+//!             stream.synchronize()?;
+//!             Ok(x.to_host_vec()?)
+//!         })
+//!     })
+//!     .collect();
+//! for h in handles {
+//!     assert_eq!(h.join().unwrap()?, [3.0; 4]);
+//! }
+//! # Ok::<(), hccl::Error>(())
+//! ```
+
+use crate::comm::Comm;
+use crate::error::{Error, Result, check, clear_recent};
+use crate::types::{DataType, HcclType, ReduceOp};
+use acl::{DeviceMemory, DeviceMemoryMut, Stream};
+use acl_sys::LoadError;
+use hccl_sys as sys;
+use std::ffi::c_void;
+use std::marker::PhantomData;
+
+thread_local! {
+    /// Open [`group`]s on this thread, and the orderings their deferred
+    /// sends and receives still owe: (home stream, collective stream).
+    static GROUP: std::cell::RefCell<(u32, Vec<(Stream, Stream)>)> =
+        const { std::cell::RefCell::new((0, Vec::new())) };
+}
+
+/// Runs `op` (which queues work on `stream` using memory homed on `homes`)
+/// ordered with the homes: after their queued work, before their later work.
+/// Inside a [`group`], HCCL queues sends and receives only at the group's
+/// end, so the homes' wait for them is recorded there.
+fn ordered(stream: &Stream, homes: &[&Stream], op: impl FnOnce() -> Result<()>) -> Result<()> {
+    let mut foreign: Vec<Stream> = Vec::new();
+    for h in homes {
+        if !stream.same_queue(h) && !foreign.iter().any(|f| f.same_queue(h)) {
+            foreign.push((*h).clone());
+        }
+    }
+    for h in &foreign {
+        stream.wait_for(h)?;
+    }
+    op()?;
+    let deferred = GROUP.with(|g| {
+        let mut g = g.borrow_mut();
+        if g.0 == 0 {
+            return false;
+        }
+        for h in &foreign {
+            g.1.push((h.clone(), stream.clone()));
+        }
+        true
+    });
+    if !deferred {
+        for h in &foreign {
+            h.wait_for(stream)?;
+        }
+    }
+    Ok(())
+}
+
+fn len_u64(n: usize) -> u64 {
+    n as u64
+}
+
+impl Comm {
+    fn check_stream(&self, f: &'static str, stream: &Stream) -> Result<()> {
+        if stream.is_default() {
+            return Err(Error::invalid(
+                f,
+                "collectives need a created stream (Device::new_stream); HCCL rejects the \
+                 default stream",
+            ));
+        }
+        if stream.device().ordinal() != self.device().ordinal() {
+            return Err(Error::invalid(
+                f,
+                format!(
+                    "the stream is on device {}, but this rank runs on device {}",
+                    stream.device().ordinal(),
+                    self.device().ordinal()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_home(&self, f: &'static str, what: &str, home: &Stream) -> Result<()> {
+        if home.device().ordinal() != self.device().ordinal() {
+            return Err(Error::invalid(
+                f,
+                format!(
+                    "{what} lives on device {}, but this rank runs on device {}",
+                    home.device().ordinal(),
+                    self.device().ordinal()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks the stream and the buffers' devices, binds the device, and
+    /// calls `raw` in stream order with the buffers' home streams.
+    fn issue(
+        &self,
+        f: &'static str,
+        c_name: &'static str,
+        stream: &Stream,
+        homes: &[(&str, &Stream)],
+        raw: impl FnOnce() -> std::result::Result<u32, LoadError>,
+    ) -> Result<()> {
+        self.check_stream(f, stream)?;
+        for (what, h) in homes {
+            self.check_home(f, what, h)?;
+        }
+        self.device().bind()?;
+        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let hs: Vec<&Stream> = homes.iter().map(|(_, h)| *h).collect();
+        ordered(stream, &hs, || {
+            clear_recent();
+            check(c_name, raw())
+        })
+    }
+
+    fn need(&self, f: &'static str, what: &str, got: usize, want: usize, how: &str) -> Result<()> {
+        if got != want {
+            return Err(Error::invalid(
+                f,
+                format!("{what} has {got} elements, but needs {want} ({how})"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Reduces `send` over all ranks into every rank's `recv` (same length).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for unequal lengths, a default stream, or
+    /// memory of another device; HCCL's error ([`ErrorCode::NotSupport`](crate::ErrorCode::NotSupport)
+    /// for a type/op pair the NPU does not reduce).
+    #[doc(alias = "HcclAllReduce")]
+    pub fn all_reduce<T: HcclType>(
+        &self,
+        send: &(impl DeviceMemory<T> + ?Sized),
+        recv: &mut (impl DeviceMemoryMut<T> + ?Sized),
+        op: ReduceOp,
+        stream: &Stream,
+    ) -> Result<()> {
+        const F: &str = "Comm::all_reduce";
+        self.need(F, "recv", recv.len(), send.len(), "the length of send")?;
+        let (s, r) = (send.device_ptr().cast_mut(), recv.device_ptr_mut());
+        let homes = [("send", send.home_stream()), ("recv", recv.home_stream())];
+        self.issue(F, "HcclAllReduce", stream, &homes, || {
+            // SAFETY: live device buffers of `len` elements of T, ordered
+            // with their other uses by `issue`.
+            unsafe {
+                sys::HcclAllReduce(
+                    s,
+                    r,
+                    len_u64(send.len()),
+                    T::DATA_TYPE.raw(),
+                    op.raw(),
+                    self.as_raw(),
+                    stream.as_raw(),
+                )
+            }
+        })
+    }
+
+    /// All-reduce in place: every rank's `buf` becomes the reduction of all.
+    ///
+    /// # Errors
+    ///
+    /// As [`Comm::all_reduce`].
+    #[doc(alias = "HcclAllReduce")]
+    pub fn all_reduce_in_place<T: HcclType>(
+        &self,
+        buf: &mut (impl DeviceMemoryMut<T> + ?Sized),
+        op: ReduceOp,
+        stream: &Stream,
+    ) -> Result<()> {
+        let p = buf.device_ptr_mut();
+        let n = len_u64(buf.len());
+        let homes = [("buf", buf.home_stream())];
+        self.issue(
+            "Comm::all_reduce_in_place",
+            "HcclAllReduce",
+            stream,
+            &homes,
+            || {
+                // SAFETY: as `all_reduce`, with send == recv (allowed by HCCL).
+                unsafe {
+                    sys::HcclAllReduce(
+                        p,
+                        p,
+                        n,
+                        T::DATA_TYPE.raw(),
+                        op.raw(),
+                        self.as_raw(),
+                        stream.as_raw(),
+                    )
+                }
+            },
+        )
+    }
+
+    /// Copies the root's `buf` into every other rank's `buf` (same length
+    /// on every rank).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a root out of range; as [`Comm::all_reduce`].
+    #[doc(alias = "HcclBroadcast")]
+    pub fn broadcast<T: HcclType>(
+        &self,
+        buf: &mut (impl DeviceMemoryMut<T> + ?Sized),
+        root: u32,
+        stream: &Stream,
+    ) -> Result<()> {
+        const F: &str = "Comm::broadcast";
+        self.check_root(F, root)?;
+        let p = buf.device_ptr_mut();
+        let n = len_u64(buf.len());
+        let homes = [("buf", buf.home_stream())];
+        self.issue(F, "HcclBroadcast", stream, &homes, || {
+            // SAFETY: a live device buffer of `n` elements, ordered by `issue`.
+            unsafe {
+                sys::HcclBroadcast(
+                    p,
+                    n,
+                    T::DATA_TYPE.raw(),
+                    root,
+                    self.as_raw(),
+                    stream.as_raw(),
+                )
+            }
+        })
+    }
+
+    fn check_root(&self, f: &'static str, root: u32) -> Result<()> {
+        if root >= self.size() {
+            return Err(Error::invalid(
+                f,
+                format!(
+                    "root {root} is not a rank of the communicator (0..{})",
+                    self.size()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Reduces `send` over all ranks into the root's `recv`. The root must
+    /// pass `Some(recv)` (as long as `send`); the others pass `None`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the root has no `recv` (or another
+    /// rank has one), for lengths or a root out of range; as [`Comm::all_reduce`].
+    #[doc(alias = "HcclReduce")]
+    pub fn reduce<T: HcclType, R: DeviceMemoryMut<T> + ?Sized>(
+        &self,
+        send: &(impl DeviceMemory<T> + ?Sized),
+        recv: Option<&mut R>,
+        op: ReduceOp,
+        root: u32,
+        stream: &Stream,
+    ) -> Result<()> {
+        const F: &str = "Comm::reduce";
+        self.check_root(F, root)?;
+        let mut homes = vec![("send", send.home_stream())];
+        let r = match (recv, self.rank() == root) {
+            (Some(r), true) => {
+                self.need(F, "recv", r.len(), send.len(), "the length of send")?;
+                let p = r.device_ptr_mut();
+                homes.push(("recv", r.home_stream()));
+                p
+            }
+            (None, false) => std::ptr::null_mut(),
+            (None, true) => return Err(Error::invalid(F, "the root must pass a recv buffer")),
+            (Some(_), false) => {
+                return Err(Error::invalid(F, "only the root passes a recv buffer"));
+            }
+        };
+        let s = send.device_ptr().cast_mut();
+        let n = len_u64(send.len());
+        self.issue(F, "HcclReduce", stream, &homes, || {
+            // SAFETY: live device buffers of `n` elements (recv only on the root).
+            unsafe {
+                sys::HcclReduce(
+                    s,
+                    r,
+                    n,
+                    T::DATA_TYPE.raw(),
+                    op.raw(),
+                    root,
+                    self.as_raw(),
+                    stream.as_raw(),
+                )
+            }
+        })
+    }
+
+    /// Gathers every rank's `send` into every rank's `recv`, in rank order:
+    /// `recv` holds `send.len()` × ranks elements.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `recv` is not `send` × ranks long; as
+    /// [`Comm::all_reduce`].
+    #[doc(alias = "HcclAllGather")]
+    pub fn all_gather<T: HcclType>(
+        &self,
+        send: &(impl DeviceMemory<T> + ?Sized),
+        recv: &mut (impl DeviceMemoryMut<T> + ?Sized),
+        stream: &Stream,
+    ) -> Result<()> {
+        const F: &str = "Comm::all_gather";
+        let want = send.len() * self.size() as usize;
+        let how = format!("send × ranks = {} × {}", send.len(), self.size());
+        self.need(F, "recv", recv.len(), want, &how)?;
+        let (s, r) = (send.device_ptr().cast_mut(), recv.device_ptr_mut());
+        let n = len_u64(send.len());
+        let homes = [("send", send.home_stream()), ("recv", recv.home_stream())];
+        self.issue(F, "HcclAllGather", stream, &homes, || {
+            // SAFETY: live device buffers of the checked lengths.
+            unsafe {
+                sys::HcclAllGather(s, r, n, T::DATA_TYPE.raw(), self.as_raw(), stream.as_raw())
+            }
+        })
+    }
+
+    fn check_v(
+        &self,
+        f: &'static str,
+        counts: &[u64],
+        displs: &[u64],
+        buf_len: usize,
+        what: &str,
+    ) -> Result<()> {
+        let n = self.size() as usize;
+        if counts.len() != n || displs.len() != n {
+            return Err(Error::invalid(
+                f,
+                format!(
+                    "counts and displacements need one entry per rank ({n}), got {} and {}",
+                    counts.len(),
+                    displs.len()
+                ),
+            ));
+        }
+        for (i, (&c, &d)) in counts.iter().zip(displs).enumerate() {
+            let end = c.saturating_add(d);
+            if end > len_u64(buf_len) {
+                return Err(Error::invalid(
+                    f,
+                    format!(
+                        "rank {i}'s block [{d}, {end}) lies outside {what} ({buf_len} elements)"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// All-gather with a size per rank: rank `i`'s `send` lands in every
+    /// rank's `recv[recv_displs[i]..][..recv_counts[i]]`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the arrays are not one per rank, a
+    /// block lies outside `recv`, or `send.len() != recv_counts[rank]`.
+    #[doc(alias = "HcclAllGatherV")]
+    pub fn all_gather_v<T: HcclType>(
+        &self,
+        send: &(impl DeviceMemory<T> + ?Sized),
+        recv: &mut (impl DeviceMemoryMut<T> + ?Sized),
+        recv_counts: &[u64],
+        recv_displs: &[u64],
+        stream: &Stream,
+    ) -> Result<()> {
+        const F: &str = "Comm::all_gather_v";
+        self.check_v(F, recv_counts, recv_displs, recv.len(), "recv")?;
+        let mine = recv_counts[self.rank() as usize];
+        if len_u64(send.len()) != mine {
+            return Err(Error::invalid(
+                F,
+                format!(
+                    "send has {} elements, but recv_counts[{}] is {mine}",
+                    send.len(),
+                    self.rank()
+                ),
+            ));
+        }
+        let (s, r) = (send.device_ptr().cast_mut(), recv.device_ptr_mut());
+        let homes = [("send", send.home_stream()), ("recv", recv.home_stream())];
+        self.issue(F, "HcclAllGatherV", stream, &homes, || {
+            // SAFETY: buffers and arrays of the checked lengths.
+            unsafe {
+                sys::HcclAllGatherV(
+                    s,
+                    mine,
+                    r,
+                    recv_counts.as_ptr().cast(),
+                    recv_displs.as_ptr().cast(),
+                    T::DATA_TYPE.raw(),
+                    self.as_raw(),
+                    stream.as_raw(),
+                )
+            }
+        })
+    }
+
+    /// Reduces `send` (ranks × `recv.len()` elements) over all ranks and
+    /// scatters the result: rank `i` gets block `i` in `recv`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `send` is not `recv` × ranks long; as
+    /// [`Comm::all_reduce`].
+    #[doc(alias = "HcclReduceScatter")]
+    pub fn reduce_scatter<T: HcclType>(
+        &self,
+        send: &(impl DeviceMemory<T> + ?Sized),
+        recv: &mut (impl DeviceMemoryMut<T> + ?Sized),
+        op: ReduceOp,
+        stream: &Stream,
+    ) -> Result<()> {
+        const F: &str = "Comm::reduce_scatter";
+        let want = recv.len() * self.size() as usize;
+        let how = format!("recv × ranks = {} × {}", recv.len(), self.size());
+        self.need(F, "send", send.len(), want, &how)?;
+        let (s, r) = (send.device_ptr().cast_mut(), recv.device_ptr_mut());
+        let n = len_u64(recv.len());
+        let homes = [("send", send.home_stream()), ("recv", recv.home_stream())];
+        self.issue(F, "HcclReduceScatter", stream, &homes, || {
+            // SAFETY: live device buffers of the checked lengths.
+            unsafe {
+                sys::HcclReduceScatter(
+                    s,
+                    r,
+                    n,
+                    T::DATA_TYPE.raw(),
+                    op.raw(),
+                    self.as_raw(),
+                    stream.as_raw(),
+                )
+            }
+        })
+    }
+
+    /// Reduce-scatter with a size per rank: block `i` of `send`
+    /// (`send_counts[i]` elements at `send_displs[i]`) is reduced over all
+    /// ranks into rank `i`'s `recv`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the arrays are not one per rank, a
+    /// block lies outside `send`, or `recv.len() != send_counts[rank]`.
+    #[doc(alias = "HcclReduceScatterV")]
+    pub fn reduce_scatter_v<T: HcclType>(
+        &self,
+        send: &(impl DeviceMemory<T> + ?Sized),
+        send_counts: &[u64],
+        send_displs: &[u64],
+        recv: &mut (impl DeviceMemoryMut<T> + ?Sized),
+        op: ReduceOp,
+        stream: &Stream,
+    ) -> Result<()> {
+        const F: &str = "Comm::reduce_scatter_v";
+        self.check_v(F, send_counts, send_displs, send.len(), "send")?;
+        let mine = send_counts[self.rank() as usize];
+        if len_u64(recv.len()) != mine {
+            return Err(Error::invalid(
+                F,
+                format!(
+                    "recv has {} elements, but send_counts[{}] is {mine}",
+                    recv.len(),
+                    self.rank()
+                ),
+            ));
+        }
+        let (s, r) = (send.device_ptr().cast_mut(), recv.device_ptr_mut());
+        let homes = [("send", send.home_stream()), ("recv", recv.home_stream())];
+        self.issue(F, "HcclReduceScatterV", stream, &homes, || {
+            // SAFETY: buffers and arrays of the checked lengths.
+            unsafe {
+                sys::HcclReduceScatterV(
+                    s,
+                    send_counts.as_ptr().cast(),
+                    send_displs.as_ptr().cast(),
+                    r,
+                    mine,
+                    T::DATA_TYPE.raw(),
+                    op.raw(),
+                    self.as_raw(),
+                    stream.as_raw(),
+                )
+            }
+        })
+    }
+
+    /// Splits the root's `send` (ranks × `recv.len()` elements) over the
+    /// ranks: rank `i` gets block `i`. The root passes `Some(send)`, the
+    /// others `None`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the root has no `send` (or another
+    /// rank has one) or its length is wrong; as [`Comm::all_reduce`].
+    #[doc(alias = "HcclScatter")]
+    pub fn scatter<T: HcclType, S: DeviceMemory<T> + ?Sized>(
+        &self,
+        send: Option<&S>,
+        recv: &mut (impl DeviceMemoryMut<T> + ?Sized),
+        root: u32,
+        stream: &Stream,
+    ) -> Result<()> {
+        const F: &str = "Comm::scatter";
+        self.check_root(F, root)?;
+        let r = recv.device_ptr_mut();
+        let mut homes = vec![("recv", recv.home_stream())];
+        let s = match (send, self.rank() == root) {
+            (Some(s), true) => {
+                let want = recv.len() * self.size() as usize;
+                let how = format!("recv × ranks = {} × {}", recv.len(), self.size());
+                self.need(F, "send", s.len(), want, &how)?;
+                homes.push(("send", s.home_stream()));
+                s.device_ptr().cast_mut()
+            }
+            (None, false) => std::ptr::null_mut(),
+            (None, true) => return Err(Error::invalid(F, "the root must pass a send buffer")),
+            (Some(_), false) => {
+                return Err(Error::invalid(F, "only the root passes a send buffer"));
+            }
+        };
+        let n = len_u64(recv.len());
+        self.issue(F, "HcclScatter", stream, &homes, || {
+            // SAFETY: live device buffers of the checked lengths.
+            unsafe {
+                sys::HcclScatter(
+                    s,
+                    r,
+                    n,
+                    T::DATA_TYPE.raw(),
+                    root,
+                    self.as_raw(),
+                    stream.as_raw(),
+                )
+            }
+        })
+    }
+
+    /// Every rank sends block `j` of `send` to rank `j` and receives rank
+    /// `i`'s block into block `i` of `recv`; blocks are `len / ranks` long.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the lengths differ or are not a
+    /// multiple of the size; as [`Comm::all_reduce`].
+    #[doc(alias = "HcclAlltoAll")]
+    pub fn all_to_all<T: HcclType>(
+        &self,
+        send: &(impl DeviceMemory<T> + ?Sized),
+        recv: &mut (impl DeviceMemoryMut<T> + ?Sized),
+        stream: &Stream,
+    ) -> Result<()> {
+        const F: &str = "Comm::all_to_all";
+        self.need(F, "recv", recv.len(), send.len(), "the length of send")?;
+        let n = self.size() as usize;
+        if send.len() % n != 0 {
+            return Err(Error::invalid(
+                F,
+                format!(
+                    "send has {} elements, not a multiple of the {n} ranks",
+                    send.len()
+                ),
+            ));
+        }
+        let block = len_u64(send.len() / n);
+        let (s, r) = (send.device_ptr(), recv.device_ptr_mut());
+        let homes = [("send", send.home_stream()), ("recv", recv.home_stream())];
+        let dt = T::DATA_TYPE.raw();
+        self.issue(F, "HcclAlltoAll", stream, &homes, || {
+            // SAFETY: live device buffers of the checked lengths.
+            unsafe { sys::HcclAlltoAll(s, block, dt, r, block, dt, self.as_raw(), stream.as_raw()) }
+        })
+    }
+
+    /// All-to-all with sizes per pair: `send_counts[j]` elements at
+    /// `send_displs[j]` go to rank `j`; rank `i`'s `recv_counts[i]` elements
+    /// land at `recv_displs[i]`. Each pair's counts must agree.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when an array is not one per rank or a
+    /// block lies outside its buffer; HCCL's error.
+    #[doc(alias = "HcclAlltoAllV")]
+    #[allow(clippy::too_many_arguments)]
+    pub fn all_to_all_v<T: HcclType>(
+        &self,
+        send: &(impl DeviceMemory<T> + ?Sized),
+        send_counts: &[u64],
+        send_displs: &[u64],
+        recv: &mut (impl DeviceMemoryMut<T> + ?Sized),
+        recv_counts: &[u64],
+        recv_displs: &[u64],
+        stream: &Stream,
+    ) -> Result<()> {
+        const F: &str = "Comm::all_to_all_v";
+        self.check_v(F, send_counts, send_displs, send.len(), "send")?;
+        self.check_v(F, recv_counts, recv_displs, recv.len(), "recv")?;
+        let (s, r) = (send.device_ptr(), recv.device_ptr_mut());
+        let homes = [("send", send.home_stream()), ("recv", recv.home_stream())];
+        let dt = T::DATA_TYPE.raw();
+        self.issue(F, "HcclAlltoAllV", stream, &homes, || {
+            // SAFETY: buffers and arrays of the checked lengths.
+            unsafe {
+                sys::HcclAlltoAllV(
+                    s,
+                    send_counts.as_ptr().cast(),
+                    send_displs.as_ptr().cast(),
+                    dt,
+                    r,
+                    recv_counts.as_ptr().cast(),
+                    recv_displs.as_ptr().cast(),
+                    dt,
+                    self.as_raw(),
+                    stream.as_raw(),
+                )
+            }
+        })
+    }
+
+    /// All-to-all from one matrix every rank shares: `matrix[i * ranks + j]`
+    /// elements go from rank `i` to rank `j`, packed in rank order in both
+    /// `send` and `recv`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the matrix is not ranks × ranks or a
+    /// buffer is shorter than its row (send) or column (recv) sum.
+    #[doc(alias = "HcclAlltoAllVC")]
+    pub fn all_to_all_vc<T: HcclType>(
+        &self,
+        send: &(impl DeviceMemory<T> + ?Sized),
+        matrix: &[u64],
+        recv: &mut (impl DeviceMemoryMut<T> + ?Sized),
+        stream: &Stream,
+    ) -> Result<()> {
+        const F: &str = "Comm::all_to_all_vc";
+        let n = self.size() as usize;
+        if matrix.len() != n * n {
+            return Err(Error::invalid(
+                F,
+                format!(
+                    "the matrix has {} entries, not ranks² = {}",
+                    matrix.len(),
+                    n * n
+                ),
+            ));
+        }
+        let me = self.rank() as usize;
+        let row: u64 = matrix[me * n..(me + 1) * n].iter().sum();
+        let col: u64 = (0..n).map(|i| matrix[i * n + me]).sum();
+        if row > len_u64(send.len()) || col > len_u64(recv.len()) {
+            return Err(Error::invalid(
+                F,
+                format!(
+                    "this rank sends {row} and receives {col} elements, but send has {} and recv {}",
+                    send.len(),
+                    recv.len()
+                ),
+            ));
+        }
+        let (s, r) = (send.device_ptr(), recv.device_ptr_mut());
+        let homes = [("send", send.home_stream()), ("recv", recv.home_stream())];
+        let dt = T::DATA_TYPE.raw();
+        self.issue(F, "HcclAlltoAllVC", stream, &homes, || {
+            // SAFETY: buffers of the checked lengths, a matrix of n² u64.
+            unsafe {
+                sys::HcclAlltoAllVC(
+                    s,
+                    matrix.as_ptr().cast(),
+                    dt,
+                    r,
+                    dt,
+                    self.as_raw(),
+                    stream.as_raw(),
+                )
+            }
+        })
+    }
+
+    fn check_peer(&self, f: &'static str, peer: u32) -> Result<()> {
+        if peer >= self.size() || peer == self.rank() {
+            return Err(Error::invalid(
+                f,
+                format!(
+                    "peer {peer} must be another rank of the communicator (0..{}, not {})",
+                    self.size(),
+                    self.rank()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Sends `buf` to rank `peer`, which must [`Comm::recv`] as many
+    /// elements of the same type. Blocks the stream until the receiver is
+    /// ready: a pair of ranks that both send first deadlocks unless the
+    /// calls are in a [`group`] or a [`Comm::batch_send_recv`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a peer out of range or this rank; as
+    /// [`Comm::all_reduce`].
+    #[doc(alias = "HcclSend")]
+    pub fn send<T: HcclType>(
+        &self,
+        buf: &(impl DeviceMemory<T> + ?Sized),
+        peer: u32,
+        stream: &Stream,
+    ) -> Result<()> {
+        const F: &str = "Comm::send";
+        self.check_peer(F, peer)?;
+        let p = buf.device_ptr().cast_mut();
+        let n = len_u64(buf.len());
+        let homes = [("buf", buf.home_stream())];
+        self.issue(F, "HcclSend", stream, &homes, || {
+            // SAFETY: a live device buffer of `n` elements.
+            unsafe {
+                sys::HcclSend(
+                    p,
+                    n,
+                    T::DATA_TYPE.raw(),
+                    peer,
+                    self.as_raw(),
+                    stream.as_raw(),
+                )
+            }
+        })
+    }
+
+    /// Receives `buf.len()` elements from rank `peer`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Comm::send`].
+    #[doc(alias = "HcclRecv")]
+    pub fn recv<T: HcclType>(
+        &self,
+        buf: &mut (impl DeviceMemoryMut<T> + ?Sized),
+        peer: u32,
+        stream: &Stream,
+    ) -> Result<()> {
+        const F: &str = "Comm::recv";
+        self.check_peer(F, peer)?;
+        let p = buf.device_ptr_mut();
+        let n = len_u64(buf.len());
+        let homes = [("buf", buf.home_stream())];
+        self.issue(F, "HcclRecv", stream, &homes, || {
+            // SAFETY: a live device buffer of `n` elements.
+            unsafe {
+                sys::HcclRecv(
+                    p,
+                    n,
+                    T::DATA_TYPE.raw(),
+                    peer,
+                    self.as_raw(),
+                    stream.as_raw(),
+                )
+            }
+        })
+    }
+
+    /// Runs several sends and receives as one operation, in an order that
+    /// cannot deadlock.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for no operations or a peer out of range;
+    /// as [`Comm::all_reduce`].
+    #[doc(alias = "HcclBatchSendRecv")]
+    pub fn batch_send_recv(&self, ops: &mut [P2pOp<'_>], stream: &Stream) -> Result<()> {
+        const F: &str = "Comm::batch_send_recv";
+        if ops.is_empty() {
+            return Err(Error::invalid(F, "no operations"));
+        }
+        for op in ops.iter() {
+            self.check_peer(F, op.peer)?;
+        }
+        let mut items: Vec<sys::HcclSendRecvItem> = ops
+            .iter()
+            .map(|op| sys::HcclSendRecvItem {
+                sendRecvType: if op.send {
+                    sys::HCCL_SEND
+                } else {
+                    sys::HCCL_RECV
+                },
+                buf: op.ptr,
+                count: len_u64(op.len),
+                dataType: op.data_type.raw(),
+                remoteRank: op.peer,
+            })
+            .collect();
+        let homes: Vec<(&str, &Stream)> = ops.iter().map(|op| ("buffer", op.home)).collect();
+        let n = items.len() as u32;
+        self.issue(F, "HcclBatchSendRecv", stream, &homes, || {
+            // SAFETY: `items` describes live device buffers, borrowed by `ops`.
+            unsafe { sys::HcclBatchSendRecv(items.as_mut_ptr(), n, self.as_raw(), stream.as_raw()) }
+        })
+    }
+
+    /// Completes on each rank once every rank has reached it.
+    ///
+    /// # Errors
+    ///
+    /// As [`Comm::all_reduce`].
+    #[doc(alias = "HcclBarrier")]
+    pub fn barrier(&self, stream: &Stream) -> Result<()> {
+        self.issue("Comm::barrier", "HcclBarrier", stream, &[], || {
+            // SAFETY: live handles.
+            unsafe { sys::HcclBarrier(self.as_raw(), stream.as_raw()) }
+        })
+    }
+}
+
+/// One send or receive of [`Comm::batch_send_recv`], borrowing its buffer.
+///
+/// `Send + Sync` like the buffers it borrows.
+#[derive(Debug)]
+pub struct P2pOp<'a> {
+    send: bool,
+    ptr: *mut c_void,
+    len: usize,
+    data_type: DataType,
+    peer: u32,
+    home: &'a Stream,
+    _buf: PhantomData<&'a mut ()>,
+}
+
+// SAFETY: the pointer is device memory the host never dereferences, borrowed
+// for 'a like the DeviceBuffer it came from (which is Send + Sync).
+unsafe impl Send for P2pOp<'_> {}
+// SAFETY: as above; shared access only reads the fields.
+unsafe impl Sync for P2pOp<'_> {}
+
+impl<'a> P2pOp<'a> {
+    /// Sends `buf` to `peer`.
+    pub fn send<T: HcclType>(buf: &'a (impl DeviceMemory<T> + ?Sized), peer: u32) -> P2pOp<'a> {
+        P2pOp {
+            send: true,
+            ptr: buf.device_ptr().cast_mut(),
+            len: buf.len(),
+            data_type: T::DATA_TYPE,
+            peer,
+            home: buf.home_stream(),
+            _buf: PhantomData,
+        }
+    }
+
+    /// Receives `buf.len()` elements from `peer` into `buf`.
+    pub fn recv<T: HcclType>(
+        buf: &'a mut (impl DeviceMemoryMut<T> + ?Sized),
+        peer: u32,
+    ) -> P2pOp<'a> {
+        P2pOp {
+            send: false,
+            ptr: buf.device_ptr_mut(),
+            len: buf.len(),
+            data_type: T::DATA_TYPE,
+            peer,
+            home: buf.home_stream(),
+            _buf: PhantomData,
+        }
+    }
+
+    /// The other rank.
+    pub fn peer(&self) -> u32 {
+        self.peer
+    }
+
+    /// Whether this is a send.
+    pub fn is_send(&self) -> bool {
+        self.send
+    }
+}
+
+/// Runs `f` inside `HcclGroupStart`/`HcclGroupEnd`: the sends and receives
+/// it issues (on this thread) are queued together, so their order cannot
+/// deadlock. The group is ended even when `f` fails.
+///
+/// # Errors
+///
+/// `f`'s error, else HCCL's error from starting or ending the group.
+#[doc(alias = "HcclGroupStart")]
+#[doc(alias = "HcclGroupEnd")]
+pub fn group<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
+    clear_recent();
+    // SAFETY: no arguments.
+    check("HcclGroupStart", unsafe { sys::HcclGroupStart() })?;
+    GROUP.with(|g| g.borrow_mut().0 += 1);
+    let out = f();
+    clear_recent();
+    // SAFETY: no arguments; ends the group started above.
+    let ended = check("HcclGroupEnd", unsafe { sys::HcclGroupEnd() });
+    let owed = GROUP.with(|g| {
+        let mut g = g.borrow_mut();
+        g.0 -= 1;
+        if g.0 == 0 {
+            std::mem::take(&mut g.1)
+        } else {
+            Vec::new()
+        }
+    });
+    // The group's work is queued now (or was never queued): order the homes
+    // after it either way.
+    let mut ordered_after = Ok(());
+    for (home, stream) in owed {
+        if let Err(e) = home.wait_for(&stream) {
+            ordered_after = ordered_after.and(Err(Error::Acl(e)));
+        }
+    }
+    let value = out?;
+    ended?;
+    ordered_after.map(|()| value)
+}

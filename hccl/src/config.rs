@@ -1,0 +1,142 @@
+//! [`CommConfig`]: options of a new communicator (`HcclCommConfig`).
+
+use crate::error::{Error, Result};
+use hccl_sys as sys;
+use std::time::Duration;
+
+/// Options for a new communicator. Unset options keep HCCL's defaults (and
+/// its environment variables, e.g. `HCCL_BUFFSIZE`, `HCCL_EXEC_TIMEOUT`).
+/// Every rank should pass the same options.
+///
+/// ```
+/// use std::time::Duration;
+/// let config = hccl::CommConfig::default()
+///     .buffer_size_mib(64)
+///     .deterministic(true)
+///     .name("tp_group")
+///     .exec_timeout(Duration::from_secs(60));
+/// assert_eq!(config.to_raw().unwrap().hcclBufferSize, 64);
+/// ```
+#[doc(alias = "HcclCommConfig")]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommConfig {
+    /// `hcclBufferSize`: the communication buffer in MiB (≥ 1; each
+    /// communicator holds two of them in HBM).
+    pub buffer_size_mib: Option<u32>,
+    /// `hcclDeterministic`: reproducible reduction order.
+    pub deterministic: Option<bool>,
+    /// `hcclCommName`: at most 127 bytes, no NUL.
+    pub name: Option<String>,
+    /// `hcclExecTimeOut`: how long a collective waits for its peers (whole
+    /// seconds, rounded up; zero waits forever).
+    pub exec_timeout: Option<Duration>,
+}
+
+impl CommConfig {
+    /// Sets [`CommConfig::buffer_size_mib`].
+    pub fn buffer_size_mib(mut self, mib: u32) -> CommConfig {
+        self.buffer_size_mib = Some(mib);
+        self
+    }
+
+    /// Sets [`CommConfig::deterministic`].
+    pub fn deterministic(mut self, on: bool) -> CommConfig {
+        self.deterministic = Some(on);
+        self
+    }
+
+    /// Sets [`CommConfig::name`].
+    pub fn name(mut self, name: impl Into<String>) -> CommConfig {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Sets [`CommConfig::exec_timeout`].
+    pub fn exec_timeout(mut self, timeout: Duration) -> CommConfig {
+        self.exec_timeout = Some(timeout);
+        self
+    }
+
+    /// The C struct, initialised as `HcclCommConfigInit` does, with the set
+    /// options filled in.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a buffer of 0 MiB, a name of 128 bytes
+    /// or more or with a NUL, an exec timeout beyond `i32::MAX` seconds.
+    #[doc(alias = "HcclCommConfigInit")]
+    pub fn to_raw(&self) -> Result<sys::HcclCommConfig> {
+        const F: &str = "CommConfig";
+        let mut c = sys::comm_config_default();
+        if let Some(mib) = self.buffer_size_mib {
+            if mib == 0 {
+                return Err(Error::invalid(F, "buffer_size_mib must be at least 1"));
+            }
+            c.hcclBufferSize = mib;
+        }
+        if let Some(d) = self.deterministic {
+            c.hcclDeterministic = u32::from(d);
+        }
+        if let Some(name) = &self.name {
+            let max = sys::COMM_NAME_MAX_LENGTH as usize - 1;
+            if name.len() > max || name.as_bytes().contains(&0) {
+                return Err(Error::invalid(
+                    F,
+                    format!("the name must be at most {max} bytes without NUL, got {name:?}"),
+                ));
+            }
+            for (d, &s) in c.hcclCommName.iter_mut().zip(name.as_bytes()) {
+                *d = s as core::ffi::c_char;
+            }
+            c.hcclCommName[name.len()] = 0;
+        }
+        if let Some(t) = self.exec_timeout {
+            let secs = t.as_secs() + u64::from(t.subsec_nanos() > 0);
+            c.hcclExecTimeOut = i32::try_from(secs).map_err(|_| {
+                Error::invalid(F, format!("exec_timeout {secs} s exceeds i32::MAX seconds"))
+            })?;
+        }
+        Ok(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unset_options_keep_the_not_set_values() {
+        let c = CommConfig::default().to_raw().unwrap();
+        assert_eq!(c.hcclBufferSize, sys::HCCL_COMM_BUFFSIZE_CONFIG_NOT_SET);
+        assert_eq!(c.hcclExecTimeOut, sys::HCCL_COMM_EXECTIMEOUT_CONFIG_NOT_SET);
+        assert_eq!(c.hcclCommName[0], 0);
+    }
+
+    #[test]
+    fn exec_timeout_rounds_up_to_whole_seconds() {
+        let c = CommConfig::default()
+            .exec_timeout(Duration::from_millis(1500))
+            .to_raw()
+            .unwrap();
+        assert_eq!(c.hcclExecTimeOut, 2);
+    }
+
+    #[test]
+    fn invalid_options_are_rejected_before_hccl() {
+        assert_eq!(
+            CommConfig::default()
+                .buffer_size_mib(0)
+                .to_raw()
+                .unwrap_err()
+                .to_string(),
+            "CommConfig: buffer_size_mib must be at least 1"
+        );
+        assert!(
+            CommConfig::default()
+                .name("x".repeat(128))
+                .to_raw()
+                .is_err()
+        );
+        assert!(CommConfig::default().name("a\0b").to_raw().is_err());
+    }
+}

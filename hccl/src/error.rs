@@ -1,0 +1,281 @@
+//! The crate's one error type.
+//!
+//! A failing HCCL call becomes [`Error::Hccl`]: the [`ErrorCode`] (every
+//! `HcclResult` of the headers by name, unknown values kept), the C
+//! function, and the library's own message. HCCL reports details through
+//! CANN's error manager, which `aclGetRecentErrMsg` reads (the `EIxxxx`
+//! texts of real CANN; `cann-sim` records its messages there too), so the
+//! message is read right after the failure, on the same thread.
+//!
+//! Queued collectives fail later: the stream's synchronisation returns an
+//! [`Error::Acl`] (e.g. 507048 for a timed-out peer) and
+//! [`Comm::async_error`](crate::Comm::async_error) says what HCCL saw.
+
+use acl_sys::LoadError;
+use std::fmt;
+
+/// The result type of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+macro_rules! codes {
+    ($($(#[$doc:meta])* $variant:ident = $value:ident, $text:literal;)*) => {
+        /// An `HcclResult`: every code of `hccl_types.h` by name, others kept.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum ErrorCode {
+            $($(#[$doc])* #[doc = concat!("`", stringify!($value), "`: ", $text, ".")] $variant,)*
+            /// A value the headers do not name.
+            Unknown(u32),
+        }
+
+        impl ErrorCode {
+            /// Every named code.
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant),*];
+
+            /// The code for a raw `HcclResult`.
+            pub fn from_raw(raw: u32) -> ErrorCode {
+                match raw {
+                    $(hccl_sys::$value => ErrorCode::$variant,)*
+                    other => ErrorCode::Unknown(other),
+                }
+            }
+
+            /// The raw `HcclResult`.
+            pub fn raw(self) -> u32 {
+                match self {
+                    $(ErrorCode::$variant => hccl_sys::$value,)*
+                    ErrorCode::Unknown(v) => v,
+                }
+            }
+
+            /// The header's name, e.g. `"HCCL_E_TIMEOUT"`.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => stringify!($value),)*
+                    ErrorCode::Unknown(_) => "HCCL_E_UNKNOWN",
+                }
+            }
+
+            /// What the code means, in a few words.
+            pub fn description(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => $text,)*
+                    ErrorCode::Unknown(_) => "a code the HCCL headers do not define",
+                }
+            }
+        }
+    };
+}
+
+codes! {
+    Success = HCCL_SUCCESS, "success";
+    Para = HCCL_E_PARA, "an invalid parameter";
+    Ptr = HCCL_E_PTR, "a null pointer";
+    Memory = HCCL_E_MEMORY, "a memory error";
+    Internal = HCCL_E_INTERNAL, "an internal error";
+    NotSupport = HCCL_E_NOT_SUPPORT, "not supported";
+    NotFound = HCCL_E_NOT_FOUND, "a resource was not found";
+    Unavail = HCCL_E_UNAVAIL, "a resource is unavailable";
+    Syscall = HCCL_E_SYSCALL, "a system call failed";
+    Timeout = HCCL_E_TIMEOUT, "a timeout";
+    OpenFileFailure = HCCL_E_OPEN_FILE_FAILURE, "a file could not be opened";
+    TcpConnect = HCCL_E_TCP_CONNECT, "a TCP connection failed";
+    RoceConnect = HCCL_E_ROCE_CONNECT, "a RoCE connection failed";
+    TcpTransfer = HCCL_E_TCP_TRANSFER, "a TCP transfer failed";
+    RoceTransfer = HCCL_E_ROCE_TRANSFER, "a RoCE transfer failed";
+    Runtime = HCCL_E_RUNTIME, "a runtime call failed";
+    Drv = HCCL_E_DRV, "a driver call failed";
+    Profiling = HCCL_E_PROFILING, "a profiling call failed";
+    Cce = HCCL_E_CCE, "a CCE call failed";
+    Network = HCCL_E_NETWORK, "a network call failed";
+    Again = HCCL_E_AGAIN, "try again";
+    Remote = HCCL_E_REMOTE, "a remote rank failed";
+    Suspending = HCCL_E_SUSPENDING, "the communicator is suspended";
+    OpRetryFail = HCCL_E_OPRETRY_FAIL, "an operation retry failed";
+    Oom = HCCL_E_OOM, "out of memory";
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.name(), self.raw())
+    }
+}
+
+/// What failed in the bootstrap (the root-info exchange of
+/// [`bootstrap`](crate::bootstrap)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BootstrapErrorKind {
+    /// Rank 0 could not listen on the master address (the port is in use,
+    /// the address is not local).
+    Listen,
+    /// A rank could not reach rank 0 within the connect timeout.
+    Connect,
+    /// The exchange with rank 0 did not complete within its timeout.
+    Exchange,
+    /// The ranks disagree (world size, duplicate rank) or the peer is not a
+    /// bootstrap server.
+    Mismatch,
+    /// The environment does not describe a rank (missing or bad variables).
+    Environment,
+}
+
+/// Everything that can go wrong in this crate.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An HCCL call returned a code other than `HCCL_SUCCESS`.
+    #[error("{function} failed with {code}{}", MessageSuffix(.message))]
+    Hccl {
+        /// The code.
+        code: ErrorCode,
+        /// The C function, e.g. `"HcclAllReduce"`.
+        function: &'static str,
+        /// The library's message for this failure, if it gave one.
+        message: Option<String>,
+    },
+    /// An AscendCL call failed (binding the device, stream ordering, or the
+    /// synchronisation that reports a failed collective).
+    #[error(transparent)]
+    Acl(#[from] acl::Error),
+    /// The HCCL library, or one of its functions, could not be loaded.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// An argument was rejected before calling into HCCL.
+    #[error("{function}: {reason}")]
+    InvalidArgument {
+        /// The Rust API that rejected it.
+        function: &'static str,
+        /// What was wrong.
+        reason: String,
+    },
+    /// A rank table is malformed.
+    #[error("rank table {source_name}: {reason}")]
+    RankTable {
+        /// The file (or `"<string>"`).
+        source_name: String,
+        /// The first problem found.
+        reason: String,
+    },
+    /// The bootstrap failed: which rank, which address, why.
+    #[error("bootstrap of rank {rank} with {addr} failed ({kind:?}): {reason}")]
+    Bootstrap {
+        /// What failed.
+        kind: BootstrapErrorKind,
+        /// The rank that failed.
+        rank: u32,
+        /// The address involved (rank 0's master address).
+        addr: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+struct MessageSuffix<'a>(&'a Option<String>);
+
+impl fmt::Display for MessageSuffix<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(m) => write!(f, ": {m}"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Error {
+    /// The HCCL code, if this error came from an HCCL call.
+    pub fn code(&self) -> Option<ErrorCode> {
+        match self {
+            Error::Hccl { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// The AscendCL error, if this is one (e.g. a failed synchronisation).
+    pub fn acl(&self) -> Option<&acl::Error> {
+        match self {
+            Error::Acl(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn invalid(function: &'static str, reason: impl Into<String>) -> Error {
+        Error::InvalidArgument {
+            function,
+            reason: reason.into(),
+        }
+    }
+
+    /// The error for `function` returning `code`, with the library's
+    /// message (read now, on this thread).
+    pub fn from_code(function: &'static str, code: u32) -> Error {
+        Error::Hccl {
+            code: ErrorCode::from_raw(code),
+            function,
+            message: recent_message(),
+        }
+    }
+}
+
+/// Reads and clears this thread's recent error message, if AscendCL is
+/// loaded and has one.
+fn recent_message() -> Option<String> {
+    // SAFETY: aclGetRecentErrMsg takes no arguments and returns null or a
+    // NUL-terminated string valid until the next call on this thread; it is
+    // copied at once.
+    let ptr = unsafe { acl_sys::aclGetRecentErrMsg() }.ok()?;
+    if ptr.is_null() {
+        return None;
+    }
+    // SAFETY: non-null and NUL-terminated, as above.
+    let msg = unsafe { std::ffi::CStr::from_ptr(ptr) }
+        .to_string_lossy()
+        .trim()
+        .to_string();
+    (!msg.is_empty()).then_some(msg)
+}
+
+/// Clears a stale recent-error message before a call, so that the one read
+/// after a failure is the call's own.
+pub(crate) fn clear_recent() {
+    let _ = recent_message();
+}
+
+/// Turns a raw call's outcome into a `Result`.
+pub(crate) fn check(function: &'static str, rc: Result<u32, LoadError>) -> Result<()> {
+    match rc? {
+        hccl_sys::HCCL_SUCCESS => Ok(()),
+        code => Err(Error::from_code(function, code)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_named_code_round_trips_and_has_the_header_name() {
+        for &c in ErrorCode::ALL {
+            assert_eq!(ErrorCode::from_raw(c.raw()), c);
+            assert!(c.name().starts_with("HCCL_"));
+        }
+        assert_eq!(ErrorCode::ALL.len(), 25);
+        assert_eq!(ErrorCode::from_raw(9), ErrorCode::Timeout);
+        assert_eq!(ErrorCode::from_raw(77), ErrorCode::Unknown(77));
+        assert_eq!(ErrorCode::Remote.to_string(), "HCCL_E_REMOTE (21)");
+    }
+
+    #[test]
+    fn hccl_errors_display_function_code_and_message() {
+        let e = Error::Hccl {
+            code: ErrorCode::TcpConnect,
+            function: "HcclCommInitRootInfo",
+            message: Some("cannot reach 10.0.0.1:1234".into()),
+        };
+        assert_eq!(
+            e.to_string(),
+            "HcclCommInitRootInfo failed with HCCL_E_TCP_CONNECT (11): cannot reach 10.0.0.1:1234"
+        );
+        assert_eq!(e.code(), Some(ErrorCode::TcpConnect));
+    }
+}
