@@ -704,7 +704,7 @@ macro_rules! define_library {
         ///
         /// # Errors
         ///
-        /// [`LoadError::LibraryNotFound`](acl_sys::LoadError) listing every path
+        /// [`LoadError::LibraryNotFound`]($crate::LoadError) listing every path
         /// tried and the variable to set.
         pub fn library() -> Result<&'static $crate::loader::Library<Api>, $crate::LoadError> {
             LIBRARY.get()

@@ -16,9 +16,9 @@
 //! Either way the closure runs on another thread, later. It must not call
 //! back into this crate: the runtime forbids synchronising or queueing work
 //! from host work (it deadlocks), so such calls fail with
-//! [`Error::InvalidArgument`](crate::Error::InvalidArgument). A panic is
+//! [`Error::InvalidArgument`]. A panic is
 //! caught — it never unwinds into C — and the stream's next
-//! [`Stream::synchronize`] returns [`Error::HostFunctionPanicked`](crate::Error::HostFunctionPanicked).
+//! [`Stream::synchronize`] returns [`Error::HostFunctionPanicked`].
 //! If the runtime refuses the launch, the closure is dropped without running.
 //!
 //! ```

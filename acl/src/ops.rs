@@ -237,6 +237,16 @@ impl<T: Element> Tensor<T> {
     }
 }
 
+/// Dimension `i` of `shape` right-aligned to `n` dimensions (NumPy
+/// broadcasting): the missing leading dimensions are 1.
+fn dim_aligned(shape: &[usize], i: usize, n: usize) -> usize {
+    if i + shape.len() >= n {
+        shape[i + shape.len() - n]
+    } else {
+        1
+    }
+}
+
 /// NumPy broadcasting of two shapes.
 ///
 /// # Errors
@@ -245,18 +255,9 @@ impl<T: Element> Tensor<T> {
 pub fn broadcast_shapes(function: &'static str, a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
     let n = a.len().max(b.len());
     let mut out = vec![0; n];
-    for i in 0..n {
-        let da = if i + a.len() >= n {
-            a[i + a.len() - n]
-        } else {
-            1
-        };
-        let db = if i + b.len() >= n {
-            b[i + b.len() - n]
-        } else {
-            1
-        };
-        out[i] = match (da, db) {
+    for (i, o) in out.iter_mut().enumerate() {
+        let (da, db) = (dim_aligned(a, i, n), dim_aligned(b, i, n));
+        *o = match (da, db) {
             (x, y) if x == y => x,
             (1, y) => y,
             (x, 1) => x,
@@ -278,16 +279,7 @@ fn expect_broadcast(function: &'static str, a: &[usize], b: &[usize], out: &[usi
     let n = a.len().max(b.len());
     let fits = out.len() == n
         && (0..n).all(|i| {
-            let da = if i + a.len() >= n {
-                a[i + a.len() - n]
-            } else {
-                1
-            };
-            let db = if i + b.len() >= n {
-                b[i + b.len() - n]
-            } else {
-                1
-            };
+            let (da, db) = (dim_aligned(a, i, n), dim_aligned(b, i, n));
             (da == db || da == 1 || db == 1) && out[i] == if da == 1 { db } else { da }
         });
     if fits {
@@ -328,14 +320,40 @@ fn binary<T: Element>(
     out: &mut Tensor<T>,
 ) -> Result<()> {
     expect_broadcast(function, &a.shape, &b.shape, &out.shape)?;
+    launch_binary(stream, op, a, b, out, None)
+}
+
+/// Queues `op` with inputs `a`, `b`, output `out` and `attr`, the tensor
+/// descriptions made for the call.
+fn launch_binary<T: Element>(
+    stream: &Stream,
+    op: &CStr,
+    a: &Tensor<T>,
+    b: &Tensor<T>,
+    out: &mut Tensor<T>,
+    attr: Option<&OpAttr>,
+) -> Result<()> {
     let (da, db, dout) = (a.desc()?, b.desc()?, out.desc()?);
     launch(
         stream,
         op,
         [a.arg(&da), b.arg(&db)],
         [out.arg_mut(&dout)],
-        None,
+        attr,
     )
+}
+
+/// Queues `op` with input `x`, output `out` and `attr`, the tensor
+/// descriptions made for the call.
+fn launch_unary<T: Element>(
+    stream: &Stream,
+    op: &CStr,
+    x: &Tensor<T>,
+    out: &mut Tensor<T>,
+    attr: Option<&OpAttr>,
+) -> Result<()> {
+    let (dx, dout) = (x.desc()?, out.desc()?);
+    launch(stream, op, [x.arg(&dx)], [out.arg_mut(&dout)], attr)
 }
 
 fn unary<T: Element>(
@@ -346,8 +364,7 @@ fn unary<T: Element>(
     out: &mut Tensor<T>,
 ) -> Result<()> {
     expect_shape(function, &out.shape, &x.shape)?;
-    let (dx, dout) = (x.desc()?, out.desc()?);
-    launch(stream, op, [x.arg(&dx)], [out.arg_mut(&dout)], None)
+    launch_unary(stream, op, x, out, None)
 }
 
 macro_rules! binary_ops {
@@ -535,9 +552,7 @@ pub fn matmul_t<T: Element>(
     let mut attr = OpAttr::new()?;
     attr.set_bool_c(c"transpose_x1", transpose_a)?
         .set_bool_c(c"transpose_x2", transpose_b)?;
-    let (da, db, dout) = (a.desc()?, b.desc()?, out.desc()?);
-    let ins = [a.arg(&da), b.arg(&db)];
-    launch(stream, c"MatMul", ins, [out.arg_mut(&dout)], Some(&attr))
+    launch_binary(stream, c"MatMul", a, b, out, Some(&attr))
 }
 
 /// Batched `out = a @ b` over leading (broadcast) batch dimensions (`BatchMatMul`).
@@ -590,15 +605,7 @@ pub fn batch_matmul_adj<T: Element>(
     let mut attr = OpAttr::new()?;
     attr.set_bool_c(c"adj_x1", adj_a)?
         .set_bool_c(c"adj_x2", adj_b)?;
-    let (da, db, dout) = (a.desc()?, b.desc()?, out.desc()?);
-    let ins = [a.arg(&da), b.arg(&db)];
-    launch(
-        stream,
-        c"BatchMatMul",
-        ins,
-        [out.arg_mut(&dout)],
-        Some(&attr),
-    )
+    launch_binary(stream, c"BatchMatMul", a, b, out, Some(&attr))
 }
 
 /// The shape of a reduction of `shape` over `axes`.
@@ -695,39 +702,41 @@ fn softmax_like<T: Element>(
     expect_shape(function, &out.shape, &x.shape)?;
     let mut attr = OpAttr::new()?;
     attr.set_list_int("axes", axes)?;
-    let (dx, dout) = (x.desc()?, out.desc()?);
-    launch(stream, op, [x.arg(&dx)], [out.arg_mut(&dout)], Some(&attr))
+    launch_unary(stream, op, x, out, Some(&attr))
 }
 
-/// Softmax over `axes` (`SoftmaxV2`; usually `&[-1]`).
-///
-/// # Errors
-///
-/// [`Error::InvalidArgument`] for an axis out of range or an output of
-/// another shape; the runtime's error.
-#[doc(alias = "SoftmaxV2")]
-pub fn softmax<T: Element>(
-    stream: &Stream,
-    x: &Tensor<T>,
-    axes: &[i64],
-    out: &mut Tensor<T>,
-) -> Result<()> {
-    softmax_like(c"SoftmaxV2", "ops::softmax", stream, x, axes, out)
+/// Public softmax-like wrappers over [`softmax_like`]: each takes its doc
+/// comment (with `# Errors` and `#[doc(alias)]`) from the invocation.
+macro_rules! softmax_ops {
+    ($($(#[$m:meta])* $name:ident => $cop:literal),* $(,)?) => {$(
+        $(#[$m])*
+        pub fn $name<T: Element>(
+            stream: &Stream,
+            x: &Tensor<T>,
+            axes: &[i64],
+            out: &mut Tensor<T>,
+        ) -> Result<()> {
+            softmax_like($cop, concat!("ops::", stringify!($name)), stream, x, axes, out)
+        }
+    )*};
 }
 
-/// Log-softmax over `axes` (`LogSoftmaxV2`).
-///
-/// # Errors
-///
-/// As [`softmax`].
-#[doc(alias = "LogSoftmaxV2")]
-pub fn log_softmax<T: Element>(
-    stream: &Stream,
-    x: &Tensor<T>,
-    axes: &[i64],
-    out: &mut Tensor<T>,
-) -> Result<()> {
-    softmax_like(c"LogSoftmaxV2", "ops::log_softmax", stream, x, axes, out)
+softmax_ops! {
+    /// Softmax over `axes` (`SoftmaxV2`; usually `&[-1]`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for an axis out of range or an output of
+    /// another shape; the runtime's error.
+    #[doc(alias = "SoftmaxV2")]
+    softmax => c"SoftmaxV2",
+    /// Log-softmax over `axes` (`LogSoftmaxV2`).
+    ///
+    /// # Errors
+    ///
+    /// As [`softmax`].
+    #[doc(alias = "LogSoftmaxV2")]
+    log_softmax => c"LogSoftmaxV2",
 }
 
 /// Permutes the dimensions: `out.shape[i] = x.shape[perm[i]]` (`Transpose`).

@@ -101,6 +101,17 @@ fn ordered(stream: &Stream, homes: &[&Stream], op: impl FnOnce() -> Result<()>) 
     Ok(())
 }
 
+/// The shape of `HcclBroadcast`, `HcclSend` and `HcclRecv`:
+/// `(buf, count, type, root or peer, comm, stream)`.
+type OneBufferFn = unsafe fn(
+    *mut c_void,
+    u64,
+    sys::HcclDataType,
+    u32,
+    sys::HcclComm,
+    acl_sys::aclrtStream,
+) -> std::result::Result<u32, LoadError>;
+
 fn len_u64(n: usize) -> u64 {
     n as u64
 }
@@ -174,6 +185,75 @@ impl Comm {
         Ok(())
     }
 
+    /// [`Comm::issue`] for a collective from `send` into `recv`: `raw` gets
+    /// their device pointers and runs ordered with both home streams.
+    fn issue_send_recv<T: HcclType>(
+        &self,
+        (f, c_name): (&'static str, &'static str),
+        stream: &Stream,
+        send: &(impl DeviceMemory<T> + ?Sized),
+        recv: &mut (impl DeviceMemoryMut<T> + ?Sized),
+        raw: impl FnOnce(*mut c_void, *mut c_void) -> std::result::Result<u32, LoadError>,
+    ) -> Result<()> {
+        let (s, r) = (send.device_ptr().cast_mut(), recv.device_ptr_mut());
+        let homes = [("send", send.home_stream()), ("recv", recv.home_stream())];
+        self.issue(f, c_name, stream, &homes, || raw(s, r))
+    }
+
+    /// [`Comm::issue`] for the one-buffer calls of the shape
+    /// `raw(buf, count, type, rank, comm, stream)` (`HcclBroadcast`,
+    /// `HcclSend`, `HcclRecv`; `rank` is the root or the peer): `ptr` is
+    /// `buf`'s device pointer, for reading or writing as `raw` does.
+    fn issue_one_buffer<T: HcclType>(
+        &self,
+        (f, c_name): (&'static str, &'static str),
+        stream: &Stream,
+        raw: OneBufferFn,
+        buf: &(impl DeviceMemory<T> + ?Sized),
+        ptr: *mut c_void,
+        rank: u32,
+    ) -> Result<()> {
+        let n = len_u64(buf.len());
+        let homes = [("buf", buf.home_stream())];
+        self.issue(f, c_name, stream, &homes, || {
+            // SAFETY: a live device buffer of `n` elements of T, ordered
+            // with its other uses by `issue`.
+            unsafe {
+                raw(
+                    ptr,
+                    n,
+                    T::DATA_TYPE.raw(),
+                    rank,
+                    self.as_raw(),
+                    stream.as_raw(),
+                )
+            }
+        })
+    }
+
+    /// The buffer only the root passes (`what`): `Some` on the root, `None`
+    /// on the other ranks.
+    fn root_only<B>(
+        &self,
+        f: &'static str,
+        what: &str,
+        buf: Option<B>,
+        root: u32,
+    ) -> Result<Option<B>> {
+        match (buf, self.rank() == root) {
+            (Some(b), true) => Ok(Some(b)),
+            (None, false) => Ok(None),
+            (None, true) => Err(Error::invalid(
+                f,
+                format!("the root must pass a {what} buffer"),
+            )),
+            (Some(_), false) => Err(Error::invalid(
+                f,
+                format!("only the root passes a {what} buffer"),
+            )),
+        }
+    }
+
     /// Reduces `send` over all ranks into every rank's `recv` (same length).
     ///
     /// # Errors
@@ -191,9 +271,7 @@ impl Comm {
     ) -> Result<()> {
         const F: &str = "Comm::all_reduce";
         self.need(F, "recv", recv.len(), send.len(), "the length of send")?;
-        let (s, r) = (send.device_ptr().cast_mut(), recv.device_ptr_mut());
-        let homes = [("send", send.home_stream()), ("recv", recv.home_stream())];
-        self.issue(F, "HcclAllReduce", stream, &homes, || {
+        self.issue_send_recv((F, "HcclAllReduce"), stream, send, recv, |s, r| {
             // SAFETY: live device buffers of `len` elements of T, ordered
             // with their other uses by `issue`.
             unsafe {
@@ -263,21 +341,8 @@ impl Comm {
         const F: &str = "Comm::broadcast";
         self.check_root(F, root)?;
         let p = buf.device_ptr_mut();
-        let n = len_u64(buf.len());
-        let homes = [("buf", buf.home_stream())];
-        self.issue(F, "HcclBroadcast", stream, &homes, || {
-            // SAFETY: a live device buffer of `n` elements, ordered by `issue`.
-            unsafe {
-                sys::HcclBroadcast(
-                    p,
-                    n,
-                    T::DATA_TYPE.raw(),
-                    root,
-                    self.as_raw(),
-                    stream.as_raw(),
-                )
-            }
-        })
+        let names = (F, "HcclBroadcast");
+        self.issue_one_buffer(names, stream, sys::HcclBroadcast, buf, p, root)
     }
 
     fn check_root(&self, f: &'static str, root: u32) -> Result<()> {
@@ -312,18 +377,14 @@ impl Comm {
         const F: &str = "Comm::reduce";
         self.check_root(F, root)?;
         let mut homes = vec![("send", send.home_stream())];
-        let r = match (recv, self.rank() == root) {
-            (Some(r), true) => {
+        let r = match self.root_only(F, "recv", recv, root)? {
+            Some(r) => {
                 self.need(F, "recv", r.len(), send.len(), "the length of send")?;
                 let p = r.device_ptr_mut();
                 homes.push(("recv", r.home_stream()));
                 p
             }
-            (None, false) => std::ptr::null_mut(),
-            (None, true) => return Err(Error::invalid(F, "the root must pass a recv buffer")),
-            (Some(_), false) => {
-                return Err(Error::invalid(F, "only the root passes a recv buffer"));
-            }
+            None => std::ptr::null_mut(),
         };
         let s = send.device_ptr().cast_mut();
         let n = len_u64(send.len());
@@ -362,10 +423,8 @@ impl Comm {
         let want = send.len() * self.size() as usize;
         let how = format!("send × ranks = {} × {}", send.len(), self.size());
         self.need(F, "recv", recv.len(), want, &how)?;
-        let (s, r) = (send.device_ptr().cast_mut(), recv.device_ptr_mut());
         let n = len_u64(send.len());
-        let homes = [("send", send.home_stream()), ("recv", recv.home_stream())];
-        self.issue(F, "HcclAllGather", stream, &homes, || {
+        self.issue_send_recv((F, "HcclAllGather"), stream, send, recv, |s, r| {
             // SAFETY: live device buffers of the checked lengths.
             unsafe {
                 sys::HcclAllGather(s, r, n, T::DATA_TYPE.raw(), self.as_raw(), stream.as_raw())
@@ -435,9 +494,7 @@ impl Comm {
                 ),
             ));
         }
-        let (s, r) = (send.device_ptr().cast_mut(), recv.device_ptr_mut());
-        let homes = [("send", send.home_stream()), ("recv", recv.home_stream())];
-        self.issue(F, "HcclAllGatherV", stream, &homes, || {
+        self.issue_send_recv((F, "HcclAllGatherV"), stream, send, recv, |s, r| {
             // SAFETY: buffers and arrays of the checked lengths.
             unsafe {
                 sys::HcclAllGatherV(
@@ -473,10 +530,8 @@ impl Comm {
         let want = recv.len() * self.size() as usize;
         let how = format!("recv × ranks = {} × {}", recv.len(), self.size());
         self.need(F, "send", send.len(), want, &how)?;
-        let (s, r) = (send.device_ptr().cast_mut(), recv.device_ptr_mut());
         let n = len_u64(recv.len());
-        let homes = [("send", send.home_stream()), ("recv", recv.home_stream())];
-        self.issue(F, "HcclReduceScatter", stream, &homes, || {
+        self.issue_send_recv((F, "HcclReduceScatter"), stream, send, recv, |s, r| {
             // SAFETY: live device buffers of the checked lengths.
             unsafe {
                 sys::HcclReduceScatter(
@@ -523,9 +578,7 @@ impl Comm {
                 ),
             ));
         }
-        let (s, r) = (send.device_ptr().cast_mut(), recv.device_ptr_mut());
-        let homes = [("send", send.home_stream()), ("recv", recv.home_stream())];
-        self.issue(F, "HcclReduceScatterV", stream, &homes, || {
+        self.issue_send_recv((F, "HcclReduceScatterV"), stream, send, recv, |s, r| {
             // SAFETY: buffers and arrays of the checked lengths.
             unsafe {
                 sys::HcclReduceScatterV(
@@ -563,19 +616,15 @@ impl Comm {
         self.check_root(F, root)?;
         let r = recv.device_ptr_mut();
         let mut homes = vec![("recv", recv.home_stream())];
-        let s = match (send, self.rank() == root) {
-            (Some(s), true) => {
+        let s = match self.root_only(F, "send", send, root)? {
+            Some(s) => {
                 let want = recv.len() * self.size() as usize;
                 let how = format!("recv × ranks = {} × {}", recv.len(), self.size());
                 self.need(F, "send", s.len(), want, &how)?;
                 homes.push(("send", s.home_stream()));
                 s.device_ptr().cast_mut()
             }
-            (None, false) => std::ptr::null_mut(),
-            (None, true) => return Err(Error::invalid(F, "the root must pass a send buffer")),
-            (Some(_), false) => {
-                return Err(Error::invalid(F, "only the root passes a send buffer"));
-            }
+            None => std::ptr::null_mut(),
         };
         let n = len_u64(recv.len());
         self.issue(F, "HcclScatter", stream, &homes, || {
@@ -621,10 +670,8 @@ impl Comm {
             ));
         }
         let block = len_u64(send.len() / n);
-        let (s, r) = (send.device_ptr(), recv.device_ptr_mut());
-        let homes = [("send", send.home_stream()), ("recv", recv.home_stream())];
         let dt = T::DATA_TYPE.raw();
-        self.issue(F, "HcclAlltoAll", stream, &homes, || {
+        self.issue_send_recv((F, "HcclAlltoAll"), stream, send, recv, |s, r| {
             // SAFETY: live device buffers of the checked lengths.
             unsafe { sys::HcclAlltoAll(s, block, dt, r, block, dt, self.as_raw(), stream.as_raw()) }
         })
@@ -653,10 +700,8 @@ impl Comm {
         const F: &str = "Comm::all_to_all_v";
         self.check_v(F, send_counts, send_displs, send.len(), "send")?;
         self.check_v(F, recv_counts, recv_displs, recv.len(), "recv")?;
-        let (s, r) = (send.device_ptr(), recv.device_ptr_mut());
-        let homes = [("send", send.home_stream()), ("recv", recv.home_stream())];
         let dt = T::DATA_TYPE.raw();
-        self.issue(F, "HcclAlltoAllV", stream, &homes, || {
+        self.issue_send_recv((F, "HcclAlltoAllV"), stream, send, recv, |s, r| {
             // SAFETY: buffers and arrays of the checked lengths.
             unsafe {
                 sys::HcclAlltoAllV(
@@ -716,10 +761,8 @@ impl Comm {
                 ),
             ));
         }
-        let (s, r) = (send.device_ptr(), recv.device_ptr_mut());
-        let homes = [("send", send.home_stream()), ("recv", recv.home_stream())];
         let dt = T::DATA_TYPE.raw();
-        self.issue(F, "HcclAlltoAllVC", stream, &homes, || {
+        self.issue_send_recv((F, "HcclAlltoAllVC"), stream, send, recv, |s, r| {
             // SAFETY: buffers of the checked lengths, a matrix of n² u64.
             unsafe {
                 sys::HcclAlltoAllVC(
@@ -768,21 +811,7 @@ impl Comm {
         const F: &str = "Comm::send";
         self.check_peer(F, peer)?;
         let p = buf.device_ptr().cast_mut();
-        let n = len_u64(buf.len());
-        let homes = [("buf", buf.home_stream())];
-        self.issue(F, "HcclSend", stream, &homes, || {
-            // SAFETY: a live device buffer of `n` elements.
-            unsafe {
-                sys::HcclSend(
-                    p,
-                    n,
-                    T::DATA_TYPE.raw(),
-                    peer,
-                    self.as_raw(),
-                    stream.as_raw(),
-                )
-            }
-        })
+        self.issue_one_buffer((F, "HcclSend"), stream, sys::HcclSend, buf, p, peer)
     }
 
     /// Receives `buf.len()` elements from rank `peer`.
@@ -800,21 +829,7 @@ impl Comm {
         const F: &str = "Comm::recv";
         self.check_peer(F, peer)?;
         let p = buf.device_ptr_mut();
-        let n = len_u64(buf.len());
-        let homes = [("buf", buf.home_stream())];
-        self.issue(F, "HcclRecv", stream, &homes, || {
-            // SAFETY: a live device buffer of `n` elements.
-            unsafe {
-                sys::HcclRecv(
-                    p,
-                    n,
-                    T::DATA_TYPE.raw(),
-                    peer,
-                    self.as_raw(),
-                    stream.as_raw(),
-                )
-            }
-        })
+        self.issue_one_buffer((F, "HcclRecv"), stream, sys::HcclRecv, buf, p, peer)
     }
 
     /// Runs several sends and receives as one operation, in an order that

@@ -22,6 +22,22 @@ pub enum CubeMathType {
     UseHf32 = 3,
 }
 
+/// Runs one aclnn operator through [`two_phase`]: `sys::$gws(args.., ws,
+/// ex)` sizes its workspace and `sys::$run` launches it on `$stream`; the
+/// two names reported in errors are those identifiers as written.
+macro_rules! run_op {
+    ($stream:expr, $homes:expr, $gws:ident($($arg:expr),* $(,)?), $run:ident) => {
+        two_phase(
+            $stream,
+            (stringify!($gws), stringify!($run)),
+            $homes,
+            // SAFETY: live handles; the out-pointers are valid.
+            |ws, ex| unsafe { sys::$gws($($arg,)* ws, ex) },
+            sys::$run,
+        )
+    };
+}
+
 macro_rules! binary {
     ($($(#[$m:meta])* $name:ident => $gws:ident, $run:ident;)*) => {$(
         $(#[$m])*
@@ -33,14 +49,7 @@ macro_rules! binary {
         pub fn $name(stream: &Stream, a: &Tensor<'_>, b: &Tensor<'_>, out: &mut TensorMut<'_>) -> Result<()> {
             let homes = [a.home(), b.home(), out.as_tensor().home()];
             let (pa, pb, po) = (a.as_raw(), b.as_raw(), out.as_raw());
-            two_phase(
-                stream,
-                (stringify!($gws), stringify!($run)),
-                &homes,
-                // SAFETY: live handles; the out-pointers are valid.
-                |ws, ex| unsafe { sys::$gws(pa, pb, po, ws, ex) },
-                sys::$run,
-            )
+            run_op!(stream, &homes, $gws(pa, pb, po), $run)
         }
     )*};
 }
@@ -56,14 +65,7 @@ macro_rules! unary {
         pub fn $name(stream: &Stream, x: &Tensor<'_>, out: &mut TensorMut<'_>) -> Result<()> {
             let homes = [x.home(), out.as_tensor().home()];
             let (px, po) = (x.as_raw(), out.as_raw());
-            two_phase(
-                stream,
-                (stringify!($gws), stringify!($run)),
-                &homes,
-                // SAFETY: live handles; the out-pointers are valid.
-                |ws, ex| unsafe { sys::$gws(px, po, ws, ex) },
-                sys::$run,
-            )
+            run_op!(stream, &homes, $gws(px, po), $run)
         }
     )*};
 }
@@ -142,13 +144,11 @@ pub fn add_scaled(
 ) -> Result<()> {
     let homes = [a.home(), b.home(), out.as_tensor().home()];
     let (pa, pb, pal, po) = (a.as_raw(), b.as_raw(), alpha.as_raw(), out.as_raw());
-    two_phase(
+    run_op!(
         stream,
-        ("aclnnAddGetWorkspaceSize", "aclnnAdd"),
         &homes,
-        // SAFETY: live handles; the out-pointers are valid.
-        |ws, ex| unsafe { sys::aclnnAddGetWorkspaceSize(pa, pb, pal, po, ws, ex) },
-        sys::aclnnAdd,
+        aclnnAddGetWorkspaceSize(pa, pb, pal, po),
+        aclnnAdd
     )
 }
 
@@ -177,13 +177,11 @@ pub fn sub_scaled(
 ) -> Result<()> {
     let homes = [a.home(), b.home(), out.as_tensor().home()];
     let (pa, pb, pal, po) = (a.as_raw(), b.as_raw(), alpha.as_raw(), out.as_raw());
-    two_phase(
+    run_op!(
         stream,
-        ("aclnnSubGetWorkspaceSize", "aclnnSub"),
         &homes,
-        // SAFETY: live handles; the out-pointers are valid.
-        |ws, ex| unsafe { sys::aclnnSubGetWorkspaceSize(pa, pb, pal, po, ws, ex) },
-        sys::aclnnSub,
+        aclnnSubGetWorkspaceSize(pa, pb, pal, po),
+        aclnnSub
     )
 }
 
@@ -204,16 +202,11 @@ pub fn threshold_backward(
 ) -> Result<()> {
     let homes = [grad.home(), x.home(), out.as_tensor().home()];
     let (pg, px, pt, po) = (grad.as_raw(), x.as_raw(), threshold.as_raw(), out.as_raw());
-    two_phase(
+    run_op!(
         stream,
-        (
-            "aclnnThresholdBackwardGetWorkspaceSize",
-            "aclnnThresholdBackward",
-        ),
         &homes,
-        // SAFETY: live handles; the out-pointers are valid.
-        |ws, ex| unsafe { sys::aclnnThresholdBackwardGetWorkspaceSize(pg, px, pt, po, ws, ex) },
-        sys::aclnnThresholdBackward,
+        aclnnThresholdBackwardGetWorkspaceSize(pg, px, pt, po),
+        aclnnThresholdBackward
     )
 }
 
@@ -232,13 +225,11 @@ pub fn cast(
 ) -> Result<()> {
     let homes = [x.home(), out.as_tensor().home()];
     let (px, po) = (x.as_raw(), out.as_raw());
-    two_phase(
+    run_op!(
         stream,
-        ("aclnnCastGetWorkspaceSize", "aclnnCast"),
         &homes,
-        // SAFETY: live handles; the out-pointers are valid.
-        |ws, ex| unsafe { sys::aclnnCastGetWorkspaceSize(px, dtype.to_raw(), po, ws, ex) },
-        sys::aclnnCast,
+        aclnnCastGetWorkspaceSize(px, dtype.to_raw(), po),
+        aclnnCast
     )
 }
 
@@ -258,13 +249,11 @@ pub fn matmul(
 ) -> Result<()> {
     let homes = [a.home(), b.home(), out.as_tensor().home()];
     let (pa, pb, po) = (a.as_raw(), b.as_raw(), out.as_raw());
-    two_phase(
+    run_op!(
         stream,
-        ("aclnnMatmulGetWorkspaceSize", "aclnnMatmul"),
         &homes,
-        // SAFETY: live handles; the out-pointers are valid.
-        |ws, ex| unsafe { sys::aclnnMatmulGetWorkspaceSize(pa, pb, po, cube as i8, ws, ex) },
-        sys::aclnnMatmul,
+        aclnnMatmulGetWorkspaceSize(pa, pb, po, cube as i8),
+        aclnnMatmul
     )
 }
 
@@ -284,13 +273,11 @@ pub fn batch_matmul(
 ) -> Result<()> {
     let homes = [a.home(), b.home(), out.as_tensor().home()];
     let (pa, pb, po) = (a.as_raw(), b.as_raw(), out.as_raw());
-    two_phase(
+    run_op!(
         stream,
-        ("aclnnBatchMatMulGetWorkspaceSize", "aclnnBatchMatMul"),
         &homes,
-        // SAFETY: live handles; the out-pointers are valid.
-        |ws, ex| unsafe { sys::aclnnBatchMatMulGetWorkspaceSize(pa, pb, po, cube as i8, ws, ex) },
-        sys::aclnnBatchMatMul,
+        aclnnBatchMatMulGetWorkspaceSize(pa, pb, po, cube as i8),
+        aclnnBatchMatMul
     )
 }
 
@@ -313,15 +300,11 @@ pub fn reduce_sum(
     let dtype = x.data_type().to_raw();
     let homes = [x.home(), out.as_tensor().home()];
     let (px, pd, po) = (x.as_raw(), dim.as_raw(), out.as_raw());
-    two_phase(
+    run_op!(
         stream,
-        ("aclnnReduceSumGetWorkspaceSize", "aclnnReduceSum"),
         &homes,
-        // SAFETY: live handles; the out-pointers are valid.
-        |ws, ex| unsafe {
-            sys::aclnnReduceSumGetWorkspaceSize(px, pd, keep_dim, dtype, po, ws, ex)
-        },
-        sys::aclnnReduceSum,
+        aclnnReduceSumGetWorkspaceSize(px, pd, keep_dim, dtype, po),
+        aclnnReduceSum
     )
 }
 
@@ -342,13 +325,11 @@ pub fn mean(
     let dtype = x.data_type().to_raw();
     let homes = [x.home(), out.as_tensor().home()];
     let (px, pd, po) = (x.as_raw(), dim.as_raw(), out.as_raw());
-    two_phase(
+    run_op!(
         stream,
-        ("aclnnMeanGetWorkspaceSize", "aclnnMean"),
         &homes,
-        // SAFETY: live handles; the out-pointers are valid.
-        |ws, ex| unsafe { sys::aclnnMeanGetWorkspaceSize(px, pd, keep_dim, dtype, po, ws, ex) },
-        sys::aclnnMean,
+        aclnnMeanGetWorkspaceSize(px, pd, keep_dim, dtype, po),
+        aclnnMean
     )
 }
 
@@ -368,13 +349,11 @@ pub fn amax(
     let dim = IntArray::new(dims)?;
     let homes = [x.home(), out.as_tensor().home()];
     let (px, pd, po) = (x.as_raw(), dim.as_raw(), out.as_raw());
-    two_phase(
+    run_op!(
         stream,
-        ("aclnnAmaxGetWorkspaceSize", "aclnnAmax"),
         &homes,
-        // SAFETY: live handles; the out-pointers are valid.
-        |ws, ex| unsafe { sys::aclnnAmaxGetWorkspaceSize(px, pd, keep_dim, po, ws, ex) },
-        sys::aclnnAmax,
+        aclnnAmaxGetWorkspaceSize(px, pd, keep_dim, po),
+        aclnnAmax
     )
 }
 
@@ -387,13 +366,11 @@ pub fn amax(
 pub fn softmax(stream: &Stream, x: &Tensor<'_>, dim: i64, out: &mut TensorMut<'_>) -> Result<()> {
     let homes = [x.home(), out.as_tensor().home()];
     let (px, po) = (x.as_raw(), out.as_raw());
-    two_phase(
+    run_op!(
         stream,
-        ("aclnnSoftmaxGetWorkspaceSize", "aclnnSoftmax"),
         &homes,
-        // SAFETY: live handles; the out-pointers are valid.
-        |ws, ex| unsafe { sys::aclnnSoftmaxGetWorkspaceSize(px, dim, po, ws, ex) },
-        sys::aclnnSoftmax,
+        aclnnSoftmaxGetWorkspaceSize(px, dim, po),
+        aclnnSoftmax
     )
 }
 
@@ -411,13 +388,11 @@ pub fn log_softmax(
 ) -> Result<()> {
     let homes = [x.home(), out.as_tensor().home()];
     let (px, po) = (x.as_raw(), out.as_raw());
-    two_phase(
+    run_op!(
         stream,
-        ("aclnnLogSoftmaxGetWorkspaceSize", "aclnnLogSoftmax"),
         &homes,
-        // SAFETY: live handles; the out-pointers are valid.
-        |ws, ex| unsafe { sys::aclnnLogSoftmaxGetWorkspaceSize(px, dim, po, ws, ex) },
-        sys::aclnnLogSoftmax,
+        aclnnLogSoftmaxGetWorkspaceSize(px, dim, po),
+        aclnnLogSoftmax
     )
 }
 
@@ -437,13 +412,11 @@ pub fn permute(
     let d = IntArray::new(dims)?;
     let homes = [x.home(), out.as_tensor().home()];
     let (px, pd, po) = (x.as_raw(), d.as_raw(), out.as_raw());
-    two_phase(
+    run_op!(
         stream,
-        ("aclnnPermuteGetWorkspaceSize", "aclnnPermute"),
         &homes,
-        // SAFETY: live handles; the out-pointers are valid.
-        |ws, ex| unsafe { sys::aclnnPermuteGetWorkspaceSize(px, pd, po, ws, ex) },
-        sys::aclnnPermute,
+        aclnnPermuteGetWorkspaceSize(px, pd, po),
+        aclnnPermute
     )
 }
 
@@ -456,16 +429,11 @@ pub fn permute(
 pub fn fill_(stream: &Stream, t: &mut TensorMut<'_>, value: &Scalar) -> Result<()> {
     let homes = [t.as_tensor().home()];
     let (pt, pv) = (t.as_raw(), value.as_raw());
-    two_phase(
+    run_op!(
         stream,
-        (
-            "aclnnInplaceFillScalarGetWorkspaceSize",
-            "aclnnInplaceFillScalar",
-        ),
         &homes,
-        // SAFETY: live handles; the out-pointers are valid.
-        |ws, ex| unsafe { sys::aclnnInplaceFillScalarGetWorkspaceSize(pt, pv, ws, ex) },
-        sys::aclnnInplaceFillScalar,
+        aclnnInplaceFillScalarGetWorkspaceSize(pt, pv),
+        aclnnInplaceFillScalar
     )
 }
 
@@ -478,13 +446,11 @@ pub fn fill_(stream: &Stream, t: &mut TensorMut<'_>, value: &Scalar) -> Result<(
 pub fn zero_(stream: &Stream, t: &mut TensorMut<'_>) -> Result<()> {
     let homes = [t.as_tensor().home()];
     let pt = t.as_raw();
-    two_phase(
+    run_op!(
         stream,
-        ("aclnnInplaceZeroGetWorkspaceSize", "aclnnInplaceZero"),
         &homes,
-        // SAFETY: a live handle; the out-pointers are valid.
-        |ws, ex| unsafe { sys::aclnnInplaceZeroGetWorkspaceSize(pt, ws, ex) },
-        sys::aclnnInplaceZero,
+        aclnnInplaceZeroGetWorkspaceSize(pt),
+        aclnnInplaceZero
     )
 }
 
@@ -497,12 +463,10 @@ pub fn zero_(stream: &Stream, t: &mut TensorMut<'_>) -> Result<()> {
 pub fn one_(stream: &Stream, t: &mut TensorMut<'_>) -> Result<()> {
     let homes = [t.as_tensor().home()];
     let pt = t.as_raw();
-    two_phase(
+    run_op!(
         stream,
-        ("aclnnInplaceOneGetWorkspaceSize", "aclnnInplaceOne"),
         &homes,
-        // SAFETY: a live handle; the out-pointers are valid.
-        |ws, ex| unsafe { sys::aclnnInplaceOneGetWorkspaceSize(pt, ws, ex) },
-        sys::aclnnInplaceOne,
+        aclnnInplaceOneGetWorkspaceSize(pt),
+        aclnnInplaceOne
     )
 }

@@ -202,7 +202,7 @@ impl Stream {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] for a length mismatch; the runtime's error
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a length mismatch; the runtime's error
     /// from `aclrtMemcpyAsync`.
     #[doc(alias = "aclrtMemcpyAsync")]
     pub fn copy_htod<T: DeviceRepr>(
@@ -241,7 +241,7 @@ impl Stream {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] for a length mismatch; the runtime's error
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a length mismatch; the runtime's error
     /// from `aclrtMemcpyAsync`.
     #[doc(alias = "aclrtMemcpyAsync")]
     pub fn copy_dtoh<T: DeviceRepr>(
@@ -277,7 +277,7 @@ impl Stream {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] for a length mismatch; the runtime's error
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a length mismatch; the runtime's error
     /// from `aclrtMemcpyAsync` (`ACL_ERROR_RT_PARAM_INVALID` without peer access).
     #[doc(alias = "aclrtMemcpyAsync")]
     pub fn copy_dtod<T: DeviceRepr>(

@@ -87,6 +87,16 @@ pub(crate) struct OpHandle {
 
 static HANDLES: Table<OpHandle> = Table::new(|| Mutex::new(Registry::default()));
 
+/// The frame of an export whose checks are `?`s: the fault injected into
+/// `function` (see [`crate::faults`]), then `body`, whose `Err` is the code
+/// returned.
+fn guarded(function: &str, body: impl FnOnce() -> Result<aclError, aclError>) -> aclError {
+    if let Some(code) = faults::check(function) {
+        return code;
+    }
+    body().unwrap_or_else(|rc| rc)
+}
+
 /// Reads `num` handles of `what` from `arr`.
 ///
 /// # Safety
@@ -502,10 +512,7 @@ unsafe fn execute(
     stream: aclrtStream,
     refresh: bool,
 ) -> aclError {
-    if let Some(code) = faults::check(function) {
-        return code;
-    }
-    let run = || -> Result<aclError, aclError> {
+    guarded(function, || {
         let op_type = op_type_arg(function, op_type)?;
         // SAFETY: forwarded contract.
         let (in_d, in_b, out_d, out_b) = unsafe {
@@ -542,8 +549,7 @@ unsafe fn execute(
         Ok(bind_and_launch(
             function, &plan, &in_bufs, &out_bufs, s, &ctx,
         ))
-    };
-    run().unwrap_or_else(|rc| rc)
+    })
 }
 
 /// `aclopExecuteV2`: runs an operator on `stream`, refreshing the output
@@ -618,6 +624,20 @@ pub unsafe extern "C" fn aclopExecute(
     }
 }
 
+/// The checks of the compile-and-execute calls before [`execute`]'s: the
+/// fault injected into `function`, then [`compile_args`].
+fn compile_checks(
+    function: &str,
+    engine_type: aclopEngineType,
+    compile_flag: aclopCompileType,
+    op_path: *const c_char,
+) -> Result<(), aclError> {
+    if let Some(code) = faults::check(function) {
+        return Err(code);
+    }
+    compile_args(function, engine_type, compile_flag, op_path)
+}
+
 fn compile_args(
     function: &str,
     engine_type: aclopEngineType,
@@ -674,12 +694,7 @@ pub unsafe extern "C" fn aclopCompileAndExecuteV2(
     stream: aclrtStream,
 ) -> aclError {
     const F: &str = "aclopCompileAndExecuteV2";
-    if let Some(code) = faults::check(F) {
-        return code;
-    }
-    if let Err(rc) = compile_args(F, engine_type, compile_flag, op_path) {
-        return rc;
-    }
+    tri!(compile_checks(F, engine_type, compile_flag, op_path));
     // SAFETY: forwarded contract.
     unsafe {
         execute(
@@ -720,12 +735,7 @@ pub unsafe extern "C" fn aclopCompileAndExecute(
     stream: aclrtStream,
 ) -> aclError {
     const F: &str = "aclopCompileAndExecute";
-    if let Some(code) = faults::check(F) {
-        return code;
-    }
-    if let Err(rc) = compile_args(F, engine_type, compile_flag, op_path) {
-        return rc;
-    }
+    tri!(compile_checks(F, engine_type, compile_flag, op_path));
     // SAFETY: forwarded contract.
     unsafe {
         execute(
@@ -761,11 +771,8 @@ pub unsafe extern "C" fn aclopInferShape(
     attr: *mut aclopAttr,
 ) -> aclError {
     const F: &str = "aclopInferShape";
-    if let Some(code) = faults::check(F) {
-        return code;
-    }
     let _ = inputs;
-    let run = || -> Result<aclError, aclError> {
+    guarded(F, || {
         let op_type = op_type_arg(F, op_type)?;
         // SAFETY: forwarded contract.
         let (in_d, out_d) = unsafe {
@@ -811,8 +818,7 @@ pub unsafe extern "C" fn aclopInferShape(
             d.dtype = spec.dtype.to_acl();
         }
         Ok(ACL_SUCCESS)
-    };
-    run().unwrap_or_else(|rc| rc)
+    })
 }
 
 /// The Cast operator's attributes for a destination type.
@@ -821,6 +827,17 @@ fn cast_attrs(dst: acl_sys::aclDataType, truncate: u8) -> Attrs {
     a.insert("dst_type".into(), AttrValue::Int(i64::from(dst)));
     a.insert("truncate".into(), AttrValue::Bool(truncate != 0));
     a
+}
+
+/// The plan of the `Cast` operator from `src` to `dst`'s data type.
+fn cast_plan(
+    function: &str,
+    src: &[TensorDesc],
+    dst: &mut [TensorDesc],
+    truncate: u8,
+) -> Result<Plan, aclError> {
+    let attrs = cast_attrs(dst[0].dtype, truncate);
+    plan(function, "Cast", attrs, src, dst, false)
 }
 
 /// `aclopCast`: converts `srcBuffer` to `dstDesc`'s data type (the `Cast`
@@ -839,21 +856,16 @@ pub unsafe extern "C" fn aclopCast(
     stream: aclrtStream,
 ) -> aclError {
     const F: &str = "aclopCast";
-    if let Some(code) = faults::check(F) {
-        return code;
-    }
-    let run = || -> Result<aclError, aclError> {
+    guarded(F, || {
         let src = descs(F, "srcDesc", &[src_desc])?;
         let mut dst = descs(F, "dstDesc", &[dst_desc])?;
         let in_b = buffers(F, "srcBuffer", &[src_buffer])?;
         let out_b = buffers(F, "dstBuffer", &[dst_buffer.cast_const()])?;
         let s = common::stream_arg(F, stream)?;
         let ctx = common::current(F)?;
-        let attrs = cast_attrs(dst[0].dtype, truncate);
-        let plan = plan(F, "Cast", attrs, &src, &mut dst, false)?;
+        let plan = cast_plan(F, &src, &mut dst, truncate)?;
         Ok(bind_and_launch(F, &plan, &in_b, &out_b, s, &ctx))
-    };
-    run().unwrap_or_else(|rc| rc)
+    })
 }
 
 fn new_handle(handle: *mut *mut aclopHandle, plan: Plan) -> aclError {
@@ -881,13 +893,10 @@ pub unsafe extern "C" fn aclopCreateHandle(
     handle: *mut *mut aclopHandle,
 ) -> aclError {
     const F: &str = "aclopCreateHandle";
-    if let Some(code) = faults::check(F) {
-        return code;
-    }
-    if handle.is_null() {
-        return common::null_arg(F, "handle");
-    }
-    let run = || -> Result<aclError, aclError> {
+    guarded(F, || {
+        if handle.is_null() {
+            return Err(common::null_arg(F, "handle"));
+        }
         let op_type = op_type_arg(F, op_type)?;
         // SAFETY: forwarded contract.
         let (in_d, out_d) = unsafe {
@@ -901,8 +910,7 @@ pub unsafe extern "C" fn aclopCreateHandle(
         let attrs = attrs_of(F, op_attr)?;
         let plan = plan(F, &op_type, attrs, &in_descs, &mut out_descs, false)?;
         Ok(new_handle(handle, plan))
-    };
-    run().unwrap_or_else(|rc| rc)
+    })
 }
 
 /// `aclopCreateHandleForCast`: a handle for `Cast` from `srcDesc` to `dstDesc`.
@@ -918,20 +926,15 @@ pub unsafe extern "C" fn aclopCreateHandleForCast(
     handle: *mut *mut aclopHandle,
 ) -> aclError {
     const F: &str = "aclopCreateHandleForCast";
-    if let Some(code) = faults::check(F) {
-        return code;
-    }
-    if handle.is_null() {
-        return common::null_arg(F, "handle");
-    }
-    let run = || -> Result<aclError, aclError> {
+    guarded(F, || {
+        if handle.is_null() {
+            return Err(common::null_arg(F, "handle"));
+        }
         let src = descs(F, "srcDesc", &[src_desc.cast_const()])?;
         let mut dst = descs(F, "dstDesc", &[dst_desc.cast_const()])?;
-        let attrs = cast_attrs(dst[0].dtype, truncate);
-        let plan = plan(F, "Cast", attrs, &src, &mut dst, false)?;
+        let plan = cast_plan(F, &src, &mut dst, truncate)?;
         Ok(new_handle(handle, plan))
-    };
-    run().unwrap_or_else(|rc| rc)
+    })
 }
 
 /// `aclopDestroyHandle`: null is ignored; a destroyed or foreign handle
@@ -971,10 +974,7 @@ pub unsafe extern "C" fn aclopExecWithHandle(
     stream: aclrtStream,
 ) -> aclError {
     const F: &str = "aclopExecWithHandle";
-    if let Some(code) = faults::check(F) {
-        return code;
-    }
-    let run = || -> Result<aclError, aclError> {
+    guarded(F, || {
         if handle.is_null() {
             return Err(common::null_arg(F, "handle"));
         }
@@ -1025,8 +1025,7 @@ pub unsafe extern "C" fn aclopExecWithHandle(
         let s = common::stream_arg(F, stream)?;
         let ctx = common::current(F)?;
         Ok(bind_and_launch(F, plan, &in_bufs, &out_bufs, s, &ctx))
-    };
-    run().unwrap_or_else(|rc| rc)
+    })
 }
 
 /// `aclopSetCompileFlag`: `ACL_OP_COMPILE_DEFAULT` (0) or

@@ -51,25 +51,38 @@ fn plan(
     }
 }
 
-fn binary(f: &str, api: &'static str, op: &'static str, a: usize, b: usize, out: usize) -> Planned {
-    let inputs = vec![dev(f, "self", a)?, dev(f, "other", b)?];
-    Ok(plan(api, op, Attrs::new(), inputs, bound(f, "out", out)?))
+fn binary(
+    f: &str,
+    api: &'static str,
+    op: &'static str,
+    a: *const aclTensor,
+    b: *const aclTensor,
+    out: *const aclTensor,
+) -> Planned {
+    let inputs = vec![dev(f, "self", a as usize)?, dev(f, "other", b as usize)?];
+    Ok(plan(
+        api,
+        op,
+        Attrs::new(),
+        inputs,
+        bound(f, "out", out as usize)?,
+    ))
 }
 
 fn unary(
     f: &str,
     api: &'static str,
     op: &'static str,
-    a: usize,
-    out: usize,
+    a: *const aclTensor,
+    out: *const aclTensor,
     attrs: Attrs,
 ) -> Planned {
-    let inputs = vec![dev(f, "self", a)?];
-    Ok(plan(api, op, attrs, inputs, bound(f, "out", out)?))
+    let inputs = vec![dev(f, "self", a as usize)?];
+    Ok(plan(api, op, attrs, inputs, bound(f, "out", out as usize)?))
 }
 
-fn alpha_one(f: &str, alpha: usize) -> Result<(), aclnnStatus> {
-    let (d, b) = scalar_arg(f, "alpha", alpha)?;
+fn alpha_one(f: &str, alpha: *const aclScalar) -> Result<(), aclnnStatus> {
+    let (d, b) = scalar_arg(f, "alpha", alpha as usize)?;
     let v = exec::to_f64(d, &b);
     if v == 1.0 {
         Ok(())
@@ -83,8 +96,14 @@ fn alpha_one(f: &str, alpha: usize) -> Result<(), aclnnStatus> {
     }
 }
 
-fn threshold_backward(f: &str, grad: usize, x: usize, threshold: usize, out: usize) -> Planned {
-    let (d, b) = scalar_arg(f, "threshold", threshold)?;
+fn threshold_backward(
+    f: &str,
+    grad: *const aclTensor,
+    x: *const aclTensor,
+    threshold: *const aclScalar,
+    out: *const aclTensor,
+) -> Planned {
+    let (d, b) = scalar_arg(f, "threshold", threshold as usize)?;
     let v = exec::to_f64(d, &b);
     if v != 0.0 {
         return Err(fail(
@@ -94,22 +113,25 @@ fn threshold_backward(f: &str, grad: usize, x: usize, threshold: usize, out: usi
             ),
         ));
     }
-    let inputs = vec![dev(f, "gradOutput", grad)?, dev(f, "self", x)?];
+    let inputs = vec![
+        dev(f, "gradOutput", grad as usize)?,
+        dev(f, "self", x as usize)?,
+    ];
     Ok(plan(
         "aclnnThresholdBackward",
         "ReluGrad",
         Attrs::new(),
         inputs,
-        bound(f, "gradInput", out)?,
+        bound(f, "gradInput", out as usize)?,
     ))
 }
 
 fn matmul(
     f: &str,
     api: &'static str,
-    a: usize,
-    b: usize,
-    out: usize,
+    a: *const aclTensor,
+    b: *const aclTensor,
+    out: *const aclTensor,
     cube: i8,
     batch: bool,
 ) -> Planned {
@@ -119,8 +141,8 @@ fn matmul(
             format!("{f}: cubeMathType {cube} is not 0..=3"),
         ));
     }
-    let x1 = dev(f, "self", a)?;
-    let x2 = dev(f, "mat2", b)?;
+    let x1 = dev(f, "self", a as usize)?;
+    let x2 = dev(f, "mat2", b as usize)?;
     let rank = |p: &PlanIn| match p {
         PlanIn::Device(s, _) | PlanIn::Host(s, _) => s.shape.len(),
     };
@@ -144,7 +166,7 @@ fn matmul(
         op,
         Attrs::new(),
         vec![x1, x2],
-        bound(f, "out", out)?,
+        bound(f, "out", out as usize)?,
     ))
 }
 
@@ -153,14 +175,14 @@ fn reduce(
     f: &str,
     api: &'static str,
     op: &'static str,
-    x: usize,
-    dim: usize,
+    x: *const aclTensor,
+    dim: *const aclIntArray,
     keep: bool,
     dtype: Option<aclDataType>,
-    out: usize,
+    out: *const aclTensor,
 ) -> Planned {
-    let (spec, addr) = bound(f, "self", x)?;
-    let dims = int_array_arg(f, "dim", dim)?;
+    let (spec, addr) = bound(f, "self", x as usize)?;
+    let dims = int_array_arg(f, "dim", dim as usize)?;
     if let Some(d) = dtype
         && d != spec.dtype.to_acl()
     {
@@ -177,24 +199,29 @@ fn reduce(
         ("noop_with_empty_axes".to_string(), AttrValue::Bool(false)),
     ]);
     let inputs = vec![PlanIn::Device(spec, addr), i64_input(&dims)];
-    Ok(plan(api, op, attrs, inputs, bound(f, "out", out)?))
+    Ok(plan(api, op, attrs, inputs, bound(f, "out", out as usize)?))
 }
 
-fn permute(f: &str, x: usize, dims: usize, out: usize) -> Planned {
-    let x = dev(f, "self", x)?;
-    let dims = int_array_arg(f, "dims", dims)?;
+fn permute(
+    f: &str,
+    x: *const aclTensor,
+    dims: *const aclIntArray,
+    out: *const aclTensor,
+) -> Planned {
+    let x = dev(f, "self", x as usize)?;
+    let dims = int_array_arg(f, "dims", dims as usize)?;
     Ok(plan(
         "aclnnPermute",
         "Transpose",
         Attrs::new(),
         vec![x, i64_input(&dims)],
-        bound(f, "out", out)?,
+        bound(f, "out", out as usize)?,
     ))
 }
 
-fn fill(f: &str, x: usize, value: usize) -> Planned {
-    let (spec, addr) = bound(f, "selfRef", x)?;
-    let (d, b) = scalar_arg(f, "value", value)?;
+fn fill(f: &str, x: *const aclTensor, value: *const aclScalar) -> Planned {
+    let (spec, addr) = bound(f, "selfRef", x as usize)?;
+    let (d, b) = scalar_arg(f, "value", value as usize)?;
     let v = exec::from_f64(spec.dtype, exec::to_f64(d, &b));
     let value = PlanIn::Host(
         TensorSpec {
@@ -213,6 +240,43 @@ fn fill(f: &str, x: usize, value: usize) -> Planned {
     ))
 }
 
+/// The body of every `aclnnXxxGetWorkspaceSize`: builds the plan with
+/// `planned` (given the function's name, for its messages), then checks the
+/// out-pointers and stores the executor and workspace size
+/// ([`exec::prepare`]).
+///
+/// # Safety
+///
+/// `workspace_size` and `executor` must be writable when non-null.
+unsafe fn get_workspace_size(
+    function: &'static str,
+    workspace_size: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+    planned: impl FnOnce(&'static str) -> Planned,
+) -> aclnnStatus {
+    let plan = planned(function);
+    // SAFETY: the caller's contract.
+    unsafe { prepare(function, plan, workspace_size, executor) }
+}
+
+/// The body of every `aclnnXxx`: runs the executor of its
+/// `aclnnXxxGetWorkspaceSize` on `stream` ([`exec::launch`]).
+fn run_executor(
+    api: &'static str,
+    workspace: *mut c_void,
+    workspace_size: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    exec::launch(
+        api,
+        workspace as usize,
+        workspace_size,
+        executor as usize,
+        stream,
+    )
+}
+
 /// `aclnnAddGetWorkspaceSize`.
 ///
 /// # Safety
@@ -227,24 +291,11 @@ pub unsafe extern "C" fn aclnnAddGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnAddGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            alpha_one(F, alpha as usize).and_then(|()| {
-                binary(
-                    F,
-                    "aclnnAdd",
-                    "Add",
-                    self_ as usize,
-                    other as usize,
-                    out as usize,
-                )
-            }),
-            workspaceSize,
-            executor,
-        )
+        get_workspace_size("aclnnAddGetWorkspaceSize", workspaceSize, executor, |f| {
+            alpha_one(f, alpha).and_then(|()| binary(f, "aclnnAdd", "Add", self_, other, out))
+        })
     }
 }
 
@@ -260,13 +311,7 @@ pub unsafe extern "C" fn aclnnAdd(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
-        "aclnnAdd",
-        workspace as usize,
-        workspaceSize,
-        executor as usize,
-        stream,
-    )
+    run_executor("aclnnAdd", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnSubGetWorkspaceSize`.
@@ -283,24 +328,11 @@ pub unsafe extern "C" fn aclnnSubGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnSubGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            alpha_one(F, alpha as usize).and_then(|()| {
-                binary(
-                    F,
-                    "aclnnSub",
-                    "Sub",
-                    self_ as usize,
-                    other as usize,
-                    out as usize,
-                )
-            }),
-            workspaceSize,
-            executor,
-        )
+        get_workspace_size("aclnnSubGetWorkspaceSize", workspaceSize, executor, |f| {
+            alpha_one(f, alpha).and_then(|()| binary(f, "aclnnSub", "Sub", self_, other, out))
+        })
     }
 }
 
@@ -316,13 +348,7 @@ pub unsafe extern "C" fn aclnnSub(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
-        "aclnnSub",
-        workspace as usize,
-        workspaceSize,
-        executor as usize,
-        stream,
-    )
+    run_executor("aclnnSub", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnMulGetWorkspaceSize`.
@@ -338,22 +364,11 @@ pub unsafe extern "C" fn aclnnMulGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnMulGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            binary(
-                F,
-                "aclnnMul",
-                "Mul",
-                self_ as usize,
-                other as usize,
-                out as usize,
-            ),
-            workspaceSize,
-            executor,
-        )
+        get_workspace_size("aclnnMulGetWorkspaceSize", workspaceSize, executor, |f| {
+            binary(f, "aclnnMul", "Mul", self_, other, out)
+        })
     }
 }
 
@@ -369,13 +384,7 @@ pub unsafe extern "C" fn aclnnMul(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
-        "aclnnMul",
-        workspace as usize,
-        workspaceSize,
-        executor as usize,
-        stream,
-    )
+    run_executor("aclnnMul", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnDivGetWorkspaceSize`.
@@ -391,22 +400,11 @@ pub unsafe extern "C" fn aclnnDivGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnDivGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            binary(
-                F,
-                "aclnnDiv",
-                "RealDiv",
-                self_ as usize,
-                other as usize,
-                out as usize,
-            ),
-            workspaceSize,
-            executor,
-        )
+        get_workspace_size("aclnnDivGetWorkspaceSize", workspaceSize, executor, |f| {
+            binary(f, "aclnnDiv", "RealDiv", self_, other, out)
+        })
     }
 }
 
@@ -422,13 +420,7 @@ pub unsafe extern "C" fn aclnnDiv(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
-        "aclnnDiv",
-        workspace as usize,
-        workspaceSize,
-        executor as usize,
-        stream,
-    )
+    run_executor("aclnnDiv", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnMaximumGetWorkspaceSize`.
@@ -444,21 +436,13 @@ pub unsafe extern "C" fn aclnnMaximumGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnMaximumGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            binary(
-                F,
-                "aclnnMaximum",
-                "Maximum",
-                self_ as usize,
-                other as usize,
-                out as usize,
-            ),
+        get_workspace_size(
+            "aclnnMaximumGetWorkspaceSize",
             workspaceSize,
             executor,
+            |f| binary(f, "aclnnMaximum", "Maximum", self_, other, out),
         )
     }
 }
@@ -475,13 +459,7 @@ pub unsafe extern "C" fn aclnnMaximum(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
-        "aclnnMaximum",
-        workspace as usize,
-        workspaceSize,
-        executor as usize,
-        stream,
-    )
+    run_executor("aclnnMaximum", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnMinimumGetWorkspaceSize`.
@@ -497,21 +475,13 @@ pub unsafe extern "C" fn aclnnMinimumGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnMinimumGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            binary(
-                F,
-                "aclnnMinimum",
-                "Minimum",
-                self_ as usize,
-                other as usize,
-                out as usize,
-            ),
+        get_workspace_size(
+            "aclnnMinimumGetWorkspaceSize",
             workspaceSize,
             executor,
+            |f| binary(f, "aclnnMinimum", "Minimum", self_, other, out),
         )
     }
 }
@@ -528,13 +498,7 @@ pub unsafe extern "C" fn aclnnMinimum(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
-        "aclnnMinimum",
-        workspace as usize,
-        workspaceSize,
-        executor as usize,
-        stream,
-    )
+    run_executor("aclnnMinimum", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnNegGetWorkspaceSize`.
@@ -549,22 +513,11 @@ pub unsafe extern "C" fn aclnnNegGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnNegGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            unary(
-                F,
-                "aclnnNeg",
-                "Neg",
-                self_ as usize,
-                out as usize,
-                Attrs::new(),
-            ),
-            workspaceSize,
-            executor,
-        )
+        get_workspace_size("aclnnNegGetWorkspaceSize", workspaceSize, executor, |f| {
+            unary(f, "aclnnNeg", "Neg", self_, out, Attrs::new())
+        })
     }
 }
 
@@ -580,13 +533,7 @@ pub unsafe extern "C" fn aclnnNeg(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
-        "aclnnNeg",
-        workspace as usize,
-        workspaceSize,
-        executor as usize,
-        stream,
-    )
+    run_executor("aclnnNeg", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnAbsGetWorkspaceSize`.
@@ -601,22 +548,11 @@ pub unsafe extern "C" fn aclnnAbsGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnAbsGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            unary(
-                F,
-                "aclnnAbs",
-                "Abs",
-                self_ as usize,
-                out as usize,
-                Attrs::new(),
-            ),
-            workspaceSize,
-            executor,
-        )
+        get_workspace_size("aclnnAbsGetWorkspaceSize", workspaceSize, executor, |f| {
+            unary(f, "aclnnAbs", "Abs", self_, out, Attrs::new())
+        })
     }
 }
 
@@ -632,13 +568,7 @@ pub unsafe extern "C" fn aclnnAbs(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
-        "aclnnAbs",
-        workspace as usize,
-        workspaceSize,
-        executor as usize,
-        stream,
-    )
+    run_executor("aclnnAbs", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnExpGetWorkspaceSize`.
@@ -653,22 +583,11 @@ pub unsafe extern "C" fn aclnnExpGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnExpGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            unary(
-                F,
-                "aclnnExp",
-                "Exp",
-                self_ as usize,
-                out as usize,
-                Attrs::new(),
-            ),
-            workspaceSize,
-            executor,
-        )
+        get_workspace_size("aclnnExpGetWorkspaceSize", workspaceSize, executor, |f| {
+            unary(f, "aclnnExp", "Exp", self_, out, Attrs::new())
+        })
     }
 }
 
@@ -684,13 +603,7 @@ pub unsafe extern "C" fn aclnnExp(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
-        "aclnnExp",
-        workspace as usize,
-        workspaceSize,
-        executor as usize,
-        stream,
-    )
+    run_executor("aclnnExp", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnLogGetWorkspaceSize`.
@@ -705,22 +618,11 @@ pub unsafe extern "C" fn aclnnLogGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnLogGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            unary(
-                F,
-                "aclnnLog",
-                "Log",
-                self_ as usize,
-                out as usize,
-                Attrs::new(),
-            ),
-            workspaceSize,
-            executor,
-        )
+        get_workspace_size("aclnnLogGetWorkspaceSize", workspaceSize, executor, |f| {
+            unary(f, "aclnnLog", "Log", self_, out, Attrs::new())
+        })
     }
 }
 
@@ -736,13 +638,7 @@ pub unsafe extern "C" fn aclnnLog(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
-        "aclnnLog",
-        workspace as usize,
-        workspaceSize,
-        executor as usize,
-        stream,
-    )
+    run_executor("aclnnLog", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnSqrtGetWorkspaceSize`.
@@ -757,22 +653,11 @@ pub unsafe extern "C" fn aclnnSqrtGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnSqrtGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            unary(
-                F,
-                "aclnnSqrt",
-                "Sqrt",
-                self_ as usize,
-                out as usize,
-                Attrs::new(),
-            ),
-            workspaceSize,
-            executor,
-        )
+        get_workspace_size("aclnnSqrtGetWorkspaceSize", workspaceSize, executor, |f| {
+            unary(f, "aclnnSqrt", "Sqrt", self_, out, Attrs::new())
+        })
     }
 }
 
@@ -788,13 +673,7 @@ pub unsafe extern "C" fn aclnnSqrt(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
-        "aclnnSqrt",
-        workspace as usize,
-        workspaceSize,
-        executor as usize,
-        stream,
-    )
+    run_executor("aclnnSqrt", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnRsqrtGetWorkspaceSize`.
@@ -809,22 +688,11 @@ pub unsafe extern "C" fn aclnnRsqrtGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnRsqrtGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            unary(
-                F,
-                "aclnnRsqrt",
-                "Rsqrt",
-                self_ as usize,
-                out as usize,
-                Attrs::new(),
-            ),
-            workspaceSize,
-            executor,
-        )
+        get_workspace_size("aclnnRsqrtGetWorkspaceSize", workspaceSize, executor, |f| {
+            unary(f, "aclnnRsqrt", "Rsqrt", self_, out, Attrs::new())
+        })
     }
 }
 
@@ -840,13 +708,7 @@ pub unsafe extern "C" fn aclnnRsqrt(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
-        "aclnnRsqrt",
-        workspace as usize,
-        workspaceSize,
-        executor as usize,
-        stream,
-    )
+    run_executor("aclnnRsqrt", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnReluGetWorkspaceSize`.
@@ -861,22 +723,11 @@ pub unsafe extern "C" fn aclnnReluGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnReluGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            unary(
-                F,
-                "aclnnRelu",
-                "Relu",
-                self_ as usize,
-                out as usize,
-                Attrs::new(),
-            ),
-            workspaceSize,
-            executor,
-        )
+        get_workspace_size("aclnnReluGetWorkspaceSize", workspaceSize, executor, |f| {
+            unary(f, "aclnnRelu", "Relu", self_, out, Attrs::new())
+        })
     }
 }
 
@@ -892,13 +743,7 @@ pub unsafe extern "C" fn aclnnRelu(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
-        "aclnnRelu",
-        workspace as usize,
-        workspaceSize,
-        executor as usize,
-        stream,
-    )
+    run_executor("aclnnRelu", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnSigmoidGetWorkspaceSize`.
@@ -913,21 +758,13 @@ pub unsafe extern "C" fn aclnnSigmoidGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnSigmoidGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            unary(
-                F,
-                "aclnnSigmoid",
-                "Sigmoid",
-                self_ as usize,
-                out as usize,
-                Attrs::new(),
-            ),
+        get_workspace_size(
+            "aclnnSigmoidGetWorkspaceSize",
             workspaceSize,
             executor,
+            |f| unary(f, "aclnnSigmoid", "Sigmoid", self_, out, Attrs::new()),
         )
     }
 }
@@ -944,13 +781,7 @@ pub unsafe extern "C" fn aclnnSigmoid(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
-        "aclnnSigmoid",
-        workspace as usize,
-        workspaceSize,
-        executor as usize,
-        stream,
-    )
+    run_executor("aclnnSigmoid", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnTanhGetWorkspaceSize`.
@@ -965,22 +796,11 @@ pub unsafe extern "C" fn aclnnTanhGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnTanhGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            unary(
-                F,
-                "aclnnTanh",
-                "Tanh",
-                self_ as usize,
-                out as usize,
-                Attrs::new(),
-            ),
-            workspaceSize,
-            executor,
-        )
+        get_workspace_size("aclnnTanhGetWorkspaceSize", workspaceSize, executor, |f| {
+            unary(f, "aclnnTanh", "Tanh", self_, out, Attrs::new())
+        })
     }
 }
 
@@ -996,13 +816,7 @@ pub unsafe extern "C" fn aclnnTanh(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
-        "aclnnTanh",
-        workspace as usize,
-        workspaceSize,
-        executor as usize,
-        stream,
-    )
+    run_executor("aclnnTanh", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnGeluGetWorkspaceSize`.
@@ -1017,22 +831,11 @@ pub unsafe extern "C" fn aclnnGeluGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnGeluGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            unary(
-                F,
-                "aclnnGelu",
-                "Gelu",
-                self_ as usize,
-                out as usize,
-                Attrs::new(),
-            ),
-            workspaceSize,
-            executor,
-        )
+        get_workspace_size("aclnnGeluGetWorkspaceSize", workspaceSize, executor, |f| {
+            unary(f, "aclnnGelu", "Gelu", self_, out, Attrs::new())
+        })
     }
 }
 
@@ -1048,13 +851,7 @@ pub unsafe extern "C" fn aclnnGelu(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
-        "aclnnGelu",
-        workspace as usize,
-        workspaceSize,
-        executor as usize,
-        stream,
-    )
+    run_executor("aclnnGelu", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnThresholdBackwardGetWorkspaceSize`.
@@ -1071,20 +868,13 @@ pub unsafe extern "C" fn aclnnThresholdBackwardGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnThresholdBackwardGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            threshold_backward(
-                F,
-                gradOutput as usize,
-                self_ as usize,
-                threshold as usize,
-                gradInput as usize,
-            ),
+        get_workspace_size(
+            "aclnnThresholdBackwardGetWorkspaceSize",
             workspaceSize,
             executor,
+            |f| threshold_backward(f, gradOutput, self_, threshold, gradInput),
         )
     }
 }
@@ -1101,11 +891,11 @@ pub unsafe extern "C" fn aclnnThresholdBackward(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
+    run_executor(
         "aclnnThresholdBackward",
-        workspace as usize,
+        workspace,
         workspaceSize,
-        executor as usize,
+        executor,
         stream,
     )
 }
@@ -1123,22 +913,18 @@ pub unsafe extern "C" fn aclnnCastGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnCastGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
+        get_workspace_size("aclnnCastGetWorkspaceSize", workspaceSize, executor, |f| {
             unary(
-                F,
+                f,
                 "aclnnCast",
                 "Cast",
-                self_ as usize,
-                out as usize,
+                self_,
+                out,
                 Attrs::from([("dst_type".to_string(), AttrValue::Int(i64::from(dtype)))]),
-            ),
-            workspaceSize,
-            executor,
-        )
+            )
+        })
     }
 }
 
@@ -1154,13 +940,7 @@ pub unsafe extern "C" fn aclnnCast(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
-        "aclnnCast",
-        workspace as usize,
-        workspaceSize,
-        executor as usize,
-        stream,
-    )
+    run_executor("aclnnCast", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnMatmulGetWorkspaceSize`.
@@ -1177,22 +957,13 @@ pub unsafe extern "C" fn aclnnMatmulGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnMatmulGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            matmul(
-                F,
-                "aclnnMatmul",
-                self_ as usize,
-                mat2 as usize,
-                out as usize,
-                cubeMathType,
-                false,
-            ),
+        get_workspace_size(
+            "aclnnMatmulGetWorkspaceSize",
             workspaceSize,
             executor,
+            |f| matmul(f, "aclnnMatmul", self_, mat2, out, cubeMathType, false),
         )
     }
 }
@@ -1209,13 +980,7 @@ pub unsafe extern "C" fn aclnnMatmul(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
-        "aclnnMatmul",
-        workspace as usize,
-        workspaceSize,
-        executor as usize,
-        stream,
-    )
+    run_executor("aclnnMatmul", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnBatchMatMulGetWorkspaceSize`.
@@ -1232,22 +997,13 @@ pub unsafe extern "C" fn aclnnBatchMatMulGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnBatchMatMulGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            matmul(
-                F,
-                "aclnnBatchMatMul",
-                self_ as usize,
-                mat2 as usize,
-                out as usize,
-                cubeMathType,
-                true,
-            ),
+        get_workspace_size(
+            "aclnnBatchMatMulGetWorkspaceSize",
             workspaceSize,
             executor,
+            |f| matmul(f, "aclnnBatchMatMul", self_, mat2, out, cubeMathType, true),
         )
     }
 }
@@ -1264,11 +1020,11 @@ pub unsafe extern "C" fn aclnnBatchMatMul(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
+    run_executor(
         "aclnnBatchMatMul",
-        workspace as usize,
+        workspace,
         workspaceSize,
-        executor as usize,
+        executor,
         stream,
     )
 }
@@ -1288,23 +1044,24 @@ pub unsafe extern "C" fn aclnnReduceSumGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnReduceSumGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            reduce(
-                F,
-                "aclnnReduceSum",
-                "ReduceSum",
-                self_ as usize,
-                dim as usize,
-                keepDim,
-                Some(dtype),
-                out as usize,
-            ),
+        get_workspace_size(
+            "aclnnReduceSumGetWorkspaceSize",
             workspaceSize,
             executor,
+            |f| {
+                reduce(
+                    f,
+                    "aclnnReduceSum",
+                    "ReduceSum",
+                    self_,
+                    dim,
+                    keepDim,
+                    Some(dtype),
+                    out,
+                )
+            },
         )
     }
 }
@@ -1321,13 +1078,7 @@ pub unsafe extern "C" fn aclnnReduceSum(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
-        "aclnnReduceSum",
-        workspace as usize,
-        workspaceSize,
-        executor as usize,
-        stream,
-    )
+    run_executor("aclnnReduceSum", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnMeanGetWorkspaceSize`.
@@ -1345,24 +1096,20 @@ pub unsafe extern "C" fn aclnnMeanGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnMeanGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
+        get_workspace_size("aclnnMeanGetWorkspaceSize", workspaceSize, executor, |f| {
             reduce(
-                F,
+                f,
                 "aclnnMean",
                 "ReduceMean",
-                self_ as usize,
-                dim as usize,
+                self_,
+                dim,
                 keepDim,
                 Some(dtype),
-                out as usize,
-            ),
-            workspaceSize,
-            executor,
-        )
+                out,
+            )
+        })
     }
 }
 
@@ -1378,13 +1125,7 @@ pub unsafe extern "C" fn aclnnMean(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
-        "aclnnMean",
-        workspace as usize,
-        workspaceSize,
-        executor as usize,
-        stream,
-    )
+    run_executor("aclnnMean", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnAmaxGetWorkspaceSize`.
@@ -1401,24 +1142,11 @@ pub unsafe extern "C" fn aclnnAmaxGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnAmaxGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            reduce(
-                F,
-                "aclnnAmax",
-                "ReduceMax",
-                self_ as usize,
-                dim as usize,
-                keepDim,
-                None,
-                out as usize,
-            ),
-            workspaceSize,
-            executor,
-        )
+        get_workspace_size("aclnnAmaxGetWorkspaceSize", workspaceSize, executor, |f| {
+            reduce(f, "aclnnAmax", "ReduceMax", self_, dim, keepDim, None, out)
+        })
     }
 }
 
@@ -1434,13 +1162,7 @@ pub unsafe extern "C" fn aclnnAmax(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
-        "aclnnAmax",
-        workspace as usize,
-        workspaceSize,
-        executor as usize,
-        stream,
-    )
+    run_executor("aclnnAmax", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnSoftmaxGetWorkspaceSize`.
@@ -1456,21 +1178,22 @@ pub unsafe extern "C" fn aclnnSoftmaxGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnSoftmaxGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            unary(
-                F,
-                "aclnnSoftmax",
-                "SoftmaxV2",
-                self_ as usize,
-                out as usize,
-                Attrs::from([("axes".to_string(), AttrValue::ListInt(vec![dim]))]),
-            ),
+        get_workspace_size(
+            "aclnnSoftmaxGetWorkspaceSize",
             workspaceSize,
             executor,
+            |f| {
+                unary(
+                    f,
+                    "aclnnSoftmax",
+                    "SoftmaxV2",
+                    self_,
+                    out,
+                    Attrs::from([("axes".to_string(), AttrValue::ListInt(vec![dim]))]),
+                )
+            },
         )
     }
 }
@@ -1487,13 +1210,7 @@ pub unsafe extern "C" fn aclnnSoftmax(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
-        "aclnnSoftmax",
-        workspace as usize,
-        workspaceSize,
-        executor as usize,
-        stream,
-    )
+    run_executor("aclnnSoftmax", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnLogSoftmaxGetWorkspaceSize`.
@@ -1509,21 +1226,22 @@ pub unsafe extern "C" fn aclnnLogSoftmaxGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnLogSoftmaxGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            unary(
-                F,
-                "aclnnLogSoftmax",
-                "LogSoftmaxV2",
-                self_ as usize,
-                out as usize,
-                Attrs::from([("axes".to_string(), AttrValue::ListInt(vec![dim]))]),
-            ),
+        get_workspace_size(
+            "aclnnLogSoftmaxGetWorkspaceSize",
             workspaceSize,
             executor,
+            |f| {
+                unary(
+                    f,
+                    "aclnnLogSoftmax",
+                    "LogSoftmaxV2",
+                    self_,
+                    out,
+                    Attrs::from([("axes".to_string(), AttrValue::ListInt(vec![dim]))]),
+                )
+            },
         )
     }
 }
@@ -1540,11 +1258,11 @@ pub unsafe extern "C" fn aclnnLogSoftmax(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
+    run_executor(
         "aclnnLogSoftmax",
-        workspace as usize,
+        workspace,
         workspaceSize,
-        executor as usize,
+        executor,
         stream,
     )
 }
@@ -1562,14 +1280,13 @@ pub unsafe extern "C" fn aclnnPermuteGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnPermuteGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            permute(F, self_ as usize, dims as usize, out as usize),
+        get_workspace_size(
+            "aclnnPermuteGetWorkspaceSize",
             workspaceSize,
             executor,
+            |f| permute(f, self_, dims, out),
         )
     }
 }
@@ -1586,13 +1303,7 @@ pub unsafe extern "C" fn aclnnPermute(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
-        "aclnnPermute",
-        workspace as usize,
-        workspaceSize,
-        executor as usize,
-        stream,
-    )
+    run_executor("aclnnPermute", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnInplaceFillScalarGetWorkspaceSize`.
@@ -1607,14 +1318,13 @@ pub unsafe extern "C" fn aclnnInplaceFillScalarGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnInplaceFillScalarGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            fill(F, selfRef as usize, value as usize),
+        get_workspace_size(
+            "aclnnInplaceFillScalarGetWorkspaceSize",
             workspaceSize,
             executor,
+            |f| fill(f, selfRef, value),
         )
     }
 }
@@ -1631,11 +1341,11 @@ pub unsafe extern "C" fn aclnnInplaceFillScalar(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
+    run_executor(
         "aclnnInplaceFillScalar",
-        workspace as usize,
+        workspace,
         workspaceSize,
-        executor as usize,
+        executor,
         stream,
     )
 }
@@ -1651,21 +1361,22 @@ pub unsafe extern "C" fn aclnnInplaceZeroGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnInplaceZeroGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            unary(
-                F,
-                "aclnnInplaceZero",
-                "ZerosLike",
-                selfRef as usize,
-                selfRef as usize,
-                Attrs::new(),
-            ),
+        get_workspace_size(
+            "aclnnInplaceZeroGetWorkspaceSize",
             workspaceSize,
             executor,
+            |f| {
+                unary(
+                    f,
+                    "aclnnInplaceZero",
+                    "ZerosLike",
+                    selfRef,
+                    selfRef,
+                    Attrs::new(),
+                )
+            },
         )
     }
 }
@@ -1682,11 +1393,11 @@ pub unsafe extern "C" fn aclnnInplaceZero(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
+    run_executor(
         "aclnnInplaceZero",
-        workspace as usize,
+        workspace,
         workspaceSize,
-        executor as usize,
+        executor,
         stream,
     )
 }
@@ -1702,21 +1413,22 @@ pub unsafe extern "C" fn aclnnInplaceOneGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
-    const F: &str = "aclnnInplaceOneGetWorkspaceSize";
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
-        prepare(
-            F,
-            unary(
-                F,
-                "aclnnInplaceOne",
-                "OnesLike",
-                selfRef as usize,
-                selfRef as usize,
-                Attrs::new(),
-            ),
+        get_workspace_size(
+            "aclnnInplaceOneGetWorkspaceSize",
             workspaceSize,
             executor,
+            |f| {
+                unary(
+                    f,
+                    "aclnnInplaceOne",
+                    "OnesLike",
+                    selfRef,
+                    selfRef,
+                    Attrs::new(),
+                )
+            },
         )
     }
 }
@@ -1733,11 +1445,11 @@ pub unsafe extern "C" fn aclnnInplaceOne(
     executor: *mut aclOpExecutor,
     stream: aclrtStream,
 ) -> aclnnStatus {
-    exec::launch(
+    run_executor(
         "aclnnInplaceOne",
-        workspace as usize,
+        workspace,
         workspaceSize,
-        executor as usize,
+        executor,
         stream,
     )
 }

@@ -43,6 +43,27 @@ use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// `tri!(expr)`: the value of an `Ok`, or `return rc` for an `Err(rc)` —
+/// the early return of a C export whose checks yield its `HcclResult`.
+macro_rules! tri {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(rc) => return rc,
+        }
+    };
+}
+
+/// `check_injected!(F)`: returns the fault injected into `F` (see
+/// [`crate::faults`]), if any — the first statement of every export.
+macro_rules! check_injected {
+    ($f:expr) => {
+        if let Some(c) = injected($f) {
+            return c;
+        }
+    };
+}
+
 fn injected(f: &str) -> Option<HcclResult> {
     faults::check(f).map(|c| c as HcclResult)
 }
@@ -197,6 +218,33 @@ fn mem(
         .map_err(|(code, msg)| fail(code, format!("{function}: {msg}")))
 }
 
+/// The communicator options of `config` (null: the defaults).
+///
+/// # Safety
+///
+/// `config` is null or a readable `HcclCommConfig`.
+unsafe fn options_arg(f: &str, config: *const HcclCommConfig) -> Result<Options, HcclResult> {
+    // SAFETY: the caller's contract.
+    unsafe { Options::read(config) }.map_err(|(code, msg)| fail(code, format!("{f}: {msg}")))
+}
+
+/// Stores the handle of a newly made communicator in `*out`, or reports
+/// why it could not be made.
+///
+/// # Safety
+///
+/// `out` is non-null and writable.
+unsafe fn register_out(f: &str, made: Result<Comm, Fail>, out: *mut HcclComm) -> HcclResult {
+    match made {
+        Ok(c) => {
+            // SAFETY: the caller's contract.
+            unsafe { *out = comm::register(c) };
+            HCCL_SUCCESS
+        }
+        Err(e) => fail_with(f, e),
+    }
+}
+
 /// Queues `work` on `s`; a failure is recorded in the communicator (and
 /// told to its other ranks) and becomes a fault of the task.
 fn enqueue(
@@ -247,6 +295,38 @@ unsafe fn u64s(
     Ok(unsafe { std::slice::from_raw_parts(p.cast::<u64>(), n) }.to_vec())
 }
 
+/// The body of a query export: the injected fault, a null `out`, the
+/// communicator, then `*out = get(comm)`.
+///
+/// # Safety
+///
+/// `out` is null or writable.
+unsafe fn query<T>(
+    f: &str,
+    comm: HcclComm,
+    out: *mut T,
+    what: &str,
+    get: impl FnOnce(&Comm) -> T,
+) -> HcclResult {
+    check_injected!(f);
+    if out.is_null() {
+        return null(f, what);
+    }
+    let c = tri!(comm::lookup(f, comm));
+    // SAFETY: checked non-null; the caller's contract.
+    unsafe { *out = get(&c) };
+    HCCL_SUCCESS
+}
+
+/// Sets or clears a communicator's suspension (`HcclCommSuspend`,
+/// `HcclCommResume`).
+fn set_suspended(f: &str, comm: HcclComm, suspended: bool) -> HcclResult {
+    check_injected!(f);
+    let c = tri!(comm::lookup(f, comm));
+    c.suspended.store(suspended, Ordering::Release);
+    HCCL_SUCCESS
+}
+
 // ---- root info and communicators ---------------------------------------
 
 /// `HcclGetRootInfo`: starts this process's root server (see
@@ -258,9 +338,7 @@ unsafe fn u64s(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn HcclGetRootInfo(rootInfo: *mut HcclRootInfo) -> HcclResult {
     const F: &str = "HcclGetRootInfo";
-    if let Some(c) = injected(F) {
-        return c;
-    }
+    check_injected!(F);
     if rootInfo.is_null() {
         return null(F, "rootInfo");
     }
@@ -334,9 +412,7 @@ unsafe fn init_root_info(
     config: *const HcclCommConfig,
     comm: *mut HcclComm,
 ) -> HcclResult {
-    if let Some(c) = injected(f) {
-        return c;
-    }
+    check_injected!(f);
     if root.is_null() {
         return null(f, "rootInfo");
     }
@@ -350,27 +426,16 @@ unsafe fn init_root_info(
         return para(f, format!("rank {rank} is out of range for nRanks {n}"));
     }
     // SAFETY: the caller's contract.
-    let options = match unsafe { Options::read(config) } {
-        Ok(o) => o,
-        Err((code, msg)) => return fail(code, format!("{f}: {msg}")),
-    };
-    let device = match current_device(f) {
-        Ok(d) => d,
-        Err(rc) => return rc,
-    };
+    let options = tri!(unsafe { options_arg(f, config) });
+    let device = tri!(current_device(f));
     // SAFETY: checked non-null; the caller's contract.
     let root = match Root::decode(unsafe { &*root }) {
         Ok(r) => r,
         Err(e) => return para(f, format!("rootInfo: {e}")),
     };
-    match bootstrap::init_root(n, root, rank, device, options) {
-        Ok(c) => {
-            // SAFETY: checked non-null.
-            unsafe { *comm = comm::register(c) };
-            HCCL_SUCCESS
-        }
-        Err(e) => fail_with(f, e),
-    }
+    let made = bootstrap::init_root(n, root, rank, device, options);
+    // SAFETY: checked non-null.
+    unsafe { register_out(f, made, comm) }
 }
 
 /// `HcclCommInitClusterInfo`: joins the communicator of a rank table file.
@@ -427,9 +492,7 @@ unsafe fn init_cluster(
     config: *const HcclCommConfig,
     comm: *mut HcclComm,
 ) -> HcclResult {
-    if let Some(c) = injected(f) {
-        return c;
-    }
+    check_injected!(f);
     if path.is_null() {
         return null(f, "clusterInfo");
     }
@@ -463,22 +526,11 @@ unsafe fn init_cluster(
         );
     }
     // SAFETY: the caller's contract.
-    let options = match unsafe { Options::read(config) } {
-        Ok(o) => o,
-        Err((code, msg)) => return fail(code, format!("{f}: {msg}")),
-    };
-    let device = match current_device(f) {
-        Ok(d) => d,
-        Err(rc) => return rc,
-    };
-    match bootstrap::init_table(&ranks, fp, rank, device, options) {
-        Ok(c) => {
-            // SAFETY: checked non-null.
-            unsafe { *comm = comm::register(c) };
-            HCCL_SUCCESS
-        }
-        Err(e) => fail_with(f, e),
-    }
+    let options = tri!(unsafe { options_arg(f, config) });
+    let device = tri!(current_device(f));
+    let made = bootstrap::init_table(&ranks, fp, rank, device, options);
+    // SAFETY: checked non-null.
+    unsafe { register_out(f, made, comm) }
 }
 
 /// `HcclCommInitAll`: one communicator per device of this process,
@@ -494,9 +546,7 @@ pub unsafe extern "C" fn HcclCommInitAll(
     comms: *mut HcclComm,
 ) -> HcclResult {
     const F: &str = "HcclCommInitAll";
-    if let Some(c) = injected(F) {
-        return c;
-    }
+    check_injected!(F);
     if devices.is_null() {
         return null(F, "devices");
     }
@@ -574,9 +624,7 @@ pub unsafe extern "C" fn HcclCreateSubCommConfig(
     subComm: *mut HcclComm,
 ) -> HcclResult {
     const F: &str = "HcclCreateSubCommConfig";
-    if let Some(c) = injected(F) {
-        return c;
-    }
+    check_injected!(F);
     if comm.is_null() {
         return null(F, "comm");
     }
@@ -587,10 +635,7 @@ pub unsafe extern "C" fn HcclCreateSubCommConfig(
         return null(F, "subComm");
     }
     // SAFETY: checked non-null; the caller's contract.
-    let parent = match comm::lookup(F, unsafe { *comm }) {
-        Ok(c) => c,
-        Err(rc) => return rc,
-    };
+    let parent = tri!(comm::lookup(F, unsafe { *comm }));
     if rankNum == 0 || rankNum > parent.nranks {
         return para(
             F,
@@ -626,19 +671,11 @@ pub unsafe extern "C" fn HcclCreateSubCommConfig(
         );
     }
     // SAFETY: the caller's contract.
-    let options = match unsafe { Options::read(config) } {
-        Ok(o) => o,
-        Err((code, msg)) => return fail(code, format!("{F}: {msg}")),
-    };
+    let options = tri!(unsafe { options_arg(F, config) });
     parent.next_sub();
-    match bootstrap::sub_comm(&parent, &ids, subCommId, subCommRankId, options) {
-        Ok(c) => {
-            // SAFETY: checked non-null.
-            unsafe { *subComm = comm::register(c) };
-            HCCL_SUCCESS
-        }
-        Err(e) => fail_with(F, e),
-    }
+    let made = bootstrap::sub_comm(&parent, &ids, subCommId, subCommRankId, options);
+    // SAFETY: checked non-null.
+    unsafe { register_out(F, made, subComm) }
 }
 
 /// `HcclCommDestroy`.
@@ -649,13 +686,9 @@ pub unsafe extern "C" fn HcclCreateSubCommConfig(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn HcclCommDestroy(comm: HcclComm) -> HcclResult {
     const F: &str = "HcclCommDestroy";
-    if let Some(c) = injected(F) {
-        return c;
-    }
-    match comm::destroy(F, comm) {
-        Ok(()) => HCCL_SUCCESS,
-        Err(rc) => rc,
-    }
+    check_injected!(F);
+    tri!(comm::destroy(F, comm));
+    HCCL_SUCCESS
 }
 
 /// `HcclGetRankId`.
@@ -665,21 +698,8 @@ pub unsafe extern "C" fn HcclCommDestroy(comm: HcclComm) -> HcclResult {
 /// `rank` null or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn HcclGetRankId(comm: HcclComm, rank: *mut u32) -> HcclResult {
-    const F: &str = "HcclGetRankId";
-    if let Some(c) = injected(F) {
-        return c;
-    }
-    if rank.is_null() {
-        return null(F, "rank");
-    }
-    match comm::lookup(F, comm) {
-        Ok(c) => {
-            // SAFETY: checked non-null.
-            unsafe { *rank = c.rank };
-            HCCL_SUCCESS
-        }
-        Err(rc) => rc,
-    }
+    // SAFETY: the caller's contract.
+    unsafe { query("HcclGetRankId", comm, rank, "rank", |c| c.rank) }
 }
 
 /// `HcclGetRankSize`.
@@ -689,21 +709,8 @@ pub unsafe extern "C" fn HcclGetRankId(comm: HcclComm, rank: *mut u32) -> HcclRe
 /// `rankSize` null or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn HcclGetRankSize(comm: HcclComm, rankSize: *mut u32) -> HcclResult {
-    const F: &str = "HcclGetRankSize";
-    if let Some(c) = injected(F) {
-        return c;
-    }
-    if rankSize.is_null() {
-        return null(F, "rankSize");
-    }
-    match comm::lookup(F, comm) {
-        Ok(c) => {
-            // SAFETY: checked non-null.
-            unsafe { *rankSize = c.nranks };
-            HCCL_SUCCESS
-        }
-        Err(rc) => rc,
-    }
+    // SAFETY: the caller's contract.
+    unsafe { query("HcclGetRankSize", comm, rankSize, "rankSize", |c| c.nranks) }
 }
 
 /// `HcclGetCommName`: the name, NUL-terminated, into a buffer of
@@ -715,25 +722,19 @@ pub unsafe extern "C" fn HcclGetRankSize(comm: HcclComm, rankSize: *mut u32) -> 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn HcclGetCommName(comm: HcclComm, commName: *mut c_char) -> HcclResult {
     const F: &str = "HcclGetCommName";
-    if let Some(c) = injected(F) {
-        return c;
-    }
+    check_injected!(F);
     if commName.is_null() {
         return null(F, "commName");
     }
-    match comm::lookup(F, comm) {
-        Ok(c) => {
-            let bytes = c.name.as_bytes();
-            let n = bytes.len().min(COMM_NAME_MAX_LENGTH as usize - 1);
-            // SAFETY: the caller's contract: 128 writable bytes; n + 1 <= 128.
-            unsafe {
-                std::ptr::copy_nonoverlapping(bytes.as_ptr().cast::<c_char>(), commName, n);
-                *commName.add(n) = 0;
-            }
-            HCCL_SUCCESS
-        }
-        Err(rc) => rc,
+    let c = tri!(comm::lookup(F, comm));
+    let bytes = c.name.as_bytes();
+    let n = bytes.len().min(COMM_NAME_MAX_LENGTH as usize - 1);
+    // SAFETY: the caller's contract: 128 writable bytes; n + 1 <= 128.
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr().cast::<c_char>(), commName, n);
+        *commName.add(n) = 0;
     }
+    HCCL_SUCCESS
 }
 
 /// `HcclGetCommAsyncError`: `HCCL_SUCCESS` in `asyncError` while the
@@ -749,14 +750,9 @@ pub unsafe extern "C" fn HcclGetCommAsyncError(
     asyncError: *mut HcclResult,
 ) -> HcclResult {
     const F: &str = "HcclGetCommAsyncError";
-    if let Some(c) = injected(F) {
-        return c;
-    }
-    if asyncError.is_null() {
-        return null(F, "asyncError");
-    }
-    match comm::lookup(F, comm) {
-        Ok(c) => {
+    // SAFETY: the caller's contract.
+    unsafe {
+        query(F, comm, asyncError, "asyncError", |c| {
             let e = c.async_error();
             if let Some(f) = &e {
                 crate::recent_error::record(format!(
@@ -765,11 +761,8 @@ pub unsafe extern "C" fn HcclGetCommAsyncError(
                     f.msg
                 ));
             }
-            // SAFETY: checked non-null.
-            unsafe { *asyncError = e.map_or(HCCL_SUCCESS, |f| f.code) };
-            HCCL_SUCCESS
-        }
-        Err(rc) => rc,
+            e.map_or(HCCL_SUCCESS, |f| f.code)
+        })
     }
 }
 
@@ -815,17 +808,7 @@ pub extern "C" fn HcclGetErrorString(code: HcclResult) -> *const c_char {
 /// Any value may be passed.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn HcclCommSuspend(comm: HcclComm) -> HcclResult {
-    const F: &str = "HcclCommSuspend";
-    if let Some(c) = injected(F) {
-        return c;
-    }
-    match comm::lookup(F, comm) {
-        Ok(c) => {
-            c.suspended.store(true, Ordering::Release);
-            HCCL_SUCCESS
-        }
-        Err(rc) => rc,
-    }
+    set_suspended("HcclCommSuspend", comm, true)
 }
 
 /// `HcclCommResume`.
@@ -835,17 +818,7 @@ pub unsafe extern "C" fn HcclCommSuspend(comm: HcclComm) -> HcclResult {
 /// Any value may be passed.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn HcclCommResume(comm: HcclComm) -> HcclResult {
-    const F: &str = "HcclCommResume";
-    if let Some(c) = injected(F) {
-        return c;
-    }
-    match comm::lookup(F, comm) {
-        Ok(c) => {
-            c.suspended.store(false, Ordering::Release);
-            HCCL_SUCCESS
-        }
-        Err(rc) => rc,
-    }
+    set_suspended("HcclCommResume", comm, false)
 }
 
 // ---- collectives ---------------------------------------------------------
@@ -871,6 +844,78 @@ fn reduce_arg(f: &str, dt: HcclDataType, op: HcclReduceOp) -> Result<usize, Hccl
     reduce::check_reduce(dt, op).map_err(|(code, msg)| fail(code, format!("{f}: {msg}")))
 }
 
+/// The prologue of a collective: the injected fault; a `count` of 0
+/// (`Some(0)`) succeeds at once, as `Err(HCCL_SUCCESS)`; the data type (and
+/// with `op`, the reduction); then the checks of [`common`]. Yields the
+/// element size, the communicator and the stream.
+fn begin(
+    f: &str,
+    count: Option<u64>,
+    dt: HcclDataType,
+    op: Option<HcclReduceOp>,
+    comm: HcclComm,
+    stream: aclrtStream,
+) -> Result<(usize, Arc<Comm>, Arc<Stream>), HcclResult> {
+    if let Some(c) = injected(f) {
+        return Err(c);
+    }
+    if count == Some(0) {
+        return Err(HCCL_SUCCESS);
+    }
+    let size = match op {
+        Some(op) => reduce_arg(f, dt, op)?,
+        None => type_arg(f, dt)?,
+    };
+    let (c, s) = common(f, comm, stream)?;
+    Ok((size, c, s))
+}
+
+/// A buffer argument of `count` elements of `size` bytes: the length
+/// ([`bytes_of`]), then the memory ([`mem`]).
+fn buf_arg(
+    f: &str,
+    role: &'static str,
+    ptr: *const c_void,
+    count: u64,
+    size: usize,
+    c: &Comm,
+) -> Result<Mem, HcclResult> {
+    mem(f, role, ptr, bytes_of(f, count, size)?, c, size)
+}
+
+/// Reads the per-rank counts and displacements of a V collective, checks
+/// this rank's count against `own` (named `own_name`), and returns them with
+/// their extent ([`v_extent`]).
+///
+/// # Safety
+///
+/// `counts` and `displs` are null or valid for ranks u64 reads.
+unsafe fn v_args(
+    f: &str,
+    c: &Comm,
+    (counts_name, counts): (&str, *const c_void),
+    (displs_name, displs): (&str, *const c_void),
+    (own_name, own): (&str, u64),
+) -> Result<(Vec<u64>, Vec<u64>, u64), HcclResult> {
+    let n = c.nranks as usize;
+    // SAFETY: the caller's contract.
+    let counts = unsafe { u64s(f, counts_name, counts, n) }?;
+    // SAFETY: as above.
+    let displs = unsafe { u64s(f, displs_name, displs, n) }?;
+    let mine = counts[c.rank as usize];
+    if mine != own {
+        return Err(para(
+            f,
+            format!(
+                "{own_name} {own} differs from {counts_name}[{}] = {mine}",
+                c.rank
+            ),
+        ));
+    }
+    let extent = v_extent(f, &format!("{counts_name}/{displs_name}"), &counts, &displs)?;
+    Ok((counts, displs, extent))
+}
+
 fn root_arg(f: &str, root: u32, c: &Comm) -> Result<(), HcclResult> {
     if root >= c.nranks {
         return Err(para(
@@ -882,15 +927,6 @@ fn root_arg(f: &str, root: u32, c: &Comm) -> Result<(), HcclResult> {
         ));
     }
     Ok(())
-}
-
-macro_rules! tri {
-    ($e:expr) => {
-        match $e {
-            Ok(v) => v,
-            Err(rc) => return rc,
-        }
-    };
 }
 
 /// `HcclAllReduce`.
@@ -909,17 +945,9 @@ pub unsafe extern "C" fn HcclAllReduce(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclAllReduce";
-    if let Some(c) = injected(F) {
-        return c;
-    }
-    if count == 0 {
-        return HCCL_SUCCESS;
-    }
-    let size = tri!(reduce_arg(F, dataType, op));
-    let (c, s) = tri!(common(F, comm, stream));
-    let bytes = tri!(bytes_of(F, count, size));
-    let send = tri!(mem(F, "sendBuf", sendBuf, bytes, &c, size));
-    let recv = tri!(mem(F, "recvBuf", recvBuf, bytes, &c, size));
+    let (size, c, s) = tri!(begin(F, Some(count), dataType, Some(op), comm, stream));
+    let send = tri!(buf_arg(F, "sendBuf", sendBuf, count, size, &c));
+    let recv = tri!(buf_arg(F, "recvBuf", recvBuf, count, size, &c));
     enqueue_coll(
         F,
         &s,
@@ -949,17 +977,9 @@ pub unsafe extern "C" fn HcclBroadcast(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclBroadcast";
-    if let Some(c) = injected(F) {
-        return c;
-    }
-    if count == 0 {
-        return HCCL_SUCCESS;
-    }
-    let size = tri!(type_arg(F, dataType));
-    let (c, s) = tri!(common(F, comm, stream));
+    let (size, c, s) = tri!(begin(F, Some(count), dataType, None, comm, stream));
     tri!(root_arg(F, root, &c));
-    let bytes = tri!(bytes_of(F, count, size));
-    let buf = tri!(mem(F, "buf", buf, bytes, &c, size));
+    let buf = tri!(buf_arg(F, "buf", buf, count, size, &c));
     enqueue_coll(
         F,
         &s,
@@ -990,19 +1010,11 @@ pub unsafe extern "C" fn HcclReduce(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclReduce";
-    if let Some(c) = injected(F) {
-        return c;
-    }
-    if count == 0 {
-        return HCCL_SUCCESS;
-    }
-    let size = tri!(reduce_arg(F, dataType, op));
-    let (c, s) = tri!(common(F, comm, stream));
+    let (size, c, s) = tri!(begin(F, Some(count), dataType, Some(op), comm, stream));
     tri!(root_arg(F, root, &c));
-    let bytes = tri!(bytes_of(F, count, size));
-    let send = tri!(mem(F, "sendBuf", sendBuf, bytes, &c, size));
-    let recv_len = if c.rank == root { bytes } else { 0 };
-    let recv = tri!(mem(F, "recvBuf", recvBuf, recv_len, &c, size));
+    let send = tri!(buf_arg(F, "sendBuf", sendBuf, count, size, &c));
+    let recv_count = if c.rank == root { count } else { 0 };
+    let recv = tri!(buf_arg(F, "recvBuf", recvBuf, recv_count, size, &c));
     enqueue_coll(
         F,
         &s,
@@ -1033,14 +1045,7 @@ pub unsafe extern "C" fn HcclAllGather(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclAllGather";
-    if let Some(c) = injected(F) {
-        return c;
-    }
-    if sendCount == 0 {
-        return HCCL_SUCCESS;
-    }
-    let size = tri!(type_arg(F, dataType));
-    let (c, s) = tri!(common(F, comm, stream));
+    let (size, c, s) = tri!(begin(F, Some(sendCount), dataType, None, comm, stream));
     let bytes = tri!(bytes_of(F, sendCount, size));
     let total = tri!(bytes_of(
         F,
@@ -1107,45 +1112,22 @@ pub unsafe extern "C" fn HcclAllGatherV(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclAllGatherV";
-    if let Some(c) = injected(F) {
-        return c;
-    }
-    let size = tri!(type_arg(F, dataType));
-    let (c, s) = tri!(common(F, comm, stream));
-    let n = c.nranks as usize;
+    let (size, c, s) = tri!(begin(F, None, dataType, None, comm, stream));
     // SAFETY: the caller's contract.
-    let counts = tri!(unsafe { u64s(F, "recvCounts", recvCounts, n) });
-    // SAFETY: as above.
-    let displs = tri!(unsafe { u64s(F, "recvDispls", recvDispls, n) });
-    if counts[c.rank as usize] != sendCount {
-        return para(
+    let (counts, displs, extent) = tri!(unsafe {
+        v_args(
             F,
-            format!(
-                "sendCount {sendCount} differs from recvCounts[{}] = {}",
-                c.rank, counts[c.rank as usize]
-            ),
-        );
-    }
-    let extent = tri!(v_extent(F, "recvCounts/recvDispls", &counts, &displs));
+            &c,
+            ("recvCounts", recvCounts),
+            ("recvDispls", recvDispls),
+            ("sendCount", sendCount),
+        )
+    });
     if extent == 0 {
         return HCCL_SUCCESS;
     }
-    let send = tri!(mem(
-        F,
-        "sendBuf",
-        sendBuf,
-        tri!(bytes_of(F, sendCount, size)),
-        &c,
-        size
-    ));
-    let recv = tri!(mem(
-        F,
-        "recvBuf",
-        recvBuf,
-        tri!(bytes_of(F, extent, size)),
-        &c,
-        size
-    ));
+    let send = tri!(buf_arg(F, "sendBuf", sendBuf, sendCount, size, &c));
+    let recv = tri!(buf_arg(F, "recvBuf", recvBuf, extent, size, &c));
     enqueue_coll(
         F,
         &s,
@@ -1176,14 +1158,7 @@ pub unsafe extern "C" fn HcclReduceScatter(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclReduceScatter";
-    if let Some(c) = injected(F) {
-        return c;
-    }
-    if recvCount == 0 {
-        return HCCL_SUCCESS;
-    }
-    let size = tri!(reduce_arg(F, dataType, op));
-    let (c, s) = tri!(common(F, comm, stream));
+    let (size, c, s) = tri!(begin(F, Some(recvCount), dataType, Some(op), comm, stream));
     let bytes = tri!(bytes_of(F, recvCount, size));
     let total = tri!(bytes_of(
         F,
@@ -1225,45 +1200,22 @@ pub unsafe extern "C" fn HcclReduceScatterV(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclReduceScatterV";
-    if let Some(c) = injected(F) {
-        return c;
-    }
-    let size = tri!(reduce_arg(F, dataType, op));
-    let (c, s) = tri!(common(F, comm, stream));
-    let n = c.nranks as usize;
+    let (size, c, s) = tri!(begin(F, None, dataType, Some(op), comm, stream));
     // SAFETY: the caller's contract.
-    let counts = tri!(unsafe { u64s(F, "sendCounts", sendCounts, n) });
-    // SAFETY: as above.
-    let displs = tri!(unsafe { u64s(F, "sendDispls", sendDispls, n) });
-    if counts[c.rank as usize] != recvCount {
-        return para(
+    let (counts, displs, extent) = tri!(unsafe {
+        v_args(
             F,
-            format!(
-                "recvCount {recvCount} differs from sendCounts[{}] = {}",
-                c.rank, counts[c.rank as usize]
-            ),
-        );
-    }
-    let extent = tri!(v_extent(F, "sendCounts/sendDispls", &counts, &displs));
+            &c,
+            ("sendCounts", sendCounts),
+            ("sendDispls", sendDispls),
+            ("recvCount", recvCount),
+        )
+    });
     if extent == 0 {
         return HCCL_SUCCESS;
     }
-    let send = tri!(mem(
-        F,
-        "sendBuf",
-        sendBuf,
-        tri!(bytes_of(F, extent, size)),
-        &c,
-        size
-    ));
-    let recv = tri!(mem(
-        F,
-        "recvBuf",
-        recvBuf,
-        tri!(bytes_of(F, recvCount, size)),
-        &c,
-        size
-    ));
+    let send = tri!(buf_arg(F, "sendBuf", sendBuf, extent, size, &c));
+    let recv = tri!(buf_arg(F, "recvBuf", recvBuf, recvCount, size, &c));
     enqueue_coll(
         F,
         &s,
@@ -1296,14 +1248,7 @@ pub unsafe extern "C" fn HcclScatter(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclScatter";
-    if let Some(c) = injected(F) {
-        return c;
-    }
-    if recvCount == 0 {
-        return HCCL_SUCCESS;
-    }
-    let size = tri!(type_arg(F, dataType));
-    let (c, s) = tri!(common(F, comm, stream));
+    let (size, c, s) = tri!(begin(F, Some(recvCount), dataType, None, comm, stream));
     tri!(root_arg(F, root, &c));
     let bytes = tri!(bytes_of(F, recvCount, size));
     let total = if c.rank == root {
@@ -1349,9 +1294,7 @@ pub unsafe extern "C" fn HcclAlltoAll(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclAlltoAll";
-    if let Some(c) = injected(F) {
-        return c;
-    }
+    check_injected!(F);
     let size = tri!(type_arg(F, sendType));
     if sendType != recvType {
         return para(
@@ -1368,21 +1311,21 @@ pub unsafe extern "C" fn HcclAlltoAll(
         return HCCL_SUCCESS;
     }
     let n = u64::from(c.nranks);
-    let send = tri!(mem(
+    let send = tri!(buf_arg(
         F,
         "sendBuf",
         sendBuf,
-        tri!(bytes_of(F, sendCount.saturating_mul(n), size)),
-        &c,
-        size
+        sendCount.saturating_mul(n),
+        size,
+        &c
     ));
-    let recv = tri!(mem(
+    let recv = tri!(buf_arg(
         F,
         "recvBuf",
         recvBuf,
-        tri!(bytes_of(F, recvCount.saturating_mul(n), size)),
-        &c,
-        size
+        recvCount.saturating_mul(n),
+        size,
+        &c
     ));
     enqueue_coll(
         F,
@@ -1396,6 +1339,26 @@ pub unsafe extern "C" fn HcclAlltoAll(
             dt: sendType,
         },
     )
+}
+
+/// The prologue of `HcclAlltoAllV` and `HcclAlltoAllVC`: the injected
+/// fault, the data type (the same on both sides), then [`common`].
+fn all_to_all_v_begin(
+    f: &str,
+    send_type: HcclDataType,
+    recv_type: HcclDataType,
+    comm: HcclComm,
+    stream: aclrtStream,
+) -> Result<(usize, Arc<Comm>, Arc<Stream>), HcclResult> {
+    if let Some(c) = injected(f) {
+        return Err(c);
+    }
+    let size = type_arg(f, send_type)?;
+    if send_type != recv_type {
+        return Err(para(f, "sendType differs from recvType"));
+    }
+    let (c, s) = common(f, comm, stream)?;
+    Ok((size, c, s))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1414,22 +1377,8 @@ fn all_to_all_v(
 ) -> HcclResult {
     let send_extent = tri!(v_extent(f, "sendCounts/sdispls", &send_counts, &sdispls));
     let recv_extent = tri!(v_extent(f, "recvCounts/rdispls", &recv_counts, &rdispls));
-    let send = tri!(mem(
-        f,
-        "sendBuf",
-        send_buf,
-        tri!(bytes_of(f, send_extent, size)),
-        &c,
-        size
-    ));
-    let recv = tri!(mem(
-        f,
-        "recvBuf",
-        recv_buf,
-        tri!(bytes_of(f, recv_extent, size)),
-        &c,
-        size
-    ));
+    let send = tri!(buf_arg(f, "sendBuf", send_buf, send_extent, size, &c));
+    let recv = tri!(buf_arg(f, "recvBuf", recv_buf, recv_extent, size, &c));
     enqueue_coll(
         f,
         &s,
@@ -1468,14 +1417,7 @@ pub unsafe extern "C" fn HcclAlltoAllV(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclAlltoAllV";
-    if let Some(c) = injected(F) {
-        return c;
-    }
-    let size = tri!(type_arg(F, sendType));
-    if sendType != recvType {
-        return para(F, "sendType differs from recvType");
-    }
-    let (c, s) = tri!(common(F, comm, stream));
+    let (size, c, s) = tri!(all_to_all_v_begin(F, sendType, recvType, comm, stream));
     let n = c.nranks as usize;
     // SAFETY: the caller's contract, for each array.
     let (sc, sd, rc, rd) = unsafe {
@@ -1518,14 +1460,7 @@ pub unsafe extern "C" fn HcclAlltoAllVC(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclAlltoAllVC";
-    if let Some(c) = injected(F) {
-        return c;
-    }
-    let size = tri!(type_arg(F, sendType));
-    if sendType != recvType {
-        return para(F, "sendType differs from recvType");
-    }
-    let (c, s) = tri!(common(F, comm, stream));
+    let (size, c, s) = tri!(all_to_all_v_begin(F, sendType, recvType, comm, stream));
     let n = c.nranks as usize;
     // SAFETY: the caller's contract.
     let m = tri!(unsafe { u64s(F, "sendCountMatrix", sendCountMatrix, n * n) });
@@ -1567,9 +1502,7 @@ pub unsafe extern "C" fn HcclAlltoAllVC(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn HcclBarrier(comm: HcclComm, stream: aclrtStream) -> HcclResult {
     const F: &str = "HcclBarrier";
-    if let Some(c) = injected(F) {
-        return c;
-    }
+    check_injected!(F);
     let (c, s) = tri!(common(F, comm, stream));
     enqueue_coll(F, &s, c, Coll::Barrier)
 }
@@ -1601,14 +1534,7 @@ fn p2p(
     comm: HcclComm,
     stream: aclrtStream,
 ) -> HcclResult {
-    if let Some(c) = injected(f) {
-        return c;
-    }
-    if count == 0 {
-        return HCCL_SUCCESS;
-    }
-    let size = tri!(type_arg(f, dt));
-    let (c, s) = tri!(common(f, comm, stream));
+    let (size, c, s) = tri!(begin(f, Some(count), dt, None, comm, stream));
     let what = if send { "destRank" } else { "srcRank" };
     if peer >= c.nranks || peer == c.rank {
         return para(
@@ -1619,8 +1545,7 @@ fn p2p(
             ),
         );
     }
-    let bytes = tri!(bytes_of(f, count, size));
-    let buf = tri!(mem(f, "buf", buf, bytes, &c, size));
+    let buf = tri!(buf_arg(f, "buf", buf, count, size, &c));
     let item = P2p {
         send,
         peer,
@@ -1702,9 +1627,7 @@ pub unsafe extern "C" fn HcclBatchSendRecv(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclBatchSendRecv";
-    if let Some(c) = injected(F) {
-        return c;
-    }
+    check_injected!(F);
     if sendRecvInfo.is_null() {
         return null(F, "sendRecvInfo");
     }
@@ -1736,13 +1659,12 @@ pub unsafe extern "C" fn HcclBatchSendRecv(
                 ),
             );
         }
-        let bytes = tri!(bytes_of(F, it.count, size));
         let role = if send {
             "item send buffer"
         } else {
             "item receive buffer"
         };
-        let buf = tri!(mem(F, role, it.buf, bytes, &c, size));
+        let buf = tri!(buf_arg(F, role, it.buf, it.count, size, &c));
         items.push((send, it.remoteRank, buf, it.count, it.dataType));
     }
     let items: Vec<P2p> = items
@@ -1766,9 +1688,7 @@ pub unsafe extern "C" fn HcclBatchSendRecv(
 #[unsafe(no_mangle)]
 pub extern "C" fn HcclGroupStart() -> HcclResult {
     const F: &str = "HcclGroupStart";
-    if let Some(c) = injected(F) {
-        return c;
-    }
+    check_injected!(F);
     GROUP.with(|g| g.borrow_mut().0 += 1);
     HCCL_SUCCESS
 }
@@ -1778,9 +1698,7 @@ pub extern "C" fn HcclGroupStart() -> HcclResult {
 #[unsafe(no_mangle)]
 pub extern "C" fn HcclGroupEnd() -> HcclResult {
     const F: &str = "HcclGroupEnd";
-    if let Some(c) = injected(F) {
-        return c;
-    }
+    check_injected!(F);
     let pending = GROUP.with(|g| {
         let mut g = g.borrow_mut();
         if g.0 == 0 {

@@ -76,7 +76,7 @@ pub const MAX_MODEL_BYTES: usize = 1 << 30;
 /// The largest tensor accepted (at its largest gear).
 pub const MAX_TENSOR_BYTES: usize = 1 << 31;
 
-/// A model, as stored in a file: what [`write`] writes and [`parse`] reads.
+/// A model, as stored in a file: what [`write()`] writes and [`parse()`] reads.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelDesc {
