@@ -1,7 +1,7 @@
 //! Offline models through the safe API on the simulator: loading (file,
 //! memory, with this crate's work and weight memory), the description,
 //! synchronous and stream-ordered execution against a host computation,
-//! batch and height-width gears, and misuse with its exact errors.
+//! batch, height-width and dims gears, and misuse with its exact errors.
 
 mod common;
 
@@ -346,4 +346,90 @@ fn misuse_is_refused_with_exact_errors() {
     );
     let e = Model::query_size("/nonexistent/model.json").unwrap_err();
     assert_eq!(e.code(), Some(ErrorCode::InvalidFile));
+}
+
+#[test]
+fn dims_gears_run_at_the_dims_given() {
+    let npu = common::device(0);
+    // c = a · b, a: [-1, 2], b: [2, -1]; gears fix a's rows and b's columns.
+    let mut m = sim::ModelDesc::new("dims");
+    m.inputs.push(io("a", "ND", &[-1, 2]));
+    m.inputs.push(io("b", "ND", &[2, -1]));
+    m.outputs.push(io("c", "ND", &[-1, -1]));
+    m.nodes.push(node("mm", "MatMul", &["a", "b"], "c"));
+    m.dynamic_dims = vec![vec![1, 3], vec![3, 2]];
+    let model = Model::load_data(&npu, &m.to_bytes()).unwrap();
+    let d = model.desc();
+    assert_eq!(d.gears(), &Gears::None);
+    assert_eq!(d.dims_gears(), [vec![1, 3], vec![3, 2]]);
+    assert_eq!(d.gear_count(), 2);
+    assert_eq!(d.gear_input(), Some(2));
+    assert_eq!(d.num_data_inputs(), 2);
+    assert_eq!(d.dims_gear(&[3, 2]), Some(Gear::Dims(1)));
+    assert_eq!(d.dims_gear(&[2, 2]), None);
+    let stream = npu.new_stream().unwrap();
+    let av = xs(6);
+    let bv: Vec<f32> = (0..6).map(|i| 1.0 - i as f32 * 0.75).collect();
+    for (k, (rows, cols)) in [(1usize, 3usize), (3, 2)].into_iter().enumerate() {
+        let da = stream.clone_from_host(&av[..rows * 2]).unwrap();
+        let db = stream.clone_from_host(&bv[..2 * cols]).unwrap();
+        let mut dc = stream.alloc_zeros::<f32>(rows * cols).unwrap();
+        model
+            .execute(&stream, Gear::Dims(k), &[&da, &db], &mut [&mut dc])
+            .unwrap();
+        let want: Vec<f32> = (0..rows * cols)
+            .map(|i| {
+                let (r, j) = (i / cols, i % cols);
+                av[r * 2] * bv[j] + av[r * 2 + 1] * bv[cols + j]
+            })
+            .collect();
+        assert_eq!(dc.to_host_vec().unwrap(), want, "gear {k}");
+        let mut dc2 = stream.alloc_zeros::<f32>(rows * cols).unwrap();
+        model
+            .execute_sync(Gear::Dims(k), &[&da, &db], &mut [&mut dc2])
+            .unwrap();
+        assert_eq!(dc2.to_host_vec().unwrap(), want, "gear {k}, synchronous");
+    }
+    let da = stream.clone_from_host(&av[..2]).unwrap();
+    let db = stream.clone_from_host(&bv[..6]).unwrap();
+    let mut dc = stream.alloc_zeros::<f32>(3).unwrap();
+    let e = model
+        .execute(&stream, Gear::Dims(2), &[&da, &db], &mut [&mut dc])
+        .unwrap_err();
+    assert_eq!(
+        invalid(e),
+        (
+            "Model::execute",
+            "Dims(2) is not a gear of the model; it has 2 dims gears [[1, 3], [3, 2]] \
+             (Gear::Dims takes an index)"
+                .into()
+        )
+    );
+    let e = model
+        .execute(&stream, Gear::Batch(1), &[&da, &db], &mut [&mut dc])
+        .unwrap_err();
+    assert!(
+        invalid(e)
+            .1
+            .starts_with("Batch(1) is not a gear of the model")
+    );
+    // Gear 1 takes a as [3, 2]: a buffer of one row is refused.
+    let e = model
+        .execute(&stream, Gear::Dims(1), &[&da, &db], &mut [&mut dc])
+        .unwrap_err();
+    assert_eq!(
+        invalid(e).1,
+        "input 0 (a) holds 8 bytes, but the model takes 24"
+    );
+    let static_model = Model::load_data(&npu, &dense(&[]).to_bytes()).unwrap();
+    assert!(static_model.desc().dims_gears().is_empty());
+    let dx = stream.clone_from_host(&xs(6)).unwrap();
+    let mut dy = stream.alloc_zeros::<f32>(4).unwrap();
+    let e = static_model
+        .execute(&stream, Gear::Dims(0), &[&dx], &mut [&mut dy])
+        .unwrap_err();
+    assert_eq!(
+        invalid(e).1,
+        "the model is static; it runs at Gear::Static, not Dims(0)"
+    );
 }

@@ -212,3 +212,162 @@ fn a_queued_execution_outlives_the_unload_and_faults_on_freed_memory() {
         free(y);
     }
 }
+
+/// c = a · b, a: [-1, 2], b: [2, -1]; dims gears (a's rows, b's columns).
+fn dims_model() -> Vec<u8> {
+    let mut m = ModelDesc::new("dims");
+    let io = |name: &str, shape: &[i64]| IoDesc {
+        name: name.into(),
+        dtype: "float32".into(),
+        format: "ND".into(),
+        shape: shape.to_vec(),
+    };
+    m.inputs.push(io("a", &[-1, 2]));
+    m.inputs.push(io("b", &[2, -1]));
+    m.outputs.push(io("c", &[-1, -1]));
+    m.nodes.push(Node {
+        name: "mm".into(),
+        op: "MatMul".into(),
+        inputs: vec!["a".into(), "b".into()],
+        outputs: vec!["c".into()],
+        attrs: BTreeMap::new(),
+    });
+    m.dynamic_dims = vec![vec![1, 3], vec![3, 2]];
+    m.to_bytes()
+}
+
+fn host_matmul(a: &[f32], b: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let mut c = vec![0f32; rows * cols];
+    for r in 0..rows {
+        for j in 0..cols {
+            c[r * cols + j] = (0..2).map(|k| a[r * 2 + k] * b[k * cols + j]).sum();
+        }
+    }
+    c
+}
+
+fn download_n(p: *mut u8, n: usize) -> Vec<f32> {
+    let mut out = vec![0f32; n];
+    // SAFETY: `p` is device memory of at least `4 * n` bytes.
+    ok(unsafe {
+        aclrtMemcpy(
+            out.as_mut_ptr().cast(),
+            4 * n,
+            p.cast(),
+            4 * n,
+            acl_sys::ACL_MEMCPY_DEVICE_TO_HOST,
+        )
+    });
+    out
+}
+
+#[test]
+fn dims_gears_are_described_set_and_run_at() {
+    use_device(0);
+    // SAFETY (every call below): plain calls with valid or deliberately
+    // wrong (looked-up) arguments; out-pointers valid.
+    unsafe {
+        let id = load(&dims_model());
+        let d = aclmdlCreateDesc();
+        ok(aclmdlGetDesc(d, id));
+        assert_eq!(aclmdlGetNumInputs(d), 3, "a, b and the gear input");
+        let mut n = 0;
+        ok(aclmdlGetInputDynamicGearCount(d, usize::MAX, &mut n));
+        assert_eq!(n, 2);
+        let mut gears = [acl_sys::aclmdlIODims::default(); 2];
+        ok(aclmdlGetInputDynamicDims(
+            d,
+            usize::MAX,
+            gears.as_mut_ptr(),
+            2,
+        ));
+        let shown: Vec<Vec<i64>> = gears
+            .iter()
+            .map(|g| g.dims[..g.dimCount].to_vec())
+            .collect();
+        assert_eq!(shown, [vec![1, 2, 2, 3], vec![3, 2, 2, 2]]);
+        let msg = assert_fails(
+            aclmdlGetInputDynamicDims(d, usize::MAX, gears.as_mut_ptr(), 1),
+            acl_sys::ACL_ERROR_INVALID_PARAM,
+            "aclmdlGetInputDynamicDims",
+        );
+        assert_contains(&msg, "gearCount is 1; the model has 2 dims gears");
+        let mut gi = 0;
+        ok(aclmdlGetInputIndexByName(
+            d,
+            c"ascend_mbatch_shape_data".as_ptr(),
+            &mut gi,
+        ));
+        assert_eq!(gi, 2);
+        ok(aclmdlDestroyDesc(d));
+
+        let a = malloc(4 * 6);
+        let b = malloc(4 * 6);
+        let g = malloc(16);
+        let c = malloc(4 * 9);
+        let ins = dataset(&[(a, 4 * 6), (b, 4 * 6), (g, 16)]);
+        let outs = dataset(&[(c, 4 * 9)]);
+        let msg = assert_fails(
+            aclmdlExecute(id, ins, outs),
+            ACL_ERROR_MODEL_INPUT_NOT_MATCH,
+            "aclmdlExecute",
+        );
+        assert_contains(&msg, "set it with aclmdlSetInputDynamicDims");
+        let av = [1.0f32, -2.0, 3.0, 0.5, -1.5, 4.0];
+        let bv = [2.0f32, 1.0, -1.0, 0.5, 3.0, 2.0];
+        upload(a, &av);
+        upload(b, &bv);
+        for (rows, cols) in [(1usize, 3usize), (3, 2)] {
+            let mut dims = acl_sys::aclmdlIODims {
+                dimCount: 4,
+                ..Default::default()
+            };
+            dims.dims[..4].copy_from_slice(&[rows as i64, 2, 2, cols as i64]);
+            ok(aclmdlSetInputDynamicDims(id, ins, 2, &dims));
+            ok(aclmdlExecute(id, ins, outs));
+            assert_eq!(
+                download_n(c, rows * cols),
+                host_matmul(&av, &bv, rows, cols),
+                "gear ({rows}, {cols})"
+            );
+        }
+        let mut dims = acl_sys::aclmdlIODims {
+            dimCount: 4,
+            ..Default::default()
+        };
+        dims.dims[..4].copy_from_slice(&[2, 2, 2, 2]);
+        let msg = assert_fails(
+            aclmdlSetInputDynamicDims(id, ins, 2, &dims),
+            acl_sys::ACL_ERROR_INVALID_PARAM,
+            "aclmdlSetInputDynamicDims",
+        );
+        assert_eq!(
+            msg,
+            "aclmdlSetInputDynamicDims: dims [2, 2, 2, 2] is not one of the model's gears \
+             [[1, 2, 2, 3], [3, 2, 2, 2]] (as dims of all inputs)"
+        );
+        let static_id = load(&relu_model());
+        let msg = assert_fails(
+            aclmdlSetInputDynamicDims(static_id, ins, 2, &dims),
+            acl_sys::ACL_ERROR_MODEL_NOT_DYNAMIC,
+            "aclmdlSetInputDynamicDims",
+        );
+        assert_contains(&msg, "has no dynamic dims gears");
+        assert_fails(
+            aclmdlSetDynamicBatchSize(id, ins, 2, 1),
+            acl_sys::ACL_ERROR_MODEL_NOT_DYNAMIC,
+            "aclmdlSetDynamicBatchSize",
+        );
+        for ds in [ins, outs] {
+            for i in 0..aclmdlGetDatasetNumBuffers(ds) {
+                ok(aclDestroyDataBuffer(aclmdlGetDatasetBuffer(ds, i)));
+            }
+            ok(aclmdlDestroyDataset(ds));
+        }
+        ok(aclmdlUnload(static_id));
+        ok(aclmdlUnload(id));
+        for p in [a, b, g, c] {
+            free(p);
+        }
+    }
+}

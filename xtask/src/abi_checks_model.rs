@@ -984,4 +984,81 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
 "#,
     ),
+    (
+        "aclmdlGetInputDynamicDims",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(std::string("{\"format\":\"cann-sim-model\",\"version\":1,\"name\":\"dims\",") +
+        "\"inputs\":[{\"name\":\"x\",\"dtype\":\"float32\",\"shape\":[-1,-1]}]," +
+        "\"outputs\":[{\"name\":\"y\",\"dtype\":\"float32\",\"shape\":[-1,-1]}]," +
+        "\"nodes\":[{\"name\":\"act\",\"op\":\"Relu\",\"inputs\":[\"x\"],\"outputs\":[\"y\"]}]," +
+        "\"dynamic_dims\":[[1,2],[2,3]]}");
+    uint32_t st = abi_load_model(abi_dense_json(false));
+    EXPECT(id != 0 && st != 0);
+    aclmdlDesc *d = abi_model_desc(id), *sd = abi_model_desc(st);
+    aclmdlDesc *empty = aclmdlCreateDesc();
+    size_t n = 0;
+    EXPECT_RC(aclmdlGetInputDynamicGearCount(d, (size_t)-1, &n), ACL_SUCCESS);
+    EXPECT(n == 2);
+    aclmdlIODims g[2] = {};
+    EXPECT_RC(aclmdlGetInputDynamicDims(d, (size_t)-1, g, 2), ACL_SUCCESS);
+    EXPECT(g[0].dimCount == 2 && g[0].dims[0] == 1 && g[0].dims[1] == 2);
+    EXPECT(g[1].dimCount == 2 && g[1].dims[0] == 2 && g[1].dims[1] == 3);
+    EXPECT_RC(aclmdlGetInputDynamicDims(d, (size_t)-1, g, 1), ACL_ERROR_INVALID_PARAM);  // not the count
+    EXPECT_RC(aclmdlGetInputDynamicDims(d, 7, g, 2), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlGetInputDynamicDims(d, (size_t)-1, nullptr, 2), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlGetInputDynamicDims(empty, (size_t)-1, g, 2), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlGetInputDynamicDims(sd, (size_t)-1, nullptr, 0), ACL_SUCCESS);  // no dims gears
+    EXPECT_RC(aclmdlGetInputDynamicDims(sd, (size_t)-1, g, 2), ACL_ERROR_INVALID_PARAM);
+    aclmdlDestroyDesc(empty);
+    aclmdlDestroyDesc(sd);
+    aclmdlDestroyDesc(d);
+    aclmdlUnload(st);
+    EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclmdlSetInputDynamicDims",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t id = abi_load_model(std::string("{\"format\":\"cann-sim-model\",\"version\":1,\"name\":\"dims\",") +
+        "\"inputs\":[{\"name\":\"x\",\"dtype\":\"float32\",\"shape\":[-1,-1]}]," +
+        "\"outputs\":[{\"name\":\"y\",\"dtype\":\"float32\",\"shape\":[-1,-1]}]," +
+        "\"nodes\":[{\"name\":\"act\",\"op\":\"Relu\",\"inputs\":[\"x\"],\"outputs\":[\"y\"]}]," +
+        "\"dynamic_dims\":[[1,2],[2,3]]}");
+    uint32_t batch = abi_load_model(abi_dense_json(true));
+    EXPECT(id != 0 && batch != 0);
+    std::vector<float> v(6, 0.0f);
+    v[0] = -1.0f; v[1] = 2.0f; v[2] = -3.0f; v[3] = 4.0f; v[4] = 5.0f; v[5] = -6.0f;
+    void *x = abi_dev_f32(v);
+    void *g = abi_dev_f32(std::vector<float>(4, 0.0f));
+    void *y = abi_dev_f32(std::vector<float>(8, -1.0f));
+    aclmdlDataset *in = abi_dataset({{x, 24}, {g, 16}}), *out = abi_dataset({{y, 32}});
+    EXPECT_RC(aclmdlExecute(id, in, out), ACL_ERROR_MODEL_INPUT_NOT_MATCH);   // no gear set
+    aclmdlIODims dims = {};
+    dims.dimCount = 2;
+    dims.dims[0] = 3; dims.dims[1] = 3;
+    EXPECT_RC(aclmdlSetInputDynamicDims(id, in, 1, &dims), ACL_ERROR_INVALID_PARAM);  // not a gear
+    dims.dims[0] = 2;
+    EXPECT_RC(aclmdlSetInputDynamicDims(id, in, 0, &dims), ACL_ERROR_INVALID_PARAM);  // not the gear input
+    EXPECT_RC(aclmdlSetInputDynamicDims(id, in, 1, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlSetInputDynamicDims(batch, in, 1, &dims), ACL_ERROR_MODEL_NOT_DYNAMIC);
+    EXPECT_RC(aclmdlSetDynamicBatchSize(id, in, 1, 2), ACL_ERROR_MODEL_NOT_DYNAMIC);
+    EXPECT_RC(aclmdlSetInputDynamicDims(id + 1000, in, 1, &dims), ACL_ERROR_INVALID_MODEL_ID);
+    EXPECT_RC(aclmdlSetInputDynamicDims(id, in, 1, &dims), ACL_SUCCESS);
+    EXPECT_RC(aclmdlExecute(id, in, out), ACL_SUCCESS);
+    std::vector<float> got = abi_read_f32(nullptr, y, 7);
+    EXPECT(got[0] == 0 && got[1] == 2.0f && got[2] == 0 && got[3] == 4.0f && got[4] == 5.0f &&
+           got[5] == 0 && got[6] == -1.0f);
+    abi_destroy_dataset(in);
+    abi_destroy_dataset(out);
+    aclmdlUnload(id);
+    aclmdlUnload(batch);
+    aclrtFree(x);
+    aclrtFree(g);
+    aclrtFree(y);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
 ];

@@ -47,6 +47,7 @@ pub struct ModelDesc {
     outputs: Vec<TensorInfo>,
     gear_input: Option<usize>,
     gears: Gears,
+    dims_gears: Vec<Vec<i64>>,
 }
 
 /// Frees an `aclmdlDesc` when dropped.
@@ -79,6 +80,7 @@ impl ModelDesc {
             outputs: Vec::new(),
             gear_input: None,
             gears: Gears::None,
+            dims_gears: Vec::new(),
         }
     }
 
@@ -154,9 +156,41 @@ impl ModelDesc {
         } else {
             Gears::None
         };
-        let gear_input = match gears {
-            Gears::None => None,
-            _ => inputs.iter().position(|t| t.name == GEAR_INPUT_NAME),
+        let mut count = 0usize;
+        // SAFETY: as above.
+        check("aclmdlGetInputDynamicGearCount", unsafe {
+            sys::aclmdlGetInputDynamicGearCount(d.0, usize::MAX, &mut count)
+        })?;
+        let mut dims_gears = Vec::new();
+        if gears == Gears::None && count > 0 {
+            let mut all = vec![sys::aclmdlIODims::default(); count];
+            // SAFETY: as above; `all` holds `count` entries.
+            check("aclmdlGetInputDynamicDims", unsafe {
+                sys::aclmdlGetInputDynamicDims(d.0, usize::MAX, all.as_mut_ptr(), count)
+            })?;
+            // The declared dims of the data inputs, concatenated: a gear's
+            // values are its dims where these are -1.
+            let declared: Vec<i64> = inputs
+                .iter()
+                .filter(|t| t.name != GEAR_INPUT_NAME)
+                .flat_map(|t| t.dims.iter().copied())
+                .collect();
+            for g in &all {
+                let shape = &g.dims[..g.dimCount.min(g.dims.len())];
+                dims_gears.push(
+                    declared
+                        .iter()
+                        .zip(shape)
+                        .filter(|(d, _)| **d == -1)
+                        .map(|(_, &v)| v)
+                        .collect(),
+                );
+            }
+        }
+        let gear_input = if gears == Gears::None && dims_gears.is_empty() {
+            None
+        } else {
+            inputs.iter().position(|t| t.name == GEAR_INPUT_NAME)
         };
         drop(d);
         Ok(ModelDesc {
@@ -164,6 +198,7 @@ impl ModelDesc {
             outputs,
             gear_input,
             gears,
+            dims_gears,
         })
     }
 
@@ -200,18 +235,66 @@ impl ModelDesc {
         self.gear_input
     }
 
-    /// The model's gears.
+    /// The model's batch or height-width gears (`Gears::None` for a
+    /// static model and for one with dims gears: see
+    /// [`dims_gears`](Self::dims_gears)).
     #[doc(alias = "aclmdlGetDynamicBatch")]
     #[doc(alias = "aclmdlGetDynamicHW")]
     pub fn gears(&self) -> &Gears {
         &self.gears
     }
 
+    /// The model's dims gears (ATC's `--dynamic_dims`; empty for a model
+    /// without them): each the values of the `-1` dimensions of the data
+    /// inputs, in input and dimension order. Run at one with
+    /// [`Gear::Dims`](crate::model::Gear::Dims) and its index here.
+    #[doc(alias = "aclmdlGetInputDynamicDims")]
+    pub fn dims_gears(&self) -> &[Vec<i64>] {
+        &self.dims_gears
+    }
+
+    /// The [`Gear::Dims`](crate::model::Gear::Dims) whose values are
+    /// `values`, if the model has that dims gear.
+    pub fn dims_gear(&self, values: &[i64]) -> Option<crate::model::Gear> {
+        self.dims_gears
+            .iter()
+            .position(|g| g == values)
+            .map(crate::model::Gear::Dims)
+    }
+
+    /// Dims of data input `k` (the gear input excluded) at dims gear
+    /// `values`: its `-1` dimensions take the gear's values, after those
+    /// of the inputs before it.
+    pub(crate) fn data_input_dims_at(&self, k: usize, values: &[i64]) -> Vec<i64> {
+        let mut offset = 0;
+        let mut out = Vec::new();
+        for (i, t) in self.data_inputs().enumerate() {
+            let n = t.dims.iter().filter(|&&d| d == -1).count();
+            if i == k {
+                let mut it = values.iter().skip(offset);
+                out = t
+                    .dims
+                    .iter()
+                    .map(|&d| {
+                        if d == -1 {
+                            it.next().copied().unwrap_or(-1)
+                        } else {
+                            d
+                        }
+                    })
+                    .collect();
+                break;
+            }
+            offset += n;
+        }
+        out
+    }
+
     /// Number of gears (0 for a static model).
     #[doc(alias = "aclmdlGetInputDynamicGearCount")]
     pub fn gear_count(&self) -> usize {
         match &self.gears {
-            Gears::None => 0,
+            Gears::None => self.dims_gears.len(),
             Gears::Batch(v) => v.len(),
             Gears::HeightWidth(v) => v.len(),
         }
@@ -250,14 +333,20 @@ impl TensorInfo {
     /// Bytes at a gear: `None` when a dimension stays unknown or the type
     /// has no size.
     pub(crate) fn bytes_at(&self, gear: Option<&crate::model::Gear>) -> Option<usize> {
-        let dims = self.dims_at(gear);
+        self.bytes_of(&self.dims_at(gear))
+    }
+
+    /// Bytes of this tensor's type at `dims`: `None` when a dimension is
+    /// unknown or the type has no size.
+    pub(crate) fn bytes_of(&self, dims: &[i64]) -> Option<usize> {
         let elem = self.data_type?.size();
         dims.iter().try_fold(elem, |acc, &d| {
             usize::try_from(d).ok().and_then(|d| acc.checked_mul(d))
         })
     }
 
-    /// Dimensions at a gear (`-1` where it sets none).
+    /// Dimensions at a gear (`-1` where it sets none; a dims gear sets
+    /// none here, as its values depend on the other inputs).
     pub fn dims_at(&self, gear: Option<&crate::model::Gear>) -> Vec<i64> {
         use crate::model::Gear;
         let mut dims = self.dims.clone();

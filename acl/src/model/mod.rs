@@ -44,6 +44,9 @@ pub enum Gear {
     Batch(u64),
     /// This height and width (`aclmdlSetDynamicHWSize`).
     HeightWidth(u64, u64),
+    /// The dims gear at this index of [`ModelDesc::dims_gears`]
+    /// (`aclmdlSetInputDynamicDims`; see also [`ModelDesc::dims_gear`]).
+    Dims(usize),
 }
 
 /// Bytes of work and weight memory a model needs (`aclmdlQuerySize`).
@@ -359,7 +362,19 @@ impl Model {
                 ),
             ));
         }
+        let dims_gears = self.desc.dims_gears();
         match (self.desc.gears(), gear) {
+            (Gears::None, Gear::Dims(k)) if k < dims_gears.len() => {}
+            (Gears::None, g) if !dims_gears.is_empty() => {
+                return Err(Error::invalid(
+                    function,
+                    format!(
+                        "{g:?} is not a gear of the model; it has {} dims gears {dims_gears:?} \
+                         (Gear::Dims takes an index)",
+                        dims_gears.len()
+                    ),
+                ));
+            }
             (Gears::None, Gear::Static) => {}
             (Gears::None, g) => {
                 return Err(Error::invalid(
@@ -401,12 +416,16 @@ impl Model {
         }
         let g = Some(&gear);
         for (i, (t, m)) in self.desc.data_inputs().zip(inputs).enumerate() {
+            let need = match gear {
+                Gear::Dims(k) => t.bytes_of(&self.desc.data_input_dims_at(i, &dims_gears[k])),
+                _ => t.bytes_at(g),
+            };
             check_io(
                 function,
                 "input",
                 i,
                 t,
-                t.bytes_at(g),
+                need,
                 m.input_bytes(),
                 m.input_home(),
                 &self.device,
@@ -572,11 +591,24 @@ impl Model {
                     Gear::HeightWidth(h, w) => {
                         sys::aclmdlSetDynamicHWSize(self.id, sets.input, i, h, w)
                     }
+                    Gear::Dims(k) => {
+                        let mut dims = sys::aclmdlIODims::default();
+                        let shape: Vec<i64> = (0..self.desc.num_data_inputs())
+                            .flat_map(|j| {
+                                self.desc.data_input_dims_at(j, &self.desc.dims_gears()[k])
+                            })
+                            .collect();
+                        let n = shape.len().min(dims.dims.len());
+                        dims.dimCount = n;
+                        dims.dims[..n].copy_from_slice(&shape[..n]);
+                        sys::aclmdlSetInputDynamicDims(self.id, sets.input, i, &dims)
+                    }
                     Gear::Static => Ok(0),
                 }
             };
             let f = match gear {
                 Gear::HeightWidth(..) => "aclmdlSetDynamicHWSize",
+                Gear::Dims(_) => "aclmdlSetInputDynamicDims",
                 _ => "aclmdlSetDynamicBatchSize",
             };
             check(f, rc)?;

@@ -1,7 +1,7 @@
 //! Model descriptions (`aclmdlDesc`): `aclmdlCreateDesc`,
 //! `aclmdlDestroyDesc`, `aclmdlGetDesc`, and the queries of inputs and
 //! outputs (counts, sizes, names, dims, data types, formats, index by name,
-//! dynamic batch and height-width gears).
+//! dynamic batch, height-width and dims gears).
 //!
 //! A description is empty until `aclmdlGetDesc` fills it from a loaded
 //! model (it keeps the description after the model is unloaded). Queries
@@ -594,7 +594,7 @@ pub unsafe extern "C" fn aclmdlGetDynamicHW(
 }
 
 /// `aclmdlGetInputDynamicGearCount`: the number of gears of the model
-/// (batch or height-width; 0 without gears). `index` is `-1` (reserved) or
+/// (batch, height-width or dims; 0 without gears). `index` is `-1` (reserved) or
 /// an input index; anything else is 100000.
 ///
 /// # Safety
@@ -617,7 +617,7 @@ pub unsafe extern "C" fn aclmdlGetInputDynamicGearCount(
         if index != usize::MAX && index >= m.inputs.len() {
             return Err(index);
         }
-        Ok(m.batch_gears.len() + m.hw_gears.len())
+        Ok(m.batch_gears.len() + m.hw_gears.len() + m.dims_gears.len())
     }) else {
         return ACL_ERROR_INVALID_PARAM;
     };
@@ -631,5 +631,65 @@ pub unsafe extern "C" fn aclmdlGetInputDynamicGearCount(
             ACL_ERROR_INVALID_PARAM,
             format!("{F}: index {i} is neither -1 nor an input index"),
         ),
+    }
+}
+
+/// `aclmdlGetInputDynamicDims`: the dims gears, into `dims[0..gearCount]`:
+/// each the dims of all data inputs (the gear input excluded),
+/// concatenated, at the gear (`name` empty). `index` is `-1` (reserved) or
+/// an input index; `gearCount` is the model's dims gear count
+/// (`aclmdlGetInputDynamicGearCount`; 0 for a model without dims gears,
+/// nothing written); anything else is 100000.
+///
+/// # Safety
+///
+/// `dims` is null or valid for `gear_count` writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclmdlGetInputDynamicDims(
+    model_desc: *const aclmdlDesc,
+    index: usize,
+    dims: *mut aclmdlIODims,
+    gear_count: usize,
+) -> aclError {
+    const F: &str = "aclmdlGetInputDynamicDims";
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    if dims.is_null() && gear_count > 0 {
+        return common::null_arg(F, "dims");
+    }
+    let Some(r) = with_model(F, model_desc, |m| {
+        if index != usize::MAX && index >= m.inputs.len() {
+            return Err(format!("index {index} is neither -1 nor an input index"));
+        }
+        if gear_count != m.dims_gears.len() {
+            return Err(format!(
+                "gearCount is {gear_count}; the model has {} dims gears",
+                m.dims_gears.len()
+            ));
+        }
+        Ok((0..m.dims_gears.len())
+            .map(|g| {
+                let shape = m.gear_shape(g);
+                let mut d = aclmdlIODims::default();
+                let n = shape.len().min(d.dims.len());
+                d.dimCount = n;
+                d.dims[..n].copy_from_slice(&shape[..n]);
+                d
+            })
+            .collect::<Vec<_>>())
+    }) else {
+        return ACL_ERROR_INVALID_PARAM;
+    };
+    match r {
+        Ok(v) => {
+            for (k, d) in v.into_iter().enumerate() {
+                // SAFETY: valid for `gear_count` writes (the caller's
+                // contract); `k < gear_count`.
+                unsafe { dims.add(k).write(d) };
+            }
+            ACL_SUCCESS
+        }
+        Err(msg) => fail(ACL_ERROR_INVALID_PARAM, format!("{F}: {msg}")),
     }
 }

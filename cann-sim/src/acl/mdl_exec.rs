@@ -1,6 +1,6 @@
 //! Model execution: `aclmdlExecute` (synchronous), `aclmdlExecuteAsync`
-//! (queued on a stream) and the gear setters `aclmdlSetDynamicBatchSize`
-//! and `aclmdlSetDynamicHWSize`.
+//! (queued on a stream) and the gear setters `aclmdlSetDynamicBatchSize`,
+//! `aclmdlSetDynamicHWSize` and `aclmdlSetInputDynamicDims`.
 //!
 //! # Checks, in order
 //!
@@ -15,7 +15,8 @@
 //!    output: `ACL_ERROR_MODEL_INPUT_NOT_MATCH` (100017) /
 //!    `ACL_ERROR_MODEL_OUTPUT_NOT_MATCH` (100018) otherwise.
 //! 4. For a model with gears, the gear input holds the gear (written by
-//!    `aclmdlSetDynamicBatchSize` / `aclmdlSetDynamicHWSize`); one that is
+//!    `aclmdlSetDynamicBatchSize` / `aclmdlSetDynamicHWSize` /
+//!    `aclmdlSetInputDynamicDims`); one that is
 //!    not a gear of the model (never set) is 100017.
 //! 5. Each buffer at least as large as its tensor at that gear: 100017 /
 //!    100018 otherwise; memory that is not live device memory of the
@@ -45,7 +46,7 @@ use crate::state;
 use acl_sys::{
     ACL_ERROR_INVALID_PARAM, ACL_ERROR_MODEL_INPUT_NOT_MATCH, ACL_ERROR_MODEL_NOT_DYNAMIC,
     ACL_ERROR_MODEL_OUTPUT_NOT_MATCH, ACL_ERROR_RT_MODEL_EXECUTE, ACL_SUCCESS, aclError,
-    aclmdlDataset, aclrtStream,
+    aclmdlDataset, aclmdlIODims, aclrtStream,
 };
 use std::sync::Arc;
 
@@ -109,20 +110,28 @@ fn read_gear(function: &str, l: &Loaded, b: DataBuffer) -> Result<usize, aclErro
     table
         .check_range(b.addr, need)
         .map_err(|e| fail(PARAM_INVALID, format!("{function}: the gear input: {e}")))?;
-    let mut v = [0u64; 2];
-    for (k, slot) in v.iter_mut().enumerate().take(need / 8) {
+    let mut v = vec![0u64; need / 8];
+    for (k, slot) in v.iter_mut().enumerate() {
         // SAFETY: `need` live bytes at `b.addr` (checked under the read
         // lock, held); read unaligned.
         *slot = unsafe { ((b.addr + 8 * k) as *const u64).read_unaligned() };
     }
     drop(table);
-    let found = if m.batch_gears.is_empty() {
-        m.hw_gears.iter().position(|g| *g == v)
+    let found = if !m.batch_gears.is_empty() {
+        m.batch_gears.iter().position(|&g| Some(&g) == v.first())
+    } else if !m.hw_gears.is_empty() {
+        m.hw_gears.iter().position(|g| g[..] == v[..])
     } else {
-        m.batch_gears.iter().position(|&g| g == v[0])
+        m.dims_gears.iter().position(|g| *g == v)
     };
     found.ok_or_else(|| {
-        let (held, gears, setter) = if m.batch_gears.is_empty() {
+        let (held, gears, setter) = if !m.batch_gears.is_empty() {
+            (
+                format!("batch {}", v.first().copied().unwrap_or(0)),
+                format!("{:?}", m.batch_gears),
+                "aclmdlSetDynamicBatchSize",
+            )
+        } else if !m.hw_gears.is_empty() {
             (
                 format!("height-width {:?}", v),
                 format!("{:?}", m.hw_gears),
@@ -130,9 +139,9 @@ fn read_gear(function: &str, l: &Loaded, b: DataBuffer) -> Result<usize, aclErro
             )
         } else {
             (
-                format!("batch {}", v[0]),
-                format!("{:?}", m.batch_gears),
-                "aclmdlSetDynamicBatchSize",
+                format!("dims {:?}", v),
+                format!("{:?}", m.dims_gears),
+                "aclmdlSetInputDynamicDims",
             )
         };
         fail(
@@ -386,27 +395,36 @@ pub unsafe extern "C" fn aclmdlExecuteAsync(
     }
 }
 
+/// The kind of gear a setter sets.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Batch,
+    Hw,
+    /// `values` are the dims of all data inputs, concatenated.
+    Dims,
+}
+
 /// Writes the gear `values` into buffer `index` of `dataset` (the gear input).
 fn set_gear(
     function: &str,
     model_id: u32,
     dataset_h: *mut aclmdlDataset,
     index: usize,
-    batch: bool,
+    kind: Kind,
     values: &[u64],
 ) -> Result<aclError, aclError> {
     let l = loaded(function, model_id)?;
     let d = dataset(function, "dataset", dataset_h)?;
     let m = &l.model;
-    let (kind, ok) = if batch {
-        ("batch", !m.batch_gears.is_empty())
-    } else {
-        ("height-width", !m.hw_gears.is_empty())
+    let (name, ok) = match kind {
+        Kind::Batch => ("batch", !m.batch_gears.is_empty()),
+        Kind::Hw => ("height-width", !m.hw_gears.is_empty()),
+        Kind::Dims => ("dims", !m.dims_gears.is_empty()),
     };
     let Some(di) = m.dynamic_input().filter(|_| ok) else {
         return Err(fail(
             ACL_ERROR_MODEL_NOT_DYNAMIC,
-            format!("{function}: model {model_id} has no dynamic {kind} gears"),
+            format!("{function}: model {model_id} has no dynamic {name} gears"),
         ));
     };
     if index != di {
@@ -418,22 +436,36 @@ fn set_gear(
             ),
         ));
     }
-    let known = if batch {
-        m.batch_gears.contains(&values[0])
-    } else {
-        m.hw_gears.iter().any(|g| g[..] == values[..])
+    let dims_gear = (0..m.dims_gears.len()).find(|&g| {
+        let shape = m.gear_shape(g);
+        shape.len() == values.len() && shape.iter().zip(values).all(|(&a, &b)| a as u64 == b)
+    });
+    let known = match kind {
+        Kind::Batch => m.batch_gears.contains(&values[0]),
+        Kind::Hw => m.hw_gears.iter().any(|g| g[..] == values[..]),
+        Kind::Dims => dims_gear.is_some(),
     };
     if !known {
-        let gears = if batch {
-            format!("{:?}", m.batch_gears)
-        } else {
-            format!("{:?}", m.hw_gears)
+        let gears = match kind {
+            Kind::Batch => format!("{:?}", m.batch_gears),
+            Kind::Hw => format!("{:?}", m.hw_gears),
+            Kind::Dims => format!(
+                "{:?} (as dims of all inputs)",
+                (0..m.dims_gears.len())
+                    .map(|g| m.gear_shape(g))
+                    .collect::<Vec<_>>()
+            ),
         };
+        let shown: Vec<i64> = values.iter().map(|&v| v as i64).collect();
         return Err(fail(
             ACL_ERROR_INVALID_PARAM,
-            format!("{function}: {kind} {values:?} is not one of the model's gears {gears}"),
+            format!("{function}: {name} {shown:?} is not one of the model's gears {gears}"),
         ));
     }
+    let values: &[u64] = match dims_gear {
+        Some(g) if kind == Kind::Dims => &m.dims_gears[g],
+        _ => values,
+    };
     let h = d.lock().get(index).copied();
     let Some(h) = h else {
         return Err(fail(
@@ -488,7 +520,14 @@ pub unsafe extern "C" fn aclmdlSetDynamicBatchSize(
     if let Some(code) = faults::check(F) {
         return code;
     }
-    tri!(set_gear(F, model_id, dataset, index, true, &[batch_size]))
+    tri!(set_gear(
+        F,
+        model_id,
+        dataset,
+        index,
+        Kind::Batch,
+        &[batch_size]
+    ))
 }
 
 /// `aclmdlSetDynamicHWSize`: as `aclmdlSetDynamicBatchSize`, for
@@ -514,7 +553,37 @@ pub unsafe extern "C" fn aclmdlSetDynamicHWSize(
         model_id,
         dataset,
         index,
-        false,
+        Kind::Hw,
         &[height, width]
     ))
+}
+
+/// `aclmdlSetInputDynamicDims`: as `aclmdlSetDynamicBatchSize`, for dims
+/// gears: `dims` holds the dims of all data inputs, concatenated, at the
+/// gear (as `aclmdlGetInputDynamicDims` reports them; `name` is not used).
+/// Null `dims`, or dims that are not a gear: 100000; a model without dims
+/// gears: 100019.
+///
+/// # Safety
+///
+/// `dims` is null or points to a valid `aclmdlIODims`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclmdlSetInputDynamicDims(
+    model_id: u32,
+    dataset: *mut aclmdlDataset,
+    index: usize,
+    dims: *const aclmdlIODims,
+) -> aclError {
+    const F: &str = "aclmdlSetInputDynamicDims";
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    if dims.is_null() {
+        return common::null_arg(F, "dims");
+    }
+    // SAFETY: non-null, valid (the caller's contract); copied.
+    let d = unsafe { dims.read() };
+    let n = d.dimCount.min(d.dims.len());
+    let values: Vec<u64> = d.dims[..n].iter().map(|&v| v as u64).collect();
+    tri!(set_gear(F, model_id, dataset, index, Kind::Dims, &values))
 }

@@ -522,17 +522,6 @@ pub unsafe extern "C" fn aclmdlGetInputDimsV2(
     crate::recent_error::not_supported("aclmdlGetInputDimsV2");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclmdlGetInputDynamicDims`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlGetInputDynamicDims(
-    _arg0: *const aclmdlDesc,
-    _arg1: usize,
-    _arg2: *mut aclmdlIODims,
-    _arg3: usize,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlGetInputDynamicDims");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclmdlGetOpAttr`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlGetOpAttr(
@@ -1110,17 +1099,6 @@ pub unsafe extern "C" fn aclmdlSetInputAIPP(
     _arg3: *const aclmdlAIPP,
 ) -> aclError {
     crate::recent_error::not_supported("aclmdlSetInputAIPP");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlSetInputDynamicDims`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlSetInputDynamicDims(
-    _arg0: u32,
-    _arg1: *mut aclmdlDataset,
-    _arg2: usize,
-    _arg3: *const aclmdlIODims,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlSetInputDynamicDims");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclopCompile`: not supported by cann-sim.

@@ -39,7 +39,12 @@
 //! - `dynamic_batch` (at most 128 gears): inputs whose first dimension is
 //!   `-1` take the batch of the gear set with `aclmdlSetDynamicBatchSize`.
 //!   `dynamic_hw`, a list of `[h, w]`: NCHW/NHWC inputs with `-1` height
-//!   and width take the gear set with `aclmdlSetDynamicHWSize`. A model has
+//!   and width take the gear set with `aclmdlSetDynamicHWSize`.
+//!   `dynamic_dims` (at most 100 gears), a list of lists: each gear gives a
+//!   value for every `-1` dimension of the (ND) inputs, in input and
+//!   dimension order (as ATC's `--dynamic_dims`); set with
+//!   `aclmdlSetInputDynamicDims`, whose `aclmdlIODims` holds the dims of
+//!   all data inputs, concatenated, at the gear. A model has
 //!   one kind of gear at most; with gears it has one more input, named
 //!   `ascend_mbatch_shape_data` (`ACL_DYNAMIC_TENSOR_NAME`), as ATC adds.
 //!
@@ -101,6 +106,10 @@ pub struct ModelDesc {
     /// Height-width gears.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dynamic_hw: Vec<[u64; 2]>,
+    /// Dims gears: each a value for every `-1` dimension of the inputs, in
+    /// order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dynamic_dims: Vec<Vec<u64>>,
 }
 
 /// A graph input or output.
@@ -166,6 +175,7 @@ impl ModelDesc {
             nodes: Vec::new(),
             dynamic_batch: Vec::new(),
             dynamic_hw: Vec::new(),
+            dynamic_dims: Vec::new(),
         }
     }
 

@@ -14,6 +14,9 @@ use std::collections::HashMap;
 /// The name of the extra input of a model with gears (`ACL_DYNAMIC_TENSOR_NAME`).
 pub const DYNAMIC_INPUT: &str = "ascend_mbatch_shape_data";
 
+/// The most dims gears a model may have (`--dynamic_dims`: 100).
+const MAX_DIMS_GEARS: usize = 100;
+
 /// Alignment of each tensor in the work and weight memory.
 const ALIGN: usize = 64;
 
@@ -70,6 +73,8 @@ pub struct Model {
     pub batch_gears: Vec<u64>,
     /// Height-width gears (empty: none).
     pub hw_gears: Vec<[u64; 2]>,
+    /// Dims gears: values of the inputs' `-1` dimensions (empty: none).
+    pub dims_gears: Vec<Vec<u64>>,
     /// Bytes of work memory (`aclmdlQuerySize`).
     pub work_size: usize,
     /// Bytes of weight memory (`aclmdlQuerySize`).
@@ -93,6 +98,21 @@ impl Model {
     /// Number of gears (1 for a static model).
     pub fn gear_count(&self) -> usize {
         self.specs.len()
+    }
+
+    /// The dims of every data input (the gear input excluded),
+    /// concatenated, at gear `gear` (what `aclmdlGetInputDynamicDims`
+    /// reports for a dims gear).
+    pub fn gear_shape(&self, gear: usize) -> Vec<i64> {
+        let data = self.inputs.len() - usize::from(self.dynamic_input().is_some());
+        (0..data)
+            .flat_map(
+                |i| match self.locs.iter().position(|&l| l == Loc::Input(i)) {
+                    Some(id) => self.specs[gear][id].shape.clone(),
+                    None => Vec::new(),
+                },
+            )
+            .collect()
     }
 
     /// Bytes of graph input `i` at gear `gear`.
@@ -369,16 +389,23 @@ pub fn parse(bytes: &[u8]) -> Result<Model, LoadError> {
 
 /// Gear-dependent substitution of `-1` dims.
 #[derive(Clone, Copy)]
-enum GearKind {
+enum GearKind<'a> {
     Static,
     Batch(u64),
     Hw(u64, u64),
+    /// The gear's values; this input's `-1` dims take them from the offset.
+    Dims(&'a [u64]),
 }
 
-fn gear_dims(dims: &[i64], format: i32, g: GearKind) -> Vec<i64> {
+fn gear_dims(dims: &[i64], format: i32, g: GearKind<'_>, offset: usize) -> Vec<i64> {
     let mut out = dims.to_vec();
     match g {
         GearKind::Static => {}
+        GearKind::Dims(values) => {
+            for (k, d) in (offset..).zip(out.iter_mut().filter(|d| **d == -1)) {
+                *d = values.get(k).map_or(-1, |&v| v as i64);
+            }
+        }
         GearKind::Batch(b) => {
             if let Some(d) = out.first_mut().filter(|d| **d == -1) {
                 *d = b as i64;
@@ -410,9 +437,15 @@ fn validate(desc: ModelDesc) -> Result<Model, LoadError> {
     if desc.nodes.is_empty() {
         return Err(bad("the model has no nodes"));
     }
-    if !desc.dynamic_batch.is_empty() && !desc.dynamic_hw.is_empty() {
+    let kinds = [
+        !desc.dynamic_batch.is_empty(),
+        !desc.dynamic_hw.is_empty(),
+        !desc.dynamic_dims.is_empty(),
+    ];
+    if kinds.iter().filter(|&&k| k).count() > 1 {
         return Err(bad(
-            "the model has both dynamic_batch and dynamic_hw gears; a model has one kind at most",
+            "the model has more than one kind of gears (dynamic_batch, dynamic_hw, \
+             dynamic_dims); a model has one kind at most",
         ));
     }
     let gears: Vec<GearKind> = if !desc.dynamic_batch.is_empty() {
@@ -454,6 +487,32 @@ fn validate(desc: ModelDesc) -> Result<Model, LoadError> {
             .iter()
             .map(|&[h, w]| GearKind::Hw(h, w))
             .collect()
+    } else if !desc.dynamic_dims.is_empty() {
+        if desc.dynamic_dims.len() > MAX_DIMS_GEARS {
+            return Err(bad(format!("more than {MAX_DIMS_GEARS} dims gears")));
+        }
+        let wanted: usize = desc
+            .inputs
+            .iter()
+            .map(|io| io.shape.iter().filter(|&&d| d == -1).count())
+            .sum();
+        for (i, g) in desc.dynamic_dims.iter().enumerate() {
+            if g.is_empty()
+                || g.len() != wanted
+                || g.iter().any(|&v| v == 0 || v > i32::MAX as u64)
+                || desc.dynamic_dims[..i].contains(g)
+            {
+                return Err(bad(format!(
+                    "dims gear {g:?} is invalid (gears are distinct, with one value from 1 to {} \
+                     for each of the inputs' {wanted} -1 dimensions)",
+                    i32::MAX
+                )));
+            }
+        }
+        desc.dynamic_dims
+            .iter()
+            .map(|g| GearKind::Dims(g))
+            .collect()
     } else {
         vec![GearKind::Static]
     };
@@ -464,6 +523,7 @@ fn validate(desc: ModelDesc) -> Result<Model, LoadError> {
     let mut specs: Vec<Vec<TensorSpec>> = vec![Vec::new(); gears.len()];
     let mut inputs = Vec::new();
     let mut uses_gear = false;
+    let mut dims_offset = 0usize;
 
     // Inputs.
     for (i, io) in desc.inputs.iter().enumerate() {
@@ -493,6 +553,7 @@ fn validate(desc: ModelDesc) -> Result<Model, LoadError> {
                 let ok = match gears[0] {
                     GearKind::Static => false,
                     GearKind::Batch(_) => d == 0,
+                    GearKind::Dims(_) => format == ACL_FORMAT_ND,
                     GearKind::Hw(..) => {
                         io.shape.len() == 4
                             && format != ACL_FORMAT_ND
@@ -510,6 +571,7 @@ fn validate(desc: ModelDesc) -> Result<Model, LoadError> {
                             GearKind::Static => "the model has no gears to set it".to_string(),
                             GearKind::Batch(_) => "batch gears set dimension 0 only".to_string(),
                             GearKind::Hw(..) => "height-width gears set the H and W dimensions of 4-D NCHW or NHWC inputs only".to_string(),
+                            GearKind::Dims(_) => "dims gears set dimensions of ND inputs only".to_string(),
                         }
                     )));
                 }
@@ -520,11 +582,12 @@ fn validate(desc: ModelDesc) -> Result<Model, LoadError> {
         for (g, &gear) in gears.iter().enumerate() {
             let spec = TensorSpec {
                 dtype,
-                shape: gear_dims(&io.shape, format, gear),
+                shape: gear_dims(&io.shape, format, gear, dims_offset),
             };
             size = size.max(tensor_bytes(&what, &spec)?);
             specs[g].push(spec);
         }
+        dims_offset += io.shape.iter().filter(|&&d| d == -1).count();
         ids.insert(io.name.clone(), locs.len());
         locs.push(Loc::Input(i));
         inputs.push(super::Tensor {
@@ -714,6 +777,7 @@ fn validate(desc: ModelDesc) -> Result<Model, LoadError> {
     if dynamic {
         let count = match gears[0] {
             GearKind::Hw(..) => 2,
+            GearKind::Dims(g) => g.len() as i64,
             _ => 1,
         };
         inputs.push(super::Tensor {
@@ -730,6 +794,7 @@ fn validate(desc: ModelDesc) -> Result<Model, LoadError> {
         outputs,
         batch_gears: desc.dynamic_batch,
         hw_gears: desc.dynamic_hw,
+        dims_gears: desc.dynamic_dims,
         work_size: work,
         weight_size: weights.len(),
         weights,
