@@ -307,7 +307,7 @@ pub struct Api {
     >,
     ///`aclnnInplaceOneGetWorkspaceSize`, or `None` when the loaded library lacks it.
     pub aclnnInplaceOneGetWorkspaceSize: Option<
-        unsafe extern "C" fn(*mut aclTensor, *mut u64, *mut *mut aclOpExecutor) -> aclnnStatus,
+        unsafe extern "C" fn(*const aclTensor, *mut u64, *mut *mut aclOpExecutor) -> aclnnStatus,
     >,
     ///`aclnnInplaceZero`, or `None` when the loaded library lacks it.
     pub aclnnInplaceZero: Option<
@@ -528,7 +528,7 @@ pub struct Api {
     pub aclnnReluGetWorkspaceSize: Option<
         unsafe extern "C" fn(
             *const aclTensor,
-            *mut aclTensor,
+            *const aclTensor,
             *mut u64,
             *mut *mut aclOpExecutor,
         ) -> aclnnStatus,
@@ -2177,7 +2177,7 @@ pub unsafe fn aclnnInplaceOne(
 The C function's contract applies: see the CANN documentation of `aclnnInplaceOneGetWorkspaceSize`.*/
 #[inline]
 pub unsafe fn aclnnInplaceOneGetWorkspaceSize(
-    selfRef: *mut aclTensor,
+    selfRef: *const aclTensor,
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> Result<aclnnStatus, LoadError> {
@@ -2670,8 +2670,8 @@ The C function's contract applies: see the CANN documentation of `aclnnReduceSum
 #[inline]
 pub unsafe fn aclnnReduceSumGetWorkspaceSize(
     self_: *const aclTensor,
-    dim: *const aclIntArray,
-    keepDim: bool,
+    dims: *const aclIntArray,
+    keepDims: bool,
     dtype: crate::aclDataType,
     out: *mut aclTensor,
     workspaceSize: *mut u64,
@@ -2679,7 +2679,7 @@ pub unsafe fn aclnnReduceSumGetWorkspaceSize(
 ) -> Result<aclnnStatus, LoadError> {
     let lib = crate::aclnn::library()?;
     match lib.api.aclnnReduceSumGetWorkspaceSize {
-        Some(f) => Ok(unsafe { f(self_, dim, keepDim, dtype, out, workspaceSize, executor) }),
+        Some(f) => Ok(unsafe { f(self_, dims, keepDims, dtype, out, workspaceSize, executor) }),
         None => Err(lib.missing("aclnnReduceSumGetWorkspaceSize")),
     }
 }
@@ -2717,7 +2717,7 @@ The C function's contract applies: see the CANN documentation of `aclnnReluGetWo
 #[inline]
 pub unsafe fn aclnnReluGetWorkspaceSize(
     self_: *const aclTensor,
-    out: *mut aclTensor,
+    out: *const aclTensor,
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> Result<aclnnStatus, LoadError> {
@@ -3030,22 +3030,13 @@ pub unsafe fn aclnnThresholdBackwardGetWorkspaceSize(
     gradOutput: *const aclTensor,
     self_: *const aclTensor,
     threshold: *const aclScalar,
-    gradInput: *mut aclTensor,
+    out: *mut aclTensor,
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> Result<aclnnStatus, LoadError> {
     let lib = crate::aclnn::library()?;
     match lib.api.aclnnThresholdBackwardGetWorkspaceSize {
-        Some(f) => Ok(unsafe {
-            f(
-                gradOutput,
-                self_,
-                threshold,
-                gradInput,
-                workspaceSize,
-                executor,
-            )
-        }),
+        Some(f) => Ok(unsafe { f(gradOutput, self_, threshold, out, workspaceSize, executor) }),
         None => Err(lib.missing("aclnnThresholdBackwardGetWorkspaceSize")),
     }
 }

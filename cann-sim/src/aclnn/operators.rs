@@ -719,7 +719,7 @@ pub unsafe extern "C" fn aclnnRsqrt(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclnnReluGetWorkspaceSize(
     self_: *const aclTensor,
-    out: *mut aclTensor,
+    out: *const aclTensor,
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
@@ -864,7 +864,7 @@ pub unsafe extern "C" fn aclnnThresholdBackwardGetWorkspaceSize(
     gradOutput: *const aclTensor,
     self_: *const aclTensor,
     threshold: *const aclScalar,
-    gradInput: *mut aclTensor,
+    out: *mut aclTensor,
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
@@ -874,7 +874,7 @@ pub unsafe extern "C" fn aclnnThresholdBackwardGetWorkspaceSize(
             "aclnnThresholdBackwardGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| threshold_backward(f, gradOutput, self_, threshold, gradInput),
+            |f| threshold_backward(f, gradOutput, self_, threshold, out),
         )
     }
 }
@@ -1409,7 +1409,7 @@ pub unsafe extern "C" fn aclnnInplaceZero(
 /// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclnnInplaceOneGetWorkspaceSize(
-    selfRef: *mut aclTensor,
+    selfRef: *const aclTensor,
     workspaceSize: *mut u64,
     executor: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
