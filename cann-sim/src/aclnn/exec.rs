@@ -139,6 +139,15 @@ pub(crate) fn destroy(function: &str, what: &str, addr: usize, kind: Kind) -> ac
     }
 }
 
+/// The error for an object that is not of the kind `arg` checked — never
+/// expected, but a panic must not cross the C ABI.
+fn kind_mismatch(function: &str, what: &str) -> aclnnStatus {
+    fail(
+        ACLNN_ERR_PARAM_INVALID,
+        format!("{function}: {what} is not the kind of object it was looked up as"),
+    )
+}
+
 /// Looks up an argument of `kind`: null is 161001, anything else not live of
 /// that kind 161002.
 pub(crate) fn arg(
@@ -188,7 +197,7 @@ pub(crate) fn bound(
 ) -> Result<(TensorSpec, usize), aclnnStatus> {
     let o = tensor_arg(function, what, addr)?;
     let Obj::Tensor(t) = &*o else {
-        unreachable!("checked kind")
+        return Err(kind_mismatch(function, what));
     };
     let Some(dtype) = DType::from_acl(t.dtype) else {
         return Err(fail(
@@ -262,7 +271,7 @@ pub(crate) fn scalar_arg(
 ) -> Result<(DType, Vec<u8>), aclnnStatus> {
     let o = arg(function, what, addr, Kind::Scalar)?;
     let Obj::Scalar(d, b) = &*o else {
-        unreachable!("checked kind")
+        return Err(kind_mismatch(function, what));
     };
     Ok((*d, b.clone()))
 }
@@ -275,7 +284,7 @@ pub(crate) fn int_array_arg(
 ) -> Result<Vec<i64>, aclnnStatus> {
     let o = arg(function, what, addr, Kind::IntArray)?;
     let Obj::IntArray(v) = &*o else {
-        unreachable!("checked kind")
+        return Err(kind_mismatch(function, what));
     };
     Ok(v.clone())
 }
@@ -421,7 +430,7 @@ pub(crate) fn launch(
         Err(rc) => return rc,
     };
     let Obj::Executor(plan) = &*o else {
-        unreachable!("checked kind")
+        return kind_mismatch(function, "executor");
     };
     if plan.api != function {
         return fail(
