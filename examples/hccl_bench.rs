@@ -389,12 +389,21 @@ fn rank_main(a: &Args) -> Result<bool, BoxErr> {
             "# hccl_bench on {backend}: {} ranks, communicator ready in {ready:.2?}",
             comm.size()
         );
-        if matches!(backend, examples::Backend::Sim) {
+    }
+    if matches!(backend, examples::Backend::Sim) {
+        // The reference for the simulator's bandwidth, measured by rank 0
+        // while every other rank waits in a barrier (idle, not competing
+        // for the cores).
+        comm.barrier(&s)?;
+        s.synchronize()?;
+        if lead {
             println!(
                 "# single-core memcpy on this host: {:.2} GB/s",
                 memcpy_gbps(a.max.min(64 << 20))
             );
         }
+        comm.barrier(&s)?;
+        s.synchronize()?;
     }
     let mut all_passed = true;
     for &coll in &a.colls {
@@ -461,12 +470,12 @@ fn rank_main(a: &Args) -> Result<bool, BoxErr> {
     Ok(all_passed)
 }
 
-/// Single-core memcpy bandwidth of `bytes`-sized copies, GB/s (best of 5).
+/// Single-core memcpy bandwidth of `bytes`-sized copies, GB/s (best of 10).
 fn memcpy_gbps(bytes: usize) -> f64 {
     let src = vec![1u8; bytes];
     let mut dst = vec![0u8; bytes];
     let mut best = f64::MAX;
-    for _ in 0..5 {
+    for _ in 0..10 {
         let t = Instant::now();
         dst.copy_from_slice(std::hint::black_box(&src));
         std::hint::black_box(&mut dst);

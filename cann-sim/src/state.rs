@@ -185,7 +185,7 @@ pub struct Allocation {
     pub size: usize,
     /// The backing block: the size after the runtime's rounding (what HBM
     /// accounting charges), 64-byte aligned.
-    layout: Layout,
+    block: Block,
     /// Unique for the process: tells a live allocation from a later one at
     /// the same address (queued work checks it to detect use after free).
     pub id: u64,
@@ -194,7 +194,167 @@ pub struct Allocation {
 impl Allocation {
     /// Bytes reserved after rounding.
     pub fn reserved(&self) -> usize {
-        self.layout.size()
+        match self.block {
+            Block::Heap(layout) => layout.size(),
+            Block::Mapped { reserved, .. } => reserved,
+        }
+    }
+}
+
+/// Blocks of at least this size are mapped on their own instead of coming
+/// from the global allocator, so that a freed one is unmapped (a late access
+/// through a stale address fails instead of reading reused memory):
+///
+/// - device memory in a shared memory file (`memfd`), which HCCL's direct
+///   links map read-only into the other rank processes of the host, so that
+///   collectives read a peer's buffers without copying them through the
+///   kernel ([`crate::hccl::local`]);
+/// - pinned host memory (and device memory when no memory file can be
+///   made) privately, 2 MiB aligned and advised to use transparent huge
+///   pages.
+pub const MAPPED_BLOCK: usize = 2 << 20;
+
+/// Where an allocation's bytes live.
+#[derive(Debug, Clone, Copy)]
+enum Block {
+    /// From the global allocator.
+    Heap(Layout),
+    /// A mapping of its own.
+    Mapped {
+        /// The mapping's first address and length (for `munmap`).
+        map: usize,
+        map_len: usize,
+        /// Bytes reserved (from the block's first address).
+        reserved: usize,
+        /// The memory file behind a shared mapping (the block starts at its
+        /// offset 0), kept open while the block lives.
+        file: Option<SharedFile>,
+    },
+}
+
+/// A block's memory file: what another process needs to map it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SharedFile {
+    /// The descriptor in this process (`/proc/<pid>/fd/<fd>` opens it).
+    pub fd: i32,
+    /// Its inode number: tells this file from a later one with the same
+    /// descriptor number.
+    pub ino: u64,
+    /// Its length in bytes.
+    pub len: usize,
+}
+
+impl Block {
+    /// A block of `reserved` bytes for memory of `kind`; returns it and its
+    /// first address.
+    fn new(kind: MemKind, reserved: usize) -> Option<(Block, *mut u8)> {
+        if reserved < MAPPED_BLOCK {
+            let layout = Layout::from_size_align(reserved, ALIGN).ok()?;
+            // SAFETY: `layout` has a non-zero size (callers pass at least 1).
+            let ptr = unsafe { std::alloc::alloc(layout) };
+            return (!ptr.is_null()).then_some((Block::Heap(layout), ptr));
+        }
+        if matches!(kind, MemKind::Device(_))
+            && let Some(shared) = Block::shared(reserved)
+        {
+            return Some(shared);
+        }
+        let map_len = reserved.checked_add(2 * MAPPED_BLOCK)? & !(MAPPED_BLOCK - 1);
+        // SAFETY: a fresh private anonymous mapping; no existing memory is touched.
+        let map = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if map == libc::MAP_FAILED {
+            return None;
+        }
+        let start = (map as usize).next_multiple_of(MAPPED_BLOCK);
+        let huge_len = reserved.next_multiple_of(MAPPED_BLOCK);
+        // SAFETY: `[start, start + huge_len)` lies inside the mapping just
+        // made (`map_len` has room for the alignment and the rounding);
+        // the advice changes no contents. Failing advice is harmless.
+        unsafe { libc::madvise(start as *mut libc::c_void, huge_len, libc::MADV_HUGEPAGE) };
+        let block = Block::Mapped {
+            map: map as usize,
+            map_len,
+            reserved,
+            file: None,
+        };
+        Some((block, start as *mut u8))
+    }
+
+    /// A block in a new memory file, mapped shared; `None` when the system
+    /// refuses (no descriptors left, no `memfd_create`).
+    fn shared(reserved: usize) -> Option<(Block, *mut u8)> {
+        // SAFETY: a NUL-terminated name; the flags are valid.
+        let fd = unsafe { libc::memfd_create(c"cann-sim-hbm".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: `st` is plain data filled by the kernel for the live `fd`.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: `fd` is ours and open; the mapping is fresh.
+        let map = unsafe {
+            if libc::ftruncate(fd, reserved as libc::off_t) != 0 || libc::fstat(fd, &mut st) != 0 {
+                libc::MAP_FAILED
+            } else {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    reserved,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_SHARED,
+                    fd,
+                    0,
+                )
+            }
+        };
+        if map == libc::MAP_FAILED {
+            // SAFETY: `fd` is ours and closed once.
+            unsafe { libc::close(fd) };
+            return None;
+        }
+        let block = Block::Mapped {
+            map: map as usize,
+            map_len: reserved,
+            reserved,
+            file: Some(SharedFile {
+                fd,
+                ino: st.st_ino,
+                len: reserved,
+            }),
+        };
+        Some((block, map.cast()))
+    }
+
+    /// Gives the block at `base` back.
+    ///
+    /// # Safety
+    ///
+    /// `base` must be this block's first address, from [`Block::new`], not
+    /// released before and not used afterwards.
+    unsafe fn release(self, base: *mut u8) {
+        match self {
+            // SAFETY: per the contract, `base` came from `alloc(layout)`.
+            Block::Heap(layout) => unsafe { std::alloc::dealloc(base, layout) },
+            Block::Mapped {
+                map, map_len, file, ..
+            } => {
+                // SAFETY: per the contract, the mapping and the file are this
+                // block's own, released once.
+                unsafe {
+                    libc::munmap(map as *mut libc::c_void, map_len);
+                    if let Some(f) = file {
+                        libc::close(f.fd);
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -375,12 +535,7 @@ impl MemTable {
             }
         }
         let oom = AllocError::OutOfHostMemory { needed: reserved };
-        let layout = Layout::from_size_align(reserved, ALIGN).map_err(|_| oom.clone())?;
-        // SAFETY: `layout` has a non-zero size (at least 1, see above).
-        let ptr = unsafe { std::alloc::alloc(layout) };
-        if ptr.is_null() {
-            return Err(oom);
-        }
+        let (block, ptr) = Block::new(kind, reserved).ok_or(oom)?;
         // SAFETY: `ptr` is a fresh block of `reserved` writable bytes.
         unsafe { std::ptr::write_bytes(ptr, POISON, reserved) };
         if let MemKind::Device(device) = kind {
@@ -397,7 +552,7 @@ impl MemTable {
             Allocation {
                 kind,
                 size,
-                layout,
+                block,
                 id,
             },
         );
@@ -409,6 +564,16 @@ impl MemTable {
     pub fn find(&self, addr: usize) -> Option<(usize, &Allocation)> {
         let (&base, a) = self.allocs.range(..=addr).next_back()?;
         (addr - base < a.reserved()).then_some((base, a))
+    }
+
+    /// The memory file behind the live allocation containing `addr`, and the
+    /// offset of `addr` in it (shared device blocks only).
+    pub fn shared_file(&self, addr: usize) -> Option<(SharedFile, usize)> {
+        let (base, a) = self.find(addr)?;
+        match a.block {
+            Block::Mapped { file: Some(f), .. } => Some((f, addr - base)),
+            _ => None,
+        }
     }
 
     /// Frees the allocation that starts at `addr`, which must be of the
@@ -458,9 +623,9 @@ impl MemTable {
         {
             *used = used.saturating_sub(a.reserved() as u64);
         }
-        // SAFETY: `base` was returned by `std::alloc::alloc(a.layout)` and is
-        // freed once: it has just been removed from the table.
-        unsafe { std::alloc::dealloc(base as *mut u8, a.layout) };
+        // SAFETY: `base` is the block's first address and is freed once: it
+        // has just been removed from the table.
+        unsafe { a.block.release(base as *mut u8) };
         Ok(a)
     }
 
@@ -527,8 +692,8 @@ impl MemTable {
 impl Drop for MemTable {
     fn drop(&mut self) {
         for (base, a) in std::mem::take(&mut self.allocs) {
-            // SAFETY: every entry owns a block from `std::alloc::alloc(a.layout)`.
-            unsafe { std::alloc::dealloc(base as *mut u8, a.layout) };
+            // SAFETY: every entry owns its block, released once here.
+            unsafe { a.block.release(base as *mut u8) };
         }
     }
 }

@@ -23,7 +23,8 @@
 //!
 //! HCCL is loaded at run time (`libhccl.so` of a CANN install, or
 //! `$CANN_HCCL_LIB`); `cann_sim::install()` puts the simulator in its place,
-//! whose ranks talk over real TCP sockets.
+//! whose ranks connect over real TCP sockets and, on one host, read each
+//! other's device memory directly (`HCCL_INTRA_ROCE_ENABLE=1`: TCP only).
 //!
 //! # Example: two ranks as threads
 //!

@@ -83,6 +83,13 @@ fn rank_main(role: &str) -> Result<(), String> {
             println!("rank {} ran {checks} checks", comm.rank());
             Ok(())
         }
+        "large" => {
+            let (comm, dev, s, _) =
+                setup(&CommConfig::default().exec_timeout(Duration::from_secs(60)))?;
+            let checks = common::large(&comm, &dev, &s)?;
+            println!("rank {} ran {checks} large checks", comm.rank());
+            Ok(())
+        }
         "smoke" => {
             let t = Instant::now();
             let (comm, _dev, s, _) =
@@ -324,6 +331,21 @@ fn every_collective_type_and_op_is_exact_on_4_processes() {
 #[test]
 fn every_collective_type_and_op_is_exact_on_8_processes() {
     matrix(8);
+}
+
+#[test]
+fn every_collective_is_exact_on_3_processes_with_intra_host_traffic_over_tcp() {
+    let exits = launcher(3, "matrix")
+        .env("HCCL_INTRA_ROCE_ENABLE", "1")
+        .run()
+        .unwrap();
+    all_ok(&exits);
+}
+
+#[test]
+fn megabyte_collectives_are_exact_on_3_processes_reading_peers_through_shared_mappings() {
+    let exits = launcher(3, "large").run().unwrap();
+    all_ok(&exits);
 }
 
 #[test]

@@ -6,9 +6,10 @@
 //! another order, are found here — on every rank, since every rank sees
 //! every signature — and the collective fails with `HCCL_E_PARA` before any
 //! data moves. A rank that never calls it makes the others time out
-//! (`HCCL_E_TIMEOUT`).
-//!
-//! Algorithms (data moves in pieces of at most 1 MiB, so that receiving,
+//! (`HCCL_E_TIMEOUT`). Each signature also carries where the rank's buffers
+//! are and whether it is linked directly to every other rank; when all are
+//! (one host), the collective runs as in [`super::direct`]. Otherwise, over
+//! the TCP mesh (data moves in pieces of at most 4 MiB, so that receiving,
 //! reducing and forwarding overlap):
 //!
 //! | collective | algorithm |
@@ -24,11 +25,12 @@
 //! | barrier | the signature exchange alone |
 
 use super::comm::Comm;
+use super::direct::Ext;
 use super::mem::Mem;
 use super::reduce::{op_name, type_name};
 use super::transport::Fail;
 use hccl_sys::*;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Bytes per frame of bulk data.
 pub const PIECE: usize = 4 << 20;
@@ -37,9 +39,12 @@ pub const PIECE: usize = 4 << 20;
 const P2P: u64 = 1 << 62;
 
 fn pieces(len: usize) -> Vec<(usize, usize)> {
-    (0..len.div_ceil(PIECE))
-        .map(|k| (k * PIECE, PIECE.min(len - k * PIECE)))
-        .collect()
+    pieces_of(len, PIECE).collect()
+}
+
+/// Splits `len` bytes into pieces of at most `piece` (offset, length).
+pub(super) fn pieces_of(len: usize, piece: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..len.div_ceil(piece)).map(move |k| (k * piece, piece.min(len - k * piece)))
 }
 
 /// A collective and its arguments, validated at the call.
@@ -151,9 +156,12 @@ struct Sig {
 
 const NONE: u32 = u32::MAX;
 
+/// Bytes of a signature on the wire.
+const SIG: usize = 40;
+
 impl Sig {
     fn bytes(&self) -> Vec<u8> {
-        let mut v = Vec::with_capacity(40);
+        let mut v = Vec::with_capacity(SIG);
         for x in [self.kind, self.dt, self.op, self.root] {
             v.extend_from_slice(&x.to_le_bytes());
         }
@@ -164,11 +172,11 @@ impl Sig {
     }
 
     fn parse(b: &[u8]) -> Option<Sig> {
-        if b.len() != 40 {
+        if b.len() != SIG {
             return None;
         }
-        let w = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap_or_default());
-        let q = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or_default());
+        let w = |i: usize| super::wire::u32_at(b, i);
+        let q = |i: usize| super::wire::u64_at(b, i);
         Some(Sig {
             kind: w(0),
             dt: w(4),
@@ -337,24 +345,100 @@ impl Coll {
     }
 }
 
+impl Coll {
+    /// Bytes per element.
+    pub(super) fn elem_size(&self) -> usize {
+        let dt = match self {
+            Coll::AllReduce { dt, .. }
+            | Coll::Broadcast { dt, .. }
+            | Coll::Reduce { dt, .. }
+            | Coll::AllGather { dt, .. }
+            | Coll::AllGatherV { dt, .. }
+            | Coll::ReduceScatter { dt, .. }
+            | Coll::ReduceScatterV { dt, .. }
+            | Coll::Scatter { dt, .. }
+            | Coll::AlltoAll { dt, .. }
+            | Coll::AlltoAllV { dt, .. } => *dt,
+            Coll::Barrier => return 1,
+        };
+        super::reduce::type_size(dt).unwrap_or(1)
+    }
+
+    /// The per-rank blocks, (offset, bytes), of the buffer the collective
+    /// splits among `n` ranks: all-reduce's data, reduce-scatter's input,
+    /// all-gather's output. Empty for the other collectives.
+    pub(super) fn blocks(&self, n: u32) -> Vec<(usize, usize)> {
+        let size = self.elem_size();
+        match self {
+            Coll::AllReduce { count, .. } => even_blocks(*count, n, size),
+            Coll::ReduceScatter { count, .. } | Coll::AllGather { count, .. } => {
+                let bytes = *count as usize * size;
+                (0..n as usize).map(|c| (c * bytes, bytes)).collect()
+            }
+            Coll::ReduceScatterV { counts, displs, .. }
+            | Coll::AllGatherV { counts, displs, .. } => v_blocks(counts, displs, size),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Bytes of the one-count collectives' blocks: broadcast's buffer,
+    /// reduce's input, each rank's part of scatter.
+    pub(super) fn count_bytes(&self) -> usize {
+        match self {
+            Coll::Broadcast { count, .. }
+            | Coll::Reduce { count, .. }
+            | Coll::Scatter { count, .. } => *count as usize * self.elem_size(),
+            _ => 0,
+        }
+    }
+
+    /// All-to-all's send and receive blocks, (offset, bytes) per rank.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn a2a_blocks(&self, n: u32) -> (Vec<(usize, usize)>, Vec<(usize, usize)>) {
+        let size = self.elem_size();
+        let even = |count: u64| -> Vec<(usize, usize)> {
+            let b = count as usize * size;
+            (0..n as usize).map(|j| (j * b, b)).collect()
+        };
+        match self {
+            Coll::AlltoAll {
+                send_count,
+                recv_count,
+                ..
+            } => (even(*send_count), even(*recv_count)),
+            Coll::AlltoAllV {
+                send_counts,
+                sdispls,
+                recv_counts,
+                rdispls,
+                ..
+            } => (
+                v_blocks(send_counts, sdispls, size),
+                v_blocks(recv_counts, rdispls, size),
+            ),
+            _ => (Vec::new(), Vec::new()),
+        }
+    }
+}
+
 /// A running collective: the communicator, its frames' tag, the stop flag.
-struct Ctx<'a> {
-    c: &'a Comm,
+pub(super) struct Ctx<'a> {
+    pub(super) c: &'a Comm,
     tag: u64,
-    seq: u64,
-    stop: &'a AtomicBool,
+    pub(super) seq: u64,
+    pub(super) stop: &'a AtomicBool,
 }
 
 impl Ctx<'_> {
-    fn n(&self) -> u32 {
+    pub(super) fn n(&self) -> u32 {
         self.c.nranks
     }
 
-    fn me(&self) -> u32 {
+    pub(super) fn me(&self) -> u32 {
         self.c.rank
     }
 
-    fn send(&self, to: u32, data: &[u8]) -> Result<(), Fail> {
+    pub(super) fn send(&self, to: u32, data: &[u8]) -> Result<(), Fail> {
         self.c.transport.send_data(
             self.c.mesh(to),
             self.c.uid,
@@ -365,25 +449,42 @@ impl Ctx<'_> {
         )
     }
 
-    fn recv(&self, from: u32) -> Result<Vec<u8>, Fail> {
+    pub(super) fn recv(&self, from: u32) -> Result<Vec<u8>, Fail> {
+        self.recv_any(&[from]).map(|(_, m)| m)
+    }
+
+    /// The first frame of this collective from any of the ranks `from`, and
+    /// its sender.
+    pub(super) fn recv_any(&self, from: &[u32]) -> Result<(u32, Vec<u8>), Fail> {
+        let mesh: Vec<u32> = from.iter().map(|&r| self.c.mesh(r)).collect();
         self.c
             .transport
-            .recv(
+            .recv_any(
                 self.c.uid,
                 self.tag,
                 self.seq,
-                self.c.mesh(from),
+                &mesh,
                 &self.c.members,
                 self.c.deadline(),
                 self.stop,
             )
+            .map(|(m, frame)| {
+                let r = self.c.members.iter().position(|&x| x == m).unwrap_or(0) as u32;
+                (r, frame)
+            })
             .map_err(|mut f| {
                 if f.code == HCCL_E_TIMEOUT {
+                    let who = from
+                        .iter()
+                        .map(|&r| {
+                            format!("rank {r} (at {})", self.c.transport.addr(self.c.mesh(r)))
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" or ");
                     f.msg = format!(
-                        "rank {} waited for rank {from} (at {}) longer than the exec timeout \
-                         ({:?}) in collective #{}; rank {from} did not call it, or stalls",
+                        "rank {} waited for {who} longer than the exec timeout ({:?}) in \
+                         collective #{}; it did not call it, or stalls",
                         self.me(),
-                        self.c.transport.addr(self.c.mesh(from)),
                         self.c.exec_timeout.unwrap_or_default(),
                         self.seq
                     );
@@ -392,7 +493,7 @@ impl Ctx<'_> {
             })
     }
 
-    fn recv_len(&self, from: u32, len: usize) -> Result<Vec<u8>, Fail> {
+    pub(super) fn recv_len(&self, from: u32, len: usize) -> Result<Vec<u8>, Fail> {
         let v = self.recv(from)?;
         if v.len() != len {
             return Err(Fail::new(
@@ -406,17 +507,31 @@ impl Ctx<'_> {
         Ok(v)
     }
 
-    fn exchange_signatures(&self, coll: &Coll) -> Result<(), Fail> {
+    /// Exchanges signatures, each followed by the rank's [`Ext`]; returns
+    /// every rank's `Ext` (its own included) when all ranks are linked
+    /// directly, so that the direct algorithms apply.
+    fn exchange_signatures(&self, coll: &Coll) -> Result<Option<Vec<Ext>>, Fail> {
         let n = self.n();
         let me = self.me();
+        let linked = self.c.directly_linked();
         for j in (0..n).filter(|&j| j != me) {
-            self.send(j, &coll.sig(j as usize).bytes())?;
+            let mut msg = coll.sig(j as usize).bytes();
+            msg.extend_from_slice(&coll.ext(j as usize, linked).bytes());
+            self.send(j, &msg)?;
         }
         let mut first_bad: Option<String> = None;
+        let mut exts = vec![coll.ext(me as usize, linked); n as usize];
         for j in (0..n).filter(|&j| j != me) {
             let got = self.recv(j)?;
             let mine = coll.sig(j as usize);
-            let theirs = Sig::parse(&got).ok_or_else(|| {
+            let (sig, ext) = got.split_at(got.len().min(SIG));
+            exts[j as usize] = Ext::parse(ext).ok_or_else(|| {
+                Fail::new(
+                    HCCL_E_INTERNAL,
+                    format!("rank {j} sent a malformed signature"),
+                )
+            })?;
+            let theirs = Sig::parse(sig).ok_or_else(|| {
                 Fail::new(
                     HCCL_E_INTERNAL,
                     format!("rank {j} sent a malformed signature"),
@@ -435,8 +550,30 @@ impl Ctx<'_> {
         }
         match first_bad {
             Some(m) => Err(Fail::new(HCCL_E_PARA, m)),
-            None => Ok(()),
+            None if exts.iter().all(|e| e.linked) => Ok(Some(exts)),
+            None => Ok(None),
         }
+    }
+}
+
+static RUNS_DIRECT: AtomicU64 = AtomicU64::new(0);
+static RUNS_TCP: AtomicU64 = AtomicU64::new(0);
+
+/// How many collectives of more than one rank this process has run, by the
+/// path their data took.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Runs {
+    /// On direct same-host links ([`super::direct`]).
+    pub direct: u64,
+    /// Over the TCP mesh.
+    pub tcp: u64,
+}
+
+/// The counts so far (for tests and benchmarks).
+pub fn runs() -> Runs {
+    Runs {
+        direct: RUNS_DIRECT.load(Ordering::Relaxed),
+        tcp: RUNS_TCP.load(Ordering::Relaxed),
     }
 }
 
@@ -453,129 +590,48 @@ pub fn run(comm: &Comm, seq: u64, coll: &Coll, stop: &AtomicBool) -> Result<(), 
         seq,
         stop,
     };
+    if ctx.n() > 1
+        && let Some(exts) = ctx.exchange_signatures(coll)?
+    {
+        RUNS_DIRECT.fetch_add(1, Ordering::Relaxed);
+        return super::direct::run(&ctx, coll, &exts);
+    }
     if ctx.n() > 1 {
-        ctx.exchange_signatures(coll)?;
+        RUNS_TCP.fetch_add(1, Ordering::Relaxed);
     }
     match coll {
         Coll::Barrier => Ok(()),
         Coll::AllReduce {
-            send,
-            recv,
-            count,
-            dt,
-            op,
-        } => {
-            let size = super::reduce::type_size(*dt).unwrap_or(1);
-            let blocks = even_blocks(*count, ctx.n(), size);
-            all_reduce(&ctx, send, recv, &blocks, *dt, *op)
-        }
+            send, recv, dt, op, ..
+        } => all_reduce(&ctx, send, recv, &coll.blocks(ctx.n()), *dt, *op),
         Coll::ReduceScatter {
-            send,
-            recv,
-            count,
-            dt,
-            op,
-        } => {
-            let size = super::reduce::type_size(*dt).unwrap_or(1);
-            let bytes = *count as usize * size;
-            let blocks: Vec<_> = (0..ctx.n() as usize).map(|c| (c * bytes, bytes)).collect();
-            ring_reduce_scatter(&ctx, send, &blocks, *dt, *op, |off, x| recv.write(off, &x))
+            send, recv, dt, op, ..
         }
-        Coll::ReduceScatterV {
-            send,
-            recv,
-            counts,
-            displs,
-            dt,
-            op,
-        } => {
-            let size = super::reduce::type_size(*dt).unwrap_or(1);
-            let blocks = v_blocks(counts, displs, size);
-            ring_reduce_scatter(&ctx, send, &blocks, *dt, *op, |off, x| recv.write(off, &x))
-        }
-        Coll::AllGather {
-            send,
-            recv,
-            count,
-            dt,
-        } => {
-            let size = super::reduce::type_size(*dt).unwrap_or(1);
-            let bytes = *count as usize * size;
-            let blocks: Vec<_> = (0..ctx.n() as usize).map(|c| (c * bytes, bytes)).collect();
-            let me = ctx.me() as usize;
-            send.copy_to(0, recv, blocks[me].0, bytes)?;
+        | Coll::ReduceScatterV {
+            send, recv, dt, op, ..
+        } => ring_reduce_scatter(&ctx, send, &coll.blocks(ctx.n()), *dt, *op, |off, x| {
+            recv.write(off, &x)
+        }),
+        Coll::AllGather { send, recv, .. } | Coll::AllGatherV { send, recv, .. } => {
+            let blocks = coll.blocks(ctx.n());
+            let (o, l) = blocks[ctx.me() as usize];
+            send.copy_to(0, recv, o, l)?;
             ring_all_gather(&ctx, recv, &blocks, |off, len| send.read(off, len))
         }
-        Coll::AllGatherV {
-            send,
-            recv,
-            counts,
-            displs,
-            dt,
-        } => {
-            let size = super::reduce::type_size(*dt).unwrap_or(1);
-            let blocks = v_blocks(counts, displs, size);
-            let me = ctx.me() as usize;
-            send.copy_to(0, recv, blocks[me].0, blocks[me].1)?;
-            ring_all_gather(&ctx, recv, &blocks, |off, len| send.read(off, len))
-        }
-        Coll::Broadcast {
-            buf,
-            count,
-            dt,
-            root,
-        } => {
-            let size = super::reduce::type_size(*dt).unwrap_or(1);
-            broadcast(&ctx, buf, *count as usize * size, *root)
-        }
+        Coll::Broadcast { buf, root, .. } => broadcast(&ctx, buf, coll.count_bytes(), *root),
         Coll::Reduce {
             send,
             recv,
-            count,
             dt,
             op,
             root,
-        } => {
-            let size = super::reduce::type_size(*dt).unwrap_or(1);
-            chain_reduce(&ctx, send, recv, *count as usize * size, *dt, *op, *root)
-        }
-        Coll::Scatter {
-            send,
-            recv,
-            count,
-            dt,
-            root,
-        } => {
-            let size = super::reduce::type_size(*dt).unwrap_or(1);
-            scatter(&ctx, send, recv, *count as usize * size, *root)
-        }
-        Coll::AlltoAll {
-            send,
-            recv,
-            send_count,
-            recv_count,
-            dt,
-        } => {
-            let size = super::reduce::type_size(*dt).unwrap_or(1);
-            let n = ctx.n() as usize;
-            let (sb, rb) = (*send_count as usize * size, *recv_count as usize * size);
-            let sblocks: Vec<_> = (0..n).map(|j| (j * sb, sb)).collect();
-            let rblocks: Vec<_> = (0..n).map(|j| (j * rb, rb)).collect();
-            all_to_all(&ctx, send, recv, &sblocks, &rblocks)
-        }
-        Coll::AlltoAllV {
-            send,
-            recv,
-            send_counts,
-            sdispls,
-            recv_counts,
-            rdispls,
-            dt,
             ..
-        } => {
-            let size = super::reduce::type_size(*dt).unwrap_or(1);
-            let sblocks = v_blocks(send_counts, sdispls, size);
-            let rblocks = v_blocks(recv_counts, rdispls, size);
+        } => chain_reduce(&ctx, send, recv, coll.count_bytes(), *dt, *op, *root),
+        Coll::Scatter {
+            send, recv, root, ..
+        } => scatter(&ctx, send, recv, coll.count_bytes(), *root),
+        Coll::AlltoAll { send, recv, .. } | Coll::AlltoAllV { send, recv, .. } => {
+            let (sblocks, rblocks) = coll.a2a_blocks(ctx.n());
             all_to_all(&ctx, send, recv, &sblocks, &rblocks)
         }
     }
@@ -593,7 +649,7 @@ fn even_blocks(count: u64, n: u32, size: usize) -> Vec<(usize, usize)> {
         .collect()
 }
 
-fn v_blocks(counts: &[u64], displs: &[u64], size: usize) -> Vec<(usize, usize)> {
+pub(super) fn v_blocks(counts: &[u64], displs: &[u64], size: usize) -> Vec<(usize, usize)> {
     counts
         .iter()
         .zip(displs)

@@ -1,10 +1,12 @@
 //! Communicators: one rank's view of a group, and the table of handles.
 
+use super::local::Mapping;
 use super::transport::{Fail, Transport};
 use crate::recent_error::fail;
 use crate::rt::handles::{self, Lookup, Registry, Table};
 use hccl_sys::*;
 use parking_lot::Mutex;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -129,6 +131,10 @@ pub struct Comm {
     error: Mutex<Option<Fail>>,
     /// Between `HcclCommSuspend` and `HcclCommResume`.
     pub suspended: AtomicBool,
+    /// Peers' device memory files mapped here by the direct collectives,
+    /// by (process, inode); those the last collective did not use are
+    /// unmapped after it.
+    pub maps: Mutex<HashMap<(u32, u64), Arc<Mapping>>>,
 }
 
 impl Comm {
@@ -161,6 +167,7 @@ impl Comm {
             sub_comms: AtomicU64::new(0),
             error: Mutex::new(None),
             suspended: AtomicBool::new(false),
+            maps: Mutex::new(HashMap::new()),
         }
     }
 
@@ -185,6 +192,26 @@ impl Comm {
     /// The mesh rank of communicator rank `r`.
     pub fn mesh(&self, r: u32) -> u32 {
         self.members[r as usize]
+    }
+
+    /// Whether this rank is linked directly to every other rank of the
+    /// communicator (same host, direct links on; see [`super::local`]).
+    pub fn directly_linked(&self) -> bool {
+        self.members.iter().all(|&m| {
+            self.transport
+                .links
+                .get(m as usize)
+                .is_some_and(Option::is_some)
+        })
+    }
+
+    /// The process of communicator rank `r`, when linked directly.
+    pub fn pid(&self, r: u32) -> Option<u32> {
+        self.transport
+            .links
+            .get(self.mesh(r) as usize)
+            .copied()
+            .flatten()
     }
 
     /// The deadline of one wait started now.

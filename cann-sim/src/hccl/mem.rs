@@ -140,6 +140,94 @@ impl Mem {
         Ok(out)
     }
 
+    /// Copies `dst.len()` bytes at `off` into `dst`.
+    ///
+    /// # Errors
+    ///
+    /// A memory fault when the buffer was freed.
+    pub fn read_into(&self, off: usize, dst: &mut [u8]) -> Result<(), Fail> {
+        if dst.is_empty() {
+            return Ok(());
+        }
+        let table = state::memory().read();
+        let addr = self.check(&table, off, dst.len())?;
+        // SAFETY: a live range of `dst.len()` bytes (checked, lock held);
+        // `dst` is host memory, not in the table.
+        unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, dst.as_mut_ptr(), dst.len()) };
+        Ok(())
+    }
+
+    /// Fills `len` bytes at `off` from `remote` in process `pid` (a direct
+    /// link's DMA, see [`super::local`]); `fail` turns the OS error into the
+    /// collective's failure.
+    ///
+    /// # Errors
+    ///
+    /// A memory fault when this buffer was freed, `fail(error)` when the
+    /// remote range cannot be read.
+    pub fn pull(
+        &self,
+        off: usize,
+        len: usize,
+        pid: u32,
+        remote: usize,
+        fail: impl FnOnce(std::io::Error) -> Fail,
+    ) -> Result<(), Fail> {
+        if len == 0 {
+            return Ok(());
+        }
+        let table = state::memory().read();
+        let addr = self.check(&table, off, len)?;
+        // SAFETY: `[addr, addr + len)` is a live allocation (checked, kept
+        // alive by the read lock), written only through this raw pointer.
+        unsafe { super::local::read_raw(pid, remote, addr as *mut u8, len) }.map_err(fail)
+    }
+
+    /// Copies `len` bytes of device memory at `src` (another rank's buffer
+    /// in this process) to `off`; `fail(why)` when `src` is not (or no
+    /// longer) device memory.
+    ///
+    /// # Errors
+    ///
+    /// A memory fault when this buffer was freed, `fail(why)` for `src`.
+    pub fn copy_from_device(
+        &self,
+        off: usize,
+        src: usize,
+        len: usize,
+        fail: impl FnOnce(&str) -> Fail,
+    ) -> Result<(), Fail> {
+        if len == 0 {
+            return Ok(());
+        }
+        let table = state::memory().read();
+        let to = self.check(&table, off, len)?;
+        match table.check_range(src, len) {
+            Ok(Region::Device { .. }) => {}
+            _ => return Err(fail("it is no longer device memory")),
+        }
+        // SAFETY: both ranges are live (checked, lock held); `copy` allows overlap.
+        unsafe { std::ptr::copy(src as *const u8, to as *mut u8, len) };
+        Ok(())
+    }
+
+    /// Writes `data` at `off` with streaming (cache-bypassing) stores: for
+    /// results nobody on this core reads again soon.
+    ///
+    /// # Errors
+    ///
+    /// A memory fault when the buffer was freed.
+    pub fn write_stream(&self, off: usize, data: &[u8]) -> Result<(), Fail> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        let table = state::memory().read();
+        let addr = self.check(&table, off, data.len())?;
+        // SAFETY: as in `write`.
+        unsafe { stream_copy(data.as_ptr(), addr as *mut u8, data.len()) };
+        Ok(())
+    }
+
     /// Writes `data` at `off`.
     ///
     /// # Errors
@@ -196,4 +284,45 @@ impl Mem {
         unsafe { std::ptr::copy(src as *const u8, to as *mut u8, len) };
         Ok(())
     }
+}
+
+/// Copies `len` bytes from `src` to `dst` with non-temporal stores where the
+/// CPU has them (x86-64: SSE2 `movntdq`), so that a large copy does not read
+/// every destination line first.
+///
+/// # Safety
+///
+/// `src` readable and `dst` writable for `len` bytes; the ranges do not
+/// overlap.
+pub unsafe fn stream_copy(src: *const u8, dst: *mut u8, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
+        // Plain copy up to the first 16-byte aligned destination address.
+        let head = dst.align_offset(16).min(len);
+        // SAFETY: inside the caller's ranges.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, head) };
+        let body = (len - head) / 16;
+        for i in 0..body {
+            // SAFETY: `dst + head` is 16-byte aligned, every 16-byte step
+            // stays inside the ranges (`body` whole steps fit); SSE2 is part
+            // of x86-64.
+            unsafe {
+                let v = _mm_loadu_si128(src.add(head + i * 16).cast::<__m128i>());
+                _mm_stream_si128(dst.add(head + i * 16).cast::<__m128i>(), v);
+            }
+        }
+        let done = head + body * 16;
+        // SAFETY: the tail inside the ranges; the fence orders the streaming
+        // stores before anything this thread does next.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src.add(done), dst.add(done), len - done);
+            _mm_sfence();
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: per the contract.
+    unsafe {
+        std::ptr::copy_nonoverlapping(src, dst, len)
+    };
 }

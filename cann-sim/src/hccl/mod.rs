@@ -1,13 +1,20 @@
 //! The simulator's HCCL (`libhccl.so`): communicators whose ranks are
 //! threads of one process or separate processes (on one host or several),
-//! exchanging data over real TCP sockets.
+//! connected by real TCP sockets. Bulk data crosses hosts over TCP and, when
+//! every rank shares one host, is read straight from the peers' device
+//! memory ([`local`], [`direct`]), as HCCS/PCIe and RoCE split the work on
+//! hardware.
 //!
 //! - [`bootstrap`]: `HcclGetRootInfo` and its root server, the rendezvous of
 //!   `HcclCommInitRootInfo(Config)`, rank tables (`HcclCommInitClusterInfo`),
 //!   `HcclCommInitAll`, sub-communicators (`HcclCreateSubCommConfig`).
 //! - [`transport`]: the full mesh of TCP connections between the ranks.
+//! - [`local`]: direct links between ranks on one host (device memory read
+//!   across processes, as HCCS/PCIe inside a server), and the variables
+//!   that choose them.
 //! - [`algo`]: the collectives (ring, chain and direct algorithms) running as
-//!   tasks on stream workers, asynchronous to the host.
+//!   tasks on stream workers, asynchronous to the host; [`direct`]: their
+//!   versions for ranks that all share one host.
 //! - [`exports`]: the C functions, their argument checks and codes.
 //! - [`reduce`]: data types and reductions (with the SoC's restrictions).
 //!
@@ -29,6 +36,7 @@
 //! | `HCCL_IF_IP` | the address root servers and ranks listen on | `127.0.0.1` |
 //! | `HCCL_IF_BASE_PORT` | the root server's port; rank tables' default port base | any free port; `60000` |
 //! | `HCCL_CONNECT_TIMEOUT` | seconds bootstrap waits for the other ranks | `120` |
+//! | `HCCL_INTRA_ROCE_ENABLE`, `HCCL_INTRA_PCIE_ENABLE` | links inside a host: direct (default) or TCP (`HCCL_INTRA_ROCE_ENABLE=1`); see [`local`] | direct |
 //! | `HCCL_EXEC_TIMEOUT` | seconds a collective waits for a peer (0: forever); the config's `hcclExecTimeOut` wins | `1836` |
 //! | `CANN_SIM_HCCL_CONNECT_TIMEOUT_MS` | simulator extension: the connect timeout in ms (for tests) | unset |
 //! | `CANN_SIM_HCCL_EXEC_TIMEOUT_MS` | simulator extension: the exec timeout in ms, unless the config sets one | unset |
@@ -36,7 +44,9 @@
 pub mod algo;
 pub mod bootstrap;
 pub mod comm;
+pub mod direct;
 pub mod exports;
+pub mod local;
 pub mod mem;
 pub mod ranktable;
 pub mod reduce;

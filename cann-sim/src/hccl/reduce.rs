@@ -147,56 +147,85 @@ pub fn check_reduce(dt: HcclDataType, op: HcclReduceOp) -> Result<usize, (HcclRe
     Ok(size)
 }
 
-macro_rules! int_kernel {
-    ($t:ty, $acc:expr, $x:expr, $op:expr) => {{
-        const N: usize = std::mem::size_of::<$t>();
-        let f: fn($t, $t) -> $t = match $op {
-            HCCL_REDUCE_SUM => |a, b| a.wrapping_add(b),
-            HCCL_REDUCE_PROD => |a, b| a.wrapping_mul(b),
-            HCCL_REDUCE_MAX => |a, b| a.max(b),
-            _ => |a, b| a.min(b),
+/// `acc[i] = f(acc[i], x[i])` over the `N`-byte elements of two byte
+/// ranges. Generic over `f` so that each operation gets its own inlined
+/// (and vectorisable) loop instead of a call per element.
+#[inline(always)]
+fn zip_apply<const N: usize, T>(
+    acc: &mut [u8],
+    x: &[u8],
+    load: impl Fn([u8; N]) -> T,
+    store: impl Fn(T) -> [u8; N],
+    f: impl Fn(T, T) -> T,
+) {
+    for (a, b) in acc.chunks_exact_mut(N).zip(x.chunks_exact(N)) {
+        let (Ok(va), Ok(vb)) = (<[u8; N]>::try_from(&*a), <[u8; N]>::try_from(b)) else {
+            continue;
         };
-        for (a, b) in $acc.chunks_exact_mut(N).zip($x.chunks_exact(N)) {
-            let r = f(
-                <$t>::from_ne_bytes(a.try_into().unwrap_or([0; N])),
-                <$t>::from_ne_bytes(b.try_into().unwrap_or([0; N])),
-            );
-            a.copy_from_slice(&r.to_ne_bytes());
+        a.copy_from_slice(&store(f(load(va), load(vb))));
+    }
+}
+
+/// `acc[i] = f(acc[i], x[i])` over elements of a primitive numeric type:
+/// typed (vectorisable) when both ranges are aligned for `T`, else through
+/// bytes.
+#[inline(always)]
+fn zip_typed<const N: usize, T: Copy>(
+    acc: &mut [u8],
+    x: &[u8],
+    load: impl Fn([u8; N]) -> T,
+    store: impl Fn(T) -> [u8; N],
+    f: impl Fn(T, T) -> T,
+) {
+    // SAFETY: `T` is a primitive integer or float (every caller passes one):
+    // any bit pattern is a valid value and it has no padding, so viewing
+    // aligned bytes as `T`s is sound; the unaligned ends come back as bytes.
+    let ((ap, a, asuf), (xp, xs, xsuf)) = unsafe { (acc.align_to_mut::<T>(), x.align_to::<T>()) };
+    if ap.is_empty() && xp.is_empty() && asuf.is_empty() && xsuf.is_empty() && a.len() == xs.len() {
+        for (a, &b) in a.iter_mut().zip(xs) {
+            *a = f(*a, b);
+        }
+        return;
+    }
+    zip_apply::<N, T>(acc, x, load, store, f);
+}
+
+/// One loop per reduce operation over elements of a primitive type.
+macro_rules! kernel {
+    ($t:ty, $acc:expr, $x:expr, $op:expr, $sum:expr, $prod:expr) => {{
+        const N: usize = std::mem::size_of::<$t>();
+        let (ld, st) = (<$t>::from_ne_bytes, <$t>::to_ne_bytes);
+        match $op {
+            HCCL_REDUCE_SUM => zip_typed::<N, $t>($acc, $x, ld, st, $sum),
+            HCCL_REDUCE_PROD => zip_typed::<N, $t>($acc, $x, ld, st, $prod),
+            HCCL_REDUCE_MAX => zip_typed::<N, $t>($acc, $x, ld, st, |a, b| a.max(b)),
+            _ => zip_typed::<N, $t>($acc, $x, ld, st, |a, b| a.min(b)),
         }
     }};
+}
+
+macro_rules! int_kernel {
+    ($t:ty, $acc:expr, $x:expr, $op:expr) => {
+        kernel!($t, $acc, $x, $op, <$t>::wrapping_add, <$t>::wrapping_mul)
+    };
 }
 
 macro_rules! float_kernel {
-    ($t:ty, $acc:expr, $x:expr, $op:expr) => {{
-        const N: usize = std::mem::size_of::<$t>();
-        let f: fn($t, $t) -> $t = match $op {
-            HCCL_REDUCE_SUM => |a, b| a + b,
-            HCCL_REDUCE_PROD => |a, b| a * b,
-            HCCL_REDUCE_MAX => |a, b| a.max(b),
-            _ => |a, b| a.min(b),
-        };
-        for (a, b) in $acc.chunks_exact_mut(N).zip($x.chunks_exact(N)) {
-            let r = f(
-                <$t>::from_ne_bytes(a.try_into().unwrap_or([0; N])),
-                <$t>::from_ne_bytes(b.try_into().unwrap_or([0; N])),
-            );
-            a.copy_from_slice(&r.to_ne_bytes());
-        }
-    }};
+    ($t:ty, $acc:expr, $x:expr, $op:expr) => {
+        kernel!($t, $acc, $x, $op, |a, b| a + b, |a, b| a * b)
+    };
 }
 
+/// 16-bit floats compute in f32 and round once per element.
 macro_rules! half_kernel {
     ($t:ty, $acc:expr, $x:expr, $op:expr) => {{
-        let f: fn(f32, f32) -> f32 = match $op {
-            HCCL_REDUCE_SUM => |a, b| a + b,
-            HCCL_REDUCE_PROD => |a, b| a * b,
-            HCCL_REDUCE_MAX => |a, b| a.max(b),
-            _ => |a, b| a.min(b),
-        };
-        for (a, b) in $acc.chunks_exact_mut(2).zip($x.chunks_exact(2)) {
-            let va = <$t>::from_bits(u16::from_ne_bytes([a[0], a[1]])).to_f32();
-            let vb = <$t>::from_bits(u16::from_ne_bytes([b[0], b[1]])).to_f32();
-            a.copy_from_slice(&<$t>::from_f32(f(va, vb)).to_bits().to_ne_bytes());
+        let ld = |b: [u8; 2]| <$t>::from_bits(u16::from_ne_bytes(b)).to_f32();
+        let st = |v: f32| <$t>::from_f32(v).to_bits().to_ne_bytes();
+        match $op {
+            HCCL_REDUCE_SUM => zip_apply::<2, f32>($acc, $x, ld, st, |a, b| a + b),
+            HCCL_REDUCE_PROD => zip_apply::<2, f32>($acc, $x, ld, st, |a, b| a * b),
+            HCCL_REDUCE_MAX => zip_apply::<2, f32>($acc, $x, ld, st, f32::max),
+            _ => zip_apply::<2, f32>($acc, $x, ld, st, f32::min),
         }
     }};
 }

@@ -20,6 +20,7 @@
 //! Sub-communicators share their parent's mesh; the communicator id in each
 //! frame keeps their traffic apart.
 
+use super::local::{self, Card};
 use super::wire::{self, POLL};
 use hccl_sys::*;
 use parking_lot::{Condvar, Mutex};
@@ -116,6 +117,9 @@ pub struct Transport {
     pub shared: Arc<Shared>,
     peers: Vec<Option<Peer>>,
     readers: Mutex<Vec<JoinHandle<()>>>,
+    /// Per mesh rank, the process to read directly when it is linked to this
+    /// rank on the same host ([`super::local`]); this rank's own entry too.
+    pub links: Vec<Option<u32>>,
 }
 
 impl std::fmt::Debug for Transport {
@@ -154,9 +158,16 @@ pub fn build(
     deadline: Instant,
 ) -> Result<Transport, Fail> {
     let nranks = addrs.len() as u32;
+    let mode = local::mode().map_err(|(code, msg)| Fail::new(code, msg))?;
+    let mine = Card::mine(mode);
+    let mut links: Vec<Option<u32>> = (0..nranks).map(|_| None).collect();
+    if mode == local::Mode::Direct {
+        links[rank as usize] = Some(mine.pid);
+    }
     let mut socks: Vec<Option<TcpStream>> = (0..nranks).map(|_| None).collect();
     let accepted = std::thread::scope(|scope| {
-        let acceptor = scope.spawn(|| accept_higher(rank, nranks, &listener, mesh, deadline));
+        let acceptor =
+            scope.spawn(|| accept_higher(rank, nranks, &listener, mesh, &mine, deadline));
         for j in 0..rank {
             let addr = addrs[j as usize];
             let mut s = wire::connect_retry(addr, deadline).map_err(|e| {
@@ -167,9 +178,9 @@ pub fn build(
             })?;
             s.set_write_timeout(Some(POLL))
                 .and_then(|()| {
-                    wire::write_all_by(&mut s, &hello(mesh, rank, nranks), Some(deadline), &|| {
-                        false
-                    })
+                    let mut h = hello(mesh, rank, nranks).to_vec();
+                    h.extend_from_slice(&mine.bytes());
+                    wire::write_all_by(&mut s, &h, Some(deadline), &|| false)
                 })
                 .map_err(|e| {
                     Fail::new(
@@ -178,9 +189,13 @@ pub fn build(
                     )
                 })?;
             s.set_read_timeout(Some(POLL)).ok();
-            let mut ack = [0u8; 1];
+            let mut ack = [0u8; 1 + local::CARD];
             match wire::read_exact_by(&mut s, &mut ack, deadline) {
-                Ok(()) if ack[0] == 1 => {}
+                Ok(()) if ack[0] == 1 => {
+                    let mut card = [0u8; local::CARD];
+                    card.copy_from_slice(&ack[1..]);
+                    links[j as usize] = Card::parse(&card).link(&mine);
+                }
                 Ok(()) | Err(_) if Instant::now() < deadline => {
                     return Err(Fail::new(
                         HCCL_E_PARA,
@@ -204,10 +219,11 @@ pub fn build(
             .join()
             .unwrap_or_else(|_| Err(Fail::new(HCCL_E_INTERNAL, "the acceptor thread panicked")))
     })?;
-    for (j, s) in accepted {
+    for (j, s, link) in accepted {
         socks[j as usize] = Some(s);
+        links[j as usize] = link;
     }
-    Ok(Transport::start(rank, nranks, addrs, socks))
+    Ok(Transport::start(rank, nranks, addrs, socks, links))
 }
 
 fn accept_higher(
@@ -215,10 +231,11 @@ fn accept_higher(
     nranks: u32,
     listener: &TcpListener,
     mesh: u64,
+    mine: &Card,
     deadline: Instant,
-) -> Result<Vec<(u32, TcpStream)>, Fail> {
+) -> Result<Vec<(u32, TcpStream, Option<u32>)>, Fail> {
     let want = nranks - rank - 1;
-    let mut got: Vec<(u32, TcpStream)> = Vec::new();
+    let mut got: Vec<(u32, TcpStream, Option<u32>)> = Vec::new();
     listener
         .set_nonblocking(true)
         .map_err(|e| Fail::new(HCCL_E_TCP_CONNECT, format!("listener: {e}")))?;
@@ -228,31 +245,35 @@ fn accept_higher(
                 let _ = s.set_nonblocking(false);
                 wire::tune(&s);
                 let _ = s.set_read_timeout(Some(POLL));
-                let mut h = [0u8; 24];
+                let mut h = [0u8; 24 + local::CARD];
                 let per_conn = deadline.min(Instant::now() + Duration::from_secs(10));
                 if wire::read_exact_by(&mut s, &mut h, per_conn).is_err() {
                     continue;
                 }
-                let magic = u64::from_le_bytes(h[..8].try_into().unwrap_or_default());
-                let their_mesh = u64::from_le_bytes(h[8..16].try_into().unwrap_or_default());
-                let j = u32::from_le_bytes(h[16..20].try_into().unwrap_or_default());
-                let n = u32::from_le_bytes(h[20..24].try_into().unwrap_or_default());
+                let magic = wire::u64_at(&h, 0);
+                let their_mesh = wire::u64_at(&h, 8);
+                let j = wire::u32_at(&h, 16);
+                let n = wire::u32_at(&h, 20);
                 let ok = magic == HELLO_MAGIC
                     && their_mesh == mesh
                     && n == nranks
                     && j > rank
                     && j < nranks
-                    && !got.iter().any(|(k, _)| *k == j);
+                    && !got.iter().any(|(k, _, _)| *k == j);
                 let _ = s.set_write_timeout(Some(POLL));
-                let _ = wire::write_all_by(&mut s, &[u8::from(ok)], Some(per_conn), &|| false);
+                let mut ack = vec![u8::from(ok)];
+                ack.extend_from_slice(&mine.bytes());
+                let _ = wire::write_all_by(&mut s, &ack, Some(per_conn), &|| false);
                 if ok {
-                    got.push((j, s));
+                    let mut card = [0u8; local::CARD];
+                    card.copy_from_slice(&h[24..]);
+                    got.push((j, s, Card::parse(&card).link(mine)));
                 }
             }
             Err(e) if wire::is_would_block(&e) => {
                 if Instant::now() >= deadline {
                     let mut missing: Vec<u32> = (rank + 1..nranks)
-                        .filter(|j| !got.iter().any(|(k, _)| k == j))
+                        .filter(|j| !got.iter().any(|(k, _, _)| k == j))
                         .collect();
                     missing.sort_unstable();
                     return Err(Fail::new(
@@ -285,6 +306,7 @@ impl Transport {
         nranks: u32,
         addrs: Vec<SocketAddr>,
         socks: Vec<Option<TcpStream>>,
+        links: Vec<Option<u32>>,
     ) -> Transport {
         let shared = Arc::new(Shared {
             inbox: Mutex::new(Inbox::default()),
@@ -330,6 +352,7 @@ impl Transport {
             shared,
             peers,
             readers: Mutex::new(readers),
+            links,
         }
     }
 
@@ -429,16 +452,39 @@ impl Transport {
         deadline: Option<Instant>,
         stop: &AtomicBool,
     ) -> Result<Vec<u8>, Fail> {
-        let key = (uid, tag, from);
+        self.recv_any(uid, tag, seq, &[from], members, deadline, stop)
+            .map(|(_, m)| m)
+    }
+
+    /// [`Transport::recv`] from whichever of the mesh ranks `from` sent
+    /// first; returns the sender and the frame.
+    ///
+    /// # Errors
+    ///
+    /// As [`Transport::recv`]; any of `from` having left fails the wait.
+    #[allow(clippy::too_many_arguments)]
+    pub fn recv_any(
+        &self,
+        uid: u64,
+        tag: u64,
+        seq: u64,
+        from: &[u32],
+        members: &[u32],
+        deadline: Option<Instant>,
+        stop: &AtomicBool,
+    ) -> Result<(u32, Vec<u8>), Fail> {
         let mut inbox = self.shared.inbox.lock();
         loop {
-            if let Some(q) = inbox.msgs.get_mut(&key)
-                && let Some(m) = q.pop_front()
-            {
-                if q.is_empty() {
-                    inbox.msgs.remove(&key);
+            for &j in from {
+                let key = (uid, tag, j);
+                if let Some(q) = inbox.msgs.get_mut(&key)
+                    && let Some(m) = q.pop_front()
+                {
+                    if q.is_empty() {
+                        inbox.msgs.remove(&key);
+                    }
+                    return Ok((j, m));
                 }
-                return Ok(m);
             }
             if let Some(a) = inbox.aborts.get(&uid) {
                 let code = if a.code == HCCL_E_PARA && a.seq == seq {
@@ -456,7 +502,7 @@ impl Transport {
             // A crashed member dooms the collective; one that left (it
             // destroyed its communicator after its part) only fails waits
             // for frames it never sent.
-            if let Some(f) = self.dead(members).or_else(|| self.gone(&[from])) {
+            if let Some(f) = self.dead(members).or_else(|| self.gone(from)) {
                 return Err(f);
             }
             if self.shared.closing.load(Ordering::Relaxed) {
@@ -475,10 +521,13 @@ impl Transport {
                     return Err(Fail::new(
                         HCCL_E_TIMEOUT,
                         format!(
-                            "rank {} waited for rank {from} (at {}) until the exec timeout; it \
-                             did not call the same collective (or stalls)",
+                            "rank {} waited for {} until the exec timeout; it did not call the \
+                             same collective (or stalls)",
                             self.rank,
-                            self.addr(from)
+                            from.iter()
+                                .map(|&j| format!("rank {j} (at {})", self.addr(j)))
+                                .collect::<Vec<_>>()
+                                .join(" or ")
                         ),
                     ));
                 }
@@ -593,9 +642,9 @@ fn reader(shared: Arc<Shared>, from: u32, mut s: TcpStream) {
             }
             return;
         }
-        let word = |i: usize| u64::from_le_bytes(h[i..i + 8].try_into().unwrap_or_default());
-        let magic = u32::from_le_bytes(h[..4].try_into().unwrap_or_default());
-        let kind = u32::from_le_bytes(h[4..8].try_into().unwrap_or_default());
+        let word = |i: usize| wire::u64_at(&h, i);
+        let magic = wire::u32_at(&h, 0);
+        let kind = wire::u32_at(&h, 4);
         let (uid, tag, len) = (word(8), word(16), word(24) as usize);
         if magic != FRAME_MAGIC {
             shared.mark(

@@ -99,6 +99,20 @@ pub fn unique_id() -> u64 {
     x ^ (x >> 31)
 }
 
+/// The little-endian `u64` at byte `i` of `b` (0 past the end).
+pub fn u64_at(b: &[u8], i: usize) -> u64 {
+    b.get(i..i + 8)
+        .and_then(|s| s.try_into().ok())
+        .map_or(0, u64::from_le_bytes)
+}
+
+/// The little-endian `u32` at byte `i` of `b` (0 past the end).
+pub fn u32_at(b: &[u8], i: usize) -> u32 {
+    b.get(i..i + 4)
+        .and_then(|s| s.try_into().ok())
+        .map_or(0, u32::from_le_bytes)
+}
+
 /// FNV-1a, for fingerprints of argument lists and rank tables.
 pub fn fnv(bytes: &[u8]) -> u64 {
     let mut h = 0xcbf2_9ce4_8422_2325u64;

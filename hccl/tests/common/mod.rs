@@ -130,8 +130,21 @@ fn reduced<T: Elem>(n: u32, len: usize, op: ReduceOp, salt: usize) -> Vec<T> {
 }
 
 fn expect_eq<T: Debug + PartialEq>(what: &str, got: Vec<T>, want: Vec<T>) -> Result<(), String> {
-    if got != want {
-        return Err(format!("{what}: got {got:?}, want {want:?}"));
+    if got.len() != want.len() {
+        return Err(format!(
+            "{what}: got {} elements, want {}",
+            got.len(),
+            want.len()
+        ));
+    }
+    if let Some(i) = got.iter().zip(&want).position(|(a, b)| a != b) {
+        let end = (i + 4).min(got.len());
+        return Err(format!(
+            "{what}: element {i} of {} differs: got {:?}, want {:?}",
+            got.len(),
+            &got[i..end],
+            &want[i..end]
+        ));
     }
     Ok(())
 }
@@ -158,6 +171,16 @@ macro_rules! tr {
 /// Every collective for element type `T` (and every op for the reducing
 /// ones); returns the number of checks.
 pub fn matrix_for<T: Elem>(comm: &Comm, dev: &Device, s: &Stream) -> Result<usize, String> {
+    matrix_sized::<T>(comm, dev, s, 5)
+}
+
+/// [`matrix_for`] with `count` elements per rank block.
+pub fn matrix_sized<T: Elem>(
+    comm: &Comm,
+    dev: &Device,
+    s: &Stream,
+    count: usize,
+) -> Result<usize, String> {
     let n = comm.size();
     let r = comm.rank();
     let nu = n as usize;
@@ -176,7 +199,6 @@ pub fn matrix_for<T: Elem>(comm: &Comm, dev: &Device, s: &Stream) -> Result<usiz
     let up = |v: &[T]| home().clone_from_host(v).map_err(|e| e.to_string());
     let zeros = |len: usize| home().alloc_zeros::<T>(len).map_err(|e| e.to_string());
     let mut checks = 0;
-    let count = 5usize;
     for op in ReduceOp::ALL {
         let what = format!("all_reduce {ty} {op} on {n} ranks");
         let send = up(&data::<T>(r, count, op, 0))?;
@@ -457,6 +479,14 @@ pub fn matrix_for<T: Elem>(comm: &Comm, dev: &Device, s: &Stream) -> Result<usiz
     tr!("barrier", comm.barrier(s));
     tr!("barrier", s.synchronize());
     Ok(checks + 1)
+}
+
+/// The matrix with buffers of megabytes (device memory the simulator maps
+/// on its own, which other rank processes read through shared mappings),
+/// for one integer and one float type.
+pub fn large(comm: &Comm, dev: &Device, s: &Stream) -> Result<usize, String> {
+    Ok(matrix_sized::<i32>(comm, dev, s, (1 << 20) + 3)?
+        + matrix_sized::<f32>(comm, dev, s, (1 << 19) + 5)?)
 }
 
 /// The whole matrix: every type.
