@@ -121,6 +121,60 @@ impl Comm {
         Comm::wrap(raw, device)
     }
 
+    /// Joins the communicator of several root infos (from
+    /// [`RootInfo::new_scalable`], the same list in the same order on every
+    /// rank) as `rank` of `size`: large jobs spread the rendezvous over
+    /// several roots.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `rank >= size`, the list is empty or
+    /// longer than `size`; otherwise as [`Comm::init_root_info`].
+    #[doc(alias = "HcclCommInitRootInfoScalable")]
+    pub fn init_root_infos(
+        device: &Device,
+        roots: &[RootInfo],
+        size: u32,
+        rank: u32,
+        config: &CommConfig,
+    ) -> Result<Comm> {
+        const F: &str = "Comm::init_root_infos";
+        if size == 0 || rank >= size {
+            return Err(Error::invalid(
+                F,
+                format!("rank {rank} is not in 0..{size}"),
+            ));
+        }
+        if roots.is_empty() || roots.len() > size as usize {
+            return Err(Error::invalid(
+                F,
+                format!(
+                    "{} root infos for {size} ranks: give 1..={size}",
+                    roots.len()
+                ),
+            ));
+        }
+        let cfg = config.to_raw()?;
+        let raw_roots: Vec<sys::HcclRootInfo> = roots.iter().map(RootInfo::to_raw).collect();
+        bind(device)?;
+        let mut raw = std::ptr::null_mut();
+        clear_recent();
+        // SAFETY: `raw_roots` holds `len` root infos; the other pointers are
+        // valid for the call; HCCL copies what it keeps.
+        check("HcclCommInitRootInfoScalable", unsafe {
+            sys::HcclCommInitRootInfoScalable(
+                size,
+                raw_roots.len() as u32,
+                raw_roots.as_ptr(),
+                rank,
+                0,
+                &cfg,
+                &mut raw,
+            )
+        })?;
+        Comm::wrap(raw, device)
+    }
+
     /// Joins the communicator a rank-table file describes, as `rank`, on
     /// `device`. The file is validated first ([`RankTable`]), so a malformed
     /// table is reported with its problem rather than as an HCCL code.

@@ -67,7 +67,9 @@ pub mod launch;
 pub mod ranktable;
 pub mod release;
 pub mod root_info;
+pub mod settings;
 pub mod types;
+pub mod window;
 
 pub use bootstrap::{BootstrapConfig, exchange_root_info, init_comm};
 pub use collectives::{P2pOp, group};
@@ -77,4 +79,6 @@ pub use error::{BootstrapErrorKind, Error, ErrorCode, Result};
 pub use ranktable::RankTable;
 pub use release::{ReleaseError, take_release_errors};
 pub use root_info::{ROOT_INFO_BYTES, RootInfo};
+pub use settings::{Accelerator, ConfigCapability, ConfigItem};
 pub use types::{DataType, HcclType, ReduceOp};
+pub use window::Window;

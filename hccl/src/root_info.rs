@@ -54,6 +54,24 @@ impl RootInfo {
         Ok(RootInfo::from_raw(&raw))
     }
 
+    /// Asks HCCL for one of several root infos of a scalable communicator
+    /// ([`Comm::init_root_infos`](crate::Comm::init_root_infos)); each
+    /// serves part of the rendezvous, from the process that made it.
+    ///
+    /// # Errors
+    ///
+    /// As [`RootInfo::new`].
+    #[doc(alias = "HcclGetRootInfoScalable")]
+    pub fn new_scalable() -> Result<RootInfo> {
+        let mut raw = sys::HcclRootInfo::default();
+        clear_recent();
+        // SAFETY: `raw` is a valid out-pointer for the duration of the call.
+        check("HcclGetRootInfoScalable", unsafe {
+            sys::HcclGetRootInfoScalable(&mut raw)
+        })?;
+        Ok(RootInfo::from_raw(&raw))
+    }
+
     /// A root info from its bytes.
     ///
     /// # Errors

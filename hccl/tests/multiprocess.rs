@@ -90,6 +90,30 @@ fn rank_main(role: &str) -> Result<(), String> {
             println!("rank {} ran {checks} large checks", comm.rank());
             Ok(())
         }
+        "exchange_peer_gone" => {
+            let (comm, dev, _s, _) = setup(&short())?;
+            if comm.rank() == 1 {
+                // Leaves without ever exchanging.
+                drop(comm);
+                return Ok(());
+            }
+            let buf = acl::DeviceBuffer::<f32>::zeroed(&dev, 16).map_err(|e| e.to_string())?;
+            let w = comm.register(&buf).map_err(|e| e.to_string())?;
+            let t = Instant::now();
+            match w.exchange(&[1]) {
+                Err(e)
+                    if e.code() == Some(ErrorCode::Remote)
+                        && t.elapsed() < Duration::from_secs(5) =>
+                {
+                    println!("EXCHANGE-FAILED {e}");
+                    Ok(())
+                }
+                other => Err(format!(
+                    "expected HCCL_E_REMOTE within 5 s, got {other:?} after {:?}",
+                    t.elapsed()
+                )),
+            }
+        }
         "smoke" => {
             let t = Instant::now();
             let (comm, _dev, s, _) =
@@ -346,6 +370,14 @@ fn every_collective_is_exact_on_3_processes_with_intra_host_traffic_over_tcp() {
 fn megabyte_collectives_are_exact_on_3_processes_reading_peers_through_shared_mappings() {
     let exits = launcher(3, "large").run().unwrap();
     all_ok(&exits);
+}
+
+#[test]
+fn a_window_exchange_with_a_rank_that_left_fails_with_remote() {
+    let exits = launcher(2, "exchange_peer_gone").run().unwrap();
+    all_ok(&exits);
+    let (out, _) = exits[0].output.clone().unwrap_or_default();
+    assert!(out.contains("EXCHANGE-FAILED"), "{}", report(&exits));
 }
 
 #[test]

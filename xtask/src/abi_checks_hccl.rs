@@ -579,4 +579,168 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(HcclGroupEnd(), HCCL_E_PARA);
 "#,
     ),
+    (
+        "HcclGetRootInfoScalable",
+        r#"
+    HcclRootInfo a, b;
+    EXPECT_RC(HcclGetRootInfoScalable(nullptr), HCCL_E_PTR);
+    EXPECT_RC(HcclGetRootInfoScalable(&a), HCCL_SUCCESS);
+    EXPECT_RC(HcclGetRootInfoScalable(&b), HCCL_SUCCESS);
+    EXPECT(memcmp(&a, &b, sizeof a) != 0);
+"#,
+    ),
+    (
+        "HcclCommInitRootInfoScalable",
+        r#"
+    static HcclRootInfo roots[2];
+    EXPECT_RC(HcclGetRootInfoScalable(&roots[0]), HCCL_SUCCESS);
+    EXPECT_RC(HcclGetRootInfoScalable(&roots[1]), HCCL_SUCCESS);
+    HcclComm comm = nullptr;
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(HcclCommInitRootInfoScalable(2, 2, nullptr, 0, 0, nullptr, &comm), HCCL_E_PTR);
+    EXPECT_RC(HcclCommInitRootInfoScalable(2, 2, roots, 0, 1, nullptr, &comm), HCCL_E_PARA);  // nExtRoot
+    EXPECT_RC(HcclCommInitRootInfoScalable(2, 0, roots, 0, 0, nullptr, &comm), HCCL_E_PARA);  // no roots
+    EXPECT_RC(HcclCommInitRootInfoScalable(2, 3, roots, 0, 0, nullptr, &comm), HCCL_E_PARA);  // nRoot > nRanks
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+    std::vector<std::thread> ts;
+    for (int r = 0; r < 2; r++) {
+        ts.emplace_back([r] {
+            EXPECT_RC(aclrtSetDevice(r), ACL_SUCCESS);
+            HcclComm c = nullptr;
+            EXPECT_RC(HcclCommInitRootInfoScalable(2, 2, roots, r, 0, nullptr, &c), HCCL_SUCCESS);
+            uint32_t id = 9, n = 0;
+            EXPECT_RC(HcclGetRankId(c, &id), HCCL_SUCCESS);
+            EXPECT_RC(HcclGetRankSize(c, &n), HCCL_SUCCESS);
+            EXPECT((int)id == r && n == 2);
+            EXPECT_RC(HcclCommDestroy(c), HCCL_SUCCESS);
+            EXPECT_RC(aclrtResetDevice(r), ACL_SUCCESS);
+        });
+    }
+    for (auto &t : ts) t.join();
+"#,
+    ),
+    (
+        "HcclGetCommConfigCapability",
+        r#"
+    uint32_t cap = HcclGetCommConfigCapability();
+    EXPECT(cap > HCCL_COMM_CONFIG_COMM_NAME);
+    EXPECT(cap > HCCL_COMM_CONFIG_EXEC_TIMEOUT);
+    EXPECT(cap <= HCCL_COMM_CONFIG_RESERVED);
+"#,
+    ),
+    (
+        "HcclSetConfig",
+        r#"
+    HcclConfigValue v;
+    v.value = 1;
+    EXPECT_RC(HcclSetConfig(HCCL_DETERMINISTIC, v), HCCL_SUCCESS);
+    HcclConfigValue got;
+    got.value = 7;
+    EXPECT_RC(HcclGetConfig(HCCL_DETERMINISTIC, &got), HCCL_SUCCESS);
+    EXPECT(got.value == 1);
+    v.value = 2;
+    EXPECT_RC(HcclSetConfig(HCCL_DETERMINISTIC, v), HCCL_E_PARA);
+    v.value = 2;                                              // AIV: not simulated
+    EXPECT_RC(HcclSetConfig(HCCL_ACCELERATOR, v), HCCL_E_NOT_SUPPORT);
+    v.value = 0;
+    EXPECT_RC(HcclSetConfig(HCCL_ACCELERATOR, v), HCCL_SUCCESS);
+    EXPECT_RC(HcclSetConfig((HcclConfig)42, v), HCCL_E_PARA);
+    EXPECT_RC(HcclSetConfig(HCCL_DETERMINISTIC, v), HCCL_SUCCESS);
+"#,
+    ),
+    (
+        "HcclGetConfig",
+        r#"
+    HcclConfigValue v;
+    EXPECT_RC(HcclGetConfig(HCCL_DETERMINISTIC, nullptr), HCCL_E_PTR);
+    EXPECT_RC(HcclGetConfig(HCCL_ACCELERATOR, &v), HCCL_SUCCESS);
+    EXPECT(v.value == 0);
+    EXPECT_RC(HcclGetConfig((HcclConfig)42, &v), HCCL_E_PARA);
+"#,
+    ),
+    (
+        "HcclSetCommConfig",
+        r#"
+    abi_hccl_ranks(2, nullptr, [](int, HcclComm c, aclrtStream) {
+        HcclConfigValue v, got;
+        v.value = 1;
+        EXPECT_RC(HcclSetCommConfig(c, HCCL_DETERMINISTIC, v), HCCL_SUCCESS);
+        EXPECT_RC(HcclGetCommConfig(c, HCCL_DETERMINISTIC, &got), HCCL_SUCCESS);
+        EXPECT(got.value == 1);
+        v.value = 5;
+        EXPECT_RC(HcclSetCommConfig(c, HCCL_ACCELERATOR, v), HCCL_E_NOT_SUPPORT);
+        EXPECT_RC(HcclSetCommConfig(nullptr, HCCL_DETERMINISTIC, v), HCCL_E_PTR);
+    });
+"#,
+    ),
+    (
+        "HcclGetCommConfig",
+        r#"
+    HcclCommConfig cfg;
+    HcclCommConfigInit(&cfg);
+    cfg.hcclDeterministic = 1;
+    abi_hccl_ranks(2, &cfg, [](int, HcclComm c, aclrtStream) {
+        HcclConfigValue got;
+        got.value = 0;
+        EXPECT_RC(HcclGetCommConfig(c, HCCL_DETERMINISTIC, &got), HCCL_SUCCESS);
+        EXPECT(got.value == 1);                               // from the config
+        EXPECT_RC(HcclGetCommConfig(c, HCCL_ACCELERATOR, &got), HCCL_SUCCESS);
+        EXPECT(got.value == 0);
+        EXPECT_RC(HcclGetCommConfig(c, HCCL_DETERMINISTIC, nullptr), HCCL_E_PTR);
+    });
+"#,
+    ),
+    (
+        "HcclCommRegister",
+        r#"
+    abi_hccl_ranks(2, nullptr, [](int, HcclComm c, aclrtStream) {
+        void *d = abi_hccl_put(std::vector<float>(256, 1.0f));
+        void *h = nullptr;
+        std::vector<float> host(256);
+        EXPECT_RC(HcclCommRegister(c, d, 1024, nullptr, 0), HCCL_E_PTR);
+        EXPECT_RC(HcclCommRegister(c, nullptr, 1024, &h, 0), HCCL_E_PTR);
+        EXPECT_RC(HcclCommRegister(c, d, 0, &h, 0), HCCL_E_PARA);
+        EXPECT_RC(HcclCommRegister(c, d, 1024, &h, 1), HCCL_E_PARA);      // flag is reserved
+        EXPECT_RC(HcclCommRegister(c, d, 2048, &h, 0), HCCL_E_PARA);      // past the allocation
+        EXPECT_RC(HcclCommRegister(c, host.data(), 1024, &h, 0), HCCL_E_PARA);  // host memory
+        EXPECT_RC(HcclCommRegister(c, d, 1024, &h, 0), HCCL_SUCCESS);
+        EXPECT(h != nullptr);
+        EXPECT_RC(HcclCommDeregister(c, h), HCCL_SUCCESS);
+        EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
+    });
+"#,
+    ),
+    (
+        "HcclCommDeregister",
+        r#"
+    abi_hccl_ranks(2, nullptr, [](int, HcclComm c, aclrtStream) {
+        void *d = abi_hccl_put(std::vector<float>(16, 1.0f));
+        void *h = nullptr;
+        EXPECT_RC(HcclCommRegister(c, d, 64, &h, 0), HCCL_SUCCESS);
+        EXPECT_RC(HcclCommDeregister(c, nullptr), HCCL_E_PTR);
+        EXPECT_RC(HcclCommDeregister(c, h), HCCL_SUCCESS);
+        EXPECT_RC(HcclCommDeregister(c, h), HCCL_E_PARA);         // twice
+        EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
+    });
+"#,
+    ),
+    (
+        "HcclCommExchangeMem",
+        r#"
+    abi_hccl_ranks(2, nullptr, [](int r, HcclComm c, aclrtStream) {
+        void *d = abi_hccl_put(std::vector<float>(16, 1.0f));
+        void *h = nullptr;
+        EXPECT_RC(HcclCommRegister(c, d, 64, &h, 0), HCCL_SUCCESS);
+        uint32_t peer = 1 - r, self = r, bad = 2;
+        EXPECT_RC(HcclCommExchangeMem(c, nullptr, &peer, 1), HCCL_E_PTR);
+        EXPECT_RC(HcclCommExchangeMem(c, h, nullptr, 1), HCCL_E_PTR);
+        EXPECT_RC(HcclCommExchangeMem(c, h, &self, 1), HCCL_E_PARA);
+        EXPECT_RC(HcclCommExchangeMem(c, h, &bad, 1), HCCL_E_PARA);
+        EXPECT_RC(HcclCommExchangeMem(c, h, &peer, 1), HCCL_SUCCESS);   // both ranks call it
+        EXPECT_RC(HcclCommDeregister(c, h), HCCL_SUCCESS);
+        EXPECT_RC(HcclCommExchangeMem(c, h, &peer, 1), HCCL_E_PARA);   // deregistered
+        EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
+    });
+"#,
+    ),
 ];

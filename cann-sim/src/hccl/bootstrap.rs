@@ -212,7 +212,74 @@ pub fn init_root(
     device: u32,
     options: Options,
 ) -> Result<Comm, Fail> {
+    init_roots(nranks, &[root], rank, device, options)
+}
+
+/// `HcclCommInitRootInfoScalable`: as [`init_root`] with several root
+/// servers. Every rank registers with each of them in turn (the real
+/// library spreads the ranks over the roots to share the load; the
+/// simulator's roots each see everyone, which gives the same communicator),
+/// and the tables they send back must agree. The communicator's id combines
+/// the roots' ids.
+///
+/// # Errors
+///
+/// As [`init_root`], for any of the roots; `HCCL_E_INTERNAL` when two roots
+/// return different tables.
+pub fn init_roots(
+    nranks: u32,
+    roots: &[Root],
+    rank: u32,
+    device: u32,
+    options: Options,
+) -> Result<Comm, Fail> {
     let deadline = Instant::now() + wire::connect_timeout();
+    let first = roots
+        .first()
+        .ok_or_else(|| Fail::new(HCCL_E_PARA, "no root info"))?;
+    let mut listener = None;
+    let mut table: Option<Vec<SocketAddr>> = None;
+    for (k, root) in roots.iter().enumerate() {
+        let addrs = rendezvous(nranks, root, rank, &mut listener, deadline)?;
+        match &table {
+            Some(t) if *t != addrs => {
+                return Err(Fail::new(
+                    HCCL_E_INTERNAL,
+                    format!(
+                        "rank {rank}: root {k} at {} returned another table of ranks than root 0 \
+                         at {}",
+                        root.addr, first.addr
+                    ),
+                ));
+            }
+            Some(_) => {}
+            None => table = Some(addrs),
+        }
+    }
+    let (Some(listener), Some(addrs)) = (listener, table) else {
+        return Err(Fail::new(HCCL_E_INTERNAL, "no rendezvous took place"));
+    };
+    let uid = if roots.len() == 1 {
+        first.uid
+    } else {
+        let ids: Vec<u8> = roots.iter().flat_map(|r| r.uid.to_le_bytes()).collect();
+        wire::fnv(&ids)
+    };
+    let t = transport::build(rank, addrs, listener, uid, deadline)?;
+    let members = (0..nranks).collect();
+    Ok(Comm::new(uid, rank, device, Arc::new(t), members, options))
+}
+
+/// Registers `rank` with the root server of `root` and returns the table of
+/// every rank's listening address. The first call opens this rank's
+/// listener (on the interface that reaches the root) into `listener`.
+fn rendezvous(
+    nranks: u32,
+    root: &Root,
+    rank: u32,
+    listener: &mut Option<TcpListener>,
+    deadline: Instant,
+) -> Result<Vec<SocketAddr>, Fail> {
     let mut conn = wire::connect_retry(root.addr, deadline).map_err(|e| {
         Fail::new(
             HCCL_E_TCP_CONNECT,
@@ -223,18 +290,22 @@ pub fn init_root(
             ),
         )
     })?;
-    let local_ip = conn
-        .local_addr()
-        .map_or_else(|_| wire::local_ip(), |a| a.ip());
-    let listener = TcpListener::bind(SocketAddr::new(local_ip, 0)).map_err(|e| {
-        Fail::new(
-            HCCL_E_TCP_CONNECT,
-            format!("rank {rank} cannot listen on {local_ip}: {e}"),
-        )
-    })?;
+    if listener.is_none() {
+        let local_ip = conn
+            .local_addr()
+            .map_or_else(|_| wire::local_ip(), |a| a.ip());
+        let l = TcpListener::bind(SocketAddr::new(local_ip, 0)).map_err(|e| {
+            Fail::new(
+                HCCL_E_TCP_CONNECT,
+                format!("rank {rank} cannot listen on {local_ip}: {e}"),
+            )
+        })?;
+        *listener = Some(l);
+    }
     let me = listener
-        .local_addr()
-        .map_err(|e| Fail::new(HCCL_E_TCP_CONNECT, e.to_string()))?;
+        .as_ref()
+        .and_then(|l| l.local_addr().ok())
+        .ok_or_else(|| Fail::new(HCCL_E_TCP_CONNECT, "no listening address"))?;
     let reg = Writer::default()
         .u32(REG_MAGIC)
         .u64(root.uid)
@@ -293,16 +364,7 @@ pub fn init_root(
             .map_err(|_| bad("bad address".into()))?;
         addrs.push(a);
     }
-    let t = transport::build(rank, addrs, listener, root.uid, deadline)?;
-    let members = (0..nranks).collect();
-    Ok(Comm::new(
-        root.uid,
-        rank,
-        device,
-        Arc::new(t),
-        members,
-        options,
-    ))
+    Ok(addrs)
 }
 
 /// One rank of a rank table: where it listens.

@@ -8,7 +8,7 @@ use hccl_sys::*;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// What a `HcclCommConfig` asks for (the options the simulator reads).
@@ -32,7 +32,10 @@ impl Options {
     /// `HCCL_E_PARA` for a config whose header was not initialised by
     /// `HcclCommConfigInit`, a buffer size below 1 MB, a deterministic value
     /// other than 0 or 1, a name without its terminating NUL, or an exec
-    /// timeout below -1.
+    /// timeout below -1, an op expansion mode above 3 or a zero-copy flag
+    /// above 1. (The op expansion mode, world rank id, job id and zero-copy
+    /// flag are accepted but change nothing here: the simulator has one
+    /// execution engine and no graph capture.)
     ///
     /// # Safety
     ///
@@ -88,6 +91,25 @@ impl Options {
         if end > 0 {
             o.name = Some(String::from_utf8_lossy(&name[..end]).into_owned());
         }
+        if c.hcclOpExpansionMode > 3 {
+            return Err((
+                HCCL_E_PARA,
+                format!(
+                    "config: hcclOpExpansionMode is {}; expected 0 (default), 1 (host), 2 (AI CPU) \
+                     or 3 (AIV)",
+                    c.hcclOpExpansionMode
+                ),
+            ));
+        }
+        if c.aclGraphZeroCopyEnable > 1 {
+            return Err((
+                HCCL_E_PARA,
+                format!(
+                    "config: aclGraphZeroCopyEnable is {}; expected 0 (off) or 1 (on)",
+                    c.aclGraphZeroCopyEnable
+                ),
+            ));
+        }
         if c.hcclExecTimeOut != HCCL_COMM_EXECTIMEOUT_CONFIG_NOT_SET {
             if c.hcclExecTimeOut < 0 {
                 return Err((
@@ -135,6 +157,27 @@ pub struct Comm {
     /// by (process, inode); those the last collective did not use are
     /// unmapped after it.
     pub maps: Mutex<HashMap<(u32, u64), Arc<Mapping>>>,
+    /// `HcclSetCommConfig(HCCL_DETERMINISTIC)`: 0 or 1.
+    pub deterministic: AtomicI32,
+    /// `HcclSetCommConfig(HCCL_ACCELERATOR)` (only the default, 0, runs here).
+    pub accelerator: AtomicI32,
+    /// Memory registered with `HcclCommRegister`, by handle.
+    pub windows: Mutex<HashMap<u64, Window>>,
+    /// Per peer, the number of `HcclCommExchangeMem` calls with it so far.
+    exchanges: Mutex<Vec<u64>>,
+}
+
+/// A buffer registered with `HcclCommRegister`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Window {
+    /// First address and bytes.
+    pub addr: usize,
+    /// Bytes.
+    pub size: u64,
+    /// The allocation it lay in when registered.
+    pub alloc: u64,
+    /// Peers' windows received by `HcclCommExchangeMem`: (rank, address, bytes).
+    pub peers: Vec<(u32, u64, u64)>,
 }
 
 impl Comm {
@@ -147,6 +190,9 @@ impl Comm {
         members: Vec<u32>,
         options: Options,
     ) -> Comm {
+        let deterministic = options
+            .deterministic
+            .map_or_else(super::exports_config::deterministic, |d| d as i32);
         let nranks = members.len() as u32;
         let name = options
             .name
@@ -168,6 +214,10 @@ impl Comm {
             error: Mutex::new(None),
             suspended: AtomicBool::new(false),
             maps: Mutex::new(HashMap::new()),
+            deterministic: AtomicI32::new(deterministic),
+            accelerator: AtomicI32::new(0),
+            windows: Mutex::new(HashMap::new()),
+            exchanges: Mutex::new(vec![0; nranks as usize]),
         }
     }
 
@@ -182,6 +232,13 @@ impl Comm {
         let v = if send { &mut p.0 } else { &mut p.1 };
         v[peer as usize] += 1;
         v[peer as usize]
+    }
+
+    /// The number of the next `HcclCommExchangeMem` with `peer` (from 1).
+    pub fn next_exchange(&self, peer: u32) -> u64 {
+        let mut e = self.exchanges.lock();
+        e[peer as usize] += 1;
+        e[peer as usize]
     }
 
     /// A new sub-communicator number (for messages).

@@ -10,7 +10,7 @@
 //! read, in order of preference:
 //!
 //! 1. through a read-only mapping of its memory file (device buffers of at
-//!    least [`crate::state::MAPPED_BLOCK`] bytes in another process): plain
+//!    least `MAPPED_BLOCK` (2 MiB) bytes in another process): plain
 //!    loads, no copy through the kernel; the mapping is kept for the next
 //!    collective while it keeps using the buffer;
 //! 2. directly, when the peer is a thread of this process (checked against

@@ -53,18 +53,20 @@ macro_rules! tri {
         }
     };
 }
+pub(super) use tri;
 
 /// `check_injected!(F)`: returns the fault injected into `F` (see
 /// [`crate::faults`]), if any — the first statement of every export.
 macro_rules! check_injected {
     ($f:expr) => {
-        if let Some(c) = injected($f) {
+        if let Some(c) = $crate::hccl::exports::injected($f) {
             return c;
         }
     };
 }
+pub(super) use check_injected;
 
-fn injected(f: &str) -> Option<HcclResult> {
+pub(super) fn injected(f: &str) -> Option<HcclResult> {
     faults::check(f).map(|c| c as HcclResult)
 }
 
@@ -111,22 +113,22 @@ fn acl_code(f: &Fail) -> aclError {
     }
 }
 
-fn fail_with(function: &str, f: Fail) -> HcclResult {
+pub(super) fn fail_with(function: &str, f: Fail) -> HcclResult {
     fail(
         f.code,
         format!("{function}: {}: {}", code_name(f.code), f.msg),
     )
 }
 
-fn para(function: &str, msg: impl std::fmt::Display) -> HcclResult {
+pub(super) fn para(function: &str, msg: impl std::fmt::Display) -> HcclResult {
     fail(HCCL_E_PARA, format!("{function}: {msg}"))
 }
 
-fn null(function: &str, what: &str) -> HcclResult {
+pub(super) fn null(function: &str, what: &str) -> HcclResult {
     fail(HCCL_E_PTR, format!("{function}: {what} is null"))
 }
 
-fn current_device(function: &str) -> Result<u32, HcclResult> {
+pub(super) fn current_device(function: &str) -> Result<u32, HcclResult> {
     state::current_device().ok_or_else(|| {
         fail(
             HCCL_E_RUNTIME,
@@ -337,7 +339,12 @@ fn set_suspended(f: &str, comm: HcclComm, suspended: bool) -> HcclResult {
 /// `rootInfo` is null or valid for writing an `HcclRootInfo`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn HcclGetRootInfo(rootInfo: *mut HcclRootInfo) -> HcclResult {
-    const F: &str = "HcclGetRootInfo";
+    // SAFETY: forwarded.
+    unsafe { get_root_info("HcclGetRootInfo", rootInfo) }
+}
+
+/// The body of `HcclGetRootInfo` and `HcclGetRootInfoScalable`.
+unsafe fn get_root_info(F: &str, rootInfo: *mut HcclRootInfo) -> HcclResult {
     check_injected!(F);
     if rootInfo.is_null() {
         return null(F, "rootInfo");
@@ -412,9 +419,31 @@ unsafe fn init_root_info(
     config: *const HcclCommConfig,
     comm: *mut HcclComm,
 ) -> HcclResult {
+    // SAFETY: forwarded; one root info.
+    unsafe { init_root_infos(f, n, root, 1, rank, config, comm) }
+}
+
+/// The common body of the root-info initialisations: `roots` points to
+/// `nroots` root infos.
+unsafe fn init_root_infos(
+    f: &str,
+    n: u32,
+    roots: *const HcclRootInfo,
+    nroots: u32,
+    rank: u32,
+    config: *const HcclCommConfig,
+    comm: *mut HcclComm,
+) -> HcclResult {
     check_injected!(f);
-    if root.is_null() {
-        return null(f, "rootInfo");
+    if roots.is_null() {
+        return null(
+            f,
+            if nroots == 1 {
+                "rootInfo"
+            } else {
+                "rootInfoList"
+            },
+        );
     }
     if comm.is_null() {
         return null(f, "comm");
@@ -425,17 +454,67 @@ unsafe fn init_root_info(
     if rank >= n {
         return para(f, format!("rank {rank} is out of range for nRanks {n}"));
     }
+    if nroots == 0 || nroots > n {
+        return para(f, format!("nRoot {nroots} is not in 1..={n} (nRanks)"));
+    }
     // SAFETY: the caller's contract.
     let options = tri!(unsafe { options_arg(f, config) });
     let device = tri!(current_device(f));
-    // SAFETY: checked non-null; the caller's contract.
-    let root = match Root::decode(unsafe { &*root }) {
-        Ok(r) => r,
-        Err(e) => return para(f, format!("rootInfo: {e}")),
-    };
-    let made = bootstrap::init_root(n, root, rank, device, options);
+    let mut decoded = Vec::with_capacity(nroots as usize);
+    for k in 0..nroots as usize {
+        // SAFETY: checked non-null; the caller's contract: `nroots` root infos.
+        match Root::decode(unsafe { &*roots.add(k) }) {
+            Ok(r) if decoded.iter().any(|d: &Root| d.uid == r.uid) => {
+                return para(f, format!("root info {k} repeats an earlier one"));
+            }
+            Ok(r) => decoded.push(r),
+            Err(e) if nroots == 1 => return para(f, format!("rootInfo: {e}")),
+            Err(e) => return para(f, format!("rootInfoList[{k}]: {e}")),
+        }
+    }
+    let made = bootstrap::init_roots(n, &decoded, rank, device, options);
     // SAFETY: checked non-null.
     unsafe { register_out(f, made, comm) }
+}
+
+/// `HcclGetRootInfoScalable`: a root info for [`HcclCommInitRootInfoScalable`]
+/// (each call starts another root server, as `HcclGetRootInfo` does).
+///
+/// # Safety
+///
+/// `rootInfo` null or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn HcclGetRootInfoScalable(rootInfo: *mut HcclRootInfo) -> HcclResult {
+    // SAFETY: forwarded.
+    unsafe { get_root_info("HcclGetRootInfoScalable", rootInfo) }
+}
+
+/// `HcclCommInitRootInfoScalable`: joins the communicator of `nRoot` root
+/// infos (identical on every rank); `nExtRoot` is reserved and must be 0.
+///
+/// # Safety
+///
+/// `rootInfoList` null or `nRoot` readable root infos; `config` null or a
+/// readable `HcclCommConfig`; `comm` null or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn HcclCommInitRootInfoScalable(
+    nRanks: u32,
+    nRoot: u32,
+    rootInfoList: *const HcclRootInfo,
+    rank: u32,
+    nExtRoot: u32,
+    config: *const HcclCommConfig,
+    comm: *mut HcclComm,
+) -> HcclResult {
+    const F: &str = "HcclCommInitRootInfoScalable";
+    if nExtRoot != 0 {
+        return para(
+            F,
+            format!("nExtRoot is {nExtRoot}; it is reserved and must be 0"),
+        );
+    }
+    // SAFETY: forwarded.
+    unsafe { init_root_infos(F, nRanks, rootInfoList, nRoot, rank, config, comm) }
 }
 
 /// `HcclCommInitClusterInfo`: joins the communicator of a rank table file.

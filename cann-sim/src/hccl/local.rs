@@ -212,7 +212,7 @@ pub unsafe fn read_raw(pid: u32, addr: usize, dst: *mut u8, len: usize) -> std::
 }
 
 /// A read-only view of another process's device memory file (see
-/// [`crate::state::MAPPED_BLOCK`]), mapped whole into this process.
+/// `MAPPED_BLOCK` (2 MiB)), mapped whole into this process.
 ///
 /// The mapping keeps the file's pages alive after its owner frees the
 /// buffer, so reads never fault; what they see then is the owner's problem

@@ -18,8 +18,18 @@
 //! - [`exports`]: the C functions, their argument checks and codes.
 //! - [`reduce`]: data types and reductions (with the SoC's restrictions).
 //!
+//! - [`exports_config`]: `HcclGetCommConfigCapability`, process-wide and
+//!   per-communicator settings (`HcclSetConfig`, `HcclSetCommConfig`, and
+//!   their getters).
+//! - [`exports_window`]: memory registration (`HcclCommRegister`,
+//!   `HcclCommDeregister`, `HcclCommExchangeMem`).
+//!
 //! Everything else of `hccl.h` is in `unsupported` (generated), returning
-//! `HCCL_E_NOT_SUPPORT`.
+//! `HCCL_E_NOT_SUPPORT`: the virtual-memory functions
+//! (`HcclCommSetMemoryRange`, `HcclCommActivateCommMemory` and their
+//! inverses, which need AscendCL's `aclrtReserveMemAddress` and
+//! `aclrtMallocPhysical`, not simulated either) and `HcclCommWorkingDevNicSet`
+//! (switching to a backup NIC: the simulator has one network path).
 //!
 //! # Errors and messages
 //!
@@ -46,6 +56,8 @@ pub mod bootstrap;
 pub mod comm;
 pub mod direct;
 pub mod exports;
+pub mod exports_config;
+pub mod exports_window;
 pub mod local;
 pub mod mem;
 pub mod ranktable;
@@ -55,4 +67,6 @@ mod unsupported;
 pub mod wire;
 
 pub use exports::*;
+pub use exports_config::*;
+pub use exports_window::*;
 pub use unsupported::*;

@@ -33,52 +33,6 @@ pub unsafe extern "C" fn HcclCommDeactivateCommMemory(
     crate::recent_error::not_supported("HcclCommDeactivateCommMemory");
     hccl_sys::HCCL_E_NOT_SUPPORT
 }
-///`HcclCommDeregister`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclCommDeregister(
-    _arg0: HcclComm,
-    _arg1: *mut ::core::ffi::c_void,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclCommDeregister");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclCommExchangeMem`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclCommExchangeMem(
-    _arg0: HcclComm,
-    _arg1: *mut ::core::ffi::c_void,
-    _arg2: *mut u32,
-    _arg3: u32,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclCommExchangeMem");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclCommInitRootInfoScalable`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclCommInitRootInfoScalable(
-    _arg0: u32,
-    _arg1: u32,
-    _arg2: *const HcclRootInfo,
-    _arg3: u32,
-    _arg4: u32,
-    _arg5: *const HcclCommConfig,
-    _arg6: *mut HcclComm,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclCommInitRootInfoScalable");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclCommRegister`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclCommRegister(
-    _arg0: HcclComm,
-    _arg1: *mut ::core::ffi::c_void,
-    _arg2: u64,
-    _arg3: *mut *mut ::core::ffi::c_void,
-    _arg4: u32,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclCommRegister");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
 ///`HcclCommSetMemoryRange`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn HcclCommSetMemoryRange(
@@ -109,52 +63,5 @@ pub unsafe extern "C" fn HcclCommWorkingDevNicSet(
     _arg3: u32,
 ) -> HcclResult {
     crate::recent_error::not_supported("HcclCommWorkingDevNicSet");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclGetCommConfig`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclGetCommConfig(
-    _arg0: HcclComm,
-    _arg1: HcclConfig,
-    _arg2: *mut HcclConfigValue,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclGetCommConfig");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclGetCommConfigCapability`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclGetCommConfigCapability() -> u32 {
-    crate::recent_error::not_supported("HcclGetCommConfigCapability");
-    unsafe { ::core::mem::zeroed() }
-}
-///`HcclGetConfig`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclGetConfig(
-    _arg0: HcclConfig,
-    _arg1: *mut HcclConfigValue,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclGetConfig");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclGetRootInfoScalable`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclGetRootInfoScalable(_arg0: *mut HcclRootInfo) -> HcclResult {
-    crate::recent_error::not_supported("HcclGetRootInfoScalable");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclSetCommConfig`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclSetCommConfig(
-    _arg0: HcclComm,
-    _arg1: HcclConfig,
-    _arg2: HcclConfigValue,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclSetCommConfig");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclSetConfig`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclSetConfig(_arg0: HcclConfig, _arg1: HcclConfigValue) -> HcclResult {
-    crate::recent_error::not_supported("HcclSetConfig");
     hccl_sys::HCCL_E_NOT_SUPPORT
 }

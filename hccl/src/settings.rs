@@ -1,0 +1,255 @@
+//! Settings outside a communicator's config: process-wide
+//! ([`set_deterministic`], [`set_accelerator`]: `HcclSetConfig`) and per
+//! communicator ([`Comm::set_deterministic`](crate::Comm::set_deterministic):
+//! `HcclSetCommConfig`), and which [`CommConfig`](crate::CommConfig) items
+//! the loaded library reads ([`config_capability`]:
+//! `HcclGetCommConfigCapability`).
+//!
+//! Deterministic mode makes reductions reproducible run to run (a fixed
+//! reduction order, usually at some cost in speed); torch_npu turns it on
+//! with `torch.use_deterministic_algorithms`. The process-wide value is the
+//! default of communicators created afterwards; a communicator's config or
+//! [`Comm::set_deterministic`](crate::Comm::set_deterministic) override it.
+
+use crate::comm::Comm;
+use crate::error::{Result, check, clear_recent};
+use hccl_sys as sys;
+
+/// The engine that expands and schedules collectives (`HCCL_ACCELERATOR`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Accelerator {
+    /// The library's choice (0).
+    Default,
+    /// The collective communication unit (1).
+    Ccu,
+    /// AI Vector cores (2).
+    Aiv,
+    /// AI CPU task scheduling (3).
+    AicpuTs,
+    /// Host CPU task scheduling (4).
+    HostcpuTs,
+    /// AI CPU (5).
+    Aicpu,
+    /// A value this crate does not name.
+    Other(i32),
+}
+
+impl Accelerator {
+    /// The C value.
+    pub fn raw(self) -> i32 {
+        match self {
+            Accelerator::Default => 0,
+            Accelerator::Ccu => 1,
+            Accelerator::Aiv => 2,
+            Accelerator::AicpuTs => 3,
+            Accelerator::HostcpuTs => 4,
+            Accelerator::Aicpu => 5,
+            Accelerator::Other(v) => v,
+        }
+    }
+
+    /// From the C value.
+    pub fn from_raw(v: i32) -> Accelerator {
+        match v {
+            0 => Accelerator::Default,
+            1 => Accelerator::Ccu,
+            2 => Accelerator::Aiv,
+            3 => Accelerator::AicpuTs,
+            4 => Accelerator::HostcpuTs,
+            5 => Accelerator::Aicpu,
+            v => Accelerator::Other(v),
+        }
+    }
+}
+
+/// An item of `HcclCommConfig` (`HcclCommConfigCapability`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum ConfigItem {
+    /// `hcclBufferSize`.
+    BufferSize = 0,
+    /// `hcclDeterministic`.
+    Deterministic = 1,
+    /// `hcclCommName`.
+    CommName = 2,
+    /// `hcclOpExpansionMode`.
+    OpExpansionMode = 3,
+    /// Initialisation from environment variables.
+    SupportInitByEnv = 4,
+    /// `hcclWorldRankID`.
+    WorldRankId = 5,
+    /// `hcclJobID`.
+    JobId = 6,
+    /// `aclGraphZeroCopyEnable`.
+    AclGraphZeroCopy = 7,
+    /// `hcclExecTimeOut`.
+    ExecTimeout = 8,
+    /// `hcclAlgo`.
+    Algo = 9,
+    /// `hcclRetryEnable`, `hcclRetryParams`.
+    Retry = 10,
+    /// `hcclBufferName`.
+    BufferName = 11,
+}
+
+/// Which config items the library reads: every item below
+/// [`ConfigCapability::raw`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConfigCapability(u32);
+
+impl ConfigCapability {
+    /// The number `HcclGetCommConfigCapability` returned.
+    pub fn raw(self) -> u32 {
+        self.0
+    }
+
+    /// Whether the library reads `item`.
+    pub fn supports(self, item: ConfigItem) -> bool {
+        self.0 > item as u32
+    }
+}
+
+/// The config items the loaded library reads.
+///
+/// ```
+/// # cann_sim::install().unwrap();
+/// use hccl::settings::{ConfigItem, config_capability};
+/// assert!(config_capability()?.supports(ConfigItem::CommName));
+/// # Ok::<(), hccl::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`Error::Load`](crate::Error::Load) when no library can be loaded or it lacks the function.
+#[doc(alias = "HcclGetCommConfigCapability")]
+pub fn config_capability() -> Result<ConfigCapability> {
+    // SAFETY: no arguments.
+    let raw = unsafe { sys::HcclGetCommConfigCapability() }?;
+    Ok(ConfigCapability(raw))
+}
+
+fn value(v: i32) -> sys::HcclConfigValue {
+    sys::HcclConfigValue { value: v }
+}
+
+fn set(config: sys::HcclConfig, v: i32) -> Result<()> {
+    clear_recent();
+    // SAFETY: plain values.
+    check("HcclSetConfig", unsafe {
+        sys::HcclSetConfig(config, value(v))
+    })
+}
+
+fn get(config: sys::HcclConfig) -> Result<i32> {
+    let mut out = value(0);
+    clear_recent();
+    // SAFETY: a valid out-pointer.
+    check("HcclGetConfig", unsafe {
+        sys::HcclGetConfig(config, &mut out)
+    })?;
+    // SAFETY: the union has one member, an i32.
+    Ok(unsafe { out.value })
+}
+
+/// Turns deterministic reductions on or off for this process.
+///
+/// # Errors
+///
+/// The library's error.
+#[doc(alias = "HcclSetConfig")]
+pub fn set_deterministic(on: bool) -> Result<()> {
+    set(sys::HCCL_DETERMINISTIC, i32::from(on))
+}
+
+/// Whether deterministic reductions are on for this process.
+///
+/// # Errors
+///
+/// The library's error.
+#[doc(alias = "HcclGetConfig")]
+pub fn deterministic() -> Result<bool> {
+    get(sys::HCCL_DETERMINISTIC).map(|v| v != 0)
+}
+
+/// Chooses the engine that runs collectives, for this process.
+///
+/// # Errors
+///
+/// [`ErrorCode::NotSupport`](crate::ErrorCode::NotSupport) for an engine
+/// the SoC (or the simulator, which has only the default) lacks.
+#[doc(alias = "HcclSetConfig")]
+pub fn set_accelerator(a: Accelerator) -> Result<()> {
+    set(sys::HCCL_ACCELERATOR, a.raw())
+}
+
+/// The engine that runs collectives, for this process.
+///
+/// # Errors
+///
+/// The library's error.
+#[doc(alias = "HcclGetConfig")]
+pub fn accelerator() -> Result<Accelerator> {
+    get(sys::HCCL_ACCELERATOR).map(Accelerator::from_raw)
+}
+
+impl Comm {
+    fn set_config(&self, config: sys::HcclConfig, v: i32) -> Result<()> {
+        clear_recent();
+        // SAFETY: a live communicator and plain values.
+        check("HcclSetCommConfig", unsafe {
+            sys::HcclSetCommConfig(self.as_raw(), config, value(v))
+        })
+    }
+
+    fn get_config(&self, config: sys::HcclConfig) -> Result<i32> {
+        let mut out = value(0);
+        clear_recent();
+        // SAFETY: a live communicator and a valid out-pointer.
+        check("HcclGetCommConfig", unsafe {
+            sys::HcclGetCommConfig(self.as_raw(), config, &mut out)
+        })?;
+        // SAFETY: the union has one member, an i32.
+        Ok(unsafe { out.value })
+    }
+
+    /// Turns deterministic reductions on or off for this communicator.
+    ///
+    /// # Errors
+    ///
+    /// The library's error.
+    #[doc(alias = "HcclSetCommConfig")]
+    pub fn set_deterministic(&self, on: bool) -> Result<()> {
+        self.set_config(sys::HCCL_DETERMINISTIC, i32::from(on))
+    }
+
+    /// Whether this communicator reduces deterministically.
+    ///
+    /// # Errors
+    ///
+    /// The library's error.
+    #[doc(alias = "HcclGetCommConfig")]
+    pub fn deterministic(&self) -> Result<bool> {
+        self.get_config(sys::HCCL_DETERMINISTIC).map(|v| v != 0)
+    }
+
+    /// Chooses the engine that runs this communicator's collectives.
+    ///
+    /// # Errors
+    ///
+    /// As [`set_accelerator`].
+    #[doc(alias = "HcclSetCommConfig")]
+    pub fn set_accelerator(&self, a: Accelerator) -> Result<()> {
+        self.set_config(sys::HCCL_ACCELERATOR, a.raw())
+    }
+
+    /// The engine that runs this communicator's collectives.
+    ///
+    /// # Errors
+    ///
+    /// The library's error.
+    #[doc(alias = "HcclGetCommConfig")]
+    pub fn accelerator(&self) -> Result<Accelerator> {
+        self.get_config(sys::HCCL_ACCELERATOR)
+            .map(Accelerator::from_raw)
+    }
+}
