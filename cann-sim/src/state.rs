@@ -18,7 +18,7 @@ use std::alloc::Layout;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::ffi::CString;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, OnceLock};
 use std::time::Instant;
 
@@ -208,11 +208,37 @@ impl Allocation {
 /// - device memory in a shared memory file (`memfd`), which HCCL's direct
 ///   links map read-only into the other rank processes of the host, so that
 ///   collectives read a peer's buffers without copying them through the
-///   kernel ([`crate::hccl::local`]);
+///   kernel ([`crate::hccl::local`]); at most a quarter of the descriptor
+///   limit is used so, and forked children do not inherit these mappings;
 /// - pinned host memory (and device memory when no memory file can be
 ///   made) privately, 2 MiB aligned and advised to use transparent huge
 ///   pages.
 pub const MAPPED_BLOCK: usize = 2 << 20;
+
+/// Live memory files of device blocks.
+static SHARED_FILES: AtomicUsize = AtomicUsize::new(0);
+
+/// At most a quarter of the process's descriptor limit goes to memory files
+/// (one per shared device block); beyond it, blocks are private (peers then
+/// read them with `process_vm_readv`).
+fn shared_file_cap() -> usize {
+    static CAP: OnceLock<usize> = OnceLock::new();
+    *CAP.get_or_init(|| {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: `lim` is a valid out-pointer.
+        if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+            return 0;
+        }
+        if lim.rlim_cur == libc::RLIM_INFINITY {
+            4096
+        } else {
+            (lim.rlim_cur / 4) as usize
+        }
+    })
+}
 
 /// Where an allocation's bytes live.
 #[derive(Debug, Clone, Copy)]
@@ -255,8 +281,10 @@ impl Block {
             return (!ptr.is_null()).then_some((Block::Heap(layout), ptr));
         }
         if matches!(kind, MemKind::Device(_))
+            && SHARED_FILES.load(Ordering::Relaxed) < shared_file_cap()
             && let Some(shared) = Block::shared(reserved)
         {
+            SHARED_FILES.fetch_add(1, Ordering::Relaxed);
             return Some(shared);
         }
         let map_len = reserved.checked_add(2 * MAPPED_BLOCK)? & !(MAPPED_BLOCK - 1);
@@ -319,6 +347,11 @@ impl Block {
             unsafe { libc::close(fd) };
             return None;
         }
+        // A forked child does not inherit the shared mapping (it would
+        // otherwise write into this process's device memory); as on
+        // hardware, device memory does not survive a fork.
+        // SAFETY: advice on the mapping just made; contents unchanged.
+        unsafe { libc::madvise(map, reserved, libc::MADV_DONTFORK) };
         let block = Block::Mapped {
             map: map as usize,
             map_len: reserved,
@@ -351,6 +384,7 @@ impl Block {
                     libc::munmap(map as *mut libc::c_void, map_len);
                     if let Some(f) = file {
                         libc::close(f.fd);
+                        SHARED_FILES.fetch_sub(1, Ordering::Relaxed);
                     }
                 }
             }

@@ -28,6 +28,13 @@ fn run(n: u32) {
 }
 
 #[test]
+fn float_sums_add_in_ring_order_on_direct_links() {
+    for n in [2, 3, 4] {
+        run_with(n, |c, d, s| common::ring_order_sum(c, d, s).map(|()| 1), 1);
+    }
+}
+
+#[test]
 fn megabyte_collectives_are_exact_on_3_thread_ranks() {
     run_with(3, common::large, 20);
 }

@@ -10,12 +10,14 @@ use hccl::CommConfig;
 use std::time::Duration;
 
 #[test]
-fn every_collective_type_and_op_is_exact_over_tcp_on_2_3_and_4_thread_ranks() {
+fn every_collective_is_exact_and_float_sums_add_in_ring_order_over_tcp() {
     // SAFETY: the only test of this binary sets the variable before it
     // starts any thread, so nothing reads the environment concurrently.
     unsafe { std::env::set_var("HCCL_INTRA_ROCE_ENABLE", "1") };
     for n in [2, 3, 4] {
         let config = CommConfig::default().exec_timeout(Duration::from_secs(20));
+        let order = threads(n, config.clone(), common::ring_order_sum);
+        assert!(order.iter().all(Result::is_ok), "{order:?}");
         for (rank, r) in threads(n, config, matrix).into_iter().enumerate() {
             match r {
                 Ok(checks) => assert!(checks > 100, "rank {rank}: only {checks} checks"),

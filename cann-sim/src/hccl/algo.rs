@@ -513,7 +513,7 @@ impl Ctx<'_> {
     fn exchange_signatures(&self, coll: &Coll) -> Result<Option<Vec<Ext>>, Fail> {
         let n = self.n();
         let me = self.me();
-        let linked = self.c.directly_linked();
+        let linked = self.c.directly_linked() && coll.direct_safe(me as usize, n);
         for j in (0..n).filter(|&j| j != me) {
             let mut msg = coll.sig(j as usize).bytes();
             msg.extend_from_slice(&coll.ext(j as usize, linked).bytes());

@@ -234,11 +234,15 @@ impl Comm {
         v[peer as usize]
     }
 
-    /// The number of the next `HcclCommExchangeMem` with `peer` (from 1).
+    /// The number the next `HcclCommExchangeMem` with `peer` will have
+    /// (from 1); [`Comm::exchanged`] counts it once its frame is sent.
     pub fn next_exchange(&self, peer: u32) -> u64 {
-        let mut e = self.exchanges.lock();
-        e[peer as usize] += 1;
-        e[peer as usize]
+        self.exchanges.lock()[peer as usize] + 1
+    }
+
+    /// Counts an exchange frame sent to `peer`.
+    pub fn exchanged(&self, peer: u32) {
+        self.exchanges.lock()[peer as usize] += 1;
     }
 
     /// A new sub-communicator number (for messages).

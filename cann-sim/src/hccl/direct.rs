@@ -29,9 +29,10 @@
 //! Every collective ends with a *sync* (each rank tells every other that it
 //! is done and waits for theirs), so that no rank returns, and lets its
 //! caller free or overwrite its buffers, while a peer may still read them.
-//! Each block is reduced once, by its owner (the other ranks' inputs in rank
-//! order, then its own), and copied from there, so every rank ends with the
-//! same bits.
+//! Each block is reduced once, by its owner, and copied from there, so every
+//! rank ends with the same bits; the owner takes the inputs in the order the
+//! ring over TCP does (the next rank's first, its own last), so that the
+//! bits do not depend on the path either.
 
 use super::algo::{Coll, Ctx, pieces_of};
 use super::local::{self, Mapping};
@@ -147,6 +148,51 @@ impl Ext {
 }
 
 impl Coll {
+    /// Whether this rank's buffers allow the direct algorithms: they pull
+    /// into the receive buffer while peers may still read the send buffer,
+    /// so the two may overlap only in the in-place layouts where what this
+    /// rank writes is never what a peer reads (all-reduce `send == recv`,
+    /// all-gather with `send` at this rank's block of `recv`,
+    /// reduce-scatter with `recv` at this rank's block of `send`, reduce
+    /// `send == recv`, scatter with `recv` at this rank's block of `send`).
+    /// Any other overlap sends the whole collective over TCP, which sends
+    /// everything before it writes.
+    pub(super) fn direct_safe(&self, me: usize, n: u32) -> bool {
+        let at = |base: &Mem, off: usize, other: &Mem| other.addr == base.addr + off;
+        match self {
+            Coll::AllReduce { .. } | Coll::Broadcast { .. } | Coll::Barrier => true,
+            Coll::AllGather { send, recv, .. } | Coll::AllGatherV { send, recv, .. } => {
+                !send.overlaps(recv) || at(recv, self.blocks(n)[me].0, send)
+            }
+            Coll::ReduceScatter { send, recv, .. } | Coll::ReduceScatterV { send, recv, .. } => {
+                !send.overlaps(recv) || at(send, self.blocks(n)[me].0, recv)
+            }
+            Coll::Reduce { send, recv, .. } => !send.overlaps(recv) || send.addr == recv.addr,
+            Coll::Scatter { send, recv, .. } => {
+                !send.overlaps(recv) || at(send, me * self.count_bytes(), recv)
+            }
+            Coll::AlltoAll { send, recv, .. } | Coll::AlltoAllV { send, recv, .. } => {
+                !send.overlaps(recv)
+            }
+        }
+    }
+
+    /// Whether rank `me` reads rank `p`'s send and receive buffers.
+    fn reads(&self, me: u32, p: u32) -> [bool; 2] {
+        match self {
+            Coll::AllReduce { .. } => [true, true],
+            Coll::AllGather { .. }
+            | Coll::AllGatherV { .. }
+            | Coll::ReduceScatter { .. }
+            | Coll::ReduceScatterV { .. }
+            | Coll::AlltoAll { .. }
+            | Coll::AlltoAllV { .. } => [true, false],
+            Coll::Broadcast { root, .. } | Coll::Scatter { root, .. } => [p == *root, false],
+            Coll::Reduce { root, .. } => [me == *root, false],
+            Coll::Barrier => [false, false],
+        }
+    }
+
     /// This rank's [`Ext`] as told to `peer`.
     pub(super) fn ext(&self, peer: usize, linked: bool) -> Ext {
         let e = |send: &Mem, recv: &Mem, off: usize| Ext {
@@ -219,6 +265,13 @@ enum Src {
     Remote(usize),
 }
 
+/// `len` bytes of `v` (which has 8 more) starting at an 8-byte aligned
+/// address, so that reductions run on typed elements.
+fn aligned(v: &mut [u8], len: usize) -> &mut [u8] {
+    let at = v.as_ptr().align_offset(8).min(v.len() - len);
+    &mut v[at..at + len]
+}
+
 /// A collective running on direct links.
 struct Direct<'a, 'c> {
     ctx: &'a Ctx<'c>,
@@ -230,16 +283,16 @@ struct Direct<'a, 'c> {
 }
 
 impl<'a, 'c> Direct<'a, 'c> {
-    fn new(ctx: &'a Ctx<'c>, exts: &[Ext]) -> Direct<'a, 'c> {
+    fn new(ctx: &'a Ctx<'c>, coll: &Coll, exts: &[Ext]) -> Direct<'a, 'c> {
         let pids: Vec<u32> = (0..ctx.n()).map(|r| ctx.c.pid(r).unwrap_or(0)).collect();
         let me = std::process::id();
         let mut used = HashSet::new();
         let mut maps = ctx.c.maps.lock();
-        let mut src = |pid: u32, b: &Buf| -> Src {
+        let mut src = |pid: u32, b: &Buf, needed: bool| -> Src {
             if pid == me {
                 return Src::Local(b.addr as usize);
             }
-            if b.fd >= 0 {
+            if needed && b.fd >= 0 {
                 let key = (pid, b.ino);
                 let map = match maps.get(&key) {
                     Some(m) => Some(m.clone()),
@@ -256,10 +309,15 @@ impl<'a, 'c> Direct<'a, 'c> {
             }
             Src::Remote(b.addr as usize)
         };
+        let rank = ctx.me();
         let srcs = exts
             .iter()
             .zip(&pids)
-            .map(|(e, &pid)| [src(pid, &e.send), src(pid, &e.recv)])
+            .enumerate()
+            .map(|(p, (e, &pid))| {
+                let [s, r] = coll.reads(rank, p as u32);
+                [src(pid, &e.send, s), src(pid, &e.recv, r)]
+            })
             .collect();
         drop(maps);
         Direct {
@@ -277,6 +335,14 @@ impl<'a, 'c> Direct<'a, 'c> {
     fn others(&self) -> impl Iterator<Item = usize> + use<> {
         let me = self.me();
         (0..self.ctx.n() as usize).filter(move |&p| p != me)
+    }
+
+    /// The other ranks from the next one round to the previous one: the
+    /// order in which the ring (and the chain of `HcclReduce`) reduce into
+    /// this rank's block, so that both paths give the same bits.
+    fn ring_order(&self) -> impl Iterator<Item = usize> + use<> {
+        let (me, n) = (self.me(), self.ctx.n() as usize);
+        (1..n).map(move |k| (me + k) % n)
     }
 
     fn stopped(&self) -> Result<(), Fail> {
@@ -402,8 +468,8 @@ impl<'a, 'c> Direct<'a, 'c> {
     }
 
     /// Reduces `len` bytes of every rank's send buffer at `off` (the other
-    /// ranks' in rank order, then this rank's at `mine_off` in `mine`) into
-    /// `out` at `out_off`.
+    /// ranks' in [`Direct::ring_order`], then this rank's at `mine_off` in
+    /// `mine`) into `out` at `out_off`.
     #[allow(clippy::too_many_arguments)]
     fn reduce_block(
         &self,
@@ -421,14 +487,14 @@ impl<'a, 'c> Direct<'a, 'c> {
         let mut acc_bytes = vec![0u8; room + 8];
         // Staging for peers only reachable through the kernel.
         let remote = self.srcs.iter().any(|s| matches!(s[0], Src::Remote(_)));
-        let mut tmp = vec![0u8; if remote { room } else { 0 }];
-        let ao = acc_bytes.as_ptr().align_offset(8).min(8);
-        let acc = &mut acc_bytes[ao..ao + room];
+        let mut tmp_bytes = vec![0u8; if remote { room + 8 } else { 0 }];
+        let acc = aligned(&mut acc_bytes, room);
+        let tmp = aligned(&mut tmp_bytes, if remote { room } else { 0 });
         for (co, cl) in pieces_of(len, CHUNK) {
             self.stopped()?;
-            for (k, p) in self.others().enumerate() {
+            for (k, p) in self.ring_order().enumerate() {
                 let acc = &mut acc[..cl];
-                self.with_bytes(p, Which::Send, off + co, cl, &mut tmp, |x| {
+                self.with_bytes(p, Which::Send, off + co, cl, tmp, |x| {
                     if k == 0 {
                         acc.copy_from_slice(x);
                     } else {
@@ -485,7 +551,7 @@ impl<'a, 'c> Direct<'a, 'c> {
 ///
 /// The collective's failure: a peer gone or timing out, a buffer freed.
 pub(super) fn run(ctx: &Ctx<'_>, coll: &Coll, exts: &[Ext]) -> Result<(), Fail> {
-    let d = Direct::new(ctx, exts);
+    let d = Direct::new(ctx, coll, exts);
     let result = run_on(&d, coll, exts);
     // Keep only the mappings this collective used.
     ctx.c.maps.lock().retain(|k, _| d.used.contains(k));

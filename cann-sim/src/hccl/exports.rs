@@ -1454,6 +1454,18 @@ fn all_to_all_v(
     (send_counts, sdispls): (Vec<u64>, Vec<u64>),
     (recv_counts, rdispls): (Vec<u64>, Vec<u64>),
 ) -> HcclResult {
+    let me = c.rank as usize;
+    if send_counts.get(me) != recv_counts.get(me) {
+        return para(
+            f,
+            format!(
+                "this rank (rank {me}) sends itself {:?} elements but expects {:?} from itself; \
+                 sendCounts[{me}] must equal recvCounts[{me}]",
+                send_counts.get(me),
+                recv_counts.get(me)
+            ),
+        );
+    }
     let send_extent = tri!(v_extent(f, "sendCounts/sdispls", &send_counts, &sdispls));
     let recv_extent = tri!(v_extent(f, "recvCounts/rdispls", &recv_counts, &rdispls));
     let send = tri!(buf_arg(f, "sendBuf", send_buf, send_extent, size, &c));

@@ -199,6 +199,9 @@ fn exchange(c: &comm::Comm, w: &Window, peers: &[u32]) -> Result<Vec<(u32, u64, 
     for (&p, &tag) in peers.iter().zip(&tags) {
         c.transport
             .send_data(c.mesh(p), c.uid, tag, &msg, deadline, &stop)?;
+        // Counted once sent, so that a failed send leaves the pairing with
+        // the other peers intact.
+        c.exchanged(p);
     }
     let mut out = Vec::with_capacity(peers.len());
     for (&p, &tag) in peers.iter().zip(&tags) {

@@ -21,9 +21,12 @@
 //!
 //! | `HCCL_INTRA_PCIE_ENABLE` | `HCCL_INTRA_ROCE_ENABLE` | links inside the host |
 //! |---|---|---|
-//! | unset or 1 | unset or 0 | direct (the default) |
+//! | unset | unset | direct (the default) |
+//! | 1 | unset or 0 | direct |
+//! | 0 | 0 | direct |
 //! | 0 or unset | 1 | TCP, as between hosts |
 //! | 1 | 1 | refused: `HCCL_E_PARA` at communicator creation |
+//! | 0 / unset | unset / 0 | refused, as HCCL's documentation lists them unsupported |
 //!
 //! (`hicann/hccl` `docs/zh/user_guide/hccl_env/HCCL_INTRA_ROCE_ENABLE.md`
 //! gives the same table for the hardware.)
@@ -75,13 +78,21 @@ fn mode_from(var: impl Fn(&str) -> Option<String>) -> Result<Mode, (HcclResult, 
             ));
         }
     }
-    match (pcie.as_deref(), roce.as_deref()) {
-        (Some("1"), Some("1")) => Err((
+    let refuse = |why: &str| {
+        Err((
             HCCL_E_PARA,
-            "HCCL_INTRA_PCIE_ENABLE=1 and HCCL_INTRA_ROCE_ENABLE=1 cannot be combined: choose one \
-             link for traffic inside a host"
-                .to_string(),
-        )),
+            format!(
+                "HCCL_INTRA_PCIE_ENABLE={} with HCCL_INTRA_ROCE_ENABLE={} is not a supported \
+                 combination ({why}); set HCCL_INTRA_ROCE_ENABLE=1 for RoCE (TCP here) inside a \
+                 host, or leave both unset",
+                pcie.as_deref().unwrap_or("(unset)"),
+                roce.as_deref().unwrap_or("(unset)")
+            ),
+        ))
+    };
+    match (pcie.as_deref(), roce.as_deref()) {
+        (Some("1"), Some("1")) => refuse("both links cannot be chosen"),
+        (Some("0"), None) | (None, Some("0")) => refuse("set both, or only the one turned on"),
         (_, Some("1")) => Ok(Mode::Tcp),
         _ => Ok(Mode::Direct),
     }
@@ -313,6 +324,8 @@ mod tests {
         assert_eq!(mode_with(Some("0"), Some("1")), Ok(Mode::Tcp));
         assert_eq!(mode_with(None, Some("1")), Ok(Mode::Tcp));
         assert_eq!(mode_with(Some("1"), Some("1")), Err(HCCL_E_PARA));
+        assert_eq!(mode_with(Some("0"), None), Err(HCCL_E_PARA));
+        assert_eq!(mode_with(None, Some("0")), Err(HCCL_E_PARA));
         assert_eq!(mode_with(Some("yes"), None), Err(HCCL_E_PARA));
         assert_eq!(mode_with(None, Some(" ")), Ok(Mode::Direct));
     }

@@ -504,3 +504,38 @@ pub fn matrix(comm: &Comm, dev: &Device, s: &Stream) -> Result<usize, String> {
         + matrix_for::<f32>(comm, dev, s)?
         + matrix_for::<f64>(comm, dev, s)?)
 }
+
+/// An all-reduce whose f32 sum depends on the order of the additions
+/// (1e8 + 1 loses the 1): every path must add in the ring's order — for
+/// block c, rank c+1's input first, then c+2, …, and rank c's own last —
+/// so that the bits do not depend on the transport.
+pub fn ring_order_sum(comm: &Comm, _dev: &Device, s: &Stream) -> Result<(), String> {
+    let n = comm.size() as usize;
+    let count = 4 * n;
+    let vals = [1.0f32, 1e8, -1e8, 3.0];
+    let x = |r: usize, i: usize| vals[(r + i) % vals.len()];
+    let mine: Vec<f32> = (0..count).map(|i| x(comm.rank() as usize, i)).collect();
+    let mut buf = s.clone_from_host(&mine).map_err(|e| e.to_string())?;
+    comm.all_reduce_in_place(&mut buf, ReduceOp::Sum, s)
+        .map_err(|e| e.to_string())?;
+    let got = buf.to_host_vec().map_err(|e| e.to_string())?;
+    let want: Vec<f32> = (0..count)
+        .map(|i| {
+            // Block of element i under the even split of `count` over n.
+            let c = (0..n).find(|&c| i < (c + 1) * count / n).unwrap_or(n - 1);
+            let mut acc = x((c + 1) % n, i);
+            for k in 2..n {
+                acc += x((c + k) % n, i);
+            }
+            acc + x(c, i)
+        })
+        .collect();
+    if got
+        .iter()
+        .map(|v| v.to_bits())
+        .ne(want.iter().map(|v| v.to_bits()))
+    {
+        return Err(format!("ring-order sum: got {got:?}, want {want:?}"));
+    }
+    Ok(())
+}
