@@ -2,10 +2,13 @@
 //! (the ignored `rank_entry` test, told its role by `HCCL_TEST_ROLE`) with
 //! `hccl::launch`, which sets `RANK`, `WORLD_SIZE`, `MASTER_ADDR`,
 //! `MASTER_PORT` as torchrun does; each rank bootstraps from the
-//! environment. Covers the collective matrix on 1–8 processes, a 16-process
-//! smoke test, the failure cases (a rank killed mid-collective, a stalled
-//! rank, mismatched counts, rank 0 missing, ports in use), and two "hosts"
-//! in network namespaces where the machine allows it.
+//! environment. Covers the collective matrix on 1–8 processes (over the
+//! simulator's same-host direct links, with megabyte buffers read through
+//! shared mappings, and over TCP with `HCCL_INTRA_ROCE_ENABLE=1`), a
+//! 16-process smoke test, the failure cases (a rank killed mid-collective on
+//! either path, a stalled rank, mismatched counts, rank 0 missing, ports in
+//! use, a window exchange with a rank that left), and two "hosts" in network
+//! namespaces where the machine allows it.
 //!
 //! Every launch has a time limit, after which the launcher kills what is
 //! left; every test checks that each rank exited by itself.
@@ -358,12 +361,14 @@ fn every_collective_type_and_op_is_exact_on_8_processes() {
 }
 
 #[test]
-fn every_collective_is_exact_on_3_processes_with_intra_host_traffic_over_tcp() {
-    let exits = launcher(3, "matrix")
-        .env("HCCL_INTRA_ROCE_ENABLE", "1")
-        .run()
-        .unwrap();
-    all_ok(&exits);
+fn every_collective_is_exact_on_3_and_8_processes_with_intra_host_traffic_over_tcp() {
+    for n in [3, 8] {
+        let exits = launcher(n, "matrix")
+            .env("HCCL_INTRA_ROCE_ENABLE", "1")
+            .run()
+            .unwrap();
+        all_ok(&exits);
+    }
 }
 
 #[test]
@@ -400,7 +405,16 @@ fn sixteen_processes_bootstrap_from_the_environment_and_all_reduce() {
 
 #[test]
 fn a_rank_killed_mid_collective_fails_the_others_with_remote_within_the_timeout() {
-    let exits = launcher(3, "killed_mid_collective").run().unwrap();
+    killed_mid_collective(launcher(3, "killed_mid_collective"));
+}
+
+#[test]
+fn a_rank_killed_mid_collective_over_tcp_fails_the_others_with_remote() {
+    killed_mid_collective(launcher(3, "killed_mid_collective").env("HCCL_INTRA_ROCE_ENABLE", "1"));
+}
+
+fn killed_mid_collective(l: Launcher) {
+    let exits = l.run().unwrap();
     assert!(
         exits[..2].iter().all(RankExit::success),
         "{}",
