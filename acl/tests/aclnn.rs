@@ -422,6 +422,108 @@ fn cast_permute_fill_and_threshold_backward() {
     );
 }
 
+fn layout(dims: &[i64], strides: &[i64], offset: i64, storage: i64) -> Layout {
+    Layout {
+        dims: dims.to_vec(),
+        strides: strides.to_vec(),
+        offset,
+        format: 2,
+        storage_dims: vec![storage],
+    }
+}
+
+#[test]
+fn add_and_sub_scale_other_by_alpha() {
+    let (_g, _d, s) = setup();
+    let a = s.clone_from_host(&[1.0f32, 2.0, 3.0]).unwrap();
+    let b = s.clone_from_host(&[10.0f32, 20.0, 30.0]).unwrap();
+    let (ta, tb) = (
+        Tensor::new(&a, &[3]).unwrap(),
+        Tensor::new(&b, &[3]).unwrap(),
+    );
+    let mut o = s.alloc_zeros::<f32>(3).unwrap();
+    {
+        let mut to = TensorMut::new(&mut o, &[3]).unwrap();
+        aclnn::add_scaled(&s, &ta, &tb, &Scalar::new(0.5f32).unwrap(), &mut to).unwrap();
+    }
+    assert_eq!(o.to_host_vec().unwrap(), [6.0, 12.0, 18.0]);
+    {
+        let mut to = TensorMut::new(&mut o, &[3]).unwrap();
+        aclnn::sub_scaled(&s, &ta, &tb, &Scalar::new(2.0f32).unwrap(), &mut to).unwrap();
+    }
+    assert_eq!(o.to_host_vec().unwrap(), [-19.0, -38.0, -57.0]);
+    // Integers with an integral alpha (given as an int scalar), broadcast.
+    let x = s.clone_from_host(&[1i32, 2, 3, 4, 5, 6]).unwrap();
+    let y = s.clone_from_host(&[100i32, 200, 300]).unwrap();
+    let (tx, ty) = (
+        Tensor::new(&x, &[2, 3]).unwrap(),
+        Tensor::new(&y, &[3]).unwrap(),
+    );
+    let mut oi = s.alloc_zeros::<i32>(6).unwrap();
+    {
+        let mut to = TensorMut::new(&mut oi, &[2, 3]).unwrap();
+        aclnn::sub_scaled(&s, &tx, &ty, &Scalar::new(3i32).unwrap(), &mut to).unwrap();
+    }
+    assert_eq!(
+        oi.to_host_vec().unwrap(),
+        [-299, -598, -897, -296, -595, -894]
+    );
+}
+
+#[test]
+fn strided_views_read_and_write_like_their_contiguous_copies() {
+    let (_g, _d, s) = setup();
+    // [[1, 2, 3], [4, 5, 6]] and its transpose as a view: strides [1, 3].
+    let a = s
+        .clone_from_host(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])
+        .unwrap();
+    let t = Tensor::with_layout(&a, &layout(&[3, 2], &[1, 3], 0, 6)).unwrap();
+    let mut o = s.alloc_zeros::<f32>(6).unwrap();
+    {
+        let mut to = TensorMut::new(&mut o, &[3, 2]).unwrap();
+        aclnn::neg(&s, &t, &mut to).unwrap();
+    }
+    assert_eq!(
+        o.to_host_vec().unwrap(),
+        [-1.0, -4.0, -2.0, -5.0, -3.0, -6.0]
+    );
+    // Writing through a transposed view of the output: o = a^T stored as
+    // [3, 2] row-major means the [2, 3] input lands transposed.
+    let mut w = s.alloc_zeros::<f32>(6).unwrap();
+    {
+        let ta = Tensor::new(&a, &[2, 3]).unwrap();
+        let mut tw = TensorMut::with_layout(&mut w, &layout(&[2, 3], &[1, 2], 0, 6)).unwrap();
+        aclnn::relu(&s, &ta, &mut tw).unwrap();
+    }
+    assert_eq!(w.to_host_vec().unwrap(), [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+    // A broadcast view (stride 0) read as two rows, plus every other element
+    // of a longer buffer (stride 2, offset 1).
+    let row = s.clone_from_host(&[10.0f32, 20.0, 30.0]).unwrap();
+    let b = Tensor::with_layout(&row, &layout(&[2, 3], &[0, 1], 0, 3)).unwrap();
+    let long = s
+        .clone_from_host(&[
+            0.0f32, 1.0, 0.0, 2.0, 0.0, 3.0, 0.0, 4.0, 0.0, 5.0, 0.0, 6.0,
+        ])
+        .unwrap();
+    let odd = Tensor::with_layout(&long, &layout(&[2, 3], &[6, 2], 1, 12)).unwrap();
+    let mut sum = s.alloc_zeros::<f32>(6).unwrap();
+    {
+        let mut ts = TensorMut::new(&mut sum, &[2, 3]).unwrap();
+        aclnn::add(&s, &b, &odd, &mut ts).unwrap();
+    }
+    assert_eq!(
+        sum.to_host_vec().unwrap(),
+        [11.0, 22.0, 33.0, 14.0, 25.0, 36.0]
+    );
+    // In place through a strided view: zero every other element.
+    let mut z = s.clone_from_host(&[1.0f32; 6]).unwrap();
+    {
+        let mut tz = TensorMut::with_layout(&mut z, &layout(&[3], &[2], 0, 6)).unwrap();
+        aclnn::zero_(&s, &mut tz).unwrap();
+    }
+    assert_eq!(z.to_host_vec().unwrap(), [0.0, 1.0, 0.0, 1.0, 0.0, 1.0]);
+}
+
 #[test]
 fn errors_carry_the_exact_status() {
     let (_g, _d, s) = setup();
@@ -439,10 +541,13 @@ fn errors_carry_the_exact_status() {
         // Sub requires equal dtypes.
         let e = aclnn::sub(&s, &ta, &ti, &mut to).unwrap_err();
         assert_eq!(status(e), (161002, "aclnnSubGetWorkspaceSize"));
-        // alpha != 1 is not supported by the simulator.
-        let e =
-            aclnn::add_scaled(&s, &ta, &ta, &Scalar::new(2.0f32).unwrap(), &mut to).unwrap_err();
-        assert_eq!(status(e), (561003, "aclnnAddGetWorkspaceSize"));
+        // A non-integral alpha for an integer out.
+        let ti23 = Tensor::new(&i, &[2, 3]).unwrap();
+        let mut oi = s.alloc_zeros::<i32>(6).unwrap();
+        let mut toi = TensorMut::new(&mut oi, &[2, 3]).unwrap();
+        let e = aclnn::add_scaled(&s, &ti23, &ti23, &Scalar::new(0.5f32).unwrap(), &mut toi)
+            .unwrap_err();
+        assert_eq!(status(e), (161002, "aclnnAddGetWorkspaceSize"));
         let e = aclnn::threshold_backward(&s, &ta, &ta, &Scalar::new(0.5f32).unwrap(), &mut to)
             .unwrap_err();
         assert_eq!(
@@ -469,22 +574,23 @@ fn errors_carry_the_exact_status() {
         let e = aclnn::matmul(&s, &ta, &ta, &mut to, CubeMathType::KeepDtype).unwrap_err();
         assert_eq!(status(e), (161002, "aclnnMatmulGetWorkspaceSize"));
     }
-    // A non-contiguous view (a transpose by strides): not supported, 561003.
-    let tt = Tensor::with_layout(
-        &a,
-        &Layout {
-            dims: vec![3, 2],
-            strides: vec![1, 3],
-            offset: 0,
-            format: 2,
-            storage_dims: vec![6],
-        },
-    )
-    .unwrap();
+    // An output view whose elements overlap (stride 0): its result would
+    // be undefined, 161002.
     {
-        let mut to = TensorMut::new(&mut o, &[3, 2]).unwrap();
-        let e = aclnn::relu(&s, &tt, &mut to).unwrap_err();
-        assert_eq!(status(e), (561003, "aclnnReluGetWorkspaceSize"));
+        let mut to = TensorMut::with_layout(
+            &mut o,
+            &Layout {
+                dims: vec![2, 3],
+                strides: vec![0, 1],
+                offset: 0,
+                format: 2,
+                storage_dims: vec![6],
+            },
+        )
+        .unwrap();
+        let ta2 = Tensor::new(&a, &[2, 3]).unwrap();
+        let e = aclnn::relu(&s, &ta2, &mut to).unwrap_err();
+        assert_eq!(status(e), (161002, "aclnnReluGetWorkspaceSize"));
     }
     // An offset view of the second row works.
     let row = Tensor::with_layout(

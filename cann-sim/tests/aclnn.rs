@@ -205,11 +205,12 @@ fn arguments_are_checked_with_the_documented_statuses() {
             ACLNN_ERR_PARAM_NULLPTR,
             "aclnnSubGetWorkspaceSize",
         );
-        let mut two = 2.0f32;
+        // A non-integral alpha for an integer out.
+        let mut two = 2.5f32;
         let alpha = aclCreateScalar((&mut two as *mut f32).cast(), ACL_FLOAT);
         fails(
-            aclnnSubGetWorkspaceSize(ta, ta, alpha, ta, &mut ws, &mut ex),
-            ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+            aclnnSubGetWorkspaceSize(ti, ti, alpha, ti, &mut ws, &mut ex),
+            ACLNN_ERR_PARAM_INVALID,
             "aclnnSubGetWorkspaceSize",
         );
         fails(
@@ -237,23 +238,26 @@ fn arguments_are_checked_with_the_documented_statuses() {
             ACLNN_ERR_PARAM_NULLPTR,
             "aclnnPermuteGetWorkspaceSize",
         );
-        // Non-contiguous views are not supported.
+        // An output view whose elements overlap (stride 0).
         let strided = aclCreateTensor(
             [2i64, 2].as_ptr(),
             2,
             ACL_FLOAT,
-            [1i64, 2].as_ptr(),
+            [0i64, 1].as_ptr(),
             0,
             ACL_FORMAT_ND,
             [4i64].as_ptr(),
             1,
             a.cast(),
         );
-        fails(
-            aclnnReluGetWorkspaceSize(strided, strided, &mut ws, &mut ex),
-            ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+        let t22 = tensor(&[2, 2], ACL_FLOAT, a);
+        let msg = fails(
+            aclnnReluGetWorkspaceSize(t22, strided, &mut ws, &mut ex),
+            ACLNN_ERR_PARAM_INVALID,
             "aclnnReluGetWorkspaceSize",
         );
+        assert!(msg.contains("overlap"), "{msg}");
+        assert_eq!(aclDestroyTensor(t22), ACLNN_SUCCESS);
         // A view beyond its storage.
         let over = aclCreateTensor(
             [4i64].as_ptr(),

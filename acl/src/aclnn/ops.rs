@@ -132,8 +132,8 @@ pub fn add(stream: &Stream, a: &Tensor<'_>, b: &Tensor<'_>, out: &mut TensorMut<
 ///
 /// # Errors
 ///
-/// The aclnn status (`161002` for dtypes or shapes that do not combine;
-/// cann-sim returns `561003` for `alpha != 1`), or a stream/memory error.
+/// The aclnn status (`161002` for dtypes or shapes that do not combine, or a
+/// non-integral `alpha` with an integer `out`), or a stream/memory error.
 #[doc(alias = "aclnnAdd")]
 pub fn add_scaled(
     stream: &Stream,

@@ -416,7 +416,11 @@ fn bind_and_launch(
             }
             match op_launch::device_range(function, &format!("input {i}"), b.addr, need, ctx.device)
             {
-                Ok(Some(at)) => Source::Device { addr: b.addr, at },
+                Ok(Some(at)) => Source::Device {
+                    addr: b.addr,
+                    at,
+                    strides: None,
+                },
                 Ok(None) => Source::Empty,
                 Err(rc) => return rc,
             }
@@ -455,6 +459,7 @@ fn bind_and_launch(
         outputs.push(LaunchOutput {
             spec: spec.clone(),
             dst,
+            strides: None,
         });
     }
     op_launch::launch(

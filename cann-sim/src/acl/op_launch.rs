@@ -33,6 +33,8 @@ pub(crate) enum Source {
         addr: usize,
         /// Where it must still be when the kernel runs.
         at: Expect,
+        /// Element strides of a non-contiguous view (`None`: contiguous).
+        strides: Option<Vec<i64>>,
     },
     /// Bytes taken at the call (a constant, or host-placed data).
     Host(Vec<u8>),
@@ -56,6 +58,98 @@ pub(crate) struct LaunchOutput {
     pub spec: TensorSpec,
     /// First byte, and where it must still be (`None` for an empty tensor).
     pub dst: Option<(usize, Expect)>,
+    /// Element strides of a non-contiguous view (`None`: contiguous); its
+    /// elements must not overlap each other.
+    pub strides: Option<Vec<i64>>,
+}
+
+/// Bytes a view spans in memory, from its first element to past its last:
+/// the contiguous size, or for strides `1 + Σ (dᵢ − 1)·sᵢ` elements.
+/// Strides must not be negative.
+pub(crate) fn span_bytes(spec: &TensorSpec, strides: Option<&[i64]>) -> usize {
+    let Some(st) = strides else {
+        return spec.bytes();
+    };
+    if spec.shape.iter().any(|&d| d <= 0) {
+        return 0;
+    }
+    let last: i64 = spec
+        .shape
+        .iter()
+        .zip(st)
+        .map(|(&d, &s)| (d - 1).saturating_mul(s))
+        .fold(0i64, i64::saturating_add);
+    (last as usize + 1).saturating_mul(spec.dtype.size())
+}
+
+/// Calls `f(offset in the view's memory, offset in the contiguous layout,
+/// bytes)` for each run of contiguous elements of the view (the innermost
+/// dimension, when its stride is 1; else single elements), in row-major
+/// order.
+fn for_each_run(spec: &TensorSpec, strides: &[i64], mut f: impl FnMut(usize, usize, usize)) {
+    let dims = &spec.shape;
+    let esize = spec.dtype.size();
+    if dims.iter().any(|&d| d <= 0) {
+        return;
+    }
+    let n = dims.len();
+    let (run, outer) = match (dims.last(), strides.last()) {
+        (Some(&d), Some(&1)) => (d as usize, n - 1),
+        (Some(_), Some(_)) => (1, n),
+        _ => (1, 0),
+    };
+    let mut idx = vec![0i64; outer];
+    let mut flat = 0usize;
+    loop {
+        let off: i64 = idx.iter().zip(strides).map(|(&i, &s)| i * s).sum();
+        f(off as usize * esize, flat * esize, run * esize);
+        flat += run;
+        // Advance the odometer over the outer dimensions.
+        let mut k = outer;
+        loop {
+            if k == 0 {
+                return;
+            }
+            k -= 1;
+            idx[k] += 1;
+            if idx[k] < dims[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+}
+
+/// The elements of the view at `addr`, contiguous.
+///
+/// # Safety
+///
+/// `[addr, addr + span_bytes(spec, strides))` must be readable.
+unsafe fn gather(addr: usize, spec: &TensorSpec, strides: &[i64]) -> Vec<u8> {
+    let mut out = vec![0u8; spec.bytes()];
+    for_each_run(spec, strides, |at, flat, len| {
+        // SAFETY: `at + len` lies within the view's span (the caller's
+        // contract); `flat + len` within `out`, which holds every element.
+        unsafe {
+            std::ptr::copy_nonoverlapping((addr + at) as *const u8, out.as_mut_ptr().add(flat), len)
+        };
+    });
+    out
+}
+
+/// Writes contiguous `data` into the view at `addr`.
+///
+/// # Safety
+///
+/// `[addr, addr + span_bytes(spec, strides))` must be writable and not
+/// borrowed; `data` holds every element.
+unsafe fn scatter(addr: usize, spec: &TensorSpec, strides: &[i64], data: &[u8]) {
+    for_each_run(spec, strides, |at, flat, len| {
+        // SAFETY: as in `gather`, the other way round.
+        unsafe {
+            std::ptr::copy_nonoverlapping(data.as_ptr().add(flat), (addr + at) as *mut u8, len)
+        };
+    });
 }
 
 /// Validates `bytes` bytes of device memory at `addr` for an operator on
@@ -122,10 +216,7 @@ pub(crate) fn launch(
     inputs: Vec<LaunchInput>,
     outputs: Vec<LaunchOutput>,
 ) -> aclError {
-    let out_ranges: Vec<(usize, usize)> = outputs
-        .iter()
-        .filter_map(|o| o.dst.map(|(a, _)| (a, o.spec.bytes())))
-        .collect();
+    let out_ranges = output_ranges(&outputs);
     for (i, &(a, alen)) in out_ranges.iter().enumerate() {
         for &(b, blen) in &out_ranges[i + 1..] {
             if overlaps(a, alen, b, blen) {
@@ -141,13 +232,18 @@ pub(crate) fn launch(
     }
     let mut ranges = Vec::with_capacity(inputs.len() + outputs.len());
     for i in &inputs {
-        if let Source::Device { addr, at } = i.src {
-            ranges.push(("input", addr, i.spec.bytes(), at));
+        if let Source::Device { addr, at, strides } = &i.src {
+            ranges.push(("input", *addr, span_bytes(&i.spec, strides.as_deref()), *at));
         }
     }
     for o in &outputs {
         if let Some((addr, at)) = o.dst {
-            ranges.push(("output", addr, o.spec.bytes(), at));
+            ranges.push((
+                "output",
+                addr,
+                span_bytes(&o.spec, o.strides.as_deref()),
+                at,
+            ));
         }
     }
     let kernel = Box::new(move || run_kernel(&op_type, &attrs, &inputs, &outputs));
@@ -169,26 +265,41 @@ fn run_kernel(
     inputs: &[LaunchInput],
     outputs: &[LaunchOutput],
 ) -> Result<(), (aclError, String)> {
-    let out_ranges: Vec<(usize, usize)> = outputs
-        .iter()
-        .filter_map(|o| o.dst.map(|(a, _)| (a, o.spec.bytes())))
-        .collect();
+    let out_ranges = output_ranges(outputs);
     // Inputs that alias an output are copied first: a `&[u8]` and a
-    // `&mut [u8]` over the same bytes may not coexist.
+    // `&mut [u8]` over the same bytes may not coexist. Strided views are
+    // gathered into contiguous copies.
     let copies: Vec<Option<Vec<u8>>> = inputs
         .iter()
-        .map(|i| match i.src {
+        .map(|i| match &i.src {
+            Source::Device {
+                addr,
+                strides: Some(st),
+                ..
+            } => {
+                // SAFETY: a validated live device range spanning the view;
+                // no `&mut` to it exists yet.
+                Some(unsafe { gather(*addr, &i.spec, st) })
+            }
             Source::Device { addr, .. } => {
                 let len = i.spec.bytes();
                 out_ranges
                     .iter()
-                    .any(|&(b, blen)| overlaps(addr, len, b, blen))
+                    .any(|&(b, blen)| overlaps(*addr, len, b, blen))
                     .then(|| {
                         // SAFETY: a validated live device range of `len`
                         // bytes; no `&mut` to it exists yet.
-                        unsafe { std::slice::from_raw_parts(addr as *const u8, len) }.to_vec()
+                        unsafe { std::slice::from_raw_parts(*addr as *const u8, len) }.to_vec()
                     })
             }
+            _ => None,
+        })
+        .collect();
+    // Strided outputs are computed into contiguous buffers, scattered after.
+    let mut staged: Vec<Option<Vec<u8>>> = outputs
+        .iter()
+        .map(|o| match (&o.dst, &o.strides) {
+            (Some(_), Some(_)) => Some(vec![0u8; o.spec.bytes()]),
             _ => None,
         })
         .collect();
@@ -211,16 +322,18 @@ fn run_kernel(
         .collect();
     let mut outs: Vec<Output<'_>> = outputs
         .iter()
-        .map(|o| Output {
+        .zip(staged.iter_mut())
+        .map(|(o, stage)| Output {
             spec: &o.spec,
-            data: match o.dst {
+            data: match (o.dst, stage) {
+                (_, Some(buf)) => buf.as_mut_slice(),
                 // SAFETY: a validated live device range; outputs do not
                 // overlap each other (refused at the call) nor any input
                 // slice (those were copied).
-                Some((addr, _)) => unsafe {
+                (Some((addr, _)), None) => unsafe {
                     std::slice::from_raw_parts_mut(addr as *mut u8, o.spec.bytes())
                 },
-                None => &mut [],
+                (None, None) => &mut [],
             },
         })
         .collect();
@@ -229,5 +342,27 @@ fn run_kernel(
             code(ACL_ERROR_RT_AICORE_EXCEPTION),
             format!("{op_type} kernel failed: {}", e.message()),
         )
-    })
+    })?;
+    drop(outs);
+    drop(ins);
+    for (o, stage) in outputs.iter().zip(&staged) {
+        if let (Some((addr, _)), Some(st), Some(buf)) = (o.dst, &o.strides, stage) {
+            // SAFETY: a validated live device range spanning the view, not
+            // borrowed any more (the slices above are gone); the view's
+            // elements do not overlap (checked at the call).
+            unsafe { scatter(addr, &o.spec, st, buf) };
+        }
+    }
+    Ok(())
+}
+
+/// The device ranges the outputs span.
+fn output_ranges(outputs: &[LaunchOutput]) -> Vec<(usize, usize)> {
+    outputs
+        .iter()
+        .filter_map(|o| {
+            o.dst
+                .map(|(a, _)| (a, span_bytes(&o.spec, o.strides.as_deref())))
+        })
+        .collect()
 }

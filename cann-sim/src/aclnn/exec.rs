@@ -25,11 +25,21 @@ pub(crate) struct TensorObj {
     pub addr: usize,
 }
 
+/// A tensor argument as the kernel sees it: type and shape, first byte, and
+/// the element strides of a non-contiguous view.
+#[derive(Debug, Clone)]
+pub(crate) struct View {
+    pub spec: TensorSpec,
+    pub addr: usize,
+    /// `None` for a contiguous view.
+    pub strides: Option<Vec<i64>>,
+}
+
 /// An input of a planned operator.
 #[derive(Debug, Clone)]
 pub(crate) enum PlanIn {
-    /// A tensor in device memory (first byte).
-    Device(TensorSpec, usize),
+    /// A tensor in device memory.
+    Device(View),
     /// A value known at `GetWorkspaceSize` (axes, a fill value).
     Host(TensorSpec, Vec<u8>),
 }
@@ -43,7 +53,7 @@ pub(crate) struct Plan {
     pub op_type: &'static str,
     pub attrs: Attrs,
     pub inputs: Vec<PlanIn>,
-    pub output: (TensorSpec, usize),
+    pub output: View,
 }
 
 /// Every aclnn object.
@@ -187,14 +197,17 @@ pub(crate) fn tensor_arg(function: &str, what: &str, addr: usize) -> Result<Arc<
     arg(function, what, addr, Kind::Tensor)
 }
 
-/// A tensor argument, bound: its spec and first byte. Non-contiguous views
-/// and private formats are 561003 (no kernel), a data type the kernels do
-/// not know 161002, storage smaller than the view 161002.
+/// A tensor argument, bound: its spec, first byte and (non-contiguous
+/// views) strides. Private formats are 561003 (no kernel); a data type the
+/// kernels do not know, negative strides, storage smaller than the view's
+/// span are 161002; an output view whose elements overlap (`output`) is
+/// 161002 too, its result would be undefined.
 pub(crate) fn bound(
     function: &str,
     what: &str,
     addr: usize,
-) -> Result<(TensorSpec, usize), aclnnStatus> {
+    output: bool,
+) -> Result<View, aclnnStatus> {
     let o = tensor_arg(function, what, addr)?;
     let Obj::Tensor(t) = &*o else {
         return Err(kind_mismatch(function, what));
@@ -215,19 +228,29 @@ pub(crate) fn bound(
             ),
         ));
     }
+    if t.strides.len() != t.view.len() || t.strides.iter().any(|&s| s < 0) {
+        return Err(fail(
+            ACLNN_ERR_PARAM_INVALID,
+            format!(
+                "{function}: {what}: strides {:?} do not fit view {:?} (one non-negative stride \
+                 per dimension)",
+                t.strides, t.view
+            ),
+        ));
+    }
     let contiguous = contiguous_strides(&t.view);
     let same = t
         .view
         .iter()
         .zip(t.strides.iter().zip(&contiguous))
         .all(|(&d, (&s, &c))| d <= 1 || s == c);
-    if !same {
+    if output && !same && self_overlapping(&t.view, &t.strides) {
         return Err(fail(
-            ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+            ACLNN_ERR_PARAM_INVALID,
             format!(
-                "{function}: {what}: strides {:?} of view {:?} are not contiguous; cann-sim runs \
-                 contiguous views only (make it contiguous first)",
-                t.strides, t.view
+                "{function}: {what}: the elements of view {:?} with strides {:?} overlap; an \
+                 output must not write one place twice",
+                t.view, t.strides
             ),
         ));
     }
@@ -235,6 +258,7 @@ pub(crate) fn bound(
         dtype,
         shape: t.view.clone(),
     };
+    let strides = (!same).then(|| t.strides.clone());
     let Some(numel) = spec.checked_numel() else {
         return Err(fail(
             ACLNN_ERR_PARAM_INVALID,
@@ -242,12 +266,25 @@ pub(crate) fn bound(
         ));
     };
     let storage: i128 = t.storage.iter().map(|&d| i128::from(d)).product();
-    if numel > 0 && i128::from(t.offset) + numel as i128 > storage {
+    // Elements from the view's first to past its last.
+    let span: i128 = match &strides {
+        None => numel as i128,
+        Some(st) => {
+            1 + t
+                .view
+                .iter()
+                .zip(st)
+                .map(|(&d, &s)| i128::from(d.max(1) - 1) * i128::from(s))
+                .sum::<i128>()
+        }
+    };
+    if numel > 0 && i128::from(t.offset) + span > storage {
         return Err(fail(
             ACLNN_ERR_PARAM_INVALID,
             format!(
-                "{function}: {what}: view {:?} at offset {} does not fit in storage {:?}",
-                t.view, t.offset, t.storage
+                "{function}: {what}: view {:?} (strides {:?}) at offset {} does not fit in storage \
+                 {:?}",
+                t.view, t.strides, t.offset, t.storage
             ),
         ));
     }
@@ -260,7 +297,32 @@ pub(crate) fn bound(
                 format!("{function}: {what}: offset overflows"),
             )
         })?;
-    Ok((spec, first))
+    Ok(View {
+        spec,
+        addr: first,
+        strides,
+    })
+}
+
+/// Whether two different indices of a view with these strides reach the
+/// same element: sorted by stride, each dimension must step past everything
+/// the inner ones span.
+fn self_overlapping(dims: &[i64], strides: &[i64]) -> bool {
+    let mut ds: Vec<(i64, i64)> = dims
+        .iter()
+        .zip(strides)
+        .filter(|&(&d, _)| d > 1)
+        .map(|(&d, &s)| (s, d))
+        .collect();
+    ds.sort_unstable();
+    let mut span = 1i128;
+    for (s, d) in ds {
+        if i128::from(s) < span {
+            return true;
+        }
+        span += i128::from(s) * i128::from(d - 1);
+    }
+    false
 }
 
 /// A scalar argument: its dtype and bytes.
@@ -365,7 +427,7 @@ pub(crate) unsafe fn prepare(
         .inputs
         .iter()
         .map(|i| match i {
-            PlanIn::Device(s, _) => (s, None),
+            PlanIn::Device(v) => (&v.spec, None),
             PlanIn::Host(s, b) => (s, Some(b.as_slice())),
         })
         .collect();
@@ -378,7 +440,7 @@ pub(crate) unsafe fn prepare(
             );
         }
     };
-    let out = &plan.output.0;
+    let out = &plan.output.spec;
     if inferred.len() != 1 || &inferred[0] != out {
         return fail(
             ACLNN_ERR_PARAM_INVALID,
@@ -466,29 +528,40 @@ fn run(function: &'static str, plan: &Plan, stream: aclrtStream) -> Result<(), i
                     Source::Host(b.clone())
                 },
             },
-            PlanIn::Device(spec, addr) => {
+            PlanIn::Device(v) => {
                 let at = op_launch::device_range(
                     function,
                     &format!("input {i}"),
-                    *addr,
-                    spec.bytes(),
+                    v.addr,
+                    op_launch::span_bytes(&v.spec, v.strides.as_deref()),
                     ctx.device,
                 )?;
                 LaunchInput {
-                    spec: spec.clone(),
+                    spec: v.spec.clone(),
                     src: match at {
-                        Some(at) => Source::Device { addr: *addr, at },
+                        Some(at) => Source::Device {
+                            addr: v.addr,
+                            at,
+                            strides: v.strides.clone(),
+                        },
                         None => Source::Empty,
                     },
                 }
             }
         });
     }
-    let (spec, addr) = &plan.output;
-    let at = op_launch::device_range(function, "out", *addr, spec.bytes(), ctx.device)?;
+    let v = &plan.output;
+    let at = op_launch::device_range(
+        function,
+        "out",
+        v.addr,
+        op_launch::span_bytes(&v.spec, v.strides.as_deref()),
+        ctx.device,
+    )?;
     let outputs = vec![LaunchOutput {
-        spec: spec.clone(),
-        dst: at.map(|at| (*addr, at)),
+        spec: v.spec.clone(),
+        dst: at.map(|at| (v.addr, at)),
+        strides: v.strides.clone(),
     }];
     let rc = op_launch::launch(
         function,

@@ -18,11 +18,15 @@
 //!   runtime's message recorded; faults of the queued kernel are reported by
 //!   the next synchronisation, as for aclop.
 //!
+//! Views may be non-contiguous (any non-negative strides, a storage offset):
+//! inputs are gathered into contiguous copies when the kernel runs, strided
+//! outputs written back element by element; an output view whose elements
+//! overlap is 161002.
+//!
 //! What the simulator does not do returns `ACLNN_ERR_INNER_FIND_KERNEL_ERROR`
-//! (561003, "no kernel"): non-contiguous views, formats other than
-//! ND/NCHW/NHWC, `alpha != 1` in `aclnnAdd`/`aclnnSub`, a `threshold != 0` in
-//! `aclnnThresholdBackward`, a `dtype` other than the input's in the
-//! reductions, and every aclnn function it does not export.
+//! (561003, "no kernel"): formats other than ND/NCHW/NHWC, a
+//! `threshold != 0` in `aclnnThresholdBackward`, a `dtype` other than the
+//! input's in the reductions, and every aclnn function it does not export.
 
 mod objects;
 pub use objects::*;

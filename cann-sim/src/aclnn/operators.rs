@@ -4,7 +4,7 @@
 //!
 //! | aclnn | CANN op | notes |
 //! |---|---|---|
-//! | Add, Sub | Add, Sub | `alpha` must be 1 (else 561003: not supported) |
+//! | Add, Sub | Add, Sub; Axpy when `alpha` ≠ 1 | an integer `out` needs an integral `alpha` (161002) |
 //! | Mul, Div, Maximum, Minimum | Mul, RealDiv, Maximum, Minimum | |
 //! | Neg, Abs, Exp, Log, Sqrt, Rsqrt, Relu, Sigmoid, Tanh, Gelu | same name | |
 //! | ThresholdBackward | ReluGrad | `threshold` must be 0 (the relu gradient) |
@@ -18,7 +18,7 @@
 
 #![allow(non_snake_case)]
 
-use super::exec::{self, Plan, PlanIn, bound, i64_input, int_array_arg, prepare, scalar_arg};
+use super::exec::{self, Plan, PlanIn, View, bound, i64_input, int_array_arg, prepare, scalar_arg};
 use crate::ops::{AttrValue, Attrs, TensorSpec};
 use crate::recent_error::fail;
 use acl_sys::aclnn::{
@@ -31,8 +31,7 @@ use std::ffi::c_void;
 type Planned = Result<Plan, aclnnStatus>;
 
 fn dev(function: &str, what: &str, h: usize) -> Result<PlanIn, aclnnStatus> {
-    let (spec, addr) = bound(function, what, h)?;
-    Ok(PlanIn::Device(spec, addr))
+    Ok(PlanIn::Device(bound(function, what, h, false)?))
 }
 
 fn plan(
@@ -40,7 +39,7 @@ fn plan(
     op_type: &'static str,
     attrs: Attrs,
     inputs: Vec<PlanIn>,
-    out: (TensorSpec, usize),
+    out: View,
 ) -> Plan {
     Plan {
         api,
@@ -49,6 +48,24 @@ fn plan(
         inputs,
         output: out,
     }
+}
+
+/// The plan of `op` with `inputs`, writing the tensor `out`.
+fn plan_out(
+    f: &str,
+    api: &'static str,
+    op: &'static str,
+    attrs: Attrs,
+    inputs: Vec<PlanIn>,
+    out: *const aclTensor,
+) -> Planned {
+    Ok(plan(
+        api,
+        op,
+        attrs,
+        inputs,
+        bound(f, "out", out as usize, true)?,
+    ))
 }
 
 fn binary(
@@ -60,13 +77,7 @@ fn binary(
     out: *const aclTensor,
 ) -> Planned {
     let inputs = vec![dev(f, "self", a as usize)?, dev(f, "other", b as usize)?];
-    Ok(plan(
-        api,
-        op,
-        Attrs::new(),
-        inputs,
-        bound(f, "out", out as usize)?,
-    ))
+    plan_out(f, api, op, Attrs::new(), inputs, out)
 }
 
 fn unary(
@@ -78,22 +89,39 @@ fn unary(
     attrs: Attrs,
 ) -> Planned {
     let inputs = vec![dev(f, "self", a as usize)?];
-    Ok(plan(api, op, attrs, inputs, bound(f, "out", out as usize)?))
+    plan_out(f, api, op, attrs, inputs, out)
 }
 
-fn alpha_one(f: &str, alpha: *const aclScalar) -> Result<(), aclnnStatus> {
-    let (d, b) = scalar_arg(f, "alpha", alpha as usize)?;
-    let v = exec::to_f64(d, &b);
+/// `aclnnAdd` / `aclnnSub` (`sign` 1 / -1): `self + sign · alpha · other`,
+/// as `Add` / `Sub` when `alpha` is 1, else as CANN's `Axpy`.
+#[allow(clippy::too_many_arguments)]
+fn scaled(
+    f: &str,
+    api: &'static str,
+    op: &'static str,
+    sign: f64,
+    a: *const aclTensor,
+    b: *const aclTensor,
+    alpha: *const aclScalar,
+    out: *const aclTensor,
+) -> Planned {
+    let (d, bytes) = scalar_arg(f, "alpha", alpha as usize)?;
+    let v = exec::to_f64(d, &bytes);
     if v == 1.0 {
-        Ok(())
-    } else {
-        Err(fail(
-            ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
-            format!(
-                "{f}: alpha = {v} is not supported by cann-sim (only alpha = 1); scale `other` with aclnnMul first"
-            ),
-        ))
+        return binary(f, api, op, a, b, out);
     }
+    let mut p = binary(f, api, "Axpy", a, b, out)?;
+    if !p.output.spec.dtype.is_f32_family() && v.fract() != 0.0 {
+        return Err(fail(
+            ACLNN_ERR_PARAM_INVALID,
+            format!(
+                "{f}: alpha = {v} is not integral, but out is an integer tensor ({:?})",
+                p.output.spec.dtype
+            ),
+        ));
+    }
+    p.attrs = Attrs::from([("alpha".to_string(), AttrValue::Float((sign * v) as f32))]);
+    Ok(p)
 }
 
 fn threshold_backward(
@@ -122,7 +150,7 @@ fn threshold_backward(
         "ReluGrad",
         Attrs::new(),
         inputs,
-        bound(f, "gradInput", out as usize)?,
+        bound(f, "gradInput", out as usize, true)?,
     ))
 }
 
@@ -144,7 +172,7 @@ fn matmul(
     let x1 = dev(f, "self", a as usize)?;
     let x2 = dev(f, "mat2", b as usize)?;
     let rank = |p: &PlanIn| match p {
-        PlanIn::Device(s, _) | PlanIn::Host(s, _) => s.shape.len(),
+        PlanIn::Device(View { spec: s, .. }) | PlanIn::Host(s, _) => s.shape.len(),
     };
     if batch && (rank(&x1) != 3 || rank(&x2) != 3) {
         return Err(fail(
@@ -166,7 +194,7 @@ fn matmul(
         op,
         Attrs::new(),
         vec![x1, x2],
-        bound(f, "out", out as usize)?,
+        bound(f, "out", out as usize, true)?,
     ))
 }
 
@@ -181,7 +209,8 @@ fn reduce(
     dtype: Option<aclDataType>,
     out: *const aclTensor,
 ) -> Planned {
-    let (spec, addr) = bound(f, "self", x as usize)?;
+    let x = bound(f, "self", x as usize, false)?;
+    let spec = &x.spec;
     let dims = int_array_arg(f, "dim", dim as usize)?;
     if let Some(d) = dtype
         && d != spec.dtype.to_acl()
@@ -198,8 +227,8 @@ fn reduce(
         ("keep_dims".to_string(), AttrValue::Bool(keep)),
         ("noop_with_empty_axes".to_string(), AttrValue::Bool(false)),
     ]);
-    let inputs = vec![PlanIn::Device(spec, addr), i64_input(&dims)];
-    Ok(plan(api, op, attrs, inputs, bound(f, "out", out as usize)?))
+    let inputs = vec![PlanIn::Device(x), i64_input(&dims)];
+    plan_out(f, api, op, attrs, inputs, out)
 }
 
 fn permute(
@@ -215,12 +244,13 @@ fn permute(
         "Transpose",
         Attrs::new(),
         vec![x, i64_input(&dims)],
-        bound(f, "out", out as usize)?,
+        bound(f, "out", out as usize, true)?,
     ))
 }
 
 fn fill(f: &str, x: *const aclTensor, value: *const aclScalar) -> Planned {
-    let (spec, addr) = bound(f, "selfRef", x as usize)?;
+    let x = bound(f, "selfRef", x as usize, true)?;
+    let spec = &x.spec;
     let (d, b) = scalar_arg(f, "value", value as usize)?;
     let v = exec::from_f64(spec.dtype, exec::to_f64(d, &b));
     let value = PlanIn::Host(
@@ -236,7 +266,7 @@ fn fill(f: &str, x: *const aclTensor, value: *const aclScalar) -> Planned {
         "Fill",
         Attrs::new(),
         vec![dims, value],
-        (spec, addr),
+        x,
     ))
 }
 
@@ -294,7 +324,7 @@ pub unsafe extern "C" fn aclnnAddGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnAddGetWorkspaceSize", workspaceSize, executor, |f| {
-            alpha_one(f, alpha).and_then(|()| binary(f, "aclnnAdd", "Add", self_, other, out))
+            scaled(f, "aclnnAdd", "Add", 1.0, self_, other, alpha, out)
         })
     }
 }
@@ -331,7 +361,7 @@ pub unsafe extern "C" fn aclnnSubGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnSubGetWorkspaceSize", workspaceSize, executor, |f| {
-            alpha_one(f, alpha).and_then(|()| binary(f, "aclnnSub", "Sub", self_, other, out))
+            scaled(f, "aclnnSub", "Sub", -1.0, self_, other, alpha, out)
         })
     }
 }

@@ -16,7 +16,7 @@ const FLOATS: &[DType] = &[DType::F32, DType::F16, DType::BF16];
 /// Add and Mul promote mixed input dtypes (CANN's type promotion table);
 /// the other binary operators require equal dtypes.
 fn promotes(op: Op) -> bool {
-    matches!(op, Op::Add | Op::Mul)
+    matches!(op, Op::Add | Op::Axpy | Op::Mul)
 }
 
 /// CANN's promotion of two dtypes among those [`NUMERIC`] holds.
@@ -56,21 +56,37 @@ pub(crate) fn infer_binary(op: Op, a: &TensorSpec, b: &TensorSpec) -> Result<Ten
     Ok(TensorSpec { dtype, shape })
 }
 
+/// Runs a binary operator. `Axpy` is `x1 + alpha · x2` (attribute `alpha`,
+/// a float, default 1; an integer output needs an integral `alpha`).
 pub(crate) fn run_binary(
     op: Op,
     a: &Input<'_>,
     b: &Input<'_>,
+    attrs: &Attrs,
     out: &mut Output<'_>,
 ) -> Result<(), OpError> {
     let out_shape = &out.spec.shape;
     let n = numel(out_shape);
     let dtype = out.spec.dtype;
+    let alpha = if op == Op::Axpy {
+        attr_float(op, attrs, "alpha", 1.0)?
+    } else {
+        1.0
+    };
+    if op == Op::Axpy && !dtype.is_f32_family() && alpha.fract() != 0.0 {
+        return Err(OpError::Attr(format!(
+            "Axpy: alpha = {alpha} is not integral, but the output is {}",
+            dtype.name()
+        )));
+    }
+    let ai = alpha as i64;
     let all_f32 = [a.spec.dtype, b.spec.dtype, dtype] == [DType::F32; 3];
     if all_f32 && a.data.len() == out.data.len() && b.data.len() == out.data.len() {
         // Same shapes, float32: straight over the bytes, at memory speed.
         let (x, y, o) = (a.data, b.data, &mut *out.data);
         match op {
             Op::Add => map2_f32(x, y, o, |x, y| x + y),
+            Op::Axpy => map2_f32(x, y, o, |x, y| x + alpha * y),
             Op::Sub => map2_f32(x, y, o, |x, y| x - y),
             Op::Mul => map2_f32(x, y, o, |x, y| x * y),
             Op::RealDiv => map2_f32(x, y, o, |x, y| x / y),
@@ -88,6 +104,7 @@ pub(crate) fn run_binary(
         let (sa, sb) = (&a.spec.shape, &b.spec.shape);
         match op {
             Op::Add => binary_map(&av, sa, &bv, sb, out_shape, &mut ov, |x, y| x + y),
+            Op::Axpy => binary_map(&av, sa, &bv, sb, out_shape, &mut ov, |x, y| x + alpha * y),
             Op::Sub => binary_map(&av, sa, &bv, sb, out_shape, &mut ov, |x, y| x - y),
             Op::Mul => binary_map(&av, sa, &bv, sb, out_shape, &mut ov, |x, y| x * y),
             Op::RealDiv => binary_map(&av, sa, &bv, sb, out_shape, &mut ov, |x, y| x / y),
@@ -104,6 +121,9 @@ pub(crate) fn run_binary(
         let (sa, sb) = (&a.spec.shape, &b.spec.shape);
         match op {
             Op::Add => binary_map(&av, sa, &bv, sb, out_shape, &mut ov, i64::wrapping_add),
+            Op::Axpy => binary_map(&av, sa, &bv, sb, out_shape, &mut ov, |x, y| {
+                x.wrapping_add(ai.wrapping_mul(y))
+            }),
             Op::Sub => binary_map(&av, sa, &bv, sb, out_shape, &mut ov, i64::wrapping_sub),
             Op::Mul => binary_map(&av, sa, &bv, sb, out_shape, &mut ov, i64::wrapping_mul),
             Op::RealDiv => binary_map(&av, sa, &bv, sb, out_shape, &mut ov, |x, y| {

@@ -228,6 +228,7 @@ pub const UNKNOWN_RANK: i64 = -2;
 const OP_TYPES: &[&str] = &[
     "Abs",
     "Add",
+    "Axpy",
     "BatchMatMul",
     "Cast",
     "Exp",
@@ -444,6 +445,7 @@ fn bad_shape(op: Op, name: &str, spec: &TensorSpec) -> OpError {
 pub(crate) enum Op {
     Abs,
     Add,
+    Axpy,
     BatchMatMul,
     Cast,
     Exp,
@@ -476,9 +478,10 @@ pub(crate) enum Op {
 impl Op {
     /// Every operator, in the order of [`OP_TYPES`].
     #[cfg(test)]
-    pub(crate) const ALL: [Op; 29] = [
+    pub(crate) const ALL: [Op; 30] = [
         Op::Abs,
         Op::Add,
+        Op::Axpy,
         Op::BatchMatMul,
         Op::Cast,
         Op::Exp,
@@ -512,6 +515,7 @@ impl Op {
         Ok(match op_type {
             "Abs" => Op::Abs,
             "Add" => Op::Add,
+            "Axpy" => Op::Axpy,
             "BatchMatMul" => Op::BatchMatMul,
             "Cast" => Op::Cast,
             "Exp" => Op::Exp,
@@ -553,6 +557,7 @@ impl Op {
         match self {
             Op::Abs => "Abs",
             Op::Add => "Add",
+            Op::Axpy => "Axpy",
             Op::BatchMatMul => "BatchMatMul",
             Op::Cast => "Cast",
             Op::Exp => "Exp",
@@ -587,7 +592,9 @@ impl Op {
     /// rest are optional).
     pub(crate) fn input_names(self) -> &'static [&'static str] {
         match self {
-            Op::Add | Op::Sub | Op::Mul | Op::RealDiv | Op::Maximum | Op::Minimum => &["x1", "x2"],
+            Op::Add | Op::Axpy | Op::Sub | Op::Mul | Op::RealDiv | Op::Maximum | Op::Minimum => {
+                &["x1", "x2"]
+            }
             Op::ReluGrad => &["gradients", "features"],
             Op::MatMul => &["x1", "x2", "bias"],
             Op::BatchMatMul => &["x1", "x2"],
@@ -642,6 +649,7 @@ impl Op {
         }
         let out = match self {
             Op::Add
+            | Op::Axpy
             | Op::Sub
             | Op::Mul
             | Op::RealDiv
@@ -690,12 +698,13 @@ impl Op {
         };
         match self {
             Op::Add
+            | Op::Axpy
             | Op::Sub
             | Op::Mul
             | Op::RealDiv
             | Op::Maximum
             | Op::Minimum
-            | Op::ReluGrad => elementwise::run_binary(self, &inputs[0], &inputs[1], out),
+            | Op::ReluGrad => elementwise::run_binary(self, &inputs[0], &inputs[1], attrs, out),
             Op::Neg
             | Op::Abs
             | Op::Exp

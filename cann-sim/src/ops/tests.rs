@@ -1949,3 +1949,71 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn axpy_adds_alpha_times_x2_with_broadcasting_and_needs_integral_alpha_for_integers() {
+    let x1 = spec(DType::F32, &[2, 2]);
+    let x2 = spec(DType::F32, &[2]);
+    let a = enc(DType::F32, &[1.0, 2.0, 3.0, 4.0]);
+    let b = enc(DType::F32, &[10.0, 100.0]);
+    let attrs = Attrs::from([("alpha".to_string(), AttrValue::Float(-0.5))]);
+    let inputs = [
+        Input {
+            spec: &x1,
+            data: &a,
+        },
+        Input {
+            spec: &x2,
+            data: &b,
+        },
+    ];
+    let out_spec = spec(DType::F32, &[2, 2]);
+    let mut out = vec![0u8; 16];
+    run(
+        "Axpy",
+        &inputs,
+        &attrs,
+        &mut [Output {
+            spec: &out_spec,
+            data: &mut out,
+        }],
+    )
+    .unwrap();
+    assert_eq!(dec(DType::F32, &out), [-4.0, -48.0, -2.0, -46.0]);
+    let i1 = spec(DType::I32, &[2]);
+    let ia = enc(DType::I32, &[1.0, 2.0]);
+    let ints = [
+        Input {
+            spec: &i1,
+            data: &ia,
+        },
+        Input {
+            spec: &i1,
+            data: &ia,
+        },
+    ];
+    let mut iout = vec![0u8; 8];
+    let e = run(
+        "Axpy",
+        &ints,
+        &attrs,
+        &mut [Output {
+            spec: &i1,
+            data: &mut iout,
+        }],
+    )
+    .unwrap_err();
+    assert_eq!(e.code(), 100023, "{}", e.message());
+    let three = Attrs::from([("alpha".to_string(), AttrValue::Float(3.0))]);
+    run(
+        "Axpy",
+        &ints,
+        &three,
+        &mut [Output {
+            spec: &i1,
+            data: &mut iout,
+        }],
+    )
+    .unwrap();
+    assert_eq!(dec(DType::I32, &iout), [4.0, 8.0]);
+}
