@@ -21,7 +21,7 @@
 //! | reduce | chain along the ring ending at the root, pipelined |
 //! | scatter | direct: the root sends each rank its block |
 //! | all-to-all(-v, -vc) | direct: every pair exchanges its blocks |
-//! | send / recv, batches | direct, with a rendezvous (the receiver says it is ready) |
+//! | send / recv, batches | direct, with a rendezvous (the receiver says it is ready); on one host the receiver copies straight from the sender's buffer and says when it is done |
 //! | barrier | the signature exchange alone |
 
 use super::comm::Comm;
@@ -924,9 +924,12 @@ fn describe_p2p(b: &[u8]) -> String {
 /// `HCCL_E_PARA` on both sides when a send and its receive disagree on
 /// count or type; timeouts and remote failures as for collectives.
 pub fn run_p2p(comm: &Comm, items: &[P2p], stop: &AtomicBool) -> Result<(), Fail> {
+    use super::direct::{BUF, Buf, copy_piece, source};
+    const DATA: u64 = 0;
+    const READY: u64 = 1;
+    const DONE: u64 = 2;
     let t = &comm.transport;
-    let data_tag = |seq: u64| P2P | (seq << 1);
-    let ready_tag = |seq: u64| P2P | (seq << 1) | 1;
+    let tag = |seq: u64, kind: u64| P2P | (seq << 2) | kind;
     let recv = |from: u32, tag: u64| {
         t.recv(
             comm.uid,
@@ -953,60 +956,131 @@ pub fn run_p2p(comm: &Comm, items: &[P2p], stop: &AtomicBool) -> Result<(), Fail
     let send = |to: u32, tag: u64, data: &[u8]| {
         t.send_data(comm.mesh(to), comm.uid, tag, data, comm.deadline(), stop)
     };
+    // Same host, linked both ways: the receiver copies straight from the
+    // sender's buffer (see `direct`), then tells it it is done.
+    let linked = |peer: u32| comm.pid(comm.rank).is_some() && comm.pid(peer).is_some();
+    let mismatch = |p: &P2p, mine: &[u8], theirs: &[u8]| {
+        let (me, them) = if p.send {
+            ("sends", "receives")
+        } else {
+            ("receives", "sends")
+        };
+        Fail::new(
+            HCCL_E_PARA,
+            format!(
+                "rank {} {me} {} {} rank {}, which {them} {}; HcclSend and HcclRecv must agree on \
+                 count and type",
+                comm.rank,
+                describe_p2p(mine),
+                if p.send { "to" } else { "from" },
+                p.peer,
+                describe_p2p(theirs)
+            ),
+        )
+    };
     for p in items.iter().filter(|p| !p.send) {
-        send(p.peer, ready_tag(p.seq), &p2p_sig(p))?;
+        let mut ready = p2p_sig(p);
+        ready.push(u8::from(linked(p.peer)));
+        send(p.peer, tag(p.seq, READY), &ready)?;
     }
+    let mut awaiting = Vec::new();
     for p in items.iter().filter(|p| p.send) {
-        let ready = recv(p.peer, ready_tag(p.seq))?;
+        let ready = recv(p.peer, tag(p.seq, READY))?;
         let mine = p2p_sig(p);
-        send(p.peer, data_tag(p.seq), &mine)?;
-        if ready != mine {
-            return Err(Fail::new(
-                HCCL_E_PARA,
-                format!(
-                    "rank {} sends {} to rank {}, which receives {}; HcclSend and HcclRecv must \
-                     agree on count and type",
-                    comm.rank,
-                    describe_p2p(&mine),
-                    p.peer,
-                    describe_p2p(&ready)
-                ),
-            ));
+        let (theirs, flag) = ready.split_at(ready.len().min(mine.len()));
+        let agreed = theirs == mine.as_slice();
+        let direct = agreed && flag == [1] && linked(p.peer) && p.buf.len > 0;
+        let mut header = mine.clone();
+        header.push(u8::from(direct));
+        let mut b = [0u8; BUF];
+        Buf::of(&p.buf).put(&mut b);
+        header.extend_from_slice(&b);
+        send(p.peer, tag(p.seq, DATA), &header)?;
+        if !agreed {
+            return Err(mismatch(p, &mine, theirs));
+        }
+        if direct {
+            awaiting.push(p);
+            continue;
         }
         for (po, pl) in pieces(p.buf.len) {
-            send(p.peer, data_tag(p.seq), &p.buf.read(po, pl)?)?;
+            send(p.peer, tag(p.seq, DATA), &p.buf.read(po, pl)?)?;
         }
     }
-    for p in items.iter().filter(|p| !p.send) {
-        let theirs = recv(p.peer, data_tag(p.seq))?;
-        let mine = p2p_sig(p);
-        if theirs != mine {
-            return Err(Fail::new(
-                HCCL_E_PARA,
-                format!(
-                    "rank {} receives {} from rank {}, which sends {}; HcclSend and HcclRecv must \
-                     agree on count and type",
-                    comm.rank,
-                    describe_p2p(&mine),
-                    p.peer,
-                    describe_p2p(&theirs)
-                ),
-            ));
-        }
-        for (po, pl) in pieces(p.buf.len) {
-            let x = recv(p.peer, data_tag(p.seq))?;
-            if x.len() != pl {
+    // The mappings this batch reads through; the others are dropped after.
+    let mut used = std::collections::HashSet::new();
+    let mut receive_all = || -> Result<(), Fail> {
+        for p in items.iter().filter(|p| !p.send) {
+            let header = recv(p.peer, tag(p.seq, DATA))?;
+            let mine = p2p_sig(p);
+            let (theirs, rest) = header.split_at(header.len().min(mine.len()));
+            if theirs != mine.as_slice() {
+                return Err(mismatch(p, &mine, theirs));
+            }
+            if rest.len() != 1 + BUF {
                 return Err(Fail::new(
                     HCCL_E_INTERNAL,
-                    format!(
-                        "rank {} sent a piece of {} bytes, not {pl}",
-                        p.peer,
-                        x.len()
-                    ),
+                    format!("rank {} sent a malformed header (protocol error)", p.peer),
                 ));
             }
-            p.buf.write(po, &x)?;
+            if rest[0] == 1 {
+                let pid = comm.pid(p.peer).unwrap_or(0);
+                let src = source(
+                    &mut comm.maps.lock(),
+                    &mut used,
+                    pid,
+                    &Buf::get(&rest[1..]),
+                    true,
+                );
+                let unreadable = |why: &str| {
+                    Fail::new(
+                        HCCL_E_REMOTE,
+                        format!(
+                            "rank {} cannot read rank {}'s send buffer (process {pid}): {why}; rank {} \
+                             freed it before the send finished",
+                            comm.rank, p.peer, p.peer
+                        ),
+                    )
+                };
+                for (po, pl) in pieces(p.buf.len) {
+                    if stop.load(Ordering::Relaxed) {
+                        return Err(Fail::new(
+                            HCCL_E_INTERNAL,
+                            "the stream was destroyed while the receive ran",
+                        ));
+                    }
+                    copy_piece(&src, pid, (&p.buf, po), po, pl, unreadable, |e| {
+                        unreadable(&e.to_string())
+                    })?;
+                }
+                send(p.peer, tag(p.seq, DONE), &[1])?;
+                continue;
+            }
+            for (po, pl) in pieces(p.buf.len) {
+                let x = recv(p.peer, tag(p.seq, DATA))?;
+                if x.len() != pl {
+                    return Err(Fail::new(
+                        HCCL_E_INTERNAL,
+                        format!(
+                            "rank {} sent a piece of {} bytes, not {pl}",
+                            p.peer,
+                            x.len()
+                        ),
+                    ));
+                }
+                p.buf.write(po, &x)?;
+            }
         }
+        Ok(())
+    };
+    let received = receive_all();
+    comm.maps.lock().retain(|k, _| used.contains(k));
+    received?;
+    // Senders on direct links return once their buffer has been read (after
+    // every receive of the batch, so that two ranks sending to each other
+    // cannot wait on each other).
+    for p in awaiting {
+        recv(p.peer, tag(p.seq, DONE))?;
     }
     Ok(())
 }

@@ -53,7 +53,7 @@ const DONE: u8 = 0x5A;
 /// Bytes copied into device memory per locked step.
 const PULL: usize = 4 << 20;
 /// Bytes of a [`Buf`] and of an [`Ext`] on the wire.
-const BUF: usize = 32;
+pub(super) const BUF: usize = 32;
 const EXT: usize = 16 + 2 * BUF;
 
 /// Where one of a rank's buffers is.
@@ -71,7 +71,7 @@ pub struct Buf {
 
 impl Buf {
     /// Where `m` is.
-    fn of(m: &Mem) -> Buf {
+    pub(super) fn of(m: &Mem) -> Buf {
         let shared = (m.len > 0)
             .then(|| state::memory().read().shared_file(m.addr))
             .flatten();
@@ -90,14 +90,14 @@ impl Buf {
         }
     }
 
-    fn put(&self, b: &mut [u8]) {
+    pub(super) fn put(&self, b: &mut [u8]) {
         b[..8].copy_from_slice(&self.addr.to_le_bytes());
         b[8..16].copy_from_slice(&i64::from(self.fd).to_le_bytes());
         b[16..24].copy_from_slice(&self.ino.to_le_bytes());
         b[24..32].copy_from_slice(&self.file_off.to_le_bytes());
     }
 
-    fn get(b: &[u8]) -> Buf {
+    pub(super) fn get(b: &[u8]) -> Buf {
         let q = |i: usize| u64_at(b, i);
         Buf {
             addr: q(0),
@@ -256,7 +256,7 @@ impl Which {
 
 /// How this rank reads one of a peer's buffers.
 #[derive(Debug, Clone)]
-enum Src {
+pub(super) enum Src {
     /// A thread of this process: its address, checked in the table.
     Local(usize),
     /// A mapping of its memory file, and the buffer's offset in it.
@@ -272,6 +272,58 @@ fn aligned(v: &mut [u8], len: usize) -> &mut [u8] {
     &mut v[at..at + len]
 }
 
+/// How to read a buffer `b` of process `pid`: directly in this process,
+/// through a mapping of its memory file (from `maps`, or made and added;
+/// recorded in `used`) when `needed`, else with `process_vm_readv`.
+pub(super) fn source(
+    maps: &mut std::collections::HashMap<(u32, u64), Arc<Mapping>>,
+    used: &mut HashSet<(u32, u64)>,
+    pid: u32,
+    b: &Buf,
+    needed: bool,
+) -> Src {
+    if pid == std::process::id() {
+        return Src::Local(b.addr as usize);
+    }
+    if needed && b.fd >= 0 {
+        let key = (pid, b.ino);
+        let map = match maps.get(&key) {
+            Some(m) => Some(m.clone()),
+            None => Mapping::open(pid, b.fd, b.ino).ok().map(|m| {
+                let m = Arc::new(m);
+                maps.insert(key, m.clone());
+                m
+            }),
+        };
+        if let Some(m) = map {
+            used.insert(key);
+            return Src::Mapped(m, b.file_off as usize);
+        }
+    }
+    Src::Remote(b.addr as usize)
+}
+
+/// Copies `len` bytes at `off` of the buffer `src` (of process `pid`) into
+/// `dst` at its offset; `unreadable(why)` and `os_error` make the failures.
+pub(super) fn copy_piece(
+    src: &Src,
+    pid: u32,
+    (dst, dst_off): (&Mem, usize),
+    off: usize,
+    len: usize,
+    unreadable: impl FnOnce(&str) -> Fail,
+    os_error: impl FnOnce(std::io::Error) -> Fail,
+) -> Result<(), Fail> {
+    match src {
+        Src::Local(addr) => dst.copy_from_device(dst_off, addr + off, len, unreadable),
+        Src::Mapped(m, base) => match m.bytes(base + off, len) {
+            Some(bytes) => dst.write_stream(dst_off, bytes),
+            None => Err(unreadable("past the end of its memory file")),
+        },
+        Src::Remote(addr) => dst.pull(dst_off, len, pid, addr + off, os_error),
+    }
+}
+
 /// A collective running on direct links.
 struct Direct<'a, 'c> {
     ctx: &'a Ctx<'c>,
@@ -285,30 +337,10 @@ struct Direct<'a, 'c> {
 impl<'a, 'c> Direct<'a, 'c> {
     fn new(ctx: &'a Ctx<'c>, coll: &Coll, exts: &[Ext]) -> Direct<'a, 'c> {
         let pids: Vec<u32> = (0..ctx.n()).map(|r| ctx.c.pid(r).unwrap_or(0)).collect();
-        let me = std::process::id();
         let mut used = HashSet::new();
         let mut maps = ctx.c.maps.lock();
-        let mut src = |pid: u32, b: &Buf, needed: bool| -> Src {
-            if pid == me {
-                return Src::Local(b.addr as usize);
-            }
-            if needed && b.fd >= 0 {
-                let key = (pid, b.ino);
-                let map = match maps.get(&key) {
-                    Some(m) => Some(m.clone()),
-                    None => Mapping::open(pid, b.fd, b.ino).ok().map(|m| {
-                        let m = Arc::new(m);
-                        maps.insert(key, m.clone());
-                        m
-                    }),
-                };
-                if let Some(m) = map {
-                    used.insert(key);
-                    return Src::Mapped(m, b.file_off as usize);
-                }
-            }
-            Src::Remote(b.addr as usize)
-        };
+        let mut src =
+            |pid: u32, b: &Buf, needed: bool| source(&mut maps, &mut used, pid, b, needed);
         let rank = ctx.me();
         let srcs = exts
             .iter()
@@ -443,26 +475,15 @@ impl<'a, 'c> Direct<'a, 'c> {
     ) -> Result<(), Fail> {
         for (o, l) in pieces_of(len, PULL) {
             self.stopped()?;
-            match self.src(p, which) {
-                Src::Local(addr) => {
-                    dst.copy_from_device(dst_off + o, addr + off + o, l, |why| {
-                        self.unreadable(p, which, why)
-                    })?
-                }
-                Src::Mapped(m, base) => {
-                    let bytes = m.bytes(base + off + o, l).ok_or_else(|| {
-                        self.unreadable(p, which, "past the end of its memory file")
-                    })?;
-                    dst.write_stream(dst_off + o, bytes)?;
-                }
-                Src::Remote(addr) => dst.pull(
-                    dst_off + o,
-                    l,
-                    self.pids[p],
-                    addr + off + o,
-                    self.os_error(p, which),
-                )?,
-            }
+            copy_piece(
+                self.src(p, which),
+                self.pids[p],
+                (dst, dst_off + o),
+                off + o,
+                l,
+                |why| self.unreadable(p, which, why),
+                self.os_error(p, which),
+            )?;
         }
         Ok(())
     }
