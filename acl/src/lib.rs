@@ -52,6 +52,7 @@ pub mod release;
 pub mod result;
 pub mod runtime;
 pub mod stream;
+pub mod vmm;
 
 pub use device::{Device, DeviceAttribute, MemoryInfo};
 pub use error::{Error, ErrorCode, Result};

@@ -196,7 +196,7 @@ impl Allocation {
     pub fn reserved(&self) -> usize {
         match self.block {
             Block::Heap(layout) => layout.size(),
-            Block::Mapped { reserved, .. } => reserved,
+            Block::Mapped { reserved, .. } | Block::External { reserved } => reserved,
         }
     }
 }
@@ -214,6 +214,12 @@ impl Allocation {
 ///   made) privately, 2 MiB aligned and advised to use transparent huge
 ///   pages.
 pub const MAPPED_BLOCK: usize = 2 << 20;
+
+/// A new allocation id, unique for the process.
+fn next_alloc_id() -> u64 {
+    static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
 
 /// Live memory files of device blocks.
 static SHARED_FILES: AtomicUsize = AtomicUsize::new(0);
@@ -245,6 +251,13 @@ fn shared_file_cap() -> usize {
 enum Block {
     /// From the global allocator.
     Heap(Layout),
+    /// Physical memory mapped into a reserved range (`aclrtMapMem`): owned
+    /// by the virtual-memory table (`crate::acl::vmm`), which maps and
+    /// unmaps it; the table only validates accesses.
+    External {
+        /// Bytes mapped.
+        reserved: usize,
+    },
     /// A mapping of its own.
     Mapped {
         /// The mapping's first address and length (for `munmap`).
@@ -375,6 +388,8 @@ impl Block {
         match self {
             // SAFETY: per the contract, `base` came from `alloc(layout)`.
             Block::Heap(layout) => unsafe { std::alloc::dealloc(base, layout) },
+            // Not this table's to release.
+            Block::External { .. } => {}
             Block::Mapped {
                 map, map_len, file, ..
             } => {
@@ -579,8 +594,7 @@ impl MemTable {
             }
             self.hbm_used[i] += reserved as u64;
         }
-        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let id = next_alloc_id();
         self.allocs.insert(
             ptr as usize,
             Allocation {
@@ -598,6 +612,60 @@ impl MemTable {
     pub fn find(&self, addr: usize) -> Option<(usize, &Allocation)> {
         let (&base, a) = self.allocs.range(..=addr).next_back()?;
         (addr - base < a.reserved()).then_some((base, a))
+    }
+
+    /// Charges `bytes` of physical memory (`aclrtMallocPhysical`) to
+    /// `device`'s HBM, within `budget`.
+    ///
+    /// # Errors
+    ///
+    /// [`AllocError::OutOfHbm`] when it does not fit.
+    pub fn charge(&mut self, device: u32, bytes: u64, budget: u64) -> Result<(), AllocError> {
+        let free = budget.saturating_sub(self.hbm_used(device));
+        if bytes > free {
+            return Err(AllocError::OutOfHbm {
+                device,
+                needed: bytes as usize,
+                free,
+            });
+        }
+        let i = device as usize;
+        if self.hbm_used.len() <= i {
+            self.hbm_used.resize(i + 1, 0);
+        }
+        self.hbm_used[i] += bytes;
+        Ok(())
+    }
+
+    /// Gives back what [`MemTable::charge`] took.
+    pub fn uncharge(&mut self, device: u32, bytes: u64) {
+        if let Some(used) = self.hbm_used.get_mut(device as usize) {
+            *used = used.saturating_sub(bytes);
+        }
+    }
+
+    /// Registers `size` bytes mapped at `base` (`aclrtMapMem`) as device
+    /// memory of `device`; returns the allocation id.
+    pub fn insert_mapped(&mut self, base: usize, size: usize, device: u32) -> u64 {
+        let id = next_alloc_id();
+        self.allocs.insert(
+            base,
+            Allocation {
+                kind: MemKind::Device(device),
+                size,
+                block: Block::External { reserved: size },
+                id,
+            },
+        );
+        id
+    }
+
+    /// Forgets the mapped range at `base` (`aclrtUnmapMem`).
+    pub fn remove_mapped(&mut self, base: usize) -> Option<Allocation> {
+        match self.allocs.get(&base) {
+            Some(a) if matches!(a.block, Block::External { .. }) => self.allocs.remove(&base),
+            _ => None,
+        }
     }
 
     /// The memory file behind the live allocation containing `addr`, and the
@@ -634,6 +702,11 @@ impl MemTable {
                 "{addr:#x} points {} bytes into {}; only the address the allocation returned can be freed",
                 addr - base,
                 describe(base, a)
+            ));
+        }
+        if matches!(a.block, Block::External { .. }) {
+            return Err(format!(
+                "{addr:#x} is virtual memory mapped with aclrtMapMem; unmap it with aclrtUnmapMem"
             ));
         }
         let is_device = matches!(a.kind, MemKind::Device(_));
@@ -678,7 +751,10 @@ impl MemTable {
             ));
         };
         if let Some((base, a)) = self.find(addr) {
-            if end - base > a.size {
+            // Mapped virtual memory continues into the next mapping when it
+            // starts where this one ends (an expandable segment's pieces).
+            let size = self.mapped_run(base, a);
+            if end - base > size {
                 return Err(format!(
                     "the range [{addr:#x}, {end:#x}) ({len} bytes at offset {}) ends {} bytes past the end of {}",
                     addr - base,
@@ -690,7 +766,7 @@ impl MemTable {
                 MemKind::Device(device) => Region::Device {
                     device,
                     base,
-                    size: a.size,
+                    size,
                     id: a.id,
                 },
                 MemKind::Host => Region::Host {
@@ -707,6 +783,23 @@ impl MemTable {
             ));
         }
         Ok(Region::Unregistered)
+    }
+
+    /// The usable size from `base` of allocation `a`: its own, or for mapped
+    /// virtual memory, through every mapping of the same device that starts
+    /// where the previous one ends.
+    fn mapped_run(&self, base: usize, a: &Allocation) -> usize {
+        let Block::External { .. } = a.block else {
+            return a.size;
+        };
+        let mut size = a.size;
+        while let Some(next) = self.allocs.get(&(base + size)) {
+            match next.block {
+                Block::External { .. } if next.kind == a.kind => size += next.size,
+                _ => break,
+            }
+        }
+        size
     }
 
     /// Checks that `[addr, addr + len)` lies inside one live device

@@ -81,4 +81,4 @@ pub use release::{ReleaseError, take_release_errors};
 pub use root_info::{ROOT_INFO_BYTES, RootInfo};
 pub use settings::{Accelerator, ConfigCapability, ConfigItem};
 pub use types::{DataType, HcclType, ReduceOp};
-pub use window::Window;
+pub use window::{ActiveMemory, MemoryRange, Window};

@@ -145,3 +145,170 @@ impl Drop for Window<'_> {
         }
     }
 }
+
+/// A reserved range of virtual memory given to a communicator
+/// (`HcclCommSetMemoryRange`): parts of it mapped with
+/// [`VirtualRange::map`](acl::vmm::VirtualRange::map) can be activated for
+/// HCCL ([`MemoryRange::activate`]). Dropping it takes the range back
+/// (`HcclCommUnsetMemoryRange`; a failure is kept for
+/// [`take_release_errors`](crate::take_release_errors)).
+///
+/// `Send + Sync`: an address and the communicator, which any thread may use.
+#[derive(Debug)]
+pub struct MemoryRange<'a> {
+    comm: &'a Comm,
+    base: *mut c_void,
+}
+
+// SAFETY: `base` is an address token of AscendCL's reservation, passed to
+// HCCL only; the communicator is `Sync`.
+unsafe impl Send for MemoryRange<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for MemoryRange<'_> {}
+
+/// Mapped memory activated for a communicator
+/// (`HcclCommActivateCommMemory`); dropping it deactivates it.
+///
+/// `Send + Sync`, as [`MemoryRange`].
+#[derive(Debug)]
+pub struct ActiveMemory<'a> {
+    comm: &'a Comm,
+    ptr: *mut c_void,
+}
+
+// SAFETY: as for `MemoryRange`.
+unsafe impl Send for ActiveMemory<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for ActiveMemory<'_> {}
+
+impl Comm {
+    /// Gives the reserved `range` (of this rank's device) to the
+    /// communicator.
+    ///
+    /// # Errors
+    ///
+    /// HCCL's error ([`ErrorCode::Para`](crate::ErrorCode::Para) for a range
+    /// of another device, or one already given).
+    #[doc(alias = "HcclCommSetMemoryRange")]
+    pub fn set_memory_range<'a>(
+        &'a self,
+        range: &'a acl::vmm::VirtualRange,
+    ) -> Result<MemoryRange<'a>> {
+        clear_recent();
+        // SAFETY: a live communicator and reservation (borrowed for the
+        // result's life).
+        check("HcclCommSetMemoryRange", unsafe {
+            sys::HcclCommSetMemoryRange(self.as_raw(), range.as_ptr(), range.size_bytes(), 0, 0)
+        })?;
+        Ok(MemoryRange {
+            comm: self,
+            base: range.as_ptr(),
+        })
+    }
+}
+
+impl MemoryRange<'_> {
+    /// Activates `mapping` (of this range, mapping all of `memory`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the mapping's size is not the
+    /// memory's; HCCL's error ([`ErrorCode::Para`](crate::ErrorCode::Para)
+    /// for a mapping outside the range, or of other memory).
+    #[doc(alias = "HcclCommActivateCommMemory")]
+    pub fn activate<'b>(
+        &'b self,
+        mapping: &'b acl::vmm::Mapping<'_>,
+        memory: &'b acl::vmm::PhysicalMemory,
+    ) -> Result<ActiveMemory<'b>> {
+        if mapping.size_bytes() != memory.size_bytes() {
+            return Err(Error::invalid(
+                "MemoryRange::activate",
+                format!(
+                    "the mapping has {} bytes but the memory {}",
+                    mapping.size_bytes(),
+                    memory.size_bytes()
+                ),
+            ));
+        }
+        clear_recent();
+        // SAFETY: a live communicator, mapping and handle (all borrowed for
+        // the result's life).
+        check("HcclCommActivateCommMemory", unsafe {
+            sys::HcclCommActivateCommMemory(
+                self.comm.as_raw(),
+                mapping.device_ptr(),
+                mapping.size_bytes(),
+                0,
+                memory.as_raw(),
+                0,
+            )
+        })?;
+        Ok(ActiveMemory {
+            comm: self.comm,
+            ptr: mapping.device_ptr(),
+        })
+    }
+
+    /// Takes the range back now, reporting a failure.
+    ///
+    /// # Errors
+    ///
+    /// HCCL's error.
+    #[doc(alias = "HcclCommUnsetMemoryRange")]
+    pub fn unset(mut self) -> Result<()> {
+        let out = self.give_back();
+        self.base = std::ptr::null_mut();
+        out
+    }
+
+    fn give_back(&self) -> Result<()> {
+        clear_recent();
+        // SAFETY: a live communicator and a range set by `set_memory_range`.
+        check("HcclCommUnsetMemoryRange", unsafe {
+            sys::HcclCommUnsetMemoryRange(self.comm.as_raw(), self.base)
+        })
+    }
+}
+
+impl Drop for MemoryRange<'_> {
+    fn drop(&mut self) {
+        if !self.base.is_null()
+            && let Err(e) = self.give_back()
+        {
+            crate::release::record("MemoryRange", e);
+        }
+    }
+}
+
+impl ActiveMemory<'_> {
+    /// Deactivates now, reporting a failure.
+    ///
+    /// # Errors
+    ///
+    /// HCCL's error.
+    #[doc(alias = "HcclCommDeactivateCommMemory")]
+    pub fn deactivate(mut self) -> Result<()> {
+        let out = self.give_back();
+        self.ptr = std::ptr::null_mut();
+        out
+    }
+
+    fn give_back(&self) -> Result<()> {
+        clear_recent();
+        // SAFETY: a live communicator and memory activated by `activate`.
+        check("HcclCommDeactivateCommMemory", unsafe {
+            sys::HcclCommDeactivateCommMemory(self.comm.as_raw(), self.ptr)
+        })
+    }
+}
+
+impl Drop for ActiveMemory<'_> {
+    fn drop(&mut self) {
+        if !self.ptr.is_null()
+            && let Err(e) = self.give_back()
+        {
+            crate::release::record("ActiveMemory", e);
+        }
+    }
+}

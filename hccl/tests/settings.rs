@@ -160,6 +160,48 @@ fn a_communicator_of_several_root_infos_all_reduces() {
 fn windows_and_settings_are_send_and_sync() {
     fn both<T: Send + Sync>() {}
     both::<hccl::Window<'static>>();
+    both::<hccl::MemoryRange<'static>>();
+    both::<hccl::ActiveMemory<'static>>();
     both::<Accelerator>();
     both::<hccl::ConfigCapability>();
+}
+
+#[test]
+fn virtual_memory_is_given_to_a_communicator_and_activated() {
+    use acl::vmm::{PhysicalMemory, VirtualRange, granularity};
+    let _s = serial();
+    let _ = hccl::take_release_errors();
+    let out = threads(2, CommConfig::default(), |comm, dev, _| {
+        let g = granularity(dev).unwrap();
+        let range = VirtualRange::reserve(dev, 2 * g).unwrap();
+        let memory = PhysicalMemory::new(dev, g).unwrap();
+        let mapping = range.map(0, &memory).unwrap();
+        let given = comm.set_memory_range(&range).unwrap();
+        let again = comm.set_memory_range(&range).map(drop);
+        expect_hccl(again, ErrorCode::Para, "HcclCommSetMemoryRange");
+        let active = given.activate(&mapping, &memory).unwrap();
+        // Another physical allocation is not what is mapped there.
+        let other = PhysicalMemory::new(dev, g).unwrap();
+        let wrong = given.activate(&mapping, &other).map(drop);
+        expect_hccl(wrong, ErrorCode::Para, "HcclCommActivateCommMemory");
+        let big = PhysicalMemory::new(dev, 2 * g).unwrap();
+        expect_invalid(
+            given.activate(&mapping, &big).map(drop),
+            "MemoryRange::activate",
+        );
+        active.deactivate().unwrap();
+        given.unset().unwrap();
+        // A range of the other rank's device is refused.
+        let peer = Device::new(&runtime(), 1 - comm.rank()).unwrap();
+        let far = VirtualRange::reserve(&peer, g).unwrap();
+        dev.bind().unwrap();
+        let r = comm.set_memory_range(&far).map(drop);
+        expect_hccl(r, ErrorCode::Para, "HcclCommSetMemoryRange");
+        // Drop order: the activation, range and mapping go before the
+        // memory and the reservation (the borrows see to it).
+        let given = comm.set_memory_range(&range).unwrap();
+        let _active = given.activate(&mapping, &memory).unwrap();
+    });
+    assert_eq!(out.len(), 2);
+    assert_eq!(hccl::take_release_errors(), vec![]);
 }

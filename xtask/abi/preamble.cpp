@@ -406,6 +406,15 @@ static void abi_hccl_ranks(int n, HcclCommConfig *config, F body) {
     for (auto &t : ts) t.join();
 }
 
+// Properties of physical HBM on `device`, as aclrtMallocPhysical takes them.
+static aclrtPhysicalMemProp abi_vmm_prop(uint32_t device) {
+    aclrtPhysicalMemProp p;
+    memset(&p, 0, sizeof p);
+    p.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+    p.location.id = device;
+    return p;
+}
+
 // Device memory on the current device holding `v` (null on failure).
 template <typename T> static void *abi_hccl_put(const std::vector<T> &v) {
     void *p = nullptr;

@@ -110,6 +110,7 @@ pub fn all_checks() -> impl Iterator<Item = &'static (&'static str, &'static str
         .chain(crate::abi_checks_hccl::CHECKS)
         .chain(crate::abi_checks_op::CHECKS)
         .chain(crate::abi_checks_model::CHECKS)
+        .chain(crate::abi_checks_vmm::CHECKS)
 }
 
 pub const CHECKS: &[(&str, &str)] = &[

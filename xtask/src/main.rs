@@ -19,6 +19,7 @@ mod abi;
 mod abi_checks_hccl;
 mod abi_checks_model;
 mod abi_checks_op;
+mod abi_checks_vmm;
 mod bench;
 mod bindings;
 mod error_codes;

@@ -79,5 +79,12 @@ pub use peer::*;
 mod stream;
 pub use stream::*;
 
+pub mod vmm;
+pub use vmm::{
+    aclrtFreePhysical, aclrtMallocPhysical, aclrtMapMem, aclrtMemGetAllocationGranularity,
+    aclrtMemGetAllocationPropertiesFromHandle, aclrtReleaseMemAddress, aclrtReserveMemAddress,
+    aclrtUnmapMem,
+};
+
 mod unsupported;
 pub use unsupported::*;

@@ -2007,12 +2007,6 @@ pub unsafe extern "C" fn aclrtFreeHostWithDevSync(_arg0: *mut ::core::ffi::c_voi
     crate::recent_error::not_supported("aclrtFreeHostWithDevSync");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtFreePhysical`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtFreePhysical(_arg0: aclrtDrvMemHandle) -> aclError {
-    crate::recent_error::not_supported("aclrtFreePhysical");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtFreeWithDevSync`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtFreeWithDevSync(_arg0: *mut ::core::ffi::c_void) -> aclError {
@@ -2692,17 +2686,6 @@ pub unsafe extern "C" fn aclrtMallocHostWithCfg(
     crate::recent_error::not_supported("aclrtMallocHostWithCfg");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtMallocPhysical`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMallocPhysical(
-    _arg0: *mut aclrtDrvMemHandle,
-    _arg1: usize,
-    _arg2: *const aclrtPhysicalMemProp,
-    _arg3: u64,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtMallocPhysical");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtMallocWithCfg`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtMallocWithCfg(
@@ -2712,18 +2695,6 @@ pub unsafe extern "C" fn aclrtMallocWithCfg(
     _arg3: *mut aclrtMallocConfig,
 ) -> aclError {
     crate::recent_error::not_supported("aclrtMallocWithCfg");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtMapMem`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMapMem(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: usize,
-    _arg2: usize,
-    _arg3: aclrtDrvMemHandle,
-    _arg4: u64,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtMapMem");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtMemAllocManaged`: not supported by cann-sim.
@@ -2782,25 +2753,6 @@ pub unsafe extern "C" fn aclrtMemGetAddressRange(
     _arg2: *mut usize,
 ) -> aclError {
     crate::recent_error::not_supported("aclrtMemGetAddressRange");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtMemGetAllocationGranularity`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMemGetAllocationGranularity(
-    _arg0: *mut aclrtPhysicalMemProp,
-    _arg1: aclrtMemGranularityOptions,
-    _arg2: *mut usize,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtMemGetAllocationGranularity");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtMemGetAllocationPropertiesFromHandle`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMemGetAllocationPropertiesFromHandle(
-    _arg0: aclrtDrvMemHandle,
-    _arg1: *mut aclrtPhysicalMemProp,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtMemGetAllocationPropertiesFromHandle");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtMemImportFromShareableHandle`: not supported by cann-sim.
@@ -3358,28 +3310,10 @@ pub unsafe extern "C" fn aclrtRegisterCpuFunc(
     crate::recent_error::not_supported("aclrtRegisterCpuFunc");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtReleaseMemAddress`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtReleaseMemAddress(_arg0: *mut ::core::ffi::c_void) -> aclError {
-    crate::recent_error::not_supported("aclrtReleaseMemAddress");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtRepairError`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtRepairError(_arg0: i32, _arg1: *const aclrtErrorInfo) -> aclError {
     crate::recent_error::not_supported("aclrtRepairError");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtReserveMemAddress`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtReserveMemAddress(
-    _arg0: *mut *mut ::core::ffi::c_void,
-    _arg1: usize,
-    _arg2: usize,
-    _arg3: *mut ::core::ffi::c_void,
-    _arg4: u64,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtReserveMemAddress");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtReserveMemAddressNoUCMemory`: not supported by cann-sim.
@@ -3702,12 +3636,6 @@ pub unsafe extern "C" fn aclrtTaskUpdateAsync(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtUnSubscribeHostFunc(_arg0: u64, _arg1: aclrtStream) -> aclError {
     crate::recent_error::not_supported("aclrtUnSubscribeHostFunc");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtUnmapMem`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtUnmapMem(_arg0: *mut ::core::ffi::c_void) -> aclError {
-    crate::recent_error::not_supported("aclrtUnmapMem");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtUnuseStreamResInCurrentThread`: not supported by cann-sim.

@@ -165,6 +165,18 @@ pub struct Comm {
     pub windows: Mutex<HashMap<u64, Window>>,
     /// Per peer, the number of `HcclCommExchangeMem` calls with it so far.
     exchanges: Mutex<Vec<u64>>,
+    /// Virtual memory given to the communicator (`HcclCommSetMemoryRange`)
+    /// and the mapped parts of it activated (`HcclCommActivateCommMemory`).
+    pub vm: Mutex<VmRanges>,
+}
+
+/// See [`Comm::vm`].
+#[derive(Debug, Default)]
+pub struct VmRanges {
+    /// Ranges by first address: bytes.
+    pub ranges: std::collections::BTreeMap<usize, usize>,
+    /// Activated memory by first address: (bytes, physical handle).
+    pub active: std::collections::BTreeMap<usize, (usize, u64)>,
 }
 
 /// A buffer registered with `HcclCommRegister`.
@@ -218,6 +230,7 @@ impl Comm {
             accelerator: AtomicI32::new(0),
             windows: Mutex::new(HashMap::new()),
             exchanges: Mutex::new(vec![0; nranks as usize]),
+            vm: Mutex::new(VmRanges::default()),
         }
     }
 

@@ -1,7 +1,10 @@
 //! Memory registration: `HcclCommRegister` and `HcclCommDeregister` (a
 //! window of device memory known to the communicator) and
 //! `HcclCommExchangeMem` (telling chosen peers about it, and learning
-//! theirs).
+//! theirs); and virtual memory given to a communicator
+//! (`HcclCommSetMemoryRange` / `UnsetMemoryRange`: a range from
+//! `aclrtReserveMemAddress`; `HcclCommActivateCommMemory` / `Deactivate…`:
+//! parts of it mapped with `aclrtMapMem`), checked and recorded the same way.
 //!
 //! On hardware, registered windows let HCCL move data without staging it
 //! in its own buffers. The simulator's collectives read user buffers
@@ -228,4 +231,176 @@ fn exchange(c: &comm::Comm, w: &Window, peers: &[u32]) -> Result<Vec<(u32, u64, 
         out.push((p, wire::u64_at(&m, 0), wire::u64_at(&m, 8)));
     }
     Ok(out)
+}
+
+/// `HcclCommSetMemoryRange`: gives the communicator a range reserved with
+/// `aclrtReserveMemAddress` on its device (`alignment` and `flags` must be
+/// 0); parts of it mapped with `aclrtMapMem` can then be activated.
+///
+/// # Safety
+///
+/// None: addresses are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn HcclCommSetMemoryRange(
+    comm: HcclComm,
+    baseVirPtr: *mut c_void,
+    size: usize,
+    alignment: usize,
+    flags: u64,
+) -> HcclResult {
+    const F: &str = "HcclCommSetMemoryRange";
+    check_injected!(F);
+    if baseVirPtr.is_null() {
+        return null(F, "baseVirPtr");
+    }
+    if alignment != 0 || flags != 0 {
+        return para(F, "alignment and flags must be 0");
+    }
+    let c = tri!(comm::lookup(F, comm));
+    let base = baseVirPtr as usize;
+    match crate::acl::vmm::reservation(base) {
+        Some((rsize, device)) if device == c.device && size > 0 && size <= rsize => {}
+        Some((rsize, device)) => {
+            return para(
+                F,
+                format!(
+                    "{baseVirPtr:p}: {size} bytes of a reservation of {rsize} on device {device} \
+                     (this rank runs on device {}); give 1..={rsize} bytes of a reservation of \
+                     this rank's device",
+                    c.device
+                ),
+            );
+        }
+        None => {
+            return para(
+                F,
+                format!("{baseVirPtr:p} is not an address aclrtReserveMemAddress returned"),
+            );
+        }
+    }
+    let mut vm = c.vm.lock();
+    if vm.ranges.contains_key(&base) {
+        return para(F, format!("{baseVirPtr:p} is already set"));
+    }
+    vm.ranges.insert(base, size);
+    HCCL_SUCCESS
+}
+
+/// `HcclCommUnsetMemoryRange`: takes back a range with nothing activated.
+///
+/// # Safety
+///
+/// None: addresses are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn HcclCommUnsetMemoryRange(
+    comm: HcclComm,
+    baseVirPtr: *mut c_void,
+) -> HcclResult {
+    const F: &str = "HcclCommUnsetMemoryRange";
+    check_injected!(F);
+    if baseVirPtr.is_null() {
+        return null(F, "baseVirPtr");
+    }
+    let c = tri!(comm::lookup(F, comm));
+    let base = baseVirPtr as usize;
+    let mut vm = c.vm.lock();
+    let Some(&size) = vm.ranges.get(&base) else {
+        return para(
+            F,
+            format!("{baseVirPtr:p} is not a range HcclCommSetMemoryRange set"),
+        );
+    };
+    let busy = vm.active.range(base..base + size).count();
+    if busy > 0 {
+        return para(
+            F,
+            format!(
+                "{busy} activated part(s) of {baseVirPtr:p} remain; deactivate them with \
+                 HcclCommDeactivateCommMemory first"
+            ),
+        );
+    }
+    vm.ranges.remove(&base);
+    HCCL_SUCCESS
+}
+
+/// `HcclCommActivateCommMemory`: activates `size` bytes at `virPtr`, inside
+/// a range set with `HcclCommSetMemoryRange` and mapped there with
+/// `aclrtMapMem` to `handle` (`offset` and `flags` must be 0).
+///
+/// # Safety
+///
+/// None: addresses and handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn HcclCommActivateCommMemory(
+    comm: HcclComm,
+    virPtr: *mut c_void,
+    size: usize,
+    offset: usize,
+    handle: acl_sys::aclrtDrvMemHandle,
+    flags: u64,
+) -> HcclResult {
+    const F: &str = "HcclCommActivateCommMemory";
+    check_injected!(F);
+    if virPtr.is_null() {
+        return null(F, "virPtr");
+    }
+    if handle.is_null() {
+        return null(F, "handle");
+    }
+    if offset != 0 || flags != 0 {
+        return para(F, "offset and flags must be 0");
+    }
+    let c = tri!(comm::lookup(F, comm));
+    let addr = virPtr as usize;
+    let mut vm = c.vm.lock();
+    let inside = vm
+        .ranges
+        .range(..=addr)
+        .next_back()
+        .is_some_and(|(&b, &len)| addr.checked_add(size).is_some_and(|e| e <= b + len));
+    if !inside {
+        return para(
+            F,
+            format!("[{virPtr:p}, +{size}) is not inside a range HcclCommSetMemoryRange set"),
+        );
+    }
+    if crate::acl::vmm::mapped_handle(addr, size).map(|(h, _)| h) != Some(handle as u64) {
+        return para(
+            F,
+            format!(
+                "[{virPtr:p}, +{size}) is not mapped to {handle:p} (map it with aclrtMapMem first)"
+            ),
+        );
+    }
+    if vm.active.contains_key(&addr) {
+        return para(F, format!("{virPtr:p} is already activated"));
+    }
+    vm.active.insert(addr, (size, handle as u64));
+    HCCL_SUCCESS
+}
+
+/// `HcclCommDeactivateCommMemory`: deactivates memory activated at `virPtr`.
+///
+/// # Safety
+///
+/// None: addresses are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn HcclCommDeactivateCommMemory(
+    comm: HcclComm,
+    virPtr: *mut c_void,
+) -> HcclResult {
+    const F: &str = "HcclCommDeactivateCommMemory";
+    check_injected!(F);
+    if virPtr.is_null() {
+        return null(F, "virPtr");
+    }
+    let c = tri!(comm::lookup(F, comm));
+    if c.vm.lock().active.remove(&(virPtr as usize)).is_none() {
+        return para(
+            F,
+            format!("{virPtr:p} is not memory HcclCommActivateCommMemory activated"),
+        );
+    }
+    HCCL_SUCCESS
 }

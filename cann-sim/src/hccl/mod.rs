@@ -22,14 +22,15 @@
 //!   per-communicator settings (`HcclSetConfig`, `HcclSetCommConfig`, and
 //!   their getters).
 //! - [`exports_window`]: memory registration (`HcclCommRegister`,
-//!   `HcclCommDeregister`, `HcclCommExchangeMem`).
+//!   `HcclCommDeregister`, `HcclCommExchangeMem`)
+//!
+//!   and virtual memory given to a communicator (`HcclCommSetMemoryRange`,
+//!   `HcclCommActivateCommMemory` and their inverses, over
+//!   [`crate::acl::vmm`]).
 //!
 //! Everything else of `hccl.h` is in `unsupported` (generated), returning
-//! `HCCL_E_NOT_SUPPORT`: the virtual-memory functions
-//! (`HcclCommSetMemoryRange`, `HcclCommActivateCommMemory` and their
-//! inverses, which need AscendCL's `aclrtReserveMemAddress` and
-//! `aclrtMallocPhysical`, not simulated either) and `HcclCommWorkingDevNicSet`
-//! (switching to a backup NIC: the simulator has one network path).
+//! `HCCL_E_NOT_SUPPORT`: `HcclCommWorkingDevNicSet` (switching to a backup
+//! NIC: the simulator has one network path).
 //!
 //! # Errors and messages
 //!

@@ -11,49 +11,6 @@ use ::core::ffi::*;
 use acl_sys::*;
 #[allow(unused_imports)]
 use hccl_sys::*;
-///`HcclCommActivateCommMemory`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclCommActivateCommMemory(
-    _arg0: HcclComm,
-    _arg1: *mut ::core::ffi::c_void,
-    _arg2: usize,
-    _arg3: usize,
-    _arg4: aclrtDrvMemHandle,
-    _arg5: u64,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclCommActivateCommMemory");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclCommDeactivateCommMemory`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclCommDeactivateCommMemory(
-    _arg0: HcclComm,
-    _arg1: *mut ::core::ffi::c_void,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclCommDeactivateCommMemory");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclCommSetMemoryRange`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclCommSetMemoryRange(
-    _arg0: HcclComm,
-    _arg1: *mut ::core::ffi::c_void,
-    _arg2: usize,
-    _arg3: usize,
-    _arg4: u64,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclCommSetMemoryRange");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
-///`HcclCommUnsetMemoryRange`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn HcclCommUnsetMemoryRange(
-    _arg0: HcclComm,
-    _arg1: *mut ::core::ffi::c_void,
-) -> HcclResult {
-    crate::recent_error::not_supported("HcclCommUnsetMemoryRange");
-    hccl_sys::HCCL_E_NOT_SUPPORT
-}
 ///`HcclCommWorkingDevNicSet`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn HcclCommWorkingDevNicSet(

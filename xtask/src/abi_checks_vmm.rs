@@ -1,0 +1,233 @@
+//! abi-check behavioural checks for virtual memory management
+//! (cann-sim/src/acl/vmm.rs) and the HCCL functions over it: one entry per
+//! implemented function, in the format of `abi::CHECKS`.
+
+pub const CHECKS: &[(&str, &str)] = &[
+    (
+        "aclrtMemGetAllocationGranularity",
+        r#"
+    aclrtPhysicalMemProp prop;
+    memset(&prop, 0, sizeof prop);
+    size_t g = 0;
+    EXPECT_RC(aclrtMemGetAllocationGranularity(&prop, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM, &g), ACL_SUCCESS);
+    EXPECT(g == (2u << 20));
+    EXPECT_RC(aclrtMemGetAllocationGranularity(&prop, ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED, &g), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemGetAllocationGranularity(nullptr, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM, &g), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtMemGetAllocationGranularity(&prop, ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF, &g), ACL_ERROR_INVALID_PARAM);
+"#,
+    ),
+    (
+        "aclrtReserveMemAddress",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    void *va = nullptr;
+    int x = 0;
+    EXPECT_RC(aclrtReserveMemAddress(nullptr, 4u << 20, 0, nullptr, 0), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtReserveMemAddress(&va, 1000, 0, nullptr, 0), ACL_ERROR_INVALID_PARAM);      // not granular
+    EXPECT_RC(aclrtReserveMemAddress(&va, 4u << 20, 3, nullptr, 0), ACL_ERROR_INVALID_PARAM);  // alignment
+    EXPECT_RC(aclrtReserveMemAddress(&va, 4u << 20, 0, &x, 0), ACL_ERROR_INVALID_PARAM);       // expectPtr
+    EXPECT_RC(aclrtReserveMemAddress(&va, 4u << 20, 1u << 30, nullptr, 0), ACL_SUCCESS);
+    EXPECT(((uintptr_t)va % (1u << 30)) == 0);
+    EXPECT_RC(aclrtReleaseMemAddress(va), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclrtReleaseMemAddress",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    void *va = nullptr;
+    EXPECT_RC(aclrtReserveMemAddress(&va, 2u << 20, 0, nullptr, 0), ACL_SUCCESS);
+    EXPECT_RC(aclrtReleaseMemAddress((char *)va + 4096), ACL_ERROR_INVALID_PARAM);  // not a base
+    EXPECT_RC(aclrtReleaseMemAddress(va), ACL_SUCCESS);
+    EXPECT_RC(aclrtReleaseMemAddress(va), ACL_ERROR_INVALID_PARAM);                 // twice
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclrtMallocPhysical",
+        r#"
+    aclrtPhysicalMemProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
+    prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+    prop.memAttr = ACL_HBM_MEM_HUGE;
+    prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    aclrtDrvMemHandle h = nullptr;
+    EXPECT_RC(aclrtMallocPhysical(&h, 2u << 20, nullptr, 0), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtMallocPhysical(&h, 12345, &prop, 0), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtMallocPhysical(&h, 2u << 20, &prop, 1), ACL_ERROR_INVALID_PARAM);
+    prop.location.id = 999;
+    EXPECT_RC(aclrtMallocPhysical(&h, 2u << 20, &prop, 0), ACL_ERROR_INVALID_PARAM);
+    prop.location.id = 0;
+    prop.location.type = ACL_MEM_LOCATION_TYPE_HOST;
+    EXPECT_RC(aclrtMallocPhysical(&h, 2u << 20, &prop, 0), ACL_ERROR_API_NOT_SUPPORT);
+    prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+    EXPECT_RC(aclrtMallocPhysical(&h, (size_t)1 << 40, &prop, 0), ACL_ERROR_RT_MEMORY_ALLOCATION);  // beyond HBM
+    EXPECT_RC(aclrtMallocPhysical(&h, 2u << 20, &prop, 0), ACL_SUCCESS);
+    EXPECT(h != nullptr);
+    EXPECT_RC(aclrtFreePhysical(h), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclrtFreePhysical",
+        r#"
+    aclrtPhysicalMemProp prop = abi_vmm_prop(0);
+    aclrtDrvMemHandle h = nullptr;
+    EXPECT_RC(aclrtMallocPhysical(&h, 2u << 20, &prop, 0), ACL_SUCCESS);
+    EXPECT_RC(aclrtFreePhysical(h), ACL_SUCCESS);
+    EXPECT_RC(aclrtFreePhysical(h), ACL_ERROR_INVALID_PARAM);   // twice
+    EXPECT_RC(aclrtFreePhysical(nullptr), ACL_ERROR_INVALID_PARAM);
+"#,
+    ),
+    (
+        "aclrtMemGetAllocationPropertiesFromHandle",
+        r#"
+    aclrtPhysicalMemProp prop, got;
+    memset(&prop, 0, sizeof prop);
+    prop.memAttr = ACL_HBM_MEM_HUGE;
+    prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 1;
+    aclrtDrvMemHandle h = nullptr;
+    EXPECT_RC(aclrtMallocPhysical(&h, 2u << 20, &prop, 0), ACL_SUCCESS);
+    memset(&got, 0xFF, sizeof got);
+    EXPECT_RC(aclrtMemGetAllocationPropertiesFromHandle(h, &got), ACL_SUCCESS);
+    EXPECT(got.location.id == 1 && got.memAttr == ACL_HBM_MEM_HUGE);
+    EXPECT_RC(aclrtMemGetAllocationPropertiesFromHandle(h, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtFreePhysical(h), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemGetAllocationPropertiesFromHandle(h, &got), ACL_ERROR_INVALID_PARAM);
+"#,
+    ),
+    (
+        "aclrtMapMem",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtPhysicalMemProp prop = abi_vmm_prop(0);
+    const size_t G = 2u << 20;
+    void *va = nullptr;
+    aclrtDrvMemHandle h = nullptr;
+    EXPECT_RC(aclrtReserveMemAddress(&va, 4 * G, 0, nullptr, 0), ACL_SUCCESS);
+    EXPECT_RC(aclrtMallocPhysical(&h, 2 * G, &prop, 0), ACL_SUCCESS);
+    EXPECT_RC(aclrtMapMem((char *)va + G, 2 * G, 0, h, 1), ACL_ERROR_INVALID_PARAM);      // flags
+    EXPECT_RC(aclrtMapMem((char *)va + 4096, 2 * G, 0, h, 0), ACL_ERROR_INVALID_PARAM);   // not granular
+    EXPECT_RC(aclrtMapMem((char *)va + 3 * G, 2 * G, 0, h, 0), ACL_ERROR_INVALID_PARAM);  // past the end
+    EXPECT_RC(aclrtMapMem((char *)va, 2 * G, G, h, 0), ACL_ERROR_INVALID_PARAM);          // past the handle
+    EXPECT_RC(aclrtMapMem((char *)va + G, 2 * G, 0, h, 0), ACL_SUCCESS);
+    EXPECT_RC(aclrtMapMem((char *)va, 2 * G, 0, h, 0), ACL_ERROR_INVALID_PARAM);          // overlaps
+    // The mapped range is device memory: copies reach the physical memory.
+    std::vector<int> in(256, 7), out(256, 0);
+    EXPECT_RC(aclrtMemcpy((char *)va + G, 1024, in.data(), 1024, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemcpy(out.data(), 1024, (char *)va + G, 1024, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT(out[0] == 7 && out[255] == 7);
+    EXPECT_RC(aclrtFree((char *)va + G), ACL_ERROR_RT_PARAM_INVALID);                      // not aclrtMalloc's
+    EXPECT_RC(aclrtFreePhysical(h), ACL_ERROR_INVALID_PARAM);                              // still mapped
+    EXPECT_RC(aclrtReleaseMemAddress(va), ACL_ERROR_INVALID_PARAM);                        // still mapped
+    EXPECT_RC(aclrtUnmapMem((char *)va + G), ACL_SUCCESS);
+    EXPECT_RC(aclrtFreePhysical(h), ACL_SUCCESS);
+    EXPECT_RC(aclrtReleaseMemAddress(va), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclrtUnmapMem",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtPhysicalMemProp prop = abi_vmm_prop(0);
+    const size_t G = 2u << 20;
+    void *va = nullptr;
+    aclrtDrvMemHandle h = nullptr;
+    EXPECT_RC(aclrtReserveMemAddress(&va, 2 * G, 0, nullptr, 0), ACL_SUCCESS);
+    EXPECT_RC(aclrtMallocPhysical(&h, G, &prop, 0), ACL_SUCCESS);
+    EXPECT_RC(aclrtMapMem(va, G, 0, h, 0), ACL_SUCCESS);
+    EXPECT_RC(aclrtUnmapMem((char *)va + G), ACL_ERROR_INVALID_PARAM);   // nothing mapped there
+    EXPECT_RC(aclrtUnmapMem(va), ACL_SUCCESS);
+    EXPECT_RC(aclrtUnmapMem(va), ACL_ERROR_INVALID_PARAM);               // twice
+    // Unmapped memory is no longer device memory.
+    int v = 1;
+    EXPECT_RC(aclrtMemcpy(va, 4, &v, 4, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtFreePhysical(h), ACL_SUCCESS);
+    EXPECT_RC(aclrtReleaseMemAddress(va), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "HcclCommSetMemoryRange",
+        r#"
+    abi_hccl_ranks(2, nullptr, [](int r, HcclComm c, aclrtStream) {
+        const size_t G = 2u << 20;
+        void *va = nullptr, *other = nullptr;
+        EXPECT_RC(aclrtReserveMemAddress(&va, 2 * G, 0, nullptr, 0), ACL_SUCCESS);
+        EXPECT_RC(HcclCommSetMemoryRange(c, nullptr, G, 0, 0), HCCL_E_PTR);
+        EXPECT_RC(HcclCommSetMemoryRange(c, va, G, 1, 0), HCCL_E_PARA);        // alignment
+        EXPECT_RC(HcclCommSetMemoryRange(c, va, 4 * G, 0, 0), HCCL_E_PARA);    // beyond the reservation
+        EXPECT_RC(HcclCommSetMemoryRange(c, (char *)va + G, G, 0, 0), HCCL_E_PARA);  // not a base
+        EXPECT_RC(HcclCommSetMemoryRange(c, va, 2 * G, 0, 0), HCCL_SUCCESS);
+        EXPECT_RC(HcclCommSetMemoryRange(c, va, 2 * G, 0, 0), HCCL_E_PARA);    // twice
+        // A reservation of the other rank's device.
+        EXPECT_RC(aclrtSetDevice(1 - r), ACL_SUCCESS);
+        EXPECT_RC(aclrtReserveMemAddress(&other, G, 0, nullptr, 0), ACL_SUCCESS);
+        EXPECT_RC(aclrtSetDevice(r), ACL_SUCCESS);
+        EXPECT_RC(HcclCommSetMemoryRange(c, other, G, 0, 0), HCCL_E_PARA);
+        EXPECT_RC(HcclCommUnsetMemoryRange(c, va), HCCL_SUCCESS);
+        EXPECT_RC(aclrtReleaseMemAddress(other), ACL_SUCCESS);
+        EXPECT_RC(aclrtReleaseMemAddress(va), ACL_SUCCESS);
+        EXPECT_RC(aclrtResetDevice(1 - r), ACL_SUCCESS);
+    });
+"#,
+    ),
+    (
+        "HcclCommUnsetMemoryRange",
+        r#"
+    abi_hccl_ranks(2, nullptr, [](int, HcclComm c, aclrtStream) {
+        void *va = nullptr;
+        EXPECT_RC(aclrtReserveMemAddress(&va, 2u << 20, 0, nullptr, 0), ACL_SUCCESS);
+        EXPECT_RC(HcclCommUnsetMemoryRange(c, va), HCCL_E_PARA);               // never set
+        EXPECT_RC(HcclCommSetMemoryRange(c, va, 2u << 20, 0, 0), HCCL_SUCCESS);
+        EXPECT_RC(HcclCommUnsetMemoryRange(c, nullptr), HCCL_E_PTR);
+        EXPECT_RC(HcclCommUnsetMemoryRange(c, va), HCCL_SUCCESS);
+        EXPECT_RC(aclrtReleaseMemAddress(va), ACL_SUCCESS);
+    });
+"#,
+    ),
+    (
+        "HcclCommActivateCommMemory",
+        r#"
+    abi_hccl_ranks(2, nullptr, [](int r, HcclComm c, aclrtStream) {
+        const size_t G = 2u << 20;
+        aclrtPhysicalMemProp prop = abi_vmm_prop(r);
+        void *va = nullptr;
+        aclrtDrvMemHandle h = nullptr, h2 = nullptr;
+        EXPECT_RC(aclrtReserveMemAddress(&va, 2 * G, 0, nullptr, 0), ACL_SUCCESS);
+        EXPECT_RC(aclrtMallocPhysical(&h, G, &prop, 0), ACL_SUCCESS);
+        EXPECT_RC(aclrtMallocPhysical(&h2, G, &prop, 0), ACL_SUCCESS);
+        EXPECT_RC(HcclCommActivateCommMemory(c, va, G, 0, h, 0), HCCL_E_PARA);  // no range set
+        EXPECT_RC(HcclCommSetMemoryRange(c, va, 2 * G, 0, 0), HCCL_SUCCESS);
+        EXPECT_RC(HcclCommActivateCommMemory(c, va, G, 0, h, 0), HCCL_E_PARA);  // not mapped yet
+        EXPECT_RC(aclrtMapMem(va, G, 0, h, 0), ACL_SUCCESS);
+        EXPECT_RC(HcclCommActivateCommMemory(c, va, G, 0, h2, 0), HCCL_E_PARA); // another handle
+        EXPECT_RC(HcclCommActivateCommMemory(c, va, G, 1, h, 0), HCCL_E_PARA);  // offset
+        EXPECT_RC(HcclCommActivateCommMemory(c, va, G, 0, nullptr, 0), HCCL_E_PTR);
+        EXPECT_RC(HcclCommActivateCommMemory(c, va, G, 0, h, 0), HCCL_SUCCESS);
+        EXPECT_RC(HcclCommActivateCommMemory(c, va, G, 0, h, 0), HCCL_E_PARA);  // twice
+        EXPECT_RC(HcclCommUnsetMemoryRange(c, va), HCCL_E_PARA);                // still active
+        EXPECT_RC(HcclCommDeactivateCommMemory(c, va), HCCL_SUCCESS);
+        EXPECT_RC(HcclCommUnsetMemoryRange(c, va), HCCL_SUCCESS);
+        EXPECT_RC(aclrtUnmapMem(va), ACL_SUCCESS);
+        EXPECT_RC(aclrtFreePhysical(h), ACL_SUCCESS);
+        EXPECT_RC(aclrtFreePhysical(h2), ACL_SUCCESS);
+        EXPECT_RC(aclrtReleaseMemAddress(va), ACL_SUCCESS);
+    });
+"#,
+    ),
+    (
+        "HcclCommDeactivateCommMemory",
+        r#"
+    abi_hccl_ranks(2, nullptr, [](int, HcclComm c, aclrtStream) {
+        int x = 0;
+        EXPECT_RC(HcclCommDeactivateCommMemory(c, nullptr), HCCL_E_PTR);
+        EXPECT_RC(HcclCommDeactivateCommMemory(c, &x), HCCL_E_PARA);            // never activated
+    });
+"#,
+    ),
+];
