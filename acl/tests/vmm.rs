@@ -107,6 +107,9 @@ fn misuse_is_refused_with_the_exact_error() {
         "Mapping::copy_from_host",
     );
     invalid(m.copy_to_host(2 * g, &mut [0]), "Mapping::copy_to_host");
+    // The simulator maps each byte of physical memory once.
+    let range2 = VirtualRange::reserve(&npu, 2 * g).unwrap();
+    acl_code(range2.map(0, &p), ErrorCode::InvalidParam, "aclrtMapMem");
     // Memory of another device cannot be mapped into this range.
     let other = common::device(1);
     let r = PhysicalMemory::new(&other, g).unwrap();

@@ -758,7 +758,7 @@ impl MemTable {
                 return Err(format!(
                     "the range [{addr:#x}, {end:#x}) ({len} bytes at offset {}) ends {} bytes past the end of {}",
                     addr - base,
-                    end - base - a.size,
+                    end - base - size,
                     describe(base, a)
                 ));
             }

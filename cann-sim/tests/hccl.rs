@@ -346,3 +346,69 @@ fn child_many_large_blocks() {
         free(p);
     }
 }
+
+#[test]
+fn all_reduce_over_a_buffer_spanning_two_virtual_memory_mappings() {
+    use acl_sys::{ACL_MEM_LOCATION_TYPE_DEVICE, aclrtPhysicalMemProp};
+    const G: usize = cann_sim::acl::vmm::GRANULARITY;
+    let results = ranks(2, None, |r, comm, s| {
+        let mut va = null_mut();
+        // SAFETY: valid out-pointers and plain data throughout.
+        let (ha, hb) = unsafe {
+            ok(aclrtReserveMemAddress(&mut va, 2 * G, 0, null_mut(), 0));
+            let mut prop: aclrtPhysicalMemProp = std::mem::zeroed();
+            prop.location.type_ = ACL_MEM_LOCATION_TYPE_DEVICE;
+            prop.location.id = r;
+            let (mut ha, mut hb) = (null_mut(), null_mut());
+            ok(aclrtMallocPhysical(&mut ha, G, &prop, 0));
+            ok(aclrtMallocPhysical(&mut hb, G, &prop, 0));
+            ok(aclrtMapMem(va, G, 0, ha, 0));
+            ok(aclrtMapMem(va.cast::<u8>().add(G).cast(), G, 0, hb, 0));
+            (ha, hb)
+        };
+        let n = 2 * G / 4;
+        let data: Vec<i32> = (0..n).map(|i| (i % 1000) as i32 * (r as i32 + 1)).collect();
+        // SAFETY: the mapped range holds 2 G bytes of device memory.
+        ok(unsafe {
+            aclrtMemcpy(
+                va,
+                2 * G,
+                data.as_ptr().cast(),
+                2 * G,
+                ACL_MEMCPY_HOST_TO_DEVICE,
+            )
+        });
+        // SAFETY: device memory of n i32 on this rank's device, in place.
+        hok(unsafe {
+            HcclAllReduce(
+                va,
+                va,
+                n as u64,
+                HCCL_DATA_TYPE_INT32,
+                HCCL_REDUCE_SUM,
+                comm,
+                s,
+            )
+        });
+        // SAFETY: a live stream.
+        ok(unsafe { aclrtSynchronizeStream(s) });
+        let out: Vec<i32> = download(va, n);
+        // SAFETY: live handles, unmapped before being freed.
+        unsafe {
+            ok(aclrtUnmapMem(va));
+            ok(aclrtUnmapMem(va.cast::<u8>().add(G).cast()));
+            ok(aclrtFreePhysical(ha));
+            ok(aclrtFreePhysical(hb));
+            ok(aclrtReleaseMemAddress(va));
+        }
+        out
+    });
+    for out in results {
+        let bad = out
+            .iter()
+            .enumerate()
+            .filter(|&(i, &v)| v != (i % 1000) as i32 * 3)
+            .count();
+        assert_eq!(bad, 0);
+    }
+}

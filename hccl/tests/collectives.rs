@@ -63,3 +63,27 @@ fn every_collective_type_and_op_is_exact_on_4_thread_ranks() {
 fn every_collective_type_and_op_is_exact_on_8_thread_ranks() {
     run(8);
 }
+
+#[test]
+fn a_send_then_a_receive_pair_with_a_batch_that_sends_first_without_deadlock() {
+    use hccl::P2pOp;
+    let _serial = common::serial();
+    let config = CommConfig::default().exec_timeout(Duration::from_secs(10));
+    let out = threads(2, config, |comm, _, s| {
+        let mine = s.clone_from_host(&[comm.rank() as i32 + 1; 64]).unwrap();
+        let mut got = s.alloc_zeros::<i32>(64).unwrap();
+        if comm.rank() == 0 {
+            // Two calls: the send must complete before the receive starts.
+            comm.send(&mine, 1, s).unwrap();
+            comm.recv(&mut got, 1, s).unwrap();
+        } else {
+            // One batch whose send waits for rank 0's receive.
+            let mut ops = [P2pOp::recv(&mut got, 0), P2pOp::send(&mine, 0)];
+            comm.batch_send_recv(&mut ops, s).unwrap();
+        }
+        s.synchronize().map_err(|e| e.to_string())?;
+        got.to_host_vec().map_err(|e| e.to_string())
+    });
+    assert_eq!(out[0].as_deref(), Ok(&[2; 64][..]), "{out:?}");
+    assert_eq!(out[1].as_deref(), Ok(&[1; 64][..]), "{out:?}");
+}

@@ -696,6 +696,74 @@ pub const CHECKS: &[(&str, &str)] = &[
 "#,
     ),
     (
+        "aclrtCreateStreamConfigHandle",
+        r#"
+    aclrtStreamConfigHandle *h = aclrtCreateStreamConfigHandle();
+    EXPECT(h != nullptr);
+    if (h != nullptr) EXPECT(h->workptr == nullptr && h->workSize == 0 && h->flag == 0 && h->priority == 0);
+    EXPECT_RC(aclrtDestroyStreamConfigHandle(h), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclrtDestroyStreamConfigHandle",
+        r#"
+    aclrtStreamConfigHandle *h = aclrtCreateStreamConfigHandle();
+    aclrtStreamConfigHandle mine;
+    EXPECT_RC(aclrtDestroyStreamConfigHandle(nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtDestroyStreamConfigHandle(&mine), ACL_ERROR_INVALID_PARAM);   // not made by create
+    EXPECT_RC(aclrtDestroyStreamConfigHandle(h), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStreamConfigHandle(h), ACL_ERROR_INVALID_PARAM);       // twice
+"#,
+    ),
+    (
+        "aclrtSetStreamConfigOpt",
+        r#"
+    aclrtStreamConfigHandle *h = aclrtCreateStreamConfigHandle();
+    uint32_t prio = 3;
+    uint64_t size = 4096;
+    void *ptr = (void *)0x1000;
+    EXPECT_RC(aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_PRIORITY, &prio, sizeof prio), ACL_SUCCESS);
+    EXPECT_RC(aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_WORK_SIZE, &size, sizeof size), ACL_SUCCESS);
+    EXPECT_RC(aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_WORK_ADDR_PTR, &ptr, sizeof ptr), ACL_SUCCESS);
+    EXPECT(h->priority == 3 && h->workSize == 4096 && h->workptr == ptr);
+    EXPECT_RC(aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_PRIORITY, &prio, 3), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_PRIORITY, nullptr, 4), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtSetStreamConfigOpt(h, (aclrtStreamConfigAttr)99, &prio, 4), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtDestroyStreamConfigHandle(h), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclrtCreateStreamV2",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtStreamConfigHandle *h = aclrtCreateStreamConfigHandle();
+    uint32_t prio = 2;
+    EXPECT_RC(aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_PRIORITY, &prio, sizeof prio), ACL_SUCCESS);
+    aclrtStream s = nullptr;
+    EXPECT_RC(aclrtCreateStreamV2(&s, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtCreateStreamV2(&s, h), ACL_SUCCESS);
+    uint32_t got = 9;
+    EXPECT_RC(aclrtStreamGetPriority(s, &got), ACL_SUCCESS);
+    EXPECT(got == 2);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    // Work memory must be device memory of the current device.
+    std::vector<char> host(4096);
+    void *p = host.data();
+    uint64_t size = host.size();
+    EXPECT_RC(aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_WORK_ADDR_PTR, &p, sizeof p), ACL_SUCCESS);
+    EXPECT_RC(aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_WORK_SIZE, &size, sizeof size), ACL_SUCCESS);
+    EXPECT_RC(aclrtCreateStreamV2(&s, h), ACL_ERROR_INVALID_PARAM);
+    void *dev = nullptr;
+    EXPECT_RC(aclrtMalloc(&dev, 4096, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_WORK_ADDR_PTR, &dev, sizeof dev), ACL_SUCCESS);
+    EXPECT_RC(aclrtCreateStreamV2(&s, h), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtFree(dev), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStreamConfigHandle(h), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
         "aclrtCreateStreamWithConfig",
         r#"
     aclrtStream s = nullptr;

@@ -79,6 +79,9 @@ pub use peer::*;
 mod stream;
 pub use stream::*;
 
+mod stream_config;
+pub use stream_config::*;
+
 pub mod vmm;
 pub use vmm::{
     aclrtFreePhysical, aclrtMallocPhysical, aclrtMapMem, aclrtMemGetAllocationGranularity,

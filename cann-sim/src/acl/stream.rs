@@ -78,7 +78,17 @@ pub(crate) fn takes_host_work(function: &str, s: &Stream) -> Result<(), aclError
     ))
 }
 
-unsafe fn create(function: &str, stream: *mut aclrtStream, priority: u32, flag: u32) -> aclError {
+/// Creates a stream (the body of the `aclrtCreateStream*` functions).
+///
+/// # Safety
+///
+/// `stream` is null or valid for writing a handle.
+pub(crate) unsafe fn create(
+    function: &str,
+    stream: *mut aclrtStream,
+    priority: u32,
+    flag: u32,
+) -> aclError {
     if stream.is_null() {
         return common::null_arg(function, "stream");
     }

@@ -1868,21 +1868,6 @@ pub unsafe extern "C" fn aclrtCreateNotify(_arg0: *mut aclrtNotify, _arg1: u64) 
     crate::recent_error::not_supported("aclrtCreateNotify");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtCreateStreamConfigHandle`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtCreateStreamConfigHandle() -> *mut aclrtStreamConfigHandle {
-    crate::recent_error::not_supported("aclrtCreateStreamConfigHandle");
-    unsafe { ::core::mem::zeroed() }
-}
-///`aclrtCreateStreamV2`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtCreateStreamV2(
-    _arg0: *mut aclrtStream,
-    _arg1: *const aclrtStreamConfigHandle,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtCreateStreamV2");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtCtxGetFloatOverflowAddr`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtCtxGetFloatOverflowAddr(
@@ -1934,14 +1919,6 @@ pub unsafe extern "C" fn aclrtDestroyLabelList(_arg0: aclrtLabelList) -> aclErro
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtDestroyNotify(_arg0: aclrtNotify) -> aclError {
     crate::recent_error::not_supported("aclrtDestroyNotify");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtDestroyStreamConfigHandle`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtDestroyStreamConfigHandle(
-    _arg0: *mut aclrtStreamConfigHandle,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtDestroyStreamConfigHandle");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtDeviceGetBareTgid`: not supported by cann-sim.
@@ -3460,17 +3437,6 @@ pub unsafe extern "C" fn aclrtSetStreamAttribute(
     _arg2: *mut aclrtStreamAttrValue,
 ) -> aclError {
     crate::recent_error::not_supported("aclrtSetStreamAttribute");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtSetStreamConfigOpt`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtSetStreamConfigOpt(
-    _arg0: *mut aclrtStreamConfigHandle,
-    _arg1: aclrtStreamConfigAttr,
-    _arg2: *const ::core::ffi::c_void,
-    _arg3: usize,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtSetStreamConfigOpt");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtSetStreamFailureMode`: not supported by cann-sim.

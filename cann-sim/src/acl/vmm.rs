@@ -21,7 +21,10 @@
 //! memory is `ACL_ERROR_API_NOT_SUPPORT`); it can be mapped into ranges
 //! reserved on its own device. A reservation with mappings cannot be
 //! released, a mapped physical allocation cannot be freed
-//! (`ACL_ERROR_INVALID_PARAM` naming what is still mapped).
+//! (`ACL_ERROR_INVALID_PARAM` naming what is still mapped), and each byte of
+//! physical memory is mapped at most once: the simulator refuses aliases,
+//! which would let an operator's input and output share bytes at different
+//! addresses unseen.
 
 use super::memory::no_device;
 use crate::faults;
@@ -48,8 +51,8 @@ struct Reservation {
     map: usize,
     map_len: usize,
     device: u32,
-    /// Mapped ranges by first address: (bytes, physical handle).
-    mapped: BTreeMap<usize, (usize, u64)>,
+    /// Mapped ranges by first address: (bytes, physical handle, offset in it).
+    mapped: BTreeMap<usize, (usize, u64, usize)>,
 }
 
 /// Physical memory from `aclrtMallocPhysical`.
@@ -59,8 +62,8 @@ struct Physical {
     size: usize,
     device: u32,
     prop: aclrtPhysicalMemProp,
-    /// Live mappings of it.
-    mapped: usize,
+    /// Its mapped parts: (offset, bytes).
+    mapped: Vec<(usize, usize)>,
 }
 
 #[derive(Debug, Default)]
@@ -84,7 +87,7 @@ pub(crate) fn mapped_handle(addr: usize, size: usize) -> Option<(u64, u32)> {
     let v = VMM.lock();
     let (_, r) = v.reservations.range(..=addr).next_back()?;
     match r.mapped.get(&addr) {
-        Some(&(len, h)) if len == size => Some((h, r.device)),
+        Some(&(len, h, _)) if len == size => Some((h, r.device)),
         _ => None,
     }
 }
@@ -350,7 +353,7 @@ pub unsafe extern "C" fn aclrtMallocPhysical(
             size,
             device,
             prop: p,
-            mapped: 0,
+            mapped: Vec::new(),
         },
     );
     // SAFETY: checked non-null; the caller's contract.
@@ -410,12 +413,12 @@ pub unsafe extern "C" fn aclrtFreePhysical(handle: aclrtDrvMemHandle) -> aclErro
                 format!("{F}: {handle:p} is not a handle aclrtMallocPhysical returned"),
             );
         }
-        Some(p) if p.mapped > 0 => {
+        Some(p) if !p.mapped.is_empty() => {
             return fail(
                 INVALID,
                 format!(
                     "{F}: {handle:p} is still mapped {} time(s); unmap it with aclrtUnmapMem first",
-                    p.mapped
+                    p.mapped.len()
                 ),
             );
         }
@@ -483,16 +486,28 @@ pub unsafe extern "C" fn aclrtMapMem(
     let addr = virPtr as usize;
     let mut v = VMM.lock();
     let id = handle as u64;
-    let Some((fd, psize, pdevice)) = v
-        .physical
-        .get(&id)
-        .map(|p| (p.file.as_raw_fd(), p.size, p.device))
-    else {
+    let Some((fd, psize, pdevice, aliased)) = v.physical.get(&id).map(|p| {
+        let aliased = p
+            .mapped
+            .iter()
+            .any(|&(o, len)| o < offset + size && offset < o + len);
+        (p.file.as_raw_fd(), p.size, p.device, aliased)
+    }) else {
         return fail(
             INVALID,
             format!("{F}: {handle:p} is not a handle aclrtMallocPhysical returned"),
         );
     };
+    if aliased {
+        return fail(
+            INVALID,
+            format!(
+                "{F}: bytes [{offset:#x}, +{size:#x}) of {handle:p} are already mapped elsewhere; \
+                 cann-sim maps each byte of physical memory once (an alias would let an \
+                 operator's input and output share bytes unseen)"
+            ),
+        );
+    }
     if offset.checked_add(size).is_none_or(|end| end > psize) {
         return fail(
             INVALID,
@@ -538,7 +553,7 @@ pub unsafe extern "C" fn aclrtMapMem(
         .mapped
         .range(..addr + size)
         .next_back()
-        .is_some_and(|(&a, &(len, _))| a + len > addr);
+        .is_some_and(|(&a, &(len, _, _))| a + len > addr);
     if overlaps {
         return fail(
             INVALID,
@@ -561,16 +576,18 @@ pub unsafe extern "C" fn aclrtMapMem(
         )
     };
     if m == libc::MAP_FAILED {
-        return fail(
-            NO_MEMORY,
-            format!("{F}: cannot map: {}", std::io::Error::last_os_error()),
-        );
+        let e = std::io::Error::last_os_error();
+        // A failed MAP_FIXED may have unmapped part of the reservation:
+        // make the range reserved (inaccessible) again.
+        // SAFETY: the range lies inside the reservation (checked).
+        unsafe { reserve_again(virPtr, size) };
+        return fail(NO_MEMORY, format!("{F}: cannot map: {e}"));
     }
     table.insert_mapped(addr, size, device);
     drop(table);
-    r.mapped.insert(addr, (size, id));
+    r.mapped.insert(addr, (size, id, offset));
     if let Some(p) = v.physical.get_mut(&id) {
-        p.mapped += 1;
+        p.mapped.push((offset, size));
     }
     ACL_SUCCESS
 }
@@ -593,7 +610,7 @@ pub unsafe extern "C" fn aclrtUnmapMem(virPtr: *mut c_void) -> aclError {
         .range_mut(..=addr)
         .next_back()
         .and_then(|(_, r)| r.mapped.remove(&addr));
-    let Some((size, id)) = found else {
+    let Some((size, id, offset)) = found else {
         return fail(
             INVALID,
             format!("{F}: nothing is mapped at {virPtr:p} (aclrtMapMem maps ranges)"),
@@ -606,19 +623,36 @@ pub unsafe extern "C" fn aclrtUnmapMem(virPtr: *mut c_void) -> aclError {
         table.remove_mapped(addr);
         // SAFETY: `[addr, addr + size)` is the mapping aclrtMapMem made
         // inside the reservation; replacing it keeps the addresses reserved.
-        unsafe {
-            libc::mmap(
-                virPtr,
-                size,
-                libc::PROT_NONE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED,
-                -1,
-                0,
-            )
-        };
+        unsafe { reserve_again(virPtr, size) };
     }
     if let Some(p) = v.physical.get_mut(&id) {
-        p.mapped -= 1;
+        p.mapped.retain(|&(o, _)| o != offset);
     }
     ACL_SUCCESS
+}
+
+/// Makes `[at, at + size)` reserved and inaccessible again: a fresh
+/// `PROT_NONE` mapping in its place, or, if the system cannot make one,
+/// the protection of whatever is there taken away.
+///
+/// # Safety
+///
+/// The range lies inside a reservation this module made, and nothing
+/// accesses it.
+unsafe fn reserve_again(at: *mut c_void, size: usize) {
+    // SAFETY: the caller's contract.
+    let m = unsafe {
+        libc::mmap(
+            at,
+            size,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED,
+            -1,
+            0,
+        )
+    };
+    if m == libc::MAP_FAILED {
+        // SAFETY: as above; removing access cannot break anything here.
+        unsafe { libc::mprotect(at, size, libc::PROT_NONE) };
+    }
 }

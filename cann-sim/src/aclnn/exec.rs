@@ -304,10 +304,14 @@ pub(crate) fn bound(
     })
 }
 
-/// Whether two different indices of a view with these strides reach the
-/// same element: sorted by stride, each dimension must step past everything
-/// the inner ones span.
+/// Whether two different indices of a view with these strides may reach
+/// the same element: sorted by stride, each dimension must step past
+/// everything the inner ones span. (A sufficient test: a few interleaved
+/// layouts that do not overlap are refused too.) Empty views never overlap.
 fn self_overlapping(dims: &[i64], strides: &[i64]) -> bool {
+    if dims.contains(&0) {
+        return false;
+    }
     let mut ds: Vec<(i64, i64)> = dims
         .iter()
         .zip(strides)
@@ -395,6 +399,48 @@ pub(crate) fn i64_input(values: &[i64]) -> PlanIn {
     )
 }
 
+/// Infers the output of `plan` and checks its `out` against it.
+///
+/// # Errors
+///
+/// 161002 (recorded) when the inputs do not combine or `out` differs.
+pub(crate) fn check_plan(function: &str, plan: &Plan) -> Result<(), aclnnStatus> {
+    let specs: Vec<(&TensorSpec, Option<&[u8]>)> = plan
+        .inputs
+        .iter()
+        .map(|i| match i {
+            PlanIn::Device(v) => (&v.spec, None),
+            PlanIn::Host(s, b) => (s, Some(b.as_slice())),
+        })
+        .collect();
+    let inferred = match ops::infer_with_some_values(plan.op_type, &specs, &plan.attrs) {
+        Ok(o) => o,
+        Err(e) => {
+            return Err(fail(
+                ACLNN_ERR_PARAM_INVALID,
+                format!("{function}: {}", e.message()),
+            ));
+        }
+    };
+    let out = &plan.output.spec;
+    if inferred.len() != 1 || &inferred[0] != out {
+        return Err(fail(
+            ACLNN_ERR_PARAM_INVALID,
+            format!(
+                "{function}: out is {} {:?}, but the result is {} {:?}",
+                dtype_name(out.dtype),
+                out.shape,
+                inferred.first().map_or("?", |s| dtype_name(s.dtype)),
+                inferred
+                    .first()
+                    .map(|s| s.shape.clone())
+                    .unwrap_or_default()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The `GetWorkspaceSize` phase: infers the output of `plan`, checks `out`
 /// against it, writes a workspace size of 0 and a new executor.
 ///
@@ -423,38 +469,8 @@ pub(crate) unsafe fn prepare(
         Ok(p) => p,
         Err(rc) => return rc,
     };
-    let specs: Vec<(&TensorSpec, Option<&[u8]>)> = plan
-        .inputs
-        .iter()
-        .map(|i| match i {
-            PlanIn::Device(v) => (&v.spec, None),
-            PlanIn::Host(s, b) => (s, Some(b.as_slice())),
-        })
-        .collect();
-    let inferred = match ops::infer_with_some_values(plan.op_type, &specs, &plan.attrs) {
-        Ok(o) => o,
-        Err(e) => {
-            return fail(
-                ACLNN_ERR_PARAM_INVALID,
-                format!("{function}: {}", e.message()),
-            );
-        }
-    };
-    let out = &plan.output.spec;
-    if inferred.len() != 1 || &inferred[0] != out {
-        return fail(
-            ACLNN_ERR_PARAM_INVALID,
-            format!(
-                "{function}: out is {} {:?}, but the result is {} {:?}",
-                dtype_name(out.dtype),
-                out.shape,
-                inferred.first().map_or("?", |s| dtype_name(s.dtype)),
-                inferred
-                    .first()
-                    .map(|s| s.shape.clone())
-                    .unwrap_or_default()
-            ),
-        );
+    if let Err(rc) = check_plan(function, &plan) {
+        return rc;
     }
     let h = insert(Obj::Executor(plan));
     // SAFETY: both checked non-null; the caller guarantees they are writable.

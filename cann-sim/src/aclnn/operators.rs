@@ -110,6 +110,10 @@ fn scaled(
     if v == 1.0 {
         return binary(f, api, op, a, b, out);
     }
+    if op == "Sub" {
+        // Sub's dtype rule (equal dtypes) holds whatever alpha is.
+        binary(f, api, op, a, b, out).and_then(|p| exec::check_plan(f, &p))?;
+    }
     let mut p = binary(f, api, "Axpy", a, b, out)?;
     if !p.output.spec.dtype.is_f32_family() && v.fract() != 0.0 {
         return Err(fail(

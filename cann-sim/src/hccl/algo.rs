@@ -35,6 +35,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 /// Bytes per frame of bulk data.
 pub const PIECE: usize = 4 << 20;
 
+/// Peers' memory files a communicator keeps mapped across send/recv batches.
+const MAX_P2P_MAPS: usize = 64;
+
 /// Tag bit of point-to-point traffic (collectives use their sequence number).
 const P2P: u64 = 1 << 62;
 
@@ -930,6 +933,22 @@ pub fn run_p2p(comm: &Comm, items: &[P2p], stop: &AtomicBool) -> Result<(), Fail
     const DONE: u64 = 2;
     let t = &comm.transport;
     let tag = |seq: u64, kind: u64| P2P | (seq << 2) | kind;
+    let waited_for = |mut f: Fail, peers: &[u32]| {
+        if f.code == HCCL_E_TIMEOUT {
+            let who = peers
+                .iter()
+                .map(|&r| format!("rank {r} (at {})", t.addr(comm.mesh(r))))
+                .collect::<Vec<_>>()
+                .join(" or ");
+            f.msg = format!(
+                "rank {} waited for {who} longer than the exec timeout ({:?}); its matching \
+                 HcclSend/HcclRecv was not called",
+                comm.rank,
+                comm.exec_timeout.unwrap_or_default()
+            );
+        }
+        f
+    };
     let recv = |from: u32, tag: u64| {
         t.recv(
             comm.uid,
@@ -940,24 +959,16 @@ pub fn run_p2p(comm: &Comm, items: &[P2p], stop: &AtomicBool) -> Result<(), Fail
             comm.deadline(),
             stop,
         )
-        .map_err(|mut f| {
-            if f.code == HCCL_E_TIMEOUT {
-                f.msg = format!(
-                    "rank {} waited for rank {from} (at {}) longer than the exec timeout ({:?}); \
-                     its matching HcclSend/HcclRecv was not called",
-                    comm.rank,
-                    t.addr(comm.mesh(from)),
-                    comm.exec_timeout.unwrap_or_default()
-                );
-            }
-            f
-        })
+        .map_err(|f| waited_for(f, &[from]))
     };
     let send = |to: u32, tag: u64, data: &[u8]| {
         t.send_data(comm.mesh(to), comm.uid, tag, data, comm.deadline(), stop)
     };
     // Same host, linked both ways: the receiver copies straight from the
-    // sender's buffer (see `direct`), then tells it it is done.
+    // sender's buffer (see `direct`), then tells it it is done; the sender
+    // waits for that at the end of its batch. Every rank serves its items as
+    // their messages arrive (not sends first, then receives), so a receive
+    // never waits behind a send of its own batch.
     let linked = |peer: u32| comm.pid(comm.rank).is_some() && comm.pid(peer).is_some();
     let mismatch = |p: &P2p, mine: &[u8], theirs: &[u8]| {
         let (me, them) = if p.send {
@@ -983,9 +994,9 @@ pub fn run_p2p(comm: &Comm, items: &[P2p], stop: &AtomicBool) -> Result<(), Fail
         ready.push(u8::from(linked(p.peer)));
         send(p.peer, tag(p.seq, READY), &ready)?;
     }
-    let mut awaiting = Vec::new();
-    for p in items.iter().filter(|p| p.send) {
-        let ready = recv(p.peer, tag(p.seq, READY))?;
+    // A send whose receiver is ready: its header, then its data (TCP) or
+    // nothing (direct: the receiver reads).
+    let on_ready = |p: &P2p, ready: &[u8]| -> Result<bool, Fail> {
         let mine = p2p_sig(p);
         let (theirs, flag) = ready.split_at(ready.len().min(mine.len()));
         let agreed = theirs == mine.as_slice();
@@ -999,90 +1010,123 @@ pub fn run_p2p(comm: &Comm, items: &[P2p], stop: &AtomicBool) -> Result<(), Fail
         if !agreed {
             return Err(mismatch(p, &mine, theirs));
         }
-        if direct {
-            awaiting.push(p);
-            continue;
-        }
-        for (po, pl) in pieces(p.buf.len) {
-            send(p.peer, tag(p.seq, DATA), &p.buf.read(po, pl)?)?;
-        }
-    }
-    // The mappings this batch reads through; the others are dropped after.
-    let mut used = std::collections::HashSet::new();
-    let mut receive_all = || -> Result<(), Fail> {
-        for p in items.iter().filter(|p| !p.send) {
-            let header = recv(p.peer, tag(p.seq, DATA))?;
-            let mine = p2p_sig(p);
-            let (theirs, rest) = header.split_at(header.len().min(mine.len()));
-            if theirs != mine.as_slice() {
-                return Err(mismatch(p, &mine, theirs));
-            }
-            if rest.len() != 1 + BUF {
-                return Err(Fail::new(
-                    HCCL_E_INTERNAL,
-                    format!("rank {} sent a malformed header (protocol error)", p.peer),
-                ));
-            }
-            if rest[0] == 1 {
-                let pid = comm.pid(p.peer).unwrap_or(0);
-                let src = source(
-                    &mut comm.maps.lock(),
-                    &mut used,
-                    pid,
-                    &Buf::get(&rest[1..]),
-                    true,
-                );
-                let unreadable = |why: &str| {
-                    Fail::new(
-                        HCCL_E_REMOTE,
-                        format!(
-                            "rank {} cannot read rank {}'s send buffer (process {pid}): {why}; rank {} \
-                             freed it before the send finished",
-                            comm.rank, p.peer, p.peer
-                        ),
-                    )
-                };
-                for (po, pl) in pieces(p.buf.len) {
-                    if stop.load(Ordering::Relaxed) {
-                        return Err(Fail::new(
-                            HCCL_E_INTERNAL,
-                            "the stream was destroyed while the receive ran",
-                        ));
-                    }
-                    copy_piece(&src, pid, (&p.buf, po), po, pl, unreadable, |e| {
-                        unreadable(&e.to_string())
-                    })?;
-                }
-                send(p.peer, tag(p.seq, DONE), &[1])?;
-                continue;
-            }
+        if !direct {
             for (po, pl) in pieces(p.buf.len) {
-                let x = recv(p.peer, tag(p.seq, DATA))?;
-                if x.len() != pl {
+                send(p.peer, tag(p.seq, DATA), &p.buf.read(po, pl)?)?;
+            }
+        }
+        Ok(direct)
+    };
+    // The mappings this batch reads through.
+    let mut used = std::collections::HashSet::new();
+    // A receive whose sender sent its header: copy, then say so (direct),
+    // or take the data pieces that follow (TCP).
+    let mut on_header = |p: &P2p, header: &[u8]| -> Result<(), Fail> {
+        let mine = p2p_sig(p);
+        let (theirs, rest) = header.split_at(header.len().min(mine.len()));
+        if theirs != mine.as_slice() {
+            return Err(mismatch(p, &mine, theirs));
+        }
+        if rest.len() != 1 + BUF {
+            return Err(Fail::new(
+                HCCL_E_INTERNAL,
+                format!("rank {} sent a malformed header (protocol error)", p.peer),
+            ));
+        }
+        if rest[0] == 1 {
+            let pid = comm.pid(p.peer).unwrap_or(0);
+            let src = source(
+                &mut comm.maps.lock(),
+                &mut used,
+                pid,
+                &Buf::get(&rest[1..]),
+                true,
+            );
+            let unreadable = |why: &str| {
+                Fail::new(
+                    HCCL_E_REMOTE,
+                    format!(
+                        "rank {} cannot read rank {}'s send buffer (process {pid}): {why}; rank {} \
+                         freed it before the send finished",
+                        comm.rank, p.peer, p.peer
+                    ),
+                )
+            };
+            for (po, pl) in pieces(p.buf.len) {
+                if stop.load(Ordering::Relaxed) {
                     return Err(Fail::new(
                         HCCL_E_INTERNAL,
-                        format!(
-                            "rank {} sent a piece of {} bytes, not {pl}",
-                            p.peer,
-                            x.len()
-                        ),
+                        "the stream was destroyed while the receive ran",
                     ));
                 }
-                p.buf.write(po, &x)?;
+                copy_piece(&src, pid, (&p.buf, po), po, pl, unreadable, |e| {
+                    unreadable(&e.to_string())
+                })?;
             }
+            return send(p.peer, tag(p.seq, DONE), &[1]);
+        }
+        for (po, pl) in pieces(p.buf.len) {
+            let x = recv(p.peer, tag(p.seq, DATA))?;
+            if x.len() != pl {
+                return Err(Fail::new(
+                    HCCL_E_INTERNAL,
+                    format!(
+                        "rank {} sent a piece of {} bytes, not {pl}",
+                        p.peer,
+                        x.len()
+                    ),
+                ));
+            }
+            p.buf.write(po, &x)?;
         }
         Ok(())
     };
-    let received = receive_all();
-    comm.maps.lock().retain(|k, _| used.contains(k));
-    received?;
-    // Senders on direct links return once their buffer has been read (after
-    // every receive of the batch, so that two ranks sending to each other
-    // cannot wait on each other).
-    for p in awaiting {
-        recv(p.peer, tag(p.seq, DONE))?;
+    let mut awaiting: Vec<&P2p> = Vec::new();
+    let mut todo: Vec<&P2p> = items.iter().collect();
+    let outcome = (|| -> Result<(), Fail> {
+        while !todo.is_empty() {
+            let keys: Vec<(u64, u32)> = todo
+                .iter()
+                .map(|p| {
+                    let kind = if p.send { READY } else { DATA };
+                    (tag(p.seq, kind), comm.mesh(p.peer))
+                })
+                .collect();
+            let peers: Vec<u32> = todo.iter().map(|p| p.peer).collect();
+            let members: Vec<u32> = keys.iter().map(|&(_, m)| m).collect();
+            let (i, msg) = t
+                .recv_keys(comm.uid, 0, &keys, &members, comm.deadline(), stop)
+                .map_err(|f| waited_for(f, &peers))?;
+            let p = todo.remove(i);
+            if p.send {
+                if on_ready(p, &msg)? {
+                    awaiting.push(p);
+                }
+            } else {
+                on_header(p, &msg)?;
+            }
+        }
+        Ok(())
+    })();
+    // Mappings this batch did not read are dropped only when many pile up,
+    // so that send/recv does not evict what collectives keep using.
+    {
+        let mut maps = comm.maps.lock();
+        if maps.len() > MAX_P2P_MAPS {
+            maps.retain(|k, _| used.contains(k));
+        }
     }
-    Ok(())
+    // Senders on direct links return once their buffer has been read — on
+    // failure too, so that no reader is left with a buffer its owner may
+    // reuse.
+    let mut drained = Ok(());
+    for p in awaiting {
+        let done = recv(p.peer, tag(p.seq, DONE)).map(drop);
+        if drained.is_ok() {
+            drained = done;
+        }
+    }
+    outcome.and(drained)
 }
 
 #[cfg(test)]

@@ -103,9 +103,10 @@ impl Mem {
                 ),
             ));
         }
-        let addr = self.addr + off;
-        match table.check_range(addr, len) {
-            Ok(r) if r.alloc_id().is_some() && r.alloc_id() == self.alloc => Ok(addr),
+        // From the buffer's first byte, so that a buffer spanning adjacent
+        // virtual-memory mappings is still recognised by its first one.
+        match table.check_range(self.addr, off + len) {
+            Ok(r) if r.alloc_id().is_some() && r.alloc_id() == self.alloc => Ok(self.addr + off),
             _ => Err(Fail {
                 code: HCCL_E_MEMORY,
                 msg: format!(

@@ -473,9 +473,31 @@ impl Transport {
         deadline: Option<Instant>,
         stop: &AtomicBool,
     ) -> Result<(u32, Vec<u8>), Fail> {
+        let keys: Vec<(u64, u32)> = from.iter().map(|&j| (tag, j)).collect();
+        self.recv_keys(uid, seq, &keys, members, deadline, stop)
+            .map(|(i, m)| (keys[i].1, m))
+    }
+
+    /// [`Transport::recv`] of the first frame filed under any of `keys`
+    /// (tag, mesh rank); returns the key's index and the frame.
+    ///
+    /// # Errors
+    ///
+    /// As [`Transport::recv`]; any sender of `keys` having left fails the
+    /// wait.
+    pub fn recv_keys(
+        &self,
+        uid: u64,
+        seq: u64,
+        keys: &[(u64, u32)],
+        members: &[u32],
+        deadline: Option<Instant>,
+        stop: &AtomicBool,
+    ) -> Result<(usize, Vec<u8>), Fail> {
+        let from: Vec<u32> = keys.iter().map(|&(_, j)| j).collect();
         let mut inbox = self.shared.inbox.lock();
         loop {
-            for &j in from {
+            for (i, &(tag, j)) in keys.iter().enumerate() {
                 let key = (uid, tag, j);
                 if let Some(q) = inbox.msgs.get_mut(&key)
                     && let Some(m) = q.pop_front()
@@ -483,7 +505,7 @@ impl Transport {
                     if q.is_empty() {
                         inbox.msgs.remove(&key);
                     }
-                    return Ok((j, m));
+                    return Ok((i, m));
                 }
             }
             if let Some(a) = inbox.aborts.get(&uid) {
@@ -502,7 +524,7 @@ impl Transport {
             // A crashed member dooms the collective; one that left (it
             // destroyed its communicator after its part) only fails waits
             // for frames it never sent.
-            if let Some(f) = self.dead(members).or_else(|| self.gone(from)) {
+            if let Some(f) = self.dead(members).or_else(|| self.gone(&from)) {
                 return Err(f);
             }
             if self.shared.closing.load(Ordering::Relaxed) {
