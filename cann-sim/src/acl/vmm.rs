@@ -490,7 +490,7 @@ pub unsafe extern "C" fn aclrtMapMem(
         let aliased = p
             .mapped
             .iter()
-            .any(|&(o, len)| o < offset + size && offset < o + len);
+            .any(|&(o, len)| o < offset.saturating_add(size) && offset < o + len);
         (p.file.as_raw_fd(), p.size, p.device, aliased)
     }) else {
         return fail(

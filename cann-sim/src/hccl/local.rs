@@ -372,6 +372,12 @@ mod tests {
     }
 
     #[test]
+    fn a_mapping_is_send_and_sync() {
+        fn both<T: Send + Sync>() {}
+        both::<Mapping>();
+    }
+
+    #[test]
     fn reading_an_unmapped_address_is_an_error_not_a_fault() {
         let mut b = [0u8; 16];
         let e = read(std::process::id(), 8, &mut b).unwrap_err();
