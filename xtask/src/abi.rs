@@ -696,6 +696,40 @@ pub const CHECKS: &[(&str, &str)] = &[
 "#,
     ),
     (
+        "aclrtSetStreamFailureMode",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtStream s = nullptr;
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    EXPECT_RC(aclrtSetStreamFailureMode(s, 2), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtSetStreamFailureMode((aclrtStream)0x1234, ACL_STOP_ON_FAILURE), ACL_ERROR_RT_INVALID_HANDLE);
+    EXPECT_RC(aclrtSetStreamFailureMode(s, ACL_STOP_ON_FAILURE), ACL_SUCCESS);
+    void *bad = nullptr, *d = nullptr;
+    EXPECT_RC(aclrtMalloc(&bad, 256, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtMalloc(&d, 256, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemset(d, 256, 0, 256), ACL_SUCCESS);
+    AbiGate gate;
+    EXPECT_RC(aclrtLaunchHostFunc(s, abi_gate_fn, &gate), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemsetAsync(bad, 256, 1, 256, s), ACL_SUCCESS);   // faults: freed below
+    EXPECT_RC(aclrtMemsetAsync(d, 256, 7, 256, s), ACL_SUCCESS);     // skipped: the stream stopped
+    EXPECT_RC(aclrtFree(bad), ACL_SUCCESS);
+    abi_gate_open(gate);
+    EXPECT_RC(aclrtSynchronizeStream(s), ACL_ERROR_RT_SYS_DMA);
+    EXPECT(abi_recent().find("skipped") != std::string::npos);
+    unsigned char b = 9;
+    EXPECT_RC(aclrtMemcpy(&b, 1, d, 1, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT(b == 0);                                                   // the skipped fill did not run
+    EXPECT_RC(aclrtMemsetAsync(d, 256, 7, 256, s), ACL_SUCCESS);     // reported: work runs again
+    EXPECT_RC(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemcpy(&b, 1, d, 1, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT(b == 7);
+    EXPECT_RC(aclrtSetStreamFailureMode(nullptr, ACL_CONTINUE_ON_FAILURE), ACL_SUCCESS);  // default stream
+    EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
         "aclrtCreateStreamConfigHandle",
         r#"
     aclrtStreamConfigHandle *h = aclrtCreateStreamConfigHandle();

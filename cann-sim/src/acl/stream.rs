@@ -497,3 +497,37 @@ pub unsafe extern "C" fn aclrtDeviceGetStreamPriorityRange(
     }
     ACL_SUCCESS
 }
+
+/// `aclrtSetStreamFailureMode`: `ACL_CONTINUE_ON_FAILURE` (0, the default)
+/// or `ACL_STOP_ON_FAILURE` (1) for `stream` (null: the current context's
+/// default stream); see [`crate::rt::stream`] for what stopping does.
+///
+/// # Safety
+///
+/// None beyond the C contract: the handle is validated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtSetStreamFailureMode(stream: aclrtStream, mode: u64) -> aclError {
+    const F: &str = "aclrtSetStreamFailureMode";
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    if mode != u64::from(acl_sys::ACL_CONTINUE_ON_FAILURE)
+        && mode != u64::from(acl_sys::ACL_STOP_ON_FAILURE)
+    {
+        return fail(
+            acl_sys::ACL_ERROR_INVALID_PARAM as aclError,
+            format!(
+                "{F}: mode {mode} is neither ACL_CONTINUE_ON_FAILURE (0) nor ACL_STOP_ON_FAILURE (1)"
+            ),
+        );
+    }
+    let s = tri!(common::stream_arg(F, stream));
+    let ctx = tri!(common::current(F));
+    let s = common::or_default(s, &ctx);
+    tri!(common::in_context(F, &s, &ctx));
+    s.shared.stop_on_failure.store(
+        mode == u64::from(acl_sys::ACL_STOP_ON_FAILURE),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+    ACL_SUCCESS
+}

@@ -3439,12 +3439,6 @@ pub unsafe extern "C" fn aclrtSetStreamAttribute(
     crate::recent_error::not_supported("aclrtSetStreamAttribute");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtSetStreamFailureMode`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtSetStreamFailureMode(_arg0: aclrtStream, _arg1: u64) -> aclError {
-    crate::recent_error::not_supported("aclrtSetStreamFailureMode");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtSetStreamOverflowSwitch`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtSetStreamOverflowSwitch(_arg0: aclrtStream, _arg1: u32) -> aclError {

@@ -18,6 +18,13 @@
 //! first fault is kept until the next synchronisation or query of the
 //! stream (or of an event recorded after it) reports it; later faults before
 //! that report are counted in its message.
+//!
+//! In `ACL_STOP_ON_FAILURE` mode the stream stops at a fault: until the
+//! fault is reported, later work (copies, fills, operators, kernels,
+//! collectives, host functions and callbacks) is skipped — host functions
+//! and callbacks are never called, as after `aclrtDestroyStreamForce` —
+//! while event records and waits still run, so that nothing waits forever.
+//! The report counts the skipped tasks; work queued after it runs again.
 
 use super::completion::{Completion, Wait};
 use super::event::{Event, Record};
@@ -166,6 +173,15 @@ pub enum TaskKind {
 }
 
 impl TaskKind {
+    /// Whether it does work (skipped by a stopped stream), rather than
+    /// ordering (event records, resets and waits).
+    fn is_work(&self) -> bool {
+        !matches!(
+            self,
+            TaskKind::Record(_) | TaskKind::ResetEvent(..) | TaskKind::Wait(_)
+        )
+    }
+
     fn name(&self) -> &'static str {
         match self {
             TaskKind::Copy { api, .. }
@@ -194,6 +210,8 @@ struct Queue {
     shutdown: bool,
     fault: Option<Fault>,
     more_faults: u64,
+    /// Tasks skipped since the pending fault (stop-on-failure mode).
+    skipped: u64,
 }
 
 /// The part of a stream its worker shares.
@@ -202,6 +220,8 @@ pub struct Shared {
     cv: Condvar,
     /// Raised by a forced destroy: in-flight waits give up.
     pub abort: AtomicBool,
+    /// `ACL_STOP_ON_FAILURE`: skip work while a fault is pending.
+    pub stop_on_failure: AtomicBool,
     /// Who handles host callbacks.
     pub subscription: Mutex<Subscription>,
     /// Stream id.
@@ -242,6 +262,13 @@ fn take(q: &mut Queue, upto: u64) -> Option<Fault> {
         return None;
     }
     let mut f = q.fault.take()?;
+    if q.skipped > 0 {
+        f.msg = format!(
+            "{} ({} later task(s) skipped: the stream stops on failure)",
+            f.msg, q.skipped
+        );
+        q.skipped = 0;
+    }
     if q.more_faults > 0 {
         f.msg = format!(
             "{} (and {} later task fault(s) on the same stream)",
@@ -307,9 +334,11 @@ impl Stream {
                     shutdown: false,
                     fault: None,
                     more_faults: 0,
+                    skipped: 0,
                 }),
                 cv: Condvar::new(),
                 abort: AtomicBool::new(false),
+                stop_on_failure: AtomicBool::new(false),
                 subscription: Mutex::new(Subscription::None),
                 id,
                 device,
@@ -488,6 +517,17 @@ fn worker_main(shared: Arc<Shared>) {
             }
         };
         let seq = task.seq;
+        if shared.stop_on_failure.load(Ordering::Relaxed) && task.kind.is_work() {
+            let mut q = shared.q.lock();
+            if q.fault.is_some() {
+                // Stopped: dropped without running (host functions and
+                // callbacks are never called).
+                q.skipped += 1;
+                q.completed = q.completed.max(seq);
+                shared.cv.notify_all();
+                continue;
+            }
+        }
         let name = task.kind.name();
         let started = std::time::Instant::now();
         let outcome = catch_unwind(AssertUnwindSafe(|| run(&shared, task)));
