@@ -291,6 +291,17 @@ impl Device {
         Stream::new(self, crate::StreamConfig::default())
     }
 
+    /// The device's 16-byte UUID: stable for a device, distinct between
+    /// devices (like `nvmlDeviceGetUUID`).
+    ///
+    /// # Errors
+    ///
+    /// The runtime's error from `aclrtDeviceGetUuid`.
+    #[doc(alias = "aclrtDeviceGetUuid")]
+    pub fn uuid(&self) -> Result<[u8; 16]> {
+        result::device_get_uuid(self.ordinal() as i32)
+    }
+
     /// Free and total HBM of this device.
     ///
     /// # Errors

@@ -93,6 +93,86 @@ pub fn get_device() -> Result<i32> {
     Ok(d)
 }
 
+/// `aclrtDeviceGetUuid`: the 16-byte identifier of `device`.
+#[doc(alias = "aclrtDeviceGetUuid")]
+pub fn device_get_uuid(device: i32) -> Result<[u8; 16]> {
+    let mut u = sys::aclrtUuid { bytes: [0; 16] };
+    // SAFETY: a valid out-pointer.
+    check("aclrtDeviceGetUuid", unsafe {
+        sys::aclrtDeviceGetUuid(device, &mut u)
+    })?;
+    Ok(u.bytes.map(|b| b as u8))
+}
+
+/// `aclrtPointerGetAttributes`: where the memory at `ptr` lives. The
+/// runtime only looks the address up.
+#[doc(alias = "aclrtPointerGetAttributes")]
+#[allow(
+    clippy::not_unsafe_ptr_arg_deref,
+    reason = "the runtime looks the address up, never dereferences it"
+)]
+pub fn pointer_get_attributes(ptr: *const c_void) -> Result<sys::aclrtPtrAttributes> {
+    let mut a = sys::aclrtPtrAttributes {
+        location: sys::aclrtMemLocation { id: 0, type_: 0 },
+        pageSize: 0,
+        rsv: [0; 4],
+    };
+    // SAFETY: a valid out-pointer; `ptr` is only looked up.
+    check("aclrtPointerGetAttributes", unsafe {
+        sys::aclrtPointerGetAttributes(ptr, &mut a)
+    })?;
+    Ok(a)
+}
+
+/// `aclrtMemGetAddressRange`: the first address and size of the
+/// allocation containing `ptr`. The runtime only looks the address up.
+#[doc(alias = "aclrtMemGetAddressRange")]
+#[allow(
+    clippy::not_unsafe_ptr_arg_deref,
+    reason = "the runtime looks the address up, never dereferences it"
+)]
+pub fn mem_get_address_range(ptr: *mut c_void) -> Result<(*mut c_void, usize)> {
+    let (mut base, mut size) = (std::ptr::null_mut(), 0usize);
+    // SAFETY: valid out-pointers; `ptr` is only looked up.
+    check("aclrtMemGetAddressRange", unsafe {
+        sys::aclrtMemGetAddressRange(ptr, &mut base, &mut size)
+    })?;
+    Ok((base, size))
+}
+
+/// `aclrtMemsetD32`: fills `n` `u32` elements at `ptr` with `value`.
+///
+/// # Safety
+///
+/// `ptr` is device memory (or pinned host memory) of at least `mem_size`
+/// bytes that nothing else uses meanwhile.
+#[doc(alias = "aclrtMemsetD32")]
+pub unsafe fn memset_d32(ptr: *mut c_void, mem_size: usize, value: u32, n: usize) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("aclrtMemsetD32", unsafe {
+        sys::aclrtMemsetD32(ptr, mem_size, value, n)
+    })
+}
+
+/// `aclrtMemsetD32Async`: [`memset_d32`] queued on `stream`.
+///
+/// # Safety
+///
+/// As [`memset_d32`], until the fill has run.
+#[doc(alias = "aclrtMemsetD32Async")]
+pub unsafe fn memset_d32_async(
+    ptr: *mut c_void,
+    mem_size: usize,
+    value: u32,
+    n: usize,
+    stream: sys::aclrtStream,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("aclrtMemsetD32Async", unsafe {
+        sys::aclrtMemsetD32Async(ptr, mem_size, value, n, stream)
+    })
+}
+
 /// `aclrtGetMemInfo`: (free, total) bytes of `attr` on the current device.
 #[doc(alias = "aclrtGetMemInfo")]
 pub fn get_mem_info(attr: sys::aclrtMemAttr) -> Result<(usize, usize)> {

@@ -230,4 +230,98 @@ pub const CHECKS: &[(&str, &str)] = &[
     });
 "#,
     ),
+    (
+        "aclrtPointerGetAttributes",
+        r#"
+    EXPECT_RC(aclrtSetDevice(1), ACL_SUCCESS);
+    void *d = nullptr, *big = nullptr, *h = nullptr;
+    int local = 0;
+    EXPECT_RC(aclrtMalloc(&d, 256, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtMalloc(&big, 4u << 20, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtMallocHost(&h, 64), ACL_SUCCESS);
+    aclrtPtrAttributes a;
+    EXPECT_RC(aclrtPointerGetAttributes((char *)d + 10, &a), ACL_SUCCESS);
+    EXPECT(a.location.type == ACL_MEM_LOCATION_TYPE_DEVICE && a.location.id == 1 && a.pageSize == 4096);
+    EXPECT_RC(aclrtPointerGetAttributes(big, &a), ACL_SUCCESS);
+    EXPECT(a.pageSize == (2u << 20));
+    EXPECT_RC(aclrtPointerGetAttributes(h, &a), ACL_SUCCESS);
+    EXPECT(a.location.type == ACL_MEM_LOCATION_TYPE_HOST);
+    EXPECT_RC(aclrtPointerGetAttributes(&local, &a), ACL_SUCCESS);
+    EXPECT(a.location.type == ACL_MEM_LOCATION_TYPE_UNREGISTERED);
+    EXPECT_RC(aclrtPointerGetAttributes(nullptr, &a), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtPointerGetAttributes(d, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
+    EXPECT_RC(aclrtFree(big), ACL_SUCCESS);
+    EXPECT_RC(aclrtFreeHost(h), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(1), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclrtMemGetAddressRange",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    void *d = nullptr, *base = nullptr;
+    size_t size = 0;
+    int local = 0;
+    EXPECT_RC(aclrtMalloc(&d, 1000, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemGetAddressRange((char *)d + 500, &base, &size), ACL_SUCCESS);
+    EXPECT(base == d && size == 1000);
+    EXPECT_RC(aclrtMemGetAddressRange((char *)d + 1, nullptr, &size), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemGetAddressRange(&local, &base, &size), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtMemGetAddressRange(nullptr, &base, &size), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclrtMemsetD32",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    void *d = nullptr;
+    EXPECT_RC(aclrtMalloc(&d, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemsetD32(d, 64, 0xDEADBEEFu, 16), ACL_SUCCESS);
+    uint32_t out[16] = {0};
+    EXPECT_RC(aclrtMemcpy(out, 64, d, 64, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT(out[0] == 0xDEADBEEFu && out[15] == 0xDEADBEEFu);
+    EXPECT_RC(aclrtMemsetD32(d, 60, 1, 16), ACL_ERROR_RT_PARAM_INVALID);           // memSize too small
+    EXPECT_RC(aclrtMemsetD32((char *)d + 2, 62, 1, 4), ACL_ERROR_RT_PARAM_INVALID);  // misaligned
+    EXPECT_RC(aclrtMemsetD32(nullptr, 64, 1, 16), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtMemsetD32(d, 64, 1, 0), ACL_SUCCESS);
+    EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclrtMemsetD32Async",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    void *d = nullptr;
+    aclrtStream s = nullptr;
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    EXPECT_RC(aclrtMalloc(&d, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemsetD32Async(d, 64, 7u, 16, s), ACL_SUCCESS);
+    EXPECT_RC(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    uint32_t out[16] = {0};
+    EXPECT_RC(aclrtMemcpy(out, 64, d, 64, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT(out[0] == 7u && out[15] == 7u);
+    int local[16];
+    EXPECT_RC(aclrtMemsetD32Async(local, 64, 7u, 16, s), ACL_ERROR_RT_PARAM_INVALID);  // not device memory
+    EXPECT_RC(aclrtMemsetD32Async(d, 64, 7u, 17, s), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclrtDeviceGetUuid",
+        r#"
+    aclrtUuid a, b, a2;
+    EXPECT_RC(aclrtDeviceGetUuid(0, &a), ACL_SUCCESS);
+    EXPECT_RC(aclrtDeviceGetUuid(1, &b), ACL_SUCCESS);
+    EXPECT_RC(aclrtDeviceGetUuid(0, &a2), ACL_SUCCESS);
+    EXPECT(memcmp(&a, &b, sizeof a) != 0 && memcmp(&a, &a2, sizeof a) == 0);
+    EXPECT_RC(aclrtDeviceGetUuid(999, &a), ACL_ERROR_RT_INVALID_DEVICEID);
+    EXPECT_RC(aclrtDeviceGetUuid(0, nullptr), ACL_ERROR_INVALID_PARAM);
+"#,
+    ),
 ];

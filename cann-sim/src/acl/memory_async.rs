@@ -47,7 +47,7 @@ use acl_sys::{
 use std::ffi::c_void;
 use std::sync::Arc;
 
-fn enqueue(function: &str, s: &Stream, task: TaskKind) -> aclError {
+pub(crate) fn enqueue(function: &str, s: &Stream, task: TaskKind) -> aclError {
     match s.enqueue(|_| task) {
         Ok(_) => ACL_SUCCESS,
         Err((code, msg)) => fail(code, format!("{function}: {msg}")),

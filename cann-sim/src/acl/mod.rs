@@ -62,6 +62,9 @@ pub use kernel_launch::*;
 mod memory_async;
 pub use memory_async::*;
 
+mod memory_query;
+pub use memory_query::*;
+
 mod op_attr;
 pub use op_attr::*;
 

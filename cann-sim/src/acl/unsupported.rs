@@ -1950,12 +1950,6 @@ pub unsafe extern "C" fn aclrtDeviceGetP2PAtomicCapabilities(
     crate::recent_error::not_supported("aclrtDeviceGetP2PAtomicCapabilities");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtDeviceGetUuid`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtDeviceGetUuid(_arg0: i32, _arg1: *mut aclrtUuid) -> aclError {
-    crate::recent_error::not_supported("aclrtDeviceGetUuid");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtDevicePeerAccessStatus`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtDevicePeerAccessStatus(
@@ -2722,16 +2716,6 @@ pub unsafe extern "C" fn aclrtMemGetAccess(
     crate::recent_error::not_supported("aclrtMemGetAccess");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtMemGetAddressRange`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMemGetAddressRange(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: *mut *mut ::core::ffi::c_void,
-    _arg2: *mut usize,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtMemGetAddressRange");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtMemImportFromShareableHandle`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtMemImportFromShareableHandle(
@@ -3081,29 +3065,6 @@ pub unsafe extern "C" fn aclrtMemcpyToSymbolAsync(
     crate::recent_error::not_supported("aclrtMemcpyToSymbolAsync");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtMemsetD32`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMemsetD32(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: usize,
-    _arg2: u32,
-    _arg3: usize,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtMemsetD32");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtMemsetD32Async`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMemsetD32Async(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: usize,
-    _arg2: u32,
-    _arg3: usize,
-    _arg4: aclrtStream,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtMemsetD32Async");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtNotifyBatchReset`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtNotifyBatchReset(_arg0: *mut aclrtNotify, _arg1: usize) -> aclError {
@@ -3181,15 +3142,6 @@ pub unsafe extern "C" fn aclrtPeekAtLastError(_arg0: aclrtLastErrLevel) -> aclEr
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtPersistentTaskClean(_arg0: aclrtStream) -> aclError {
     crate::recent_error::not_supported("aclrtPersistentTaskClean");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtPointerGetAttributes`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtPointerGetAttributes(
-    _arg0: *const ::core::ffi::c_void,
-    _arg1: *mut aclrtPtrAttributes,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtPointerGetAttributes");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtProcessHostFunc`: not supported by cann-sim.

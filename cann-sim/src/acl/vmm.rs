@@ -114,15 +114,6 @@ fn granular(function: &str, what: &str, v: usize, positive: bool) -> Result<(), 
     Ok(())
 }
 
-macro_rules! tri {
-    ($e:expr) => {
-        match $e {
-            Ok(v) => v,
-            Err(rc) => return rc,
-        }
-    };
-}
-
 /// `aclrtMemGetAllocationGranularity`: 2 MiB for either option.
 ///
 /// # Safety

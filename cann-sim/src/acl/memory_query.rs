@@ -1,0 +1,287 @@
+//! Questions about pointers and 32-bit fills: `aclrtPointerGetAttributes`
+//! (where memory lives), `aclrtMemGetAddressRange` (the allocation around an
+//! address), `aclrtMemsetD32` / `aclrtMemsetD32Async` (a `u32` pattern);
+//! and `aclrtDeviceGetUuid`.
+//!
+//! Answers come from the allocation table: device memory (from
+//! `aclrtMalloc`, or mapped with `aclrtMapMem`), pinned host memory
+//! (`aclrtMallocHost`), or neither (`ACL_MEM_LOCATION_TYPE_UNREGISTERED`:
+//! ordinary host memory, or memory already freed). Page sizes are 2 MiB for
+//! blocks the simulator maps on their own (2 MiB and more), 4 KiB
+//! otherwise. The 32-bit fills accept what `aclrtMemset` / `aclrtMemsetAsync`
+//! accept, and `ptr` aligned to 4 bytes.
+
+#![allow(non_snake_case)]
+
+use super::common::{self, PARAM_INVALID};
+use super::memory::no_device;
+use crate::faults;
+use crate::recent_error::fail;
+use crate::rt::stream::{Expect, TaskKind};
+use crate::state::{self, MAPPED_BLOCK, Region};
+use acl_sys::*;
+use std::ffi::c_void;
+
+const INVALID: aclError = ACL_ERROR_INVALID_PARAM as aclError;
+
+/// `aclrtPointerGetAttributes`: the location (device and id, pinned host,
+/// or unregistered) and page size of the memory at `ptr`.
+///
+/// # Safety
+///
+/// `attributes` null or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtPointerGetAttributes(
+    ptr: *const c_void,
+    attributes: *mut aclrtPtrAttributes,
+) -> aclError {
+    const F: &str = "aclrtPointerGetAttributes";
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    if ptr.is_null() || attributes.is_null() {
+        return fail(INVALID, format!("{F}: ptr or attributes is null"));
+    }
+    let table = state::memory().read();
+    let (type_, id, size) = match table.check_range(ptr as usize, 1) {
+        Ok(Region::Device { device, size, .. }) => (ACL_MEM_LOCATION_TYPE_DEVICE, device, size),
+        Ok(Region::Host { size, .. }) => (ACL_MEM_LOCATION_TYPE_HOST, 0, size),
+        _ => (ACL_MEM_LOCATION_TYPE_UNREGISTERED, 0, 0),
+    };
+    let page = if size >= MAPPED_BLOCK {
+        MAPPED_BLOCK
+    } else {
+        4096
+    };
+    // SAFETY: checked non-null; the caller's contract.
+    unsafe {
+        *attributes = aclrtPtrAttributes {
+            location: aclrtMemLocation { id, type_ },
+            pageSize: page as u32,
+            rsv: [0; 4],
+        }
+    };
+    ACL_SUCCESS
+}
+
+/// `aclrtMemGetAddressRange`: the first address and size of the allocation
+/// containing `ptr` (either out-pointer may be null).
+///
+/// # Safety
+///
+/// `pbase` and `psize` null or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemGetAddressRange(
+    ptr: *mut c_void,
+    pbase: *mut *mut c_void,
+    psize: *mut usize,
+) -> aclError {
+    const F: &str = "aclrtMemGetAddressRange";
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    if ptr.is_null() {
+        return fail(INVALID, format!("{F}: ptr is null"));
+    }
+    let found = match state::memory().read().check_range(ptr as usize, 1) {
+        Ok(Region::Device { base, size, .. } | Region::Host { base, size, .. }) => (base, size),
+        _ => {
+            return fail(
+                PARAM_INVALID,
+                format!("{F}: {ptr:p} lies in no live allocation of the runtime"),
+            );
+        }
+    };
+    // SAFETY: each checked non-null before writing; the caller's contract.
+    unsafe {
+        if !pbase.is_null() {
+            *pbase = found.0 as *mut c_void;
+        }
+        if !psize.is_null() {
+            *psize = found.1;
+        }
+    }
+    ACL_SUCCESS
+}
+
+/// The checks of the 32-bit fills: `n` elements fit in `mem_size`, `ptr`
+/// is 4-byte aligned. Returns the byte count.
+fn d32_args(
+    function: &str,
+    ptr: *mut c_void,
+    mem_size: usize,
+    n: usize,
+) -> Result<usize, aclError> {
+    if ptr.is_null() {
+        return Err(fail(INVALID, format!("{function}: ptr is null")));
+    }
+    let Some(bytes) = n.checked_mul(4).filter(|&b| b <= mem_size) else {
+        return Err(fail(
+            PARAM_INVALID,
+            format!("{function}: N = {n} elements of 4 bytes do not fit in memSize {mem_size}"),
+        ));
+    };
+    if !(ptr as usize).is_multiple_of(4) {
+        return Err(fail(
+            PARAM_INVALID,
+            format!("{function}: ptr {ptr:p} is not aligned to 4 bytes"),
+        ));
+    }
+    Ok(bytes)
+}
+
+fn pattern(value: u32, n: usize) -> Vec<u8> {
+    let mut v = Vec::with_capacity(n * 4);
+    for _ in 0..n {
+        v.extend_from_slice(&value.to_ne_bytes());
+    }
+    v
+}
+
+/// `aclrtMemsetD32`: fills `N` `u32` elements at `ptr` with `value`
+/// (device memory of the current device, or pinned host memory).
+///
+/// # Safety
+///
+/// None: the range is validated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemsetD32(
+    ptr: *mut c_void,
+    memSize: usize,
+    value: u32,
+    N: usize,
+) -> aclError {
+    const F: &str = "aclrtMemsetD32";
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    if N == 0 {
+        return ACL_SUCCESS;
+    }
+    let bytes = tri!(d32_args(F, ptr, memSize, N));
+    let Some(current) = state::current_device() else {
+        return no_device(F);
+    };
+    let table = state::memory().read();
+    match table.check_range(ptr as usize, bytes) {
+        Ok(Region::Device { device, .. }) if device == current => {}
+        Ok(Region::Host { .. }) => {}
+        Ok(other) => {
+            return fail(
+                PARAM_INVALID,
+                format!(
+                    "{F}: {ptr:p} is neither device memory of device {current} nor pinned host \
+                     memory ({other})"
+                ),
+            );
+        }
+        Err(e) => return fail(PARAM_INVALID, format!("{F}: ptr: {e}")),
+    }
+    let data = pattern(value, N);
+    // SAFETY: `[ptr, ptr + bytes)` lies inside a live allocation (checked,
+    // kept alive by the read lock); `data` holds `bytes` bytes.
+    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), ptr.cast::<u8>(), bytes) };
+    ACL_SUCCESS
+}
+
+/// `aclrtMemsetD32Async`: [`aclrtMemsetD32`] of device memory of the
+/// current device, queued on `stream` (null: the default stream).
+///
+/// # Safety
+///
+/// None: the range and the stream are validated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemsetD32Async(
+    ptr: *mut c_void,
+    memSize: usize,
+    value: u32,
+    N: usize,
+    stream: aclrtStream,
+) -> aclError {
+    const F: &str = "aclrtMemsetD32Async";
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    if N == 0 {
+        return ACL_SUCCESS;
+    }
+    let bytes = tri!(d32_args(F, ptr, memSize, N));
+    let s = tri!(common::stream_arg(F, stream));
+    let ctx = tri!(common::current(F));
+    let s = common::or_default(s, &ctx);
+    tri!(common::in_context(F, &s, &ctx));
+    tri!(super::stream::takes_host_work(F, &s));
+    let region = match state::memory().read().check_range(ptr as usize, bytes) {
+        Ok(r @ Region::Device { device, .. }) if device == ctx.device => r,
+        Ok(other) => {
+            return fail(
+                PARAM_INVALID,
+                format!(
+                    "{F}: {ptr:p} is not device memory of device {}: {other}",
+                    ctx.device
+                ),
+            );
+        }
+        Err(e) => return fail(PARAM_INVALID, format!("{F}: ptr: {e}")),
+    };
+    let Some(dst_at) = Expect::of(region) else {
+        return fail(
+            PARAM_INVALID,
+            format!("{F}: internal: ptr lies in no allocation"),
+        );
+    };
+    // The pattern is staged now and written when the task runs.
+    super::memory_async::enqueue(
+        F,
+        &s,
+        TaskKind::Upload {
+            api: F,
+            dst: ptr as usize,
+            data: pattern(value, N),
+            dst_at,
+        },
+    )
+}
+
+/// `aclrtDeviceGetUuid`: a 16-byte identifier of device `deviceId`, stable
+/// for the simulated machine (derived from the device id and the host).
+///
+/// # Safety
+///
+/// `uuid` null or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtDeviceGetUuid(deviceId: i32, uuid: *mut aclrtUuid) -> aclError {
+    const F: &str = "aclrtDeviceGetUuid";
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    if uuid.is_null() {
+        return fail(INVALID, format!("{F}: uuid is null"));
+    }
+    let count = crate::config::get().map_or(0, crate::config::Config::device_count);
+    if deviceId < 0 || deviceId as u32 >= count {
+        return fail(
+            code_of(ACL_ERROR_RT_INVALID_DEVICEID),
+            format!("{F}: device {deviceId} does not exist ({count} devices)"),
+        );
+    }
+    let host = crate::hccl::local::host_key();
+    let hi = crate::hccl::wire::fnv(
+        &[host.to_le_bytes(), u64::from(deviceId as u32).to_le_bytes()].concat(),
+    );
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&hi.to_le_bytes());
+    bytes[8..12].copy_from_slice(b"CSIM");
+    bytes[12..].copy_from_slice(&(deviceId as u32).to_le_bytes());
+    // SAFETY: checked non-null; the caller's contract.
+    unsafe {
+        *uuid = aclrtUuid {
+            bytes: bytes.map(|b| b as core::ffi::c_char),
+        }
+    };
+    ACL_SUCCESS
+}
+
+fn code_of(c: u32) -> aclError {
+    c as aclError
+}
