@@ -173,6 +173,28 @@ pub unsafe fn memset_d32_async(
     })
 }
 
+/// `aclrtMemcpy2d`: `height` rows of `width` bytes, row `i` from
+/// `src + i·spitch` to `dst + i·dpitch`.
+///
+/// # Safety
+///
+/// Both spans (`(height − 1) · pitch + width` bytes) are valid memory of
+/// the kinds `kind` names, unused by queued work meanwhile.
+#[doc(alias = "aclrtMemcpy2d")]
+pub unsafe fn memcpy_2d(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    (width, height): (usize, usize),
+    kind: sys::aclrtMemcpyKind,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("aclrtMemcpy2d", unsafe {
+        sys::aclrtMemcpy2d(dst, dpitch, src, spitch, width, height, kind)
+    })
+}
+
 /// `aclrtGetMemInfo`: (free, total) bytes of `attr` on the current device.
 #[doc(alias = "aclrtGetMemInfo")]
 pub fn get_mem_info(attr: sys::aclrtMemAttr) -> Result<(usize, usize)> {

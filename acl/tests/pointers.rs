@@ -47,3 +47,29 @@ fn device_uuids_are_stable_and_distinct() {
     assert_eq!(a.uuid().unwrap(), a.uuid().unwrap());
     assert_ne!(a.uuid().unwrap(), b.uuid().unwrap());
 }
+
+#[test]
+fn a_pitched_copy_moves_a_block_of_rows() {
+    let npu = common::device(0);
+    let host: Vec<u8> = (0..15).collect();
+    let buf = DeviceBuffer::<u8>::zeroed(&npu, 12).unwrap();
+    acl::DeviceMemory::home_stream(&buf).synchronize().unwrap();
+    npu.bind().unwrap();
+    // SAFETY: a 3x4 block: the host span is 14 bytes of `host`, the device
+    // span the 12 bytes of `buf`, unused meanwhile.
+    unsafe {
+        acl::result::memcpy_2d(
+            buf.as_raw_ptr().cast_mut(),
+            4,
+            host.as_ptr().cast(),
+            5,
+            (4, 3),
+            sys::ACL_MEMCPY_HOST_TO_DEVICE,
+        )
+        .unwrap();
+    }
+    assert_eq!(
+        buf.to_host_vec().unwrap(),
+        [0, 1, 2, 3, 5, 6, 7, 8, 10, 11, 12, 13]
+    );
+}

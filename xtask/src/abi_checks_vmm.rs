@@ -1,6 +1,7 @@
 //! abi-check behavioural checks for virtual memory management
-//! (cann-sim/src/acl/vmm.rs) and the HCCL functions over it: one entry per
-//! implemented function, in the format of `abi::CHECKS`.
+//! (cann-sim/src/acl/vmm.rs) and the HCCL functions over it, and for the
+//! pointer queries, 32-bit fills and 2-D copies (memory_query.rs): one entry
+//! per implemented function, in the format of `abi::CHECKS`.
 
 pub const CHECKS: &[(&str, &str)] = &[
     (
@@ -322,6 +323,50 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT(memcmp(&a, &b, sizeof a) != 0 && memcmp(&a, &a2, sizeof a) == 0);
     EXPECT_RC(aclrtDeviceGetUuid(999, &a), ACL_ERROR_RT_INVALID_DEVICEID);
     EXPECT_RC(aclrtDeviceGetUuid(0, nullptr), ACL_ERROR_INVALID_PARAM);
+"#,
+    ),
+    (
+        "aclrtMemcpy2d",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    // A 3x4 block of a 5-wide host matrix into a 4-wide device matrix and back.
+    unsigned char host[15], back[12] = {0};
+    for (int i = 0; i < 15; i++) host[i] = (unsigned char)i;
+    void *d = nullptr;
+    EXPECT_RC(aclrtMalloc(&d, 12, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemcpy2d(d, 4, host, 5, 4, 3, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemcpy(back, 12, d, 12, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT(back[0] == 0 && back[3] == 3 && back[4] == 5 && back[11] == 13);
+    EXPECT_RC(aclrtMemcpy2d(d, 4, host, 5, 6, 2, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID);  // width > pitch
+    EXPECT_RC(aclrtMemcpy2d(d, 4, host, 5, 4, 4, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID);  // past the end
+    EXPECT_RC(aclrtMemcpy2d(nullptr, 4, host, 5, 4, 3, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtMemcpy2d(d, 4, host, 5, 0, 3, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);             // nothing
+    EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+"#,
+    ),
+    (
+        "aclrtMemcpy2dAsync",
+        r#"
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtStream s = nullptr;
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    void *a = nullptr, *b = nullptr;
+    EXPECT_RC(aclrtMalloc(&a, 20, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtMalloc(&b, 8, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    unsigned char host[20], out[8] = {0};
+    for (int i = 0; i < 20; i++) host[i] = (unsigned char)(100 + i);
+    EXPECT_RC(aclrtMemcpy(a, 20, host, 20, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    // Column pair 1..3 of a 4x5 device matrix, packed.
+    EXPECT_RC(aclrtMemcpy2dAsync(b, 2, (char *)a + 1, 5, 2, 4, ACL_MEMCPY_DEVICE_TO_DEVICE, s), ACL_SUCCESS);
+    EXPECT_RC(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemcpy(out, 8, b, 8, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT(out[0] == 101 && out[1] == 102 && out[2] == 106 && out[7] == 117);
+    EXPECT_RC(aclrtMemcpy2dAsync(b, 2, a, 5, 2, 5, ACL_MEMCPY_DEVICE_TO_DEVICE, s), ACL_ERROR_RT_PARAM_INVALID);  // dst span too long
+    EXPECT_RC(aclrtFree(a), ACL_SUCCESS);
+    EXPECT_RC(aclrtFree(b), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
 "#,
     ),
 ];

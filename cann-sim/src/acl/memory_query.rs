@@ -1,7 +1,8 @@
 //! Questions about pointers and 32-bit fills: `aclrtPointerGetAttributes`
 //! (where memory lives), `aclrtMemGetAddressRange` (the allocation around an
 //! address), `aclrtMemsetD32` / `aclrtMemsetD32Async` (a `u32` pattern);
-//! and `aclrtDeviceGetUuid`.
+//! `aclrtMemcpy2d` / `aclrtMemcpy2dAsync` (pitched copies); and
+//! `aclrtDeviceGetUuid`.
 //!
 //! Answers come from the allocation table: device memory (from
 //! `aclrtMalloc`, or mapped with `aclrtMapMem`), pinned host memory
@@ -284,4 +285,156 @@ pub unsafe extern "C" fn aclrtDeviceGetUuid(deviceId: i32, uuid: *mut aclrtUuid)
 
 fn code_of(c: u32) -> aclError {
     c as aclError
+}
+
+/// The checks of a 2-D copy, before any row moves: pitches at least the
+/// width, and both whole spans (`(height − 1) · pitch + width` bytes) valid
+/// for `kind`, as one 1-D copy of them would be. `Ok(false)`: nothing to
+/// copy.
+fn check_2d(
+    function: &str,
+    (dst, dpitch): (*mut c_void, usize),
+    (src, spitch): (*const c_void, usize),
+    (width, height): (usize, usize),
+    kind: aclrtMemcpyKind,
+) -> Result<bool, aclError> {
+    if width == 0 || height == 0 {
+        return Ok(false);
+    }
+    if dst.is_null() || src.is_null() {
+        return Err(fail(INVALID, format!("{function}: dst or src is null")));
+    }
+    if kind > ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE {
+        return Err(fail(
+            INVALID,
+            format!("{function}: kind {kind} is not an aclrtMemcpyKind (0..=5)"),
+        ));
+    }
+    if width > dpitch || width > spitch {
+        return Err(fail(
+            PARAM_INVALID,
+            format!("{function}: width {width} is larger than dpitch {dpitch} or spitch {spitch}"),
+        ));
+    }
+    let span = |pitch: usize| (height - 1).checked_mul(pitch)?.checked_add(width);
+    let (Some(dspan), Some(sspan)) = (span(dpitch), span(spitch)) else {
+        return Err(fail(
+            PARAM_INVALID,
+            format!("{function}: the spans overflow"),
+        ));
+    };
+    let Some(current) = state::current_device() else {
+        return Err(no_device(function));
+    };
+    let (dr, sr) = {
+        let table = state::memory().read();
+        let d = table
+            .check_range(dst as usize, dspan)
+            .map_err(|e| fail(PARAM_INVALID, format!("{function}: dst: {e}")))?;
+        let s = table
+            .check_range(src as usize, sspan)
+            .map_err(|e| fail(PARAM_INVALID, format!("{function}: src: {e}")))?;
+        (d, s)
+    };
+    super::memory::check_copy(kind, dst as usize, dr, src as usize, sr, current).map_err(|e| {
+        fail(
+            PARAM_INVALID,
+            format!("{function} ({}): {e}", super::memory::kind_name(kind)),
+        )
+    })?;
+    Ok(true)
+}
+
+/// `aclrtMemcpy2d`: copies `height` rows of `width` bytes, row `i` from
+/// `src + i·spitch` to `dst + i·dpitch` (checked as a whole first, then one
+/// `aclrtMemcpy` per row).
+///
+/// # Safety
+///
+/// Host ends that are not `aclrtMallocHost` memory must be valid for their
+/// spans.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemcpy2d(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    kind: aclrtMemcpyKind,
+) -> aclError {
+    const F: &str = "aclrtMemcpy2d";
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    if !tri!(check_2d(
+        F,
+        (dst, dpitch),
+        (src, spitch),
+        (width, height),
+        kind
+    )) {
+        return ACL_SUCCESS;
+    }
+    for_rows((dst, dpitch), (src, spitch), height, |d, s| {
+        // SAFETY: each row lies inside the spans checked above (host ends:
+        // the caller's contract).
+        unsafe { super::aclrtMemcpy(d, width, s, width, kind) }
+    })
+}
+
+/// Calls `copy(dst row, src row)` for each of `height` rows, stopping at
+/// the first failure.
+fn for_rows(
+    (dst, dpitch): (*mut c_void, usize),
+    (src, spitch): (*const c_void, usize),
+    height: usize,
+    mut copy: impl FnMut(*mut c_void, *const c_void) -> aclError,
+) -> aclError {
+    for i in 0..height {
+        let rc = copy(
+            dst.cast::<u8>().wrapping_add(i * dpitch).cast(),
+            src.cast::<u8>().wrapping_add(i * spitch).cast(),
+        );
+        if rc != ACL_SUCCESS {
+            return rc;
+        }
+    }
+    ACL_SUCCESS
+}
+
+/// `aclrtMemcpy2dAsync`: [`aclrtMemcpy2d`] queued on `stream`, one
+/// `aclrtMemcpyAsync` per row after the whole copy is checked.
+///
+/// # Safety
+///
+/// As `aclrtMemcpyAsync`, for every row.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemcpy2dAsync(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    kind: aclrtMemcpyKind,
+    stream: aclrtStream,
+) -> aclError {
+    const F: &str = "aclrtMemcpy2dAsync";
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    if !tri!(check_2d(
+        F,
+        (dst, dpitch),
+        (src, spitch),
+        (width, height),
+        kind
+    )) {
+        return ACL_SUCCESS;
+    }
+    for_rows((dst, dpitch), (src, spitch), height, |d, s| {
+        // SAFETY: as in `aclrtMemcpy2d`; the caller's contract for host ends.
+        unsafe { super::aclrtMemcpyAsync(d, width, s, width, kind, stream) }
+    })
 }

@@ -2882,35 +2882,6 @@ pub unsafe extern "C" fn aclrtMemUceRepair(
     crate::recent_error::not_supported("aclrtMemUceRepair");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtMemcpy2d`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMemcpy2d(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: usize,
-    _arg2: *const ::core::ffi::c_void,
-    _arg3: usize,
-    _arg4: usize,
-    _arg5: usize,
-    _arg6: aclrtMemcpyKind,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtMemcpy2d");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtMemcpy2dAsync`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMemcpy2dAsync(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: usize,
-    _arg2: *const ::core::ffi::c_void,
-    _arg3: usize,
-    _arg4: usize,
-    _arg5: usize,
-    _arg6: aclrtMemcpyKind,
-    _arg7: aclrtStream,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtMemcpy2dAsync");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtMemcpyAsyncWithCondition`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtMemcpyAsyncWithCondition(
