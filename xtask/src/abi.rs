@@ -701,7 +701,7 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     aclrtStream s = nullptr;
     EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
-    EXPECT_RC(aclrtSetStreamFailureMode(s, 2), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtSetStreamFailureMode(s, 2), ACL_ERROR_RT_PARAM_INVALID);
     EXPECT_RC(aclrtSetStreamFailureMode((aclrtStream)0x1234, ACL_STOP_ON_FAILURE), ACL_ERROR_RT_INVALID_HANDLE);
     EXPECT_RC(aclrtSetStreamFailureMode(s, ACL_STOP_ON_FAILURE), ACL_SUCCESS);
     void *bad = nullptr, *d = nullptr;

@@ -337,10 +337,11 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclrtMemcpy2d(d, 4, host, 5, 4, 3, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
     EXPECT_RC(aclrtMemcpy(back, 12, d, 12, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
     EXPECT(back[0] == 0 && back[3] == 3 && back[4] == 5 && back[11] == 13);
-    EXPECT_RC(aclrtMemcpy2d(d, 4, host, 5, 6, 2, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID);  // width > pitch
+    EXPECT_RC(aclrtMemcpy2d(d, 4, host, 5, 6, 2, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);  // width > pitch
     EXPECT_RC(aclrtMemcpy2d(d, 4, host, 5, 4, 4, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID);  // past the end
     EXPECT_RC(aclrtMemcpy2d(nullptr, 4, host, 5, 4, 3, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
-    EXPECT_RC(aclrtMemcpy2d(d, 4, host, 5, 0, 3, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);             // nothing
+    EXPECT_RC(aclrtMemcpy2d(d, 4, host, 5, 0, 3, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);  // zero width
+    EXPECT_RC(aclrtMemcpy2d(d, 4, host, 5, 4, 3, ACL_MEMCPY_HOST_TO_HOST), ACL_ERROR_INVALID_PARAM);   // kind
     EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
 "#,

@@ -84,8 +84,10 @@ pub unsafe extern "C" fn aclrtMemGetAddressRange(
     if ptr.is_null() {
         return fail(INVALID, format!("{F}: ptr is null"));
     }
-    let found = match state::memory().read().check_range(ptr as usize, 1) {
-        Ok(Region::Device { base, size, .. } | Region::Host { base, size, .. }) => (base, size),
+    // The allocation itself (a virtual-memory mapping alone, not the
+    // adjacent mappings its range may run into).
+    let found = match state::memory().read().find(ptr as usize) {
+        Some((base, a)) if (ptr as usize) < base + a.size => (base, a.size),
         _ => {
             return fail(
                 PARAM_INVALID,
@@ -178,15 +180,18 @@ pub unsafe extern "C" fn aclrtMemsetD32(
         }
         Err(e) => return fail(PARAM_INVALID, format!("{F}: ptr: {e}")),
     }
-    let data = pattern(value, N);
-    // SAFETY: `[ptr, ptr + bytes)` lies inside a live allocation (checked,
-    // kept alive by the read lock); `data` holds `bytes` bytes.
-    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), ptr.cast::<u8>(), bytes) };
+    let v = value.to_ne_bytes();
+    for i in 0..N {
+        // SAFETY: element `i` lies inside `[ptr, ptr + bytes)`, a live
+        // allocation (checked, kept alive by the read lock); unaligned-safe.
+        unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), ptr.cast::<u8>().add(i * 4), 4) };
+    }
     ACL_SUCCESS
 }
 
 /// `aclrtMemsetD32Async`: [`aclrtMemsetD32`] of device memory of the
-/// current device, queued on `stream` (null: the default stream).
+/// current device, queued on `stream` (null: the default stream). The
+/// pattern is staged in host memory at the call (`4·N` bytes).
 ///
 /// # Safety
 ///
@@ -287,67 +292,108 @@ fn code_of(c: u32) -> aclError {
     c as aclError
 }
 
-/// The checks of a 2-D copy, before any row moves: pitches at least the
-/// width, and both whole spans (`(height − 1) · pitch + width` bytes) valid
-/// for `kind`, as one 1-D copy of them would be. `Ok(false)`: nothing to
-/// copy.
-fn check_2d(
+/// The argument checks of a 2-D copy (as the runtime's
+/// `CheckMemcpy2dParam`: null pointers, zero sizes, a width beyond a pitch,
+/// and a kind other than H2D, D2H, D2D or DEFAULT are all 100000); returns
+/// the two spans, `(height − 1) · pitch + width` bytes.
+fn args_2d(
     function: &str,
     (dst, dpitch): (*mut c_void, usize),
     (src, spitch): (*const c_void, usize),
     (width, height): (usize, usize),
     kind: aclrtMemcpyKind,
-) -> Result<bool, aclError> {
-    if width == 0 || height == 0 {
-        return Ok(false);
-    }
+) -> Result<(usize, usize), aclError> {
     if dst.is_null() || src.is_null() {
         return Err(fail(INVALID, format!("{function}: dst or src is null")));
     }
-    if kind > ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE {
+    if width == 0 || height == 0 {
         return Err(fail(
             INVALID,
-            format!("{function}: kind {kind} is not an aclrtMemcpyKind (0..=5)"),
+            format!("{function}: width {width} and height {height} must both be positive"),
         ));
     }
     if width > dpitch || width > spitch {
         return Err(fail(
-            PARAM_INVALID,
+            INVALID,
             format!("{function}: width {width} is larger than dpitch {dpitch} or spitch {spitch}"),
         ));
     }
-    let span = |pitch: usize| (height - 1).checked_mul(pitch)?.checked_add(width);
-    let (Some(dspan), Some(sspan)) = (span(dpitch), span(spitch)) else {
+    if !matches!(
+        kind,
+        ACL_MEMCPY_HOST_TO_DEVICE
+            | ACL_MEMCPY_DEVICE_TO_HOST
+            | ACL_MEMCPY_DEVICE_TO_DEVICE
+            | ACL_MEMCPY_DEFAULT
+    ) {
         return Err(fail(
+            INVALID,
+            format!(
+                "{function}: kind {kind} is not ACL_MEMCPY_HOST_TO_DEVICE, _DEVICE_TO_HOST, \
+                 _DEVICE_TO_DEVICE or _DEFAULT"
+            ),
+        ));
+    }
+    let span = |pitch: usize| (height - 1).checked_mul(pitch)?.checked_add(width);
+    match (span(dpitch), span(spitch)) {
+        (Some(d), Some(s)) => Ok((d, s)),
+        _ => Err(fail(
             PARAM_INVALID,
             format!("{function}: the spans overflow"),
-        ));
-    };
-    let Some(current) = state::current_device() else {
-        return Err(no_device(function));
-    };
-    let (dr, sr) = {
-        let table = state::memory().read();
-        let d = table
-            .check_range(dst as usize, dspan)
-            .map_err(|e| fail(PARAM_INVALID, format!("{function}: dst: {e}")))?;
-        let s = table
-            .check_range(src as usize, sspan)
-            .map_err(|e| fail(PARAM_INVALID, format!("{function}: src: {e}")))?;
-        (d, s)
-    };
-    super::memory::check_copy(kind, dst as usize, dr, src as usize, sr, current).map_err(|e| {
+        )),
+    }
+}
+
+/// Where the two spans lie, checked for `kind` under `table`'s lock.
+fn regions_2d(
+    function: &str,
+    table: &state::MemTable,
+    (dst, dspan): (usize, usize),
+    (src, sspan): (usize, usize),
+    kind: aclrtMemcpyKind,
+    current: u32,
+) -> Result<(Region, Region), aclError> {
+    let checked = table
+        .check_range(dst, dspan)
+        .and_then(|d| Ok((d, table.check_range(src, sspan)?)))
+        .and_then(|(d, s)| {
+            super::memory::check_copy(kind, dst, d, src, s, current).map(|()| (d, s))
+        });
+    checked.map_err(|e| {
         fail(
             PARAM_INVALID,
             format!("{function} ({}): {e}", super::memory::kind_name(kind)),
         )
-    })?;
-    Ok(true)
+    })
+}
+
+/// Copies `height` rows of `width` bytes (the spans validated and kept
+/// alive by the caller's lock on the allocation table).
+///
+/// # Safety
+///
+/// Both spans are valid: allocation ends checked under a read lock the
+/// caller holds, pageable host ends by the C caller's contract.
+unsafe fn copy_rows(
+    (dst, dpitch): (*mut c_void, usize),
+    (src, spitch): (*const c_void, usize),
+    (width, height): (usize, usize),
+) {
+    for i in 0..height {
+        // SAFETY: row `i` lies inside both spans (the caller's contract);
+        // `copy` allows overlap.
+        unsafe {
+            std::ptr::copy(
+                src.cast::<u8>().add(i * spitch),
+                dst.cast::<u8>().add(i * dpitch),
+                width,
+            )
+        };
+    }
 }
 
 /// `aclrtMemcpy2d`: copies `height` rows of `width` bytes, row `i` from
-/// `src + i·spitch` to `dst + i·dpitch` (checked as a whole first, then one
-/// `aclrtMemcpy` per row).
+/// `src + i·spitch` to `dst + i·dpitch`, all checked first and copied under
+/// one lock of the allocation table.
 ///
 /// # Safety
 ///
@@ -367,44 +413,34 @@ pub unsafe extern "C" fn aclrtMemcpy2d(
     if let Some(code) = faults::check(F) {
         return code;
     }
-    if !tri!(check_2d(
+    let (dspan, sspan) = tri!(args_2d(
         F,
         (dst, dpitch),
         (src, spitch),
         (width, height),
         kind
-    )) {
-        return ACL_SUCCESS;
-    }
-    for_rows((dst, dpitch), (src, spitch), height, |d, s| {
-        // SAFETY: each row lies inside the spans checked above (host ends:
-        // the caller's contract).
-        unsafe { super::aclrtMemcpy(d, width, s, width, kind) }
-    })
-}
-
-/// Calls `copy(dst row, src row)` for each of `height` rows, stopping at
-/// the first failure.
-fn for_rows(
-    (dst, dpitch): (*mut c_void, usize),
-    (src, spitch): (*const c_void, usize),
-    height: usize,
-    mut copy: impl FnMut(*mut c_void, *const c_void) -> aclError,
-) -> aclError {
-    for i in 0..height {
-        let rc = copy(
-            dst.cast::<u8>().wrapping_add(i * dpitch).cast(),
-            src.cast::<u8>().wrapping_add(i * spitch).cast(),
-        );
-        if rc != ACL_SUCCESS {
-            return rc;
-        }
-    }
+    ));
+    let Some(current) = state::current_device() else {
+        return no_device(F);
+    };
+    let table = state::memory().read();
+    tri!(regions_2d(
+        F,
+        &table,
+        (dst as usize, dspan),
+        (src as usize, sspan),
+        kind,
+        current
+    ));
+    // SAFETY: the spans were validated under `table`'s lock, still held.
+    unsafe { copy_rows((dst, dpitch), (src, spitch), (width, height)) };
     ACL_SUCCESS
 }
 
-/// `aclrtMemcpy2dAsync`: [`aclrtMemcpy2d`] queued on `stream`, one
-/// `aclrtMemcpyAsync` per row after the whole copy is checked.
+/// `aclrtMemcpy2dAsync`: [`aclrtMemcpy2d`] on `stream` (null: the default
+/// stream): one queued copy per row, all checked first; with pageable host
+/// memory the stream is synchronised and the rows copied at once, as
+/// `aclrtMemcpyAsync` does.
 ///
 /// # Safety
 ///
@@ -424,17 +460,78 @@ pub unsafe extern "C" fn aclrtMemcpy2dAsync(
     if let Some(code) = faults::check(F) {
         return code;
     }
-    if !tri!(check_2d(
+    let s = tri!(common::stream_arg(F, stream));
+    let (dspan, sspan) = tri!(args_2d(
         F,
         (dst, dpitch),
         (src, spitch),
         (width, height),
         kind
-    )) {
+    ));
+    let ctx = tri!(common::current(F));
+    let s = common::or_default(s, &ctx);
+    tri!(common::in_context(F, &s, &ctx));
+    let (dr, sr) = {
+        let table = state::memory().read();
+        tri!(regions_2d(
+            F,
+            &table,
+            (dst as usize, dspan),
+            (src as usize, sspan),
+            kind,
+            ctx.device
+        ))
+    };
+    if dr.device().is_none() && sr.device().is_none() {
+        return fail(
+            code_of(ACL_ERROR_RT_FEATURE_NOT_SUPPORT),
+            format!("{F}: host-to-host asynchronous copies are not supported; use aclrtMemcpy2d"),
+        );
+    }
+    if dr == Region::Unregistered || sr == Region::Unregistered {
+        // Pageable host memory: wait for the stream, then copy now.
+        if !s.is_non_host() {
+            tri!(common::not_inside_own_callback(F, &s));
+            if let Err(e) = s.synchronize(None) {
+                return common::report_sync(F, &s, e, code_of(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT));
+            }
+        }
+        let table = state::memory().read();
+        tri!(regions_2d(
+            F,
+            &table,
+            (dst as usize, dspan),
+            (src as usize, sspan),
+            kind,
+            ctx.device
+        ));
+        // SAFETY: validated again under `table`'s lock, still held.
+        unsafe { copy_rows((dst, dpitch), (src, spitch), (width, height)) };
         return ACL_SUCCESS;
     }
-    for_rows((dst, dpitch), (src, spitch), height, |d, s| {
-        // SAFETY: as in `aclrtMemcpy2d`; the caller's contract for host ends.
-        unsafe { super::aclrtMemcpyAsync(d, width, s, width, kind, stream) }
-    })
+    tri!(super::stream::takes_host_work(F, &s));
+    let (Some(dst_at), Some(src_at)) = (Expect::of(dr), Expect::of(sr)) else {
+        return fail(
+            PARAM_INVALID,
+            format!("{F}: internal: an end lies in no allocation"),
+        );
+    };
+    for i in 0..height {
+        let rc = super::memory_async::enqueue(
+            F,
+            &s,
+            TaskKind::Copy {
+                api: F,
+                dst: dst as usize + i * dpitch,
+                src: src as usize + i * spitch,
+                count: width,
+                dst_at,
+                src_at,
+            },
+        );
+        if rc != ACL_SUCCESS {
+            return rc;
+        }
+    }
+    ACL_SUCCESS
 }

@@ -511,17 +511,17 @@ pub unsafe extern "C" fn aclrtSetStreamFailureMode(stream: aclrtStream, mode: u6
     if let Some(code) = faults::check(F) {
         return code;
     }
+    let s = tri!(common::stream_arg(F, stream));
     if mode != u64::from(acl_sys::ACL_CONTINUE_ON_FAILURE)
         && mode != u64::from(acl_sys::ACL_STOP_ON_FAILURE)
     {
         return fail(
-            acl_sys::ACL_ERROR_INVALID_PARAM as aclError,
+            PARAM_INVALID,
             format!(
                 "{F}: mode {mode} is neither ACL_CONTINUE_ON_FAILURE (0) nor ACL_STOP_ON_FAILURE (1)"
             ),
         );
     }
-    let s = tri!(common::stream_arg(F, stream));
     let ctx = tri!(common::current(F));
     let s = common::or_default(s, &ctx);
     tri!(common::in_context(F, &s, &ctx));

@@ -147,10 +147,25 @@ pub unsafe extern "C" fn aclrtSetStreamConfigOpt(
             let Some(v) = (unsafe { int_value(attrValue, valueSize) }) else {
                 return bad_size("a 4- or 8-byte integer");
             };
+            let too_big = || {
+                fail(
+                    INVALID,
+                    format!("{F}: value {v} is too large for attr {attr}"),
+                )
+            };
             match attr {
-                ACL_RT_STREAM_WORK_SIZE => h.workSize = v as usize,
-                ACL_RT_STREAM_FLAG => h.flag = v as usize,
-                _ => h.priority = v as u32,
+                ACL_RT_STREAM_WORK_SIZE => match usize::try_from(v) {
+                    Ok(x) => h.workSize = x,
+                    Err(_) => return too_big(),
+                },
+                ACL_RT_STREAM_FLAG => match usize::try_from(v) {
+                    Ok(x) => h.flag = x,
+                    Err(_) => return too_big(),
+                },
+                _ => match u32::try_from(v) {
+                    Ok(x) => h.priority = x,
+                    Err(_) => return too_big(),
+                },
             }
         }
         other => {

@@ -580,6 +580,20 @@ pub fn runs() -> Runs {
     }
 }
 
+/// Fails at once when the stream's stop flag is already raised: the stream
+/// is being destroyed, or it stopped on an earlier failure
+/// (`ACL_STOP_ON_FAILURE`) and skips this task. The caller's failure path
+/// then tells the other ranks, so that they do not wait for the timeout.
+fn not_stopped(stop: &AtomicBool) -> Result<(), Fail> {
+    if stop.load(Ordering::Relaxed) {
+        return Err(Fail::new(
+            HCCL_E_INTERNAL,
+            "the stream stopped (destroyed, or stopped on an earlier failure) before this task ran",
+        ));
+    }
+    Ok(())
+}
+
 /// Runs collective number `seq` of `comm` (on a stream worker).
 ///
 /// # Errors
@@ -587,6 +601,7 @@ pub fn runs() -> Runs {
 /// The failure, also recorded in the communicator and told to its other
 /// ranks by the caller.
 pub fn run(comm: &Comm, seq: u64, coll: &Coll, stop: &AtomicBool) -> Result<(), Fail> {
+    not_stopped(stop)?;
     let ctx = Ctx {
         c: comm,
         tag: seq,
@@ -928,6 +943,7 @@ fn describe_p2p(b: &[u8]) -> String {
 /// count or type; timeouts and remote failures as for collectives.
 pub fn run_p2p(comm: &Comm, items: &[P2p], stop: &AtomicBool) -> Result<(), Fail> {
     use super::direct::{BUF, Buf, copy_piece, source};
+    not_stopped(stop)?;
     const DATA: u64 = 0;
     const READY: u64 = 1;
     const DONE: u64 = 2;
@@ -1083,6 +1099,7 @@ pub fn run_p2p(comm: &Comm, items: &[P2p], stop: &AtomicBool) -> Result<(), Fail
     };
     let mut awaiting: Vec<&P2p> = Vec::new();
     let mut todo: Vec<&P2p> = items.iter().collect();
+    let mut failed_receive: Option<&P2p> = None;
     let outcome = (|| -> Result<(), Fail> {
         while !todo.is_empty() {
             let keys: Vec<(u64, u32)> = todo
@@ -1102,8 +1119,9 @@ pub fn run_p2p(comm: &Comm, items: &[P2p], stop: &AtomicBool) -> Result<(), Fail
                 if on_ready(p, &msg)? {
                     awaiting.push(p);
                 }
-            } else {
-                on_header(p, &msg)?;
+            } else if let Err(f) = on_header(p, &msg) {
+                failed_receive = Some(p);
+                return Err(f);
             }
         }
         Ok(())
@@ -1116,12 +1134,31 @@ pub fn run_p2p(comm: &Comm, items: &[P2p], stop: &AtomicBool) -> Result<(), Fail
             maps.retain(|k, _| used.contains(k));
         }
     }
-    // Senders on direct links return once their buffer has been read — on
-    // failure too, so that no reader is left with a buffer its owner may
-    // reuse.
+    // On failure, every receive not served tells its sender not to wait
+    // for it (a DONE of 0: "not read"), so that no sender hangs.
+    if outcome.is_err() {
+        for p in todo.iter().filter(|p| !p.send).chain(failed_receive.iter()) {
+            let _ = send(p.peer, tag(p.seq, DONE), &[0]);
+        }
+    }
+    // Senders on direct links return once their buffer has been read (or
+    // its receiver gave up) — on failure too, so that no reader is left
+    // with a buffer its owner may reuse.
     let mut drained = Ok(());
     for p in awaiting {
-        let done = recv(p.peer, tag(p.seq, DONE)).map(drop);
+        let done = recv(p.peer, tag(p.seq, DONE)).and_then(|m| {
+            if m == [1] {
+                Ok(())
+            } else {
+                Err(Fail::new(
+                    HCCL_E_REMOTE,
+                    format!(
+                        "rank {} failed before reading what rank {} sent it",
+                        p.peer, comm.rank
+                    ),
+                ))
+            }
+        });
         if drained.is_ok() {
             drained = done;
         }

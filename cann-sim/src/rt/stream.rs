@@ -24,7 +24,8 @@
 //! collectives, host functions and callbacks) is skipped — host functions
 //! and callbacks are never called, as after `aclrtDestroyStreamForce` —
 //! while event records and waits still run, so that nothing waits forever.
-//! The report counts the skipped tasks; work queued after it runs again.
+//! The report counts the skipped tasks; work queued after it runs again. A
+//! skipped HCCL task fails at once (telling its peers) instead of running.
 
 use super::completion::{Completion, Wait};
 use super::event::{Event, Record};
@@ -212,6 +213,10 @@ struct Queue {
     more_faults: u64,
     /// Tasks skipped since the pending fault (stop-on-failure mode).
     skipped: u64,
+    /// The last task submitted when a fault was reported: in
+    /// stop-on-failure mode, tasks up to it are skipped even after the
+    /// report (they were queued before it).
+    skip_through: u64,
 }
 
 /// The part of a stream its worker shares.
@@ -262,6 +267,7 @@ fn take(q: &mut Queue, upto: u64) -> Option<Fault> {
         return None;
     }
     let mut f = q.fault.take()?;
+    q.skip_through = q.submitted;
     if q.skipped > 0 {
         f.msg = format!(
             "{} ({} later task(s) skipped: the stream stops on failure)",
@@ -335,6 +341,7 @@ impl Stream {
                     fault: None,
                     more_faults: 0,
                     skipped: 0,
+                    skip_through: 0,
                 }),
                 cv: Condvar::new(),
                 abort: AtomicBool::new(false),
@@ -518,11 +525,22 @@ fn worker_main(shared: Arc<Shared>) {
         };
         let seq = task.seq;
         if shared.stop_on_failure.load(Ordering::Relaxed) && task.kind.is_work() {
-            let mut q = shared.q.lock();
-            if q.fault.is_some() {
+            let stopped = {
+                let q = shared.q.lock();
+                q.fault.is_some() || seq <= q.skip_through
+            };
+            if stopped {
                 // Stopped: dropped without running (host functions and
-                // callbacks are never called).
-                q.skipped += 1;
+                // callbacks are never called). An HCCL task is told so,
+                // so that it fails at once and its peers learn of it.
+                if let TaskKind::Hccl { run, .. } = task.kind {
+                    let _ = run(&AtomicBool::new(true));
+                }
+                let mut q = shared.q.lock();
+                if q.fault.is_some() {
+                    // Counted in the pending fault's report.
+                    q.skipped += 1;
+                }
                 q.completed = q.completed.max(seq);
                 shared.cv.notify_all();
                 continue;
