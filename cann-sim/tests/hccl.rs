@@ -412,3 +412,99 @@ fn all_reduce_over_a_buffer_spanning_two_virtual_memory_mappings() {
         assert_eq!(bad, 0);
     }
 }
+
+#[test]
+fn a_batch_whose_receive_fails_releases_its_direct_link_senders_at_once() {
+    use hccl_sys::{HCCL_RECV, HCCL_SEND, HcclSendRecvItem};
+    // Both ranks send to each other over direct links (their senders wait
+    // for the receiver to read) and both receives fail (the receive buffer
+    // is freed before the batch runs): each must tell the other's send not
+    // to wait, instead of both waiting for the exec timeout (60 s here).
+    let mut cfg = hccl_sys::comm_config_default();
+    cfg.hcclExecTimeOut = 60;
+    let results = ranks(2, Some(cfg), |r, comm, s| {
+        let send = upload(&[r as i32; 64]);
+        let recv = upload(&[0i32; 64]);
+        let mut items = [
+            HcclSendRecvItem {
+                sendRecvType: HCCL_SEND,
+                buf: send,
+                count: 64,
+                dataType: HCCL_DATA_TYPE_INT32,
+                remoteRank: 1 - r,
+            },
+            HcclSendRecvItem {
+                sendRecvType: HCCL_RECV,
+                buf: recv,
+                count: 64,
+                dataType: HCCL_DATA_TYPE_INT32,
+                remoteRank: 1 - r,
+            },
+        ];
+        let release = block_stream(s);
+        // SAFETY: two valid items on live device buffers.
+        hok(unsafe { HcclBatchSendRecv(items.as_mut_ptr(), 2, comm, s) });
+        // SAFETY: an allocation of this test, freed while the batch waits.
+        ok(unsafe { aclrtFree(recv) });
+        let t = std::time::Instant::now();
+        release.send(()).unwrap();
+        // SAFETY: a live stream.
+        let rc = unsafe { aclrtSynchronizeStream(s) };
+        let took = t.elapsed();
+        let msg = recent_error();
+        // SAFETY: an allocation of this test.
+        ok(unsafe { aclrtFree(send) });
+        (rc, took, msg)
+    });
+    for (rc, took, msg) in results {
+        assert_ne!(rc, 0, "the batch must fail");
+        assert!(
+            took < std::time::Duration::from_secs(10),
+            "took {took:?}: {msg}"
+        );
+    }
+}
+
+#[test]
+fn a_collective_skipped_by_a_stopped_stream_fails_its_peers_at_once() {
+    let mut cfg = hccl_sys::comm_config_default();
+    cfg.hcclExecTimeOut = 60;
+    let results = ranks(2, Some(cfg), |r, comm, s| {
+        let buf = upload(&[1.0f32; 16]);
+        if r == 0 {
+            // SAFETY: a live stream.
+            ok(unsafe { aclrtSetStreamFailureMode(s, u64::from(acl_sys::ACL_STOP_ON_FAILURE)) });
+            let doomed = malloc(64);
+            let release = block_stream(s);
+            // SAFETY: a live device range, freed below before the fill runs.
+            ok(unsafe { aclrtMemsetAsync(doomed.cast(), 64, 0, 64, s) });
+            free(doomed);
+            // SAFETY: device buffers of 16 f32 on this rank's device.
+            hok(unsafe {
+                HcclAllReduce(buf, buf, 16, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s)
+            });
+            release.send(()).unwrap();
+        } else {
+            // SAFETY: as above.
+            hok(unsafe {
+                HcclAllReduce(buf, buf, 16, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s)
+            });
+        }
+        let t = std::time::Instant::now();
+        // SAFETY: a live stream.
+        let rc = unsafe { aclrtSynchronizeStream(s) };
+        let (took, msg) = (t.elapsed(), recent_error());
+        // SAFETY: an allocation of this test.
+        ok(unsafe { aclrtFree(buf) });
+        (rc, took, msg)
+    });
+    let (rc0, _, msg0) = &results[0];
+    assert_eq!(*rc0, acl_sys::ACL_ERROR_RT_SYS_DMA as i32, "{msg0}");
+    assert_contains(msg0, "skipped");
+    let (rc1, took1, msg1) = &results[1];
+    assert_ne!(*rc1, 0, "the peer's all-reduce must fail");
+    assert!(
+        *took1 < std::time::Duration::from_secs(10),
+        "took {took1:?}: {msg1}"
+    );
+}
