@@ -14,8 +14,9 @@
 //! the network and PID namespaces (a rank in another network namespace is
 //! another host, as in the two-host test). When the mesh is built every rank
 //! tells its peers its host key, its process id and the address of
-//! [`PROBE`]; a peer on the same host reads the probe back. Only peers whose
-//! probe read succeeds are linked directly; a collective uses the direct
+//! [`PROBE`]; a peer on the same host reads the probe back (ranks in the
+//! same process need no probe: they read each other's memory directly).
+//! Only peers whose probe read succeeds are linked directly; a collective uses the direct
 //! algorithms only when every rank of the communicator is linked to every
 //! other (each says so in its signature), so all ranks agree.
 //!
@@ -161,6 +162,10 @@ impl Card {
     pub fn link(&self, mine: &Card) -> Option<u32> {
         if self.host == 0 || mine.host == 0 || self.host != mine.host {
             return None;
+        }
+        if self.pid == mine.pid {
+            // A thread of this process: read directly, no system call needed.
+            return Some(self.pid);
         }
         let mut got = [0u8; 8];
         match read(self.pid, self.probe as usize, &mut got) {
