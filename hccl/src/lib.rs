@@ -8,13 +8,19 @@
 //!   using the environment launchers set (`RANK`, `WORLD_SIZE`,
 //!   `MASTER_ADDR`, `MASTER_PORT`…).
 //! - [`Comm`]: one rank's communicator, created from a root info, a rank
-//!   table ([`RankTable`]), for all devices of a process
-//!   ([`Comm::init_all`]), or as a sub-communicator. Options in [`CommConfig`].
+//!   table ([`RankTable`]), several root infos ([`Comm::init_root_infos`]),
+//!   for all devices of a process ([`Comm::init_all`]), or as a
+//!   sub-communicator. Options in [`CommConfig`].
 //! - [Collectives](collectives): all-reduce, broadcast, reduce, all-gather(-v),
 //!   reduce-scatter(-v), scatter, all-to-all(-v, -vc), send/recv, batches,
 //!   barrier, [`group`]s — methods of [`Comm`] that queue work on an `acl`
 //!   stream, over typed device buffers ([`HcclType`]), with lengths checked
 //!   against the communicator's size and stream-ordered memory safety.
+//! - [`settings`]: deterministic reductions and the collective engine,
+//!   process-wide or per communicator; which config items the library reads.
+//! - [`Window`] (registered device memory, exchanged with peers) and
+//!   [`MemoryRange`] / [`ActiveMemory`] (virtual memory from `acl::vmm`
+//!   given to a communicator).
 //! - [`launch`]: start N local ranks of a program, like `torchrun`.
 //! - [`Error`]: every failure, with the HCCL code by name, the C function,
 //!   and the library's message.
