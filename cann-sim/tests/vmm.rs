@@ -181,8 +181,8 @@ fn unmapping_under_queued_work_is_a_fault_of_that_work() {
     ok(unsafe { aclrtUnmapMem(va) });
     release.send(()).unwrap();
     // SAFETY: a live stream.
-    let rc = unsafe { aclrtSynchronizeStream(s) };
-    assert_eq!(rc, rc_of(ACL_ERROR_RT_SYS_DMA), "{}", recent_error());
+    let got = unsafe { aclrtSynchronizeStream(s) };
+    assert_eq!(got, rc(ACL_ERROR_RT_SYS_DMA), "{}", recent_error());
     assert_contains(&recent_error(), "freed before the task ran");
     free(staging);
     // SAFETY: live handles.
@@ -191,8 +191,4 @@ fn unmapping_under_queued_work_is_a_fault_of_that_work() {
         ok(aclrtFreePhysical(h));
         ok(aclrtReleaseMemAddress(va));
     }
-}
-
-fn rc_of(code: u32) -> i32 {
-    code as i32
 }

@@ -18,12 +18,13 @@ use super::common::{self, PARAM_INVALID};
 use super::memory::no_device;
 use crate::faults;
 use crate::recent_error::fail;
+use crate::rt::code;
 use crate::rt::stream::{Expect, TaskKind};
 use crate::state::{self, MAPPED_BLOCK, Region};
 use acl_sys::*;
 use std::ffi::c_void;
 
-const INVALID: aclError = ACL_ERROR_INVALID_PARAM as aclError;
+const INVALID: aclError = ACL_ERROR_INVALID_PARAM;
 
 /// `aclrtPointerGetAttributes`: the location (device and id, pinned host,
 /// or unregistered) and page size of the memory at `ptr`.
@@ -267,7 +268,7 @@ pub unsafe extern "C" fn aclrtDeviceGetUuid(deviceId: i32, uuid: *mut aclrtUuid)
     let count = crate::config::get().map_or(0, crate::config::Config::device_count);
     if deviceId < 0 || deviceId as u32 >= count {
         return fail(
-            code_of(ACL_ERROR_RT_INVALID_DEVICEID),
+            code(ACL_ERROR_RT_INVALID_DEVICEID),
             format!("{F}: device {deviceId} does not exist ({count} devices)"),
         );
     }
@@ -286,10 +287,6 @@ pub unsafe extern "C" fn aclrtDeviceGetUuid(deviceId: i32, uuid: *mut aclrtUuid)
         }
     };
     ACL_SUCCESS
-}
-
-fn code_of(c: u32) -> aclError {
-    c as aclError
 }
 
 /// The argument checks of a 2-D copy (as the runtime's
@@ -484,7 +481,7 @@ pub unsafe extern "C" fn aclrtMemcpy2dAsync(
     };
     if dr.device().is_none() && sr.device().is_none() {
         return fail(
-            code_of(ACL_ERROR_RT_FEATURE_NOT_SUPPORT),
+            code(ACL_ERROR_RT_FEATURE_NOT_SUPPORT),
             format!("{F}: host-to-host asynchronous copies are not supported; use aclrtMemcpy2d"),
         );
     }
@@ -493,7 +490,7 @@ pub unsafe extern "C" fn aclrtMemcpy2dAsync(
         if !s.is_non_host() {
             tri!(common::not_inside_own_callback(F, &s));
             if let Err(e) = s.synchronize(None) {
-                return common::report_sync(F, &s, e, code_of(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT));
+                return common::report_sync(F, &s, e, code(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT));
             }
         }
         let table = state::memory().read();

@@ -21,7 +21,7 @@ use parking_lot::Mutex;
 use std::collections::HashSet;
 use std::ffi::c_void;
 
-const INVALID: aclError = ACL_ERROR_INVALID_PARAM as aclError;
+const INVALID: aclError = ACL_ERROR_INVALID_PARAM;
 
 /// Handles made by `aclrtCreateStreamConfigHandle`, not yet destroyed.
 static HANDLES: Mutex<Option<HashSet<usize>>> = Mutex::new(None);

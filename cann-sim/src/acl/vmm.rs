@@ -29,6 +29,7 @@
 use super::memory::no_device;
 use crate::faults;
 use crate::recent_error::fail;
+use crate::rt::code;
 use crate::state;
 use acl_sys::*;
 use parking_lot::Mutex;
@@ -40,8 +41,8 @@ use std::sync::LazyLock;
 /// The allocation granularity: 2 MiB.
 pub const GRANULARITY: usize = 2 << 20;
 
-const INVALID: aclError = ACL_ERROR_INVALID_PARAM as aclError;
-const NO_MEMORY: aclError = ACL_ERROR_RT_MEMORY_ALLOCATION as aclError;
+const INVALID: aclError = ACL_ERROR_INVALID_PARAM;
+const NO_MEMORY: aclError = code(ACL_ERROR_RT_MEMORY_ALLOCATION);
 
 /// A reserved range of addresses.
 #[derive(Debug)]
@@ -297,7 +298,7 @@ pub unsafe extern "C" fn aclrtMallocPhysical(
         || p.location.type_ == ACL_MEM_LOCATION_TYPE_HOST_NUMA
     {
         return fail(
-            ACL_ERROR_API_NOT_SUPPORT as aclError,
+            ACL_ERROR_API_NOT_SUPPORT,
             format!("{F}: host physical memory is not simulated; use a device location"),
         );
     }
