@@ -276,7 +276,7 @@ pub(crate) struct EventPool {
 impl EventPool {
     /// An event from the pool (or a new one). The device must be bound.
     pub(crate) fn acquire(&self) -> Result<sys::aclrtEvent> {
-        let pooled = self.free.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let pooled = crate::sync::lock(&self.free).pop();
         match pooled {
             Some(raw) => Ok(raw as sys::aclrtEvent),
             None => result::create_event_with_flag(sys::ACL_EVENT_SYNC),
@@ -285,15 +285,12 @@ impl EventPool {
 
     /// Returns an event to the pool.
     pub(crate) fn release(&self, raw: sys::aclrtEvent) {
-        self.free
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(raw as usize);
+        crate::sync::lock(&self.free).push(raw as usize);
     }
 
     /// Destroys every pooled event (the device must be bound).
     pub(crate) fn destroy_all(&self) {
-        let all = std::mem::take(&mut *self.free.lock().unwrap_or_else(|p| p.into_inner()));
+        let all = std::mem::take(&mut *crate::sync::lock(&self.free));
         for raw in all {
             // SAFETY: pooled events have no host waiters; the device's work
             // is finished when its last handle goes.

@@ -72,15 +72,12 @@ pub(crate) struct Shared {
 
 impl Shared {
     fn push(&self, msg: String) {
-        self.panics
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(msg);
+        crate::sync::lock(&self.panics).push(msg);
     }
 
     /// The panics not yet reported, as one error.
     pub(crate) fn take_failure(&self) -> Option<Error> {
-        let mut v = self.panics.lock().unwrap_or_else(|p| p.into_inner());
+        let mut v = crate::sync::lock(&self.panics);
         if v.is_empty() {
             return None;
         }
@@ -177,7 +174,7 @@ impl Stream {
         self.device().bind()?;
         let shared = self.shared();
         {
-            let mut m = shared.mechanism.lock().unwrap_or_else(|p| p.into_inner());
+            let mut m = crate::sync::lock(&shared.mechanism);
             match *m {
                 Mechanism::Callback(_) => {
                     return Err(Error::invalid(
@@ -213,7 +210,7 @@ impl Stream {
         self.device().bind()?;
         let shared = self.shared();
         {
-            let mut m = shared.mechanism.lock().unwrap_or_else(|p| p.into_inner());
+            let mut m = crate::sync::lock(&shared.mechanism);
             match *m {
                 Mechanism::HostFn => {
                     return Err(Error::invalid(
@@ -252,7 +249,7 @@ pub(crate) unsafe fn unsubscribe(
     raw: sys::aclrtStream,
     shared: &Shared,
 ) -> Result<()> {
-    let m = *shared.mechanism.lock().unwrap_or_else(|p| p.into_inner());
+    let m = *crate::sync::lock(&shared.mechanism);
     match m {
         Mechanism::Callback(tid) => {
             device.inner.callback_thread.drain(shared);
@@ -266,7 +263,7 @@ pub(crate) unsafe fn unsubscribe(
 
 /// Ends the default stream's subscription (device teardown; the context is current).
 pub(crate) fn unsubscribe_default(thread: &CallbackThread, shared: &Shared) -> Result<()> {
-    let m = *shared.mechanism.lock().unwrap_or_else(|p| p.into_inner());
+    let m = *crate::sync::lock(&shared.mechanism);
     if matches!(m, Mechanism::Callback(_)) {
         thread.drain(shared);
     }
@@ -298,7 +295,7 @@ const POLL_MS: i32 = 20;
 impl CallbackThread {
     /// The thread's id (starting it if needed).
     fn ensure(&self, device: &Device) -> Result<u64> {
-        let mut w = self.worker.lock().unwrap_or_else(|p| p.into_inner());
+        let mut w = crate::sync::lock(&self.worker);
         if let Some(worker) = w.as_ref() {
             return Ok(worker.tid);
         }
@@ -344,10 +341,7 @@ impl CallbackThread {
     /// queue has run, unless called from the callback thread itself, which
     /// would wait for itself.
     fn drain(&self, shared: &Shared) {
-        let on_worker = self
-            .worker
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        let on_worker = crate::sync::lock(&self.worker)
             .as_ref()
             .is_some_and(|w| w.handle.thread().id() == std::thread::current().id());
         if on_worker {
@@ -363,7 +357,7 @@ impl CallbackThread {
 
     /// Stops and joins the thread (device teardown, after every stream is gone).
     pub(crate) fn stop(&self) {
-        let worker = self.worker.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let worker = crate::sync::lock(&self.worker).take();
         if let Some(w) = worker {
             w.stop.store(true, Ordering::Release);
             // A callback that owned the device's last handle drops it on the

@@ -52,6 +52,7 @@ pub mod release;
 pub mod result;
 pub mod runtime;
 pub mod stream;
+mod sync;
 pub mod vmm;
 
 pub use device::{Device, DeviceAttribute, MemoryInfo};

@@ -27,7 +27,7 @@ static FAILURES: Mutex<Vec<ReleaseError>> = Mutex::new(Vec::new());
 /// Records a failed release: logs it and keeps it for [`take_release_errors`].
 pub(crate) fn record(resource: &'static str, error: Error) {
     log::warn!(target: "acl", "releasing {resource} failed: {error}");
-    let mut v = FAILURES.lock().unwrap_or_else(|p| p.into_inner());
+    let mut v = crate::sync::lock(&FAILURES);
     if v.len() >= CAPACITY {
         v.remove(0);
     }
@@ -36,5 +36,5 @@ pub(crate) fn record(resource: &'static str, error: Error) {
 
 /// Takes (and clears) the release failures recorded so far in this process.
 pub fn take_release_errors() -> Vec<ReleaseError> {
-    std::mem::take(&mut *FAILURES.lock().unwrap_or_else(|p| p.into_inner()))
+    std::mem::take(&mut *crate::sync::lock(&FAILURES))
 }

@@ -35,7 +35,7 @@ struct Session {
 static SESSION: Mutex<Option<Session>> = Mutex::new(None);
 
 fn session() -> std::sync::MutexGuard<'static, Option<Session>> {
-    SESSION.lock().unwrap_or_else(|p| p.into_inner())
+    crate::sync::lock(&SESSION)
 }
 
 /// AscendCL's version, as reported by `aclrtGetVersion`.

@@ -99,11 +99,7 @@ impl<T: DeviceRepr> PinnedHostBuffer<T> {
     ///
     /// The runtime's error from synchronizing that stream.
     pub fn wait(&self) -> Result<()> {
-        let pending = self
-            .pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
+        let pending = crate::sync::lock(&self.pending).take();
         match pending {
             Some(stream) => stream.synchronize(),
             None => Ok(()),
@@ -137,7 +133,7 @@ impl<T: DeviceRepr> PinnedHostBuffer<T> {
     /// stream and records `stream` as the one to wait for. Returns the
     /// host pointer.
     pub(crate) fn queue_on(&self, stream: &Stream) -> Result<*mut T> {
-        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        let mut pending = crate::sync::lock(&self.pending);
         match pending.as_ref() {
             Some(prev) if prev.same_queue(stream) => {}
             Some(prev) => {

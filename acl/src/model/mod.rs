@@ -473,7 +473,7 @@ impl Model {
         const F: &str = "Model::execute";
         self.check_args(F, Some(stream), gear, inputs, outputs)?;
         {
-            let mut used = self.streams.lock().unwrap_or_else(|p| p.into_inner());
+            let mut used = crate::sync::lock(&self.streams);
             if !used.iter().any(|s| s.same_queue(stream)) {
                 used.push(stream.clone());
             }
@@ -546,7 +546,7 @@ impl Model {
         let Some(i) = self.desc.gear_input() else {
             return Ok(None);
         };
-        let mut bufs = self.gear_bufs.lock().unwrap_or_else(|p| p.into_inner());
+        let mut bufs = crate::sync::lock(&self.gear_bufs);
         if let Some((_, _, b)) = bufs
             .iter()
             .find(|(s, g, _)| *g == gear && s.same_queue(stream))
@@ -629,7 +629,7 @@ impl Model {
     }
 
     fn unload(&mut self) -> Result<()> {
-        let streams = std::mem::take(&mut *self.streams.lock().unwrap_or_else(|p| p.into_inner()));
+        let streams = std::mem::take(&mut *crate::sync::lock(&self.streams));
         let mut first = Ok(());
         for s in &streams {
             if let Err(e) = s.synchronize() {

@@ -24,8 +24,6 @@ use crate::state::{self, MAPPED_BLOCK, Region};
 use acl_sys::*;
 use std::ffi::c_void;
 
-const INVALID: aclError = ACL_ERROR_INVALID_PARAM;
-
 /// `aclrtPointerGetAttributes`: the location (device and id, pinned host,
 /// or unregistered) and page size of the memory at `ptr`.
 ///
@@ -42,7 +40,10 @@ pub unsafe extern "C" fn aclrtPointerGetAttributes(
         return code;
     }
     if ptr.is_null() || attributes.is_null() {
-        return fail(INVALID, format!("{F}: ptr or attributes is null"));
+        return fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("{F}: ptr or attributes is null"),
+        );
     }
     let table = state::memory().read();
     let (type_, id, size) = match table.check_range(ptr as usize, 1) {
@@ -83,7 +84,7 @@ pub unsafe extern "C" fn aclrtMemGetAddressRange(
         return code;
     }
     if ptr.is_null() {
-        return fail(INVALID, format!("{F}: ptr is null"));
+        return fail(ACL_ERROR_INVALID_PARAM, format!("{F}: ptr is null"));
     }
     // The allocation itself (a virtual-memory mapping alone, not the
     // adjacent mappings its range may run into).
@@ -117,7 +118,10 @@ fn d32_args(
     n: usize,
 ) -> Result<usize, aclError> {
     if ptr.is_null() {
-        return Err(fail(INVALID, format!("{function}: ptr is null")));
+        return Err(fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("{function}: ptr is null"),
+        ));
     }
     let Some(bytes) = n.checked_mul(4).filter(|&b| b <= mem_size) else {
         return Err(fail(
@@ -263,7 +267,7 @@ pub unsafe extern "C" fn aclrtDeviceGetUuid(deviceId: i32, uuid: *mut aclrtUuid)
         return code;
     }
     if uuid.is_null() {
-        return fail(INVALID, format!("{F}: uuid is null"));
+        return fail(ACL_ERROR_INVALID_PARAM, format!("{F}: uuid is null"));
     }
     let count = crate::config::get().map_or(0, crate::config::Config::device_count);
     if deviceId < 0 || deviceId as u32 >= count {
@@ -301,17 +305,20 @@ fn args_2d(
     kind: aclrtMemcpyKind,
 ) -> Result<(usize, usize), aclError> {
     if dst.is_null() || src.is_null() {
-        return Err(fail(INVALID, format!("{function}: dst or src is null")));
+        return Err(fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("{function}: dst or src is null"),
+        ));
     }
     if width == 0 || height == 0 {
         return Err(fail(
-            INVALID,
+            ACL_ERROR_INVALID_PARAM,
             format!("{function}: width {width} and height {height} must both be positive"),
         ));
     }
     if width > dpitch || width > spitch {
         return Err(fail(
-            INVALID,
+            ACL_ERROR_INVALID_PARAM,
             format!("{function}: width {width} is larger than dpitch {dpitch} or spitch {spitch}"),
         ));
     }
@@ -323,7 +330,7 @@ fn args_2d(
             | ACL_MEMCPY_DEFAULT
     ) {
         return Err(fail(
-            INVALID,
+            ACL_ERROR_INVALID_PARAM,
             format!(
                 "{function}: kind {kind} is not ACL_MEMCPY_HOST_TO_DEVICE, _DEVICE_TO_HOST, \
                  _DEVICE_TO_DEVICE or _DEFAULT"

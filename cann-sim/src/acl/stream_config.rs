@@ -21,8 +21,6 @@ use parking_lot::Mutex;
 use std::collections::HashSet;
 use std::ffi::c_void;
 
-const INVALID: aclError = ACL_ERROR_INVALID_PARAM;
-
 /// Handles made by `aclrtCreateStreamConfigHandle`, not yet destroyed.
 static HANDLES: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
 
@@ -67,7 +65,7 @@ pub unsafe extern "C" fn aclrtDestroyStreamConfigHandle(
         return code;
     }
     if handle.is_null() {
-        return fail(INVALID, format!("{F}: handle is null"));
+        return fail(ACL_ERROR_INVALID_PARAM, format!("{F}: handle is null"));
     }
     let known = HANDLES
         .lock()
@@ -75,7 +73,7 @@ pub unsafe extern "C" fn aclrtDestroyStreamConfigHandle(
         .is_some_and(|s| s.remove(&(handle as usize)));
     if !known {
         return fail(
-            INVALID,
+            ACL_ERROR_INVALID_PARAM,
             format!(
                 "{F}: {handle:p} is not a handle aclrtCreateStreamConfigHandle made (or it was \
                  destroyed)"
@@ -124,13 +122,16 @@ pub unsafe extern "C" fn aclrtSetStreamConfigOpt(
         return code;
     }
     if handle.is_null() || attrValue.is_null() {
-        return fail(INVALID, format!("{F}: handle or attrValue is null"));
+        return fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("{F}: handle or attrValue is null"),
+        );
     }
     // SAFETY: checked non-null; the caller's contract.
     let h = unsafe { &mut *handle };
     let bad_size = |what: &str| {
         fail(
-            INVALID,
+            ACL_ERROR_INVALID_PARAM,
             format!("{F}: valueSize {valueSize} does not fit {what}"),
         )
     };
@@ -149,7 +150,7 @@ pub unsafe extern "C" fn aclrtSetStreamConfigOpt(
             };
             let too_big = || {
                 fail(
-                    INVALID,
+                    ACL_ERROR_INVALID_PARAM,
                     format!("{F}: value {v} is too large for attr {attr}"),
                 )
             };
@@ -170,7 +171,7 @@ pub unsafe extern "C" fn aclrtSetStreamConfigOpt(
         }
         other => {
             return fail(
-                INVALID,
+                ACL_ERROR_INVALID_PARAM,
                 format!("{F}: attr {other} is not an aclrtStreamConfigAttr"),
             );
         }
@@ -195,7 +196,7 @@ pub unsafe extern "C" fn aclrtCreateStreamV2(
         return code;
     }
     if handle.is_null() {
-        return fail(INVALID, format!("{F}: handle is null"));
+        return fail(ACL_ERROR_INVALID_PARAM, format!("{F}: handle is null"));
     }
     // SAFETY: checked non-null; the caller's contract.
     let h = unsafe { &*handle };
@@ -210,7 +211,7 @@ pub unsafe extern "C" fn aclrtCreateStreamV2(
             Ok(Region::Device { device: d, .. }) if d == device && !h.workptr.is_null() => {}
             other => {
                 return fail(
-                    INVALID,
+                    ACL_ERROR_INVALID_PARAM,
                     format!(
                         "{F}: work memory {:p} ({} bytes) is not device memory of device {device}: \
                          {}",

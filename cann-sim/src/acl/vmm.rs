@@ -40,8 +40,6 @@ use std::sync::LazyLock;
 
 /// The allocation granularity: 2 MiB.
 pub const GRANULARITY: usize = 2 << 20;
-
-const INVALID: aclError = ACL_ERROR_INVALID_PARAM;
 const NO_MEMORY: aclError = code(ACL_ERROR_RT_MEMORY_ALLOCATION);
 
 /// A reserved range of addresses.
@@ -104,7 +102,7 @@ pub(crate) fn reservation(addr: usize) -> Option<(usize, u32)> {
 fn granular(function: &str, what: &str, v: usize, positive: bool) -> Result<(), aclError> {
     if (positive && v == 0) || !v.is_multiple_of(GRANULARITY) {
         return Err(fail(
-            INVALID,
+            ACL_ERROR_INVALID_PARAM,
             format!(
                 "{function}: {what} {v:#x} is not a {}multiple of the granularity ({GRANULARITY:#x}, \
                  2 MiB; see aclrtMemGetAllocationGranularity)",
@@ -131,13 +129,16 @@ pub unsafe extern "C" fn aclrtMemGetAllocationGranularity(
         return code;
     }
     if prop.is_null() || granularity.is_null() {
-        return fail(INVALID, format!("{F}: prop or granularity is null"));
+        return fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("{F}: prop or granularity is null"),
+        );
     }
     if option != ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM
         && option != ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED
     {
         return fail(
-            INVALID,
+            ACL_ERROR_INVALID_PARAM,
             format!("{F}: option {option} is neither MINIMUM (0) nor RECOMMENDED (1)"),
         );
     }
@@ -166,24 +167,24 @@ pub unsafe extern "C" fn aclrtReserveMemAddress(
         return code;
     }
     if virPtr.is_null() {
-        return fail(INVALID, format!("{F}: virPtr is null"));
+        return fail(ACL_ERROR_INVALID_PARAM, format!("{F}: virPtr is null"));
     }
     tri!(granular(F, "size", size, true));
     if alignment != 0 && !alignment.is_power_of_two() {
         return fail(
-            INVALID,
+            ACL_ERROR_INVALID_PARAM,
             format!("{F}: alignment {alignment:#x} is not 0 or a power of two"),
         );
     }
     if !expectPtr.is_null() {
         return fail(
-            INVALID,
+            ACL_ERROR_INVALID_PARAM,
             format!("{F}: expectPtr must be null (fixed addresses are not supported)"),
         );
     }
     if flags > 1 {
         return fail(
-            INVALID,
+            ACL_ERROR_INVALID_PARAM,
             format!("{F}: flags {flags} is not a page type (0 or 1)"),
         );
     }
@@ -192,7 +193,10 @@ pub unsafe extern "C" fn aclrtReserveMemAddress(
     };
     let align = alignment.max(GRANULARITY);
     let Some(map_len) = size.checked_add(align) else {
-        return fail(INVALID, format!("{F}: size {size:#x} is too large"));
+        return fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("{F}: size {size:#x} is too large"),
+        );
     };
     // SAFETY: a fresh inaccessible mapping; no existing memory is touched.
     let map = unsafe {
@@ -246,13 +250,13 @@ pub unsafe extern "C" fn aclrtReleaseMemAddress(virPtr: *mut c_void) -> aclError
     match v.reservations.get(&addr) {
         None => {
             return fail(
-                INVALID,
+                ACL_ERROR_INVALID_PARAM,
                 format!("{F}: {virPtr:p} is not an address aclrtReserveMemAddress returned"),
             );
         }
         Some(r) if !r.mapped.is_empty() => {
             return fail(
-                INVALID,
+                ACL_ERROR_INVALID_PARAM,
                 format!(
                     "{F}: {virPtr:p} still has {} mapping(s); unmap them with aclrtUnmapMem first",
                     r.mapped.len()
@@ -286,10 +290,16 @@ pub unsafe extern "C" fn aclrtMallocPhysical(
         return code;
     }
     if handle.is_null() || prop.is_null() {
-        return fail(INVALID, format!("{F}: handle or prop is null"));
+        return fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("{F}: handle or prop is null"),
+        );
     }
     if flags != 0 {
-        return fail(INVALID, format!("{F}: flags must be 0, not {flags}"));
+        return fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("{F}: flags must be 0, not {flags}"),
+        );
     }
     tri!(granular(F, "size", size, true));
     // SAFETY: checked non-null; the caller's contract.
@@ -305,7 +315,7 @@ pub unsafe extern "C" fn aclrtMallocPhysical(
     let count = crate::config::get().map_or(0, crate::config::Config::device_count);
     if p.location.type_ != ACL_MEM_LOCATION_TYPE_DEVICE || p.location.id >= count {
         return fail(
-            INVALID,
+            ACL_ERROR_INVALID_PARAM,
             format!(
                 "{F}: location (type {}, id {}) is not a device of this machine ({count} devices)",
                 p.location.type_, p.location.id
@@ -316,7 +326,7 @@ pub unsafe extern "C" fn aclrtMallocPhysical(
         || (p.handleType != ACL_MEM_HANDLE_TYPE_NONE && p.handleType != ACL_MEM_HANDLE_TYPE_POSIX)
     {
         return fail(
-            INVALID,
+            ACL_ERROR_INVALID_PARAM,
             format!(
                 "{F}: allocationType {} / handleType {} are not PINNED / NONE or POSIX",
                 p.allocationType, p.handleType
@@ -401,13 +411,13 @@ pub unsafe extern "C" fn aclrtFreePhysical(handle: aclrtDrvMemHandle) -> aclErro
     match v.physical.get(&id) {
         None => {
             return fail(
-                INVALID,
+                ACL_ERROR_INVALID_PARAM,
                 format!("{F}: {handle:p} is not a handle aclrtMallocPhysical returned"),
             );
         }
         Some(p) if !p.mapped.is_empty() => {
             return fail(
-                INVALID,
+                ACL_ERROR_INVALID_PARAM,
                 format!(
                     "{F}: {handle:p} is still mapped {} time(s); unmap it with aclrtUnmapMem first",
                     p.mapped.len()
@@ -438,12 +448,12 @@ pub unsafe extern "C" fn aclrtMemGetAllocationPropertiesFromHandle(
         return code;
     }
     if prop.is_null() {
-        return fail(INVALID, format!("{F}: prop is null"));
+        return fail(ACL_ERROR_INVALID_PARAM, format!("{F}: prop is null"));
     }
     let v = VMM.lock();
     let Some(p) = v.physical.get(&(handle as u64)) else {
         return fail(
-            INVALID,
+            ACL_ERROR_INVALID_PARAM,
             format!("{F}: {handle:p} is not a handle aclrtMallocPhysical returned"),
         );
     };
@@ -471,7 +481,10 @@ pub unsafe extern "C" fn aclrtMapMem(
         return code;
     }
     if flags != 0 {
-        return fail(INVALID, format!("{F}: flags must be 0, not {flags}"));
+        return fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("{F}: flags must be 0, not {flags}"),
+        );
     }
     tri!(granular(F, "size", size, true));
     tri!(granular(F, "offset", offset, false));
@@ -486,13 +499,13 @@ pub unsafe extern "C" fn aclrtMapMem(
         (p.file.as_raw_fd(), p.size, p.device, aliased)
     }) else {
         return fail(
-            INVALID,
+            ACL_ERROR_INVALID_PARAM,
             format!("{F}: {handle:p} is not a handle aclrtMallocPhysical returned"),
         );
     };
     if aliased {
         return fail(
-            INVALID,
+            ACL_ERROR_INVALID_PARAM,
             format!(
                 "{F}: bytes [{offset:#x}, +{size:#x}) of {handle:p} are already mapped elsewhere; \
                  cann-sim maps each byte of physical memory once (an alias would let an \
@@ -502,7 +515,7 @@ pub unsafe extern "C" fn aclrtMapMem(
     }
     if offset.checked_add(size).is_none_or(|end| end > psize) {
         return fail(
-            INVALID,
+            ACL_ERROR_INVALID_PARAM,
             format!(
                 "{F}: offset {offset:#x} + size {size:#x} is past the physical memory ({psize:#x} \
                  bytes)"
@@ -511,14 +524,14 @@ pub unsafe extern "C" fn aclrtMapMem(
     }
     let Some((&base, r)) = v.reservations.range_mut(..=addr).next_back() else {
         return fail(
-            INVALID,
+            ACL_ERROR_INVALID_PARAM,
             format!("{F}: {virPtr:p} is not in a range aclrtReserveMemAddress reserved"),
         );
     };
     let end = base + r.size;
     if addr >= end || addr.checked_add(size).is_none_or(|e| e > end) {
         return fail(
-            INVALID,
+            ACL_ERROR_INVALID_PARAM,
             format!(
                 "{F}: [{virPtr:p}, +{size:#x}) is not inside the reservation at {base:#x} ({:#x} \
                  bytes)",
@@ -534,7 +547,7 @@ pub unsafe extern "C" fn aclrtMapMem(
     ));
     if r.device != pdevice {
         return fail(
-            INVALID,
+            ACL_ERROR_INVALID_PARAM,
             format!(
                 "{F}: the physical memory is on device {pdevice} but the reservation on device {}",
                 r.device
@@ -548,7 +561,7 @@ pub unsafe extern "C" fn aclrtMapMem(
         .is_some_and(|(&a, &(len, _, _))| a + len > addr);
     if overlaps {
         return fail(
-            INVALID,
+            ACL_ERROR_INVALID_PARAM,
             format!("{F}: [{virPtr:p}, +{size:#x}) overlaps a range already mapped"),
         );
     }
@@ -604,7 +617,7 @@ pub unsafe extern "C" fn aclrtUnmapMem(virPtr: *mut c_void) -> aclError {
         .and_then(|(_, r)| r.mapped.remove(&addr));
     let Some((size, id, offset)) = found else {
         return fail(
-            INVALID,
+            ACL_ERROR_INVALID_PARAM,
             format!("{F}: nothing is mapped at {virPtr:p} (aclrtMapMem maps ranges)"),
         );
     };
