@@ -99,8 +99,11 @@ fn main() {
         "cached-alloc-free" => {
             npu.enable_caching_allocator(Default::default())
                 .expect("caching");
-            let alloc = npu.caching_allocator().expect("allocator");
-            let key = acl::memory::stream_key(&stream);
+            let handle = npu.caching_allocator().expect("allocator");
+            // SAFETY: the key is the live stream's handle; blocks are used
+            // on it only (never, in fact) and freed to this allocator.
+            let alloc = unsafe { handle.raw() };
+            let key = stream.as_raw() as usize;
             for _ in 0..n {
                 if safe {
                     // SAFETY: never read.

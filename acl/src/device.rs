@@ -56,17 +56,20 @@ pub struct Device {
 pub(crate) struct Inner {
     ordinal: i32,
     ctx: sys::aclrtContext,
-    /// Unique per `Device::new`, so that a thread-local binding never
-    /// outlives the context it was made for.
+    /// Unique per opening of the device, so that a thread-local binding
+    /// never outlives the context it was made for.
     id: u64,
     pub(crate) events: EventPool,
+    /// Access tracking: multi-stream mode and frees waiting for events.
+    pub(crate) tracking: crate::memory::track::Tracking,
     /// The caching allocator behind this device's buffers, once enabled.
     pub(crate) allocator: OnceLock<Arc<crate::memory::DeviceAllocator>>,
     /// Host-work state of the default stream, shared by its handles.
     pub(crate) default_stream_shared: Arc<crate::host_work::Shared>,
     /// The thread that runs `Stream::launch_callback` callbacks, once started.
     pub(crate) callback_thread: crate::host_work::CallbackThread,
-    runtime: Runtime,
+    /// `None` only while being torn down.
+    runtime: Option<Runtime>,
 }
 
 // SAFETY: `ctx` is an opaque runtime handle; AscendCL contexts may be made
@@ -106,11 +109,25 @@ const IN_HOST_FN: u64 = u64::MAX;
 
 /// Runs `f` with every device call on this thread refused (for host functions).
 pub(crate) fn forbid_device_calls<R>(f: impl FnOnce() -> R) -> R {
-    let saved = BOUND.with(|b| b.replace(IN_HOST_FN));
-    let out = f();
-    BOUND.with(|b| b.set(saved));
-    out
+    struct Restore(u64);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            BOUND.with(|b| b.set(self.0));
+        }
+    }
+    let _restore = Restore(BOUND.with(|b| b.replace(IN_HOST_FN)));
+    f()
 }
+
+/// Whether the calling thread is running a host function (where AscendCL
+/// may not be called).
+pub(crate) fn in_host_fn() -> bool {
+    BOUND.with(Cell::get) == IN_HOST_FN
+}
+
+/// The live device of each ordinal: one [`Device`] per ordinal, shared by
+/// every [`Device::new`] while any handle to it lives.
+static OPEN: std::sync::Mutex<Vec<std::sync::Weak<Inner>>> = std::sync::Mutex::new(Vec::new());
 
 /// A device's context without ownership (for the allocator backend, which
 /// the device owns): binds like [`Device::bind`].
@@ -132,11 +149,7 @@ impl ContextRef {
 #[cold]
 fn bind_context(ctx: sys::aclrtContext, id: u64) -> Result<()> {
     if BOUND.with(Cell::get) == IN_HOST_FN {
-        return Err(Error::invalid(
-            "Device::bind",
-            "AscendCL may not be called from inside a host function (it would deadlock); \
-             queue the work after the host function instead",
-        ));
+        return Err(host_fn_error("Device::bind"));
     }
     // SAFETY: callers hold the device (or its allocator, which the device
     // drops before resetting), so the context is live.
@@ -196,7 +209,10 @@ impl DeviceAttribute {
 
 impl Device {
     /// Opens device `ordinal` (logical, `0..device_count`): retains its
-    /// primary context and makes it current on the calling thread.
+    /// primary context and makes it current on the calling thread. While a
+    /// handle to the device lives, every `Device::new` of the same ordinal
+    /// returns that same device (one allocator, one event pool, equal
+    /// handles), as [`Runtime::device`] does.
     ///
     /// # Errors
     ///
@@ -207,6 +223,16 @@ impl Device {
         let id = i32::try_from(ordinal).map_err(|_| {
             Error::invalid("Device::new", format!("device {ordinal} is out of range"))
         })?;
+        if in_host_fn() {
+            return Err(host_fn_error("Device::new"));
+        }
+        let mut open = crate::sync::lock(&OPEN);
+        if let Some(inner) = open
+            .get(ordinal as usize)
+            .and_then(std::sync::Weak::upgrade)
+        {
+            return Ok(Device { inner });
+        }
         result::set_device(id)?;
         let ctx = match result::get_current_context() {
             Ok(ctx) => ctx,
@@ -223,12 +249,18 @@ impl Device {
             ctx,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             events: EventPool::default(),
+            tracking: Default::default(),
             allocator: OnceLock::new(),
             default_stream_shared: Arc::default(),
             callback_thread: Default::default(),
-            runtime: runtime.clone(),
+            runtime: Some(runtime.clone()),
         });
         BOUND.with(|b| b.set(inner.id));
+        let slot = ordinal as usize;
+        if open.len() <= slot {
+            open.resize_with(slot + 1, std::sync::Weak::new);
+        }
+        open[slot] = Arc::downgrade(&inner);
         Ok(Device { inner })
     }
 
@@ -251,7 +283,10 @@ impl Device {
 
     /// The runtime session this device belongs to.
     pub fn runtime(&self) -> &Runtime {
-        &self.inner.runtime
+        self.inner
+            .runtime
+            .as_ref()
+            .expect("only a device being dropped has no runtime, and it has no handles")
     }
 
     /// Makes this device's context current on the calling thread, unless it
@@ -376,31 +411,97 @@ impl Device {
         result::device_disable_peer_access(peer.inner.ordinal)
     }
 
-    /// Waits for all work queued on this device's default stream.
+    /// Waits for all work queued on every stream of this device
+    /// (`aclrtSynchronizeDevice`), then gives back memory whose frees were
+    /// waiting for that work.
     ///
     /// # Errors
     ///
-    /// The runtime's error, including faults of queued work (507xxx codes).
-    #[doc(alias = "aclrtSynchronizeStream")]
+    /// The runtime's error, including faults of queued work (507xxx codes),
+    /// and [`Error::HostFunctionPanicked`] when a host function of the
+    /// default stream panicked.
+    #[doc(alias = "aclrtSynchronizeDevice")]
     pub fn synchronize(&self) -> Result<()> {
-        self.default_stream().synchronize()
+        self.bind()?;
+        result::synchronize_device()?;
+        self.reap(true)?;
+        match self.inner.default_stream_shared.take_failure() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
+
+    /// Frees memory whose queued users have finished (see
+    /// [`memory`](crate::memory)); with `wait`, waits for them first.
+    pub(crate) fn reap(&self, wait: bool) -> Result<()> {
+        self.inner
+            .tracking
+            .reap(&self.context_ref(), &self.inner.events, wait)
+    }
+}
+
+/// The error for a device call from inside a host function.
+pub(crate) fn host_fn_error(function: &'static str) -> Error {
+    Error::invalid(
+        function,
+        "AscendCL may not be called from inside a host function (it would deadlock); \
+         queue the work after the host function instead",
+    )
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        BOUND.with(|b| {
-            if b.get() == self.id {
-                b.set(0);
+        let teardown = Teardown {
+            ordinal: self.ordinal,
+            ctx: self.ctx as usize,
+            id: self.id,
+            events: std::mem::take(&mut self.events),
+            tracking: std::mem::take(&mut self.tracking),
+            callback_thread: std::mem::take(&mut self.callback_thread),
+            default_stream_shared: self.default_stream_shared.clone(),
+            allocator: self.allocator.take(),
+            runtime: self.runtime.take(),
+        };
+        if in_host_fn() {
+            // AscendCL may not be called here, and the callback thread may
+            // be this very thread: tear down on a thread of its own.
+            let spawned = std::thread::Builder::new()
+                .name("acl-device-teardown".into())
+                .spawn(move || teardown.run());
+            if let Err(e) = spawned {
+                release::record(
+                    "Device",
+                    Error::invalid("Device::drop", format!("no teardown thread: {e}")),
+                );
             }
-        });
+        } else {
+            teardown.run();
+        }
+    }
+}
+
+/// What a device's last handle releases, movable to another thread.
+struct Teardown {
+    ordinal: i32,
+    ctx: usize,
+    id: u64,
+    events: EventPool,
+    tracking: crate::memory::track::Tracking,
+    callback_thread: crate::host_work::CallbackThread,
+    default_stream_shared: Arc<crate::host_work::Shared>,
+    allocator: Option<Arc<crate::memory::DeviceAllocator>>,
+    runtime: Option<Runtime>,
+}
+
+impl Teardown {
+    fn run(self) {
         // Make the context current for the releases below, whatever thread
         // drops the last handle.
-        // SAFETY: the device is still retained by this handle.
-        if let Err(e) = unsafe { result::set_current_context(self.ctx) } {
+        // SAFETY: the device is still retained (reset below).
+        if let Err(e) = unsafe { result::set_current_context(self.ctx as sys::aclrtContext) } {
             release::record("Device", e);
         }
-        self.events.destroy_all();
+        BOUND.with(|b| b.set(self.id));
         if let Err(e) = crate::host_work::unsubscribe_default(
             &self.callback_thread,
             &self.default_stream_shared,
@@ -408,13 +509,25 @@ impl Drop for Inner {
             release::record("Device", e);
         }
         self.callback_thread.stop();
-        if let Some(alloc) = self.allocator.take()
+        if let Some(alloc) = self.allocator
             && let Err(e) = alloc.empty_cache()
         {
             release::record("CachingAllocator", e);
         }
+        // Memory whose free waited for events: the device's work is over.
+        let ctx = ContextRef {
+            ctx: self.ctx,
+            id: self.id,
+        };
+        if let Err(e) = self.tracking.reap(&ctx, &self.events, true) {
+            release::record("DeviceBuffer", e);
+        }
+        self.events.destroy_all();
         if let Err(e) = result::reset_device(self.ordinal) {
             release::record("Device", e);
         }
+        // The context may be gone: nothing is bound on this thread now.
+        BOUND.with(|b| b.set(0));
+        drop(self.runtime);
     }
 }

@@ -91,6 +91,15 @@ struct Inner {
     raw: sys::aclrtEvent,
     flags: EventFlags,
     device: Device,
+    /// Streams that queued a wait on it, kept only where destroying an
+    /// event with queued waits is not allowed (CANN before 8.0.RC2): they
+    /// are waited for before the event is destroyed.
+    waiters: Mutex<Vec<Stream>>,
+}
+
+/// Whether events with queued waits must not be destroyed (no Ex events).
+pub(crate) fn legacy_events() -> bool {
+    HAS_EX.load(std::sync::atomic::Ordering::Relaxed) == 2
 }
 
 // SAFETY: `raw` is an opaque runtime handle usable from any thread.
@@ -115,15 +124,22 @@ impl Event {
     ///
     /// `ACL_ERROR_RT_PARAM_INVALID` (107000) for invalid flags; the runtime's
     /// error when the device's event limit is reached.
+    ///
+    /// With CANN 8.0.RC2 and later the event is made by
+    /// `aclrtCreateEventExWithFlag`, whose records and waits behave as
+    /// described here and which may be dropped with waits still queued;
+    /// older libraries get `aclrtCreateEventWithFlag` (see the module docs).
     #[doc(alias = "aclrtCreateEventWithFlag")]
+    #[doc(alias = "aclrtCreateEventExWithFlag")]
     pub fn new(device: &Device, flags: EventFlags) -> Result<Event> {
         device.bind()?;
-        let raw = result::create_event_with_flag(flags.bits())?;
+        let raw = create_reusable_event(flags.bits())?;
         Ok(Event {
             inner: Arc::new(Inner {
                 raw,
                 flags,
                 device: device.clone(),
+                waiters: Mutex::new(Vec::new()),
             }),
         })
     }
@@ -237,8 +253,27 @@ impl Event {
     }
 }
 
+impl Event {
+    /// Notes that `stream` queued a wait on this event (see `waiters`).
+    pub(crate) fn note_waiter(&self, stream: &Stream) {
+        if legacy_events() {
+            let mut w = crate::sync::lock(&self.inner.waiters);
+            if !w.iter().any(|s| s.same_queue(stream)) {
+                w.push(stream.clone());
+            }
+        }
+    }
+}
+
 impl Drop for Inner {
     fn drop(&mut self) {
+        let waiters = std::mem::take(self.waiters.get_mut().unwrap_or_else(|p| p.into_inner()));
+        for s in waiters {
+            // Older CANN: the queued waits must have run before the destroy.
+            if let Err(e) = s.synchronize() {
+                release::record("Event", e);
+            }
+        }
         let outcome = self.device.bind().and_then(|()| {
             // SAFETY: the last handle is gone, so nothing waits on it from the
             // host; queued waits on it were enqueued before and keep their own
@@ -264,10 +299,49 @@ pub(crate) fn timeout_ms(function: &'static str, timeout: Duration) -> Result<i3
         .map_err(|_| Error::invalid(function, format!("the timeout {ms} ms exceeds i32::MAX ms")))
 }
 
-/// The per-device pool of `ACL_EVENT_SYNC` events the crate uses to order
-/// work across streams. An event goes back to the pool as soon as the waits
-/// on it have been enqueued: a wait captures the event's latest record at the
-/// time it is enqueued, so re-recording a pooled event later is harmless.
+/// Whether the library has `aclrtCreateEventExWithFlag` (0 unknown, 1 yes,
+/// 2 no).
+static HAS_EX: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Creates an event with the re-record semantics the crate relies on.
+///
+/// CANN documents them only for `aclrtCreateEventExWithFlag` events
+/// (hicann/runtime `docs/zh/api_ref/07_event_management.md`, aclrtRecordEvent:
+/// each record overwrites the event, and `aclrtStreamWaitEvent` waits for the
+/// record made before it, unaffected by later records; destroying one whose
+/// waits are still queued is allowed and does not block). Older CANN (before
+/// 8.0.RC2) lacks that function: there `aclrtCreateEvent` events are used,
+/// which take a new hardware event at every record (so a wait also sees the
+/// latest record), whereas `aclrtCreateEventWithFlag(ACL_EVENT_SYNC)` events
+/// keep one fixed id and need `aclrtResetEvent` after each wait.
+pub(crate) fn create_reusable_event(flags: u32) -> Result<sys::aclrtEvent> {
+    use std::sync::atomic::Ordering::Relaxed;
+    if flags & sys::ACL_EVENT_SYNC == 0 {
+        // Not waitable: the re-record semantics do not matter.
+        return result::create_event_with_flag(flags);
+    }
+    if HAS_EX.load(Relaxed) != 2 {
+        match result::create_event_ex_with_flag(flags) {
+            Ok(e) => {
+                HAS_EX.store(1, Relaxed);
+                return Ok(e);
+            }
+            Err(Error::Load(_)) => HAS_EX.store(2, Relaxed),
+            Err(e) => return Err(e),
+        }
+    }
+    if flags == sys::ACL_EVENT_SYNC {
+        result::create_event()
+    } else {
+        result::create_event_with_flag(flags)
+    }
+}
+
+/// The per-device pool of synchronising events the crate uses to order
+/// work across streams (made by [`create_reusable_event`]). An event goes
+/// back to the pool when the last mark holding it is dropped, possibly with
+/// waits on it still queued: a wait captures the record made before it, so
+/// re-recording a pooled event later does not move it.
 #[derive(Default)]
 pub(crate) struct EventPool {
     free: Mutex<Vec<usize>>,
@@ -279,7 +353,7 @@ impl EventPool {
         let pooled = crate::sync::lock(&self.free).pop();
         match pooled {
             Some(raw) => Ok(raw as sys::aclrtEvent),
-            None => result::create_event_with_flag(sys::ACL_EVENT_SYNC),
+            None => create_reusable_event(sys::ACL_EVENT_SYNC),
         }
     }
 
@@ -301,25 +375,32 @@ impl EventPool {
     }
 }
 
-/// Orders `later` after the work queued so far on `earlier` (same device),
-/// using a pooled event. No-op when they are the same stream.
+/// Orders `later` after the work queued so far on `earlier`, on the
+/// device: an event of the pool recorded on `earlier` and waited for by
+/// `later` (across devices too: the wait is queued on `later`'s device). No
+/// host thread blocks. No-op when they are the same stream.
 pub(crate) fn order_after(later: &Stream, earlier: &Stream) -> Result<()> {
     if later.same_queue(earlier) {
         return Ok(());
     }
     if later.device() != earlier.device() {
-        // Across devices (peer copies), wait on the host: simple and safe.
-        return earlier.synchronize();
+        // hicann/runtime docs/zh/dev_guide/05_multi_device_programming.md:
+        // a stream cannot wait for an event of another device.
+        if earlier.is_complete()? {
+            return Ok(());
+        }
+        return Err(Error::invalid(
+            "Stream::wait_for",
+            format!(
+                "the streams are on devices {} and {}: CANN cannot make a stream wait for \
+                 another device's work; synchronize the other stream first",
+                later.device().ordinal(),
+                earlier.device().ordinal()
+            ),
+        ));
     }
-    let device = earlier.device();
-    device.bind()?;
-    let pool = &device.inner.events;
-    let ev = pool.acquire()?;
-    // SAFETY: the event and both streams are live.
-    let outcome = unsafe {
-        result::record_event(ev, earlier.as_raw())
-            .and_then(|()| result::stream_wait_event(later.as_raw(), ev))
-    };
-    pool.release(ev);
-    outcome
+    let ev = crate::memory::track::PooledEvent::record(earlier)?;
+    later.device().bind()?;
+    // SAFETY: the event (held by `ev`) and the stream are live.
+    unsafe { result::stream_wait_event(later.as_raw(), ev.as_raw()) }
 }

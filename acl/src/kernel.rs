@@ -16,8 +16,9 @@
 //! the `cann-sim` README). The code that loads and launches is the same.
 //!
 //! Memory passed to a kernel is ordered like every other use (see
-//! [`memory`](crate::memory)): a buffer whose home is another stream is
-//! waited for before the launch, and its home waits for the kernel.
+//! [`memory`](crate::memory)): the launch waits, on the device, for queued
+//! work of other streams that the kernel's inputs and outputs conflict
+//! with, and the kernel's reads and writes are recorded for later users.
 //!
 //! ```no_run
 //! # cann_sim::install().unwrap();
@@ -38,7 +39,7 @@
 //! ```
 
 use crate::error::{Error, Result, check};
-use crate::memory::{DeviceMemory, DeviceMemoryMut, DeviceRepr, with_home_streams};
+use crate::memory::{Access, DeviceMemory, DeviceMemoryMut, DeviceRepr, prepare};
 use crate::{Device, Stream, release, result};
 use acl_sys as sys;
 use std::ffi::{CString, c_void};
@@ -277,7 +278,7 @@ impl Kernel {
     /// (`aclrtKernelArgsInit`, `…Append`, `…AppendPlaceHolder`,
     /// `…GetPlaceHolderBuffer`, `…Finalize`, `aclrtLaunchKernelWithConfig`).
     /// Returns when the launch is queued; the kernel runs later, in stream
-    /// order. Memory in `args` is ordered with its home streams.
+    /// order. Memory in `args` is ordered with its other queued accesses.
     ///
     /// # Errors
     ///
@@ -302,7 +303,12 @@ impl Kernel {
     #[doc(alias = "aclrtLaunchKernelWithConfig")]
     #[doc(alias = "aclrtKernelArgsInit")]
     #[doc(alias = "aclrtKernelArgsAppend")]
-    pub unsafe fn launch(&self, stream: &Stream, blocks: u32, args: KernelArgs<'_>) -> Result<()> {
+    pub unsafe fn launch(
+        &self,
+        stream: &Stream,
+        blocks: u32,
+        mut args: KernelArgs<'_>,
+    ) -> Result<()> {
         const F: &str = "Kernel::launch";
         if blocks == 0 {
             return Err(Error::invalid(F, "the block count must be positive"));
@@ -319,14 +325,15 @@ impl Kernel {
             ));
         }
         args.check(F, stream.device())?;
-        with_home_streams(stream, &args.homes, || {
-            stream.device().bind()?;
-            // SAFETY: the kernel and stream are live (held); the argument
-            // list is built and launched here with no other runtime call on
-            // this thread in between (the runtime keeps one list per
-            // thread); every pointer passed is valid for the call.
-            unsafe { self.launch_raw(stream, blocks, &args) }
-        })
+        let prepared = prepare(stream, std::mem::take(&mut args.uses))?;
+        // SAFETY: the kernel and stream are live (held); the argument list
+        // is built and launched here with no other runtime call on this
+        // thread in between (the runtime keeps one list per thread); every
+        // pointer passed is valid for the call, and the memory stays
+        // allocated until the kernel has run (its accesses are recorded).
+        unsafe { self.launch_raw(stream, blocks, &args)? };
+        prepared.commit();
+        Ok(())
     }
 
     /// # Safety
@@ -411,8 +418,8 @@ enum Arg {
 ///
 /// Memory is borrowed for `'a`: shared for [`KernelArgs::input`], exclusive
 /// for [`KernelArgs::output`], so that the host cannot touch it while the
-/// arguments are built; the launch then orders the kernel with each
-/// memory's home stream.
+/// arguments are built; the launch then orders the kernel with the other
+/// queued accesses of each memory.
 ///
 /// `Send + Sync`: it holds bytes and borrows of `Sync` values only.
 ///
@@ -424,7 +431,8 @@ enum Arg {
 #[derive(Default)]
 pub struct KernelArgs<'a> {
     items: Vec<Arg>,
-    homes: Vec<&'a Stream>,
+    uses: Vec<Access>,
+    _borrows: std::marker::PhantomData<&'a mut ()>,
     devices: Vec<u32>,
     bytes: usize,
 }
@@ -465,22 +473,23 @@ impl<'a> KernelArgs<'a> {
         self
     }
 
-    fn memory(mut self, ptr: *const c_void, stream: &'a Stream) -> Self {
-        self.homes.push(stream);
-        self.devices.push(stream.device().ordinal());
+    fn memory(mut self, ptr: *const c_void, access: Access) -> Self {
+        self.devices.push(access.allocation().device().ordinal());
+        self.uses.push(access);
         self.push(Arg::Value((ptr as u64).to_le_bytes().to_vec()))
     }
 
     /// Device memory the kernel reads: its address.
     pub fn input<T: DeviceRepr>(self, mem: &'a (impl DeviceMemory<T> + ?Sized)) -> Self {
         let ptr = mem.device_ptr();
-        self.memory(ptr, mem.home_stream())
+        self.memory(ptr, mem.read_access())
     }
 
     /// Device memory the kernel writes (and may read): its address.
     pub fn output<T: DeviceRepr>(self, mem: &'a mut (impl DeviceMemoryMut<T> + ?Sized)) -> Self {
         let ptr = mem.device_ptr_mut();
-        self.memory(ptr, mem.home_stream())
+        let access = mem.write_access();
+        self.memory(ptr, access)
     }
 
     /// A scalar passed by value (its bytes, native endianness).

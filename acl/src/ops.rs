@@ -84,7 +84,7 @@ fn numel(function: &'static str, shape: &[usize]) -> Result<usize> {
 }
 
 impl<T: Element> Tensor<T> {
-    /// A tensor holding a copy of `data` with `shape`, homed on `stream`
+    /// A tensor holding a copy of `data` with `shape`, for use on `stream`
     /// (the copy is complete on return).
     ///
     /// # Errors
@@ -106,7 +106,7 @@ impl<T: Element> Tensor<T> {
         })
     }
 
-    /// A tensor of zero bytes (0 for every element type here), homed on `stream`.
+    /// A tensor of zero bytes (0 for every element type here), for use on `stream`.
     ///
     /// # Errors
     ///
@@ -222,7 +222,7 @@ impl<T: Element> Tensor<T> {
             desc,
             ptr: self.buf.as_raw_ptr().cast_mut(),
             bytes: self.buf.size_bytes(),
-            home: self.buf.stream(),
+            access: crate::DeviceMemory::read_access(&self.buf),
         }
     }
 
@@ -232,7 +232,7 @@ impl<T: Element> Tensor<T> {
             desc,
             ptr,
             bytes: self.buf.size_bytes(),
-            home: self.buf.stream(),
+            access: crate::DeviceMemoryMut::write_access(&mut self.buf),
         }
     }
 }

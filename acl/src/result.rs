@@ -400,6 +400,28 @@ pub fn create_event_with_flag(flags: u32) -> Result<sys::aclrtEvent> {
     Ok(e)
 }
 
+/// `aclrtCreateEventExWithFlag` (CANN 8.0.RC2 and later): an event that
+/// can be recorded again and again, each `aclrtStreamWaitEvent` waiting for
+/// the record made before it.
+#[doc(alias = "aclrtCreateEventExWithFlag")]
+pub fn create_event_ex_with_flag(flags: u32) -> Result<sys::aclrtEvent> {
+    let mut e = std::ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    check("aclrtCreateEventExWithFlag", unsafe {
+        sys::aclrtCreateEventExWithFlag(&mut e, flags)
+    })?;
+    Ok(e)
+}
+
+/// `aclrtCreateEvent`.
+#[doc(alias = "aclrtCreateEvent")]
+pub fn create_event() -> Result<sys::aclrtEvent> {
+    let mut e = std::ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    check("aclrtCreateEvent", unsafe { sys::aclrtCreateEvent(&mut e) })?;
+    Ok(e)
+}
+
 /// `aclrtDestroyEvent`.
 ///
 /// # Safety

@@ -119,6 +119,17 @@ impl Runtime {
         result::get_soc_name()
     }
 
+    /// Device `ordinal`: the same [`Device`](crate::Device) for every call
+    /// while a handle to it lives (as [`Device::new`](crate::Device::new)).
+    ///
+    /// # Errors
+    ///
+    /// As [`Device::new`](crate::Device::new).
+    #[doc(alias = "aclrtSetDevice")]
+    pub fn device(&self, ordinal: u32) -> Result<crate::Device> {
+        crate::Device::new(self, ordinal)
+    }
+
     /// The number of visible NPUs (after `ASCEND_RT_VISIBLE_DEVICES`).
     ///
     /// # Errors
@@ -146,12 +157,42 @@ impl Drop for Runtime {
         let mut session = session();
         let Some(s) = session.as_mut() else { return };
         s.handles = s.handles.saturating_sub(1);
-        if s.handles == 0 {
-            let owns = s.owns_init;
-            *session = None;
-            if owns && let Err(e) = result::finalize() {
-                release::record("Runtime", e);
-            }
+        if s.handles > 0 {
+            return;
         }
+        if crate::device::in_host_fn() {
+            // AscendCL may not be called inside a host function (and
+            // finalizing waits for its stream): a thread of its own finalizes
+            // once the host function has returned — unless a new handle has
+            // taken the session over by then.
+            drop(session);
+            let spawned = std::thread::Builder::new()
+                .name("acl-finalize".into())
+                .spawn(|| {
+                    let mut session = crate::runtime::session();
+                    if session.as_ref().is_some_and(|s| s.handles == 0) {
+                        end_session(&mut session);
+                    }
+                });
+            if let Err(e) = spawned {
+                release::record(
+                    "Runtime",
+                    Error::invalid("Runtime::drop", format!("no finalize thread: {e}")),
+                );
+            }
+        } else {
+            end_session(&mut session);
+        }
+    }
+}
+
+/// Ends the session (the last handle is gone), finalizing AscendCL if this
+/// crate initialised it.
+fn end_session(session: &mut Option<Session>) {
+    if let Some(s) = session.take()
+        && s.owns_init
+        && let Err(e) = result::finalize()
+    {
+        release::record("Runtime", e);
     }
 }

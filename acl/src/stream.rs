@@ -228,9 +228,24 @@ impl Stream {
                 "the event was created without EventFlags::SYNC",
             ));
         }
+        if event.device() != self.device() {
+            // hicann/runtime docs/zh/dev_guide/05_multi_device_programming.md:
+            // waiting for an event of another device fails.
+            return Err(Error::invalid(
+                "Stream::wait_event",
+                format!(
+                    "the event belongs to device {} and the stream to device {}: CANN does \
+                     not wait for events across devices; synchronize the event on the host",
+                    event.device().ordinal(),
+                    self.device().ordinal()
+                ),
+            ));
+        }
         self.inner.device.bind()?;
         // SAFETY: both handles are live.
-        unsafe { result::stream_wait_event(self.inner.raw, event.as_raw()) }
+        unsafe { result::stream_wait_event(self.inner.raw, event.as_raw())? };
+        event.note_waiter(self);
+        Ok(())
     }
 
     /// Records a new event (sync + timed) at the current end of the queue.

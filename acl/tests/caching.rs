@@ -7,7 +7,9 @@ use acl::allocator::AllocatorConfig;
 
 #[test]
 fn buffers_reuse_cached_blocks_on_their_stream() {
-    let npu = common::device(7);
+    // A device of its own: one `Device` per ordinal, so tests sharing an
+    // ordinal share its allocator.
+    let npu = common::device(6);
     npu.enable_caching_allocator(AllocatorConfig::default())
         .unwrap();
     let alloc = npu.caching_allocator().unwrap();

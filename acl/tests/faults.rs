@@ -76,8 +76,12 @@ fn stream_and_event_creation_failures() {
     fails_cleanly("aclrtCreateStreamWithConfig", PARAM, || {
         Stream::new(&npu, StreamConfig::default())
     });
-    fails_cleanly("aclrtCreateEventWithFlag", PARAM, || {
+    // Synchronising events are made by the Ex variant (CANN 8.0.RC2+).
+    fails_cleanly("aclrtCreateEventExWithFlag", PARAM, || {
         Event::new(&npu, EventFlags::default())
+    });
+    fails_cleanly("aclrtCreateEventWithFlag", PARAM, || {
+        Event::new(&npu, EventFlags::TIMING)
     });
 }
 
@@ -162,6 +166,8 @@ fn failed_release_in_drop_is_recorded_not_panicked() {
     let _serial = serial();
     let npu = common::device(4);
     let buf = DeviceBuffer::<u8>::zeroed(&npu, 64).unwrap();
+    // Reading it waits for the queued fill, so nothing delays the free.
+    assert_eq!(buf.to_host_vec().unwrap(), [0; 64]);
     let _ = acl::take_release_errors();
     faults::clear();
     faults::inject("aclrtFree", 1, PARAM);

@@ -32,7 +32,7 @@ fn a_32_bit_fill_writes_the_pattern() {
     let buf = DeviceBuffer::<u32>::zeroed(&npu, 8).unwrap();
     // The zeroing is queued on the buffer's home stream: let it finish
     // before writing behind the stream's back.
-    acl::DeviceMemory::home_stream(&buf).synchronize().unwrap();
+    npu.synchronize().unwrap();
     npu.bind().unwrap();
     // SAFETY: 32 bytes of device memory owned by `buf`, unused meanwhile.
     unsafe {
@@ -53,7 +53,7 @@ fn a_pitched_copy_moves_a_block_of_rows() {
     let npu = common::device(0);
     let host: Vec<u8> = (0..15).collect();
     let buf = DeviceBuffer::<u8>::zeroed(&npu, 12).unwrap();
-    acl::DeviceMemory::home_stream(&buf).synchronize().unwrap();
+    npu.synchronize().unwrap();
     npu.bind().unwrap();
     // SAFETY: a 3x4 block: the host span is 14 bytes of `host`, the device
     // span the 12 bytes of `buf`, unused meanwhile.

@@ -55,49 +55,39 @@
 use crate::comm::Comm;
 use crate::error::{Error, Result, check, clear_recent};
 use crate::types::{DataType, HcclType, ReduceOp};
+use acl::memory::Access;
 use acl::{DeviceMemory, DeviceMemoryMut, Stream};
 use acl_sys::LoadError;
 use hccl_sys as sys;
 use std::ffi::c_void;
 use std::marker::PhantomData;
 
+/// Open groups on this thread, and the deferred accesses per stream.
+type GroupState = (u32, Vec<(Stream, Vec<Access>)>);
+
 thread_local! {
-    /// Open [`group`]s on this thread, and the orderings their deferred
-    /// sends and receives still owe: (home stream, collective stream).
-    static GROUP: std::cell::RefCell<(u32, Vec<(Stream, Stream)>)> =
+    /// Open [`group`]s on this thread, and the accesses of the sends and
+    /// receives queued in them: HCCL queues that work only at the group's
+    /// end, so the accesses are prepared and recorded there. Holding them
+    /// keeps the memory alive even if its buffer is dropped inside the group.
+    static GROUP: std::cell::RefCell<GroupState> =
         const { std::cell::RefCell::new((0, Vec::new())) };
 }
 
-/// Runs `op` (which queues work on `stream` using memory homed on `homes`)
-/// ordered with the homes: after their queued work, before their later work.
-/// Inside a [`group`], HCCL queues sends and receives only at the group's
-/// end, so the homes' wait for them is recorded there.
-fn ordered(stream: &Stream, homes: &[&Stream], op: impl FnOnce() -> Result<()>) -> Result<()> {
-    let mut foreign: Vec<Stream> = Vec::new();
-    for h in homes {
-        if !stream.same_queue(h) && !foreign.iter().any(|f| f.same_queue(h)) {
-            foreign.push((*h).clone());
-        }
+/// Runs `op`, which queues work on `stream` with the memory accesses
+/// `uses`, ordered with their other accesses (see `acl::memory`): `stream`
+/// first waits, on the device, for the accesses it conflicts with, and the
+/// new ones are recorded once queued. Inside a [`group`] both happen at the
+/// group's end, when HCCL queues the work.
+fn ordered(stream: &Stream, uses: Vec<Access>, op: impl FnOnce() -> Result<()>) -> Result<()> {
+    if GROUP.with(|g| g.borrow().0 > 0) {
+        op()?;
+        GROUP.with(|g| g.borrow_mut().1.push((stream.clone(), uses)));
+        return Ok(());
     }
-    for h in &foreign {
-        stream.wait_for(h)?;
-    }
+    let prepared = acl::memory::prepare(stream, uses)?;
     op()?;
-    let deferred = GROUP.with(|g| {
-        let mut g = g.borrow_mut();
-        if g.0 == 0 {
-            return false;
-        }
-        for h in &foreign {
-            g.1.push((h.clone(), stream.clone()));
-        }
-        true
-    });
-    if !deferred {
-        for h in &foreign {
-            h.wait_for(stream)?;
-        }
-    }
+    prepared.commit();
     Ok(())
 }
 
@@ -138,13 +128,14 @@ impl Comm {
         Ok(())
     }
 
-    fn check_home(&self, f: &'static str, what: &str, home: &Stream) -> Result<()> {
-        if home.device().ordinal() != self.device().ordinal() {
+    fn check_home(&self, f: &'static str, what: &str, access: &Access) -> Result<()> {
+        let device = access.allocation().device();
+        if device.ordinal() != self.device().ordinal() {
             return Err(Error::invalid(
                 f,
                 format!(
                     "{what} lives on device {}, but this rank runs on device {}",
-                    home.device().ordinal(),
+                    device.ordinal(),
                     self.device().ordinal()
                 ),
             ));
@@ -153,23 +144,30 @@ impl Comm {
     }
 
     /// Checks the stream and the buffers' devices, binds the device, and
-    /// calls `raw` in stream order with the buffers' home streams.
+    /// calls `raw` ordered with the buffers' other accesses (`uses`).
     fn issue(
         &self,
         f: &'static str,
         c_name: &'static str,
         stream: &Stream,
-        homes: &[(&str, &Stream)],
+        uses: Vec<(&str, Access)>,
         raw: impl FnOnce() -> std::result::Result<u32, LoadError>,
     ) -> Result<()> {
         self.check_stream(f, stream)?;
-        for (what, h) in homes {
-            self.check_home(f, what, h)?;
+        for (what, a) in &uses {
+            self.check_home(f, what, a)?;
+        }
+        {
+            let mut used = self.streams.lock().unwrap_or_else(|p| p.into_inner());
+            if !used.iter().any(|s| s.same_queue(stream)) {
+                used.push(stream.clone());
+            }
         }
         self.device().bind()?;
         let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
-        let hs: Vec<&Stream> = homes.iter().map(|(_, h)| *h).collect();
-        ordered(stream, &hs, || {
+        let uses = uses.into_iter().map(|(_, a)| a).collect();
+        ordered(stream, uses, || {
+            self.device().bind()?;
             clear_recent();
             check(c_name, raw())
         })
@@ -196,8 +194,8 @@ impl Comm {
         raw: impl FnOnce(*mut c_void, *mut c_void) -> std::result::Result<u32, LoadError>,
     ) -> Result<()> {
         let (s, r) = (send.device_ptr().cast_mut(), recv.device_ptr_mut());
-        let homes = [("send", send.home_stream()), ("recv", recv.home_stream())];
-        self.issue(f, c_name, stream, &homes, || raw(s, r))
+        let uses = vec![("send", send.read_access()), ("recv", recv.write_access())];
+        self.issue(f, c_name, stream, uses, || raw(s, r))
     }
 
     /// [`Comm::issue`] for the one-buffer calls of the shape
@@ -209,13 +207,11 @@ impl Comm {
         (f, c_name): (&'static str, &'static str),
         stream: &Stream,
         raw: OneBufferFn,
-        buf: &(impl DeviceMemory<T> + ?Sized),
-        ptr: *mut c_void,
+        (buf, ptr, access): (&(impl DeviceMemory<T> + ?Sized), *mut c_void, Access),
         rank: u32,
     ) -> Result<()> {
         let n = len_u64(buf.len());
-        let homes = [("buf", buf.home_stream())];
-        self.issue(f, c_name, stream, &homes, || {
+        self.issue(f, c_name, stream, vec![("buf", access)], || {
             // SAFETY: a live device buffer of `n` elements of T, ordered
             // with its other uses by `issue`.
             unsafe {
@@ -302,12 +298,12 @@ impl Comm {
     ) -> Result<()> {
         let p = buf.device_ptr_mut();
         let n = len_u64(buf.len());
-        let homes = [("buf", buf.home_stream())];
+        let uses = vec![("buf", buf.write_access())];
         self.issue(
             "Comm::all_reduce_in_place",
             "HcclAllReduce",
             stream,
-            &homes,
+            uses,
             || {
                 // SAFETY: as `all_reduce`, with send == recv (allowed by HCCL).
                 unsafe {
@@ -341,8 +337,9 @@ impl Comm {
         const F: &str = "Comm::broadcast";
         self.check_root(F, root)?;
         let p = buf.device_ptr_mut();
+        let a = buf.write_access();
         let names = (F, "HcclBroadcast");
-        self.issue_one_buffer(names, stream, sys::HcclBroadcast, buf, p, root)
+        self.issue_one_buffer(names, stream, sys::HcclBroadcast, (buf, p, a), root)
     }
 
     fn check_root(&self, f: &'static str, root: u32) -> Result<()> {
@@ -376,19 +373,19 @@ impl Comm {
     ) -> Result<()> {
         const F: &str = "Comm::reduce";
         self.check_root(F, root)?;
-        let mut homes = vec![("send", send.home_stream())];
+        let mut uses = vec![("send", send.read_access())];
         let r = match self.root_only(F, "recv", recv, root)? {
             Some(r) => {
                 self.need(F, "recv", r.len(), send.len(), "the length of send")?;
                 let p = r.device_ptr_mut();
-                homes.push(("recv", r.home_stream()));
+                uses.push(("recv", r.write_access()));
                 p
             }
             None => std::ptr::null_mut(),
         };
         let s = send.device_ptr().cast_mut();
         let n = len_u64(send.len());
-        self.issue(F, "HcclReduce", stream, &homes, || {
+        self.issue(F, "HcclReduce", stream, uses, || {
             // SAFETY: live device buffers of `n` elements (recv only on the root).
             unsafe {
                 sys::HcclReduce(
@@ -615,19 +612,19 @@ impl Comm {
         const F: &str = "Comm::scatter";
         self.check_root(F, root)?;
         let r = recv.device_ptr_mut();
-        let mut homes = vec![("recv", recv.home_stream())];
+        let mut uses = vec![("recv", recv.write_access())];
         let s = match self.root_only(F, "send", send, root)? {
             Some(s) => {
                 let want = recv.len() * self.size() as usize;
                 let how = format!("recv × ranks = {} × {}", recv.len(), self.size());
                 self.need(F, "send", s.len(), want, &how)?;
-                homes.push(("send", s.home_stream()));
+                uses.push(("send", s.read_access()));
                 s.device_ptr().cast_mut()
             }
             None => std::ptr::null_mut(),
         };
         let n = len_u64(recv.len());
-        self.issue(F, "HcclScatter", stream, &homes, || {
+        self.issue(F, "HcclScatter", stream, uses, || {
             // SAFETY: live device buffers of the checked lengths.
             unsafe {
                 sys::HcclScatter(
@@ -811,7 +808,8 @@ impl Comm {
         const F: &str = "Comm::send";
         self.check_peer(F, peer)?;
         let p = buf.device_ptr().cast_mut();
-        self.issue_one_buffer((F, "HcclSend"), stream, sys::HcclSend, buf, p, peer)
+        let a = buf.read_access();
+        self.issue_one_buffer((F, "HcclSend"), stream, sys::HcclSend, (buf, p, a), peer)
     }
 
     /// Receives `buf.len()` elements from rank `peer`.
@@ -829,7 +827,8 @@ impl Comm {
         const F: &str = "Comm::recv";
         self.check_peer(F, peer)?;
         let p = buf.device_ptr_mut();
-        self.issue_one_buffer((F, "HcclRecv"), stream, sys::HcclRecv, buf, p, peer)
+        let a = buf.write_access();
+        self.issue_one_buffer((F, "HcclRecv"), stream, sys::HcclRecv, (buf, p, a), peer)
     }
 
     /// Runs several sends and receives as one operation, in an order that
@@ -862,9 +861,10 @@ impl Comm {
                 remoteRank: op.peer,
             })
             .collect();
-        let homes: Vec<(&str, &Stream)> = ops.iter().map(|op| ("buffer", op.home)).collect();
+        let uses: Vec<(&str, Access)> =
+            ops.iter().map(|op| ("buffer", op.access.clone())).collect();
         let n = items.len() as u32;
-        self.issue(F, "HcclBatchSendRecv", stream, &homes, || {
+        self.issue(F, "HcclBatchSendRecv", stream, uses, || {
             // SAFETY: `items` describes live device buffers, borrowed by `ops`.
             unsafe { sys::HcclBatchSendRecv(items.as_mut_ptr(), n, self.as_raw(), stream.as_raw()) }
         })
@@ -877,7 +877,7 @@ impl Comm {
     /// As [`Comm::all_reduce`].
     #[doc(alias = "HcclBarrier")]
     pub fn barrier(&self, stream: &Stream) -> Result<()> {
-        self.issue("Comm::barrier", "HcclBarrier", stream, &[], || {
+        self.issue("Comm::barrier", "HcclBarrier", stream, Vec::new(), || {
             // SAFETY: live handles.
             unsafe { sys::HcclBarrier(self.as_raw(), stream.as_raw()) }
         })
@@ -894,7 +894,7 @@ pub struct P2pOp<'a> {
     len: usize,
     data_type: DataType,
     peer: u32,
-    home: &'a Stream,
+    access: Access,
     _buf: PhantomData<&'a mut ()>,
 }
 
@@ -913,7 +913,7 @@ impl<'a> P2pOp<'a> {
             len: buf.len(),
             data_type: T::DATA_TYPE,
             peer,
-            home: buf.home_stream(),
+            access: buf.read_access(),
             _buf: PhantomData,
         }
     }
@@ -923,13 +923,14 @@ impl<'a> P2pOp<'a> {
         buf: &'a mut (impl DeviceMemoryMut<T> + ?Sized),
         peer: u32,
     ) -> P2pOp<'a> {
+        let access = buf.write_access();
         P2pOp {
             send: false,
             ptr: buf.device_ptr_mut(),
             len: buf.len(),
             data_type: T::DATA_TYPE,
             peer,
-            home: buf.home_stream(),
+            access,
             _buf: PhantomData,
         }
     }
@@ -959,28 +960,70 @@ pub fn group<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
     // SAFETY: no arguments.
     check("HcclGroupStart", unsafe { sys::HcclGroupStart() })?;
     GROUP.with(|g| g.borrow_mut().0 += 1);
+    let guard = OpenGroup { ended: false };
     let out = f();
-    clear_recent();
-    // SAFETY: no arguments; ends the group started above.
-    let ended = check("HcclGroupEnd", unsafe { sys::HcclGroupEnd() });
+    let ended = guard.end();
+    let value = out?;
+    ended.map(|()| value)
+}
+
+/// A group started on this thread: ended exactly once, by [`OpenGroup::end`]
+/// or, if the closure panicked, by its drop.
+struct OpenGroup {
+    ended: bool,
+}
+
+impl OpenGroup {
+    fn end(mut self) -> Result<()> {
+        self.ended = true;
+        end_group()
+    }
+}
+
+impl Drop for OpenGroup {
+    fn drop(&mut self) {
+        if !self.ended
+            && let Err(e) = end_group()
+        {
+            crate::release::record("group", e);
+        }
+    }
+}
+
+/// Ends the innermost group. At the outermost one, where HCCL queues the
+/// group's sends and receives, their streams first wait for the accesses
+/// the memory conflicts with, and the new accesses are recorded after.
+fn end_group() -> Result<()> {
     let owed = GROUP.with(|g| {
         let mut g = g.borrow_mut();
-        g.0 -= 1;
+        g.0 = g.0.saturating_sub(1);
         if g.0 == 0 {
             std::mem::take(&mut g.1)
         } else {
             Vec::new()
         }
     });
-    // The group's work is queued now (or was never queued): order the homes
-    // after it either way.
-    let mut ordered_after = Ok(());
-    for (home, stream) in owed {
-        if let Err(e) = home.wait_for(&stream) {
-            ordered_after = ordered_after.and(Err(Error::Acl(e)));
+    let mut prepared = Vec::with_capacity(owed.len());
+    let mut ordering = Ok(());
+    for (stream, uses) in &owed {
+        match acl::memory::prepare(stream, uses.as_slice()) {
+            Ok(p) => prepared.push(p),
+            Err(e) => {
+                // The device-side wait failed: wait on the host instead, so
+                // that nothing the group queues can race with earlier work.
+                if let Err(e2) = stream.device().synchronize() {
+                    ordering = ordering.and(Err(Error::Acl(e2)));
+                }
+                ordering = ordering.and(Err(Error::Acl(e)));
+            }
         }
     }
-    let value = out?;
-    ended?;
-    ordered_after.map(|()| value)
+    clear_recent();
+    // SAFETY: no arguments; ends the group started by `group`.
+    let ended = check("HcclGroupEnd", unsafe { sys::HcclGroupEnd() });
+    // Queued (or not, on failure: recording extra accesses is harmless).
+    for p in prepared {
+        p.commit();
+    }
+    ended.and(ordering)
 }

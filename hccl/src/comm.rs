@@ -32,6 +32,9 @@ pub struct Comm {
     rank: u32,
     size: u32,
     pub(crate) lock: Mutex<()>,
+    /// Streams collectives were queued on: waited for before the
+    /// communicator is destroyed (HCCL needs its queued work finished).
+    pub(crate) streams: Mutex<Vec<acl::Stream>>,
 }
 
 // SAFETY: an HcclComm is an opaque handle the library lets any thread use;
@@ -71,6 +74,7 @@ impl Comm {
             rank,
             size,
             lock: Mutex::new(()),
+            streams: Mutex::new(Vec::new()),
         };
         ids.map(|()| comm)
     }
@@ -407,10 +411,19 @@ impl Comm {
     }
 
     fn destroy(&self) -> Result<()> {
+        // Queued collectives use the communicator until they have run.
+        let streams = std::mem::take(&mut *self.streams.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut waited = Ok(());
+        for s in &streams {
+            if let Err(e) = s.synchronize() {
+                waited = waited.and(Err(Error::Acl(e)));
+            }
+        }
         let _ = self.device.bind();
         clear_recent();
         // SAFETY: the communicator is live and destroyed only here.
-        check("HcclCommDestroy", unsafe { sys::HcclCommDestroy(self.raw) })
+        let destroyed = check("HcclCommDestroy", unsafe { sys::HcclCommDestroy(self.raw) });
+        waited.and(destroyed)
     }
 }
 

@@ -44,7 +44,6 @@ pub use ops::*;
 
 use crate::Stream;
 use crate::error::{Error, Result};
-use crate::op::exec::{order_before, order_homes_after};
 use acl_sys::LoadError;
 use acl_sys::aclnn::{self as sys, aclOpExecutor, aclnnStatus};
 use std::ffi::c_void;
@@ -66,17 +65,16 @@ type LaunchFn = unsafe fn(
 ) -> Result<aclnnStatus, LoadError>;
 
 /// Runs both phases of one operator on `stream`. `plan` calls
-/// `aclnnXxxGetWorkspaceSize` with the two out-pointers; `homes` are the
-/// home streams of the memory the operator touches.
+/// `aclnnXxxGetWorkspaceSize` with the two out-pointers; `uses` are the
+/// operator's accesses to memory.
 fn two_phase(
     stream: &Stream,
     names: (&'static str, &'static str),
-    homes: &[&Stream],
+    uses: &[crate::memory::Access],
     plan: impl FnOnce(*mut u64, *mut *mut aclOpExecutor) -> Result<aclnnStatus, LoadError>,
     launch: LaunchFn,
 ) -> Result<()> {
-    let foreign = order_before(stream, homes)?;
-    stream.device().bind()?;
+    let prepared = crate::memory::prepare(stream, uses)?;
     let mut ws: u64 = 0;
     let mut exec: *mut aclOpExecutor = std::ptr::null_mut();
     check(names.0, plan(&mut ws, &mut exec))?;
@@ -102,6 +100,7 @@ fn two_phase(
     // SAFETY: the executor came from the planning call; the workspace holds
     // `ws` bytes and outlives the operator (dropping it is stream-ordered).
     check(names.1, unsafe { launch(ptr, ws, exec, stream.as_raw()) })?;
+    prepared.commit();
     drop(workspace);
-    order_homes_after(stream, &foreign)
+    Ok(())
 }

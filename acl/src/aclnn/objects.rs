@@ -1,8 +1,7 @@
 //! The aclnn argument objects, each owning its handle.
 
-use crate::Stream;
 use crate::error::{Error, Result};
-use crate::memory::{DataType, DeviceMemory, DeviceMemoryMut, Element};
+use crate::memory::{Access, DataType, DeviceMemory, DeviceMemoryMut, Element};
 use acl_sys::aclnn::{
     self as sys, aclBoolArray, aclFloatArray, aclIntArray, aclScalar, aclTensor, aclTensorList,
 };
@@ -181,7 +180,7 @@ fn create_contiguous(
 #[derive(Debug)]
 pub struct Tensor<'a> {
     raw: NonNull<aclTensor>,
-    home: &'a Stream,
+    access: Access,
     dtype: DataType,
     _mem: PhantomData<&'a ()>,
 }
@@ -198,7 +197,7 @@ impl<'a> Tensor<'a> {
         let raw = create_contiguous(T::DATA_TYPE, shape, mem.len(), data)?;
         Ok(Tensor {
             raw,
-            home: mem.home_stream(),
+            access: mem.read_access(),
             dtype: T::DATA_TYPE,
             _mem: PhantomData,
         })
@@ -223,7 +222,7 @@ impl<'a> Tensor<'a> {
         )?;
         Ok(Tensor {
             raw,
-            home: mem.home_stream(),
+            access: mem.read_access(),
             dtype: T::DATA_TYPE,
             _mem: PhantomData,
         })
@@ -239,8 +238,17 @@ impl<'a> Tensor<'a> {
         self.dtype
     }
 
-    pub(crate) fn home(&self) -> &'a Stream {
-        self.home
+    pub(crate) fn access(&self) -> Access {
+        self.access.clone()
+    }
+
+    /// Gives up the handle without destroying it (a [`TensorList`] now owns
+    /// it), keeping the memory access.
+    fn disown(self) -> Access {
+        let me = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `me` is never used or dropped again; its only field with
+        // a destructor, `access`, is moved out exactly once.
+        unsafe { std::ptr::read(&me.access) }
     }
 }
 
@@ -275,7 +283,7 @@ impl<'a> TensorMut<'a> {
         Ok(TensorMut {
             inner: Tensor {
                 raw,
-                home: mem.home_stream(),
+                access: mem.write_access(),
                 dtype: T::DATA_TYPE,
                 _mem: PhantomData,
             },
@@ -298,7 +306,7 @@ impl<'a> TensorMut<'a> {
         Ok(TensorMut {
             inner: Tensor {
                 raw,
-                home: mem.home_stream(),
+                access: mem.write_access(),
                 dtype: T::DATA_TYPE,
                 _mem: PhantomData,
             },
@@ -429,27 +437,48 @@ impl BoolArray {
     }
 }
 
-/// A list of tensors (`aclTensorList`), borrowing them for `'a`.
+/// A list of tensors (`aclTensorList`) that owns its member tensors.
+///
+/// CANN's `aclDestroyTensorList` destroys the member `aclTensor`s too
+/// (hicann/opbase `docs/zh/api/nnopbase/aclnn/aclDestroyTensorList.md`:
+/// they "do not need to be released again"), so [`TensorList::new`] takes
+/// the [`Tensor`]s by value: they are destroyed with the list, once. The
+/// memory they describe stays borrowed for `'a`.
+///
+/// `Send + Sync`: the handle is only passed to aclnn calls, and the list is
+/// immutable once made.
 #[doc(alias = "aclTensorList")]
 #[doc(alias = "aclCreateTensorList")]
 #[derive(Debug)]
 pub struct TensorList<'a> {
     raw: NonNull<aclTensorList>,
-    _tensors: PhantomData<&'a Tensor<'a>>,
+    accesses: Vec<Access>,
+    _tensors: PhantomData<&'a ()>,
 }
 
+// SAFETY: an opaque handle the host only passes to aclnn calls; the
+// accesses are Send + Sync.
+unsafe impl Send for TensorList<'_> {}
+// SAFETY: as above; shared use only reads the handle.
+unsafe impl Sync for TensorList<'_> {}
+
 impl<'a> TensorList<'a> {
-    /// A list of `tensors`.
+    /// A list of `tensors`, which it owns from now on (see the type docs).
     ///
     /// # Errors
     ///
-    /// As [`Scalar::new`].
-    pub fn new(tensors: &[&'a Tensor<'a>]) -> Result<TensorList<'a>> {
+    /// As [`Scalar::new`]; the tensors are destroyed then as usual.
+    pub fn new(tensors: Vec<Tensor<'a>>) -> Result<TensorList<'a>> {
         let raws: Vec<*const aclTensor> = tensors.iter().map(|t| t.as_raw()).collect();
         // SAFETY: valid for `len` live handles during the call.
         let p = unsafe { sys::aclCreateTensorList(raws.as_ptr(), raws.len() as u64) }?;
+        let raw = non_null("aclCreateTensorList", p)?;
+        // The list owns the member handles now: they must not be destroyed
+        // by the `Tensor`s as well.
+        let accesses = tensors.into_iter().map(Tensor::disown).collect();
         Ok(TensorList {
-            raw: non_null("aclCreateTensorList", p)?,
+            raw,
+            accesses,
             _tensors: PhantomData,
         })
     }
@@ -457,6 +486,22 @@ impl<'a> TensorList<'a> {
     /// The raw handle, valid while `self` lives.
     pub fn as_raw(&self) -> *const aclTensorList {
         self.raw.as_ptr()
+    }
+
+    /// How many tensors it holds.
+    pub fn len(&self) -> usize {
+        self.accesses.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.accesses.is_empty()
+    }
+
+    /// The members' memory reads, for ordering an operator that reads them
+    /// ([`prepare`](crate::memory::prepare)).
+    pub fn accesses(&self) -> &[Access] {
+        &self.accesses
     }
 }
 

@@ -47,7 +47,7 @@ macro_rules! binary {
         /// The aclnn status (`161002` for dtypes or shapes that do not
         /// combine, or an `out` of the wrong shape), or a stream/memory error.
         pub fn $name(stream: &Stream, a: &Tensor<'_>, b: &Tensor<'_>, out: &mut TensorMut<'_>) -> Result<()> {
-            let homes = [a.home(), b.home(), out.as_tensor().home()];
+            let homes = [a.access(), b.access(), out.as_tensor().access()];
             let (pa, pb, po) = (a.as_raw(), b.as_raw(), out.as_raw());
             run_op!(stream, &homes, $gws(pa, pb, po), $run)
         }
@@ -63,7 +63,7 @@ macro_rules! unary {
         /// The aclnn status (`161002` for a dtype the operator does not take
         /// or an `out` of the wrong shape), or a stream/memory error.
         pub fn $name(stream: &Stream, x: &Tensor<'_>, out: &mut TensorMut<'_>) -> Result<()> {
-            let homes = [x.home(), out.as_tensor().home()];
+            let homes = [x.access(), out.as_tensor().access()];
             let (px, po) = (x.as_raw(), out.as_raw());
             run_op!(stream, &homes, $gws(px, po), $run)
         }
@@ -142,7 +142,7 @@ pub fn add_scaled(
     alpha: &Scalar,
     out: &mut TensorMut<'_>,
 ) -> Result<()> {
-    let homes = [a.home(), b.home(), out.as_tensor().home()];
+    let homes = [a.access(), b.access(), out.as_tensor().access()];
     let (pa, pb, pal, po) = (a.as_raw(), b.as_raw(), alpha.as_raw(), out.as_raw());
     run_op!(
         stream,
@@ -175,7 +175,7 @@ pub fn sub_scaled(
     alpha: &Scalar,
     out: &mut TensorMut<'_>,
 ) -> Result<()> {
-    let homes = [a.home(), b.home(), out.as_tensor().home()];
+    let homes = [a.access(), b.access(), out.as_tensor().access()];
     let (pa, pb, pal, po) = (a.as_raw(), b.as_raw(), alpha.as_raw(), out.as_raw());
     run_op!(
         stream,
@@ -200,7 +200,7 @@ pub fn threshold_backward(
     threshold: &Scalar,
     out: &mut TensorMut<'_>,
 ) -> Result<()> {
-    let homes = [grad.home(), x.home(), out.as_tensor().home()];
+    let homes = [grad.access(), x.access(), out.as_tensor().access()];
     let (pg, px, pt, po) = (grad.as_raw(), x.as_raw(), threshold.as_raw(), out.as_raw());
     run_op!(
         stream,
@@ -223,7 +223,7 @@ pub fn cast(
     dtype: DataType,
     out: &mut TensorMut<'_>,
 ) -> Result<()> {
-    let homes = [x.home(), out.as_tensor().home()];
+    let homes = [x.access(), out.as_tensor().access()];
     let (px, po) = (x.as_raw(), out.as_raw());
     run_op!(
         stream,
@@ -247,7 +247,7 @@ pub fn matmul(
     out: &mut TensorMut<'_>,
     cube: CubeMathType,
 ) -> Result<()> {
-    let homes = [a.home(), b.home(), out.as_tensor().home()];
+    let homes = [a.access(), b.access(), out.as_tensor().access()];
     let (pa, pb, po) = (a.as_raw(), b.as_raw(), out.as_raw());
     run_op!(
         stream,
@@ -271,7 +271,7 @@ pub fn batch_matmul(
     out: &mut TensorMut<'_>,
     cube: CubeMathType,
 ) -> Result<()> {
-    let homes = [a.home(), b.home(), out.as_tensor().home()];
+    let homes = [a.access(), b.access(), out.as_tensor().access()];
     let (pa, pb, po) = (a.as_raw(), b.as_raw(), out.as_raw());
     run_op!(
         stream,
@@ -298,7 +298,7 @@ pub fn reduce_sum(
 ) -> Result<()> {
     let dim = IntArray::new(dims)?;
     let dtype = x.data_type().to_raw();
-    let homes = [x.home(), out.as_tensor().home()];
+    let homes = [x.access(), out.as_tensor().access()];
     let (px, pd, po) = (x.as_raw(), dim.as_raw(), out.as_raw());
     run_op!(
         stream,
@@ -323,7 +323,7 @@ pub fn mean(
 ) -> Result<()> {
     let dim = IntArray::new(dims)?;
     let dtype = x.data_type().to_raw();
-    let homes = [x.home(), out.as_tensor().home()];
+    let homes = [x.access(), out.as_tensor().access()];
     let (px, pd, po) = (x.as_raw(), dim.as_raw(), out.as_raw());
     run_op!(
         stream,
@@ -347,7 +347,7 @@ pub fn amax(
     out: &mut TensorMut<'_>,
 ) -> Result<()> {
     let dim = IntArray::new(dims)?;
-    let homes = [x.home(), out.as_tensor().home()];
+    let homes = [x.access(), out.as_tensor().access()];
     let (px, pd, po) = (x.as_raw(), dim.as_raw(), out.as_raw());
     run_op!(
         stream,
@@ -364,7 +364,7 @@ pub fn amax(
 /// The aclnn status (`161002` for `dim` out of range), or a stream/memory error.
 #[doc(alias = "aclnnSoftmax")]
 pub fn softmax(stream: &Stream, x: &Tensor<'_>, dim: i64, out: &mut TensorMut<'_>) -> Result<()> {
-    let homes = [x.home(), out.as_tensor().home()];
+    let homes = [x.access(), out.as_tensor().access()];
     let (px, po) = (x.as_raw(), out.as_raw());
     run_op!(
         stream,
@@ -386,7 +386,7 @@ pub fn log_softmax(
     dim: i64,
     out: &mut TensorMut<'_>,
 ) -> Result<()> {
-    let homes = [x.home(), out.as_tensor().home()];
+    let homes = [x.access(), out.as_tensor().access()];
     let (px, po) = (x.as_raw(), out.as_raw());
     run_op!(
         stream,
@@ -410,7 +410,7 @@ pub fn permute(
     out: &mut TensorMut<'_>,
 ) -> Result<()> {
     let d = IntArray::new(dims)?;
-    let homes = [x.home(), out.as_tensor().home()];
+    let homes = [x.access(), out.as_tensor().access()];
     let (px, pd, po) = (x.as_raw(), d.as_raw(), out.as_raw());
     run_op!(
         stream,
@@ -427,7 +427,7 @@ pub fn permute(
 /// The aclnn status, or a stream/memory error.
 #[doc(alias = "aclnnInplaceFillScalar")]
 pub fn fill_(stream: &Stream, t: &mut TensorMut<'_>, value: &Scalar) -> Result<()> {
-    let homes = [t.as_tensor().home()];
+    let homes = [t.as_tensor().access()];
     let (pt, pv) = (t.as_raw(), value.as_raw());
     run_op!(
         stream,
@@ -444,7 +444,7 @@ pub fn fill_(stream: &Stream, t: &mut TensorMut<'_>, value: &Scalar) -> Result<(
 /// The aclnn status, or a stream/memory error.
 #[doc(alias = "aclnnInplaceZero")]
 pub fn zero_(stream: &Stream, t: &mut TensorMut<'_>) -> Result<()> {
-    let homes = [t.as_tensor().home()];
+    let homes = [t.as_tensor().access()];
     let pt = t.as_raw();
     run_op!(
         stream,
@@ -461,7 +461,7 @@ pub fn zero_(stream: &Stream, t: &mut TensorMut<'_>) -> Result<()> {
 /// The aclnn status, or a stream/memory error.
 #[doc(alias = "aclnnInplaceOne")]
 pub fn one_(stream: &Stream, t: &mut TensorMut<'_>) -> Result<()> {
-    let homes = [t.as_tensor().home()];
+    let homes = [t.as_tensor().access()];
     let pt = t.as_raw();
     run_op!(
         stream,

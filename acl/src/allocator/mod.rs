@@ -94,6 +94,7 @@ use crate::error::Result;
 use crate::release;
 use parking_lot::Mutex;
 use state::State;
+pub(crate) use state::is_oom;
 use std::fmt;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,8 +1,8 @@
 //! [`DeviceBuffer`]: owned device memory.
 
-use super::cached::{DeviceAllocator, stream_key};
+use super::cached::stream_key;
+use super::track::{Allocation, Backing};
 use super::{DeviceMemory, DeviceMemoryMut, DeviceRepr, DeviceSlice, DeviceSliceMut, sealed};
-use crate::allocator::Block;
 use crate::error::{Error, Result};
 use crate::{Device, Stream, release, result};
 use acl_sys as sys;
@@ -11,33 +11,31 @@ use std::marker::PhantomData;
 use std::ops::RangeBounds;
 use std::sync::Arc;
 
-/// `len` elements of `T` in device memory, owned, with a home stream (see
-/// the [module docs](super)).
+/// `len` elements of `T` in device memory, owned; its queued reads and
+/// writes are tracked (see the [module docs](super)).
 ///
 /// `Send + Sync`: a handle to device memory that the host never
-/// dereferences; writes need `&mut self`, and queued work is ordered on the
-/// home stream.
+/// dereferences; writes need `&mut self`, and queued work is ordered by the
+/// allocation's access record.
 pub struct DeviceBuffer<T: DeviceRepr> {
-    ptr: *mut c_void,
+    alloc: Arc<Allocation>,
     len: usize,
-    stream: Stream,
-    /// Set when the memory is a block of the device's caching allocator.
-    block: Option<(Arc<DeviceAllocator>, Block<usize>)>,
     _marker: PhantomData<T>,
 }
 
-// SAFETY: the pointer is device memory the host never dereferences; the
-// runtime's calls on it are thread-safe, and `&mut self` serialises writes.
+// SAFETY: the host never dereferences the memory through a `DeviceBuffer`;
+// the allocation is Send + Sync, `&mut self` serialises writes, and `T` only
+// describes the device's bytes (no `T` value lives on the host).
 unsafe impl<T: DeviceRepr> Send for DeviceBuffer<T> {}
-// SAFETY: shared access only reads (copies out of) the buffer.
+// SAFETY: as above; shared access only queues reads.
 unsafe impl<T: DeviceRepr> Sync for DeviceBuffer<T> {}
 
 impl<T: DeviceRepr> std::fmt::Debug for DeviceBuffer<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DeviceBuffer")
-            .field("ptr", &self.ptr)
+            .field("ptr", &self.alloc.ptr())
             .field("len", &self.len)
-            .field("device", &self.stream.device().ordinal())
+            .field("device", &self.alloc.device().ordinal())
             .field("type", &std::any::type_name::<T>())
             .finish()
     }
@@ -53,12 +51,13 @@ pub(crate) fn byte_len<T>(function: &'static str, len: usize) -> Result<usize> {
 }
 
 impl<T: DeviceRepr> DeviceBuffer<T> {
-    /// Allocates `len` elements on `stream`'s device, with `stream` as home,
-    /// without initialising them.
+    /// Allocates `len` elements for use on `stream` (the caching
+    /// allocator's pool is that stream's), without initialising them.
     ///
     /// # Errors
     ///
-    /// `ACL_ERROR_RT_MEMORY_ALLOCATION` (207001) when the device is out of memory.
+    /// `ACL_ERROR_RT_MEMORY_ALLOCATION` (207001) when the device is out of
+    /// memory; [`Error::InvalidArgument`] inside a host function.
     ///
     /// # Safety
     ///
@@ -67,29 +66,57 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// `T`, since `DeviceRepr` types accept any bit pattern).
     #[doc(alias = "aclrtMalloc")]
     pub(crate) unsafe fn uninit_on(stream: &Stream, len: usize) -> Result<Self> {
-        let bytes = byte_len::<T>("DeviceBuffer::uninit", len)?;
-        let mut block = None;
-        let ptr = if bytes == 0 {
-            std::ptr::null_mut()
-        } else if let Some(alloc) = stream.device().caching_allocator() {
-            let b = alloc.allocate(bytes, stream_key(stream))?;
+        const F: &str = "DeviceBuffer::uninit";
+        let bytes = byte_len::<T>(F, len)?;
+        let device = stream.device();
+        if crate::device::in_host_fn() {
+            return Err(crate::device::host_fn_error(F));
+        }
+        if device.inner.tracking.has_backlog() {
+            // Memory whose users have finished goes back first.
+            if let Err(e) = device.reap(false) {
+                release::record("DeviceBuffer", e);
+            }
+        }
+        let alloc = if bytes == 0 {
+            Allocation::new(std::ptr::null_mut(), 0, device, Backing::Empty, None)
+        } else if let Some(cache) = device.inner.allocator.get() {
+            let b = cache.allocate(bytes, stream_key(stream))?;
             let ptr = b.ptr().as_ptr().cast::<c_void>();
-            block = Some((alloc, b));
-            ptr
+            // The block's previous owner may have queued work on `stream`:
+            // every use on another stream, or by the host, follows it.
+            Allocation::new(
+                ptr,
+                bytes,
+                device,
+                Backing::Cached {
+                    alloc: cache.clone(),
+                    block: b,
+                },
+                Some(stream),
+            )
         } else {
-            stream.device().bind()?;
-            result::malloc(bytes, sys::ACL_MEM_MALLOC_HUGE_FIRST)?
+            device.bind()?;
+            let ptr = match result::malloc(bytes, sys::ACL_MEM_MALLOC_HUGE_FIRST) {
+                Err(e) if crate::allocator::is_oom(&e) && device.inner.tracking.has_backlog() => {
+                    // Frees waiting for queued work: wait for it, then retry.
+                    device.reap(true)?;
+                    device.bind()?;
+                    result::malloc(bytes, sys::ACL_MEM_MALLOC_HUGE_FIRST)?
+                }
+                other => other?,
+            };
+            Allocation::new(ptr, bytes, device, Backing::Direct, None)
         };
         Ok(DeviceBuffer {
-            ptr,
+            alloc,
             len,
-            stream: stream.clone(),
-            block,
             _marker: PhantomData,
         })
     }
 
-    /// Allocates `len` uninitialised elements on `device`'s default stream.
+    /// Allocates `len` uninitialised elements on `device` (for its default
+    /// stream).
     ///
     /// # Errors
     ///
@@ -114,7 +141,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         device.default_stream().alloc_zeros(len)
     }
 
-    /// Allocates a buffer holding a copy of `data`, on `device`'s default
+    /// Allocates a buffer holding a copy of `data`, for `device`'s default
     /// stream. The copy is complete when this returns.
     ///
     /// # Errors
@@ -142,22 +169,20 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
 
     /// The device the memory lives on.
     pub fn device(&self) -> &Device {
-        self.stream.device()
+        self.alloc.device()
     }
 
-    /// The home stream (see the [module docs](super)).
-    pub fn stream(&self) -> &Stream {
-        &self.stream
-    }
-
-    /// The raw device pointer, for passing to C APIs. Null for an empty buffer.
+    /// The raw device pointer, for passing to C APIs. Null for an empty
+    /// buffer. Work queued with it outside this crate must be ordered with
+    /// [`prepare`](super::prepare) and [`read_access`](DeviceMemory::read_access).
     pub fn as_raw_ptr(&self) -> *const c_void {
-        self.ptr
+        self.alloc.ptr()
     }
 
-    /// The raw device pointer, for C APIs that write into the buffer.
+    /// The raw device pointer, for C APIs that write into the buffer (order
+    /// it with [`write_access`](DeviceMemoryMut::write_access)).
     pub fn as_raw_mut_ptr(&mut self) -> *mut c_void {
-        self.ptr
+        self.alloc.ptr()
     }
 
     /// A shared view of `range`.
@@ -167,7 +192,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// [`Error::InvalidArgument`] when the range is out of bounds or decreasing.
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceSlice<'_, T>> {
         let (start, end) = super::slice::bounds("DeviceBuffer::slice", &range, self.len)?;
-        Ok(DeviceSlice::new(self.ptr, start, end - start, &self.stream))
+        Ok(DeviceSlice::new(&self.alloc, start, end - start))
     }
 
     /// A mutable view of `range`.
@@ -177,12 +202,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// [`Error::InvalidArgument`] when the range is out of bounds or decreasing.
     pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceSliceMut<'_, T>> {
         let (start, end) = super::slice::bounds("DeviceBuffer::slice_mut", &range, self.len)?;
-        Ok(DeviceSliceMut::new(
-            self.ptr,
-            start,
-            end - start,
-            &self.stream,
-        ))
+        Ok(DeviceSliceMut::new(&self.alloc, start, end - start))
     }
 
     /// Copies `data` into the buffer; the lengths must be equal. Waits for
@@ -217,45 +237,18 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         super::copy::dtoh_vec(self)
     }
 
-    /// Frees the memory now (or returns it to the caching allocator),
-    /// reporting a failure instead of recording it.
+    /// Waits for the queued work that uses the buffer, then frees the
+    /// memory (or returns it to the caching allocator), reporting a failure
+    /// instead of recording it. Dropping does not wait: the memory is freed
+    /// once that work has finished.
     ///
     /// # Errors
     ///
-    /// The runtime's error from synchronizing the home stream or `aclrtFree`
-    /// (the memory is freed either way).
+    /// The runtime's error from waiting (including faults of that work) or
+    /// from `aclrtFree`; the memory is released either way.
     #[doc(alias = "aclrtFree")]
-    pub fn close(mut self) -> Result<()> {
-        self.release()
-    }
-
-    fn release(&mut self) -> Result<()> {
-        let ptr = std::mem::replace(&mut self.ptr, std::ptr::null_mut());
-        if let Some((alloc, block)) = self.block.take() {
-            // Back to the home stream's pool: only work queued later on the
-            // home stream — which runs after every queued use — can reuse it.
-            return alloc.free(block);
-        }
-        if ptr.is_null() {
-            return Ok(());
-        }
-        // Queued work may still use the memory: let it finish. A fault of
-        // that work is reported, and the memory is freed all the same.
-        let synced = self.stream.synchronize();
-        self.stream.device().bind()?;
-        // SAFETY: `ptr` came from aclrtMalloc, is freed only here (it was
-        // swapped out above), and the home stream — on which all queued use
-        // of it is ordered — has drained.
-        let freed = unsafe { result::free(ptr) };
-        synced.and(freed)
-    }
-}
-
-impl<T: DeviceRepr> Drop for DeviceBuffer<T> {
-    fn drop(&mut self) {
-        if let Err(e) = self.release() {
-            release::record("DeviceBuffer", e);
-        }
+    pub fn close(self) -> Result<()> {
+        self.alloc.close()
     }
 }
 
@@ -263,18 +256,18 @@ impl<T: DeviceRepr> sealed::Sealed for DeviceBuffer<T> {}
 
 impl<T: DeviceRepr> DeviceMemory<T> for DeviceBuffer<T> {
     fn device_ptr(&self) -> *const c_void {
-        self.ptr
+        self.alloc.ptr()
     }
     fn len(&self) -> usize {
         self.len
     }
-    fn home_stream(&self) -> &Stream {
-        &self.stream
+    fn allocation(&self) -> &Arc<Allocation> {
+        &self.alloc
     }
 }
 
 impl<T: DeviceRepr> DeviceMemoryMut<T> for DeviceBuffer<T> {
     fn device_ptr_mut(&mut self) -> *mut c_void {
-        self.ptr
+        self.alloc.ptr()
     }
 }

@@ -17,13 +17,14 @@ pub type DeviceAllocator = CachingAllocator<DeviceBackend>;
 
 /// The stream identity the caching allocator uses: the raw handle's address
 /// (0 for the default stream).
-pub fn stream_key(stream: &Stream) -> usize {
+pub(crate) fn stream_key(stream: &Stream) -> usize {
     stream.as_raw() as usize
 }
 
 /// `aclrtMalloc`, `aclrtFree` and ACL events for one device. Holds the
 /// context without owning the device, so that the device can own its
-/// allocator.
+/// allocator. Not constructible outside this crate: its stream keys are raw
+/// stream handles, which only the crate's buffers pass (live ones).
 pub struct DeviceBackend {
     ctx: ContextRef,
 }
@@ -37,6 +38,7 @@ impl std::fmt::Debug for DeviceBackend {
 }
 
 /// An event the allocator recorded; destroyed when dropped.
+#[doc(hidden)]
 pub struct BackendEvent {
     raw: usize,
     ctx: ContextRef,
@@ -129,9 +131,88 @@ impl Device {
         })
     }
 
-    /// The device's caching allocator, if enabled: for its statistics
-    /// ([`CachingAllocator::stats`]) and [`CachingAllocator::empty_cache`].
-    pub fn caching_allocator(&self) -> Option<Arc<DeviceAllocator>> {
-        self.inner.allocator.get().cloned()
+    /// The device's caching allocator, if enabled: its statistics,
+    /// snapshot and [`CachingAllocatorHandle::empty_cache`].
+    pub fn caching_allocator(&self) -> Option<CachingAllocatorHandle> {
+        self.inner
+            .allocator
+            .get()
+            .map(|alloc| CachingAllocatorHandle {
+                alloc: alloc.clone(),
+                device: self.clone(),
+            })
+    }
+}
+
+/// A handle to a device's caching allocator (see
+/// [`Device::caching_allocator`]): its figures and cache control. It holds
+/// the device, so the allocator never outlives its context.
+///
+/// `Send + Sync`: every operation takes the allocator's lock.
+#[derive(Debug, Clone)]
+pub struct CachingAllocatorHandle {
+    alloc: Arc<DeviceAllocator>,
+    device: Device,
+}
+
+impl CachingAllocatorHandle {
+    /// A snapshot of the statistics.
+    pub fn stats(&self) -> crate::allocator::AllocatorStats {
+        self.alloc.stats()
+    }
+
+    /// Every segment with its blocks (for debugging).
+    pub fn snapshot(&self) -> Vec<crate::allocator::SegmentInfo<usize>> {
+        self.alloc.snapshot()
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &AllocatorConfig {
+        self.alloc.config()
+    }
+
+    /// Returns every cached, unused segment to the runtime (after waiting
+    /// for the device, as torch_npu's `empty_cache` does).
+    ///
+    /// # Errors
+    ///
+    /// The runtime's first error.
+    #[doc(alias = "aclrtFree")]
+    pub fn empty_cache(&self) -> Result<()> {
+        if crate::device::in_host_fn() {
+            return Err(crate::device::host_fn_error(
+                "CachingAllocatorHandle::empty_cache",
+            ));
+        }
+        self.alloc.empty_cache()
+    }
+
+    /// Sets every peak to its current value.
+    pub fn reset_peak_stats(&self) {
+        self.alloc.reset_peak_stats();
+    }
+
+    /// Zeroes the accumulated figures.
+    pub fn reset_accumulated_stats(&self) {
+        self.alloc.reset_accumulated_stats();
+    }
+
+    /// The device it allocates on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The allocator itself, for its block-level API.
+    ///
+    /// # Safety
+    ///
+    /// Its stream keys are raw `aclrtStream` handles passed to the runtime
+    /// as they are: every key given to [`CachingAllocator::allocate`] or
+    /// [`CachingAllocator::record_stream`] must be a live stream of this
+    /// device (or 0, the default stream) until the block is freed and its
+    /// events have completed; blocks are freed only to this allocator, and
+    /// work using a block is queued only on its stream in stream order.
+    pub unsafe fn raw(&self) -> &DeviceAllocator {
+        &self.alloc
     }
 }

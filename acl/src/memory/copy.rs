@@ -2,63 +2,14 @@
 //! stream-ordered ones (methods of [`Stream`]).
 
 use super::pinned::check_same_len;
+use super::track::{host_wait, prepare};
 use super::{DeviceBuffer, DeviceMemory, DeviceMemoryMut, DeviceRepr, PinnedHostBuffer};
 use crate::error::Result;
-use crate::event::order_after;
 use crate::{Stream, result};
 use acl_sys as sys;
 
-/// The homes among `homes` that are not `stream` itself (owned, so that the
-/// memory they came from can be borrowed mutably by the operation).
-fn foreign_homes<const N: usize>(stream: &Stream, homes: [&Stream; N]) -> [Option<Stream>; N] {
-    homes.map(|h| (!stream.same_queue(h)).then(|| h.clone()))
-}
-
-/// Runs `op`, which queues work on `stream` touching memory whose homes are
-/// `foreign` (see [`foreign_homes`]), ordered as the module docs describe:
-/// after the homes' queued work, and before their later work. Work on a
-/// buffer's own home stream needs no ordering and costs nothing extra.
-fn with_homes<const N: usize>(
-    stream: &Stream,
-    foreign: [Option<Stream>; N],
-    op: impl FnOnce() -> Result<()>,
-) -> Result<()> {
-    for home in foreign.iter().flatten() {
-        order_after(stream, home)?;
-    }
-    op()?;
-    for home in foreign.iter().flatten() {
-        order_after(home, stream)?;
-    }
-    Ok(())
-}
-
-/// [`with_homes`] for any number of memories (kernel launches, model
-/// executions): `homes` are the home streams of every memory `op` queues
-/// work on; each foreign one (not `stream`, counted once) is ordered as
-/// [`with_homes`] does.
-pub(crate) fn with_home_streams(
-    stream: &Stream,
-    homes: &[&Stream],
-    op: impl FnOnce() -> Result<()>,
-) -> Result<()> {
-    let mut foreign: Vec<&Stream> = Vec::new();
-    for &h in homes {
-        if !stream.same_queue(h) && !foreign.iter().any(|f| f.same_queue(h)) {
-            foreign.push(h);
-        }
-    }
-    for home in &foreign {
-        order_after(stream, home)?;
-    }
-    op()?;
-    for home in &foreign {
-        order_after(home, stream)?;
-    }
-    Ok(())
-}
-
-/// Synchronous host → device copy into memory that may have queued work.
+/// Synchronous host → device copy: waits on the host for the queued
+/// accesses of `dst` (any: the copy overwrites), then copies.
 pub(crate) fn htod_sync<T: DeviceRepr>(
     function: &'static str,
     data: &[T],
@@ -68,22 +19,12 @@ pub(crate) fn htod_sync<T: DeviceRepr>(
     if data.is_empty() {
         return Ok(());
     }
-    dst.home_stream().synchronize()?;
-    // SAFETY: queued work on `dst` has finished; the ranges have equal size.
-    unsafe { htod_now(data, dst) }
-}
-
-/// # Safety
-///
-/// No queued work uses `dst`; lengths are equal.
-unsafe fn htod_now<T: DeviceRepr>(
-    data: &[T],
-    dst: &mut (impl DeviceMemoryMut<T> + ?Sized),
-) -> Result<()> {
-    dst.home_stream().device().bind()?;
+    host_wait(dst.allocation(), true)?;
+    dst.device().bind()?;
     let bytes = std::mem::size_of_val(data);
-    // SAFETY: `dst` is live device memory of `bytes` bytes (the caller's
-    // contract), `data` a host slice of the same size.
+    // SAFETY: `dst` is live device memory of `bytes` bytes with no queued
+    // access left (waited for above; `&mut` excludes new ones), `data` a host
+    // slice of the same size.
     unsafe {
         result::memcpy(
             dst.device_ptr_mut(),
@@ -95,25 +36,28 @@ unsafe fn htod_now<T: DeviceRepr>(
     }
 }
 
-/// Synchronous device → host copy, after the source's queued work.
-pub(crate) fn dtoh_sync<T: DeviceRepr>(
-    function: &'static str,
+/// Synchronous device → host copy into `out` (`len` elements, possibly
+/// uninitialised host memory): waits for the queued writes of `src`.
+///
+/// # Safety
+///
+/// `out` is valid for writing `src.len()` elements.
+unsafe fn dtoh_raw<T: DeviceRepr>(
     src: &(impl DeviceMemory<T> + ?Sized),
-    out: &mut [T],
+    out: *mut T,
 ) -> Result<()> {
-    check_same_len(function, "device to host", src.len(), out.len())?;
-    if out.is_empty() {
+    if src.is_empty() {
         return Ok(());
     }
-    src.home_stream().synchronize()?;
-    src.home_stream().device().bind()?;
-    let bytes = std::mem::size_of_val(out);
-    // SAFETY: `out` is a host slice of `bytes` bytes; `src` live device memory
-    // of the same size whose queued writers have finished. `T: DeviceRepr`
-    // accepts any bytes.
+    host_wait(src.allocation(), false)?;
+    src.device().bind()?;
+    let bytes = src.size_bytes();
+    // SAFETY: `out` is valid for `bytes` bytes (the caller's contract);
+    // `src` is live device memory of the same size whose queued writers have
+    // finished. `T: DeviceRepr` accepts any bytes.
     unsafe {
         result::memcpy(
-            out.as_mut_ptr().cast(),
+            out.cast(),
             bytes,
             src.device_ptr(),
             bytes,
@@ -122,21 +66,39 @@ pub(crate) fn dtoh_sync<T: DeviceRepr>(
     }
 }
 
+/// Synchronous device → host copy, after the source's queued writes.
+pub(crate) fn dtoh_sync<T: DeviceRepr>(
+    function: &'static str,
+    src: &(impl DeviceMemory<T> + ?Sized),
+    out: &mut [T],
+) -> Result<()> {
+    check_same_len(function, "device to host", src.len(), out.len())?;
+    // SAFETY: `out` holds `src.len()` elements.
+    unsafe { dtoh_raw(src, out.as_mut_ptr()) }
+}
+
 pub(crate) fn dtoh_vec<T: DeviceRepr>(src: &(impl DeviceMemory<T> + ?Sized)) -> Result<Vec<T>> {
     let len = src.len();
-    let mut out: Vec<T> = Vec::with_capacity(len);
-    // SAFETY: the copy writes all `len` elements before `set_len`; on error
-    // the Vec is dropped with length 0. `T: DeviceRepr` accepts any bytes.
+    let mut out: Vec<T> = Vec::new();
+    out.try_reserve_exact(len).map_err(|e| {
+        crate::Error::invalid(
+            "to_host_vec",
+            format!("cannot allocate {len} elements on the host: {e}"),
+        )
+    })?;
+    // SAFETY: the spare capacity holds at least `len` elements; it is only
+    // written through a raw pointer (no reference to uninitialised memory is
+    // made), and `set_len` runs after the copy has written all of them.
     unsafe {
-        let spare = std::slice::from_raw_parts_mut(out.as_mut_ptr(), len);
-        dtoh_sync("to_host_vec", src, spare)?;
+        dtoh_raw(src, out.spare_capacity_mut().as_mut_ptr().cast::<T>())?;
         out.set_len(len);
     }
     Ok(out)
 }
 
 impl Stream {
-    /// Allocates `len` uninitialised elements with this stream as their home.
+    /// Allocates `len` uninitialised elements for use on this stream (with
+    /// the caching allocator, from this stream's pool).
     ///
     /// # Errors
     ///
@@ -175,10 +137,8 @@ impl Stream {
     pub fn clone_from_host<T: DeviceRepr>(&self, data: &[T]) -> Result<DeviceBuffer<T>> {
         // SAFETY: the copy below writes every element before any read.
         let mut buf = unsafe { self.alloc::<T>(data.len())? };
-        if !data.is_empty() {
-            // SAFETY: the buffer is new: no queued work uses it.
-            unsafe { htod_now(data, &mut buf)? };
-        }
+        // Ordered after the previous owner's work on a reused block.
+        htod_sync("Stream::clone_from_host", data, &mut buf)?;
         Ok(buf)
     }
 
@@ -215,24 +175,24 @@ impl Stream {
             return Ok(());
         }
         let bytes = dst.size_bytes();
-        let foreign = foreign_homes(self, [dst.home_stream()]);
-        with_homes(self, foreign, || {
-            let host = src.queue_on(self)?;
-            self.device().bind()?;
-            // SAFETY: `dst` is live device memory of `bytes` bytes, kept alive
-            // and unaliased until the copy runs by the home-stream ordering;
-            // `host` is pinned memory of the same size, guarded by `queue_on`.
-            unsafe {
-                result::memcpy_async(
-                    dst.device_ptr_mut(),
-                    bytes,
-                    host.cast(),
-                    bytes,
-                    sys::ACL_MEMCPY_HOST_TO_DEVICE,
-                    self.as_raw(),
-                )
-            }
-        })
+        let uses = [src.read_access(), dst.write_access()];
+        let prepared = prepare(self, uses)?;
+        // SAFETY: `dst` is live device memory of `bytes` bytes and `src`
+        // pinned memory of the same size; both stay allocated and unaliased
+        // until the copy has run (the accesses are recorded below, and a
+        // free waits for them).
+        unsafe {
+            result::memcpy_async(
+                dst.device_ptr_mut(),
+                bytes,
+                src.as_ptr().cast(),
+                bytes,
+                sys::ACL_MEMCPY_HOST_TO_DEVICE,
+                self.as_raw(),
+            )?;
+        }
+        prepared.commit();
+        Ok(())
     }
 
     /// Queues a copy from device memory to pinned host memory. The host sees
@@ -254,22 +214,21 @@ impl Stream {
             return Ok(());
         }
         let bytes = src.size_bytes();
-        let foreign = foreign_homes(self, [src.home_stream()]);
-        with_homes(self, foreign, || {
-            let host = dst.queue_on(self)?;
-            self.device().bind()?;
-            // SAFETY: as `copy_htod`, in the other direction.
-            unsafe {
-                result::memcpy_async(
-                    host.cast(),
-                    bytes,
-                    src.device_ptr(),
-                    bytes,
-                    sys::ACL_MEMCPY_DEVICE_TO_HOST,
-                    self.as_raw(),
-                )
-            }
-        })
+        let host = dst.as_mut_ptr();
+        let prepared = prepare(self, [src.read_access(), dst.write_access()])?;
+        // SAFETY: as `copy_htod`, in the other direction.
+        unsafe {
+            result::memcpy_async(
+                host.cast(),
+                bytes,
+                src.device_ptr(),
+                bytes,
+                sys::ACL_MEMCPY_DEVICE_TO_HOST,
+                self.as_raw(),
+            )?;
+        }
+        prepared.commit();
+        Ok(())
     }
 
     /// Queues a device-to-device copy. Between two devices, peer access must
@@ -295,23 +254,22 @@ impl Stream {
             return Ok(());
         }
         let bytes = src.size_bytes();
-        let foreign = foreign_homes(self, [src.home_stream(), dst.home_stream()]);
-        with_homes(self, foreign, || {
-            self.device().bind()?;
-            // SAFETY: both are live device memory of `bytes` bytes, ordered
-            // with their other uses by the home streams; `&mut dst` excludes
-            // overlap with `src` within one buffer.
-            unsafe {
-                result::memcpy_async(
-                    dst.device_ptr_mut(),
-                    bytes,
-                    src.device_ptr(),
-                    bytes,
-                    sys::ACL_MEMCPY_DEVICE_TO_DEVICE,
-                    self.as_raw(),
-                )
-            }
-        })
+        let prepared = prepare(self, [src.read_access(), dst.write_access()])?;
+        // SAFETY: both are live device memory of `bytes` bytes, kept and
+        // ordered with their other uses by the recorded accesses; `&mut dst`
+        // excludes overlap with `src`.
+        unsafe {
+            result::memcpy_async(
+                dst.device_ptr_mut(),
+                bytes,
+                src.device_ptr(),
+                bytes,
+                sys::ACL_MEMCPY_DEVICE_TO_DEVICE,
+                self.as_raw(),
+            )?;
+        }
+        prepared.commit();
+        Ok(())
     }
 
     /// Queues a fill of every byte of `dst` with `value`.
@@ -329,20 +287,19 @@ impl Stream {
             return Ok(());
         }
         let bytes = dst.size_bytes();
-        let foreign = foreign_homes(self, [dst.home_stream()]);
-        with_homes(self, foreign, || {
-            self.device().bind()?;
-            // SAFETY: `dst` is live device memory of `bytes` bytes, ordered
-            // with its other uses by the home stream.
-            unsafe {
-                result::memset_async(
-                    dst.device_ptr_mut(),
-                    bytes,
-                    i32::from(value),
-                    bytes,
-                    self.as_raw(),
-                )
-            }
-        })
+        let prepared = prepare(self, [dst.write_access()])?;
+        // SAFETY: `dst` is live device memory of `bytes` bytes, ordered with
+        // its other uses by the recorded accesses.
+        unsafe {
+            result::memset_async(
+                dst.device_ptr_mut(),
+                bytes,
+                i32::from(value),
+                bytes,
+                self.as_raw(),
+            )?;
+        }
+        prepared.commit();
+        Ok(())
     }
 }

@@ -16,33 +16,29 @@
 //!
 //! The runtime runs queued work later; freeing or rewriting memory that
 //! queued work still uses is undefined behaviour on the device. This crate
-//! rules it out with one invariant:
+//! rules it out by tracking, per allocation, the last write and the reads
+//! since (see [`track`] for the details):
 //!
-//! > **Every device buffer has a home stream, and all queued work that
-//! > touches the buffer is ordered before the home stream's later work.**
-//!
-//! - A buffer is allocated on a stream (its home): [`Stream::alloc`](crate::Stream::alloc)
-//!   and friends, or the device's default stream for [`DeviceBuffer::from_host`].
-//! - Work on the home stream is ordered by the stream itself: no cost.
-//! - Work on *another* stream first waits for the home stream's queued work
-//!   (an event recorded on the home stream), and afterwards the home stream
-//!   waits for it (an event recorded on the other stream). The events come
-//!   from a per-device pool, and no host thread blocks.
-//! - The host reads or writes a buffer (the synchronous copies) only after
-//!   synchronizing its home stream.
-//! - Dropping a buffer synchronizes its home stream before `aclrtFree`, or,
-//!   with the caching allocator ([`Device::enable_caching_allocator`](crate::Device::enable_caching_allocator)),
-//!   returns the block to the home stream's pool without waiting: only work
-//!   queued later on the same stream, which runs after every earlier use,
-//!   can reuse it. The allocator frees cached segments back to the runtime
-//!   only after synchronizing the device.
-//!
-//! Pinned host buffers track the stream of their last queued copy: a later
-//! copy on another stream waits for it, and host access
-//! ([`PinnedHostBuffer::as_slice`], [`PinnedHostBuffer::as_mut_slice`]) or
-//! dropping first waits for that stream. Copies from or to ordinary
-//! (pageable) host memory are synchronous: they return when the data has
-//! arrived.
+//! - Work queued on stream `S` first makes `S` wait, **on the device**, for
+//!   the recorded accesses it conflicts with on other streams: a read waits
+//!   for the last write; a write for the last write and every read since.
+//!   Nothing else: a copy on an idle stream does not wait for a busy one
+//!   unless it touches memory the busy one uses. Afterwards the access is
+//!   recorded (an event on `S`, once a second stream is in use).
+//! - Synchronous host copies ([`DeviceBuffer::to_host_vec`],
+//!   [`DeviceBuffer::copy_from_host`], …) and host views of pinned memory
+//!   wait on the host for exactly those conflicting accesses.
+//! - Dropping a buffer never waits: its memory is freed once every recorded
+//!   access has completed (polled at later allocations, and waited for by
+//!   [`Device::synchronize`](crate::Device::synchronize)), or, with the
+//!   caching allocator ([`Device::enable_caching_allocator`](crate::Device::enable_caching_allocator)),
+//!   goes back to the pool of the stream it was allocated on, where only
+//!   work queued later on that stream reuses it, and every other stream that
+//!   used it must first pass an event.
+//! - A buffer is borrowed (`&`) while work is queued that reads it and
+//!   mutably (`&mut`) while work is queued that writes it, so the Rust
+//!   borrow rules keep the host from racing with itself; the tracking keeps
+//!   the device in order.
 //!
 //! ```
 //! # cann_sim::install().unwrap();
@@ -61,17 +57,19 @@ mod dtype;
 mod pinned;
 mod repr;
 mod slice;
+pub mod track;
 
 pub use buffer::DeviceBuffer;
-pub use cached::{BackendEvent, DeviceAllocator, DeviceBackend, stream_key};
-pub(crate) use copy::with_home_streams;
+pub use cached::{CachingAllocatorHandle, DeviceAllocator, DeviceBackend};
 pub use dtype::{DataType, Element};
 pub use pinned::PinnedHostBuffer;
 pub use repr::DeviceRepr;
 pub use slice::{DeviceSlice, DeviceSliceMut};
+pub use track::{Access, Allocation, Prepared, prepare};
 
-use crate::Stream;
+use crate::Device;
 use std::ffi::c_void;
+use std::sync::Arc;
 
 mod sealed {
     pub trait Sealed {}
@@ -93,12 +91,24 @@ pub trait DeviceMemory<T: DeviceRepr>: sealed::Sealed {
     fn size_bytes(&self) -> usize {
         self.len() * std::mem::size_of::<T>()
     }
-    /// The stream every use of this memory is ordered on (see the module docs).
-    fn home_stream(&self) -> &Stream;
+    /// The allocation the memory is part of (its access record).
+    fn allocation(&self) -> &Arc<Allocation>;
+    /// The device the memory lives on.
+    fn device(&self) -> &Device {
+        self.allocation().device()
+    }
+    /// A read of this memory by work about to be queued, for [`prepare`].
+    fn read_access(&self) -> Access {
+        Access::read(self.allocation())
+    }
 }
 
 /// Device memory that queued work may write.
 pub trait DeviceMemoryMut<T: DeviceRepr>: DeviceMemory<T> {
     /// The device address of the first element, for writing.
     fn device_ptr_mut(&mut self) -> *mut c_void;
+    /// A write of this memory by work about to be queued, for [`prepare`].
+    fn write_access(&mut self) -> Access {
+        Access::write(self.allocation())
+    }
 }

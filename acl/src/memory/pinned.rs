@@ -1,30 +1,33 @@
 //! [`PinnedHostBuffer`]: page-locked host memory for asynchronous copies.
 
 use super::DeviceRepr;
+use super::track::{Access, Allocation, Backing, host_wait};
 use crate::error::{Error, Result};
-use crate::{Device, Stream, release, result};
+use crate::{Device, result};
 use std::marker::PhantomData;
-use std::sync::Mutex;
+use std::sync::Arc;
 
 /// `len` elements of `T` in page-locked host memory (`aclrtMallocHost`),
 /// the memory the runtime copies to and from truly asynchronously.
 ///
-/// It remembers the stream of its last queued copy. A copy queued on another
-/// stream waits for it; host access ([`as_slice`](Self::as_slice),
-/// [`as_mut_slice`](Self::as_mut_slice)) and dropping first wait for that
-/// stream, so the host never sees or frees memory a queued copy still uses.
+/// Its queued reads and writes are tracked like device memory's (see
+/// [`track`](super::track)): a copy on one stream waits on the device for
+/// conflicting copies on others, host access ([`as_slice`](Self::as_slice),
+/// [`as_mut_slice`](Self::as_mut_slice)) waits on the host for the queued
+/// copies it conflicts with — holding the buffer's lock while it waits, so
+/// that no second thread gets a view the device is still writing — and
+/// dropping frees the memory only after every queued copy has run.
 ///
 /// `Send + Sync`: host access is gated as above, writes need `&mut self`.
 pub struct PinnedHostBuffer<T: DeviceRepr> {
     ptr: *mut T,
     len: usize,
-    device: Device,
-    pending: Mutex<Option<Stream>>,
+    alloc: Arc<Allocation>,
     _marker: PhantomData<T>,
 }
 
-// SAFETY: the memory is owned; host access synchronizes with queued work
-// (see above) and is otherwise governed by `&`/`&mut`.
+// SAFETY: the memory is owned; host access waits for queued work (see
+// above) and is otherwise governed by `&`/`&mut`.
 unsafe impl<T: DeviceRepr> Send for PinnedHostBuffer<T> {}
 // SAFETY: as above.
 unsafe impl<T: DeviceRepr> Sync for PinnedHostBuffer<T> {}
@@ -49,20 +52,19 @@ impl<T: DeviceRepr> PinnedHostBuffer<T> {
     pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
         let bytes = super::buffer::byte_len::<T>("PinnedHostBuffer::zeroed", len)?;
         device.bind()?;
-        let ptr = if bytes == 0 {
-            std::ptr::NonNull::<T>::dangling().as_ptr()
+        let (ptr, backing) = if bytes == 0 {
+            (std::ptr::NonNull::<T>::dangling().as_ptr(), Backing::Empty)
         } else {
             let p = result::malloc_host(bytes)?.cast::<T>();
             // SAFETY: `p` is a fresh allocation of `bytes` bytes, aligned for
             // any primitive (64 bytes), that nothing else references.
             unsafe { std::ptr::write_bytes(p.cast::<u8>(), 0, bytes) };
-            p
+            (p, Backing::Pinned)
         };
         Ok(PinnedHostBuffer {
             ptr,
             len,
-            device: device.clone(),
-            pending: Mutex::new(None),
+            alloc: Allocation::new(ptr.cast(), bytes, device, backing, None),
             _marker: PhantomData,
         })
     }
@@ -90,79 +92,73 @@ impl<T: DeviceRepr> PinnedHostBuffer<T> {
 
     /// The device whose runtime pinned the memory.
     pub fn device(&self) -> &Device {
-        &self.device
+        self.alloc.device()
     }
 
-    /// Waits for the stream of the last queued copy, if any.
+    /// Waits until every queued copy that uses the buffer has finished.
     ///
     /// # Errors
     ///
-    /// The runtime's error from synchronizing that stream.
+    /// The runtime's error, including faults of the copies; they stay
+    /// recorded then (a later wait waits again).
     pub fn wait(&self) -> Result<()> {
-        let pending = crate::sync::lock(&self.pending).take();
-        match pending {
-            Some(stream) => stream.synchronize(),
-            None => Ok(()),
-        }
+        host_wait(&self.alloc, true)
     }
 
-    /// The contents, after queued copies that use them have finished.
+    /// The contents, after queued copies into them have finished.
     ///
     /// # Errors
     ///
     /// As [`PinnedHostBuffer::wait`].
     pub fn as_slice(&self) -> Result<&[T]> {
-        self.wait()?;
+        host_wait(&self.alloc, false)?;
         // SAFETY: `ptr` holds `len` initialised elements (zeroed at
-        // allocation, written only as `T` since); no queued copy uses them.
+        // allocation, written only as `T` since); no queued copy writes them
+        // (waited for above; a new one needs `&mut self`).
         Ok(unsafe { std::slice::from_raw_parts(self.ptr, self.len) })
     }
 
-    /// The contents, mutable, after queued copies that use them have finished.
+    /// The contents, mutable, after every queued copy that uses them has
+    /// finished.
     ///
     /// # Errors
     ///
     /// As [`PinnedHostBuffer::wait`].
     pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
-        self.wait()?;
+        host_wait(&self.alloc, true)?;
         // SAFETY: as `as_slice`, and `&mut self` makes the access exclusive.
         Ok(unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) })
     }
 
-    /// Prepares a copy on `stream`: orders it after the previous copy's
-    /// stream and records `stream` as the one to wait for. Returns the
-    /// host pointer.
-    pub(crate) fn queue_on(&self, stream: &Stream) -> Result<*mut T> {
-        let mut pending = crate::sync::lock(&self.pending);
-        match pending.as_ref() {
-            Some(prev) if prev.same_queue(stream) => {}
-            Some(prev) => {
-                crate::event::order_after(stream, prev)?;
-                *pending = Some(stream.clone());
-            }
-            None => *pending = Some(stream.clone()),
-        }
-        Ok(self.ptr)
+    /// The host address, for queued copies.
+    pub(crate) fn as_ptr(&self) -> *const T {
+        self.ptr
     }
 
-    fn release(&mut self) -> Result<()> {
-        if self.len == 0 || std::mem::size_of::<T>() == 0 {
-            return Ok(());
-        }
-        let waited = self.wait();
-        self.device.bind()?;
-        // SAFETY: `ptr` came from aclrtMallocHost and is freed only here
-        // (drop runs once); queued copies using it have finished.
-        let freed = unsafe { result::free_host(self.ptr.cast()) };
-        waited.and(freed)
+    /// The host address, for queued copies that write.
+    pub(crate) fn as_mut_ptr(&mut self) -> *mut T {
+        self.ptr
     }
-}
 
-impl<T: DeviceRepr> Drop for PinnedHostBuffer<T> {
-    fn drop(&mut self) {
-        if let Err(e) = self.release() {
-            release::record("PinnedHostBuffer", e);
-        }
+    /// A read of this memory by a copy about to be queued.
+    pub fn read_access(&self) -> Access {
+        Access::read(&self.alloc)
+    }
+
+    /// A write of this memory by a copy about to be queued.
+    pub fn write_access(&mut self) -> Access {
+        Access::write(&self.alloc)
+    }
+
+    /// Frees the memory now (after its queued copies, as dropping does),
+    /// reporting a failure instead of recording it.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's error from `aclrtFreeHost` or from recording an event.
+    #[doc(alias = "aclrtFreeHost")]
+    pub fn close(self) -> Result<()> {
+        self.alloc.close()
     }
 }
 

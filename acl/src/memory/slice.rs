@@ -1,11 +1,12 @@
 //! Borrowed ranges of a [`DeviceBuffer`](super::DeviceBuffer).
 
+use super::track::Allocation;
 use super::{DeviceMemory, DeviceMemoryMut, DeviceRepr, sealed};
-use crate::Stream;
 use crate::error::{Error, Result};
 use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
+use std::sync::Arc;
 
 /// Resolves `range` against `len`: `(start, end)` with `start <= end <= len`.
 pub(crate) fn bounds(
@@ -55,7 +56,7 @@ fn offset<T>(base: *mut c_void, start: usize) -> *mut c_void {
 pub struct DeviceSlice<'a, T: DeviceRepr> {
     ptr: *const c_void,
     len: usize,
-    stream: &'a Stream,
+    alloc: &'a Arc<Allocation>,
     _marker: PhantomData<&'a [T]>,
 }
 
@@ -65,7 +66,7 @@ pub struct DeviceSlice<'a, T: DeviceRepr> {
 pub struct DeviceSliceMut<'a, T: DeviceRepr> {
     ptr: *mut c_void,
     len: usize,
-    stream: &'a Stream,
+    alloc: &'a Arc<Allocation>,
     _marker: PhantomData<&'a mut [T]>,
 }
 
@@ -79,11 +80,11 @@ unsafe impl<T: DeviceRepr> Send for DeviceSliceMut<'_, T> {}
 unsafe impl<T: DeviceRepr> Sync for DeviceSliceMut<'_, T> {}
 
 impl<'a, T: DeviceRepr> DeviceSlice<'a, T> {
-    pub(crate) fn new(base: *mut c_void, start: usize, len: usize, stream: &'a Stream) -> Self {
+    pub(crate) fn new(alloc: &'a Arc<Allocation>, start: usize, len: usize) -> Self {
         DeviceSlice {
-            ptr: offset::<T>(base, start),
+            ptr: offset::<T>(alloc.ptr(), start),
             len,
-            stream,
+            alloc,
             _marker: PhantomData,
         }
     }
@@ -95,7 +96,7 @@ impl<'a, T: DeviceRepr> DeviceSlice<'a, T> {
     /// [`Error::InvalidArgument`] when the range is out of bounds or decreasing.
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceSlice<'a, T>> {
         let (s, e) = bounds("DeviceSlice::slice", &range, self.len)?;
-        Ok(DeviceSlice::new(self.ptr.cast_mut(), s, e - s, self.stream))
+        Ok(self.sub(s, e - s))
     }
 
     /// Splits into `[0, mid)` and `[mid, len)`.
@@ -105,10 +106,16 @@ impl<'a, T: DeviceRepr> DeviceSlice<'a, T> {
     /// [`Error::InvalidArgument`] when `mid > len`.
     pub fn split_at(&self, mid: usize) -> Result<(DeviceSlice<'a, T>, DeviceSlice<'a, T>)> {
         let (_, m) = bounds("DeviceSlice::split_at", &(..mid), self.len)?;
-        Ok((
-            DeviceSlice::new(self.ptr.cast_mut(), 0, m, self.stream),
-            DeviceSlice::new(self.ptr.cast_mut(), m, self.len - m, self.stream),
-        ))
+        Ok((self.sub(0, m), self.sub(m, self.len - m)))
+    }
+
+    fn sub(&self, start: usize, len: usize) -> DeviceSlice<'a, T> {
+        DeviceSlice {
+            ptr: offset::<T>(self.ptr.cast_mut(), start),
+            len,
+            alloc: self.alloc,
+            _marker: PhantomData,
+        }
     }
 
     /// Copies the elements into a new `Vec`, waiting for queued work first.
@@ -122,11 +129,11 @@ impl<'a, T: DeviceRepr> DeviceSlice<'a, T> {
 }
 
 impl<'a, T: DeviceRepr> DeviceSliceMut<'a, T> {
-    pub(crate) fn new(base: *mut c_void, start: usize, len: usize, stream: &'a Stream) -> Self {
+    pub(crate) fn new(alloc: &'a Arc<Allocation>, start: usize, len: usize) -> Self {
         DeviceSliceMut {
-            ptr: offset::<T>(base, start),
+            ptr: offset::<T>(alloc.ptr(), start),
             len,
-            stream,
+            alloc,
             _marker: PhantomData,
         }
     }
@@ -138,7 +145,12 @@ impl<'a, T: DeviceRepr> DeviceSliceMut<'a, T> {
     /// [`Error::InvalidArgument`] when the range is out of bounds or decreasing.
     pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceSliceMut<'_, T>> {
         let (s, e) = bounds("DeviceSliceMut::slice_mut", &range, self.len)?;
-        Ok(DeviceSliceMut::new(self.ptr, s, e - s, self.stream))
+        Ok(DeviceSliceMut {
+            ptr: offset::<T>(self.ptr, s),
+            len: e - s,
+            alloc: self.alloc,
+            _marker: PhantomData,
+        })
     }
 
     /// Splits into two disjoint mutable views, `[0, mid)` and `[mid, len)`.
@@ -151,15 +163,23 @@ impl<'a, T: DeviceRepr> DeviceSliceMut<'a, T> {
         mid: usize,
     ) -> Result<(DeviceSliceMut<'a, T>, DeviceSliceMut<'a, T>)> {
         let (_, m) = bounds("DeviceSliceMut::split_at_mut", &(..mid), self.len)?;
-        Ok((
-            DeviceSliceMut::new(self.ptr, 0, m, self.stream),
-            DeviceSliceMut::new(self.ptr, m, self.len - m, self.stream),
-        ))
+        let part = |start: usize, len: usize| DeviceSliceMut {
+            ptr: offset::<T>(self.ptr, start),
+            len,
+            alloc: self.alloc,
+            _marker: PhantomData,
+        };
+        Ok((part(0, m), part(m, self.len - m)))
     }
 
     /// A shared view of the same range.
     pub fn as_slice(&self) -> DeviceSlice<'_, T> {
-        DeviceSlice::new(self.ptr, 0, self.len, self.stream)
+        DeviceSlice {
+            ptr: self.ptr,
+            len: self.len,
+            alloc: self.alloc,
+            _marker: PhantomData,
+        }
     }
 
     /// Copies `data` in; the lengths must be equal. Synchronous.
@@ -200,8 +220,8 @@ impl<T: DeviceRepr> DeviceMemory<T> for DeviceSlice<'_, T> {
     fn len(&self) -> usize {
         self.len
     }
-    fn home_stream(&self) -> &Stream {
-        self.stream
+    fn allocation(&self) -> &Arc<Allocation> {
+        self.alloc
     }
 }
 
@@ -212,8 +232,8 @@ impl<T: DeviceRepr> DeviceMemory<T> for DeviceSliceMut<'_, T> {
     fn len(&self) -> usize {
         self.len
     }
-    fn home_stream(&self) -> &Stream {
-        self.stream
+    fn allocation(&self) -> &Arc<Allocation> {
+        self.alloc
     }
 }
 

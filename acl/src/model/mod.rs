@@ -26,8 +26,8 @@ pub use desc::{GEAR_INPUT_NAME, Gears, ModelDesc, TensorInfo};
 
 use crate::error::{Error, Result, check};
 use crate::memory::{
-    DeviceBuffer, DeviceMemory, DeviceMemoryMut, DeviceRepr, DeviceSlice, DeviceSliceMut,
-    with_home_streams,
+    Access, DeviceBuffer, DeviceMemory, DeviceMemoryMut, DeviceRepr, DeviceSlice, DeviceSliceMut,
+    prepare,
 };
 use crate::{Device, Stream, release};
 use acl_sys as sys;
@@ -71,8 +71,8 @@ pub trait ModelInput: sealed::Sealed {
     fn input_ptr(&self) -> *const c_void;
     /// Bytes.
     fn input_bytes(&self) -> usize;
-    /// The memory's home stream.
-    fn input_home(&self) -> &Stream;
+    /// The allocation the memory is part of (its access record).
+    fn input_allocation(&self) -> &Arc<crate::memory::Allocation>;
 }
 
 /// Device memory a model writes.
@@ -93,8 +93,8 @@ macro_rules! model_io {
             fn input_bytes(&self) -> usize {
                 self.size_bytes()
             }
-            fn input_home(&self) -> &Stream {
-                self.home_stream()
+            fn input_allocation(&self) -> &Arc<crate::memory::Allocation> {
+                self.allocation()
             }
         }
     )*};
@@ -165,8 +165,8 @@ fn alloc_memory(device: &Device, size: MemorySize) -> Result<(DeviceBuffer<u8>, 
     let weight = DeviceBuffer::<u8>::zeroed(device, size.weight.max(1))?;
     // The zero fills are queued: let them land before the load writes the
     // weights (synchronously).
-    work.home_stream().synchronize()?;
-    weight.home_stream().synchronize()?;
+    crate::memory::track::host_wait(work.allocation(), true)?;
+    crate::memory::track::host_wait(weight.allocation(), true)?;
     Ok((work, weight))
 }
 
@@ -427,7 +427,7 @@ impl Model {
                 t,
                 need,
                 m.input_bytes(),
-                m.input_home(),
+                m.input_allocation().device(),
                 &self.device,
             )?;
         }
@@ -439,7 +439,7 @@ impl Model {
                 t,
                 t.bytes_at(g),
                 m.input_bytes(),
-                m.input_home(),
+                m.input_allocation().device(),
                 &self.device,
             )?;
         }
@@ -483,26 +483,31 @@ impl Model {
             .iter_mut()
             .map(|m| (m.output_ptr(), m.input_bytes()))
             .collect();
-        let mut homes: Vec<&Stream> = inputs.iter().map(|m| m.input_home()).collect();
-        homes.extend(outputs.iter().map(|m| m.input_home()));
-        with_home_streams(stream, &homes, || {
-            stream.device().bind()?;
-            let sets = self.datasets(inputs, &out_ptrs, gear, gear_buf.as_ref())?;
-            // SAFETY: live model, datasets and stream; the memory the
-            // datasets name is live device memory of the model's device,
-            // borrowed (outputs exclusively) for this call and ordered with
-            // its home streams; the runtime keeps no reference to the
-            // datasets after the call.
-            check("aclmdlExecuteAsync", unsafe {
-                sys::aclmdlExecuteAsync(self.id, sets.input, sets.output, stream.as_raw())
-            })
+        let mut uses: Vec<Access> = inputs
+            .iter()
+            .map(|m| Access::read(m.input_allocation()))
+            .collect();
+        uses.extend(outputs.iter().map(|m| Access::write(m.input_allocation())));
+        if let Some(b) = &gear_buf {
+            uses.push(Access::read(b.allocation()));
+        }
+        let prepared = prepare(stream, uses)?;
+        let sets = self.datasets(inputs, &out_ptrs, gear, gear_buf.as_ref())?;
+        // SAFETY: live model, datasets and stream; the memory the datasets
+        // name is live device memory of the model's device, borrowed
+        // (outputs exclusively) for this call, kept allocated and ordered
+        // with its other users by the accesses recorded below; the runtime
+        // keeps no reference to the datasets after the call.
+        check("aclmdlExecuteAsync", unsafe {
+            sys::aclmdlExecuteAsync(self.id, sets.input, sets.output, stream.as_raw())
         })?;
+        prepared.commit();
         Ok(())
     }
 
     /// Runs the model and returns when it has run (`aclmdlExecute`); the
-    /// arguments as [`Model::execute`]. Queued work of the memory's home
-    /// streams is waited for first.
+    /// arguments as [`Model::execute`]. Queued work that conflicts with the
+    /// memory is waited for first.
     ///
     /// # Errors
     ///
@@ -517,16 +522,17 @@ impl Model {
     ) -> Result<()> {
         const F: &str = "Model::execute_sync";
         self.check_args(F, None, gear, inputs, outputs)?;
+        use crate::memory::track::host_wait;
         for m in inputs {
-            m.input_home().synchronize()?;
+            host_wait(m.input_allocation(), false)?;
         }
         for m in outputs.iter() {
-            m.input_home().synchronize()?;
+            host_wait(m.input_allocation(), true)?;
         }
         let stream = self.device.default_stream();
         let gear_buf = self.gear_buffer(&stream, gear)?;
         if let Some(b) = &gear_buf {
-            b.home_stream().synchronize()?;
+            host_wait(b.allocation(), true)?;
         }
         let out_ptrs: Vec<(*mut c_void, usize)> = outputs
             .iter_mut()
@@ -557,7 +563,7 @@ impl Model {
         let b = Arc::new(stream.alloc_zeros::<u64>(words)?);
         // The zero fill is queued: let it land before the gear is written
         // (synchronously, by `aclmdlSetDynamic*`).
-        stream.synchronize()?;
+        crate::memory::track::host_wait(b.allocation(), true)?;
         bufs.push((stream.clone(), gear, b.clone()));
         Ok(Some(b))
     }
@@ -662,16 +668,16 @@ fn check_io(
     t: &TensorInfo,
     need: Option<usize>,
     bytes: usize,
-    home: &Stream,
+    mem_device: &Device,
     device: &Device,
 ) -> Result<()> {
-    if home.device() != device {
+    if mem_device != device {
         return Err(Error::invalid(
             function,
             format!(
                 "{role} {i} ({}) is memory of device {}, but the model is loaded on device {}",
                 t.name,
-                home.device().ordinal(),
+                mem_device.ordinal(),
                 device.ordinal()
             ),
         ));

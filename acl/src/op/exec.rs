@@ -4,8 +4,7 @@
 use super::{OpAttr, TensorDesc};
 use crate::Stream;
 use crate::error::{Error, Result, check};
-use crate::event::order_after;
-use crate::memory::{DataType, DeviceMemory, DeviceMemoryMut, Element};
+use crate::memory::{Access, DataType, DeviceMemory, DeviceMemoryMut, Element, prepare};
 use acl_sys as sys;
 use std::borrow::Cow;
 use std::ffi::{CStr, CString, c_void};
@@ -77,29 +76,6 @@ impl Drop for DataBuffers {
     }
 }
 
-/// Orders `stream` after the queued work of every home in `homes` that is
-/// not `stream`; returns them, deduplicated, for [`order_homes_after`].
-pub(crate) fn order_before<'s>(stream: &Stream, homes: &[&'s Stream]) -> Result<Vec<&'s Stream>> {
-    let mut foreign: Vec<&Stream> = Vec::new();
-    for &h in homes {
-        if !stream.same_queue(h) && !foreign.iter().any(|f| f.same_queue(h)) {
-            foreign.push(h);
-        }
-    }
-    for h in &foreign {
-        order_after(stream, h)?;
-    }
-    Ok(foreign)
-}
-
-/// Orders each foreign home after the work just queued on `stream`.
-pub(crate) fn order_homes_after(stream: &Stream, foreign: &[&Stream]) -> Result<()> {
-    for h in foreign {
-        order_after(h, stream)?;
-    }
-    Ok(())
-}
-
 /// One execution of a single operator: its type, inputs and outputs
 /// (device buffers with their descriptions), attributes; queued on a stream
 /// by [`Operator::execute`] or [`Operator::compile_and_execute`].
@@ -109,8 +85,8 @@ pub(crate) fn order_homes_after(stream: &Stream, foreign: &[&Stream]) -> Result<
 /// element size — and the first problem is returned by `execute`, before
 /// any C call. Buffers stay borrowed until the call returns; the memory
 /// module's stream ordering keeps them alive and unaliased until the
-/// operator has run (buffers whose home is another stream are ordered with
-/// events, as copies are).
+/// operator has run (their accesses are tracked as copies' are: see
+/// [`memory`](crate::memory)).
 ///
 /// ```
 /// # cann_sim::install().unwrap();
@@ -139,7 +115,7 @@ pub struct Operator<'a> {
     in_args: Vec<(*mut c_void, usize)>,
     out_descs: Vec<&'a mut TensorDesc>,
     out_args: Vec<(*mut c_void, usize)>,
-    homes: Vec<&'a Stream>,
+    uses: Vec<Access>,
     owned: Vec<TensorDesc>,
     attr: Option<&'a OpAttr>,
     error: Option<Error>,
@@ -186,7 +162,7 @@ impl<'a> Operator<'a> {
             in_args: Vec::with_capacity(3),
             out_descs: Vec::with_capacity(1),
             out_args: Vec::with_capacity(1),
-            homes: Vec::with_capacity(4),
+            uses: Vec::with_capacity(4),
             owned: Vec::new(),
             attr: None,
             error: None,
@@ -228,7 +204,7 @@ impl<'a> Operator<'a> {
         self.in_descs.push(desc.as_raw());
         self.in_args
             .push((mem.device_ptr().cast_mut(), mem.size_bytes()));
-        self.homes.push(mem.home_stream());
+        self.uses.push(mem.read_access());
         self
     }
 
@@ -293,7 +269,7 @@ impl<'a> Operator<'a> {
             self.fail(e);
         }
         self.out_args.push((mem.device_ptr_mut(), mem.size_bytes()));
-        self.homes.push(mem.home_stream());
+        self.uses.push(mem.write_access());
         self.out_descs.push(desc);
         self
     }
@@ -337,8 +313,7 @@ impl<'a> Operator<'a> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        let foreign = order_before(stream, &self.homes)?;
-        stream.device().bind()?;
+        let prepared = prepare(stream, std::mem::take(&mut self.uses))?;
         let ins = DataBuffers::new(&self.in_args)?;
         let outs = DataBuffers::new(&self.out_args)?;
         let mut out_raw: Vec<*mut sys::aclTensorDesc> =
@@ -386,12 +361,14 @@ impl<'a> Operator<'a> {
         };
         drop((ins, outs));
         rc?;
+        // Queued: record the accesses before anything else can fail.
+        prepared.commit();
         for d in &mut self.out_descs {
             if !d.is_static() {
                 d.refresh()?;
             }
         }
-        order_homes_after(stream, &foreign)
+        Ok(())
     }
 }
 
@@ -426,8 +403,7 @@ pub fn cast<T: Element, U: Element>(
         ));
     }
     let dst_arg = (dst.device_ptr_mut(), dst.size_bytes());
-    let foreign = order_before(stream, &[src.home_stream(), dst.home_stream()])?;
-    stream.device().bind()?;
+    let prepared = prepare(stream, [src.read_access(), dst.write_access()])?;
     let bufs = DataBuffers::new(&[(src.device_ptr().cast_mut(), src.size_bytes()), dst_arg])?;
     // SAFETY: live descriptions and buffers; the memory stays valid until
     // the cast has run (stream ordering).
@@ -441,8 +417,9 @@ pub fn cast<T: Element, U: Element>(
             stream.as_raw(),
         )
     })?;
+    prepared.commit();
     drop(bufs);
-    order_homes_after(stream, &foreign)
+    Ok(())
 }
 
 /// One argument of [`launch`]: a description and the memory it describes
@@ -451,7 +428,7 @@ pub(crate) struct Arg<'a> {
     pub(crate) desc: &'a TensorDesc,
     pub(crate) ptr: *mut c_void,
     pub(crate) bytes: usize,
-    pub(crate) home: &'a Stream,
+    pub(crate) access: Access,
 }
 
 /// Data buffers in a fixed array, destroyed on drop.
@@ -494,17 +471,12 @@ pub(crate) fn launch<const NI: usize, const NO: usize>(
     outs: [Arg<'_>; NO],
     attr: Option<&OpAttr>,
 ) -> Result<()> {
-    let any_foreign = ins
+    let uses: Vec<Access> = ins
         .iter()
         .chain(outs.iter())
-        .any(|a| !stream.same_queue(a.home));
-    let foreign = if any_foreign {
-        let homes: Vec<&Stream> = ins.iter().chain(outs.iter()).map(|a| a.home).collect();
-        order_before(stream, &homes)?
-    } else {
-        Vec::new()
-    };
-    stream.device().bind()?;
+        .map(|a| a.access.clone())
+        .collect();
+    let prepared = prepare(stream, uses)?;
     let in_bufs = StackBuffers::new(&ins)?;
     let out_bufs = StackBuffers::new(&outs)?;
     let mut in_d = ins.map(|a| a.desc.as_raw());
@@ -527,9 +499,7 @@ pub(crate) fn launch<const NI: usize, const NO: usize>(
         )
     };
     check("aclopExecuteV2", rc)?;
+    prepared.commit();
     drop((in_bufs, out_bufs));
-    if !foreign.is_empty() {
-        order_homes_after(stream, &foreign)?;
-    }
     Ok(())
 }

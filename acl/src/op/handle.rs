@@ -1,7 +1,7 @@
 //! [`OpHandle`]: an operator checked once, executed many times
 //! (`aclopCreateHandle`, `aclopExecWithHandle`).
 
-use super::exec::{DataBuffers, order_before, order_homes_after};
+use super::exec::DataBuffers;
 use super::{OpAttr, TensorDesc};
 use crate::Stream;
 use crate::error::{Error, Result, check};
@@ -181,7 +181,8 @@ impl OpHandle {
             handle: self,
             ins: Vec::with_capacity(self.inputs.len()),
             outs: Vec::with_capacity(self.outputs.len()),
-            homes: Vec::with_capacity(self.inputs.len() + self.outputs.len()),
+            uses: Vec::with_capacity(self.inputs.len() + self.outputs.len()),
+            _borrows: std::marker::PhantomData,
             error: None,
         }
     }
@@ -200,8 +201,9 @@ pub struct HandleLaunch<'h, 'a> {
     handle: &'h OpHandle,
     ins: Vec<(*mut c_void, usize)>,
     outs: Vec<(*mut c_void, usize)>,
-    homes: Vec<&'a Stream>,
+    uses: Vec<crate::memory::Access>,
     error: Option<Error>,
+    _borrows: std::marker::PhantomData<&'a mut ()>,
 }
 
 impl std::fmt::Debug for HandleLaunch<'_, '_> {
@@ -267,7 +269,7 @@ impl<'h, 'a> HandleLaunch<'h, 'a> {
         }
         self.ins
             .push((mem.device_ptr().cast_mut(), mem.size_bytes()));
-        self.homes.push(mem.home_stream());
+        self.uses.push(mem.read_access());
         self
     }
 
@@ -285,7 +287,7 @@ impl<'h, 'a> HandleLaunch<'h, 'a> {
             self.error = Some(e);
         }
         self.outs.push((mem.device_ptr_mut(), mem.size_bytes()));
-        self.homes.push(mem.home_stream());
+        self.uses.push(mem.write_access());
         self
     }
 
@@ -316,8 +318,7 @@ impl<'h, 'a> HandleLaunch<'h, 'a> {
                 ),
             ));
         }
-        let foreign = order_before(stream, &self.homes)?;
-        stream.device().bind()?;
+        let prepared = crate::memory::prepare(stream, std::mem::take(&mut self.uses))?;
         let ins = DataBuffers::new(&self.ins)?;
         let outs = DataBuffers::new(&self.outs)?;
         // SAFETY: live handle and buffers; arrays valid for their counts;
@@ -332,7 +333,8 @@ impl<'h, 'a> HandleLaunch<'h, 'a> {
                 stream.as_raw(),
             )
         })?;
+        prepared.commit();
         drop((ins, outs));
-        order_homes_after(stream, &foreign)
+        Ok(())
     }
 }

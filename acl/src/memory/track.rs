@@ -1,0 +1,752 @@
+//! Per-allocation access tracking: what keeps queued work, host access and
+//! frees of the same memory in order.
+//!
+//! Every allocation ([`Allocation`]: device memory, or pinned host memory)
+//! remembers its **last write** and the **reads since**, each as a [`Mark`]:
+//! a point in one stream's queue, right after the access, as cudarc's
+//! `CudaSlice` does with its read and write events. A new use on stream `S`
+//! ([`prepare`]) makes `S` wait, on the device (`aclrtStreamWaitEvent`),
+//! only for the marks it conflicts with — a read waits for the last write, a
+//! write for the last write and every read — and only for those on *other*
+//! streams: the stream itself keeps its own order. After the work is queued,
+//! [`Prepared::commit`] records one mark on `S` for all the memory of that
+//! call. Nothing waits for unrelated work, and the host never blocks.
+//!
+//! # Events only when needed
+//!
+//! A mark carries an event when the device is in *multi-stream mode*: once
+//! a second stream has queued tracked work on the device. Before that, a
+//! mark is just "stream `S`" (no runtime call at all); if another stream
+//! later needs to wait for it, an event is recorded on `S` then — later
+//! than the access, so the wait is longer than needed, never shorter. This
+//! keeps a single-stream program at the cost of the raw calls.
+//!
+//! # Frees
+//!
+//! Dropping the last handle of an allocation frees it *after* its marks:
+//! memory from `aclrtMalloc` (and pinned memory) waits in the device's list
+//! of pending frees until the marks' events have completed (polled at each
+//! allocation, waited for at [`Device::synchronize`](crate::Device::synchronize)
+//! and before an out-of-memory error is returned); a block of the caching
+//! allocator goes back to its stream's pool at once, with an event on every
+//! other stream that used it. A drop inside a host function only queues the
+//! release: AscendCL may not be called there.
+//!
+//! # Host access
+//!
+//! Synchronous copies and host views of pinned memory wait, on the host,
+//! for the marks they conflict with ([`host_wait`]), holding the
+//! allocation's lock so that a second thread cannot slip past the wait.
+
+use crate::allocator::Block;
+use crate::error::Result;
+use crate::memory::DeviceAllocator;
+use crate::{Device, Stream, release, result};
+use acl_sys as sys;
+use parking_lot::Mutex;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// An event of the device's pool, given back when dropped.
+pub(crate) struct PooledEvent {
+    raw: usize,
+    device: Device,
+}
+
+impl PooledEvent {
+    /// Records a pooled event on `stream` now.
+    pub(crate) fn record(stream: &Stream) -> Result<PooledEvent> {
+        let device = stream.device();
+        device.bind()?;
+        let raw = device.inner.events.acquire()?;
+        let ev = PooledEvent {
+            raw: raw as usize,
+            device: device.clone(),
+        };
+        // SAFETY: the event (from the pool, live until the device is torn
+        // down, which `ev.device` prevents) and the stream (held) are live.
+        unsafe { result::record_event(raw, stream.as_raw())? };
+        Ok(ev)
+    }
+
+    pub(crate) fn as_raw(&self) -> sys::aclrtEvent {
+        self.raw as sys::aclrtEvent
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.device.bind()?;
+        // SAFETY: the event is live (pooled, held by `self`).
+        unsafe { result::synchronize_event(self.as_raw()) }
+    }
+
+    /// The raw event, taken out of this handle: the caller gives it back to
+    /// the device's pool.
+    fn into_raw(self) -> usize {
+        let me = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `me` is never used or dropped again; its device handle is
+        // moved out once and dropped here.
+        drop(unsafe { std::ptr::read(&me.device) });
+        me.raw
+    }
+}
+
+impl Drop for PooledEvent {
+    fn drop(&mut self) {
+        self.device
+            .inner
+            .events
+            .release(self.raw as sys::aclrtEvent);
+    }
+}
+
+/// A point in a stream's queue right after an access: with an event in
+/// multi-stream mode, else the stream alone (see the module docs).
+pub(crate) struct Mark {
+    stream: Stream,
+    event: Option<PooledEvent>,
+}
+
+impl Mark {
+    fn on(stream: &Stream, event: Option<PooledEvent>) -> Arc<Mark> {
+        Arc::new(Mark {
+            stream: stream.clone(),
+            event,
+        })
+    }
+
+    /// This mark with an event, recording one on its stream now if it has
+    /// none (which covers the access and possibly later work).
+    fn with_event(self: &Arc<Mark>) -> Result<Arc<Mark>> {
+        if self.event.is_some() {
+            return Ok(self.clone());
+        }
+        let ev = PooledEvent::record(&self.stream)?;
+        Ok(Mark::on(&self.stream, Some(ev)))
+    }
+
+    /// Whether the access has finished (without waiting).
+    fn is_complete(&self) -> Result<bool> {
+        match &self.event {
+            Some(ev) => {
+                ev.device.bind()?;
+                // SAFETY: the event is live (pooled, held by `ev`).
+                unsafe { result::query_event_status(ev.as_raw()) }
+            }
+            None => self.stream.is_complete(),
+        }
+    }
+
+    /// Blocks the host until the access has finished.
+    fn host_wait(&self) -> Result<()> {
+        match &self.event {
+            Some(ev) => ev.synchronize(),
+            None => self.stream.synchronize(),
+        }
+    }
+}
+
+/// The last write and the reads since.
+#[derive(Default)]
+pub(crate) struct AccessState {
+    write: Option<Arc<Mark>>,
+    reads: Vec<Arc<Mark>>,
+}
+
+impl AccessState {
+    fn take_all(&mut self) -> Vec<Arc<Mark>> {
+        let mut all = std::mem::take(&mut self.reads);
+        all.extend(self.write.take());
+        all
+    }
+}
+
+/// What owns the memory, and how it is given back.
+pub(crate) enum Backing {
+    /// Nothing (an empty buffer).
+    Empty,
+    /// `aclrtMalloc`.
+    Direct,
+    /// A block of the device's caching allocator, allocated for `stream`.
+    Cached {
+        alloc: Arc<DeviceAllocator>,
+        block: Block<usize>,
+    },
+    /// `aclrtMallocHost`.
+    Pinned,
+}
+
+/// One allocation and the record of its queued accesses (see the module
+/// docs). Shared (`Arc`) by the buffer that owns it and by anything that
+/// must keep it alive until queued work has been recorded (HCCL groups).
+///
+/// `Send + Sync`: the address is never dereferenced by this type; the
+/// state is behind a lock.
+pub struct Allocation {
+    ptr: *mut c_void,
+    bytes: usize,
+    device: Device,
+    backing: Mutex<Option<Backing>>,
+    state: Mutex<AccessState>,
+}
+
+// SAFETY: `ptr` is an address this type never dereferences; everything else
+// is Send + Sync (the backing and state are behind locks).
+unsafe impl Send for Allocation {}
+// SAFETY: as above.
+unsafe impl Sync for Allocation {}
+
+impl std::fmt::Debug for Allocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Allocation")
+            .field("ptr", &self.ptr)
+            .field("bytes", &self.bytes)
+            .field("device", &self.device.ordinal())
+            .finish()
+    }
+}
+
+impl Allocation {
+    /// Wraps memory that was just allocated. `prior` is a mark that every
+    /// use must follow (a cached block's previous owner's stream).
+    pub(crate) fn new(
+        ptr: *mut c_void,
+        bytes: usize,
+        device: &Device,
+        backing: Backing,
+        prior: Option<&Stream>,
+    ) -> Arc<Allocation> {
+        Arc::new(Allocation {
+            ptr,
+            bytes,
+            device: device.clone(),
+            backing: Mutex::new(Some(backing)),
+            state: Mutex::new(AccessState {
+                write: prior.map(|s| Mark::on(s, None)),
+                reads: Vec::new(),
+            }),
+        })
+    }
+
+    /// The first byte.
+    pub fn ptr(&self) -> *mut c_void {
+        self.ptr
+    }
+
+    /// Its size in bytes.
+    pub fn size_bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// The device whose runtime made it.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// Waits for every recorded access, then gives the memory back (the
+    /// `close` of the buffers: the memory is free when it returns).
+    pub(crate) fn close(&self) -> Result<()> {
+        let waited = host_wait(self, true);
+        let released = self.release();
+        waited.and(released)
+    }
+
+    /// Gives the memory back after its marks, without waiting.
+    pub(crate) fn release(&self) -> Result<()> {
+        let Some(backing) = self.backing.lock().take() else {
+            return Ok(());
+        };
+        let marks = self.state.lock().take_all();
+        let job = Release {
+            ptr: self.ptr as usize,
+            backing,
+            marks,
+            device: self.device.clone(),
+        };
+        if crate::device::in_host_fn() {
+            // AscendCL may not be called here: a thread of the crate's runs
+            // the release (recording events on the marks' streams, which is
+            // later than the accesses: sound).
+            releaser::send(job);
+            return Ok(());
+        }
+        job.run()
+    }
+}
+
+impl Drop for Allocation {
+    fn drop(&mut self) {
+        if let Err(e) = self.release() {
+            release::record("DeviceBuffer", e);
+        }
+    }
+}
+
+/// A release of an allocation's memory, after its marks.
+pub(crate) struct Release {
+    ptr: usize,
+    backing: Backing,
+    marks: Vec<Arc<Mark>>,
+    device: Device,
+}
+
+// SAFETY: `ptr` is an address, never dereferenced; the rest is Send.
+unsafe impl Send for Release {}
+
+impl Release {
+    /// Frees now, or queues the free behind events on the marks' streams.
+    pub(crate) fn run(self) -> Result<()> {
+        let device = self.device;
+        match self.backing {
+            Backing::Empty => Ok(()),
+            Backing::Cached { alloc, block } => {
+                // Reuse is stream-ordered on the block's stream; every other
+                // stream that used it gets an event the block waits for.
+                for m in &self.marks {
+                    let key = super::cached::stream_key(&m.stream);
+                    if key != block.stream() || m.stream.device() != &device {
+                        alloc.record_stream(&block, key);
+                    }
+                }
+                alloc.free(block)
+            }
+            backing @ (Backing::Direct | Backing::Pinned) => {
+                if self.marks.is_empty() {
+                    return free_now(&device.context_ref(), self.ptr, &backing);
+                }
+                let mut events = Vec::with_capacity(self.marks.len());
+                let mut first_error = None;
+                for m in self.marks {
+                    // The mark's own event when nobody else holds it, else a
+                    // new one on its stream (later, so sound).
+                    let recorded = match Arc::try_unwrap(m) {
+                        Ok(mut mark) => match mark.event.take() {
+                            Some(ev) => Ok(ev),
+                            None => PooledEvent::record(&mark.stream).map_err(|e| (e, mark.stream)),
+                        },
+                        Err(shared) => PooledEvent::record(&shared.stream)
+                            .map_err(|e| (e, shared.stream.clone())),
+                    };
+                    match recorded {
+                        Ok(ev) if ev.device == device => events.push(ev.into_raw()),
+                        Ok(ev) => {
+                            // Another device's stream: wait here (rare: peer copies).
+                            if let Err(e) = ev.synchronize() {
+                                first_error.get_or_insert(e);
+                            }
+                        }
+                        Err((e, stream)) => {
+                            // No event: wait for the stream itself.
+                            if let Err(e2) = stream.synchronize() {
+                                first_error.get_or_insert(e2);
+                            }
+                            first_error.get_or_insert(e);
+                        }
+                    }
+                }
+                let tracking = &device.inner.tracking;
+                tracking.push_pending(PendingFree {
+                    ptr: self.ptr,
+                    backing,
+                    events,
+                });
+                let reaped = tracking.reap(&device.context_ref(), &device.inner.events, false);
+                match first_error {
+                    Some(e) => Err(e),
+                    None => reaped,
+                }
+            }
+        }
+    }
+}
+
+/// The thread that runs releases dropped inside host functions.
+mod releaser {
+    use super::Release;
+    use std::sync::Mutex;
+    use std::sync::mpsc::{Sender, channel};
+
+    static QUEUE: Mutex<Option<Sender<Release>>> = Mutex::new(None);
+
+    pub(super) fn send(job: Release) {
+        let mut q = crate::sync::lock(&QUEUE);
+        if q.is_none() {
+            let (tx, rx) = channel::<Release>();
+            let spawned = std::thread::Builder::new()
+                .name("acl-release".into())
+                .spawn(move || {
+                    for job in rx {
+                        if let Err(e) = job.run() {
+                            crate::release::record("DeviceBuffer", e);
+                        }
+                    }
+                });
+            match spawned {
+                Ok(_) => *q = Some(tx),
+                Err(e) => {
+                    // Leak rather than free memory queued work may still use.
+                    crate::release::record(
+                        "DeviceBuffer",
+                        crate::Error::invalid(
+                            "DeviceBuffer::drop",
+                            format!("no release thread ({e}): the memory is leaked"),
+                        ),
+                    );
+                    std::mem::forget(job);
+                    return;
+                }
+            }
+        }
+        if let Some(tx) = q.as_ref()
+            && let Err(back) = tx.send(job)
+        {
+            std::mem::forget(back.0);
+        }
+    }
+}
+
+fn free_now(ctx: &crate::device::ContextRef, ptr: usize, backing: &Backing) -> Result<()> {
+    ctx.bind()?;
+    match backing {
+        // SAFETY: memory from aclrtMalloc, released once (the backing was
+        // taken out of its allocation), with every recorded access finished.
+        Backing::Direct => unsafe { result::free(ptr as *mut c_void) },
+        // SAFETY: as above, from aclrtMallocHost.
+        Backing::Pinned => unsafe { result::free_host(ptr as *mut c_void) },
+        Backing::Empty | Backing::Cached { .. } => Ok(()),
+    }
+}
+
+/// A free waiting for events (raw, taken from the device's pool).
+pub(crate) struct PendingFree {
+    ptr: usize,
+    backing: Backing,
+    events: Vec<usize>,
+}
+
+/// The device's tracking state: which streams queued tracked work (for
+/// multi-stream mode), and frees waiting for events. Holds no handle to
+/// the device, so that the device can own it.
+#[derive(Default)]
+pub(crate) struct Tracking {
+    /// The key (`raw + 1`) of the first stream that queued tracked work.
+    first_stream: std::sync::atomic::AtomicUsize,
+    multi: std::sync::atomic::AtomicBool,
+    pending: Mutex<Vec<PendingFree>>,
+    /// `pending.len()`, read without the lock.
+    backlog: std::sync::atomic::AtomicUsize,
+}
+
+impl Tracking {
+    /// Notes that `stream` queues tracked work; whether marks need events.
+    #[inline]
+    fn note_stream(&self, stream: &Stream) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        if self.multi.load(Relaxed) {
+            return true;
+        }
+        let key = (stream.as_raw() as usize).wrapping_add(1);
+        match self.first_stream.compare_exchange(0, key, Relaxed, Relaxed) {
+            Ok(_) => false,
+            Err(first) if first == key => false,
+            Err(_) => {
+                self.multi.store(true, Relaxed);
+                true
+            }
+        }
+    }
+
+    /// Whether the device is in multi-stream mode.
+    pub(crate) fn is_multi_stream(&self) -> bool {
+        self.multi.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn push_pending(&self, free: PendingFree) {
+        self.pending.lock().push(free);
+        self.backlog
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether frees wait for events.
+    #[inline]
+    pub(crate) fn has_backlog(&self) -> bool {
+        self.backlog.load(std::sync::atomic::Ordering::Relaxed) != 0
+    }
+
+    /// Frees what waited for events that have completed; with `wait`,
+    /// waits for all of them first. Does nothing inside a host function.
+    pub(crate) fn reap(
+        &self,
+        ctx: &crate::device::ContextRef,
+        pool: &crate::event::EventPool,
+        wait: bool,
+    ) -> Result<()> {
+        if crate::device::in_host_fn() || !self.has_backlog() {
+            return Ok(());
+        }
+        ctx.bind()?;
+        let mut first_error = None;
+        let ready: Vec<PendingFree> = {
+            let mut pending = self.pending.lock();
+            let mut ready = Vec::new();
+            let mut i = 0;
+            while i < pending.len() {
+                let done = pending[i].events.iter().all(|&ev| {
+                    let ev = ev as sys::aclrtEvent;
+                    // SAFETY: events taken from the pool, live until given
+                    // back below.
+                    let status = unsafe {
+                        if wait {
+                            result::synchronize_event(ev).map(|()| true)
+                        } else {
+                            result::query_event_status(ev)
+                        }
+                    };
+                    status.unwrap_or_else(|e| {
+                        // A fault of the work: it no longer runs.
+                        first_error.get_or_insert(e);
+                        true
+                    })
+                });
+                if done {
+                    ready.push(pending.swap_remove(i));
+                } else {
+                    i += 1;
+                }
+            }
+            ready
+        };
+        self.backlog
+            .fetch_sub(ready.len(), std::sync::atomic::Ordering::Relaxed);
+        for f in ready {
+            for ev in f.events {
+                pool.release(ev as sys::aclrtEvent);
+            }
+            if let Err(e) = free_now(ctx, f.ptr, &f.backing) {
+                first_error.get_or_insert(e);
+            }
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// One use of an allocation by a queued call: read, or written (and maybe
+/// read). Holding it keeps the allocation alive.
+#[derive(Clone)]
+pub struct Access {
+    alloc: Arc<Allocation>,
+    write: bool,
+}
+
+impl std::fmt::Debug for Access {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Access")
+            .field("alloc", &self.alloc)
+            .field("write", &self.write)
+            .finish()
+    }
+}
+
+impl Access {
+    pub(crate) fn read(alloc: &Arc<Allocation>) -> Access {
+        Access {
+            alloc: alloc.clone(),
+            write: false,
+        }
+    }
+
+    pub(crate) fn write(alloc: &Arc<Allocation>) -> Access {
+        Access {
+            alloc: alloc.clone(),
+            write: true,
+        }
+    }
+
+    /// Whether the call writes the memory.
+    pub fn is_write(&self) -> bool {
+        self.write
+    }
+
+    /// The allocation.
+    pub fn allocation(&self) -> &Allocation {
+        &self.alloc
+    }
+}
+
+/// Accesses whose conflicts `stream` now waits for, to be recorded with
+/// [`Prepared::commit`] once the work is queued. Dropping it without
+/// committing records nothing (the work was not queued).
+#[must_use = "commit the accesses once the work is queued"]
+pub struct Prepared<'s, C: AsRef<[Access]>> {
+    stream: &'s Stream,
+    uses: C,
+}
+
+impl<C: AsRef<[Access]>> std::fmt::Debug for Prepared<'_, C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("stream", self.stream)
+            .field("uses", &self.uses.as_ref())
+            .finish()
+    }
+}
+
+/// Makes `stream` wait, on the device, for the recorded accesses that the
+/// `uses` conflict with (see the module docs). The device of `stream` is
+/// bound on return.
+///
+/// # Errors
+///
+/// The runtime's error from recording or waiting for an event; nothing is
+/// recorded then, and the work must not be queued.
+pub fn prepare<C: AsRef<[Access]>>(stream: &Stream, uses: C) -> Result<Prepared<'_, C>> {
+    let device = stream.device();
+    device.inner.tracking.note_stream(stream);
+    let mut waited: [usize; 8] = [0; 8];
+    let mut n_waited = 0usize;
+    let mut bound = false;
+    for u in uses.as_ref() {
+        let mut st = u.alloc.state.lock();
+        let count = if u.write { st.reads.len() + 1 } else { 1 };
+        for i in 0..count {
+            let slot = if i == 0 {
+                match st.write.as_mut() {
+                    Some(m) => m,
+                    None => continue,
+                }
+            } else {
+                &mut st.reads[i - 1]
+            };
+            if slot.stream.same_queue(stream) {
+                continue;
+            }
+            if slot.stream.device() != device {
+                // CANN cannot queue a wait for another device's event
+                // (hicann/runtime docs/zh/dev_guide/05_multi_device_programming.md):
+                // go on only if that work has already finished.
+                if slot.is_complete()? {
+                    continue;
+                }
+                return Err(cross_device(u.write, i == 0, slot.stream.device(), device));
+            }
+            if slot.event.is_none() {
+                *slot = slot.with_event()?;
+                bound = false;
+            }
+            let ev = slot.event.as_ref().map_or(0, |e| e.raw);
+            if waited[..n_waited.min(8)].contains(&ev) {
+                continue;
+            }
+            if !bound {
+                device.bind()?;
+                bound = true;
+            }
+            // SAFETY: the stream is live (borrowed), the event is live
+            // (pooled, held by the mark in `st`).
+            unsafe { result::stream_wait_event(stream.as_raw(), ev as sys::aclrtEvent)? };
+            if n_waited < 8 {
+                waited[n_waited] = ev;
+            }
+            n_waited += 1;
+        }
+    }
+    if !bound {
+        device.bind()?;
+    }
+    Ok(Prepared { stream, uses })
+}
+
+/// The error for an access that would have to wait for queued work of
+/// another device.
+fn cross_device(write: bool, of_write: bool, from: &Device, to: &Device) -> crate::Error {
+    crate::Error::invalid(
+        "memory::prepare",
+        format!(
+            "the memory's last {} is still queued on device {}, and CANN cannot make a stream \
+             of device {} wait for another device's work; synchronize device {} (or the work's \
+             event) before this {}",
+            if of_write { "write" } else { "read" },
+            from.ordinal(),
+            to.ordinal(),
+            from.ordinal(),
+            if write { "write" } else { "read" },
+        ),
+    )
+}
+
+impl<C: AsRef<[Access]>> Prepared<'_, C> {
+    /// Records the accesses: the work was queued on the stream. Never
+    /// fails: without an event (multi-stream mode, recording failed), the
+    /// mark is the stream itself, which later users wait for in full.
+    pub fn commit(self) {
+        let tracking = &self.stream.device().inner.tracking;
+        let mut mark: Option<Arc<Mark>> = None;
+        let make = |mark: &mut Option<Arc<Mark>>| -> Arc<Mark> {
+            mark.get_or_insert_with(|| {
+                let ev = if tracking.is_multi_stream() {
+                    PooledEvent::record(self.stream).ok()
+                } else {
+                    None
+                };
+                Mark::on(self.stream, ev)
+            })
+            .clone()
+        };
+        let single = !tracking.is_multi_stream();
+        for u in self.uses.as_ref() {
+            let mut st = u.alloc.state.lock();
+            if u.write {
+                st.reads.clear();
+                let keep = single
+                    && st
+                        .write
+                        .as_ref()
+                        .is_some_and(|m| m.event.is_none() && m.stream.same_queue(self.stream));
+                if !keep {
+                    st.write = Some(make(&mut mark));
+                }
+            } else {
+                match st
+                    .reads
+                    .iter_mut()
+                    .find(|m| m.stream.same_queue(self.stream))
+                {
+                    Some(m) if single && m.event.is_none() => {}
+                    Some(m) => *m = make(&mut mark),
+                    None => st.reads.push(make(&mut mark)),
+                }
+            }
+        }
+    }
+
+    /// The stream the work goes to.
+    pub fn stream(&self) -> &Stream {
+        self.stream
+    }
+}
+
+/// Blocks the host until the recorded accesses that a host access
+/// conflicts with have finished: the last write for a host read, every
+/// access for a host write. Holds the allocation's lock meanwhile, and
+/// forgets the marks only once they are known to be done.
+///
+/// # Errors
+///
+/// The runtime's error, including faults of the awaited work; the marks
+/// are kept then.
+pub(crate) fn host_wait(alloc: &Allocation, write: bool) -> Result<()> {
+    let mut st = alloc.state.lock();
+    if let Some(m) = &st.write {
+        m.host_wait()?;
+        st.write = None;
+    }
+    if write {
+        while let Some(m) = st.reads.last() {
+            m.host_wait()?;
+            st.reads.pop();
+        }
+    }
+    Ok(())
+}
