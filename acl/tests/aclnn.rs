@@ -671,7 +671,5 @@ fn buffers_of_other_streams_are_ordered_and_handles_are_released() {
         drop(list);
     }
     assert_eq!(c.to_host_vec().unwrap(), [2.0, 4.0, 6.0]);
-    // TODO(next commit): `== before` once cann-sim's aclDestroyTensorList
-    // destroys the members, as CANN's does.
-    assert!(cann_sim::aclnn::live_handles() <= before + 2);
+    assert_eq!(cann_sim::aclnn::live_handles(), before);
 }

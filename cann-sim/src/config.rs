@@ -8,6 +8,7 @@
 //! | `CANN_SIM_MAX_STREAMS` | streams per device, default streams included | `1984` |
 //! | `CANN_SIM_MAX_EVENTS` | events per device | `65536` |
 //! | `CANN_SIM_FAULTS` | injected faults, see [`crate::faults`] | none |
+//! | `CANN_SIM_CHECK` | check mode `off`, `report` or `abort`, see [`crate::check`] | `off` |
 //!
 //! `ASCEND_RT_VISIBLE_DEVICES` (a comma-separated list of physical ids)
 //! selects and renumbers the visible devices, as on hardware.

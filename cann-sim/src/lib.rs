@@ -19,7 +19,8 @@
 //! with `aclGetRecentErrMsg`. See [`config`] for the environment variables
 //! that shape the simulated machine, [`faults`] for injecting failures, and
 //! [`stats`] for what the simulator holds (to check that a test released
-//! everything).
+//! everything). [`check`] is the check mode (`CANN_SIM_CHECK`), a sanitizer
+//! that reports frees of memory in use, races and use after free.
 //!
 //! Streams are really asynchronous: each has a host worker thread that runs
 //! its queue in order, later than the calls that queued the work. Faults of
@@ -36,6 +37,7 @@
 
 pub mod acl;
 pub mod aclnn;
+pub mod check;
 pub mod config;
 pub mod dcmi;
 pub mod faults;

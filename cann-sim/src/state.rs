@@ -16,7 +16,7 @@ use crate::rt::Context;
 use parking_lot::{Mutex, RwLock};
 use std::alloc::Layout;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::ffi::CString;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, OnceLock};
@@ -521,6 +521,61 @@ impl std::fmt::Display for AllocError {
     }
 }
 
+/// A freed allocation the check mode remembers (see [`crate::check`]): its
+/// block stays allocated (filled with [`crate::check::FREED`]) so that its
+/// addresses are not handed out again while it is quarantined.
+#[derive(Debug)]
+struct Freed {
+    alloc: Allocation,
+    /// The freeing call.
+    by: &'static str,
+    /// Its number among the frees of the process.
+    ordinal: u64,
+    /// The freeing thread.
+    thread: String,
+}
+
+impl Freed {
+    /// Bytes of addresses it covers.
+    fn extent(&self) -> usize {
+        self.alloc.reserved().max(self.alloc.size)
+    }
+
+    fn describe(&self, base: usize) -> String {
+        let what = match (self.alloc.kind, self.alloc.block) {
+            (MemKind::Device(d), Block::External { .. }) => {
+                format!(
+                    "the virtual memory mapping {base:#x} of {} bytes on device {d}",
+                    self.alloc.size
+                )
+            }
+            (MemKind::Device(d), _) => format!(
+                "the device allocation {base:#x} of {} bytes on device {d}",
+                self.alloc.size
+            ),
+            (MemKind::Host, _) => {
+                format!(
+                    "the pinned host allocation {base:#x} of {} bytes",
+                    self.alloc.size
+                )
+            }
+        };
+        format!(
+            "{what}, freed by {} (free #{} of the process, on thread {})",
+            self.by, self.ordinal, self.thread
+        )
+    }
+}
+
+/// The quarantine of one device (or of pinned host memory, `None`).
+#[derive(Debug, Default)]
+struct Pool {
+    /// (first address, free ordinal, bytes held), oldest first.
+    order: VecDeque<(usize, u64, u64)>,
+    /// Bytes held by the blocks in `order`.
+    bytes: u64,
+}
+
 /// Every live allocation of the process, keyed by first address. It owns the
 /// memory: blocks are released by [`MemTable::free`] (or when the table is
 /// dropped).
@@ -529,6 +584,12 @@ pub struct MemTable {
     allocs: BTreeMap<usize, Allocation>,
     /// Reserved HBM bytes per logical device.
     hbm_used: Vec<u64>,
+    /// Freed allocations kept by the check mode, by first address.
+    freed: BTreeMap<usize, Freed>,
+    /// Their order and size, per device (`None`: pinned host memory).
+    pools: HashMap<Option<u32>, Pool>,
+    /// Frees counted by the check mode.
+    frees: u64,
 }
 
 impl MemTable {
@@ -647,6 +708,8 @@ impl MemTable {
     /// Registers `size` bytes mapped at `base` (`aclrtMapMem`) as device
     /// memory of `device`; returns the allocation id.
     pub fn insert_mapped(&mut self, base: usize, size: usize, device: u32) -> u64 {
+        // The addresses are live again: no longer "freed".
+        self.forget_freed(base, size);
         let id = next_alloc_id();
         self.allocs.insert(
             base,
@@ -660,10 +723,17 @@ impl MemTable {
         id
     }
 
-    /// Forgets the mapped range at `base` (`aclrtUnmapMem`).
+    /// Forgets the mapped range at `base` (`aclrtUnmapMem`); the check mode
+    /// remembers it as freed until its reservation is released.
     pub fn remove_mapped(&mut self, base: usize) -> Option<Allocation> {
         match self.allocs.get(&base) {
-            Some(a) if matches!(a.block, Block::External { .. }) => self.allocs.remove(&base),
+            Some(a) if matches!(a.block, Block::External { .. }) => {
+                let a = self.allocs.remove(&base)?;
+                if crate::check::enabled() {
+                    self.quarantine(base, a, "aclrtUnmapMem");
+                }
+                Some(a)
+            }
             _ => None,
         }
     }
@@ -730,10 +800,126 @@ impl MemTable {
         {
             *used = used.saturating_sub(a.reserved() as u64);
         }
-        // SAFETY: `base` is the block's first address and is freed once: it
-        // has just been removed from the table.
-        unsafe { a.block.release(base as *mut u8) };
+        if crate::check::enabled() {
+            let by = if is_device {
+                "aclrtFree"
+            } else {
+                "aclrtFreeHost"
+            };
+            self.quarantine(base, a, by);
+        } else {
+            // SAFETY: `base` is the block's first address and is freed once:
+            // it has just been removed from the table.
+            unsafe { a.block.release(base as *mut u8) };
+        }
         Ok(a)
+    }
+
+    /// Keeps the freed allocation `a` at `base` (check mode): its block is
+    /// poisoned and held until enough was quarantined after it.
+    fn quarantine(&mut self, base: usize, a: Allocation, by: &'static str) {
+        self.frees += 1;
+        let held = match a.block {
+            Block::External { .. } => 0,
+            _ => {
+                // SAFETY: the block is still allocated (it is not released
+                // while quarantined) and nothing may use it any more.
+                unsafe {
+                    std::ptr::write_bytes(base as *mut u8, crate::check::FREED, a.reserved())
+                };
+                a.reserved() as u64
+            }
+        };
+        let thread = std::thread::current();
+        let f = Freed {
+            alloc: a,
+            by,
+            ordinal: self.frees,
+            thread: thread
+                .name()
+                .map_or_else(|| format!("{:?}", thread.id()), |n| format!("'{n}'")),
+        };
+        if let Some(old) = self.freed.insert(base, f) {
+            // Only an unmapped range can be freed again at the same address
+            // (remapped in between); it holds no memory.
+            // SAFETY: a quarantined block, released once (just replaced).
+            unsafe { old.alloc.block.release(base as *mut u8) };
+        }
+        let key = match a.kind {
+            MemKind::Device(d) => Some(d),
+            MemKind::Host => None,
+        };
+        let pool = self.pools.entry(key).or_default();
+        pool.order.push_back((base, self.frees, held));
+        pool.bytes += held;
+        let mut evicted = Vec::new();
+        while let Some(&(b, ordinal, bytes)) = pool.order.front() {
+            let over = pool.order.len() > crate::check::QUARANTINE_COUNT
+                || (pool.order.len() > 1 && pool.bytes - bytes >= crate::check::QUARANTINE_BYTES);
+            if !over {
+                break;
+            }
+            pool.order.pop_front();
+            pool.bytes -= bytes;
+            evicted.push((b, ordinal));
+        }
+        for (b, ordinal) in evicted {
+            if self.freed.get(&b).is_some_and(|f| f.ordinal == ordinal)
+                && let Some(f) = self.freed.remove(&b)
+            {
+                // SAFETY: a quarantined block, no longer in the table,
+                // released once (just removed from the quarantine).
+                unsafe { f.alloc.block.release(b as *mut u8) };
+            }
+        }
+    }
+
+    /// The freed (quarantined) allocation overlapping `[addr, addr + len)`,
+    /// described with its freeing call.
+    pub fn freed_overlapping(&self, addr: usize, len: usize) -> Option<String> {
+        let end = addr.saturating_add(len.max(1));
+        if let Some((&base, f)) = self.freed.range(..=addr).next_back()
+            && addr - base < f.extent()
+        {
+            return Some(f.describe(base));
+        }
+        let (&base, f) = self.freed.range(addr..end).next()?;
+        Some(f.describe(base))
+    }
+
+    /// The freed (quarantined) allocation that started at `addr`.
+    pub fn freed_at(&self, addr: usize) -> Option<String> {
+        self.freed.get(&addr).map(|f| f.describe(addr))
+    }
+
+    /// Forgets the freed records in `[start, start + len)` (a released
+    /// virtual-memory reservation, whose addresses may be reused).
+    pub fn forget_freed(&mut self, start: usize, len: usize) {
+        let gone: Vec<usize> = self
+            .freed
+            .range(start..start.saturating_add(len))
+            .map(|(&b, _)| b)
+            .collect();
+        for b in gone {
+            if let Some(f) = self.freed.remove(&b) {
+                // SAFETY: a quarantined block, released once (just removed).
+                unsafe { f.alloc.block.release(b as *mut u8) };
+            }
+        }
+    }
+
+    /// The live allocations `[addr, addr + len)` touches: their ids and
+    /// kinds, the one it starts in first.
+    pub fn allocs_touched(&self, addr: usize, len: usize) -> Vec<(u64, MemKind)> {
+        let end = addr.saturating_add(len.max(1));
+        let mut out = Vec::new();
+        if let Some((_, a)) = self.find(addr) {
+            out.push((a.id, a.kind));
+        }
+        if let Some(start) = addr.checked_add(1) {
+            out.extend(self.allocs.range(start..end).map(|(_, a)| (a.id, a.kind)));
+        }
+        out
     }
 
     /// Classifies `[addr, addr + len)`: inside one live device allocation,
@@ -821,6 +1007,10 @@ impl Drop for MemTable {
         for (base, a) in std::mem::take(&mut self.allocs) {
             // SAFETY: every entry owns its block, released once here.
             unsafe { a.block.release(base as *mut u8) };
+        }
+        for (base, f) in std::mem::take(&mut self.freed) {
+            // SAFETY: every quarantined entry owns its block, released once.
+            unsafe { f.alloc.block.release(base as *mut u8) };
         }
     }
 }
@@ -943,6 +1133,35 @@ mod tests {
         );
         t.free(d, true).unwrap();
         assert_eq!(t.check_range(d, 100), Ok(Region::Unregistered));
+    }
+
+    #[test]
+    fn quarantined_blocks_are_poisoned_found_and_released_after_64_mib_more() {
+        let mut t = MemTable::new();
+        let quarantine = |t: &mut MemTable, size: usize| {
+            let p = t.alloc(MemKind::Device(0), size, size, u64::MAX).unwrap() as usize;
+            let a = t.allocs.remove(&p).unwrap();
+            t.quarantine(p, a, "aclrtFree");
+            p
+        };
+        let small = quarantine(&mut t, 100);
+        // SAFETY: the block is held by the quarantine, 100 bytes readable.
+        let bytes = unsafe { std::slice::from_raw_parts(small as *const u8, 100) };
+        assert!(bytes.iter().all(|&b| b == crate::check::FREED));
+        let found = t.freed_overlapping(small + 50, 10).unwrap();
+        assert!(found.contains("freed by aclrtFree (free #1"), "{found}");
+        assert!(t.freed_at(small).is_some());
+        assert_eq!(t.check_range(small, 10), Ok(Region::Unregistered));
+        // 40 MiB after it: still held; 80 MiB after it: released.
+        let big = quarantine(&mut t, 40 << 20);
+        assert!(t.freed_at(small).is_some());
+        quarantine(&mut t, 40 << 20);
+        assert!(t.freed_at(small).is_none());
+        // The newest always stays, whatever its size.
+        assert!(t.freed_at(big).is_some());
+        // Forgetting a range (a released reservation) drops its records.
+        t.forget_freed(big, 1);
+        assert!(t.freed_at(big).is_none());
     }
 
     #[test]

@@ -338,15 +338,51 @@ fn arguments_are_checked_with_the_documented_statuses() {
             "aclnnRelu",
         );
 
-        for h in [ta, ti, strided, over, th] {
+        // The list owns `ta` and `ti` (as in CANN): destroying it destroys them.
+        assert_eq!(aclDestroyTensorList(list), ACLNN_SUCCESS);
+        for h in [strided, over, th] {
             assert_eq!(aclDestroyTensor(h), ACLNN_SUCCESS);
         }
-        assert_eq!(aclDestroyTensorList(list), ACLNN_SUCCESS);
         assert_eq!(aclDestroyIntArray(arr), ACLNN_SUCCESS);
         assert_eq!(aclDestroyScalar(alpha), ACLNN_SUCCESS);
     }
     free(a);
     assert_eq!(live_handles(), before);
+}
+
+#[test]
+fn tensor_list_destroy_destroys_its_members_and_skips_ones_already_destroyed() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    use_device(0);
+    let a = malloc(16);
+    let before = live_handles();
+    let (t1, t2, t3) = (
+        tensor(&[4], ACL_FLOAT, a),
+        tensor(&[4], ACL_FLOAT, a),
+        tensor(&[4], ACL_FLOAT, a),
+    );
+    // SAFETY: arrays of live handles; every handle is looked up.
+    unsafe {
+        let list = aclCreateTensorList([t1.cast_const(), t2.cast_const()].as_ptr(), 2);
+        assert!(!list.is_null());
+        assert_eq!(live_handles(), before + 4);
+        assert_eq!(aclDestroyTensorList(list), ACLNN_SUCCESS);
+        assert_eq!(live_handles(), before + 1);
+        // The members are gone: destroying one again is an error.
+        let msg = fails(
+            aclDestroyTensor(t1),
+            ACLNN_ERR_PARAM_INVALID,
+            "aclDestroyTensor",
+        );
+        assert!(msg.contains("already destroyed"), "{msg}");
+        // A member destroyed before its list (undefined on CANN) is skipped
+        // with the check off, as before the list owned its members.
+        let list = aclCreateTensorList([t3.cast_const()].as_ptr(), 1);
+        assert_eq!(aclDestroyTensor(t3), ACLNN_SUCCESS);
+        assert_eq!(aclDestroyTensorList(list), ACLNN_SUCCESS);
+    }
+    assert_eq!(live_handles(), before);
+    free(a);
 }
 
 #[test]

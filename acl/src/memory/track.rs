@@ -2,7 +2,7 @@
 //! frees of the same memory in order.
 //!
 //! Every allocation ([`Allocation`]: device memory, or pinned host memory)
-//! remembers its **last write** and the **reads since**, each as a [`Mark`]:
+//! remembers its **last write** and the **reads since**, each as a *mark*:
 //! a point in one stream's queue, right after the access, as cudarc's
 //! `CudaSlice` does with its read and write events. A new use on stream `S`
 //! ([`prepare`]) makes `S` wait, on the device (`aclrtStreamWaitEvent`),
@@ -99,48 +99,90 @@ impl Drop for PooledEvent {
     }
 }
 
-/// A point in a stream's queue right after an access: with an event in
-/// multi-stream mode, else the stream alone (see the module docs).
-pub(crate) struct Mark {
+/// A point in a stream's queue right after an access: an event recorded
+/// there (multi-stream mode), or the stream alone, where all the work queued
+/// so far covers the access (see the module docs). Cloning is cheap (one
+/// reference count).
+#[derive(Clone)]
+pub(crate) enum Mark {
+    /// The stream alone.
+    Stream(Stream),
+    /// An event recorded right after the access.
+    Event(Arc<EventMark>),
+}
+
+/// An event recorded on a stream.
+pub(crate) struct EventMark {
     stream: Stream,
-    event: Option<PooledEvent>,
+    event: PooledEvent,
 }
 
 impl Mark {
-    fn on(stream: &Stream, event: Option<PooledEvent>) -> Arc<Mark> {
-        Arc::new(Mark {
-            stream: stream.clone(),
-            event,
-        })
+    fn with(stream: &Stream, event: Option<PooledEvent>) -> Mark {
+        match event {
+            Some(event) => Mark::Event(Arc::new(EventMark {
+                stream: stream.clone(),
+                event,
+            })),
+            None => Mark::Stream(stream.clone()),
+        }
+    }
+
+    fn stream(&self) -> &Stream {
+        match self {
+            Mark::Stream(s) => s,
+            Mark::Event(m) => &m.stream,
+        }
+    }
+
+    fn event(&self) -> Option<&PooledEvent> {
+        match self {
+            Mark::Stream(_) => None,
+            Mark::Event(m) => Some(&m.event),
+        }
     }
 
     /// This mark with an event, recording one on its stream now if it has
     /// none (which covers the access and possibly later work).
-    fn with_event(self: &Arc<Mark>) -> Result<Arc<Mark>> {
-        if self.event.is_some() {
-            return Ok(self.clone());
+    fn with_event(&self) -> Result<Mark> {
+        match self {
+            Mark::Event(_) => Ok(self.clone()),
+            Mark::Stream(s) => Ok(Mark::with(s, Some(PooledEvent::record(s)?))),
         }
-        let ev = PooledEvent::record(&self.stream)?;
-        Ok(Mark::on(&self.stream, Some(ev)))
     }
 
     /// Whether the access has finished (without waiting).
     fn is_complete(&self) -> Result<bool> {
-        match &self.event {
-            Some(ev) => {
-                ev.device.bind()?;
-                // SAFETY: the event is live (pooled, held by `ev`).
-                unsafe { result::query_event_status(ev.as_raw()) }
+        match self {
+            Mark::Event(m) => {
+                m.event.device.bind()?;
+                // SAFETY: the event is live (pooled, held by `m`).
+                unsafe { result::query_event_status(m.event.as_raw()) }
             }
-            None => self.stream.is_complete(),
+            Mark::Stream(s) => s.is_complete(),
         }
     }
 
     /// Blocks the host until the access has finished.
     fn host_wait(&self) -> Result<()> {
-        match &self.event {
-            Some(ev) => ev.synchronize(),
-            None => self.stream.synchronize(),
+        match self {
+            Mark::Event(m) => m.event.synchronize(),
+            Mark::Stream(s) => s.synchronize(),
+        }
+    }
+
+    /// An event of this device's pool after the access: the mark's own when
+    /// nobody else holds it, else a new one recorded on its stream now
+    /// (later, so sound). On failure, the stream to wait for instead.
+    fn into_event(self) -> std::result::Result<PooledEvent, (crate::Error, Stream)> {
+        match self {
+            Mark::Event(m) => match Arc::try_unwrap(m) {
+                Ok(m) => Ok(m.event),
+                Err(shared) => {
+                    PooledEvent::record(&shared.stream).map_err(|e| (e, shared.stream.clone()))
+                }
+            },
+            Mark::Stream(s) => PooledEvent::record(&s).map_err(|e| (e, s)),
         }
     }
 }
@@ -148,15 +190,17 @@ impl Mark {
 /// The last write and the reads since.
 #[derive(Default)]
 pub(crate) struct AccessState {
-    write: Option<Arc<Mark>>,
-    reads: Vec<Arc<Mark>>,
+    write: Option<Mark>,
+    reads: Vec<Mark>,
 }
 
 impl AccessState {
-    fn take_all(&mut self) -> Vec<Arc<Mark>> {
-        let mut all = std::mem::take(&mut self.reads);
-        all.extend(self.write.take());
-        all
+    fn is_empty(&self) -> bool {
+        self.write.is_none() && self.reads.is_empty()
+    }
+
+    fn into_marks(self) -> impl Iterator<Item = Mark> {
+        self.write.into_iter().chain(self.reads)
     }
 }
 
@@ -221,7 +265,7 @@ impl Allocation {
             device: device.clone(),
             backing: Mutex::new(Some(backing)),
             state: Mutex::new(AccessState {
-                write: prior.map(|s| Mark::on(s, None)),
+                write: prior.map(|s| Mark::Stream(s.clone())),
                 reads: Vec::new(),
             }),
         })
@@ -255,7 +299,7 @@ impl Allocation {
         let Some(backing) = self.backing.lock().take() else {
             return Ok(());
         };
-        let marks = self.state.lock().take_all();
+        let marks = std::mem::take(&mut *self.state.lock());
         let job = Release {
             ptr: self.ptr as usize,
             backing,
@@ -275,7 +319,43 @@ impl Allocation {
 
 impl Drop for Allocation {
     fn drop(&mut self) {
-        if let Err(e) = self.release() {
+        // The last handle: no lock needed.
+        let Some(backing) = self.backing.get_mut().take() else {
+            return;
+        };
+        let marks = std::mem::take(self.state.get_mut());
+        if let Backing::Cached { block, .. } = &backing
+            && marks.reads.is_empty()
+            && marks
+                .write
+                .as_ref()
+                .is_none_or(|m| super::cached::stream_key(m.stream()) == block.stream())
+            && !crate::device::in_host_fn()
+        {
+            // Fast path: used on the block's own stream only, where reuse is
+            // stream-ordered: straight back to the pool.
+            let Backing::Cached { alloc, block } = backing else {
+                return;
+            };
+            drop(marks);
+            if let Err(e) = alloc.free(block) {
+                release::record("DeviceBuffer", e);
+            }
+            return;
+        }
+        let job = Release {
+            ptr: self.ptr as usize,
+            backing,
+            marks,
+            device: self.device.clone(),
+        };
+        let outcome = if crate::device::in_host_fn() {
+            releaser::send(job);
+            Ok(())
+        } else {
+            job.run()
+        };
+        if let Err(e) = outcome {
             release::record("DeviceBuffer", e);
         }
     }
@@ -285,7 +365,7 @@ impl Drop for Allocation {
 pub(crate) struct Release {
     ptr: usize,
     backing: Backing,
-    marks: Vec<Arc<Mark>>,
+    marks: AccessState,
     device: Device,
 }
 
@@ -301,9 +381,9 @@ impl Release {
             Backing::Cached { alloc, block } => {
                 // Reuse is stream-ordered on the block's stream; every other
                 // stream that used it gets an event the block waits for.
-                for m in &self.marks {
-                    let key = super::cached::stream_key(&m.stream);
-                    if key != block.stream() || m.stream.device() != &device {
+                for m in self.marks.into_marks() {
+                    let key = super::cached::stream_key(m.stream());
+                    if key != block.stream() || m.stream().device() != &device {
                         alloc.record_stream(&block, key);
                     }
                 }
@@ -313,20 +393,10 @@ impl Release {
                 if self.marks.is_empty() {
                     return free_now(&device.context_ref(), self.ptr, &backing);
                 }
-                let mut events = Vec::with_capacity(self.marks.len());
+                let mut events = Vec::with_capacity(1 + self.marks.reads.len());
                 let mut first_error = None;
-                for m in self.marks {
-                    // The mark's own event when nobody else holds it, else a
-                    // new one on its stream (later, so sound).
-                    let recorded = match Arc::try_unwrap(m) {
-                        Ok(mut mark) => match mark.event.take() {
-                            Some(ev) => Ok(ev),
-                            None => PooledEvent::record(&mark.stream).map_err(|e| (e, mark.stream)),
-                        },
-                        Err(shared) => PooledEvent::record(&shared.stream)
-                            .map_err(|e| (e, shared.stream.clone())),
-                    };
-                    match recorded {
+                for m in self.marks.into_marks() {
+                    match m.into_event() {
                         Ok(ev) if ev.device == device => events.push(ev.into_raw()),
                         Ok(ev) => {
                             // Another device's stream: wait here (rare: peer copies).
@@ -619,23 +689,28 @@ pub fn prepare<C: AsRef<[Access]>>(stream: &Stream, uses: C) -> Result<Prepared<
             } else {
                 &mut st.reads[i - 1]
             };
-            if slot.stream.same_queue(stream) {
+            if slot.stream().same_queue(stream) {
                 continue;
             }
-            if slot.stream.device() != device {
+            if slot.stream().device() != device {
                 // CANN cannot queue a wait for another device's event
                 // (hicann/runtime docs/zh/dev_guide/05_multi_device_programming.md):
                 // go on only if that work has already finished.
                 if slot.is_complete()? {
                     continue;
                 }
-                return Err(cross_device(u.write, i == 0, slot.stream.device(), device));
+                return Err(cross_device(
+                    u.write,
+                    i == 0,
+                    slot.stream().device(),
+                    device,
+                ));
             }
-            if slot.event.is_none() {
+            if slot.event().is_none() {
                 *slot = slot.with_event()?;
                 bound = false;
             }
-            let ev = slot.event.as_ref().map_or(0, |e| e.raw);
+            let ev = slot.event().map_or(0, |e| e.raw);
             if waited[..n_waited.min(8)].contains(&ev) {
                 continue;
             }
@@ -682,40 +757,38 @@ impl<C: AsRef<[Access]>> Prepared<'_, C> {
     /// mark is the stream itself, which later users wait for in full.
     pub fn commit(self) {
         let tracking = &self.stream.device().inner.tracking;
-        let mut mark: Option<Arc<Mark>> = None;
-        let make = |mark: &mut Option<Arc<Mark>>| -> Arc<Mark> {
+        let multi = tracking.is_multi_stream();
+        let mut mark: Option<Mark> = None;
+        let mut make = || -> Mark {
             mark.get_or_insert_with(|| {
-                let ev = if tracking.is_multi_stream() {
+                let ev = if multi {
                     PooledEvent::record(self.stream).ok()
                 } else {
                     None
                 };
-                Mark::on(self.stream, ev)
+                Mark::with(self.stream, ev)
             })
             .clone()
         };
-        let single = !tracking.is_multi_stream();
         for u in self.uses.as_ref() {
             let mut st = u.alloc.state.lock();
             if u.write {
                 st.reads.clear();
-                let keep = single
-                    && st
-                        .write
-                        .as_ref()
-                        .is_some_and(|m| m.event.is_none() && m.stream.same_queue(self.stream));
+                // Single-stream mode: a mark of this stream stays valid.
+                let keep = !multi
+                    && matches!(&st.write, Some(Mark::Stream(s)) if s.same_queue(self.stream));
                 if !keep {
-                    st.write = Some(make(&mut mark));
+                    st.write = Some(make());
                 }
             } else {
                 match st
                     .reads
                     .iter_mut()
-                    .find(|m| m.stream.same_queue(self.stream))
+                    .find(|m| m.stream().same_queue(self.stream))
                 {
-                    Some(m) if single && m.event.is_none() => {}
-                    Some(m) => *m = make(&mut mark),
-                    None => st.reads.push(make(&mut mark)),
+                    Some(Mark::Stream(_)) if !multi => {}
+                    Some(m) => *m = make(),
+                    None => st.reads.push(make()),
                 }
             }
         }

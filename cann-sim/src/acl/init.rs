@@ -30,7 +30,7 @@ pub unsafe extern "C" fn aclInit(config_path: *const c_char) -> aclError {
     if let Some(code) = faults::check("aclInit") {
         return code;
     }
-    if let Some(msg) = faults::env_error() {
+    if let Some(msg) = faults::env_error().or_else(crate::check::env_error) {
         return fail(
             ACL_ERROR_INVALID_PARAM,
             format!("aclInit: cann-sim configuration: {msg}"),

@@ -23,9 +23,10 @@ use super::common::{self, PARAM_INVALID};
 use super::kernel_args::args_arg;
 use super::kernel_binary::{Function, function_arg};
 use super::stream::takes_host_work;
+use crate::check::Use;
 use crate::faults;
 use crate::recent_error::fail;
-use crate::rt::stream::{Expect, TaskKind};
+use crate::rt::stream::{Expect, TaskKind, TaskRange};
 use crate::rt::{Stream, code};
 use crate::state::{self, Region};
 use acl_sys::{
@@ -179,7 +180,15 @@ fn enqueue(
                 }
                 Region::Device { .. } => {
                     if let Some(at) = Expect::of(region) {
-                        ranges.push(("kernel argument", w as usize, 1, at));
+                        // Which bytes the kernel touches, and how, is
+                        // unknown: an opaque use for the check mode.
+                        ranges.push(TaskRange {
+                            what: "kernel argument",
+                            addr: w as usize,
+                            len: 1,
+                            at,
+                            how: Use::Opaque,
+                        });
                     }
                 }
                 _ => {}

@@ -37,11 +37,12 @@ use super::mdl_load::{Loaded, ModelMem, loaded};
 use super::op_desc::{self, DataBuffer};
 use super::op_launch::device_range;
 use super::stream::takes_host_work;
+use crate::check::{Access, Use};
 use crate::faults;
 use crate::model::{Gear, Memory, execute};
 use crate::recent_error::fail;
 use crate::rt::code;
-use crate::rt::stream::{Expect, TaskKind};
+use crate::rt::stream::{TaskKind, TaskRange};
 use crate::state;
 use acl_sys::{
     ACL_ERROR_INVALID_PARAM, ACL_ERROR_MODEL_INPUT_NOT_MATCH, ACL_ERROR_MODEL_NOT_DYNAMIC,
@@ -57,7 +58,7 @@ struct Plan {
     inputs: Vec<usize>,
     outputs: Vec<usize>,
     /// Device ranges to check again when it runs.
-    ranges: Vec<(&'static str, usize, usize, Expect)>,
+    ranges: Vec<TaskRange>,
 }
 
 fn buffers(
@@ -207,7 +208,13 @@ fn plan(
             ));
         }
         if let Some(at) = device_range(function, &format!("input {i}"), b.addr, need, l.device)? {
-            ranges.push(("model input", b.addr, need, at));
+            ranges.push(TaskRange {
+                what: "model input",
+                addr: b.addr,
+                len: need,
+                at,
+                how: Use::Read,
+            });
         }
         in_ranges.push((b.addr, need));
     }
@@ -225,7 +232,13 @@ fn plan(
             ));
         }
         if let Some(at) = device_range(function, &format!("output {i}"), b.addr, need, l.device)? {
-            ranges.push(("model output", b.addr, need, at));
+            ranges.push(TaskRange {
+                what: "model output",
+                addr: b.addr,
+                len: need,
+                at,
+                how: Use::Write,
+            });
         }
         if let Some(j) = out_ranges
             .iter()
@@ -261,7 +274,15 @@ fn plan(
         }
     }
     if let Some((addr, size, Some(at))) = l.user_work {
-        ranges.push(("model work", addr, size, at));
+        // Executions of a model share its work memory and are serialised
+        // by the simulator: an opaque use (checked for frees, not races).
+        ranges.push(TaskRange {
+            what: "model work",
+            addr,
+            len: size,
+            at,
+            how: Use::Opaque,
+        });
     }
     if let ModelMem::User {
         addr,
@@ -269,7 +290,13 @@ fn plan(
         at: Some(at),
     } = l.weights
     {
-        ranges.push(("model weight", addr, size, at));
+        ranges.push(TaskRange {
+            what: "model weight",
+            addr,
+            len: size,
+            at,
+            how: Use::Read,
+        });
     }
     Ok(Plan {
         loaded: l,
@@ -328,17 +355,30 @@ pub unsafe extern "C" fn aclmdlExecute(
     }
     let l = tri!(loaded(F, model_id));
     let p = tri!(plan(F, l, input, output));
+    if crate::check::enabled() {
+        let accesses: Vec<Access> = p
+            .ranges
+            .iter()
+            .map(|r| Access::new(r.what, r.addr, r.len, r.how))
+            .collect();
+        if let Err((code, msg)) = crate::check::host_access(F, &accesses) {
+            return fail(code, format!("{F}: {msg}"));
+        }
+    }
     let table = state::memory().read();
-    for &(what, addr, len, at) in &p.ranges {
+    for r in &p.ranges {
         let still = table
-            .check_range(addr, len)
+            .check_range(r.addr, r.len)
             .ok()
-            .and_then(Expect::of)
-            .is_some_and(|now| now == at);
+            .and_then(crate::rt::stream::Expect::of)
+            .is_some_and(|now| now == r.at);
         if !still {
             return fail(
                 PARAM_INVALID,
-                format!("{F}: the {what} memory at {addr:#x} was freed during the call"),
+                format!(
+                    "{F}: the {} memory at {:#x} was freed during the call",
+                    r.what, r.addr
+                ),
             );
         }
     }

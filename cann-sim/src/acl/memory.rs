@@ -28,6 +28,7 @@
 //!   kind is 107000. (On hardware the driver's code for this is not visible in
 //!   the open source; 107000 is the runtime's invalid-value code.)
 
+use crate::check::{self, Access, Use};
 use crate::faults;
 use crate::recent_error::fail;
 use crate::state::{self, MemKind, Region};
@@ -192,9 +193,24 @@ pub unsafe extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> aclError {
     if dev_ptr.is_null() {
         return fail(ACL_ERROR_INVALID_PARAM, "aclrtFree: devPtr is null");
     }
-    match state::memory().write().free(dev_ptr as usize, true) {
+    free_checked("aclrtFree", dev_ptr as usize, true)
+}
+
+/// Frees `addr` (device or pinned host memory), through the check mode's
+/// guard when it is on.
+fn free_checked(function: &str, addr: usize, device: bool) -> aclError {
+    let free = || state::memory().write().free(addr, device);
+    let result = if check::enabled() {
+        match check::guard_free(function, addr, Some(device), free) {
+            Ok(r) => r,
+            Err((code, msg)) => return fail(code, format!("{function}: {msg}")),
+        }
+    } else {
+        free()
+    };
+    match result {
         Ok(_) => ACL_SUCCESS,
-        Err(e) => fail(PARAM_INVALID, format!("aclrtFree: {e}")),
+        Err(e) => fail(PARAM_INVALID, format!("{function}: {e}")),
     }
 }
 
@@ -253,10 +269,7 @@ pub unsafe extern "C" fn aclrtFreeHost(host_ptr: *mut c_void) -> aclError {
     if host_ptr.is_null() {
         return fail(ACL_ERROR_INVALID_PARAM, "aclrtFreeHost: hostPtr is null");
     }
-    match state::memory().write().free(host_ptr as usize, false) {
-        Ok(_) => ACL_SUCCESS,
-        Err(e) => fail(PARAM_INVALID, format!("aclrtFreeHost: {e}")),
-    }
+    free_checked("aclrtFreeHost", host_ptr as usize, false)
 }
 
 pub(crate) fn kind_name(kind: aclrtMemcpyKind) -> &'static str {
@@ -427,19 +440,29 @@ pub unsafe extern "C" fn aclrtMemcpy(
         return no_device(F);
     };
     let (dst_addr, src_addr) = (dst as usize, src as usize);
+    let validate = |table: &state::MemTable| -> Result<(), aclError> {
+        let dst_region = check::range(table, F, "dst", dst_addr, count)
+            .map_err(|e| fail(PARAM_INVALID, format!("{F}: dst: {e}")))?;
+        let src_region = check::range(table, F, "src", src_addr, count)
+            .map_err(|e| fail(PARAM_INVALID, format!("{F}: src: {e}")))?;
+        check_copy(kind, dst_addr, dst_region, src_addr, src_region, current)
+            .map_err(|e| fail(PARAM_INVALID, format!("{F} ({}): {e}", kind_name(kind))))
+    };
+    if check::enabled() {
+        // A valid copy must not race queued work (checked without the
+        // table's lock, which the check takes after its own).
+        tri!(validate(&state::memory().read()));
+        let ends = [
+            Access::new("dst", dst_addr, count, Use::Write),
+            Access::new("src", src_addr, count, Use::Read),
+        ];
+        if let Err((code, msg)) = check::host_access(F, &ends) {
+            return fail(code, format!("{F}: {msg}"));
+        }
+    }
     // Held until the copy is done, so neither end can be freed under it.
     let table = state::memory().read();
-    let dst_region = match table.check_range(dst_addr, count) {
-        Ok(r) => r,
-        Err(e) => return fail(PARAM_INVALID, format!("{F}: dst: {e}")),
-    };
-    let src_region = match table.check_range(src_addr, count) {
-        Ok(r) => r,
-        Err(e) => return fail(PARAM_INVALID, format!("{F}: src: {e}")),
-    };
-    if let Err(e) = check_copy(kind, dst_addr, dst_region, src_addr, src_region, current) {
-        return fail(PARAM_INVALID, format!("{F} ({}): {e}", kind_name(kind)));
-    }
+    tri!(validate(&table));
     // SAFETY: each end is either inside a live allocation for all `count`
     // bytes (checked above, kept alive by the read lock) or caller-provided
     // host memory valid for `count` bytes by contract. `copy` allows overlap.
@@ -486,35 +509,41 @@ pub unsafe extern "C" fn aclrtMemset(
         );
     }
     let addr = dev_ptr as usize;
-    let table = state::memory().read();
     // The header: "the memory to be initialized is on the Host or device
     // side; the system determines which from the address". The simulator
     // fills device memory of the current device and pinned host memory
     // (aclrtMallocHost), whose bounds it knows; other host memory it cannot
     // check, so it refuses it.
-    match table.check_range(addr, count) {
-        Ok(Region::Device { device, .. }) if device == current => {}
-        Ok(Region::Device { device, .. }) => {
-            return fail(
+    let validate = |table: &state::MemTable| -> Result<(), aclError> {
+        match check::range(table, F, "devPtr", addr, count) {
+            Ok(Region::Device { device, .. }) if device == current => Ok(()),
+            Ok(Region::Device { device, .. }) => Err(fail(
                 PARAM_INVALID,
                 format!(
                     "{F}: devPtr {addr:#x} is on device {device}, but the current device of this \
                      thread is {current}"
                 ),
-            );
-        }
-        Ok(Region::Host { .. }) => {}
-        Ok(other) => {
-            return fail(
+            )),
+            Ok(Region::Host { .. }) => Ok(()),
+            Ok(other) => Err(fail(
                 PARAM_INVALID,
                 format!(
                     "{F}: devPtr {addr:#x} is neither device memory nor pinned host memory \
                      (aclrtMallocHost) the runtime knows ({other})"
                 ),
-            );
+            )),
+            Err(e) => Err(fail(PARAM_INVALID, format!("{F}: devPtr: {e}"))),
         }
-        Err(e) => return fail(PARAM_INVALID, format!("{F}: devPtr: {e}")),
+    };
+    if check::enabled() {
+        tri!(validate(&state::memory().read()));
+        let range = [Access::new("devPtr", addr, count, Use::Write)];
+        if let Err((code, msg)) = check::host_access(F, &range) {
+            return fail(code, format!("{F}: {msg}"));
+        }
     }
+    let table = state::memory().read();
+    tri!(validate(&table));
     // SAFETY: `[dev_ptr, dev_ptr + count)` lies inside a live device or
     // pinned host allocation, kept alive by the read lock.
     unsafe { std::ptr::write_bytes(dev_ptr.cast::<u8>(), value as u8, count) };

@@ -35,6 +35,7 @@
 use super::common::{self, PARAM_INVALID};
 use super::memory::{check_copy, kind_name};
 use super::stream::takes_host_work;
+use crate::check::{self, Access, Use};
 use crate::faults;
 use crate::recent_error::fail;
 use crate::rt::code;
@@ -103,11 +104,11 @@ pub unsafe extern "C" fn aclrtMemcpyAsync(
     let (dst_addr, src_addr) = (dst as usize, src as usize);
     let (dst_region, src_region) = {
         let table = state::memory().read();
-        let d = match table.check_range(dst_addr, count) {
+        let d = match check::range(&table, F, "dst", dst_addr, count) {
             Ok(r) => r,
             Err(e) => return fail(PARAM_INVALID, format!("{F}: dst: {e}")),
         };
-        let sr = match table.check_range(src_addr, count) {
+        let sr = match check::range(&table, F, "src", src_addr, count) {
             Ok(r) => r,
             Err(e) => return fail(PARAM_INVALID, format!("{F}: src: {e}")),
         };
@@ -179,6 +180,12 @@ fn upload(
             format!("{function}: internal: dst lies in no allocation"),
         );
     };
+    // The host data is read now: a pinned source must not be written by
+    // queued work meanwhile.
+    let read = [Access::new("src", src as usize, count, Use::Read)];
+    if let Err((code, msg)) = check::host_access(function, &read) {
+        return fail(code, format!("{function}: {msg}"));
+    }
     let data = {
         // Held while reading, so a pinned source cannot be freed meanwhile.
         let _table = state::memory().read();
@@ -216,6 +223,15 @@ fn pageable_copy(
     }
     // Validated again: the wait above held no lock.
     let (dst_addr, src_addr) = (dst as usize, src as usize);
+    // The copy happens now, on the host: it must not race queued work of
+    // other streams.
+    let ends = [
+        Access::new("dst", dst_addr, count, Use::Write),
+        Access::new("src", src_addr, count, Use::Read),
+    ];
+    if let Err((code, msg)) = check::host_access(function, &ends) {
+        return fail(code, format!("{function}: {msg}"));
+    }
     let table = state::memory().read();
     let checked = table
         .check_range(dst_addr, count)
@@ -272,7 +288,7 @@ pub unsafe extern "C" fn aclrtMemsetAsync(
     tri!(common::in_context(F, &s, &ctx));
     tri!(takes_host_work(F, &s));
     let addr = dev_ptr as usize;
-    let region = match state::memory().read().check_range(addr, count) {
+    let region = match check::range(&state::memory().read(), F, "devPtr", addr, count) {
         Ok(r) => r,
         Err(e) => return fail(PARAM_INVALID, format!("{F}: devPtr: {e}")),
     };

@@ -16,6 +16,7 @@
 
 use super::common::{self, PARAM_INVALID};
 use super::memory::no_device;
+use crate::check::{Access, Use};
 use crate::faults;
 use crate::recent_error::fail;
 use crate::rt::code;
@@ -170,21 +171,29 @@ pub unsafe extern "C" fn aclrtMemsetD32(
     let Some(current) = state::current_device() else {
         return no_device(F);
     };
-    let table = state::memory().read();
-    match table.check_range(ptr as usize, bytes) {
-        Ok(Region::Device { device, .. }) if device == current => {}
-        Ok(Region::Host { .. }) => {}
-        Ok(other) => {
-            return fail(
+    let validate = |table: &state::MemTable| -> Result<(), aclError> {
+        match crate::check::range(table, F, "ptr", ptr as usize, bytes) {
+            Ok(Region::Device { device, .. }) if device == current => Ok(()),
+            Ok(Region::Host { .. }) => Ok(()),
+            Ok(other) => Err(fail(
                 PARAM_INVALID,
                 format!(
                     "{F}: {ptr:p} is neither device memory of device {current} nor pinned host \
                      memory ({other})"
                 ),
-            );
+            )),
+            Err(e) => Err(fail(PARAM_INVALID, format!("{F}: ptr: {e}"))),
         }
-        Err(e) => return fail(PARAM_INVALID, format!("{F}: ptr: {e}")),
+    };
+    if crate::check::enabled() {
+        tri!(validate(&state::memory().read()));
+        let range = [Access::new("ptr", ptr as usize, bytes, Use::Write)];
+        if let Err((code, msg)) = crate::check::host_access(F, &range) {
+            return fail(code, format!("{F}: {msg}"));
+        }
     }
+    let table = state::memory().read();
+    tri!(validate(&table));
     let v = value.to_ne_bytes();
     for i in 0..N {
         // SAFETY: element `i` lies inside `[ptr, ptr + bytes)`, a live
@@ -222,7 +231,7 @@ pub unsafe extern "C" fn aclrtMemsetD32Async(
     let s = common::or_default(s, &ctx);
     tri!(common::in_context(F, &s, &ctx));
     tri!(super::stream::takes_host_work(F, &s));
-    let region = match state::memory().read().check_range(ptr as usize, bytes) {
+    let region = match crate::check::range(&state::memory().read(), F, "ptr", ptr as usize, bytes) {
         Ok(r @ Region::Device { device, .. }) if device == ctx.device => r,
         Ok(other) => {
             return fail(
@@ -356,9 +365,8 @@ fn regions_2d(
     kind: aclrtMemcpyKind,
     current: u32,
 ) -> Result<(Region, Region), aclError> {
-    let checked = table
-        .check_range(dst, dspan)
-        .and_then(|d| Ok((d, table.check_range(src, sspan)?)))
+    let checked = crate::check::range(table, function, "dst", dst, dspan)
+        .and_then(|d| Ok((d, crate::check::range(table, function, "src", src, sspan)?)))
         .and_then(|(d, s)| {
             super::memory::check_copy(kind, dst, d, src, s, current).map(|()| (d, s))
         });
@@ -368,6 +376,31 @@ fn regions_2d(
             format!("{function} ({}): {e}", super::memory::kind_name(kind)),
         )
     })
+}
+
+/// The check mode's view of a 2-D copy done on the host now: it writes
+/// the destination rows and reads the source rows (not the gaps between
+/// rows).
+///
+/// # Errors
+///
+/// A `host-race` report, recorded.
+fn host_2d(
+    function: &str,
+    (dst, dpitch): (usize, usize),
+    (src, spitch): (usize, usize),
+    (width, height): (usize, usize),
+) -> Result<(), aclError> {
+    if !crate::check::enabled() {
+        return Ok(());
+    }
+    let mut rows = Vec::with_capacity(2 * height);
+    for i in 0..height {
+        rows.push(Access::new("dst", dst + i * dpitch, width, Use::Write));
+        rows.push(Access::new("src", src + i * spitch, width, Use::Read));
+    }
+    crate::check::host_access(function, &rows)
+        .map_err(|(code, msg)| fail(code, format!("{function}: {msg}")))
 }
 
 /// Copies `height` rows of `width` bytes (the spans validated and kept
@@ -427,15 +460,27 @@ pub unsafe extern "C" fn aclrtMemcpy2d(
     let Some(current) = state::current_device() else {
         return no_device(F);
     };
+    let regions = |table: &state::MemTable| {
+        regions_2d(
+            F,
+            table,
+            (dst as usize, dspan),
+            (src as usize, sspan),
+            kind,
+            current,
+        )
+    };
+    if crate::check::enabled() {
+        tri!(regions(&state::memory().read()));
+        tri!(host_2d(
+            F,
+            (dst as usize, dpitch),
+            (src as usize, spitch),
+            (width, height)
+        ));
+    }
     let table = state::memory().read();
-    tri!(regions_2d(
-        F,
-        &table,
-        (dst as usize, dspan),
-        (src as usize, sspan),
-        kind,
-        current
-    ));
+    tri!(regions(&table));
     // SAFETY: the spans were validated under `table`'s lock, still held.
     unsafe { copy_rows((dst, dpitch), (src, spitch), (width, height)) };
     ACL_SUCCESS
@@ -500,6 +545,12 @@ pub unsafe extern "C" fn aclrtMemcpy2dAsync(
                 return common::report_sync(F, &s, e, code(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT));
             }
         }
+        tri!(host_2d(
+            F,
+            (dst as usize, dpitch),
+            (src as usize, spitch),
+            (width, height)
+        ));
         let table = state::memory().read();
         tri!(regions_2d(
             F,

@@ -483,6 +483,15 @@ fn host_inputs(
         if d.placement == acl_sys::ACL_MEMTYPE_DEVICE || d.const_data.is_some() || b.size == 0 {
             continue;
         }
+        // Read now: pinned memory must not be written by queued work.
+        let read = [crate::check::Access::new(
+            "input (host placement)",
+            b.addr,
+            b.size,
+            crate::check::Use::Read,
+        )];
+        crate::check::host_access(function, &read)
+            .map_err(|(code, msg)| fail(code, format!("{function}: {msg}")))?;
         let table = crate::state::memory().read();
         if let Err(e) = table.check_range(b.addr, b.size) {
             return Err(fail(

@@ -16,11 +16,12 @@
 //! other are refused at the call (107000): the result would be undefined.
 
 use super::common::PARAM_INVALID;
+use crate::check::Use;
 use crate::ops::{self, Attrs, Input, Output, TensorSpec};
 use crate::recent_error::fail;
 use crate::rt::Stream;
 use crate::rt::code;
-use crate::rt::stream::{Expect, TaskKind};
+use crate::rt::stream::{Expect, TaskKind, TaskRange};
 use crate::state::{self, Region};
 use acl_sys::{ACL_ERROR_RT_AICORE_EXCEPTION, ACL_SUCCESS, aclError};
 
@@ -175,9 +176,7 @@ pub(crate) fn device_range(
             format!("{function}: {what}: the address is null but the tensor holds {bytes} bytes"),
         ));
     }
-    let region = state::memory()
-        .read()
-        .check_range(addr, bytes)
+    let region = crate::check::range(&state::memory().read(), function, what, addr, bytes)
         .map_err(|e| fail(PARAM_INVALID, format!("{function}: {what}: {e}")))?;
     match region {
         Region::Device { device: d, .. } if d == device => Ok(Expect::of(region)),
@@ -233,17 +232,24 @@ pub(crate) fn launch(
     let mut ranges = Vec::with_capacity(inputs.len() + outputs.len());
     for i in &inputs {
         if let Source::Device { addr, at, strides } = &i.src {
-            ranges.push(("input", *addr, span_bytes(&i.spec, strides.as_deref()), *at));
+            ranges.push(TaskRange {
+                what: "input",
+                addr: *addr,
+                len: span_bytes(&i.spec, strides.as_deref()),
+                at: *at,
+                how: Use::Read,
+            });
         }
     }
     for o in &outputs {
         if let Some((addr, at)) = o.dst {
-            ranges.push((
-                "output",
+            ranges.push(TaskRange {
+                what: "output",
                 addr,
-                span_bytes(&o.spec, o.strides.as_deref()),
+                len: span_bytes(&o.spec, o.strides.as_deref()),
                 at,
-            ));
+                how: Use::Write,
+            });
         }
     }
     let kernel = Box::new(move || run_kernel(&op_type, &attrs, &inputs, &outputs));

@@ -266,6 +266,11 @@ pub unsafe extern "C" fn aclrtReleaseMemAddress(virPtr: *mut c_void) -> aclError
         Some(_) => {}
     }
     if let Some(r) = v.reservations.remove(&addr) {
+        // Its addresses may be reused by anything now: the check mode
+        // forgets the unmapped ranges it remembered there.
+        if crate::check::enabled() {
+            state::memory().write().forget_freed(addr, r.size);
+        }
         // SAFETY: the reservation's own mapping, released once (just removed).
         unsafe { libc::munmap(r.map as *mut c_void, r.map_len) };
     }
@@ -610,6 +615,21 @@ pub unsafe extern "C" fn aclrtUnmapMem(virPtr: *mut c_void) -> aclError {
     }
     let addr = virPtr as usize;
     let mut v = VMM.lock();
+    if crate::check::enabled() {
+        // Refused while a pending task uses the mapping: nothing is
+        // unmapped then. The check holds its lock until the unmap is done.
+        return match crate::check::guard_free(F, addr, None, || unmap(&mut v, virPtr)) {
+            Ok(rc) => rc,
+            Err((code, msg)) => fail(code, format!("{F}: {msg}")),
+        };
+    }
+    unmap(&mut v, virPtr)
+}
+
+/// Unmaps the range mapped at `virPtr`.
+fn unmap(v: &mut Vmm, virPtr: *mut c_void) -> aclError {
+    const F: &str = "aclrtUnmapMem";
+    let addr = virPtr as usize;
     let found = v
         .reservations
         .range_mut(..=addr)

@@ -67,7 +67,8 @@ pub(crate) enum Obj {
     FloatArray(Vec<f32>),
     #[allow(dead_code)]
     BoolArray(Vec<bool>),
-    #[allow(dead_code)]
+    /// The member tensors, which the list owns: destroying the list
+    /// destroys them.
     TensorList(Vec<Arc<Obj>>),
     Executor(Plan),
 }
@@ -121,15 +122,53 @@ pub(crate) fn contiguous_strides(dims: &[i64]) -> Vec<i64> {
 }
 
 /// Destroys the object `addr` names when it is of `kind`; null is a no-op.
-pub(crate) fn destroy(function: &str, what: &str, addr: usize, kind: Kind) -> aclnnStatus {
+///
+/// A tensor list destroys its member tensors too, as CANN's does: "the
+/// aclTensor in the aclTensorList does not need to be destroyed again"
+/// (`aclDestroyTensorList`, CANN API reference `aolapi/operatorlist_00028`;
+/// `docs/zh/nnopbase/aclnn/aclDestroyTensorList.md` of the opbase
+/// repository, a mirror of hicann/opbase). A member already destroyed (by
+/// the user, or listed twice) is a double destroy on the real runtime,
+/// where the list deletes it again (undefined behaviour): with the check off
+/// it is skipped; with it on, it is a `double-destroy` report (161002, the
+/// list and its live members are still destroyed).
+pub(crate) fn destroy(function: &'static str, what: &str, addr: usize, kind: Kind) -> aclnnStatus {
     if addr == 0 {
         return ACLNN_SUCCESS;
     }
     let mut t = TABLE.lock();
     match t.get(addr) {
         Lookup::Live(o) if o.kind() == kind => {
-            t.remove(addr);
-            ACLNN_SUCCESS
+            t.remove_by(addr, function);
+            let Obj::TensorList(members) = &*o else {
+                return ACLNN_SUCCESS;
+            };
+            let mut twice = None;
+            for (i, m) in members.iter().enumerate() {
+                let maddr = Arc::as_ptr(m) as usize;
+                match t.get(maddr) {
+                    Lookup::Live(_) => {
+                        t.remove_by(maddr, function);
+                    }
+                    Lookup::Destroyed if twice.is_none() => {
+                        twice = Some((i, maddr, t.destroyed_by(maddr)));
+                    }
+                    _ => {}
+                }
+            }
+            match twice {
+                Some((i, maddr, by)) if crate::check::enabled() => {
+                    drop(t);
+                    let msg = crate::check::double_destroy(
+                        function,
+                        &format!("member {i} of list {addr:#x}, tensor"),
+                        maddr,
+                        by,
+                    );
+                    fail(ACLNN_ERR_PARAM_INVALID, format!("{function}: {msg}"))
+                }
+                _ => ACLNN_SUCCESS,
+            }
         }
         Lookup::Live(o) => fail(
             ACLNN_ERR_PARAM_INVALID,
@@ -138,6 +177,12 @@ pub(crate) fn destroy(function: &str, what: &str, addr: usize, kind: Kind) -> ac
                 o.kind()
             ),
         ),
+        Lookup::Destroyed if crate::check::enabled() => {
+            let by = t.destroyed_by(addr);
+            drop(t);
+            let msg = crate::check::double_destroy(function, what, addr, by);
+            fail(ACLNN_ERR_PARAM_INVALID, format!("{function}: {msg}"))
+        }
         Lookup::Destroyed => fail(
             ACLNN_ERR_PARAM_INVALID,
             format!("{function}: {what} {addr:#x} was already destroyed"),
@@ -520,7 +565,7 @@ pub(crate) fn launch(
         );
     }
     // One use: the executor is consumed whatever happens next.
-    TABLE.lock().remove(executor);
+    TABLE.lock().remove_by(executor, function);
     match run(function, plan, stream) {
         Ok(()) => ACLNN_SUCCESS,
         Err(_) => ACLNN_ERR_RUNTIME_ERROR,

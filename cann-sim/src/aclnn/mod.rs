@@ -5,7 +5,10 @@
 //!   ...) live in handle tables: a pointer handed back is looked up, never
 //!   dereferenced. A null handle is `ACLNN_ERR_PARAM_NULLPTR` (161001); an
 //!   unknown or destroyed one `ACLNN_ERR_PARAM_INVALID` (161002). Destroying
-//!   null is a no-op, as `delete nullptr` is.
+//!   null is a no-op, as `delete nullptr` is. A tensor list owns its
+//!   tensors: `aclDestroyTensorList` destroys them (as CANN's does). With
+//!   the check mode on, destroying an object twice is a `double-destroy`
+//!   report ([`crate::check`]).
 //! - **`aclnnXxxGetWorkspaceSize`** checks the arguments and infers the output
 //!   with [`crate::ops::infer`] (CANN's dtype and shape rules): a mismatch
 //!   — dtypes that do not combine, an `out` of the wrong shape or dtype — is

@@ -260,9 +260,9 @@ pub unsafe extern "C" fn aclDestroyBoolArray(array: *const aclBoolArray) -> acln
     )
 }
 
-/// `aclCreateTensorList`: every element must be a live tensor (the list
-/// holds them; destroying the list does not destroy the tensors, which the
-/// caller still destroys). Null for a null or unknown element.
+/// `aclCreateTensorList`: every element must be a live tensor. The list
+/// owns them: `aclDestroyTensorList` destroys them too, and they must not be
+/// destroyed again (as in CANN). Null for a null or unknown element.
 ///
 /// # Safety
 ///
@@ -287,7 +287,8 @@ pub unsafe extern "C" fn aclCreateTensorList(
     exec::insert(Obj::TensorList(tensors)) as *mut aclTensorList
 }
 
-/// `aclDestroyTensorList`.
+/// `aclDestroyTensorList`: destroys the list and its member tensors (see
+/// `exec::destroy` for members destroyed before).
 ///
 /// # Safety
 ///
@@ -302,7 +303,9 @@ pub unsafe extern "C" fn aclDestroyTensorList(array: *const aclTensorList) -> ac
     )
 }
 
-/// `aclDestroyAclOpExecutor`: releases an executor that will not run.
+/// `aclDestroyAclOpExecutor`: releases an executor that will not run. One
+/// that ran (`aclnnXxx` consumes it) is not live any more: 161002, a
+/// `double-destroy` report with the check on.
 ///
 /// # Safety
 ///
@@ -316,6 +319,8 @@ pub unsafe extern "C" fn aclDestroyAclOpExecutor(executor: *mut aclOpExecutor) -
         exec::Kind::Executor,
     ) {
         ACLNN_SUCCESS => ACLNN_SUCCESS,
+        // The report's message stays.
+        rc if crate::check::enabled() => rc,
         _ => fail(
             ACLNN_ERR_PARAM_INVALID,
             format!(

@@ -143,6 +143,42 @@ pub enum Coll {
     Barrier,
 }
 
+impl Coll {
+    /// The buffers this rank's part reads and writes, for the check mode:
+    /// send buffers are read, receive buffers written; a broadcast buffer
+    /// is read on the root and written elsewhere.
+    pub(crate) fn accesses(&self, rank: u32) -> Vec<crate::check::Access> {
+        use crate::check::{Access, Use};
+        let read = |m: &Mem| Access::new(m.role, m.addr, m.len, Use::Read);
+        let write = |m: &Mem| Access::new(m.role, m.addr, m.len, Use::Write);
+        let v = match self {
+            Coll::AllReduce { send, recv, .. }
+            | Coll::Reduce { send, recv, .. }
+            | Coll::AllGather { send, recv, .. }
+            | Coll::AllGatherV { send, recv, .. }
+            | Coll::ReduceScatter { send, recv, .. }
+            | Coll::ReduceScatterV { send, recv, .. }
+            | Coll::Scatter { send, recv, .. }
+            | Coll::AlltoAll { send, recv, .. }
+            | Coll::AlltoAllV { send, recv, .. } => vec![read(send), write(recv)],
+            Coll::Broadcast { buf, root, .. } if *root == rank => vec![read(buf)],
+            Coll::Broadcast { buf, .. } => vec![write(buf)],
+            Coll::Barrier => Vec::new(),
+        };
+        v.into_iter().filter(|a| a.len > 0).collect()
+    }
+}
+
+impl P2p {
+    /// The buffer it reads (a send) or writes (a receive), for the check
+    /// mode.
+    pub(crate) fn access(&self) -> crate::check::Access {
+        use crate::check::{Access, Use};
+        let how = if self.send { Use::Read } else { Use::Write };
+        Access::new(self.buf.role, self.buf.addr, self.buf.len, how)
+    }
+}
+
 /// What a rank was called with, as exchanged. `a` is what this rank sends
 /// to the peer, `b` what it expects from it (equal for symmetric
 /// collectives), so that two signatures match when crossed.

@@ -216,7 +216,7 @@ fn mem(
     comm: &Comm,
     align: usize,
 ) -> Result<Mem, HcclResult> {
-    Mem::arg(role, ptr, bytes, comm.device, align)
+    Mem::arg(function, role, ptr, bytes, comm.device, align)
         .map_err(|(code, msg)| fail(code, format!("{function}: {msg}")))
 }
 
@@ -248,12 +248,14 @@ unsafe fn register_out(f: &str, made: Result<Comm, Fail>, out: *mut HcclComm) ->
 }
 
 /// Queues `work` on `s`; a failure is recorded in the communicator (and
-/// told to its other ranks) and becomes a fault of the task.
+/// told to its other ranks) and becomes a fault of the task. `mem` is what
+/// it reads and writes, for the check mode (empty when the check is off).
 fn enqueue(
     function: &'static str,
     s: &Stream,
     comm: Arc<Comm>,
     seq: u64,
+    mem: Vec<crate::check::Access>,
     work: impl FnOnce(&Comm, &AtomicBool) -> Result<(), Fail> + Send + 'static,
 ) -> HcclResult {
     let run = Box::new(move |stop: &AtomicBool| match work(&comm, stop) {
@@ -266,7 +268,11 @@ fn enqueue(
             ))
         }
     });
-    match s.enqueue(|_| TaskKind::Hccl { api: function, run }) {
+    match s.enqueue(|_| TaskKind::Hccl {
+        api: function,
+        run,
+        mem,
+    }) {
         Ok(_) => HCCL_SUCCESS,
         Err((_, msg)) => fail(HCCL_E_RUNTIME, format!("{function}: {msg}")),
     }
@@ -274,9 +280,23 @@ fn enqueue(
 
 fn enqueue_coll(function: &'static str, s: &Stream, comm: Arc<Comm>, coll: Coll) -> HcclResult {
     let seq = comm.next_seq();
-    enqueue(function, s, comm, seq, move |c, stop| {
+    let mem = if crate::check::enabled() {
+        coll.accesses(comm.rank)
+    } else {
+        Vec::new()
+    };
+    enqueue(function, s, comm, seq, mem, move |c, stop| {
         algo::run(c, seq, &coll, stop)
     })
+}
+
+/// What point-to-point `items` read and write, for the check mode.
+fn p2p_mem(items: &[P2p]) -> Vec<crate::check::Access> {
+    if crate::check::enabled() {
+        items.iter().map(P2p::access).collect()
+    } else {
+        Vec::new()
+    }
 }
 
 /// Reads `n` u64 values from a C array.
@@ -1663,7 +1683,10 @@ fn p2p(
     if grouped {
         return HCCL_SUCCESS;
     }
-    enqueue(f, &s, c, 0, move |c, stop| algo::run_p2p(c, &[item], stop))
+    let mem = p2p_mem(std::slice::from_ref(&item));
+    enqueue(f, &s, c, 0, mem, move |c, stop| {
+        algo::run_p2p(c, &[item], stop)
+    })
 }
 
 /// `HcclSend`: `count` elements to `destRank`, which must call `HcclRecv`.
@@ -1770,7 +1793,10 @@ pub unsafe extern "C" fn HcclBatchSendRecv(
             seq: c.next_p2p(peer, send),
         })
         .collect();
-    enqueue(F, &s, c, 0, move |c, stop| algo::run_p2p(c, &items, stop))
+    let mem = p2p_mem(&items);
+    enqueue(F, &s, c, 0, mem, move |c, stop| {
+        algo::run_p2p(c, &items, stop)
+    })
 }
 
 /// `HcclGroupStart`: sends and receives until the matching `HcclGroupEnd`
@@ -1826,7 +1852,8 @@ pub extern "C" fn HcclGroupEnd() -> HcclResult {
         }
     }
     for (_, _, c, s, items) in batches {
-        let rc = enqueue("HcclGroupEnd", &s, c, 0, move |c, stop| {
+        let mem = p2p_mem(&items);
+        let rc = enqueue("HcclGroupEnd", &s, c, 0, mem, move |c, stop| {
             algo::run_p2p(c, &items, stop)
         });
         if rc != HCCL_SUCCESS {

@@ -25,8 +25,9 @@ pub struct Mem {
 }
 
 impl Mem {
-    /// Validates a buffer argument: `len` bytes at `ptr`, device memory of
-    /// `device`, aligned to `align` bytes. An empty range may be null.
+    /// Validates a buffer argument of `function`: `len` bytes at `ptr`,
+    /// device memory of `device`, aligned to `align` bytes. An empty range
+    /// may be null.
     ///
     /// # Errors
     ///
@@ -34,6 +35,7 @@ impl Mem {
     /// that is not device memory of `device` (host memory, another device,
     /// freed, past the end of its allocation) or misaligned.
     pub fn arg(
+        function: &str,
         role: &'static str,
         ptr: *const core::ffi::c_void,
         len: usize,
@@ -58,9 +60,7 @@ impl Mem {
                 format!("{role} {addr:#x} is not aligned to the element size ({align} bytes)"),
             ));
         }
-        let region = state::memory()
-            .read()
-            .check_range(addr, len)
+        let region = crate::check::range(&state::memory().read(), function, role, addr, len)
             .map_err(|e| (HCCL_E_PARA, format!("{role}: {e}")))?;
         match region {
             Region::Device { device: d, id, .. } if d == device => Ok(Mem {

@@ -32,6 +32,8 @@ pub struct Record {
     pub stream: Weak<Shared>,
     /// The record task's seq on that stream.
     pub seq: u64,
+    /// The recording stream's vector clock at the record (check mode only).
+    pub clock: Option<crate::check::Clock>,
 }
 
 impl Record {
@@ -84,6 +86,7 @@ impl Event {
             done: Completion::new(),
             stream: Arc::downgrade(stream),
             seq,
+            clock: crate::check::capture(stream, seq),
         });
         s.latest = Some(r.clone());
         r

@@ -8,7 +8,7 @@
 //! object.
 
 use parking_lot::Mutex;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, LazyLock};
 
 /// Destroyed objects kept allocated per table.
@@ -27,7 +27,9 @@ pub enum Lookup<T> {
 /// One table.
 pub struct Registry<T> {
     live: HashMap<usize, Arc<T>>,
-    dead: HashSet<usize>,
+    /// Destroyed handles still in the graveyard, with the call that
+    /// destroyed each ("" when not said).
+    dead: HashMap<usize, &'static str>,
     graveyard: VecDeque<Arc<T>>,
 }
 
@@ -35,7 +37,7 @@ impl<T> Default for Registry<T> {
     fn default() -> Self {
         Registry {
             live: HashMap::new(),
-            dead: HashSet::new(),
+            dead: HashMap::new(),
             graveyard: VecDeque::new(),
         }
     }
@@ -54,15 +56,21 @@ impl<T> Registry<T> {
     pub fn get(&self, addr: usize) -> Lookup<T> {
         match self.live.get(&addr) {
             Some(o) => Lookup::Live(o.clone()),
-            None if self.dead.contains(&addr) => Lookup::Destroyed,
+            None if self.dead.contains_key(&addr) => Lookup::Destroyed,
             None => Lookup::Unknown,
         }
     }
 
     /// Unregisters `addr`; the object stays allocated in the graveyard.
     pub fn remove(&mut self, addr: usize) -> Option<Arc<T>> {
+        self.remove_by(addr, "")
+    }
+
+    /// Unregisters `addr`, remembering that `by` destroyed it; the object
+    /// stays allocated in the graveyard.
+    pub fn remove_by(&mut self, addr: usize, by: &'static str) -> Option<Arc<T>> {
         let obj = self.live.remove(&addr)?;
-        self.dead.insert(addr);
+        self.dead.insert(addr, by);
         self.graveyard.push_back(obj.clone());
         if self.graveyard.len() > GRAVEYARD
             && let Some(old) = self.graveyard.pop_front()
@@ -70,6 +78,11 @@ impl<T> Registry<T> {
             self.dead.remove(&(Arc::as_ptr(&old) as usize));
         }
         Some(obj)
+    }
+
+    /// The call that destroyed `addr`, while it is in the graveyard.
+    pub fn destroyed_by(&self, addr: usize) -> Option<&'static str> {
+        self.dead.get(&addr).copied()
     }
 
     /// Every live object.

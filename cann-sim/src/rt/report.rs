@@ -196,6 +196,19 @@ thread_local! {
     /// `Shared` address), 0 for none: calls that wait for that stream from
     /// inside the callback would deadlock.
     static RUNNING_FOR: Cell<usize> = const { Cell::new(0) };
+    /// The stream (its unique id) and task number of the blocking callback
+    /// or host function this thread is running, (0, 0) for none.
+    static RUNNING_TASK: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+}
+
+/// The stream (its unique id) and task number of the blocking callback or
+/// host function the calling thread is running: that stream's later tasks
+/// wait for it to return.
+pub fn running_blocking_task() -> Option<(u64, u64)> {
+    RUNNING_TASK
+        .try_with(Cell::get)
+        .ok()
+        .filter(|&(uid, _)| uid != 0)
 }
 
 /// The stream (its `Shared` address) whose blocking callback the calling
@@ -213,6 +226,11 @@ pub fn run(r: Report) {
         0
     };
     let previous = RUNNING_FOR.try_with(|c| c.replace(marker)).unwrap_or(0);
+    let task = match (&r.done, r.stream.upgrade()) {
+        (Some(_), Some(s)) => (s.uid, r.seq),
+        _ => (0, 0),
+    };
+    let previous_task = RUNNING_TASK.try_with(|c| c.replace(task)).unwrap_or((0, 0));
     let f = r.f;
     // A panic cannot unwind out of an `extern "C"` function (Rust aborts),
     // but catch one anyway so that nothing unwinds into the simulator's
@@ -221,6 +239,7 @@ pub fn run(r: Report) {
     // function that may be called with its own argument on a runtime thread.
     let _ = catch_unwind(AssertUnwindSafe(|| unsafe { (f.f)(f.data) }));
     let _ = RUNNING_FOR.try_with(|c| c.set(previous));
+    let _ = RUNNING_TASK.try_with(|c| c.set(previous_task));
     if let Some(done) = r.done {
         done.complete(crate::state::now_ns());
     }

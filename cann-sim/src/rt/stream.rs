@@ -26,11 +26,17 @@
 //! while event records and waits still run, so that nothing waits forever.
 //! The report counts the skipped tasks; work queued after it runs again. A
 //! skipped HCCL task fails at once (telling its peers) instead of running.
+//!
+//! With the check mode on ([`crate::check`]), a task's memory is checked
+//! and registered when it is queued (with the queue locked, so that its
+//! worker cannot finish it first) and forgotten when it is done, skipped or
+//! dropped, before the stream counts it completed.
 
 use super::completion::{Completion, Wait};
 use super::event::{Event, Record};
 use super::report::{self, HostFn, Report};
 use super::{Context, STREAMS, code};
+use crate::check::{self, Access, Clock, Use};
 use crate::state::{self, MemTable, Region};
 use acl_sys::{
     ACL_ERROR_RT_DRV_INTERNAL_ERROR, ACL_ERROR_RT_RESOURCE_ALLOC_FAIL, ACL_ERROR_RT_SYS_DMA,
@@ -39,7 +45,7 @@ use acl_sys::{
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -84,6 +90,22 @@ impl Expect {
             alloc_id: region.alloc_id()?,
         })
     }
+}
+
+/// A range an operator task touches: validated again when it runs, and
+/// known to the check mode.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TaskRange {
+    /// The argument, for messages (`input`, `output`, `kernel argument`...).
+    pub what: &'static str,
+    /// First byte.
+    pub addr: usize,
+    /// Bytes.
+    pub len: usize,
+    /// Where it must still be when the task runs.
+    pub at: Expect,
+    /// How the task uses it.
+    pub how: Use,
 }
 
 /// What a task does.
@@ -134,9 +156,8 @@ pub enum TaskKind {
     Op {
         /// The enqueueing function.
         api: &'static str,
-        /// Device ranges the kernel reads or writes: (what, address, bytes,
-        /// where it must still be).
-        ranges: Vec<(&'static str, usize, usize, Expect)>,
+        /// Device ranges the kernel reads or writes.
+        ranges: Vec<TaskRange>,
         /// Runs the kernel; called only when every range is still valid.
         kernel: Box<dyn FnOnce() -> Result<(), (aclError, String)> + Send>,
     },
@@ -170,6 +191,9 @@ pub enum TaskKind {
         /// The work; its error becomes the task's fault.
         #[allow(clippy::type_complexity)]
         run: Box<dyn FnOnce(&AtomicBool) -> Result<(), (aclError, String)> + Send>,
+        /// The buffers it reads and writes (for the check mode; empty when
+        /// the check is off).
+        mem: Vec<Access>,
     },
 }
 
@@ -183,7 +207,8 @@ impl TaskKind {
         )
     }
 
-    fn name(&self) -> &'static str {
+    /// The enqueueing API (`aclrtMemcpyAsync`, `aclnnAdd`...).
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             TaskKind::Copy { api, .. }
             | TaskKind::Upload { api, .. }
@@ -197,11 +222,41 @@ impl TaskKind {
             TaskKind::Hccl { api, .. } => api,
         }
     }
+
+    /// The memory it reads and writes (for the check mode).
+    pub(crate) fn accesses(&self) -> Vec<Access> {
+        match self {
+            TaskKind::Copy {
+                dst, src, count, ..
+            } => vec![
+                Access::new("dst", *dst, *count, Use::Write),
+                Access::new("src", *src, *count, Use::Read),
+            ],
+            TaskKind::Upload { dst, data, .. } => {
+                vec![Access::new("dst", *dst, data.len(), Use::Write)]
+            }
+            TaskKind::Fill { dst, count, .. } => {
+                vec![Access::new("devPtr", *dst, *count, Use::Write)]
+            }
+            TaskKind::Op { ranges, .. } => ranges
+                .iter()
+                .map(|r| Access::new(r.what, r.addr, r.len, r.how))
+                .collect(),
+            TaskKind::Hccl { mem, .. } => mem.clone(),
+            TaskKind::Record(_)
+            | TaskKind::ResetEvent(..)
+            | TaskKind::Wait(_)
+            | TaskKind::Callback { .. }
+            | TaskKind::HostFunc { .. } => Vec::new(),
+        }
+    }
 }
 
 struct Task {
     seq: u64,
     kind: TaskKind,
+    /// Registered with the check mode (done or dropped: `check::on_complete`).
+    tracked: bool,
 }
 
 struct Queue {
@@ -233,6 +288,11 @@ pub struct Shared {
     pub id: i32,
     /// Logical device.
     pub device: u32,
+    /// Unique for the process (the check mode's vector clocks use it).
+    pub uid: u64,
+    /// The check mode's vector clock: what the stream's next task is known
+    /// to come after (empty when the check is off).
+    pub clock: Mutex<Clock>,
 }
 
 impl Shared {
@@ -349,6 +409,11 @@ impl Stream {
                 subscription: Mutex::new(Subscription::None),
                 id,
                 device,
+                uid: {
+                    static NEXT_UID: AtomicU64 = AtomicU64::new(1);
+                    NEXT_UID.fetch_add(1, Ordering::Relaxed)
+                },
+                clock: Mutex::new(Clock::new()),
             }),
             id,
             device,
@@ -391,8 +456,15 @@ impl Stream {
         }
         let seq = q.submitted + 1;
         let kind = make(seq);
+        // Checked and registered before it is queued, so that its worker
+        // cannot finish it first.
+        let tracked = if check::enabled() {
+            check::on_enqueue(self, seq, &kind)?
+        } else {
+            false
+        };
         q.submitted = seq;
-        q.tasks.push_back(Task { seq, kind });
+        q.tasks.push_back(Task { seq, kind, tracked });
         self.shared.cv.notify_all();
         Ok(seq)
     }
@@ -477,6 +549,10 @@ impl Stream {
             let dropped = if force {
                 self.shared.abort.store(true, Ordering::Release);
                 let d: Vec<Task> = q.tasks.drain(..).collect();
+                // No longer pending before anyone can see them completed.
+                for t in d.iter().filter(|t| t.tracked) {
+                    check::on_complete(self.shared.uid, t.seq);
+                }
                 q.completed = q.completed.max(q.submitted);
                 d
             } else {
@@ -524,6 +600,7 @@ fn worker_main(shared: Arc<Shared>) {
             }
         };
         let seq = task.seq;
+        let tracked = task.tracked;
         if shared.stop_on_failure.load(Ordering::Relaxed) && task.kind.is_work() {
             let stopped = {
                 let q = shared.q.lock();
@@ -535,6 +612,9 @@ fn worker_main(shared: Arc<Shared>) {
                 // so that it fails at once and its peers learn of it.
                 if let TaskKind::Hccl { run, .. } = task.kind {
                     let _ = run(&AtomicBool::new(true));
+                }
+                if tracked {
+                    check::on_complete(shared.uid, seq);
                 }
                 let mut q = shared.q.lock();
                 if q.fault.is_some() {
@@ -568,6 +648,10 @@ fn worker_main(shared: Arc<Shared>) {
                 seq,
             }),
         };
+        // No longer pending before anyone can see it completed.
+        if tracked {
+            check::on_complete(shared.uid, seq);
+        }
         let mut q = shared.q.lock();
         if let Some(f) = fault {
             record(&mut q, f);
@@ -660,8 +744,8 @@ fn run(shared: &Arc<Shared>, task: Task) -> Result<(), (aclError, String)> {
         }
         TaskKind::Op { ranges, kernel, .. } => {
             let table = state::memory().read();
-            for &(what, addr, count, at) in &ranges {
-                check_at(&table, what, addr, count, at)
+            for r in &ranges {
+                check_at(&table, r.what, r.addr, r.len, r.at)
                     .map_err(|e| (code(acl_sys::ACL_ERROR_RT_AICORE_EXCEPTION), e))?;
             }
             // The ranges lie in live allocations (checked just now), kept
