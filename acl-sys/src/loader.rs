@@ -519,7 +519,38 @@ impl<A: Send + Sync> Slot<A> {
     ///
     /// [`LoadError::AlreadyLoaded`] when the library was already loaded from
     /// another source.
-    pub fn install(&self, api: A, provider: &'static str) -> Result<&Library<A>, LoadError> {
+    ///
+    /// # Safety
+    ///
+    /// Every function pointer in `api` must implement the C ABI contract of
+    /// the function it is filed under: the signature the headers declare and
+    /// the behaviour the library documents (which pointers it reads or
+    /// writes, and how far; which handles it creates or frees). Safe crates
+    /// built on this slot call the table trusting that contract, so a
+    /// pointer that breaks it makes their safe code unsound. A `None`
+    /// entry is always sound: calls to it fail with
+    /// [`LoadError::MissingSymbol`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use acl_sys::loader::Slot;
+    /// // SAFETY: the table type `()` gives no meaning to any symbol.
+    /// static SLOT: Slot<()> = unsafe { Slot::new(&acl_sys::SPEC, |_| (), |_, _| None) };
+    /// // SAFETY: `()` holds no function pointer that could break a contract.
+    /// let lib = unsafe { SLOT.install((), "doc-example") }.unwrap();
+    /// assert_eq!(lib.name(), "AscendCL");
+    /// ```
+    ///
+    /// Without `unsafe`, the call does not compile (error E0133):
+    ///
+    /// ```compile_fail,E0133
+    /// use acl_sys::loader::Slot;
+    /// // SAFETY: the table type `()` gives no meaning to any symbol.
+    /// static SLOT: Slot<()> = unsafe { Slot::new(&acl_sys::SPEC, |_| (), |_, _| None) };
+    /// let lib = SLOT.install((), "doc-example").unwrap();
+    /// ```
+    pub unsafe fn install(&self, api: A, provider: &'static str) -> Result<&Library<A>, LoadError> {
         let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(lib) = self.cell.get() {
             return match lib.source() {
@@ -717,11 +748,36 @@ macro_rules! define_library {
         /// # Errors
         ///
         /// `LoadError::AlreadyLoaded` when the library was already loaded from elsewhere.
-        pub fn install(
+        ///
+        /// # Safety
+        ///
+        /// Every function pointer in `api` must implement the C ABI contract
+        /// of the function it is filed under: the signature the headers
+        /// declare and the behaviour the library documents (which pointers
+        /// it reads or writes, and how far; which handles it creates or
+        /// frees). The safe crates call the process-wide table trusting that
+        /// contract, so a pointer that breaks it makes their safe code
+        /// unsound. `None` entries are always sound (calls to them fail
+        /// with `LoadError::MissingSymbol`).
+        ///
+        /// # Examples
+        ///
+        /// An empty table (every entry `None`) is sound to install:
+        ///
+        #[doc = concat!("```\nlet api = ", module_path!(), "::Api::empty();")]
+        #[doc = concat!("// SAFETY: an empty table has no function pointer that could break a contract.")]
+        #[doc = concat!("let _ = unsafe { ", module_path!(), "::install(api, \"doc-example\") };\n```")]
+        ///
+        /// Without `unsafe`, the call does not compile (error E0133):
+        ///
+        #[doc = concat!("```compile_fail,E0133\nlet api = ", module_path!(), "::Api::empty();")]
+        #[doc = concat!("let _ = ", module_path!(), "::install(api, \"doc-example\");\n```")]
+        pub unsafe fn install(
             api: Api,
             provider: &'static str,
         ) -> Result<&'static $crate::loader::Library<Api>, $crate::LoadError> {
-            LIBRARY.install(api, provider)
+            // SAFETY: the caller's contract is the slot's.
+            unsafe { LIBRARY.install(api, provider) }
         }
 
         #[doc = concat!("Opens a specific ", $name, " file, independent of the process-wide library.")]

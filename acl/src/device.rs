@@ -233,12 +233,17 @@ impl Device {
         {
             return Ok(Device { inner });
         }
-        result::set_device(id)?;
+        // SAFETY: `BOUND` is set for this device below, before any other call
+        // of this crate on this thread; the retain is balanced by the reset on
+        // the error path or when the last handle is dropped.
+        unsafe { result::set_device(id) }?;
         let ctx = match result::get_current_context() {
             Ok(ctx) => ctx,
             Err(e) => {
                 // Undo the retain: nothing half-built is left behind.
-                if let Err(undo) = result::reset_device(id) {
+                // SAFETY: releases the retain just taken; no handle of this
+                // device exists yet.
+                if let Err(undo) = unsafe { result::reset_device(id) } {
                     release::record("Device", undo);
                 }
                 return Err(e);
@@ -523,7 +528,10 @@ impl Teardown {
             release::record("DeviceBuffer", e);
         }
         self.events.destroy_all();
-        if let Err(e) = result::reset_device(self.ordinal) {
+        // SAFETY: releases the retain `Device::new` took, once the last handle
+        // is gone and the device's streams, events and allocations were
+        // released above.
+        if let Err(e) = unsafe { result::reset_device(self.ordinal) } {
             release::record("Device", e);
         }
         // The context may be gone: nothing is bound on this thread now.

@@ -300,15 +300,25 @@ fn expect_shape(function: &'static str, out: &[usize], want: &[usize]) -> Result
     }
 }
 
+/// Axis `a` of a `rank`-dimensional tensor, counted from the end when
+/// negative: `-rank..rank` (none for a 0-dimensional tensor, as in CANN).
 fn axis(function: &'static str, a: i64, rank: usize) -> Result<usize> {
-    let r = rank as i64;
-    if a < -r || a >= r.max(1) {
-        return Err(Error::invalid(
+    let from_start = match i64::try_from(rank) {
+        Ok(r) if a < 0 => a.checked_add(r),
+        Ok(_) => Some(a),
+        Err(_) => None,
+    };
+    match from_start.and_then(|i| usize::try_from(i).ok()) {
+        Some(i) if i < rank => Ok(i),
+        _ if rank == 0 => Err(Error::invalid(
+            function,
+            format!("axis {a} is out of range for a 0-dimensional tensor, which has no axes"),
+        )),
+        _ => Err(Error::invalid(
             function,
             format!("axis {a} is out of range for a {rank}-dimensional tensor"),
-        ));
+        )),
     }
-    Ok(if a < 0 { (a + r) as usize } else { a as usize })
 }
 
 fn binary<T: Element>(
@@ -617,7 +627,16 @@ fn reduced_shape(
 ) -> Result<Vec<usize>> {
     let mut marked = vec![false; shape.len()];
     for &a in axes {
-        marked[axis(function, a, shape.len())?] = true;
+        let i = axis(function, a, shape.len())?;
+        // `axis` returns an index below the rank; `get_mut` keeps a broken
+        // invariant an error rather than a panic.
+        let Some(m) = marked.get_mut(i) else {
+            return Err(Error::invalid(
+                function,
+                format!("axis {a} is out of range for shape {shape:?}"),
+            ));
+        };
+        *m = true;
     }
     if axes.is_empty() {
         return Ok(shape.to_vec());

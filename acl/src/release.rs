@@ -14,6 +14,8 @@ use std::sync::Mutex;
 pub const CAPACITY: usize = 256;
 
 /// One failed release.
+///
+/// `Send + Sync`: plain data.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReleaseError {
     /// What was being released, e.g. `"DeviceBuffer"`.

@@ -8,7 +8,8 @@
 //! runtime's message.
 //!
 //! Functions that take raw pointers are `unsafe`, with the C contract as
-//! their safety condition.
+//! their safety condition; so are the ones that can invalidate live handles
+//! ([`set_device`], [`reset_device`], [`finalize`]).
 
 use crate::error::{Result, check};
 use acl_sys as sys;
@@ -23,10 +24,34 @@ pub fn init(config: Option<&CStr>) -> Result<i32> {
     Ok(unsafe { sys::aclInit(ptr) }?)
 }
 
-/// `aclFinalize`.
+/// `aclFinalize`: ends the process's AscendCL session.
+///
+/// [`Runtime`](crate::Runtime) calls it when its last handle is dropped;
+/// call it yourself only for a session you started with [`init`] and that
+/// no safe handle uses.
+///
+/// # Safety
+///
+/// `aclFinalize` releases every device, context, stream, event and
+/// allocation of the process. The caller must make sure that no handle of
+/// this crate (a [`Runtime`](crate::Runtime), [`Device`](crate::Device),
+/// [`Stream`](crate::Stream), buffer, event, operator or model) and no raw
+/// handle still in use exists, on any thread: their later calls and drops
+/// would reach freed runtime objects.
+///
+/// # Errors
+///
+/// The runtime's error (e.g. `ACL_ERROR_REPEAT_FINALIZE`).
+///
+/// See [`set_device`] for an example. Without an `unsafe` block the call
+/// does not compile (error E0133):
+///
+/// ```compile_fail,E0133
+/// let _ = acl::result::finalize();
+/// ```
 #[doc(alias = "aclFinalize")]
-pub fn finalize() -> Result<()> {
-    // SAFETY: no arguments.
+pub unsafe fn finalize() -> Result<()> {
+    // SAFETY: no arguments; the caller's contract covers what it releases.
     check("aclFinalize", unsafe { sys::aclFinalize() })
 }
 
@@ -70,17 +95,83 @@ pub fn get_device_count() -> Result<u32> {
     Ok(n)
 }
 
-/// `aclrtSetDevice`.
+/// `aclrtSetDevice`: retains `device`'s primary context (creating it on
+/// first use) and makes it the calling thread's current context.
+/// [`Device::new`](crate::Device::new) is the safe way to open a device.
+///
+/// # Safety
+///
+/// The caller must make sure that no handle of this crate is used on the
+/// calling thread afterwards while it relies on the thread's previous
+/// current context: this crate remembers, per thread, which device's context
+/// it made current and skips binding it again, so a context switched behind
+/// its back would make later calls on this thread run against another
+/// device (e.g. free or copy memory of one device with another's context
+/// current). Each successful call retains the context once; balance it with
+/// one [`reset_device`].
+///
+/// # Errors
+///
+/// `ACL_ERROR_RT_INVALID_DEVICEID` (107001) for an ordinal out of range;
+/// the runtime's error.
+///
+/// # Examples
+///
+/// A whole session by hand, with no safe handle around it:
+///
+/// ```
+/// # cann_sim::install().unwrap();
+/// acl::result::init(None)?;
+/// // SAFETY: this program holds no handle of this crate, so no cached
+/// // binding can go stale and nothing uses what the resets release.
+/// unsafe {
+///     acl::result::set_device(0)?;
+///     acl::result::reset_device(0)?;
+///     acl::result::finalize()?;
+/// }
+/// # Ok::<(), acl::Error>(())
+/// ```
+///
+/// Each of the three is `unsafe`; without an `unsafe` block the call does
+/// not compile (error E0133):
+///
+/// ```compile_fail,E0133
+/// let _ = acl::result::set_device(0);
+/// ```
 #[doc(alias = "aclrtSetDevice")]
-pub fn set_device(device: i32) -> Result<()> {
-    // SAFETY: plain integer argument.
+pub unsafe fn set_device(device: i32) -> Result<()> {
+    // SAFETY: plain integer argument; the caller's contract covers the
+    // change of the thread's current context.
     check("aclrtSetDevice", unsafe { sys::aclrtSetDevice(device) })
 }
 
-/// `aclrtResetDevice`.
+/// `aclrtResetDevice`: releases one retain of `device`'s primary context;
+/// the last release destroys the context with every stream, event and
+/// allocation made in it.
+///
+/// # Safety
+///
+/// The caller must own the retain it releases (a successful
+/// [`set_device`] of its own), and, when that may be the last one, no handle
+/// of this crate on `device` ([`Device`](crate::Device),
+/// [`Stream`](crate::Stream), buffers, events, operators, models) may still
+/// exist: their later calls and drops would use destroyed runtime objects.
+/// `Device` itself balances its retain when its last handle is dropped.
+///
+/// # Errors
+///
+/// The runtime's error.
+///
+/// See [`set_device`] for an example. Without an `unsafe` block the call
+/// does not compile (error E0133):
+///
+/// ```compile_fail,E0133
+/// let _ = acl::result::reset_device(0);
+/// ```
 #[doc(alias = "aclrtResetDevice")]
-pub fn reset_device(device: i32) -> Result<()> {
-    // SAFETY: plain integer argument.
+pub unsafe fn reset_device(device: i32) -> Result<()> {
+    // SAFETY: plain integer argument; the caller's contract covers what the
+    // release destroys.
     check("aclrtResetDevice", unsafe { sys::aclrtResetDevice(device) })
 }
 

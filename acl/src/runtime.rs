@@ -191,7 +191,10 @@ impl Drop for Runtime {
 fn end_session(session: &mut Option<Session>) {
     if let Some(s) = session.take()
         && s.owns_init
-        && let Err(e) = result::finalize()
+        // SAFETY: the session's last `Runtime` handle is gone and this crate
+        // initialised it; every other handle of this crate holds a `Runtime`,
+        // so none is left to use what `aclFinalize` releases.
+        && let Err(e) = unsafe { result::finalize() }
     {
         release::record("Runtime", e);
     }

@@ -81,6 +81,9 @@ pub fn granularity(device: &Device) -> Result<usize> {
 }
 
 /// A reserved range of device addresses (see the module docs).
+///
+/// `Send + Sync`: an address reservation AscendCL lets any thread map, unmap or
+/// release (each method binds the device first).
 #[derive(Debug)]
 pub struct VirtualRange {
     ptr: *mut c_void,
@@ -194,6 +197,8 @@ impl Drop for VirtualRange {
 }
 
 /// Physical device memory with no address (see the module docs).
+///
+/// `Send + Sync`: an opaque AscendCL handle any thread may use.
 #[derive(Debug)]
 pub struct PhysicalMemory {
     handle: sys::aclrtDrvMemHandle,
@@ -273,6 +278,8 @@ impl Drop for PhysicalMemory {
 
 /// Physical memory mapped into a [`VirtualRange`]: device memory at
 /// [`Mapping::device_ptr`] until dropped (see the module docs).
+///
+/// `Send + Sync`: device addresses AscendCL lets any thread copy to or unmap.
 #[derive(Debug)]
 pub struct Mapping<'a> {
     range: &'a VirtualRange,

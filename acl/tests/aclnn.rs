@@ -525,6 +525,51 @@ fn strided_views_read_and_write_like_their_contiguous_copies() {
 }
 
 #[test]
+fn contiguous_layout_with_sizes_beyond_i64_is_an_error_not_an_overflow() {
+    let reason = |shape: &[usize]| match Layout::contiguous(shape).unwrap_err() {
+        Error::InvalidArgument { function, reason } => (function, reason),
+        other => panic!("expected InvalidArgument, got {other}"),
+    };
+    assert_eq!(
+        reason(&[usize::MAX]),
+        (
+            "Layout::contiguous",
+            format!("shape [{}]: a dimension does not fit in i64", usize::MAX)
+        )
+    );
+    assert_eq!(
+        reason(&[1, 1 << 32, 1 << 32]),
+        (
+            "Layout::contiguous",
+            "shape [1, 4294967296, 4294967296]: a stride does not fit in i64".to_string()
+        )
+    );
+    assert_eq!(
+        reason(&[1 << 32, 1 << 32]),
+        (
+            "Layout::contiguous",
+            "shape [4294967296, 4294967296]: the element count does not fit in i64".to_string()
+        )
+    );
+    // A layout that fits views its buffer as `Tensor::new` does.
+    let (_g, _d, s) = setup();
+    let x = s
+        .clone_from_host(&[1.0f32, -2.0, 3.0, -4.0, 5.0, -6.0])
+        .unwrap();
+    let mut y = s.alloc_zeros::<f32>(6).unwrap();
+    let l = Layout::contiguous(&[2, 3]).unwrap();
+    assert_eq!(
+        (&l.strides[..], &l.storage_dims[..]),
+        (&[3, 1][..], &[6][..])
+    );
+    let tx = Tensor::with_layout(&x, &l).unwrap();
+    let mut ty = TensorMut::with_layout(&mut y, &l).unwrap();
+    aclnn::relu(&s, &tx, &mut ty).unwrap();
+    drop((tx, ty));
+    assert_eq!(y.to_host_vec().unwrap(), [1.0, 0.0, 3.0, 0.0, 5.0, 0.0]);
+}
+
+#[test]
 fn errors_carry_the_exact_status() {
     let (_g, _d, s) = setup();
     let a = s.clone_from_host(&[1.0f32; 6]).unwrap();

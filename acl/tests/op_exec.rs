@@ -326,6 +326,157 @@ fn buffer_of_another_size_is_rejected_before_c() {
 }
 
 #[test]
+fn input_whose_storage_shape_exceeds_the_buffer_is_rejected_before_c() {
+    let (_npu, s) = setup();
+    let x = s.clone_from_host(&[1.0f32; 6]).unwrap();
+    let mut y = s.alloc_zeros::<f32>(6).unwrap();
+    let mut dx = desc(DataType::Float, &[2, 3]);
+    // The data is stored padded to 2 × 16 elements: 128 bytes, not 24.
+    dx.set_storage_shape(&[2, 16]).unwrap();
+    let mut dy = desc(DataType::Float, &[2, 3]);
+    let e = Operator::new("Relu")
+        .input(&dx, &x)
+        .output(&mut dy, &mut y)
+        .execute(&s)
+        .unwrap_err();
+    assert_eq!(
+        invalid(&e),
+        (
+            "Operator::input",
+            "input 0: the buffer holds 24 bytes, but float32 of shape [2, 3] is 128 bytes"
+        )
+    );
+}
+
+#[test]
+fn output_whose_storage_shape_exceeds_the_buffer_is_rejected_even_with_unknown_dims() {
+    let (_npu, s) = setup();
+    let x = s.clone_from_host(&[1.0f32; 6]).unwrap();
+    let mut y = s.alloc_zeros::<f32>(6).unwrap();
+    let dx = desc(DataType::Float, &[2, 3]);
+    // Unknown dimensions leave the shape's size open, but the storage shape
+    // fixes what the buffer must hold.
+    let mut dy = desc(DataType::Float, &[UNKNOWN_DIM, 3]);
+    dy.set_storage_shape(&[4, 16]).unwrap();
+    let e = Operator::new("Relu")
+        .input(&dx, &x)
+        .output(&mut dy, &mut y)
+        .execute(&s)
+        .unwrap_err();
+    assert_eq!(
+        invalid(&e),
+        (
+            "Operator::output",
+            "output 0: the buffer holds 24 bytes, but float32 of shape [-1, 3] is 256 bytes"
+        )
+    );
+}
+
+#[test]
+fn handle_slot_whose_storage_shape_exceeds_the_buffer_is_rejected_before_c() {
+    let (_npu, s) = setup();
+    let mut d = desc(DataType::Float, &[3]);
+    d.set_storage_shape(&[16]).unwrap();
+    let plain = desc(DataType::Float, &[3]);
+    let h = OpHandle::new("Relu", &[&d], &[&plain], None).unwrap();
+    let x = s.clone_from_host(&[1.0f32; 3]).unwrap();
+    let mut y = s.alloc_zeros::<f32>(3).unwrap();
+    let e = h.launch().input(&x).output(&mut y).execute(&s).unwrap_err();
+    assert_eq!(
+        invalid(&e),
+        (
+            "HandleLaunch",
+            "input 0: the buffer holds 12 bytes, shape [3] is 64 bytes"
+        )
+    );
+}
+
+#[test]
+fn size_bytes_follows_the_storage_shape_once_set() {
+    common::device(0);
+    let mut d = desc(DataType::Float16, &[3, 5]);
+    assert_eq!(d.size_bytes(), Some(30));
+    assert_eq!((d.storage_dims(), d.storage_format()), (None, None));
+    d.set_storage_shape(&[1, 1, 16, 16]).unwrap();
+    d.set_storage_format(Format::FractalNz).unwrap();
+    assert_eq!(d.size_bytes(), Some(512));
+    assert_eq!(d.storage_dims(), Some(&[1, 1, 16, 16][..]));
+    assert_eq!(d.storage_format(), Some(Format::FractalNz));
+    // A plain storage layout needs no storage shape.
+    let mut p = desc(DataType::Float, &[2, 3]);
+    p.set_storage_format(Format::Nchw).unwrap();
+    assert_eq!(p.size_bytes(), Some(24));
+}
+
+#[test]
+fn padded_storage_format_before_a_storage_shape_is_rejected() {
+    common::device(0);
+    for f in [Format::Nc1hwc0, Format::FractalZ, Format::FractalNz] {
+        let mut d = desc(DataType::Float16, &[3, 5]);
+        let e = d.set_storage_format(f).unwrap_err();
+        assert_eq!(
+            invalid(&e),
+            (
+                "TensorDesc::set_storage_format",
+                format!(
+                    "{f:?} pads the data, so the buffer size follows from the storage shape: \
+                     call set_storage_shape first"
+                )
+                .as_str()
+            )
+        );
+        assert_eq!(d.storage_format(), None);
+    }
+}
+
+#[test]
+fn storage_shape_with_unknown_or_overflowing_dims_is_rejected() {
+    common::device(0);
+    let mut d = desc(DataType::Float, &[2, 3]);
+    let e = d.set_storage_shape(&[UNKNOWN_DIM, 3]).unwrap_err();
+    assert_eq!(
+        invalid(&e),
+        (
+            "TensorDesc::set_storage_shape",
+            "storage shape [-1, 3] has unknown dimensions; a storage shape describes the buffer \
+             and must be concrete"
+        )
+    );
+    let e = d.set_storage_shape(&[i64::MAX, 4]).unwrap_err();
+    assert_eq!(
+        invalid(&e),
+        (
+            "TensorDesc::set_storage_shape",
+            "shape [9223372036854775807, 4]: the element count overflows"
+        )
+    );
+    assert_eq!((d.storage_dims(), d.size_bytes()), (None, Some(24)));
+}
+
+#[test]
+fn max_size_bytes_bounds_unknown_dims_by_their_ranges() {
+    common::device(0);
+    let mut d = desc(DataType::Float, &[UNKNOWN_DIM, 8]);
+    assert_eq!((d.size_bytes(), d.max_size_bytes()), (None, None));
+    d.set_shape_range(&[(1, 64), (8, 8)]).unwrap();
+    assert_eq!(d.max_size_bytes(), Some(64 * 8 * 4));
+    d.set_shape_range(&[(1, -1), (8, 8)]).unwrap();
+    assert_eq!(d.max_size_bytes(), None, "an unbounded range");
+    d.set_shape_range(&[(1, 2), (8, 8)]).unwrap();
+    d.set_shape(&[UNKNOWN_DIM, 4]).unwrap();
+    assert_eq!(
+        d.max_size_bytes(),
+        None,
+        "ranges of the old shape are forgotten"
+    );
+    d.set_shape(&[2, 4]).unwrap();
+    assert_eq!(d.max_size_bytes(), Some(32));
+    let mut r = desc(DataType::Float, &[acl::op::UNKNOWN_RANK]);
+    r.set_shape_range(&[(1, 4)]).unwrap();
+    assert_eq!(r.max_size_bytes(), None, "an unknown rank has no bound");
+}
+
+#[test]
 fn operator_name_with_a_nul_byte_is_rejected_before_c() {
     let (_npu, s) = setup();
     let e = Operator::new("Ad\0d").execute(&s).unwrap_err();
@@ -388,8 +539,8 @@ fn descriptions_round_trip_through_the_runtime() {
     cann_sim::install().unwrap();
     let mut d = TensorDesc::new(DataType::BFloat16, &[4, 8], Format::Nchw).unwrap();
     d.set_name("weight").unwrap();
-    d.set_storage_format(Format::FractalNz).unwrap();
     d.set_storage_shape(&[1, 1, 16, 16]).unwrap();
+    d.set_storage_format(Format::FractalNz).unwrap();
     d.set_origin_format(Format::Nd).unwrap();
     d.set_origin_shape(&[4, 8]).unwrap();
     d.set_shape(&[UNKNOWN_DIM, 8]).unwrap();

@@ -566,6 +566,60 @@ fn shape_errors_are_caught_before_c_with_the_function_named() {
 }
 
 #[test]
+fn reducing_a_rank_0_tensor_over_an_axis_is_an_error_not_a_panic() {
+    let (_npu, s) = stream();
+    let x = Tensor::from_host(&s, &[2.5f32], &[]).unwrap();
+    let mut o = Tensor::<f32>::zeros(&s, &[]).unwrap();
+    for a in [0, -1] {
+        assert_eq!(
+            invalid(&ops::reduce_sum(&s, &x, &[a], false, &mut o).unwrap_err()),
+            (
+                "ops::reduce_sum",
+                format!("axis {a} is out of range for a 0-dimensional tensor, which has no axes")
+            )
+        );
+    }
+    assert_eq!(
+        invalid(&ops::reduce_max(&s, &x, &[0], true, &mut o).unwrap_err()).0,
+        "ops::reduce_max"
+    );
+    assert_eq!(
+        invalid(&ops::softmax(&s, &x, &[0], &mut o).unwrap_err()),
+        (
+            "ops::softmax",
+            "axis 0 is out of range for a 0-dimensional tensor, which has no axes".into()
+        )
+    );
+    // No axes: the scalar as it is.
+    ops::reduce_sum(&s, &x, &[], false, &mut o).unwrap();
+    assert_eq!(o.to_host_vec().unwrap(), [2.5]);
+}
+
+#[test]
+fn extreme_axes_are_errors_not_overflows() {
+    let (_npu, s) = stream();
+    let x = Tensor::from_host(&s, &[1.0f32; 6], &[2, 3]).unwrap();
+    let mut o = Tensor::<f32>::zeros(&s, &[2, 3]).unwrap();
+    for a in [i64::MIN, i64::MAX, -3, 2] {
+        assert_eq!(
+            invalid(&ops::reduce_sum(&s, &x, &[a], false, &mut o).unwrap_err()),
+            (
+                "ops::reduce_sum",
+                format!("axis {a} is out of range for a 2-dimensional tensor")
+            )
+        );
+        assert_eq!(
+            invalid(&ops::softmax(&s, &x, &[a], &mut o).unwrap_err()).0,
+            "ops::softmax"
+        );
+    }
+    // -2 is the first axis.
+    let mut r = Tensor::<f32>::zeros(&s, &[3]).unwrap();
+    ops::reduce_sum(&s, &x, &[-2], false, &mut r).unwrap();
+    assert_eq!(r.to_host_vec().unwrap(), [2.0; 3]);
+}
+
+#[test]
 fn a_data_type_the_operator_does_not_take_is_unsupported_data_type() {
     let (_npu, s) = stream();
     let x = Tensor::from_host(&s, &[1i32, 2], &[2]).unwrap();

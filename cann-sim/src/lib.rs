@@ -68,9 +68,17 @@ pub const PROVIDER: &str = "cann-sim";
 ///
 /// `LoadError::AlreadyLoaded` when a real library was already loaded.
 pub fn install() -> Result<(), acl_sys::LoadError> {
-    acl_sys::install(acl_api(), PROVIDER)?;
-    hccl_sys::install(hccl_api(), PROVIDER)?;
-    dcmi_sys::install(dcmi_api(), PROVIDER)?;
-    acl_sys::aclnn::install(aclnn_api(), PROVIDER)?;
+    // SAFETY: the four tables are the simulator's own: each entry is the
+    // simulator's `extern "C"` implementation of the C function it is filed
+    // under, with that function's declared signature (the tables are typed
+    // by the -sys crates' `Api` structs) and its documented behaviour; the
+    // simulator checks every pointer against its allocation table before
+    // touching memory. Entries it does not implement are `None`.
+    unsafe {
+        acl_sys::install(acl_api(), PROVIDER)?;
+        hccl_sys::install(hccl_api(), PROVIDER)?;
+        dcmi_sys::install(dcmi_api(), PROVIDER)?;
+        acl_sys::aclnn::install(aclnn_api(), PROVIDER)?;
+    }
     Ok(())
 }

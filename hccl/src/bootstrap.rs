@@ -33,6 +33,8 @@ use std::time::{Duration, Instant};
 const MAGIC: &[u8; 8] = b"HCCLRS01";
 
 /// Where this rank stands in the job, and how long to wait.
+///
+/// `Send + Sync`: plain data.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BootstrapConfig {
     /// This rank, `0..world_size`.
@@ -180,15 +182,39 @@ impl BootstrapConfig {
 /// master address (port in use), [`Kind::Connect`] when rank 0 cannot be
 /// reached within the connect timeout, [`Kind::Exchange`] when it does not
 /// answer in time, [`Kind::Mismatch`] when the world sizes differ; or
-/// `make_root`'s error.
+/// `make_root`'s error. [`Error::InvalidArgument`] (before any network
+/// access) when `cfg.rank` is not below `cfg.world_size`.
 pub fn exchange_root_info(
     cfg: &BootstrapConfig,
     make_root: impl FnOnce() -> Result<RootInfo>,
 ) -> Result<RootInfo> {
+    if cfg.rank >= cfg.world_size {
+        return Err(Error::invalid(
+            "exchange_root_info",
+            format!(
+                "rank {} is not below world_size {}",
+                cfg.rank, cfg.world_size
+            ),
+        ));
+    }
     if cfg.rank == 0 {
         serve(cfg, make_root)
     } else {
         fetch(cfg)
+    }
+}
+
+/// `d` from now, or the latest instant the platform represents on the way
+/// there (a timeout of `Duration::MAX` means "no deadline", not a panic).
+fn deadline_after(d: Duration) -> Instant {
+    let now = Instant::now();
+    let mut d = d;
+    loop {
+        if let Some(t) = now.checked_add(d) {
+            return t;
+        }
+        // Terminates: `now + 0` always exists.
+        d /= 2;
     }
 }
 
@@ -202,7 +228,7 @@ fn serve(cfg: &BootstrapConfig, make_root: impl FnOnce() -> Result<RootInfo>) ->
     }
     let served = root.clone();
     let world = cfg.world_size;
-    let deadline = Instant::now() + cfg.connect_timeout + cfg.exchange_timeout;
+    let deadline = deadline_after(cfg.connect_timeout.saturating_add(cfg.exchange_timeout));
     let spawned = std::thread::Builder::new()
         .name("hccl-bootstrap".to_string())
         .spawn(move || serve_loop(listener, served, world, deadline));
@@ -220,7 +246,7 @@ fn serve_loop(listener: TcpListener, root: RootInfo, world: u32, deadline: Insta
         return;
     }
     let mut served: Vec<u32> = Vec::new();
-    while (served.len() as u32) < world - 1 && Instant::now() < deadline {
+    while served.len() < world.saturating_sub(1) as usize && Instant::now() < deadline {
         let mut s = match listener.accept() {
             Ok((s, _)) => s,
             Err(_) => {
@@ -272,7 +298,7 @@ fn serve_loop(listener: TcpListener, root: RootInfo, world: u32, deadline: Insta
 
 fn fetch(cfg: &BootstrapConfig) -> Result<RootInfo> {
     let addr = cfg.addr();
-    let deadline = Instant::now() + cfg.connect_timeout;
+    let deadline = deadline_after(cfg.connect_timeout);
     let mut last = String::from("no attempt");
     let mut s = loop {
         let targets: Vec<_> = match addr.to_socket_addrs() {
@@ -413,5 +439,27 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("RANK 2 is not below WORLD_SIZE 2"), "{e}");
+    }
+
+    #[test]
+    fn a_rank_outside_the_world_is_rejected_before_the_network() {
+        for (rank, world) in [(0, 0), (2, 2), (5, 3)] {
+            let e = exchange_root_info(&BootstrapConfig::new(rank, world), || {
+                Err(Error::invalid("test", "make_root must not run"))
+            })
+            .unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!("exchange_root_info: rank {rank} is not below world_size {world}")
+            );
+        }
+    }
+
+    #[test]
+    fn huge_timeouts_give_a_far_deadline_instead_of_overflowing() {
+        let far = deadline_after(Duration::MAX);
+        assert!(far > Instant::now() + Duration::from_secs(365 * 24 * 3600));
+        let near = deadline_after(Duration::from_secs(1));
+        assert!(near <= Instant::now() + Duration::from_secs(1));
     }
 }

@@ -723,8 +723,9 @@ impl Comm {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] when the matrix is not ranks × ranks or a
-    /// buffer is shorter than its row (send) or column (recv) sum.
+    /// [`Error::InvalidArgument`] when the matrix is not ranks × ranks, this
+    /// rank's row or column sum overflows `u64`, or a buffer is shorter than
+    /// its row (send) or column (recv) sum.
     #[doc(alias = "HcclAlltoAllVC")]
     pub fn all_to_all_vc<T: HcclType>(
         &self,
@@ -735,19 +736,36 @@ impl Comm {
     ) -> Result<()> {
         const F: &str = "Comm::all_to_all_vc";
         let n = self.size() as usize;
-        if matrix.len() != n * n {
+        let entries = n.checked_mul(n);
+        if entries != Some(matrix.len()) {
             return Err(Error::invalid(
                 F,
                 format!(
                     "the matrix has {} entries, not ranks² = {}",
                     matrix.len(),
-                    n * n
+                    entries.map_or_else(|| format!("{n}²"), |e| e.to_string())
                 ),
             ));
         }
         let me = self.rank() as usize;
-        let row: u64 = matrix[me * n..(me + 1) * n].iter().sum();
-        let col: u64 = (0..n).map(|i| matrix[i * n + me]).sum();
+        let overflow = |what: &str| {
+            Error::invalid(
+                F,
+                format!("the matrix's {what} of rank {me} adds up to more than u64::MAX elements"),
+            )
+        };
+        // Rows of n entries (n >= 1: this rank is one of them).
+        let rows = || matrix.chunks_exact(n.max(1));
+        let row = rows()
+            .nth(me)
+            .unwrap_or_default()
+            .iter()
+            .try_fold(0u64, |sum, &c| sum.checked_add(c))
+            .ok_or_else(|| overflow("row (what it sends)"))?;
+        let col = rows()
+            .filter_map(|r| r.get(me))
+            .try_fold(0u64, |sum, &c| sum.checked_add(c))
+            .ok_or_else(|| overflow("column (what it receives)"))?;
         if row > len_u64(send.len()) || col > len_u64(recv.len()) {
             return Err(Error::invalid(
                 F,

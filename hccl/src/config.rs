@@ -17,6 +17,8 @@ use std::time::Duration;
 ///     .exec_timeout(Duration::from_secs(60));
 /// assert_eq!(config.to_raw().unwrap().hcclBufferSize, 64);
 /// ```
+///
+/// `Send + Sync`: plain data.
 #[doc(alias = "HcclCommConfig")]
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CommConfig {
@@ -91,7 +93,8 @@ impl CommConfig {
             c.hcclCommName[name.len()] = 0;
         }
         if let Some(t) = self.exec_timeout {
-            let secs = t.as_secs() + u64::from(t.subsec_nanos() > 0);
+            // Whole seconds, rounded up; `Duration::MAX` rounds past u64.
+            let secs = u128::from(t.as_secs()) + u128::from(t.subsec_nanos() > 0);
             c.hcclExecTimeOut = i32::try_from(secs).map_err(|_| {
                 Error::invalid(F, format!("exec_timeout {secs} s exceeds i32::MAX seconds"))
             })?;
@@ -138,5 +141,25 @@ mod tests {
                 .is_err()
         );
         assert!(CommConfig::default().name("a\0b").to_raw().is_err());
+    }
+
+    #[test]
+    fn exec_timeout_of_duration_max_is_an_error_not_an_overflow() {
+        assert_eq!(
+            CommConfig::default()
+                .exec_timeout(Duration::MAX)
+                .to_raw()
+                .unwrap_err()
+                .to_string(),
+            "CommConfig: exec_timeout 18446744073709551616 s exceeds i32::MAX seconds"
+        );
+        assert_eq!(
+            CommConfig::default()
+                .exec_timeout(Duration::from_secs(i32::MAX as u64 + 1))
+                .to_raw()
+                .unwrap_err()
+                .to_string(),
+            "CommConfig: exec_timeout 2147483648 s exceeds i32::MAX seconds"
+        );
     }
 }

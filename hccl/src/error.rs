@@ -20,6 +20,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 macro_rules! codes {
     ($($(#[$doc:meta])* $variant:ident = $value:ident, $text:literal;)*) => {
         /// An `HcclResult`: every code of `hccl_types.h` by name, others kept.
+        ///
+        /// `Send + Sync`: a plain value.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         #[non_exhaustive]
         pub enum ErrorCode {
@@ -103,6 +105,8 @@ impl fmt::Display for ErrorCode {
 
 /// What failed in the bootstrap (the root-info exchange of
 /// [`bootstrap`](crate::bootstrap)).
+///
+/// `Send + Sync`: a plain value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum BootstrapErrorKind {
@@ -121,6 +125,9 @@ pub enum BootstrapErrorKind {
 }
 
 /// Everything that can go wrong in this crate.
+///
+/// `Send + Sync`: plain data (codes and strings), so errors cross threads and
+/// fit `Box<dyn std::error::Error + Send + Sync>`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

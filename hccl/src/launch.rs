@@ -25,6 +25,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// How one rank ended.
+///
+/// `Send + Sync`: plain data.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RankExit {
     /// The rank.
@@ -58,6 +60,9 @@ impl std::fmt::Display for RankExit {
 }
 
 /// Starts the ranks of a local job.
+///
+/// `Send + Sync`: it holds the job's description only (program, arguments,
+/// settings); the processes live inside [`Launcher::run`].
 #[derive(Debug, Clone)]
 pub struct Launcher {
     program: PathBuf,

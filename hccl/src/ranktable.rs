@@ -47,6 +47,8 @@ impl<'de> Deserialize<'de> for Num {
 }
 
 /// One device of a server.
+///
+/// `Send + Sync`: plain data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RankTableDevice {
     /// `device_id`: the NPU on its server.
@@ -62,6 +64,8 @@ pub struct RankTableDevice {
 }
 
 /// One server.
+///
+/// `Send + Sync`: plain data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RankTableServer {
     /// `server_id`: usually the host's IP address.
@@ -109,6 +113,8 @@ struct RawTable {
 /// assert_eq!(hccl::RankTable::parse(&json)?, table);
 /// # Ok::<(), hccl::Error>(())
 /// ```
+///
+/// `Send + Sync`: plain data.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RankTable {
     /// `version`.

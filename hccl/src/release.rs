@@ -10,6 +10,8 @@ use std::sync::Mutex;
 pub const CAPACITY: usize = 64;
 
 /// One failed release.
+///
+/// `Send + Sync`: plain data.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReleaseError {
     /// What was being released, e.g. `"Comm"`.

@@ -16,6 +16,8 @@ use crate::error::{Result, check, clear_recent};
 use hccl_sys as sys;
 
 /// The engine that expands and schedules collectives (`HCCL_ACCELERATOR`).
+///
+/// `Send + Sync`: a plain value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Accelerator {
     /// The library's choice (0).
@@ -63,6 +65,8 @@ impl Accelerator {
 }
 
 /// An item of `HcclCommConfig` (`HcclCommConfigCapability`).
+///
+/// `Send + Sync`: a plain value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum ConfigItem {
@@ -94,6 +98,8 @@ pub enum ConfigItem {
 
 /// Which config items the library reads: every item below
 /// [`ConfigCapability::raw`].
+///
+/// `Send + Sync`: a plain value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConfigCapability(u32);
 

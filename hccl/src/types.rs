@@ -4,6 +4,8 @@ use hccl_sys as sys;
 
 /// An `HcclDataType` this crate moves. (HCCL's numbers differ from
 /// `aclDataType`'s.)
+///
+/// `Send + Sync`: a plain value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum DataType {
@@ -147,6 +149,8 @@ hccl_type!(
 );
 
 /// A reduction (`HcclReduceOp`).
+///
+/// `Send + Sync`: a plain value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ReduceOp {
     /// `HCCL_REDUCE_SUM`.

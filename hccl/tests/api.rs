@@ -1,28 +1,15 @@
-//! The safe API around the collectives: Send/Sync decisions, the argument
-//! checks made before HCCL (with their exact errors), the other ways to make
-//! communicators (all devices of a process, rank tables, sub-communicators),
-//! suspend/resume, async errors and clean teardown.
+//! The safe API around the collectives (the Send/Sync decisions are in
+//! `send_sync.rs`): the argument checks made before HCCL (with their exact
+//! errors), the other ways to make communicators (all devices of a process,
+//! rank tables, sub-communicators), suspend/resume, async errors and clean
+//! teardown.
 
 mod common;
 
 use acl::{Device, DeviceBuffer};
 use common::{runtime, serial, threads};
-use hccl::{Comm, CommConfig, Error, ErrorCode, P2pOp, RankTable, ReduceOp, RootInfo};
+use hccl::{Comm, CommConfig, Error, ErrorCode, RankTable, ReduceOp, RootInfo};
 use std::time::Duration;
-
-fn assert_send_sync<T: Send + Sync>() {}
-
-#[test]
-fn public_types_are_send_and_sync_as_documented() {
-    assert_send_sync::<Comm>();
-    assert_send_sync::<RootInfo>();
-    assert_send_sync::<CommConfig>();
-    assert_send_sync::<RankTable>();
-    assert_send_sync::<Error>();
-    assert_send_sync::<P2pOp<'static>>();
-    assert_send_sync::<hccl::BootstrapConfig>();
-    assert_send_sync::<hccl::launch::Launcher>();
-}
 
 fn invalid(r: hccl::Result<()>) -> String {
     match r {
@@ -92,6 +79,43 @@ fn lengths_streams_and_ranks_are_checked_before_hccl_with_exact_errors() {
     );
     assert_eq!(out[0].7, "Comm::reduce: the root must pass a recv buffer");
     assert_eq!(out[1].7, "Comm::reduce: only the root passes a recv buffer");
+}
+
+#[test]
+fn all_to_all_vc_matrix_whose_sums_overflow_is_rejected_before_hccl() {
+    let _serial = serial();
+    let out = threads(2, CommConfig::default(), |comm, _dev, s| {
+        let send = s.alloc_zeros::<f32>(4).unwrap();
+        let mut recv = s.alloc_zeros::<f32>(4).unwrap();
+        // Every row overflows: rank i sends u64::MAX + 1 elements.
+        let rows = invalid(comm.all_to_all_vc(&send, &[u64::MAX, 1, u64::MAX, 1], &mut recv, s));
+        // Rows fit, column 0 overflows: rank 0 receives u64::MAX + 1.
+        let col = if comm.rank() == 0 {
+            invalid(comm.all_to_all_vc(&send, &[u64::MAX, 0, 1, 0], &mut recv, s))
+        } else {
+            String::new()
+        };
+        let size = invalid(comm.all_to_all_vc(&send, &[1, 1, 1], &mut recv, s));
+        (rows, col, size)
+    });
+    for (rank, (rows, _, size)) in out.iter().enumerate() {
+        assert_eq!(
+            rows,
+            &format!(
+                "Comm::all_to_all_vc: the matrix's row (what it sends) of rank {rank} adds up to \
+                 more than u64::MAX elements"
+            )
+        );
+        assert_eq!(
+            size,
+            "Comm::all_to_all_vc: the matrix has 3 entries, not ranks² = 4"
+        );
+    }
+    assert_eq!(
+        out[0].1,
+        "Comm::all_to_all_vc: the matrix's column (what it receives) of rank 0 adds up to more \
+         than u64::MAX elements"
+    );
 }
 
 #[test]

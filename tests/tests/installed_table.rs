@@ -15,7 +15,9 @@ fn installed_table_is_used_without_searching_and_reinstall_is_harmless() {
     let rc = unsafe { acl_sys::aclrtGetVersion(&mut a, &mut b, &mut c) }.unwrap();
     assert_eq!((rc, a, b, c), (0, 1, 17, 0));
     cann_sim::install().expect("a second install of the same provider is a no-op");
-    let other = acl_sys::install(acl_sys::Api::empty(), "someone-else").unwrap_err();
+    // SAFETY: an empty table has no function pointer that could break a
+    // contract (and it is refused anyway).
+    let other = unsafe { acl_sys::install(acl_sys::Api::empty(), "someone-else") }.unwrap_err();
     assert_eq!(
         other.to_string(),
         "cannot install someone-else as AscendCL: AscendCL was already loaded from table installed in code by \

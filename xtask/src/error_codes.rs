@@ -105,6 +105,8 @@ pub fn generate(root: &Path, check: bool) -> Result<bool, String> {
         /// An AscendCL error code (`aclError`): one named variant per
         /// `ACL_ERROR_*` constant in the headers; codes the headers do not
         /// name keep their number in [`ErrorCode::Unknown`].
+        ///
+        /// `Send + Sync`: a plain value.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         #[non_exhaustive]
         pub enum ErrorCode {

@@ -28,20 +28,46 @@ pub struct Layout {
 
 impl Layout {
     /// A contiguous row-major `ND` view of `shape` covering `shape`'s elements.
-    pub fn contiguous(shape: &[usize]) -> Layout {
-        let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when a dimension, a stride or the element
+    /// count does not fit in `i64` (what `aclCreateTensor` takes).
+    ///
+    /// ```
+    /// use acl::aclnn::Layout;
+    ///
+    /// let l = Layout::contiguous(&[2, 3, 4])?;
+    /// assert_eq!((l.strides, l.storage_dims), (vec![12, 4, 1], vec![24]));
+    /// assert!(Layout::contiguous(&[1 << 32, 1 << 32]).is_err());
+    /// # Ok::<(), acl::Error>(())
+    /// ```
+    pub fn contiguous(shape: &[usize]) -> Result<Layout> {
+        const F: &str = "Layout::contiguous";
+        let too_big =
+            |what: &str| Error::invalid(F, format!("shape {shape:?}: {what} does not fit in i64"));
+        let dims = shape
+            .iter()
+            .map(|&d| i64::try_from(d))
+            .collect::<std::result::Result<Vec<i64>, _>>()
+            .map_err(|_| too_big("a dimension"))?;
         let mut strides = vec![1i64; dims.len()];
         for i in (0..dims.len().saturating_sub(1)).rev() {
-            strides[i] = strides[i + 1] * dims[i + 1].max(1);
+            strides[i] = strides[i + 1]
+                .checked_mul(dims[i + 1].max(1))
+                .ok_or_else(|| too_big("a stride"))?;
         }
-        let n: i64 = dims.iter().product();
-        Layout {
+        let n = dims
+            .iter()
+            .try_fold(1i64, |n, &d| n.checked_mul(d))
+            .ok_or_else(|| too_big("the element count"))?;
+        Ok(Layout {
             dims,
             strides,
             offset: 0,
             format: acl_sys::ACL_FORMAT_ND,
             storage_dims: vec![n],
-        }
+        })
     }
 
     /// Checks that every element the view reaches lies in a buffer of `len`

@@ -5,6 +5,8 @@
 /// An AscendCL error code (`aclError`): one named variant per
 /// `ACL_ERROR_*` constant in the headers; codes the headers do not
 /// name keep their number in [`ErrorCode::Unknown`].
+///
+/// `Send + Sync`: a plain value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorCode {

@@ -17,6 +17,9 @@ use std::fmt;
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in this crate.
+///
+/// `Send + Sync`: plain data (codes and strings), so errors cross threads and
+/// fit `Box<dyn std::error::Error + Send + Sync>`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

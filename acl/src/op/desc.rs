@@ -13,6 +13,8 @@ use std::ptr::NonNull;
 /// `Nc1hwc0`, `FractalZ` and `FractalNz` are the device's private (5-D and
 /// fractal) layouts, used as *storage* formats
 /// ([`TensorDesc::set_storage_format`]).
+///
+/// `Send + Sync`: a plain value.
 #[doc(alias = "aclFormat")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -98,6 +100,16 @@ pub(crate) fn check_dims(function: &'static str, dims: &[i64]) -> Result<()> {
     Ok(())
 }
 
+/// Whether data in storage format `f` may be padded, so that its size
+/// follows from a storage shape only (the device's private 5-D and fractal
+/// layouts; anything this crate does not know counts as padded).
+fn is_padded_format(f: Format) -> bool {
+    !matches!(
+        f,
+        Format::Undefined | Format::Nd | Format::Nchw | Format::Nhwc
+    )
+}
+
 /// Elements × element size of a static shape: `None` with unknown dims.
 pub(crate) fn static_bytes(
     function: &'static str,
@@ -136,6 +148,10 @@ fn c_name(function: &'static str, what: &str, s: &str) -> Result<CString> {
 /// whose shape the operator decides; [`Operator::execute`](super::Operator::execute)
 /// reads the refreshed shape back ([`TensorDesc::dims`]).
 ///
+/// The buffer that goes with a description must hold exactly
+/// [`TensorDesc::size_bytes`]: the storage shape's bytes when one is set
+/// ([`TensorDesc::set_storage_shape`]), else the shape's.
+///
 /// `Send + Sync`: plain host data owned by this value; changes need `&mut self`.
 ///
 /// ```
@@ -156,6 +172,11 @@ pub struct TensorDesc {
     dtype: Option<DataType>,
     dims: Dims,
     format: Format,
+    /// The storage shape, once set: what the buffer holds.
+    storage_dims: Option<Vec<i64>>,
+    storage_format: Option<Format>,
+    /// The `[min, max]` ranges of the shape's dimensions, once set.
+    ranges: Option<Vec<(i64, i64)>>,
 }
 
 /// A shape, inline up to 8 dimensions (no allocation per description).
@@ -203,6 +224,8 @@ impl std::fmt::Debug for TensorDesc {
             .field("dtype", &self.dtype)
             .field("dims", &&*self.dims)
             .field("format", &self.format)
+            .field("storage_format", &self.storage_format)
+            .field("storage_dims", &self.storage_dims)
             .finish()
     }
 }
@@ -254,6 +277,9 @@ impl TensorDesc {
             dtype,
             dims: Dims::new(dims),
             format,
+            storage_dims: None,
+            storage_format: None,
+            ranges: None,
         })
     }
 
@@ -284,9 +310,80 @@ impl TensorDesc {
         })
     }
 
-    /// Elements × element size; `None` with unknown dimensions or for an absent input.
+    /// The bytes the description implies in device memory, which its
+    /// buffer must hold: the storage shape's elements × element size when a
+    /// storage shape is set ([`TensorDesc::set_storage_shape`]), else the
+    /// shape's. `None` with unknown dimensions (and no storage shape) or for
+    /// an absent input.
+    ///
+    /// ```
+    /// # cann_sim::install().unwrap();
+    /// use acl::op::{Format, TensorDesc};
+    /// use acl::DataType;
+    ///
+    /// let mut d = TensorDesc::new(DataType::Float16, &[3, 5], Format::Nd)?;
+    /// assert_eq!(d.size_bytes(), Some(30));
+    /// // Stored as one padded 16 × 16 fractal: the buffer holds 512 bytes.
+    /// d.set_storage_shape(&[1, 1, 16, 16])?;
+    /// d.set_storage_format(Format::FractalNz)?;
+    /// assert_eq!(d.size_bytes(), Some(512));
+    /// # Ok::<(), acl::Error>(())
+    /// ```
     pub fn size_bytes(&self) -> Option<usize> {
-        self.element_count()?.checked_mul(self.dtype?.size())
+        let dims = self.storage_dims.as_deref().unwrap_or(&self.dims);
+        let n = dims.iter().try_fold(1usize, |n, &d| {
+            usize::try_from(d).ok().and_then(|d| n.checked_mul(d))
+        })?;
+        n.checked_mul(self.dtype?.size())
+    }
+
+    /// The most bytes the description can imply once its unknown dimensions
+    /// are known: [`TensorDesc::size_bytes`] when it is known, else the shape
+    /// with each unknown dimension at the maximum of its range
+    /// ([`TensorDesc::set_shape_range`]). `None` when a dimension is
+    /// unbounded (no range, or a maximum of -1), the rank is unknown, the
+    /// size overflows, or the input is absent. An output buffer of at least
+    /// this size holds any shape the operator may give.
+    ///
+    /// ```
+    /// # cann_sim::install().unwrap();
+    /// use acl::op::{Format, TensorDesc, UNKNOWN_DIM};
+    /// use acl::DataType;
+    ///
+    /// let mut d = TensorDesc::new(DataType::Float, &[UNKNOWN_DIM, 8], Format::Nd)?;
+    /// assert_eq!((d.size_bytes(), d.max_size_bytes()), (None, None));
+    /// d.set_shape_range(&[(1, 64), (8, 8)])?;
+    /// assert_eq!(d.max_size_bytes(), Some(64 * 8 * 4));
+    /// # Ok::<(), acl::Error>(())
+    /// ```
+    pub fn max_size_bytes(&self) -> Option<usize> {
+        if let Some(n) = self.size_bytes() {
+            return Some(n);
+        }
+        if self.dims[..] == [UNKNOWN_RANK] {
+            return None;
+        }
+        let ranges = self
+            .ranges
+            .as_deref()
+            .filter(|r| r.len() == self.dims.len());
+        let mut n = 1usize;
+        for (i, &d) in self.dims.iter().enumerate() {
+            let d = if d >= 0 { d } else { ranges?.get(i)?.1 };
+            // A maximum of -1 (unbounded) fails the conversion.
+            n = n.checked_mul(usize::try_from(d).ok()?)?;
+        }
+        n.checked_mul(self.dtype?.size())
+    }
+
+    /// The storage shape, if [`TensorDesc::set_storage_shape`] set one.
+    pub fn storage_dims(&self) -> Option<&[i64]> {
+        self.storage_dims.as_deref()
+    }
+
+    /// The storage format, if [`TensorDesc::set_storage_format`] set one.
+    pub fn storage_format(&self) -> Option<Format> {
+        self.storage_format
     }
 
     /// Whether every dimension is known.
@@ -336,7 +433,8 @@ impl TensorDesc {
         Ok(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
     }
 
-    /// Changes the shape.
+    /// Changes the shape. Shape ranges set before no longer count for
+    /// [`TensorDesc::max_size_bytes`] (set them again for the new shape).
     ///
     /// # Errors
     ///
@@ -353,41 +451,80 @@ impl TensorDesc {
             sys::aclSetTensorShape(self.as_raw(), dims.len() as i32, dims.as_ptr())
         })?;
         self.dims = Dims::new(dims);
+        // Ranges set for the old shape no longer bound this one.
+        self.ranges = None;
         Ok(())
     }
 
     /// The layout the data has in device memory, when it differs from
     /// [`TensorDesc::format`] (e.g. [`Format::FractalNz`]).
     ///
+    /// The device's private layouts ([`Format::Nc1hwc0`],
+    /// [`Format::FractalZ`], [`Format::FractalNz`]) pad the data, so the
+    /// buffer's size follows from the storage shape only: set it first
+    /// ([`TensorDesc::set_storage_shape`]).
+    ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] for [`Format::Undefined`]; the runtime's error.
+    /// [`Error::InvalidArgument`] for [`Format::Undefined`], or for a private
+    /// layout before a storage shape was set; the runtime's error.
     #[doc(alias = "aclSetTensorStorageFormat")]
     pub fn set_storage_format(&mut self, format: Format) -> Result<()> {
+        const F: &str = "TensorDesc::set_storage_format";
         if format == Format::Undefined {
             return Err(Error::invalid(
-                "TensorDesc::set_storage_format",
+                F,
                 "Format::Undefined is not a storage format",
+            ));
+        }
+        if is_padded_format(format) && self.storage_dims.is_none() {
+            return Err(Error::invalid(
+                F,
+                format!(
+                    "{format:?} pads the data, so the buffer size follows from the storage \
+                     shape: call set_storage_shape first"
+                ),
             ));
         }
         // SAFETY: live description.
         check("aclSetTensorStorageFormat", unsafe {
             sys::aclSetTensorStorageFormat(self.as_raw(), format.to_raw())
-        })
+        })?;
+        self.storage_format = Some(format);
+        Ok(())
     }
 
-    /// The shape in the storage format.
+    /// The shape in the storage format: what the buffer holds. Once set,
+    /// [`TensorDesc::size_bytes`] (the size the buffer must have) follows
+    /// it instead of the shape.
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] as for [`TensorDesc::new`]; the runtime's error.
+    /// [`Error::InvalidArgument`] as for [`TensorDesc::new`], and for
+    /// unknown dimensions (a storage shape describes a buffer, so it is
+    /// concrete); the runtime's error.
     #[doc(alias = "aclSetTensorStorageShape")]
     pub fn set_storage_shape(&mut self, dims: &[i64]) -> Result<()> {
-        check_dims("TensorDesc::set_storage_shape", dims)?;
+        const F: &str = "TensorDesc::set_storage_shape";
+        check_dims(F, dims)?;
+        if dims.iter().any(|&d| d < 0) {
+            return Err(Error::invalid(
+                F,
+                format!(
+                    "storage shape {dims:?} has unknown dimensions; a storage shape describes \
+                     the buffer and must be concrete"
+                ),
+            ));
+        }
+        if let Some(dt) = self.dtype {
+            static_bytes(F, dt, dims)?;
+        }
         // SAFETY: live description; `dims` valid for its length (<= 128).
         check("aclSetTensorStorageShape", unsafe {
             sys::aclSetTensorStorageShape(self.as_raw(), dims.len() as i32, dims.as_ptr())
-        })
+        })?;
+        self.storage_dims = Some(dims.to_vec());
+        Ok(())
     }
 
     /// The format of the original (framework) tensor.
@@ -458,7 +595,9 @@ impl TensorDesc {
         // SAFETY: live description; `raw` valid for its length.
         check("aclSetTensorShapeRange", unsafe {
             sys::aclSetTensorShapeRange(self.as_raw(), raw.len(), raw.as_mut_ptr())
-        })
+        })?;
+        self.ranges = Some(ranges.to_vec());
+        Ok(())
     }
 
     /// Makes the tensor a constant with these values (copied by the

@@ -36,6 +36,8 @@ use crate::error::{Result, check};
 use acl_sys as sys;
 
 /// How later `aclopCompileAndExecuteV2` calls compile.
+///
+/// `Send + Sync`: a plain value.
 #[doc(alias = "aclOpCompileFlag")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CompileFlag {

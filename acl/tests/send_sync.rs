@@ -1,0 +1,167 @@
+//! The `Send`/`Sync` decision of every public type of `acl`, as its docs
+//! state it, checked at compile time: a type that gains or loses either
+//! trait breaks this file's build.
+//!
+//! No type of this crate is `Send` without `Sync`. The "neither" types are
+//! checked with an ambiguous-impl probe: `<T as NotSend<_>>::PROBE` names
+//! one impl when `T` is not `Send`, and is ambiguous (a compile error) when
+//! it is.
+
+#![allow(dead_code, reason = "compile-time checks")]
+
+use acl::aclnn::{
+    BoolArray, CubeMathType, FloatArray, IntArray, Layout, Scalar, Tensor as AclnnTensor,
+    TensorList, TensorMut,
+};
+use acl::allocator::{
+    AllocatorConfig, AllocatorStats, Backend, Block, BlockInfo, BlockState, CachingAllocator,
+    PoolKind, PoolStats, SegmentInfo, Stat,
+};
+use acl::kernel::{Kernel, KernelArgs, KernelBinary};
+use acl::memory::{
+    Access, Allocation, CachingAllocatorHandle, DeviceAllocator, DeviceBackend, Prepared,
+};
+use acl::model::{Gear, Gears, MemorySize, TensorInfo};
+use acl::op::{CompileFlag, Format, HandleLaunch, OpAttr, OpHandle, Operator, TensorDesc};
+use acl::vmm::{Mapping, PhysicalMemory, VirtualRange};
+use acl::{
+    CallbackMode, DataType, Device, DeviceAttribute, DeviceBuffer, DeviceRepr, DeviceSlice,
+    DeviceSliceMut, Element, Error, ErrorCode, Event, EventFlags, MemoryInfo, Model, ModelDesc,
+    PinnedHostBuffer, ReleaseError, Runtime, Stream, StreamConfig, Tensor, Version,
+};
+
+fn send_sync<T: ?Sized + Send + Sync>() {}
+
+/// Resolves to one impl exactly when `Self` is not `Send`.
+trait NotSend<Which> {
+    const PROBE: () = ();
+}
+impl<T: ?Sized> NotSend<()> for T {}
+struct IsSend;
+impl<T: ?Sized + Send> NotSend<IsSend> for T {}
+
+/// Resolves to one impl exactly when `Self` is not `Sync`.
+trait NotSync<Which> {
+    const PROBE: () = ();
+}
+impl<T: ?Sized> NotSync<()> for T {}
+struct IsSync;
+impl<T: ?Sized + Sync> NotSync<IsSync> for T {}
+
+/// Neither `Send` nor `Sync`, for each type given.
+macro_rules! neither {
+    ($($t:ty),* $(,)?) => {
+        $(
+            let () = <$t as NotSend<_>>::PROBE;
+            let () = <$t as NotSync<_>>::PROBE;
+        )*
+    };
+}
+
+/// Handles to runtime objects, documented `Send + Sync`: any thread may use
+/// them, each call binds the device first.
+#[test]
+fn runtime_handles_are_send_and_sync() {
+    send_sync::<Runtime>();
+    send_sync::<Device>();
+    send_sync::<Stream>();
+    send_sync::<Event>();
+    send_sync::<Model>();
+    send_sync::<ModelDesc>();
+    send_sync::<KernelBinary>();
+    send_sync::<Kernel>();
+    send_sync::<KernelArgs<'static>>();
+    send_sync::<OpHandle>();
+    send_sync::<OpAttr>();
+    send_sync::<TensorDesc>();
+    send_sync::<VirtualRange>();
+    send_sync::<PhysicalMemory>();
+    send_sync::<Mapping<'static>>();
+    send_sync::<Scalar>();
+    send_sync::<IntArray>();
+    send_sync::<FloatArray>();
+    send_sync::<BoolArray>();
+    send_sync::<TensorList<'static>>();
+}
+
+/// Device and pinned memory, documented `Send + Sync` for every element
+/// type: checked generically, so for all `T`, not just a sample.
+#[test]
+fn memory_is_send_and_sync_for_every_element_type() {
+    fn any_repr<T: DeviceRepr>() {
+        send_sync::<DeviceBuffer<T>>();
+        send_sync::<DeviceSlice<'static, T>>();
+        send_sync::<DeviceSliceMut<'static, T>>();
+        send_sync::<PinnedHostBuffer<T>>();
+    }
+    send_sync::<Allocation>();
+    send_sync::<Access>();
+    send_sync::<Prepared<'static, Vec<Access>>>();
+    fn any_element<T: Element>() {
+        send_sync::<Tensor<T>>();
+    }
+    any_repr::<f32>();
+    any_repr::<half::bf16>();
+    any_element::<half::f16>();
+    any_element::<i64>();
+}
+
+/// The caching allocator takes one internal mutex per operation, so it is
+/// `Send + Sync` over any backend; its blocks and snapshots are plain data
+/// (`Send + Sync` when their stream identity is).
+#[test]
+fn allocator_types_are_send_and_sync() {
+    fn any_backend<B: Backend>() {
+        send_sync::<CachingAllocator<B>>();
+        send_sync::<Block<B::Stream>>();
+        send_sync::<SegmentInfo<B::Stream>>();
+    }
+    any_backend::<DeviceBackend>();
+    send_sync::<DeviceAllocator>();
+    send_sync::<DeviceBackend>();
+    send_sync::<CachingAllocatorHandle>();
+    // `BackendEvent`, reachable only as the backend's event type.
+    send_sync::<<DeviceBackend as Backend>::Event>();
+    send_sync::<AllocatorConfig>();
+    send_sync::<AllocatorStats>();
+    send_sync::<PoolStats>();
+    send_sync::<Stat>();
+    send_sync::<BlockInfo>();
+    send_sync::<BlockState>();
+    send_sync::<PoolKind>();
+}
+
+/// Plain values (errors, enums, descriptions of things): `Send + Sync`.
+#[test]
+fn plain_values_are_send_and_sync() {
+    send_sync::<Error>();
+    send_sync::<ErrorCode>();
+    send_sync::<ReleaseError>();
+    send_sync::<Version>();
+    send_sync::<DataType>();
+    send_sync::<DeviceAttribute>();
+    send_sync::<MemoryInfo>();
+    send_sync::<EventFlags>();
+    send_sync::<StreamConfig>();
+    send_sync::<CallbackMode>();
+    send_sync::<Format>();
+    send_sync::<CompileFlag>();
+    send_sync::<Gear>();
+    send_sync::<Gears>();
+    send_sync::<MemorySize>();
+    send_sync::<TensorInfo>();
+    send_sync::<Layout>();
+    send_sync::<CubeMathType>();
+}
+
+/// Argument builders that hold raw runtime handles for one call on the
+/// thread that made them: neither `Send` nor `Sync`.
+#[test]
+fn per_call_argument_builders_are_neither_send_nor_sync() {
+    neither!(
+        Operator<'static>,
+        HandleLaunch<'static, 'static>,
+        AclnnTensor<'static>,
+        TensorMut<'static>,
+    );
+}
