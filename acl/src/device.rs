@@ -125,6 +125,23 @@ pub(crate) fn in_host_fn() -> bool {
     BOUND.with(Cell::get) == IN_HOST_FN
 }
 
+/// Runs `f` now, or — on a thread running a host function, where AscendCL
+/// may not be called — on a thread of its own (for releases in `Drop`).
+pub(crate) fn outside_host_fn(what: &'static str, f: impl FnOnce() + Send + 'static) {
+    if !in_host_fn() {
+        return f();
+    }
+    let spawned = std::thread::Builder::new()
+        .name(format!("acl-release-{what}"))
+        .spawn(f);
+    if let Err(e) = spawned {
+        release::record(
+            what,
+            Error::invalid("drop", format!("no thread to release it on: {e}")),
+        );
+    }
+}
+
 /// The live device of each ordinal: one [`Device`] per ordinal, shared by
 /// every [`Device::new`] while any handle to it lives.
 static OPEN: std::sync::Mutex<Vec<std::sync::Weak<Inner>>> = std::sync::Mutex::new(Vec::new());

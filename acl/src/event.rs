@@ -268,21 +268,24 @@ impl Event {
 impl Drop for Inner {
     fn drop(&mut self) {
         let waiters = std::mem::take(self.waiters.get_mut().unwrap_or_else(|p| p.into_inner()));
-        for s in waiters {
-            // Older CANN: the queued waits must have run before the destroy.
-            if let Err(e) = s.synchronize() {
+        let (raw, device) = (self.raw as usize, self.device.clone());
+        crate::device::outside_host_fn("Event", move || {
+            for s in waiters {
+                // Older CANN: the queued waits must have run before the destroy.
+                if let Err(e) = s.synchronize() {
+                    release::record("Event", e);
+                }
+            }
+            let outcome = device.bind().and_then(|()| {
+                // SAFETY: the last handle is gone, so nothing waits on it from
+                // the host; queued waits may remain only where the runtime
+                // allows it (Ex events; legacy events waited for above).
+                unsafe { result::destroy_event(raw as sys::aclrtEvent) }
+            });
+            if let Err(e) = outcome {
                 release::record("Event", e);
             }
-        }
-        let outcome = self.device.bind().and_then(|()| {
-            // SAFETY: the last handle is gone, so nothing waits on it from the
-            // host; queued waits on it were enqueued before and keep their own
-            // reference in the runtime.
-            unsafe { result::destroy_event(self.raw) }
         });
-        if let Err(e) = outcome {
-            release::record("Event", e);
-        }
     }
 }
 

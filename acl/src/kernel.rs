@@ -406,6 +406,16 @@ impl Kernel {
     }
 }
 
+/// The argument bytes after appending a parameter of `size` bytes with
+/// `data` bytes of placeholder data to `bytes`: each parameter starts at an
+/// 8-byte boundary, and placeholder data follows, padded to 8 bytes.
+/// Saturating: a total past `usize::MAX` stays above
+/// [`MAX_KERNEL_ARGS_BYTES`], which the launch rejects.
+fn args_bytes_after(bytes: usize, size: usize, data: usize) -> usize {
+    let pad8 = |n: usize| n.div_ceil(8).saturating_mul(8);
+    pad8(bytes).saturating_add(size).saturating_add(pad8(data))
+}
+
 enum Arg {
     /// Bytes appended as they are (a pointer or a scalar).
     Value(Vec<u8>),
@@ -467,8 +477,7 @@ impl<'a> KernelArgs<'a> {
             Arg::Value(b) => (b.len(), 0),
             Arg::Placeholder(d) => (8, d.len()),
         };
-        // Each parameter starts at an 8-byte boundary; placeholder data follows.
-        self.bytes = self.bytes.div_ceil(8) * 8 + size + data.div_ceil(8) * 8;
+        self.bytes = args_bytes_after(self.bytes, size, data);
         self.items.push(arg);
         self
     }
@@ -548,5 +557,25 @@ impl<'a> KernelArgs<'a> {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn argument_bytes_are_padded_and_saturate_instead_of_overflowing() {
+        assert_eq!(args_bytes_after(0, 4, 0), 4);
+        assert_eq!(args_bytes_after(4, 8, 0), 16);
+        assert_eq!(args_bytes_after(16, 8, 12), 40);
+        // Sizes past usize::MAX stay above MAX_KERNEL_ARGS_BYTES (rejected
+        // by the launch) instead of wrapping around to a small count.
+        assert_eq!(args_bytes_after(usize::MAX - 3, 8, 0), usize::MAX);
+        assert_eq!(args_bytes_after(16, 8, usize::MAX), usize::MAX);
+        assert_eq!(
+            args_bytes_after(usize::MAX, usize::MAX, usize::MAX),
+            usize::MAX
+        );
     }
 }

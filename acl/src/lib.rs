@@ -23,6 +23,48 @@
 //! the program installs it (`cann_sim::install()`). This crate never falls
 //! back to the simulator by itself.
 //!
+//! # Safety model
+//!
+//! Safe code using this crate cannot reach undefined behaviour, on the host
+//! or on the device, whatever it does with threads, drops, panics and errors.
+//! This is how (compared with cudarc, the reference for CUDA):
+//!
+//! | | acl | cudarc |
+//! |---|---|---|
+//! | what is tracked | per allocation: the last write and every read since, one mark per stream ([`memory::track`]) | per `CudaSlice`: one write event and one read event (the last reader only) |
+//! | ordering a use on stream S | S waits on the device for the conflicting marks of other streams | the same, with its two events |
+//! | events | only once a second stream queues work in the process (single-stream programs make no event calls and no waits); pooled, `aclrtCreateEventExWithFlag` where available | only in multi-stream mode; created per slice |
+//! | host copies | wait on the host for exactly the conflicting marks, then `aclrtMemcpy` | `cuMemcpy*Async` + stream synchronize |
+//! | free | never waits: after the marks' events (deferred list; CANN has no stream-ordered free), or back to the caching allocator's stream pool with events for other streams | `cuMemFreeAsync` after waiting for its events |
+//! | pinned host memory | tracked like device memory; `as_slice` waits under the buffer's lock | event of the last use, synchronized before host access |
+//! | work that keeps memory alive | HCCL groups hold the allocations until `HcclGroupEnd` has queued the work | — |
+//! | across devices | CANN cannot wait for another device's event: an error, unless the work has finished | cross-device event waits |
+//! | misuse detection in tests | cann-sim's `CANN_SIM_CHECK` (frees in use, races, use after free, double destroys), on for the whole test suite | compute-sanitizer |
+//!
+//! Checked at run time (an [`Error`], never a panic): lengths and devices of
+//! every copy and operator argument, descriptions against buffer sizes, a
+//! wait that would need another device's event, AscendCL calls (including
+//! allocation and device teardown) from inside host functions, overflowing
+//! sizes. Tested: every public type's `Send`/`Sync` (`tests/send_sync.rs`),
+//! and each soundness bug found so far has a regression test
+//! (`tests/ordering.rs`, `hccl/tests/ordering.rs`).
+//!
+//! `unsafe`, because the crate cannot check it:
+//!
+//! - reading memory never written: [`Stream::alloc`], [`DeviceBuffer::uninit`];
+//! - what a kernel does with its arguments: [`kernel::Kernel::launch`];
+//! - calls that invalidate live handles: [`result::set_device`],
+//!   [`result::reset_device`], [`result::finalize`], and installing a
+//!   function table (`acl_sys::install`);
+//! - the raw block API of the caching allocator:
+//!   [`CachingAllocatorHandle::raw`](memory::CachingAllocatorHandle::raw);
+//! - every [`result`] function that takes a raw pointer or handle.
+//!
+//! Raw device pointers are available safely ([`DeviceBuffer::as_raw_ptr`]);
+//! work queued with them outside this crate is ordered with
+//! [`memory::prepare`] and [`memory::Prepared::commit`], as the crate's own
+//! calls are.
+//!
 //! # Example
 //!
 //! ```

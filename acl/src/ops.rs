@@ -71,6 +71,14 @@ fn numel(function: &'static str, shape: &[usize]) -> Result<usize> {
             ),
         ));
     }
+    // AscendCL takes dimensions as `int64_t`, where -1 means "unknown":
+    // `usize::MAX as i64` would be one, and an empty shape holds any.
+    if let Some(&d) = shape.iter().find(|&&d| i64::try_from(d).is_err()) {
+        return Err(Error::invalid(
+            function,
+            format!("shape {shape:?}: dimension {d} is above i64::MAX, the largest AscendCL takes"),
+        ));
+    }
     shape
         .iter()
         .try_fold(1usize, |n, &d| n.checked_mul(d))
@@ -83,6 +91,23 @@ fn numel(function: &'static str, shape: &[usize]) -> Result<usize> {
         })
 }
 
+/// Dimension `d` of `shape` as an AscendCL dimension.
+fn dim_i64(shape: &[usize], d: usize) -> Result<i64> {
+    i64::try_from(d).map_err(|_| {
+        Error::invalid(
+            "acl::ops",
+            format!("shape {shape:?}: dimension {d} is above i64::MAX, the largest AscendCL takes"),
+        )
+    })
+}
+
+/// The length of `what` (axes, a permutation, a shape) as an `int64_t`
+/// value or dimension (converted, not cast).
+fn len_i64(function: &'static str, what: &str, n: usize) -> Result<i64> {
+    i64::try_from(n)
+        .map_err(|_| Error::invalid(function, format!("{what} has {n} entries, above i64::MAX")))
+}
+
 impl<T: Element> Tensor<T> {
     /// A tensor holding a copy of `data` with `shape`, for use on `stream`
     /// (the copy is complete on return).
@@ -90,7 +115,8 @@ impl<T: Element> Tensor<T> {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] when `data.len()` is not the shape's
-    /// element count; the runtime's error.
+    /// element count, or for a shape AscendCL cannot take (see
+    /// [`Tensor::zeros`]); the runtime's error.
     #[doc(alias = "aclrtMemcpy")]
     pub fn from_host(stream: &Stream, data: &[T], shape: &[usize]) -> Result<Tensor<T>> {
         let n = numel("Tensor::from_host", shape)?;
@@ -110,8 +136,9 @@ impl<T: Element> Tensor<T> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] for a shape whose element count overflows;
-    /// the runtime's error.
+    /// [`Error::InvalidArgument`] for a shape of more than 128 dimensions,
+    /// a dimension above `i64::MAX` (AscendCL's dimensions are `int64_t`),
+    /// or an element count above `i64::MAX`; the runtime's error.
     #[doc(alias = "aclrtMemsetAsync")]
     pub fn zeros(stream: &Stream, shape: &[usize]) -> Result<Tensor<T>> {
         let n = numel("Tensor::zeros", shape)?;
@@ -126,7 +153,8 @@ impl<T: Element> Tensor<T> {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] when the buffer's length is not the
-    /// shape's element count.
+    /// shape's element count, or for a shape AscendCL cannot take (see
+    /// [`Tensor::zeros`]).
     pub fn from_buffer(buf: DeviceBuffer<T>, shape: &[usize]) -> Result<Tensor<T>> {
         let n = numel("Tensor::from_buffer", shape)?;
         if n != buf.len() {
@@ -148,7 +176,8 @@ impl<T: Element> Tensor<T> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] when the element counts differ.
+    /// [`Error::InvalidArgument`] when the element counts differ, or as
+    /// [`Tensor::from_buffer`].
     pub fn reshape(self, shape: &[usize]) -> Result<Tensor<T>> {
         Tensor::from_buffer(self.buf, shape)
     }
@@ -201,19 +230,24 @@ impl<T: Element> Tensor<T> {
         self.buf.copy_from_host(data)
     }
 
-    pub(crate) fn dims(&self) -> Vec<i64> {
-        self.shape.iter().map(|&d| d as i64).collect()
+    /// The shape as AscendCL dimensions (`numel` checked each fits in `i64`
+    /// when the tensor was made; checked again rather than cast).
+    pub(crate) fn dims(&self) -> Result<Vec<i64>> {
+        self.shape
+            .iter()
+            .map(|&d| dim_i64(&self.shape, d))
+            .collect()
     }
 
     pub(crate) fn desc(&self) -> Result<TensorDesc> {
         let mut buf = [0i64; 8];
         if self.shape.len() <= buf.len() {
             for (b, &d) in buf.iter_mut().zip(&self.shape) {
-                *b = d as i64;
+                *b = dim_i64(&self.shape, d)?;
             }
             TensorDesc::new(T::DATA_TYPE, &buf[..self.shape.len()], Format::Nd)
         } else {
-            TensorDesc::new(T::DATA_TYPE, &self.dims(), Format::Nd)
+            TensorDesc::new(T::DATA_TYPE, &self.dims()?, Format::Nd)
         }
     }
 
@@ -665,10 +699,11 @@ fn reduce<T: Element>(
     expect_shape(function, &out.shape, &want)?;
     let mut attr = OpAttr::new()?;
     attr.set_bool("keep_dims", keep_dims)?;
+    let n_axes = len_i64(function, "axes", axes.len())?;
     let (dx, mut dout) = (x.desc()?, out.desc()?);
     Operator::from_c_str(op)
         .input(&dx, &x.buf)
-        .host_input::<i64>(&[axes.len() as i64], axes)
+        .host_input::<i64>(&[n_axes], axes)
         .output(&mut dout, &mut out.buf)
         .attr(&attr)
         .execute(stream)
@@ -786,11 +821,19 @@ pub fn transpose<T: Element>(
     }
     let want: Vec<usize> = perm.iter().map(|&p| x.shape[p]).collect();
     expect_shape(F, &out.shape, &want)?;
-    let perm64: Vec<i64> = perm.iter().map(|&p| p as i64).collect();
+    // Each entry is below the rank (checked above), so it fits: converted.
+    let perm64 = perm
+        .iter()
+        .map(|&p| {
+            i64::try_from(p)
+                .map_err(|_| Error::invalid(F, format!("perm entry {p} is above i64::MAX")))
+        })
+        .collect::<Result<Vec<i64>>>()?;
+    let rank64 = len_i64(F, "the permutation", rank)?;
     let (dx, mut dout) = (x.desc()?, out.desc()?);
     Operator::from_c_str(c"Transpose")
         .input(&dx, &x.buf)
-        .host_input::<i64>(&[rank as i64], &perm64)
+        .host_input::<i64>(&[rank64], &perm64)
         .output(&mut dout, &mut out.buf)
         .execute(stream)
 }
@@ -802,11 +845,11 @@ pub fn transpose<T: Element>(
 /// The runtime's error.
 #[doc(alias = "Fill")]
 pub fn fill<T: Element>(stream: &Stream, value: T, out: &mut Tensor<T>) -> Result<()> {
-    let dims = out.dims();
+    let dims = out.dims()?;
     let mut dout = out.desc()?;
     let value = [value];
     Operator::from_c_str(c"Fill")
-        .host_input::<i64>(&[dims.len() as i64], &dims)
+        .host_input::<i64>(&[len_i64("ops::fill", "the shape", dims.len())?], &dims)
         .host_input::<T>(&[], &value)
         .output(&mut dout, &mut out.buf)
         .execute(stream)

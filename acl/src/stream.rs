@@ -276,23 +276,30 @@ impl Drop for Inner {
         if self.raw.is_null() {
             return;
         }
-        let outcome = self.device.bind().and_then(|()| {
-            // The runtime expects queued work to be finished before a stream
-            // is destroyed, and its callback thread unsubscribed.
-            // SAFETY: this is the last handle; the stream is live until here.
-            unsafe {
-                let synced = result::synchronize_stream(self.raw);
-                let unsubscribed =
-                    crate::host_work::unsubscribe(&self.device, self.raw, &self.shared);
-                let destroyed = result::destroy_stream(self.raw);
-                synced.and(unsubscribed).and(destroyed)
+        let raw = self.raw as usize;
+        let (device, shared) = (self.device.clone(), self.shared.clone());
+        // Inside a host function (of this very stream, possibly) the
+        // synchronisation below would deadlock: release on another thread.
+        crate::device::outside_host_fn("Stream", move || {
+            let raw = raw as sys::aclrtStream;
+            let outcome = device.bind().and_then(|()| {
+                // The runtime expects queued work to be finished before a
+                // stream is destroyed, and its callback thread unsubscribed.
+                // SAFETY: this was the last handle; the stream is live until
+                // here and used by no one else.
+                unsafe {
+                    let synced = result::synchronize_stream(raw);
+                    let unsubscribed = crate::host_work::unsubscribe(&device, raw, &shared);
+                    let destroyed = result::destroy_stream(raw);
+                    synced.and(unsubscribed).and(destroyed)
+                }
+            });
+            if let Err(e) = outcome {
+                release::record("Stream", e);
+            }
+            if let Some(e) = shared.take_failure() {
+                release::record("Stream", e);
             }
         });
-        if let Err(e) = outcome {
-            release::record("Stream", e);
-        }
-        if let Some(e) = self.shared.take_failure() {
-            release::record("Stream", e);
-        }
     }
 }

@@ -718,3 +718,60 @@ fn buffers_of_other_streams_are_ordered_and_handles_are_released() {
     assert_eq!(c.to_host_vec().unwrap(), [2.0, 4.0, 6.0]);
     assert_eq!(cann_sim::aclnn::live_handles(), before);
 }
+
+#[test]
+fn contiguous_tensor_whose_strides_overflow_is_an_error_not_a_panic() {
+    let (_g, _d, s) = setup();
+    let mut empty = s.alloc_zeros::<f32>(0).unwrap();
+    let reason = |e: Error| match e {
+        Error::InvalidArgument { function, reason } => (function, reason),
+        other => panic!("expected InvalidArgument, got {other}"),
+    };
+    // 0 elements, but the first stride is 2^80.
+    let shape = [0, 1 << 40, 1 << 40];
+    let want = (
+        "aclCreateTensor",
+        "shape [0, 1099511627776, 1099511627776]: a stride does not fit in i64".to_string(),
+    );
+    assert_eq!(reason(Tensor::new(&empty, &shape).unwrap_err()), want);
+    assert_eq!(
+        reason(TensorMut::new(&mut empty, &shape).unwrap_err()),
+        want
+    );
+    // A dimension above i64::MAX would become negative.
+    assert_eq!(
+        reason(Tensor::new(&empty, &[0, usize::MAX]).unwrap_err()),
+        (
+            "aclCreateTensor",
+            format!("shape [0, {}]: a dimension does not fit in i64", usize::MAX)
+        )
+    );
+    // The same rules as Layout::contiguous.
+    assert_eq!(
+        reason(Layout::contiguous(&shape).unwrap_err()).1,
+        want.1,
+        "Layout::contiguous agrees"
+    );
+}
+
+#[test]
+fn layout_whose_last_element_index_overflows_is_an_error_not_a_panic() {
+    let (_g, _d, s) = setup();
+    let a = s.clone_from_host(&[1.0f32]).unwrap();
+    let l = Layout {
+        dims: vec![i64::MAX; 3],
+        strides: vec![i64::MAX; 3],
+        offset: 0,
+        format: 2,
+        storage_dims: vec![1],
+    };
+    let e = Tensor::with_layout(&a, &l).unwrap_err();
+    assert_eq!(
+        (e.to_string()),
+        format!(
+            "aclCreateTensor: the view {:?} (strides {:?}, offset 0) reaches past every \
+             addressable element, beyond its storage [1]",
+            l.dims, l.strides
+        )
+    );
+}

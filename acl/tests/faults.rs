@@ -120,12 +120,13 @@ fn copy_and_sync_failures_report_the_call() {
     fails_cleanly("aclrtQueryEventStatus", PARAM, || ev.is_complete());
     fails_cleanly("aclrtSynchronizeEvent", PARAM, || ev.synchronize());
     fails_cleanly("aclrtStreamWaitEvent", PARAM, || stream.wait_event(&ev));
-    // Ordering across streams goes through the device's event pool; warm it
-    // so that the failing call reuses (and returns) a pooled event.
+    // Ordering across streams: `other` must wait for the fill of `dst`
+    // queued on `stream`; when that wait cannot be queued, the copy is not
+    // queued either (and the pooled event goes back).
     let other = npu.new_stream().unwrap();
     let mut warm = stream.alloc_zeros::<u8>(64).unwrap();
     other.copy_htod(&src, &mut warm).unwrap();
-    fails_cleanly("aclrtRecordEvent", PARAM, || {
+    fails_cleanly("aclrtStreamWaitEvent", PARAM, || {
         other.copy_htod(&src, &mut dst)
     });
     assert_eq!(

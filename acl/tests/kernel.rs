@@ -1,6 +1,6 @@
 //! Custom kernels through the safe API on the simulator: loading from a file
 //! and from memory, typed arguments (memory, scalars, placeholders),
-//! launches ordered with the memory's home streams, and every misuse with
+//! launches ordered with the memory's other queued accesses, and every misuse with
 //! its exact error.
 
 mod common;
@@ -102,7 +102,7 @@ fn scalars_of_every_size_and_float_bits_arrive_in_order() {
 }
 
 #[test]
-fn memory_homed_on_another_stream_is_ordered_with_the_launch() {
+fn memory_written_on_another_stream_is_ordered_with_the_launch() {
     let npu = common::device(0);
     let home = npu.new_stream().unwrap();
     let other = npu.new_stream().unwrap();
@@ -120,7 +120,7 @@ fn memory_homed_on_another_stream_is_ordered_with_the_launch() {
         .scalar(n as u64);
     // SAFETY: vadd_f32 as above.
     unsafe { k.launch(&other, 4, args).unwrap() };
-    // Reading z synchronizes its home, which waits for the kernel.
+    // Reading z waits for its last write: the kernel.
     assert!(z.to_host_vec().unwrap().iter().all(|&v| v == 2.0));
 }
 

@@ -433,3 +433,32 @@ fn dims_gears_run_at_the_dims_given() {
         "the model is static; it runs at Gear::Static, not Dims(0)"
     );
 }
+
+#[test]
+fn gear_values_above_i64_max_leave_dims_unknown_instead_of_negative() {
+    let info = |dims: &[i64], format: Format| TensorInfo {
+        name: "x".into(),
+        dims: dims.to_vec(),
+        data_type: Some(DataType::Float),
+        format: Some(format),
+        size: 0,
+    };
+    let huge = 1u64 << 63;
+    let x = info(&[-1, 3], Format::Nd);
+    assert_eq!(x.dims_at(Some(&Gear::Batch(huge))), [-1, 3]);
+    assert_eq!(x.dims_at(Some(&Gear::Batch(4))), [4, 3]);
+    let img = info(&[1, 3, -1, -1], Format::Nchw);
+    assert_eq!(
+        img.dims_at(Some(&Gear::HeightWidth(huge, 8))),
+        [1, 3, -1, 8]
+    );
+    assert_eq!(
+        img.dims_at(Some(&Gear::HeightWidth(16, u64::MAX - 1))),
+        [1, 3, 16, -1]
+    );
+    let nhwc = info(&[1, -1, -1, 3], Format::Nhwc);
+    assert_eq!(
+        nhwc.dims_at(Some(&Gear::HeightWidth(huge, huge))),
+        [1, -1, -1, 3]
+    );
+}

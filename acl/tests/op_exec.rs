@@ -95,7 +95,9 @@ fn output_with_unknown_dims_is_refreshed_by_execute() {
     let mut y = s.alloc_zeros::<f32>(4).unwrap();
     let dx = desc(DataType::Float, &[2, 2]);
     let mut dy = desc(DataType::Float, &[UNKNOWN_DIM, UNKNOWN_DIM]);
-    assert_eq!(dy.size_bytes(), None);
+    // At most 2 × 2 floats: the 16 bytes of `y`.
+    dy.set_shape_range(&[(1, 2), (1, 2)]).unwrap();
+    assert_eq!((dy.size_bytes(), dy.max_size_bytes()), (None, Some(16)));
     Operator::new("Abs")
         .input(&dx, &x)
         .output(&mut dy, &mut y)
@@ -343,7 +345,8 @@ fn input_whose_storage_shape_exceeds_the_buffer_is_rejected_before_c() {
         invalid(&e),
         (
             "Operator::input",
-            "input 0: the buffer holds 24 bytes, but float32 of shape [2, 3] is 128 bytes"
+            "input 0: the buffer holds 24 bytes, but float32 of shape [2, 3] with storage shape \
+             [2, 16] is 128 bytes"
         )
     );
 }
@@ -367,7 +370,8 @@ fn output_whose_storage_shape_exceeds_the_buffer_is_rejected_even_with_unknown_d
         invalid(&e),
         (
             "Operator::output",
-            "output 0: the buffer holds 24 bytes, but float32 of shape [-1, 3] is 256 bytes"
+            "output 0: the buffer holds 24 bytes, but float32 of shape [-1, 3] with storage shape \
+             [4, 16] is 256 bytes"
         )
     );
 }
@@ -386,7 +390,8 @@ fn handle_slot_whose_storage_shape_exceeds_the_buffer_is_rejected_before_c() {
         invalid(&e),
         (
             "HandleLaunch",
-            "input 0: the buffer holds 12 bytes, shape [3] is 64 bytes"
+            "input 0: the buffer holds 12 bytes, but float32 of shape [3] with storage shape [16] \
+             is 64 bytes"
         )
     );
 }
@@ -631,7 +636,13 @@ fn handles_run_repeatedly_and_check_their_buffers() {
         .output(&mut y)
         .execute(&s)
         .unwrap_err();
-    assert_eq!(invalid(&e).0, "HandleLaunch");
+    assert_eq!(
+        invalid(&e),
+        (
+            "HandleLaunch",
+            "input 0: the buffer holds 8 bytes, but float32 of shape [3] is 12 bytes"
+        )
+    );
     let e = h.launch().output(&mut y).execute(&s).unwrap_err();
     assert_eq!(invalid(&e).0, "HandleLaunch::execute");
     // The runtime checks the operator at creation.
@@ -682,6 +693,27 @@ fn compile_flag_accepts_both_modes() {
 
 #[test]
 fn memory_freed_before_the_operator_runs_faults_at_synchronize() {
+    // The released runtime's behaviour shows with cann-sim's check off;
+    // with it on (CANN_SIM_CHECK, "report" under cargo) the free itself is
+    // refused. Then the test also runs in a child process with it off.
+    const NAME: &str = "memory_freed_before_the_operator_runs_faults_at_synchronize";
+    use cann_sim::check::{self, Mode};
+    let mode = check::mode();
+    if mode != Mode::Off {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([NAME, "--exact", "--test-threads=1"])
+            .env(check::ENV, "off")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("test result: ok. 1 passed"),
+            "{NAME} with {}=off: {}\n{stdout}\n{}",
+            check::ENV,
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
     let (_npu, s) = setup();
     let d = desc(DataType::Float, &[4]);
     let dc = desc(DataType::Float, &[4]);
@@ -717,17 +749,36 @@ fn memory_freed_before_the_operator_runs_faults_at_synchronize() {
         .unwrap();
         acl_sys::aclDestroyDataBuffer(ib).unwrap();
         acl_sys::aclDestroyDataBuffer(ob).unwrap();
-        acl::result::free(raw).unwrap();
         rc
     };
     assert_eq!(rc, 0);
-    open.send(()).unwrap();
-    let e = s.synchronize().unwrap_err();
-    assert_eq!(e.code(), Some(ErrorCode::RtAicoreException), "{e}");
-    assert!(
-        e.message().unwrap().contains("freed before the task ran"),
-        "{e}"
-    );
+    // SAFETY: `raw` came from `malloc` and is freed once here (or, when the
+    // check refuses, once below); the queued operator's use of it is the
+    // misuse under test, which the runtime reports.
+    let freed = unsafe { acl::result::free(raw) };
+    if mode == Mode::Off {
+        freed.unwrap();
+        open.send(()).unwrap();
+        let e = s.synchronize().unwrap_err();
+        assert_eq!(e.code(), Some(ErrorCode::RtAicoreException), "{e}");
+        assert!(
+            e.message().unwrap().contains("freed before the task ran"),
+            "{e}"
+        );
+    } else {
+        let e = freed.unwrap_err();
+        assert_eq!(e.code(), Some(ErrorCode::RtMemoryFree), "{e}");
+        assert!(
+            e.message()
+                .unwrap()
+                .contains("CANN_SIM_CHECK free-while-pending"),
+            "{e}"
+        );
+        open.send(()).unwrap();
+        s.synchronize().unwrap();
+        // SAFETY: the refused free left `raw` allocated; nothing uses it now.
+        unsafe { acl::result::free(raw) }.unwrap();
+    }
     drop(a);
 }
 
@@ -762,4 +813,177 @@ fn host_memory_as_an_operator_buffer_is_param_invalid() {
         rc
     };
     assert_eq!(rc, acl_sys::ACL_ERROR_RT_PARAM_INVALID as i32);
+}
+
+#[test]
+fn output_with_unknown_dims_and_no_bounded_range_is_rejected_before_c() {
+    let (_npu, s) = setup();
+    let x = s.clone_from_host(&[1.0f32, -2.0, 3.0, -4.0]).unwrap();
+    let mut y = s.alloc_zeros::<f32>(4).unwrap();
+    let dx = desc(DataType::Float, &[2, 2]);
+    let mut dy = desc(DataType::Float, &[UNKNOWN_DIM, 2]);
+    let want = (
+        "Operator::output",
+        "output 0: shape [-1, 2] has unknown dimensions and no bounded shape range, so the \
+         operator could write more than the buffer's 16 bytes; set \
+         TensorDesc::set_shape_range with a maximum for each unknown dimension",
+    );
+    let e = Operator::new("Abs")
+        .input(&dx, &x)
+        .output(&mut dy, &mut y)
+        .execute(&s)
+        .unwrap_err();
+    assert_eq!(invalid(&e), want);
+    // A range without a maximum (-1) bounds nothing either.
+    dy.set_shape_range(&[(1, -1), (2, 2)]).unwrap();
+    let e = Operator::new("Abs")
+        .input(&dx, &x)
+        .output(&mut dy, &mut y)
+        .compile_and_execute(&s)
+        .unwrap_err();
+    assert_eq!(invalid(&e), want);
+    assert_eq!(dy.dims(), [UNKNOWN_DIM, 2], "nothing ran");
+    assert_eq!(y.to_host_vec().unwrap(), [0.0; 4]);
+}
+
+#[test]
+fn output_with_unknown_rank_is_rejected_before_c() {
+    let (_npu, s) = setup();
+    let x = s.clone_from_host(&[1.0f32; 4]).unwrap();
+    let mut y = s.alloc_zeros::<f32>(4).unwrap();
+    let dx = desc(DataType::Float, &[2, 2]);
+    let mut dy = desc(DataType::Float, &[acl::op::UNKNOWN_RANK]);
+    dy.set_shape_range(&[(1, 4)]).unwrap();
+    let e = Operator::new("Abs")
+        .input(&dx, &x)
+        .output(&mut dy, &mut y)
+        .execute(&s)
+        .unwrap_err();
+    assert_eq!(
+        invalid(&e),
+        (
+            "Operator::output",
+            "output 0: shape [-2] has an unknown rank, which bounds no size, so the operator \
+             could write more than the buffer's 16 bytes; give the output its rank, with \
+             UNKNOWN_DIM for the unknown dimensions and TensorDesc::set_shape_range for their \
+             maxima"
+        )
+    );
+}
+
+#[test]
+fn output_whose_shape_range_maximum_exceeds_the_buffer_is_rejected_before_c() {
+    let (_npu, s) = setup();
+    let x = s.clone_from_host(&[1.0f32, -2.0, 3.0, -4.0]).unwrap();
+    let mut y = s.alloc_zeros::<f32>(4).unwrap();
+    let dx = desc(DataType::Float, &[2, 2]);
+    let mut dy = desc(DataType::Float, &[UNKNOWN_DIM, 2]);
+    // Up to 4 × 2 floats: 32 bytes, but the buffer holds 16.
+    dy.set_shape_range(&[(1, 4), (2, 2)]).unwrap();
+    let e = Operator::new("Abs")
+        .input(&dx, &x)
+        .output(&mut dy, &mut y)
+        .execute(&s)
+        .unwrap_err();
+    assert_eq!(
+        invalid(&e),
+        (
+            "Operator::output",
+            "output 0: the buffer holds 16 bytes, but float32 of shape [-1, 2] at the maxima of \
+             its shape ranges is 32 bytes; the operator could write past the buffer"
+        )
+    );
+    assert_eq!(y.to_host_vec().unwrap(), [0.0; 4], "nothing ran");
+}
+
+#[test]
+fn output_buffer_holding_the_shape_range_maximum_is_accepted_and_refreshed() {
+    let (_npu, s) = setup();
+    let x = s.clone_from_host(&[1.0f32, -2.0, 3.0, -4.0]).unwrap();
+    // Room for up to 3 × 2 floats; the operator gives 2 × 2.
+    let mut y = s.alloc_zeros::<f32>(6).unwrap();
+    let dx = desc(DataType::Float, &[2, 2]);
+    let mut dy = desc(DataType::Float, &[UNKNOWN_DIM, 2]);
+    dy.set_shape_range(&[(1, 3), (2, 2)]).unwrap();
+    Operator::new("Abs")
+        .input(&dx, &x)
+        .output(&mut dy, &mut y)
+        .execute(&s)
+        .unwrap();
+    assert_eq!(dy.dims(), [2, 2]);
+    assert_eq!(y.to_host_vec().unwrap(), [1.0, 2.0, 3.0, 4.0, 0.0, 0.0]);
+}
+
+#[test]
+fn handles_with_unknown_dims_are_rejected_before_c() {
+    let (_npu, _s) = setup();
+    let unknown = desc(DataType::Float, &[UNKNOWN_DIM]);
+    let known = desc(DataType::Float, &[3]);
+    let e = OpHandle::new("Relu", &[&unknown], &[&known], None).unwrap_err();
+    assert_eq!(
+        invalid(&e),
+        (
+            "OpHandle::new",
+            "input 0: shape [-1] has unknown dimensions; a handle needs concrete shapes"
+        )
+    );
+    let e = OpHandle::new("Relu", &[&known], &[&unknown], None).unwrap_err();
+    assert_eq!(
+        invalid(&e),
+        (
+            "OpHandle::new",
+            "output 0: shape [-1] has unknown dimensions; a handle needs concrete shapes"
+        )
+    );
+    let half = desc(DataType::Float16, &[UNKNOWN_DIM]);
+    let e = OpHandle::for_cast(&unknown, &half, false).unwrap_err();
+    assert_eq!(
+        invalid(&e),
+        (
+            "OpHandle::for_cast",
+            "input 0: shape [-1] has unknown dimensions; a handle needs concrete shapes"
+        )
+    );
+}
+
+#[test]
+fn cast_with_unknown_dims_is_rejected_before_c() {
+    let (_npu, s) = setup();
+    let x = s.clone_from_host(&[1.0f32; 3]).unwrap();
+    let mut y = s.alloc_zeros::<f16>(3).unwrap();
+    let (dx, dy) = (
+        desc(DataType::Float, &[UNKNOWN_DIM]),
+        desc(DataType::Float16, &[UNKNOWN_DIM]),
+    );
+    let e = acl::op::cast(&s, &dx, &x, &dy, &mut y, false).unwrap_err();
+    assert_eq!(
+        invalid(&e),
+        (
+            "op::cast",
+            "input 0: shape [-1] has unknown dimensions; inputs need concrete shapes"
+        )
+    );
+}
+
+#[test]
+fn output_whose_shape_range_maxima_overflow_is_rejected_before_c() {
+    let (_npu, s) = setup();
+    let x = s.clone_from_host(&[1.0f32; 4]).unwrap();
+    let mut y = s.alloc_zeros::<f32>(4).unwrap();
+    let dx = desc(DataType::Float, &[2, 2]);
+    let mut dy = desc(DataType::Float, &[UNKNOWN_DIM, UNKNOWN_DIM]);
+    dy.set_shape_range(&[(1, i64::MAX), (1, i64::MAX)]).unwrap();
+    let e = Operator::new("Abs")
+        .input(&dx, &x)
+        .output(&mut dy, &mut y)
+        .execute(&s)
+        .unwrap_err();
+    assert_eq!(
+        invalid(&e),
+        (
+            "Operator::output",
+            "output 0: float32 of shape [-1, -1] at the maxima of its shape ranges is more \
+             bytes than usize holds; set smaller maxima with TensorDesc::set_shape_range"
+        )
+    );
 }

@@ -629,3 +629,33 @@ fn a_data_type_the_operator_does_not_take_is_unsupported_data_type() {
     assert_eq!(e.function(), Some("aclopExecuteV2"));
     assert!(e.message().unwrap().contains("Exp"), "{e}");
 }
+
+#[test]
+fn shapes_with_a_dimension_above_i64_max_are_rejected_not_made_unknown() {
+    let (_npu, s) = stream();
+    // The element count is 0, but `usize::MAX as i64` would be -1: an
+    // "unknown" dimension in the operator's description.
+    let reason = |shape: &str| {
+        format!(
+            "shape {shape}: dimension {} is above i64::MAX, the largest AscendCL takes",
+            usize::MAX
+        )
+    };
+    let big = format!("[0, {}]", usize::MAX);
+    assert_eq!(
+        invalid(&Tensor::<f32>::zeros(&s, &[0, usize::MAX]).unwrap_err()),
+        ("Tensor::zeros", reason(&big))
+    );
+    assert_eq!(
+        invalid(&Tensor::<f32>::from_host(&s, &[], &[usize::MAX, 0]).unwrap_err()),
+        ("Tensor::from_host", reason(&format!("[{}, 0]", usize::MAX)))
+    );
+    let empty = Tensor::<f32>::zeros(&s, &[0]).unwrap();
+    assert_eq!(
+        invalid(&empty.reshape(&[0, usize::MAX]).unwrap_err()),
+        ("Tensor::from_buffer", reason(&big))
+    );
+    // i64::MAX itself is a valid dimension of an empty tensor.
+    let edge = Tensor::<f32>::zeros(&s, &[0, i64::MAX as usize]).unwrap();
+    assert_eq!(edge.shape(), [0, i64::MAX as usize]);
+}

@@ -30,8 +30,8 @@ fn pointer_attributes_and_address_ranges_describe_the_allocation() {
 fn a_32_bit_fill_writes_the_pattern() {
     let npu = common::device(0);
     let buf = DeviceBuffer::<u32>::zeroed(&npu, 8).unwrap();
-    // The zeroing is queued on the buffer's home stream: let it finish
-    // before writing behind the stream's back.
+    // The zeroing is queued: let it finish before writing behind the
+    // stream's back.
     npu.synchronize().unwrap();
     npu.bind().unwrap();
     // SAFETY: 32 bytes of device memory owned by `buf`, unused meanwhile.

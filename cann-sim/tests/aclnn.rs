@@ -12,7 +12,11 @@ use acl_sys::{
 };
 use cann_sim::acl::{aclrtMemcpy, aclrtSynchronizeDevice};
 use cann_sim::aclnn::*;
-use common::{free, malloc, ok, recent_error, use_device};
+use cann_sim::check::{Kind, Mode};
+use common::{
+    assert_contains, check_mode_with_off_in_a_child, count_reports, free, malloc, ok, recent_error,
+    use_device,
+};
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 use std::sync::Mutex;
@@ -350,13 +354,22 @@ fn arguments_are_checked_with_the_documented_statuses() {
     assert_eq!(live_handles(), before);
 }
 
+/// A tensor list destroys its members. A member destroyed before its list
+/// (undefined on CANN) is skipped with the check off (in a child process);
+/// with it on, it is the check's `double-destroy` report. Either way the
+/// list and its live members are destroyed.
 #[test]
 fn tensor_list_destroy_destroys_its_members_and_skips_ones_already_destroyed() {
+    let mode = check_mode_with_off_in_a_child(
+        "tensor_list_destroy_destroys_its_members_and_skips_ones_already_destroyed",
+    );
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let reports = count_reports();
     use_device(0);
     let a = malloc(16);
     let before = live_handles();
-    let (t1, t2, t3) = (
+    let (t1, t2, t3, t4) = (
+        tensor(&[4], ACL_FLOAT, a),
         tensor(&[4], ACL_FLOAT, a),
         tensor(&[4], ACL_FLOAT, a),
         tensor(&[4], ACL_FLOAT, a),
@@ -365,9 +378,9 @@ fn tensor_list_destroy_destroys_its_members_and_skips_ones_already_destroyed() {
     unsafe {
         let list = aclCreateTensorList([t1.cast_const(), t2.cast_const()].as_ptr(), 2);
         assert!(!list.is_null());
-        assert_eq!(live_handles(), before + 4);
+        assert_eq!(live_handles(), before + 5);
         assert_eq!(aclDestroyTensorList(list), ACLNN_SUCCESS);
-        assert_eq!(live_handles(), before + 1);
+        assert_eq!(live_handles(), before + 2);
         // The members are gone: destroying one again is an error.
         let msg = fails(
             aclDestroyTensor(t1),
@@ -375,14 +388,41 @@ fn tensor_list_destroy_destroys_its_members_and_skips_ones_already_destroyed() {
             "aclDestroyTensor",
         );
         assert!(msg.contains("already destroyed"), "{msg}");
-        // A member destroyed before its list (undefined on CANN) is skipped
-        // with the check off, as before the list owned its members.
-        let list = aclCreateTensorList([t3.cast_const()].as_ptr(), 1);
+        if mode != Mode::Off {
+            reports.assert_made(1, Kind::DoubleDestroy, &msg);
+            assert_contains(
+                &msg,
+                &format!(
+                    "aclDestroyTensor: CANN_SIM_CHECK double-destroy: tensor {:#x} was already \
+                     destroyed, by aclDestroyTensorList",
+                    t1 as usize
+                ),
+            );
+        }
+        // A member destroyed before its list (undefined on CANN).
+        let list = aclCreateTensorList([t3.cast_const(), t4.cast_const()].as_ptr(), 2);
         assert_eq!(aclDestroyTensor(t3), ACLNN_SUCCESS);
-        assert_eq!(aclDestroyTensorList(list), ACLNN_SUCCESS);
+        let destroyed = aclDestroyTensorList(list);
+        if mode == Mode::Off {
+            // Skipped, as before the list owned its members.
+            assert_eq!(destroyed, ACLNN_SUCCESS, "{}", recent_error());
+        } else {
+            let msg = fails(destroyed, ACLNN_ERR_PARAM_INVALID, "aclDestroyTensorList");
+            reports.assert_made(2, Kind::DoubleDestroy, &msg);
+            assert_contains(
+                &msg,
+                &format!(
+                    "aclDestroyTensorList: CANN_SIM_CHECK double-destroy: member 0 of list {:#x}, \
+                     tensor {:#x} was already destroyed, by aclDestroyTensor",
+                    list as usize, t3 as usize
+                ),
+            );
+        }
     }
+    // The list and its live member are gone in both modes.
     assert_eq!(live_handles(), before);
     free(a);
+    assert_eq!(reports.made(), if mode == Mode::Off { 0 } else { 2 });
 }
 
 #[test]

@@ -19,7 +19,7 @@ use acl_sys::{
     ACL_ERROR_RT_MEMORY_FREE, ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_STREAM_NOT_COMPLETE,
     ACL_FLOAT, ACL_FORMAT_ND, ACL_HBM_MEM, ACL_MEM_LOCATION_TYPE_DEVICE, ACL_MEMCPY_DEFAULT,
     ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE,
-    aclrtPhysicalMemProp, aclrtStream,
+    aclrtPhysicalMemProp,
 };
 use cann_sim::acl::*;
 use cann_sim::aclnn::*;
@@ -61,11 +61,6 @@ fn assert_reported(n: u64, kind: Kind, msg: &str) {
 fn assert_no_report() {
     let r = check::reports();
     assert_eq!(r.count, 0, "{r:#?}");
-}
-
-/// How messages name a stream.
-fn stream_name(s: aclrtStream) -> String {
-    format!("stream {:#x}", s as usize)
 }
 
 /// How messages start a range.

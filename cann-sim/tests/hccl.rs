@@ -6,6 +6,7 @@ mod common;
 
 use acl_sys::{ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, aclrtStream};
 use cann_sim::acl::*;
+use cann_sim::check::{self, Kind, Mode};
 use cann_sim::hccl::*;
 use common::*;
 use hccl_sys::{
@@ -413,16 +414,22 @@ fn all_reduce_over_a_buffer_spanning_two_virtual_memory_mappings() {
     }
 }
 
+/// Both ranks send to each other over direct links (their senders wait for
+/// the receiver to read) and both receives fail (the receive buffer is
+/// freed before the batch runs, with the check off: in a child process):
+/// each must tell the other's send not to wait, instead of both waiting for
+/// the exec timeout (60 s here). With the check on, the frees are refused
+/// and the batches exchange their data.
 #[test]
 fn a_batch_whose_receive_fails_releases_its_direct_link_senders_at_once() {
     use hccl_sys::{HCCL_RECV, HCCL_SEND, HcclSendRecvItem};
-    // Both ranks send to each other over direct links (their senders wait
-    // for the receiver to read) and both receives fail (the receive buffer
-    // is freed before the batch runs): each must tell the other's send not
-    // to wait, instead of both waiting for the exec timeout (60 s here).
+    let mode = check_mode_with_off_in_a_child(
+        "a_batch_whose_receive_fails_releases_its_direct_link_senders_at_once",
+    );
+    let reports = count_reports();
     let mut cfg = hccl_sys::comm_config_default();
     cfg.hcclExecTimeOut = 60;
-    let results = ranks(2, Some(cfg), |r, comm, s| {
+    let results = ranks(2, Some(cfg), move |r, comm, s| {
         let send = upload(&[r as i32; 64]);
         let recv = upload(&[0i32; 64]);
         let mut items = [
@@ -445,31 +452,83 @@ fn a_batch_whose_receive_fails_releases_its_direct_link_senders_at_once() {
         // SAFETY: two valid items on live device buffers.
         hok(unsafe { HcclBatchSendRecv(items.as_mut_ptr(), 2, comm, s) });
         // SAFETY: an allocation of this test, freed while the batch waits.
-        ok(unsafe { aclrtFree(recv) });
+        let freed = unsafe { aclrtFree(recv) };
+        if mode == Mode::Off {
+            ok(freed);
+        } else {
+            let msg = assert_free_refused(
+                freed,
+                "aclrtFree",
+                recv.cast(),
+                "HcclBatchSendRecv task #2",
+                s,
+                &format!(
+                    "writes {} of device memory on device {r}, item receive buffer)",
+                    byte_range(recv.cast(), 256)
+                ),
+            );
+            assert!(
+                check::reports()
+                    .recent
+                    .iter()
+                    .any(|r| r.kind == Kind::FreeWhilePending && r.message == msg),
+                "{msg}"
+            );
+        }
         let t = std::time::Instant::now();
         release.send(()).unwrap();
         // SAFETY: a live stream.
         let rc = unsafe { aclrtSynchronizeStream(s) };
         let took = t.elapsed();
-        let msg = recent_error();
+        let msg = if rc == 0 {
+            String::new()
+        } else {
+            recent_error()
+        };
+        let received = if mode == Mode::Off {
+            Vec::new()
+        } else {
+            let v = download::<i32>(recv, 64);
+            // SAFETY: an allocation of this test, no longer used.
+            ok(unsafe { aclrtFree(recv) });
+            v
+        };
         // SAFETY: an allocation of this test.
         ok(unsafe { aclrtFree(send) });
-        (rc, took, msg)
+        (rc, took, msg, received)
     });
-    for (rc, took, msg) in results {
-        assert_ne!(rc, 0, "the batch must fail");
-        assert!(
-            took < std::time::Duration::from_secs(10),
-            "took {took:?}: {msg}"
-        );
+    for (r, (rc, took, msg, received)) in results.into_iter().enumerate() {
+        if mode == Mode::Off {
+            assert_ne!(rc, 0, "the batch must fail");
+            assert!(
+                took < std::time::Duration::from_secs(10),
+                "took {took:?}: {msg}"
+            );
+        } else {
+            assert_eq!(rc, 0, "{msg}");
+            assert_eq!(
+                received,
+                vec![1 - r as i32; 64],
+                "rank {r} received its peer's data"
+            );
+        }
     }
+    assert_eq!(reports.made(), if mode == Mode::Off { 0 } else { 2 });
 }
 
+/// Rank 0's stream stops on a failure (memory freed under a queued fill,
+/// with the check off: in a child process) and skips its all-reduce: the
+/// peer's all-reduce must fail at once, not at the exec timeout (60 s
+/// here). With the check on, the free is refused and both all-reduces run.
 #[test]
 fn a_collective_skipped_by_a_stopped_stream_fails_its_peers_at_once() {
+    let mode = check_mode_with_off_in_a_child(
+        "a_collective_skipped_by_a_stopped_stream_fails_its_peers_at_once",
+    );
+    let reports = count_reports();
     let mut cfg = hccl_sys::comm_config_default();
     cfg.hcclExecTimeOut = 60;
-    let results = ranks(2, Some(cfg), |r, comm, s| {
+    let results = ranks(2, Some(cfg), move |r, comm, s| {
         let buf = upload(&[1.0f32; 16]);
         if r == 0 {
             // SAFETY: a live stream.
@@ -478,12 +537,38 @@ fn a_collective_skipped_by_a_stopped_stream_fails_its_peers_at_once() {
             let release = block_stream(s);
             // SAFETY: a live device range, freed below before the fill runs.
             ok(unsafe { aclrtMemsetAsync(doomed.cast(), 64, 0, 64, s) });
-            free(doomed);
+            // SAFETY: looked up by the simulator.
+            let freed = unsafe { aclrtFree(doomed.cast()) };
+            if mode == Mode::Off {
+                ok(freed);
+            } else {
+                let msg = assert_free_refused(
+                    freed,
+                    "aclrtFree",
+                    doomed,
+                    "aclrtMemsetAsync task #2",
+                    s,
+                    &format!(
+                        "writes {} of device memory on device 0, devPtr)",
+                        byte_range(doomed, 64)
+                    ),
+                );
+                let last = check::reports().recent.last().cloned();
+                assert_eq!(
+                    last.map(|r| (r.kind, r.message)),
+                    Some((Kind::FreeWhilePending, msg))
+                );
+            }
             // SAFETY: device buffers of 16 f32 on this rank's device.
             hok(unsafe {
                 HcclAllReduce(buf, buf, 16, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s)
             });
             release.send(()).unwrap();
+            if mode != Mode::Off {
+                // SAFETY: a live stream.
+                ok(unsafe { aclrtSynchronizeStream(s) });
+                free(doomed);
+            }
         } else {
             // SAFETY: as above.
             hok(unsafe {
@@ -493,18 +578,33 @@ fn a_collective_skipped_by_a_stopped_stream_fails_its_peers_at_once() {
         let t = std::time::Instant::now();
         // SAFETY: a live stream.
         let rc = unsafe { aclrtSynchronizeStream(s) };
-        let (took, msg) = (t.elapsed(), recent_error());
+        let (took, msg) = (
+            t.elapsed(),
+            if rc == 0 {
+                String::new()
+            } else {
+                recent_error()
+            },
+        );
+        let sum = download::<f32>(buf, 16);
         // SAFETY: an allocation of this test.
         ok(unsafe { aclrtFree(buf) });
-        (rc, took, msg)
+        (rc, took, msg, sum)
     });
-    let (rc0, _, msg0) = &results[0];
-    assert_eq!(*rc0, acl_sys::ACL_ERROR_RT_SYS_DMA as i32, "{msg0}");
-    assert_contains(msg0, "skipped");
-    let (rc1, took1, msg1) = &results[1];
-    assert_ne!(*rc1, 0, "the peer's all-reduce must fail");
-    assert!(
-        *took1 < std::time::Duration::from_secs(10),
-        "took {took1:?}: {msg1}"
-    );
+    let (rc0, _, msg0, sum0) = &results[0];
+    let (rc1, took1, msg1, sum1) = &results[1];
+    if mode == Mode::Off {
+        assert_eq!(*rc0, acl_sys::ACL_ERROR_RT_SYS_DMA as i32, "{msg0}");
+        assert_contains(msg0, "skipped");
+        assert_ne!(*rc1, 0, "the peer's all-reduce must fail");
+        assert!(
+            *took1 < std::time::Duration::from_secs(10),
+            "took {took1:?}: {msg1}"
+        );
+    } else {
+        assert_eq!((*rc0, *rc1), (0, 0), "{msg0} / {msg1}");
+        assert_eq!(sum0, &vec![2.0f32; 16]);
+        assert_eq!(sum1, &vec![2.0f32; 16]);
+    }
+    assert_eq!(reports.made(), u64::from(mode != Mode::Off));
 }

@@ -14,6 +14,7 @@ use acl_sys::{
     aclrtBinaryLoadOptions, aclrtFuncHandle, aclrtParamHandle,
 };
 use cann_sim::acl::*;
+use cann_sim::check::{Kind, Mode};
 use common::*;
 use std::ffi::{CString, c_void};
 use std::ptr::{null, null_mut};
@@ -506,8 +507,16 @@ fn launch_checks_blocks_reserve_list_and_device() {
     ok(unsafe { aclrtBinaryUnLoad(b) });
 }
 
+/// Device memory a queued kernel's argument points to, freed before the
+/// kernel runs: with the check off (in a child process), the released
+/// runtime's fault of the kernel reported at the next synchronisation; with
+/// it on, the free is refused and the kernel runs.
 #[test]
 fn memory_freed_before_the_kernel_runs_is_a_fault_reported_at_sync() {
+    let mode = check_mode_with_off_in_a_child(
+        "memory_freed_before_the_kernel_runs_is_a_fault_reported_at_sync",
+    );
+    let reports = count_reports();
     use_device(0);
     let b = load();
     let f = function(b, "record_blocks");
@@ -523,14 +532,39 @@ fn memory_freed_before_the_kernel_runs_is_a_fault_reported_at_sync() {
     append(a, out as u64);
     // SAFETY: live handles.
     ok(unsafe { aclrtLaunchKernelWithConfig(f, 4, s, null_mut(), a, null_mut()) });
-    free(out);
-    tx.send(()).unwrap();
-    let msg = assert_fails(
-        sync(s),
-        rc(ACL_ERROR_RT_AICORE_EXCEPTION),
-        "aclrtSynchronizeStream",
-    );
-    assert_contains(&msg, "freed before the task ran");
+    // SAFETY: looked up by the simulator.
+    let freed = unsafe { aclrtFree(out.cast()) };
+    if mode == Mode::Off {
+        ok(freed);
+        tx.send(()).unwrap();
+        let msg = assert_fails(
+            sync(s),
+            rc(ACL_ERROR_RT_AICORE_EXCEPTION),
+            "aclrtSynchronizeStream",
+        );
+        assert_contains(&msg, "freed before the task ran");
+    } else {
+        let msg = assert_free_refused(
+            freed,
+            "aclrtFree",
+            out,
+            "aclrtLaunchKernelWithConfig task #2",
+            s,
+            &format!(
+                "uses the allocation containing {out:p} (device memory on device 0, kernel \
+                 argument: which bytes it touches is unknown)"
+            ),
+        );
+        reports.assert_made(1, Kind::FreeWhilePending, &msg);
+        tx.send(()).unwrap();
+        ok(sync(s));
+        let recorded: Vec<u32> = to_host(out, 16)
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(recorded, [4000, 4001, 4002, 4003], "the kernel ran");
+        free(out);
+    }
     // The stream keeps working.
     let (dx, dz) = (upload_f32(&[1.0]), malloc(4));
     let a = args_init(g);
@@ -546,6 +580,7 @@ fn memory_freed_before_the_kernel_runs_is_a_fault_reported_at_sync() {
     free(dz);
     // SAFETY: live binary.
     ok(unsafe { aclrtBinaryUnLoad(b) });
+    assert_eq!(reports.made(), u64::from(mode != Mode::Off));
 }
 
 #[test]

@@ -6,6 +6,8 @@
 //! `hbm_accounting_*` uses. No test resets a device. They assume the default
 //! configuration (8 devices of 64 GiB).
 
+mod common;
+
 use acl_sys::{
     ACL_DDR_MEM, ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CONTEXT_NULL,
     ACL_ERROR_RT_INVALID_MEMORY_TYPE, ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_ERROR_RT_PARAM_INVALID,
@@ -16,6 +18,7 @@ use acl_sys::{
     aclrtMemAttr, aclrtMemcpyKind,
 };
 use cann_sim::acl::*;
+use cann_sim::check::{Kind, Mode};
 use std::ffi::{CStr, c_void};
 use std::ptr::{null, null_mut};
 
@@ -231,17 +234,32 @@ fn free_null_is_invalid_param() {
     assert_fails(rc, INVALID_PARAM, "aclrtFree");
 }
 
+/// A second free is 107000 in either check mode: the runtime's "already
+/// freed" with the check off (in a child process), the check's
+/// `use-after-free` report naming the first free with it on.
 #[test]
 fn free_twice_is_param_invalid() {
+    let mode = common::check_mode_with_off_in_a_child("free_twice_is_param_invalid");
+    let reports = common::count_reports();
     use_device(0);
     let p = malloc(64);
     free(p);
     // SAFETY: the simulator checks the pointer.
     let rc = unsafe { aclrtFree(p.cast()) };
-    assert_contains(
-        &assert_fails(rc, PARAM_INVALID, "aclrtFree"),
-        "already freed",
-    );
+    let msg = assert_fails(rc, PARAM_INVALID, "aclrtFree");
+    if mode == Mode::Off {
+        assert_contains(&msg, "already freed");
+    } else {
+        reports.assert_made(1, Kind::UseAfterFree, &msg);
+        assert_contains(
+            &msg,
+            &format!(
+                "aclrtFree: CANN_SIM_CHECK use-after-free: aclrtFree({p:p}) frees the device \
+                 allocation {p:p} of 64 bytes on device 0, freed by aclrtFree (free #"
+            ),
+        );
+        assert_contains(&msg, "again (a double free)");
+    }
 }
 
 #[test]
@@ -327,8 +345,15 @@ fn malloc_host_gives_aligned_host_memory_that_is_not_device_memory() {
     free_host(h);
 }
 
+/// Null, device memory and freed pinned memory are refused by
+/// `aclrtFreeHost`; freed memory in either check mode (the runtime's
+/// "already freed" with the check off, in a child process; the check's
+/// `use-after-free` report with it on).
 #[test]
 fn free_host_of_null_device_or_freed_memory_fails() {
+    let mode =
+        common::check_mode_with_off_in_a_child("free_host_of_null_device_or_freed_memory_fails");
+    let reports = common::count_reports();
     use_device(0);
     // SAFETY: null is allowed and rejected.
     let rc = unsafe { aclrtFreeHost(null_mut()) };
@@ -345,10 +370,20 @@ fn free_host_of_null_device_or_freed_memory_fails() {
     free_host(h);
     // SAFETY: the simulator checks the pointer.
     let rc = unsafe { aclrtFreeHost(h.cast()) };
-    assert_contains(
-        &assert_fails(rc, PARAM_INVALID, "aclrtFreeHost"),
-        "already freed",
-    );
+    let msg = assert_fails(rc, PARAM_INVALID, "aclrtFreeHost");
+    if mode == Mode::Off {
+        assert_contains(&msg, "already freed");
+    } else {
+        reports.assert_made(1, Kind::UseAfterFree, &msg);
+        assert_contains(
+            &msg,
+            &format!(
+                "aclrtFreeHost: CANN_SIM_CHECK use-after-free: aclrtFreeHost({h:p}) frees the \
+                 pinned host allocation {h:p} of 64 bytes, freed by aclrtFreeHost (free #"
+            ),
+        );
+        assert_contains(&msg, "again (a double free)");
+    }
 }
 
 // ---------------------------------------------------------------- memcpy
@@ -512,8 +547,14 @@ fn memcpy_past_the_end_of_an_allocation_is_param_invalid() {
     free(d);
 }
 
+/// A copy from freed device memory is 107000 in either check mode: "not
+/// device memory" with the check off (in a child process), the check's
+/// `use-after-free` report naming the free with it on. Nothing is copied.
 #[test]
 fn memcpy_from_freed_device_memory_is_param_invalid() {
+    let mode =
+        common::check_mode_with_off_in_a_child("memcpy_from_freed_device_memory_is_param_invalid");
+    let reports = common::count_reports();
     use_device(0);
     let d = malloc(64);
     free(d);
@@ -523,7 +564,24 @@ fn memcpy_from_freed_device_memory_is_param_invalid() {
         PARAM_INVALID,
         "aclrtMemcpy",
     );
-    assert_contains(&msg, "is not device memory");
+    if mode == Mode::Off {
+        assert_contains(&msg, "is not device memory");
+    } else {
+        reports.assert_made(1, Kind::UseAfterFree, &msg);
+        assert_contains(
+            &msg,
+            &format!(
+                "aclrtMemcpy: src: CANN_SIM_CHECK use-after-free: [{d:p}, {:#x}) (64 bytes) lies \
+                 in the device allocation {d:p} of 64 bytes on device 0, freed by aclrtFree (free #",
+                d as usize + 64
+            ),
+        );
+        assert_contains(
+            &msg,
+            "aclrtMemcpy would use freed memory. Nothing was done.",
+        );
+    }
+    assert_eq!(out, [0; 64], "nothing was copied");
 }
 
 #[test]
@@ -700,8 +758,16 @@ fn memset_count_above_max_count_is_param_invalid() {
     free(d);
 }
 
+/// A fill past the end of an allocation, of freed memory or of plain host
+/// memory is 107000; freed memory in either check mode ("neither device
+/// memory nor pinned host memory" with the check off, in a child process;
+/// the check's `use-after-free` report with it on).
 #[test]
 fn memset_outside_a_live_device_allocation_is_param_invalid() {
+    let mode = common::check_mode_with_off_in_a_child(
+        "memset_outside_a_live_device_allocation_is_param_invalid",
+    );
+    let reports = common::count_reports();
     use_device(0);
     let d = malloc(64);
     // Past the end.
@@ -715,10 +781,25 @@ fn memset_outside_a_live_device_allocation_is_param_invalid() {
     // Freed.
     // SAFETY: as above.
     let rc = unsafe { aclrtMemset(d.cast(), 64, 0, 64) };
-    assert_contains(
-        &assert_fails(rc, PARAM_INVALID, "aclrtMemset"),
-        "neither device memory nor pinned host memory",
-    );
+    let msg = assert_fails(rc, PARAM_INVALID, "aclrtMemset");
+    if mode == Mode::Off {
+        assert_contains(&msg, "neither device memory nor pinned host memory");
+    } else {
+        reports.assert_made(1, Kind::UseAfterFree, &msg);
+        assert_contains(
+            &msg,
+            &format!(
+                "aclrtMemset: devPtr: CANN_SIM_CHECK use-after-free: [{d:p}, {:#x}) (64 bytes) \
+                 lies in the device allocation {d:p} of 64 bytes on device 0, freed by aclrtFree \
+                 (free #",
+                d as usize + 64
+            ),
+        );
+        assert_contains(
+            &msg,
+            "aclrtMemset would use freed memory. Nothing was done.",
+        );
+    }
     // Plain host memory: the simulator cannot check its bounds.
     let mut plain = [0u8; 64];
     // SAFETY: as above.

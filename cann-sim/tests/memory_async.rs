@@ -1,7 +1,9 @@
 //! Asynchronous copies and fills on the simulator: argument checks at the
 //! call, real asynchrony with pinned memory, synchronous behaviour with
 //! pageable memory, staging, and faults of queued work (use after free)
-//! surfacing at the next synchronisation.
+//! surfacing at the next synchronisation — with the check mode
+//! (`CANN_SIM_CHECK`, on for the test suite) off, in a child process; with
+//! it on, the frees are refused with the check's report.
 //!
 //! Tests only set devices 0 and 1 and never reset them.
 
@@ -12,9 +14,10 @@ use acl_sys::{
     ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_STREAM_CONTEXT, ACL_ERROR_RT_SYS_DMA,
     ACL_MEMCPY_DEFAULT, ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST,
     ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE, ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_HOST_TO_HOST,
-    ACL_MEMCPY_INNER_DEVICE_TO_DEVICE, ACL_MEMCPY_INTER_DEVICE_TO_DEVICE, aclrtStream,
+    ACL_MEMCPY_INNER_DEVICE_TO_DEVICE, ACL_MEMCPY_INTER_DEVICE_TO_DEVICE, aclError, aclrtStream,
 };
 use cann_sim::acl::*;
+use cann_sim::check::{Kind, Mode};
 use common::*;
 use std::ptr::{null, null_mut};
 use std::time::{Duration, Instant};
@@ -257,43 +260,117 @@ fn host_to_buf_to_device_stages_the_host_data_at_the_call() {
     free(d);
 }
 
+/// `aclrtFree` of `p`, whose result the caller checks.
+fn try_free(p: *mut u8) -> aclError {
+    // SAFETY: the simulator looks the pointer up.
+    unsafe { aclrtFree(p.cast()) }
+}
+
+/// `aclrtFreeHost` of `p`, whose result the caller checks.
+fn try_free_host(p: *mut u8) -> aclError {
+    // SAFETY: the simulator looks the pointer up.
+    unsafe { aclrtFreeHost(p.cast()) }
+}
+
+/// The released runtime does not wait for queued work in `aclrtFree`: the
+/// copy faults when it runs, reported at the synchronisation. With the check
+/// on, the free is refused instead (and the copy runs).
 #[test]
 fn device_memory_freed_before_the_queued_copy_runs_faults_at_synchronize() {
+    let mode = check_mode_with_off_in_a_child(
+        "device_memory_freed_before_the_queued_copy_runs_faults_at_synchronize",
+    );
+    let reports = count_reports();
     use_device(0);
     let s = create_stream();
     let d = malloc(128);
+    // SAFETY: 128 bytes of device memory.
+    ok(unsafe { aclrtMemset(d.cast(), 128, 0x5A, 128) });
     let h = pinned(128, 0);
     let release = block_stream(s);
     ok(memcpy_async(h, d, 128, ACL_MEMCPY_DEVICE_TO_HOST, s));
-    free(d); // aclrtFree does not wait for queued work.
-    release.send(()).unwrap();
-    let msg = assert_fails(sync(s), SYS_DMA, "aclrtSynchronizeStream");
-    assert_contains(&msg, "aclrtMemcpyAsync task #2");
-    assert_contains(&msg, "freed before the task ran");
-    assert_contains(&msg, &format!("src {d:p}"));
+    let freed = try_free(d); // aclrtFree does not wait for queued work.
+    if mode == Mode::Off {
+        ok(freed);
+        release.send(()).unwrap();
+        let msg = assert_fails(sync(s), SYS_DMA, "aclrtSynchronizeStream");
+        assert_contains(&msg, "aclrtMemcpyAsync task #2");
+        assert_contains(&msg, "freed before the task ran");
+        assert_contains(&msg, &format!("src {d:p}"));
+        assert_eq!(bytes(h, 128), vec![0; 128], "nothing was copied");
+    } else {
+        let msg = assert_free_refused(
+            freed,
+            "aclrtFree",
+            d,
+            "aclrtMemcpyAsync task #2",
+            s,
+            &format!(
+                "reads {} of device memory on device 0, src)",
+                byte_range(d, 128)
+            ),
+        );
+        reports.assert_made(1, Kind::FreeWhilePending, &msg);
+        release.send(()).unwrap();
+        ok(sync(s));
+        assert_eq!(bytes(h, 128), vec![0x5A; 128], "the copy ran");
+        free(d);
+    }
     ok(sync(s));
     destroy_stream(s);
     free_host(h);
+    assert_eq!(reports.made(), u64::from(mode != Mode::Off));
 }
 
+/// As for device memory: pinned host memory freed under a queued copy is a
+/// fault of the copy (with the check on, a refused free).
 #[test]
 fn pinned_host_memory_freed_before_the_queued_copy_runs_faults() {
+    let mode = check_mode_with_off_in_a_child(
+        "pinned_host_memory_freed_before_the_queued_copy_runs_faults",
+    );
+    let reports = count_reports();
     use_device(0);
     let s = create_stream();
     let d = malloc(128);
     let h = pinned(128, 7);
     let release = block_stream(s);
     ok(memcpy_async(d, h, 128, ACL_MEMCPY_HOST_TO_DEVICE, s));
-    free_host(h);
-    release.send(()).unwrap();
-    let msg = assert_fails(sync(s), SYS_DMA, "aclrtSynchronizeStream");
-    assert_contains(&msg, "pinned host memory");
+    let freed = try_free_host(h);
+    if mode == Mode::Off {
+        ok(freed);
+        release.send(()).unwrap();
+        let msg = assert_fails(sync(s), SYS_DMA, "aclrtSynchronizeStream");
+        assert_contains(&msg, "pinned host memory");
+    } else {
+        let msg = assert_free_refused(
+            freed,
+            "aclrtFreeHost",
+            h,
+            "aclrtMemcpyAsync task #2",
+            s,
+            &format!("reads {} of pinned host memory, src)", byte_range(h, 128)),
+        );
+        reports.assert_made(1, Kind::FreeWhilePending, &msg);
+        release.send(()).unwrap();
+        ok(sync(s));
+        assert_eq!(to_host(d, 128), vec![7; 128], "the copy ran");
+        free_host(h);
+    }
     destroy_stream(s);
     free(d);
 }
 
+/// A fault of queued work (memory freed before a fill runs, with the check
+/// off) is reported once, by the first synchronisation or query that sees
+/// it, and the stream's later tasks still run. With the check on, the frees
+/// are refused and every fill runs.
 #[test]
 fn a_fault_surfaces_at_query_or_event_sync_once_and_later_tasks_still_run() {
+    let mode = check_mode_with_off_in_a_child(
+        "a_fault_surfaces_at_query_or_event_sync_once_and_later_tasks_still_run",
+    );
+    let reports = count_reports();
     use_device(0);
     let s = create_stream();
     let (gone, kept) = (malloc(64), malloc(64));
@@ -302,12 +379,33 @@ fn a_fault_surfaces_at_query_or_event_sync_once_and_later_tasks_still_run() {
     ok(memset_async(kept, 64, 9, s));
     let e = create_event();
     record(e, s);
-    free(gone);
-    release.send(()).unwrap();
-    // SAFETY: live event.
-    let r = unsafe { aclrtSynchronizeEvent(e) };
-    let msg = assert_fails(r, SYS_DMA, "aclrtSynchronizeEvent");
-    assert_contains(&msg, "aclrtMemsetAsync task #2");
+    let freed = try_free(gone);
+    if mode == Mode::Off {
+        ok(freed);
+        release.send(()).unwrap();
+        // SAFETY: live event.
+        let r = unsafe { aclrtSynchronizeEvent(e) };
+        let msg = assert_fails(r, SYS_DMA, "aclrtSynchronizeEvent");
+        assert_contains(&msg, "aclrtMemsetAsync task #2");
+    } else {
+        let msg = assert_free_refused(
+            freed,
+            "aclrtFree",
+            gone,
+            "aclrtMemsetAsync task #2",
+            s,
+            &format!(
+                "writes {} of device memory on device 0, devPtr)",
+                byte_range(gone, 64)
+            ),
+        );
+        reports.assert_made(1, Kind::FreeWhilePending, &msg);
+        release.send(()).unwrap();
+        // SAFETY: live event.
+        ok(unsafe { aclrtSynchronizeEvent(e) });
+        assert_eq!(to_host(gone, 64), vec![1; 64]);
+        free(gone);
+    }
     // Reported once; the stream went on (ACL_CONTINUE_ON_FAILURE).
     ok(sync(s));
     assert_eq!(to_host(kept, 64), vec![9; 64]);
@@ -315,9 +413,31 @@ fn a_fault_surfaces_at_query_or_event_sync_once_and_later_tasks_still_run() {
     let again = malloc(64);
     let release = block_stream(s);
     ok(memset_async(again, 64, 1, s));
-    free(again);
-    release.send(()).unwrap();
-    while is_complete_or_fault(s) {}
+    let freed = try_free(again);
+    if mode == Mode::Off {
+        ok(freed);
+        release.send(()).unwrap();
+        while is_complete_or_fault(s) {}
+    } else {
+        let msg = assert_free_refused(
+            freed,
+            "aclrtFree",
+            again,
+            "aclrtMemsetAsync task #6",
+            s,
+            &format!(
+                "writes {} of device memory on device 0, devPtr)",
+                byte_range(again, 64)
+            ),
+        );
+        reports.assert_made(2, Kind::FreeWhilePending, &msg);
+        release.send(()).unwrap();
+        while !is_complete(s) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(to_host(again, 64), vec![1; 64]);
+        free(again);
+    }
     destroy_event(e);
     destroy_stream(s);
     free(kept);

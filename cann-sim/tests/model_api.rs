@@ -1,6 +1,7 @@
 //! The aclmdl* exports on the simulator: messages of misuse, queued
 //! executions that outlive an unload, memory freed before a queued
-//! execution runs, and a node that fails at run time.
+//! execution runs (a fault with the check mode off, a refused free with it
+//! on), and a node that fails at run time.
 //!
 //! Tests only set device 0 and never reset it.
 
@@ -11,6 +12,7 @@ use acl_sys::{
     ACL_ERROR_RT_PARAM_INVALID, aclmdlDataset,
 };
 use cann_sim::acl::*;
+use cann_sim::check::{Kind, Mode};
 use cann_sim::model::{IoDesc, ModelDesc, Node};
 use common::*;
 use std::collections::BTreeMap;
@@ -135,10 +137,7 @@ fn misuse_is_reported_with_its_code_and_a_message() {
         );
         assert_contains(&msg, "has no dynamic batch gears");
         for ds in [small, out, two, same] {
-            for i in 0..aclmdlGetDatasetNumBuffers(ds) {
-                ok(aclDestroyDataBuffer(aclmdlGetDatasetBuffer(ds, i)));
-            }
-            ok(aclmdlDestroyDataset(ds));
+            destroy_dataset(ds);
         }
         ok(aclmdlUnload(id));
         free(x);
@@ -146,8 +145,32 @@ fn misuse_is_reported_with_its_code_and_a_message() {
     }
 }
 
+/// Destroys `ds` and its data buffers.
+///
+/// # Safety
+///
+/// `ds` is a live dataset of the caller's.
+unsafe fn destroy_dataset(ds: *mut aclmdlDataset) {
+    // SAFETY: a live dataset and its buffers (the caller's).
+    unsafe {
+        for i in 0..aclmdlGetDatasetNumBuffers(ds) {
+            ok(aclDestroyDataBuffer(aclmdlGetDatasetBuffer(ds, i)));
+        }
+        ok(aclmdlDestroyDataset(ds));
+    }
+}
+
+/// A queued execution runs after its model was unloaded; memory freed
+/// between the call and the run is, with the check off (in a child
+/// process), the released runtime's fault of the task at the next
+/// synchronisation; with the check on, the free is refused and the
+/// execution runs.
 #[test]
 fn a_queued_execution_outlives_the_unload_and_faults_on_freed_memory() {
+    let mode = check_mode_with_off_in_a_child(
+        "a_queued_execution_outlives_the_unload_and_faults_on_freed_memory",
+    );
+    let reports = count_reports();
     use_device(0);
     // SAFETY: plain calls with valid arguments.
     unsafe {
@@ -186,14 +209,34 @@ fn a_queued_execution_outlives_the_unload_and_faults_on_freed_memory() {
                 .cast(),
         ));
         ok(aclmdlExecuteAsync(id, input, out2, s));
-        free(z);
-        tx.send(()).unwrap();
-        let msg = assert_fails(
-            aclrtSynchronizeStream(s),
-            rc(ACL_ERROR_RT_AICORE_EXCEPTION),
-            "aclrtSynchronizeStream",
-        );
-        assert_contains(&msg, "aclmdlExecuteAsync");
+        let freed = aclrtFree(z.cast());
+        if mode == Mode::Off {
+            ok(freed);
+            tx.send(()).unwrap();
+            let msg = assert_fails(
+                aclrtSynchronizeStream(s),
+                rc(ACL_ERROR_RT_AICORE_EXCEPTION),
+                "aclrtSynchronizeStream",
+            );
+            assert_contains(&msg, "aclmdlExecuteAsync");
+        } else {
+            let msg = assert_free_refused(
+                freed,
+                "aclrtFree",
+                z,
+                "aclmdlExecuteAsync task #3",
+                s,
+                &format!(
+                    "writes {} of device memory on device 0, model output)",
+                    byte_range(z, 16)
+                ),
+            );
+            reports.assert_made(1, Kind::FreeWhilePending, &msg);
+            tx.send(()).unwrap();
+            ok(aclrtSynchronizeStream(s));
+            assert_eq!(download(z), [1.0, 0.0, 5.0, 0.0], "the execution ran");
+            free(z);
+        }
         drop(rx);
         ok(aclmdlUnload(id));
         // Host memory is not device memory.
@@ -206,11 +249,15 @@ fn a_queued_execution_outlives_the_unload_and_faults_on_freed_memory() {
             "aclmdlExecuteAsync",
         );
         ok(aclmdlUnload(id));
+        for ds in [input, output, out2, hin] {
+            destroy_dataset(ds);
+        }
         free_host(host);
         ok(aclrtDestroyStream(s));
         free(x);
         free(y);
     }
+    assert_eq!(reports.made(), u64::from(mode != Mode::Off));
 }
 
 /// c = a · b, a: [-1, 2], b: [2, -1]; dims gears (a's rows, b's columns).
@@ -359,10 +406,7 @@ fn dims_gears_are_described_set_and_run_at() {
             "aclmdlSetDynamicBatchSize",
         );
         for ds in [ins, outs] {
-            for i in 0..aclmdlGetDatasetNumBuffers(ds) {
-                ok(aclDestroyDataBuffer(aclmdlGetDatasetBuffer(ds, i)));
-            }
-            ok(aclmdlDestroyDataset(ds));
+            destroy_dataset(ds);
         }
         ok(aclmdlUnload(static_id));
         ok(aclmdlUnload(id));

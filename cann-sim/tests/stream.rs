@@ -557,16 +557,19 @@ fn synchronize_device_waits_for_every_stream_of_the_device() {
     on_new_thread(|| {
         use_device(3);
         let (a, b) = (create_stream(), create_stream());
-        let d = malloc(64);
+        // One buffer per stream: nothing orders the two streams' fills.
+        let (da, db) = (malloc(64), malloc(64));
         let ra = block_stream(a);
-        ok(memset_async(d, 64, 1, a));
-        ok(memset_async(d, 64, 1, b));
+        ok(memset_async(da, 64, 1, a));
+        ok(memset_async(db, 64, 2, b));
         let t = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(20));
             ra.send(()).unwrap();
         });
         ok(aclrtSynchronizeDevice());
         assert!(is_complete(a) && is_complete(b));
+        assert_eq!(to_host(da, 64), vec![1; 64], "the held stream's fill ran");
+        assert_eq!(to_host(db, 64), vec![2; 64]);
         t.join().unwrap();
         let mut status = 5;
         // SAFETY: valid out-pointer.
@@ -574,7 +577,8 @@ fn synchronize_device_waits_for_every_stream_of_the_device() {
         assert_eq!(status, ACL_STREAM_STATUS_COMPLETE);
         destroy_stream(a);
         destroy_stream(b);
-        free(d);
+        free(da);
+        free(db);
     });
     on_new_thread(|| {
         assert_fails(

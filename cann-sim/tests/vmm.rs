@@ -1,7 +1,8 @@
 //! Virtual memory management on the simulator: reserved ranges, physical
 //! memory, mappings used like device memory (growing an "expandable
 //! segment" while work is queued on it), HBM accounting, and unmapping under
-//! queued work.
+//! queued work (a fault of that work with the check mode off, a refused
+//! unmap with it on).
 //!
 //! Tests only set device 0 and never reset it.
 
@@ -14,6 +15,7 @@ use acl_sys::{
 };
 use cann_sim::acl::vmm::GRANULARITY as G;
 use cann_sim::acl::*;
+use cann_sim::check::{Kind, Mode};
 use common::*;
 use std::ffi::c_void;
 use std::ptr::null_mut;
@@ -152,14 +154,21 @@ fn an_expandable_segment_grows_behind_its_end_and_copies_cross_the_seam() {
     assert_eq!(cann_sim::acl::vmm::live(), (0, 0));
 }
 
+/// Unmapping virtual memory a queued copy reads: with the check off (in a
+/// child process), the released runtime's fault of the copy at the next
+/// synchronisation; with it on, the unmap is refused and the copy runs.
 #[test]
 fn unmapping_under_queued_work_is_a_fault_of_that_work() {
+    let mode =
+        check_mode_with_off_in_a_child("unmapping_under_queued_work_is_a_fault_of_that_work");
     let _s = serial();
+    let reports = count_reports();
     use_device(0);
     let va = reserve(2 * G);
     let h = physical(2 * G);
     // SAFETY: looked up.
     ok(unsafe { aclrtMapMem(va, 2 * G, 0, h, 0) });
+    put(va, &[0x3C; 4096]);
     let mut s: aclrtStream = null_mut();
     // SAFETY: a valid out-pointer.
     ok(unsafe { aclrtCreateStream(&mut s) });
@@ -178,12 +187,34 @@ fn unmapping_under_queued_work_is_a_fault_of_that_work() {
         )
     });
     // SAFETY: looked up; the queued copy has not run (the stream waits).
-    ok(unsafe { aclrtUnmapMem(va) });
-    release.send(()).unwrap();
-    // SAFETY: a live stream.
-    let got = unsafe { aclrtSynchronizeStream(s) };
-    assert_eq!(got, rc(ACL_ERROR_RT_SYS_DMA), "{}", recent_error());
-    assert_contains(&recent_error(), "freed before the task ran");
+    let unmapped = unsafe { aclrtUnmapMem(va) };
+    if mode == Mode::Off {
+        ok(unmapped);
+        release.send(()).unwrap();
+        // SAFETY: a live stream.
+        let got = unsafe { aclrtSynchronizeStream(s) };
+        assert_eq!(got, rc(ACL_ERROR_RT_SYS_DMA), "{}", recent_error());
+        assert_contains(&recent_error(), "freed before the task ran");
+    } else {
+        let msg = assert_free_refused(
+            unmapped,
+            "aclrtUnmapMem",
+            va.cast(),
+            "aclrtMemcpyAsync task #2",
+            s,
+            &format!(
+                "reads {} of device memory on device 0, src)",
+                byte_range(va.cast(), 4096)
+            ),
+        );
+        reports.assert_made(1, Kind::FreeWhilePending, &msg);
+        release.send(()).unwrap();
+        // SAFETY: a live stream.
+        ok(unsafe { aclrtSynchronizeStream(s) });
+        assert_eq!(get(staging.cast(), 4096), vec![0x3C; 4096], "the copy ran");
+        // SAFETY: looked up; nothing uses the mapping any more.
+        ok(unsafe { aclrtUnmapMem(va) });
+    }
     free(staging);
     // SAFETY: live handles.
     unsafe {
@@ -191,4 +222,6 @@ fn unmapping_under_queued_work_is_a_fault_of_that_work() {
         ok(aclrtFreePhysical(h));
         ok(aclrtReleaseMemAddress(va));
     }
+    assert_eq!(cann_sim::acl::vmm::live(), (0, 0));
+    assert_eq!(reports.made(), u64::from(mode != Mode::Off));
 }

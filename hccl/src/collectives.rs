@@ -17,12 +17,15 @@
 //!
 //! # Memory safety
 //!
-//! Buffers follow `acl`'s home-stream rule: when the collective's stream is
-//! not a buffer's home stream, the collective first waits for the home
-//! stream's queued work, and the home stream then waits for the collective.
-//! Dropping a buffer synchronises its home stream, so no buffer is freed
-//! (or reused by the caching allocator) while a collective still uses it,
-//! and no host access sees it half-written.
+//! Buffers follow `acl`'s access tracking (`acl::memory::track`): a
+//! collective's stream first waits, on the device, for the queued accesses
+//! its buffers conflict with (the send buffer is read, the receive buffer
+//! written), and the collective's accesses are recorded once it is queued.
+//! No buffer is freed (or reused by the caching allocator) while a
+//! collective still uses it, and no host access sees it half-written. Inside
+//! a [`group`], HCCL queues the sends and receives at `HcclGroupEnd`: the
+//! group keeps their memory alive until then (a buffer dropped inside the
+//! closure is freed only after the work that uses it) and orders them there.
 //!
 //! ```
 //! # cann_sim::install().unwrap();
@@ -106,6 +109,20 @@ fn len_u64(n: usize) -> u64 {
     n as u64
 }
 
+/// `len` elements of `what` (a per-rank block) × `ranks`: the length of the
+/// whole buffer the collective needs, checked.
+fn times_ranks(f: &'static str, what: &str, len: usize, ranks: u32) -> Result<usize> {
+    usize::try_from(ranks)
+        .ok()
+        .and_then(|r| len.checked_mul(r))
+        .ok_or_else(|| {
+            Error::invalid(
+                f,
+                format!("{what} × ranks = {len} × {ranks} elements is more than usize::MAX"),
+            )
+        })
+}
+
 impl Comm {
     fn check_stream(&self, f: &'static str, stream: &Stream) -> Result<()> {
         if stream.is_default() {
@@ -184,7 +201,7 @@ impl Comm {
     }
 
     /// [`Comm::issue`] for a collective from `send` into `recv`: `raw` gets
-    /// their device pointers and runs ordered with both home streams.
+    /// their device pointers and runs ordered with the buffers' accesses.
     fn issue_send_recv<T: HcclType>(
         &self,
         (f, c_name): (&'static str, &'static str),
@@ -417,7 +434,7 @@ impl Comm {
         stream: &Stream,
     ) -> Result<()> {
         const F: &str = "Comm::all_gather";
-        let want = send.len() * self.size() as usize;
+        let want = times_ranks(F, "send", send.len(), self.size())?;
         let how = format!("send × ranks = {} × {}", send.len(), self.size());
         self.need(F, "recv", recv.len(), want, &how)?;
         let n = len_u64(send.len());
@@ -524,7 +541,7 @@ impl Comm {
         stream: &Stream,
     ) -> Result<()> {
         const F: &str = "Comm::reduce_scatter";
-        let want = recv.len() * self.size() as usize;
+        let want = times_ranks(F, "recv", recv.len(), self.size())?;
         let how = format!("recv × ranks = {} × {}", recv.len(), self.size());
         self.need(F, "send", send.len(), want, &how)?;
         let n = len_u64(recv.len());
@@ -615,7 +632,7 @@ impl Comm {
         let mut uses = vec![("recv", recv.write_access())];
         let s = match self.root_only(F, "send", send, root)? {
             Some(s) => {
-                let want = recv.len() * self.size() as usize;
+                let want = times_ranks(F, "recv", recv.len(), self.size())?;
                 let how = format!("recv × ranks = {} × {}", recv.len(), self.size());
                 self.need(F, "send", s.len(), want, &how)?;
                 uses.push(("send", s.read_access()));
@@ -657,16 +674,21 @@ impl Comm {
         const F: &str = "Comm::all_to_all";
         self.need(F, "recv", recv.len(), send.len(), "the length of send")?;
         let n = self.size() as usize;
-        if send.len() % n != 0 {
-            return Err(Error::invalid(
-                F,
-                format!(
-                    "send has {} elements, not a multiple of the {n} ranks",
-                    send.len()
-                ),
-            ));
-        }
-        let block = len_u64(send.len() / n);
+        // A communicator has at least one rank; the checked division keeps a
+        // broken invariant an error rather than a division by zero.
+        let block = match (send.len().checked_div(n), send.len().checked_rem(n)) {
+            (Some(b), Some(0)) => b,
+            _ => {
+                return Err(Error::invalid(
+                    F,
+                    format!(
+                        "send has {} elements, not a multiple of the {n} ranks",
+                        send.len()
+                    ),
+                ));
+            }
+        };
+        let block = len_u64(block);
         let dt = T::DATA_TYPE.raw();
         self.issue_send_recv((F, "HcclAlltoAll"), stream, send, recv, |s, r| {
             // SAFETY: live device buffers of the checked lengths.
@@ -1044,4 +1066,36 @@ fn end_group() -> Result<()> {
         p.commit();
     }
     ended.and(ordering)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reason(e: Error) -> (&'static str, String) {
+        match e {
+            Error::InvalidArgument { function, reason } => (function, reason),
+            other => panic!("expected InvalidArgument, got {other}"),
+        }
+    }
+
+    #[test]
+    fn buffer_lengths_times_ranks_are_checked_not_wrapped() {
+        assert_eq!(times_ranks("Comm::all_gather", "send", 4, 2).unwrap(), 8);
+        assert_eq!(
+            times_ranks("Comm::all_gather", "send", 0, u32::MAX).unwrap(),
+            0
+        );
+        let e = times_ranks("Comm::all_gather", "send", usize::MAX / 2 + 1, 2).unwrap_err();
+        assert_eq!(
+            reason(e),
+            (
+                "Comm::all_gather",
+                format!(
+                    "send × ranks = {} × 2 elements is more than usize::MAX",
+                    usize::MAX / 2 + 1
+                )
+            )
+        );
+    }
 }

@@ -84,6 +84,9 @@ fn instructions(exe: &Path, op: &str, variant: &str, n: u64) -> Result<u64, Stri
         .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
         .arg(exe)
         .args([op, variant, &n.to_string()])
+        // The simulator as users run it: the sanitizer off (the test suite
+        // turns it on through .cargo/config.toml).
+        .env("CANN_SIM_CHECK", "off")
         .output()
         .map_err(|e| format!("cannot run valgrind (apt-get install valgrind): {e}"))?;
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -43,24 +43,9 @@ impl Layout {
     /// # Ok::<(), acl::Error>(())
     /// ```
     pub fn contiguous(shape: &[usize]) -> Result<Layout> {
-        const F: &str = "Layout::contiguous";
-        let too_big =
-            |what: &str| Error::invalid(F, format!("shape {shape:?}: {what} does not fit in i64"));
-        let dims = shape
-            .iter()
-            .map(|&d| i64::try_from(d))
-            .collect::<std::result::Result<Vec<i64>, _>>()
-            .map_err(|_| too_big("a dimension"))?;
-        let mut strides = vec![1i64; dims.len()];
-        for i in (0..dims.len().saturating_sub(1)).rev() {
-            strides[i] = strides[i + 1]
-                .checked_mul(dims[i + 1].max(1))
-                .ok_or_else(|| too_big("a stride"))?;
-        }
-        let n = dims
-            .iter()
-            .try_fold(1i64, |n, &d| n.checked_mul(d))
-            .ok_or_else(|| too_big("the element count"))?;
+        let mut dims = vec![0i64; shape.len()];
+        let mut strides = vec![1i64; shape.len()];
+        let n = contiguous_into("Layout::contiguous", shape, &mut dims, &mut strides)?;
         Ok(Layout {
             dims,
             strides,
@@ -100,13 +85,26 @@ impl Layout {
         if self.dims.contains(&0) {
             return Ok(());
         }
-        let mut last = i128::from(self.offset);
+        let mut last = Some(i128::from(self.offset));
         for (&d, &s) in self.dims.iter().zip(&self.strides) {
             if s < 0 {
                 return bad(format!("negative stride {s}"));
             }
-            last += i128::from(d - 1) * i128::from(s);
+            // `d >= 1` here (no zero or negative dimensions), so `d - 1`
+            // cannot overflow; the products and their sum can.
+            last = last.and_then(|l| {
+                i128::from(d - 1)
+                    .checked_mul(i128::from(s))
+                    .and_then(|step| l.checked_add(step))
+            });
         }
+        let Some(last) = last else {
+            return bad(format!(
+                "the view {:?} (strides {:?}, offset {}) reaches past every addressable element, \
+                 beyond its storage {:?}",
+                self.dims, self.strides, self.offset, self.storage_dims
+            ));
+        };
         if last >= storage.unwrap_or(0) {
             return bad(format!(
                 "the view {:?} (strides {:?}, offset {}) reaches element {last}, beyond its storage {:?}",
@@ -159,8 +157,53 @@ fn create_raw(
     NonNull::new(p).ok_or_else(|| Error::from_code(function, sys::ACLNN_ERR_INNER_NULLPTR))
 }
 
+/// Fills `dims` and `strides` (each `shape.len()` long) with the
+/// contiguous row-major layout of `shape`, and returns its element count:
+/// checked, as each must fit in `i64` (what `aclCreateTensor` takes).
+fn contiguous_into(
+    function: &'static str,
+    shape: &[usize],
+    dims: &mut [i64],
+    strides: &mut [i64],
+) -> Result<i64> {
+    let too_big = |what: &str| {
+        Error::invalid(
+            function,
+            format!("shape {shape:?}: {what} does not fit in i64"),
+        )
+    };
+    if dims.len() != shape.len() || strides.len() != shape.len() {
+        return Err(Error::invalid(
+            function,
+            format!(
+                "shape {shape:?}: {} dimensions, room for {}",
+                shape.len(),
+                dims.len()
+            ),
+        ));
+    }
+    for (d, &s) in dims.iter_mut().zip(shape) {
+        *d = i64::try_from(s).map_err(|_| too_big("a dimension"))?;
+    }
+    // Row-major: each stride is the product of the later dimensions (a
+    // zero dimension counts as 1, so that the strides stay distinct).
+    let r = dims.len();
+    if let Some(last) = strides.last_mut() {
+        *last = 1;
+    }
+    for i in (0..r.saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1]
+            .checked_mul(dims[i + 1].max(1))
+            .ok_or_else(|| too_big("a stride"))?;
+    }
+    dims.iter()
+        .try_fold(1i64, |n, &d| n.checked_mul(d))
+        .ok_or_else(|| too_big("the element count"))
+}
+
 /// A contiguous `ND` tensor of `shape` over `len` elements at `data`,
-/// without allocating: dims and strides on the stack.
+/// without allocating: dims and strides on the stack. The same checks as
+/// [`Layout::contiguous`].
 fn create_contiguous(
     dtype: DataType,
     shape: &[usize],
@@ -174,28 +217,22 @@ fn create_contiguous(
             format!("{} dimensions; at most 8", shape.len()),
         ));
     }
-    let n = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
-    if n != Some(len) || i64::try_from(len).is_err() {
+    let r = shape.len();
+    let mut dims = [0i64; 8];
+    let mut strides = [1i64; 8];
+    let n = contiguous_into(F, shape, &mut dims[..r], &mut strides[..r])?;
+    if usize::try_from(n) != Ok(len) {
         return Err(Error::invalid(
             F,
             format!("shape {shape:?} does not hold the buffer's {len} elements"),
         ));
-    }
-    let mut dims = [0i64; 8];
-    let mut strides = [1i64; 8];
-    let r = shape.len();
-    for (d, &s) in dims.iter_mut().zip(shape) {
-        *d = s as i64;
-    }
-    for i in (0..r.saturating_sub(1)).rev() {
-        strides[i] = strides[i + 1] * dims[i + 1].max(1);
     }
     create_raw(
         F,
         dtype,
         (&dims[..r], &strides[..r], 0),
         acl_sys::ACL_FORMAT_ND,
-        &[len as i64],
+        &[n],
         data,
     )
 }

@@ -85,16 +85,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
             let ptr = b.ptr().as_ptr().cast::<c_void>();
             // The block's previous owner may have queued work on `stream`:
             // every use on another stream, or by the host, follows it.
-            Allocation::new(
-                ptr,
-                bytes,
-                device,
-                Backing::Cached {
-                    alloc: cache.clone(),
-                    block: b,
-                },
-                Some(stream),
-            )
+            Allocation::new(ptr, bytes, device, Backing::Cached(b), Some(stream))
         } else {
             device.bind()?;
             let ptr = match result::malloc(bytes, sys::ACL_MEM_MALLOC_HUGE_FIRST) {

@@ -212,6 +212,34 @@ impl CachingAllocatorHandle {
     /// device (or 0, the default stream) until the block is freed and its
     /// events have completed; blocks are freed only to this allocator, and
     /// work using a block is queued only on its stream in stream order.
+    ///
+    /// Safe code cannot reach it (a bogus stream key would go to the runtime
+    /// as a stream handle):
+    ///
+    /// ```compile_fail,E0133
+    /// # cann_sim::install().unwrap();
+    /// let npu = acl::Device::new(&acl::Runtime::init()?, 0)?;
+    /// let _ = npu.enable_caching_allocator(Default::default());
+    /// let alloc = npu.caching_allocator().unwrap();
+    /// let block = alloc.raw().allocate(64, 0xdead_beef)?;
+    /// # Ok::<(), acl::Error>(())
+    /// ```
+    ///
+    /// With `unsafe` and a live stream's key:
+    ///
+    /// ```
+    /// # cann_sim::install().unwrap();
+    /// let npu = acl::Device::new(&acl::Runtime::init()?, 0)?;
+    /// let _ = npu.enable_caching_allocator(Default::default());
+    /// let stream = npu.new_stream()?;
+    /// let alloc = npu.caching_allocator().unwrap();
+    /// // SAFETY: the key is a live stream of this device; the block is
+    /// // never used and is freed to this allocator.
+    /// let raw = unsafe { alloc.raw() };
+    /// let block = raw.allocate(64, stream.as_raw() as usize)?;
+    /// raw.free(block)?;
+    /// # Ok::<(), acl::Error>(())
+    /// ```
     pub unsafe fn raw(&self) -> &DeviceAllocator {
         &self.alloc
     }

@@ -2,7 +2,7 @@
 //! stream-ordered ones (methods of [`Stream`]).
 
 use super::pinned::check_same_len;
-use super::track::{host_wait, prepare};
+use super::track::{host_wait, record_accesses, wait_for_conflicts};
 use super::{DeviceBuffer, DeviceMemory, DeviceMemoryMut, DeviceRepr, PinnedHostBuffer};
 use crate::error::Result;
 use crate::{Stream, result};
@@ -175,15 +175,16 @@ impl Stream {
             return Ok(());
         }
         let bytes = dst.size_bytes();
-        let uses = [src.read_access(), dst.write_access()];
-        let prepared = prepare(self, uses)?;
+        let dst_ptr = dst.device_ptr_mut();
+        let uses = [(&**src.allocation(), false), (&**dst.allocation(), true)];
+        wait_for_conflicts(self, uses.into_iter())?;
         // SAFETY: `dst` is live device memory of `bytes` bytes and `src`
         // pinned memory of the same size; both stay allocated and unaliased
         // until the copy has run (the accesses are recorded below, and a
         // free waits for them).
         unsafe {
             result::memcpy_async(
-                dst.device_ptr_mut(),
+                dst_ptr,
                 bytes,
                 src.as_ptr().cast(),
                 bytes,
@@ -191,7 +192,7 @@ impl Stream {
                 self.as_raw(),
             )?;
         }
-        prepared.commit();
+        record_accesses(self, uses.into_iter());
         Ok(())
     }
 
@@ -215,7 +216,8 @@ impl Stream {
         }
         let bytes = src.size_bytes();
         let host = dst.as_mut_ptr();
-        let prepared = prepare(self, [src.read_access(), dst.write_access()])?;
+        let uses = [(&**src.allocation(), false), (&**dst.allocation(), true)];
+        wait_for_conflicts(self, uses.into_iter())?;
         // SAFETY: as `copy_htod`, in the other direction.
         unsafe {
             result::memcpy_async(
@@ -227,7 +229,7 @@ impl Stream {
                 self.as_raw(),
             )?;
         }
-        prepared.commit();
+        record_accesses(self, uses.into_iter());
         Ok(())
     }
 
@@ -254,13 +256,15 @@ impl Stream {
             return Ok(());
         }
         let bytes = src.size_bytes();
-        let prepared = prepare(self, [src.read_access(), dst.write_access()])?;
+        let dst_ptr = dst.device_ptr_mut();
+        let uses = [(&**src.allocation(), false), (&**dst.allocation(), true)];
+        wait_for_conflicts(self, uses.into_iter())?;
         // SAFETY: both are live device memory of `bytes` bytes, kept and
         // ordered with their other uses by the recorded accesses; `&mut dst`
         // excludes overlap with `src`.
         unsafe {
             result::memcpy_async(
-                dst.device_ptr_mut(),
+                dst_ptr,
                 bytes,
                 src.device_ptr(),
                 bytes,
@@ -268,7 +272,7 @@ impl Stream {
                 self.as_raw(),
             )?;
         }
-        prepared.commit();
+        record_accesses(self, uses.into_iter());
         Ok(())
     }
 
@@ -287,19 +291,15 @@ impl Stream {
             return Ok(());
         }
         let bytes = dst.size_bytes();
-        let prepared = prepare(self, [dst.write_access()])?;
+        let dst_ptr = dst.device_ptr_mut();
+        let uses = [(&**dst.allocation(), true)];
+        wait_for_conflicts(self, uses.into_iter())?;
         // SAFETY: `dst` is live device memory of `bytes` bytes, ordered with
         // its other uses by the recorded accesses.
         unsafe {
-            result::memset_async(
-                dst.device_ptr_mut(),
-                bytes,
-                i32::from(value),
-                bytes,
-                self.as_raw(),
-            )?;
+            result::memset_async(dst_ptr, bytes, i32::from(value), bytes, self.as_raw())?;
         }
-        prepared.commit();
+        record_accesses(self, uses.into_iter());
         Ok(())
     }
 }

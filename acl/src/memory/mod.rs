@@ -35,6 +35,10 @@
 //!   goes back to the pool of the stream it was allocated on, where only
 //!   work queued later on that stream reuses it, and every other stream that
 //!   used it must first pass an event.
+//! - Tracking is per allocation, not per byte: two disjoint slices of one
+//!   buffer written on two streams are ordered as if they overlapped (the
+//!   second waits for the first). Allocate separate buffers for work meant
+//!   to overlap.
 //! - A buffer is borrowed (`&`) while work is queued that reads it and
 //!   mutably (`&mut`) while work is queued that writes it, so the Rust
 //!   borrow rules keep the host from racing with itself; the tracking keeps

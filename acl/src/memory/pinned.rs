@@ -140,6 +140,11 @@ impl<T: DeviceRepr> PinnedHostBuffer<T> {
         self.ptr
     }
 
+    /// The allocation (its access record).
+    pub(crate) fn allocation(&self) -> &Arc<Allocation> {
+        &self.alloc
+    }
+
     /// A read of this memory by a copy about to be queued.
     pub fn read_access(&self) -> Access {
         Access::read(&self.alloc)
@@ -162,6 +167,7 @@ impl<T: DeviceRepr> PinnedHostBuffer<T> {
     }
 }
 
+#[inline]
 pub(crate) fn check_same_len(function: &'static str, what: &str, a: usize, b: usize) -> Result<()> {
     if a == b {
         Ok(())

@@ -14,8 +14,8 @@
 //!
 //! # Events only when needed
 //!
-//! A mark carries an event when the device is in *multi-stream mode*: once
-//! a second stream has queued tracked work on the device. Before that, a
+//! A mark carries an event in *multi-stream mode*: once
+//! a second stream has queued tracked work in the process. Before that, a
 //! mark is just "stream `S`" (no runtime call at all); if another stream
 //! later needs to wait for it, an event is recorded on `S` then — later
 //! than the access, so the wait is longer than needed, never shorter. This
@@ -35,7 +35,7 @@
 //! # Host access
 //!
 //! Synchronous copies and host views of pinned memory wait, on the host,
-//! for the marks they conflict with ([`host_wait`]), holding the
+//! for the marks they conflict with, holding the
 //! allocation's lock so that a second thread cannot slip past the wait.
 
 use crate::allocator::Block;
@@ -211,10 +211,7 @@ pub(crate) enum Backing {
     /// `aclrtMalloc`.
     Direct,
     /// A block of the device's caching allocator, allocated for `stream`.
-    Cached {
-        alloc: Arc<DeviceAllocator>,
-        block: Block<usize>,
-    },
+    Cached(Block<usize>),
     /// `aclrtMallocHost`.
     Pinned,
 }
@@ -324,7 +321,7 @@ impl Drop for Allocation {
             return;
         };
         let marks = std::mem::take(self.state.get_mut());
-        if let Backing::Cached { block, .. } = &backing
+        if let Backing::Cached(block) = &backing
             && marks.reads.is_empty()
             && marks
                 .write
@@ -334,11 +331,11 @@ impl Drop for Allocation {
         {
             // Fast path: used on the block's own stream only, where reuse is
             // stream-ordered: straight back to the pool.
-            let Backing::Cached { alloc, block } = backing else {
+            let Backing::Cached(block) = backing else {
                 return;
             };
             drop(marks);
-            if let Err(e) = alloc.free(block) {
+            if let Err(e) = cache_of(&self.device).and_then(|alloc| alloc.free(block)) {
                 release::record("DeviceBuffer", e);
             }
             return;
@@ -361,6 +358,17 @@ impl Drop for Allocation {
     }
 }
 
+/// The caching allocator a cached block came from (the device keeps it
+/// until its teardown, which no allocation outlives).
+fn cache_of(device: &Device) -> Result<&DeviceAllocator> {
+    device.inner.allocator.get().map(|a| &**a).ok_or_else(|| {
+        crate::Error::invalid(
+            "DeviceBuffer::drop",
+            "a cached block of a device without a caching allocator",
+        )
+    })
+}
+
 /// A release of an allocation's memory, after its marks.
 pub(crate) struct Release {
     ptr: usize,
@@ -378,7 +386,8 @@ impl Release {
         let device = self.device;
         match self.backing {
             Backing::Empty => Ok(()),
-            Backing::Cached { alloc, block } => {
+            Backing::Cached(block) => {
+                let alloc = cache_of(&device)?;
                 // Reuse is stream-ordered on the block's stream; every other
                 // stream that used it gets an event the block waits for.
                 for m in self.marks.into_marks() {
@@ -482,7 +491,7 @@ fn free_now(ctx: &crate::device::ContextRef, ptr: usize, backing: &Backing) -> R
         Backing::Direct => unsafe { result::free(ptr as *mut c_void) },
         // SAFETY: as above, from aclrtMallocHost.
         Backing::Pinned => unsafe { result::free_host(ptr as *mut c_void) },
-        Backing::Empty | Backing::Cached { .. } => Ok(()),
+        Backing::Empty | Backing::Cached(_) => Ok(()),
     }
 }
 
@@ -493,43 +502,59 @@ pub(crate) struct PendingFree {
     events: Vec<usize>,
 }
 
-/// The device's tracking state: which streams queued tracked work (for
-/// multi-stream mode), and frees waiting for events. Holds no handle to
-/// the device, so that the device can own it.
+/// The key of the first stream that queued tracked work in this process
+/// (0: none yet): the raw handle of a created stream (runtime handles are
+/// addresses, hence even), or the device's address with the low bit set for
+/// a default stream.
+static FIRST_STREAM: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// Whether a second stream has queued tracked work (multi-stream mode).
+static MULTI_STREAM: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Notes that `stream` queues tracked work; whether marks need events
+/// (multi-stream mode). While it answers `false`, every mark in the process
+/// is on `stream` (or on a stream that never queued tracked work).
+#[inline]
+fn note_stream(stream: &Stream) -> bool {
+    use std::sync::atomic::Ordering::Relaxed;
+    if MULTI_STREAM.load(Relaxed) {
+        return true;
+    }
+    let raw = stream.as_raw() as usize;
+    let key = if raw == 0 {
+        Arc::as_ptr(&stream.device().inner) as usize | 1
+    } else if raw & 1 == 0 {
+        raw
+    } else {
+        // Not an address: no key can be trusted to be unique.
+        MULTI_STREAM.store(true, Relaxed);
+        return true;
+    };
+    match FIRST_STREAM.compare_exchange(0, key, Relaxed, Relaxed) {
+        Ok(_) => false,
+        Err(first) if first == key => false,
+        Err(_) => {
+            MULTI_STREAM.store(true, Relaxed);
+            true
+        }
+    }
+}
+
+/// Whether the process is in multi-stream mode.
+#[inline]
+fn is_multi_stream() -> bool {
+    MULTI_STREAM.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// A device's frees waiting for events. Holds no handle to the device, so
+/// that the device can own it.
 #[derive(Default)]
 pub(crate) struct Tracking {
-    /// The key (`raw + 1`) of the first stream that queued tracked work.
-    first_stream: std::sync::atomic::AtomicUsize,
-    multi: std::sync::atomic::AtomicBool,
     pending: Mutex<Vec<PendingFree>>,
     /// `pending.len()`, read without the lock.
     backlog: std::sync::atomic::AtomicUsize,
 }
 
 impl Tracking {
-    /// Notes that `stream` queues tracked work; whether marks need events.
-    #[inline]
-    fn note_stream(&self, stream: &Stream) -> bool {
-        use std::sync::atomic::Ordering::Relaxed;
-        if self.multi.load(Relaxed) {
-            return true;
-        }
-        let key = (stream.as_raw() as usize).wrapping_add(1);
-        match self.first_stream.compare_exchange(0, key, Relaxed, Relaxed) {
-            Ok(_) => false,
-            Err(first) if first == key => false,
-            Err(_) => {
-                self.multi.store(true, Relaxed);
-                true
-            }
-        }
-    }
-
-    /// Whether the device is in multi-stream mode.
-    pub(crate) fn is_multi_stream(&self) -> bool {
-        self.multi.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
     fn push_pending(&self, free: PendingFree) {
         self.pending.lock().push(free);
         self.backlog
@@ -672,14 +697,27 @@ impl<C: AsRef<[Access]>> std::fmt::Debug for Prepared<'_, C> {
 /// The runtime's error from recording or waiting for an event; nothing is
 /// recorded then, and the work must not be queued.
 pub fn prepare<C: AsRef<[Access]>>(stream: &Stream, uses: C) -> Result<Prepared<'_, C>> {
+    wait_for_conflicts(stream, uses.as_ref().iter().map(|u| (&*u.alloc, u.write)))?;
+    Ok(Prepared { stream, uses })
+}
+
+/// [`prepare`] on borrowed allocations: `(allocation, writes)` pairs.
+pub(crate) fn wait_for_conflicts<'a>(
+    stream: &Stream,
+    uses: impl Iterator<Item = (&'a Allocation, bool)>,
+) -> Result<()> {
     let device = stream.device();
-    device.inner.tracking.note_stream(stream);
+    if !note_stream(stream) {
+        // Single-stream mode: every recorded access is on this stream,
+        // which keeps its own order.
+        return device.bind();
+    }
     let mut waited: [usize; 8] = [0; 8];
     let mut n_waited = 0usize;
     let mut bound = false;
-    for u in uses.as_ref() {
-        let mut st = u.alloc.state.lock();
-        let count = if u.write { st.reads.len() + 1 } else { 1 };
+    for (alloc, write) in uses {
+        let mut st = alloc.state.lock();
+        let count = if write { st.reads.len() + 1 } else { 1 };
         for i in 0..count {
             let slot = if i == 0 {
                 match st.write.as_mut() {
@@ -699,12 +737,7 @@ pub fn prepare<C: AsRef<[Access]>>(stream: &Stream, uses: C) -> Result<Prepared<
                 if slot.is_complete()? {
                     continue;
                 }
-                return Err(cross_device(
-                    u.write,
-                    i == 0,
-                    slot.stream().device(),
-                    device,
-                ));
+                return Err(cross_device(write, i == 0, slot.stream().device(), device));
             }
             if slot.event().is_none() {
                 *slot = slot.with_event()?;
@@ -730,7 +763,49 @@ pub fn prepare<C: AsRef<[Access]>>(stream: &Stream, uses: C) -> Result<Prepared<
     if !bound {
         device.bind()?;
     }
-    Ok(Prepared { stream, uses })
+    Ok(())
+}
+
+/// [`Prepared::commit`] on borrowed allocations: records that work queued
+/// on `stream` made these accesses.
+pub(crate) fn record_accesses<'a>(
+    stream: &Stream,
+    uses: impl Iterator<Item = (&'a Allocation, bool)>,
+) {
+    let multi = is_multi_stream();
+    if !multi {
+        // Single-stream mode: marks are the stream alone; one that names
+        // this stream already stays valid.
+        for (alloc, write) in uses {
+            let mut st = alloc.state.lock();
+            if write {
+                st.reads.clear();
+                if !matches!(&st.write, Some(Mark::Stream(s)) if s.same_queue(stream)) {
+                    st.write = Some(Mark::Stream(stream.clone()));
+                }
+            } else if !st.reads.iter().any(|m| m.stream().same_queue(stream)) {
+                st.reads.push(Mark::Stream(stream.clone()));
+            }
+        }
+        return;
+    }
+    let mut mark: Option<Mark> = None;
+    let mut make = || -> Mark {
+        mark.get_or_insert_with(|| Mark::with(stream, PooledEvent::record(stream).ok()))
+            .clone()
+    };
+    for (alloc, write) in uses {
+        let mut st = alloc.state.lock();
+        if write {
+            st.reads.clear();
+            st.write = Some(make());
+        } else {
+            match st.reads.iter_mut().find(|m| m.stream().same_queue(stream)) {
+                Some(m) => *m = make(),
+                None => st.reads.push(make()),
+            }
+        }
+    }
 }
 
 /// The error for an access that would have to wait for queued work of
@@ -756,42 +831,10 @@ impl<C: AsRef<[Access]>> Prepared<'_, C> {
     /// fails: without an event (multi-stream mode, recording failed), the
     /// mark is the stream itself, which later users wait for in full.
     pub fn commit(self) {
-        let tracking = &self.stream.device().inner.tracking;
-        let multi = tracking.is_multi_stream();
-        let mut mark: Option<Mark> = None;
-        let mut make = || -> Mark {
-            mark.get_or_insert_with(|| {
-                let ev = if multi {
-                    PooledEvent::record(self.stream).ok()
-                } else {
-                    None
-                };
-                Mark::with(self.stream, ev)
-            })
-            .clone()
-        };
-        for u in self.uses.as_ref() {
-            let mut st = u.alloc.state.lock();
-            if u.write {
-                st.reads.clear();
-                // Single-stream mode: a mark of this stream stays valid.
-                let keep = !multi
-                    && matches!(&st.write, Some(Mark::Stream(s)) if s.same_queue(self.stream));
-                if !keep {
-                    st.write = Some(make());
-                }
-            } else {
-                match st
-                    .reads
-                    .iter_mut()
-                    .find(|m| m.stream().same_queue(self.stream))
-                {
-                    Some(Mark::Stream(_)) if !multi => {}
-                    Some(m) => *m = make(),
-                    None => st.reads.push(make()),
-                }
-            }
-        }
+        record_accesses(
+            self.stream,
+            self.uses.as_ref().iter().map(|u| (&*u.alloc, u.write)),
+        );
     }
 
     /// The stream the work goes to.

@@ -346,25 +346,27 @@ impl TensorInfo {
     }
 
     /// Dimensions at a gear (`-1` where it sets none; a dims gear sets
-    /// none here, as its values depend on the other inputs).
+    /// none here, as its values depend on the other inputs). A gear value
+    /// above `i64::MAX`, which no model has, sets none either: as an
+    /// `int64_t` dimension it would be negative.
     pub fn dims_at(&self, gear: Option<&crate::model::Gear>) -> Vec<i64> {
         use crate::model::Gear;
+        /// Sets `dim` to `value` where it is unknown (-1) and `value` fits.
+        fn set(dim: Option<&mut i64>, value: u64) {
+            if let Some(d) = dim.filter(|d| **d == -1) {
+                *d = i64::try_from(value).unwrap_or(-1);
+            }
+        }
         let mut dims = self.dims.clone();
         match gear {
-            Some(Gear::Batch(b)) if dims.first() == Some(&-1) => {
-                dims[0] = *b as i64;
-            }
+            Some(Gear::Batch(b)) => set(dims.first_mut(), *b),
             Some(Gear::HeightWidth(h, w)) if dims.len() == 4 => {
                 let (hi, wi) = match self.format {
                     Some(Format::Nhwc) => (1, 2),
                     _ => (2, 3),
                 };
-                if dims[hi] == -1 {
-                    dims[hi] = *h as i64;
-                }
-                if dims[wi] == -1 {
-                    dims[wi] = *w as i64;
-                }
+                set(dims.get_mut(hi), *h);
+                set(dims.get_mut(wi), *w);
             }
             _ => {}
         }

@@ -448,9 +448,9 @@ impl Model {
 
     /// Queues an execution on `stream` at `gear` and returns: `inputs` in
     /// the model's input order (the gear input excluded: this fills it),
-    /// `outputs` in its output order. The execution is ordered after the
-    /// queued work of each memory's home stream, and their later work after
-    /// it.
+    /// `outputs` in its output order. The execution waits, on the device,
+    /// for the queued accesses its memory conflicts with, and its reads and
+    /// writes are recorded for later users.
     ///
     /// # Errors
     ///

@@ -150,7 +150,10 @@ fn c_name(function: &'static str, what: &str, s: &str) -> Result<CString> {
 ///
 /// The buffer that goes with a description must hold exactly
 /// [`TensorDesc::size_bytes`]: the storage shape's bytes when one is set
-/// ([`TensorDesc::set_storage_shape`]), else the shape's.
+/// ([`TensorDesc::set_storage_shape`]), else the shape's. An output with
+/// unknown dimensions needs a maximum for each
+/// ([`TensorDesc::set_shape_range`]) and a buffer of at least
+/// [`TensorDesc::max_size_bytes`].
 ///
 /// `Send + Sync`: plain host data owned by this value; changes need `&mut self`.
 ///
@@ -374,6 +377,24 @@ impl TensorDesc {
             n = n.checked_mul(usize::try_from(d).ok()?)?;
         }
         n.checked_mul(self.dtype?.size())
+    }
+
+    /// Whether every unknown dimension has a range with a maximum (set by
+    /// [`TensorDesc::set_shape_range`] for the current shape); false for an
+    /// unknown rank.
+    pub(crate) fn has_bounded_ranges(&self) -> bool {
+        if self.dims[..] == [UNKNOWN_RANK] {
+            return false;
+        }
+        self.ranges
+            .as_deref()
+            .filter(|r| r.len() == self.dims.len())
+            .is_some_and(|r| {
+                self.dims
+                    .iter()
+                    .zip(r)
+                    .all(|(&d, &(_, max))| d >= 0 || max >= 0)
+            })
     }
 
     /// The storage shape, if [`TensorDesc::set_storage_shape`] set one.

@@ -9,11 +9,55 @@ use acl_sys as sys;
 use std::borrow::Cow;
 use std::ffi::{CStr, CString, c_void};
 
+/// Whether an argument is read ([`Role::Input`]) or written
+/// ([`Role::Output`]) by the operator: inputs need concrete shapes, outputs
+/// may have unknown dimensions with bounded ranges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    Input,
+    Output,
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Role::Input => "input",
+            Role::Output => "output",
+        })
+    }
+}
+
+/// "shape [2, 3]", or "shape [2, 3] with storage shape [2, 16]" when the
+/// size comes from a storage shape.
+pub(crate) fn shape_text(dims: &[i64], storage: Option<&[i64]>) -> String {
+    match storage {
+        Some(s) => format!("shape {dims:?} with storage shape {s:?}"),
+        None => format!("shape {dims:?}"),
+    }
+}
+
+/// A count of tensors as the `int` the C API takes.
+pub(crate) fn count_i32(function: &'static str, what: &str, n: usize) -> Result<i32> {
+    i32::try_from(n).map_err(|_| {
+        Error::invalid(
+            function,
+            format!("{n} {what}; AscendCL takes at most {}", i32::MAX),
+        )
+    })
+}
+
 /// Checks one argument: the buffer's element type against the
-/// description's, and its size against shape × element size.
+/// description's, and its size against the description's.
+///
+/// A description of known size ([`TensorDesc::size_bytes`]: the shape's,
+/// or the storage shape's when one is set) needs a buffer of exactly that
+/// size. An input needs a concrete shape. An output with unknown
+/// dimensions needs a buffer of at least [`TensorDesc::max_size_bytes`]
+/// (its shape at the maxima of its ranges), since the operator writes as
+/// much as the shape it gives: without a bound it is rejected.
 pub(crate) fn check_arg(
     function: &'static str,
-    role: &str,
+    role: Role,
     index: usize,
     desc: &TensorDesc,
     elem: DataType,
@@ -31,18 +75,100 @@ pub(crate) fn check_arg(
             format!("{role} {index}: the buffer holds {elem}, the description says {dt}"),
         ));
     }
-    if let Some(need) = desc.size_bytes()
-        && need != bytes
-    {
+    let dims = desc.dims();
+    let size = desc.size_bytes();
+    match size {
+        Some(need) if need != bytes => {
+            return Err(Error::invalid(
+                function,
+                format!(
+                    "{role} {index}: the buffer holds {bytes} bytes, but {dt} of {} is {need} bytes",
+                    shape_text(dims, desc.storage_dims())
+                ),
+            ));
+        }
+        // Concrete dimensions whose size overflows `usize`: `TensorDesc`
+        // rejects those when they are set, but the runtime may refresh them.
+        None if desc.is_static() => {
+            return Err(Error::invalid(
+                function,
+                format!("{role} {index}: {dt} of shape {dims:?} is more bytes than usize holds"),
+            ));
+        }
+        _ => {}
+    }
+    if role == Role::Input && !desc.is_static() {
         return Err(Error::invalid(
             function,
             format!(
-                "{role} {index}: the buffer holds {bytes} bytes, but {dt} of shape {:?} is {need} bytes",
-                desc.dims()
+                "{role} {index}: shape {dims:?} has unknown dimensions; inputs need concrete shapes"
             ),
         ));
     }
-    Ok(())
+    if size.is_some() {
+        return Ok(());
+    }
+    match desc.max_size_bytes() {
+        Some(max) if max <= bytes => Ok(()),
+        Some(max) => Err(Error::invalid(
+            function,
+            format!(
+                "{role} {index}: the buffer holds {bytes} bytes, but {dt} of shape {dims:?} at the \
+                 maxima of its shape ranges is {max} bytes; the operator could write past the buffer"
+            ),
+        )),
+        None if dims == [super::UNKNOWN_RANK] => Err(Error::invalid(
+            function,
+            format!(
+                "{role} {index}: shape {dims:?} has an unknown rank, which bounds no size, so the \
+                 operator could write more than the buffer's {bytes} bytes; give the output its \
+                 rank, with UNKNOWN_DIM for the unknown dimensions and \
+                 TensorDesc::set_shape_range for their maxima"
+            ),
+        )),
+        None if desc.has_bounded_ranges() => Err(Error::invalid(
+            function,
+            format!(
+                "{role} {index}: {dt} of shape {dims:?} at the maxima of its shape ranges is \
+                 more bytes than usize holds; set smaller maxima with TensorDesc::set_shape_range"
+            ),
+        )),
+        None => Err(Error::invalid(
+            function,
+            format!(
+                "{role} {index}: shape {dims:?} has unknown dimensions and no bounded shape \
+                 range, so the operator could write more than the buffer's {bytes} bytes; set \
+                 TensorDesc::set_shape_range with a maximum for each unknown dimension"
+            ),
+        )),
+    }
+}
+
+/// Checks an output description refreshed by the runtime against its
+/// buffer: the operator wrote the refreshed shape, which must fit.
+pub(crate) fn check_refreshed(
+    function: &'static str,
+    index: usize,
+    desc: &TensorDesc,
+    bytes: usize,
+) -> Result<()> {
+    if !desc.is_static() {
+        // Still unknown: nothing was said about what the operator wrote.
+        return Ok(());
+    }
+    let dt = desc.data_type().map_or("absent", DataType::name);
+    match desc.size_bytes() {
+        Some(n) if n <= bytes => Ok(()),
+        size => Err(Error::invalid(
+            function,
+            format!(
+                "output {index}: the operator gave {dt} of {}, {} bytes, but the buffer holds \
+                 {bytes}: the runtime may have written past the buffer",
+                shape_text(desc.dims(), desc.storage_dims()),
+                size.map_or_else(|| "more than usize::MAX".to_string(), |n| n.to_string())
+            ),
+        )),
+    }
 }
 
 /// `aclDataBuffer`s made for one call, destroyed afterwards.
@@ -184,22 +310,13 @@ impl<'a> Operator<'a> {
         let i = self.in_args.len();
         if let Err(e) = check_arg(
             "Operator::input",
-            "input",
+            Role::Input,
             i,
             desc,
             T::DATA_TYPE,
             mem.size_bytes(),
         ) {
             self.fail(e);
-        }
-        if !desc.is_static() {
-            self.fail(Error::invalid(
-                "Operator::input",
-                format!(
-                    "input {i}: shape {:?} has unknown dimensions; inputs need concrete shapes",
-                    desc.dims()
-                ),
-            ));
         }
         self.in_descs.push(desc.as_raw());
         self.in_args
@@ -250,8 +367,31 @@ impl<'a> Operator<'a> {
     }
 
     /// Adds an output: the operator writes the tensor `desc` describes into
-    /// `mem`. With unknown dimensions in `desc`, the size is checked by the
-    /// runtime, and `desc` holds the operator's shape after `execute`.
+    /// `mem`, which must hold exactly [`TensorDesc::size_bytes`].
+    ///
+    /// With unknown dimensions in `desc` ([`UNKNOWN_DIM`](super::UNKNOWN_DIM)),
+    /// the operator decides the shape and writes as much as it gives: each
+    /// unknown dimension needs a maximum ([`TensorDesc::set_shape_range`]),
+    /// and `mem` at least [`TensorDesc::max_size_bytes`]. After `execute`,
+    /// `desc` holds the operator's shape (checked against `mem` again).
+    ///
+    /// ```
+    /// # cann_sim::install().unwrap();
+    /// use acl::op::{Format, Operator, TensorDesc, UNKNOWN_DIM};
+    /// use acl::{DataType, Device, Runtime};
+    ///
+    /// let npu = Device::new(&Runtime::init()?, 0)?;
+    /// let stream = npu.new_stream()?;
+    /// let x = stream.clone_from_host(&[-1.0f32, 2.0, -3.0])?;
+    /// let dx = TensorDesc::new(DataType::Float, &[3], Format::Nd)?;
+    /// let mut dy = TensorDesc::new(DataType::Float, &[UNKNOWN_DIM], Format::Nd)?;
+    /// dy.set_shape_range(&[(1, 8)])?;
+    /// let mut y = stream.alloc_zeros::<f32>(8)?; // room for the maximum
+    /// Operator::new("Abs").input(&dx, &x).output(&mut dy, &mut y).execute(&stream)?;
+    /// assert_eq!(dy.dims(), [3]);
+    /// assert_eq!(y.to_host_vec()?[..3], [1.0, 2.0, 3.0]);
+    /// # Ok::<(), acl::Error>(())
+    /// ```
     pub fn output<T: Element, M: DeviceMemoryMut<T> + ?Sized>(
         mut self,
         desc: &'a mut TensorDesc,
@@ -260,7 +400,7 @@ impl<'a> Operator<'a> {
         let i = self.out_args.len();
         if let Err(e) = check_arg(
             "Operator::output",
-            "output",
+            Role::Output,
             i,
             desc,
             T::DATA_TYPE,
@@ -286,12 +426,15 @@ impl<'a> Operator<'a> {
     ///
     /// # Errors
     ///
-    /// The first [`Error::InvalidArgument`] found while adding arguments;
+    /// The first [`Error::InvalidArgument`] found while adding arguments
+    /// (see [`Operator::output`] for outputs with unknown dimensions);
     /// the runtime's error: `ACL_ERROR_OP_NOT_FOUND` (100024) for an unknown
     /// operator, `ACL_ERROR_OP_INPUT_NOT_MATCH` / `OUTPUT_NOT_MATCH` /
     /// `ATTR_NOT_MATCH` (100021–100023) when inputs, outputs or attributes
     /// do not fit, `ACL_ERROR_UNSUPPORTED_DATA_TYPE` (100026). Faults of the
-    /// kernel itself surface at the next synchronisation.
+    /// kernel itself surface at the next synchronisation. After the operator
+    /// is queued, [`Error::InvalidArgument`] when a refreshed output shape
+    /// is larger than its buffer (the runtime wrote past it).
     #[doc(alias = "aclopExecuteV2")]
     pub fn execute(self, stream: &Stream) -> Result<()> {
         self.run(stream, false)
@@ -313,13 +456,19 @@ impl<'a> Operator<'a> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
+        let function = if compile {
+            "Operator::compile_and_execute"
+        } else {
+            "Operator::execute"
+        };
+        let n_in = count_i32(function, "inputs", self.in_descs.len())?;
+        let n_out = count_i32(function, "outputs", self.out_descs.len())?;
         let prepared = prepare(stream, std::mem::take(&mut self.uses))?;
         let ins = DataBuffers::new(&self.in_args)?;
         let outs = DataBuffers::new(&self.out_args)?;
         let mut out_raw: Vec<*mut sys::aclTensorDesc> =
             self.out_descs.iter().map(|d| d.as_raw()).collect();
         let attr = self.attr.map_or(std::ptr::null_mut(), OpAttr::as_raw);
-        let (n_in, n_out) = (self.in_descs.len() as i32, out_raw.len() as i32);
         let rc = if compile {
             // SAFETY: descriptions, buffers and attributes are live; the
             // arrays are valid for their counts; the memory the buffers name
@@ -363,12 +512,17 @@ impl<'a> Operator<'a> {
         rc?;
         // Queued: record the accesses before anything else can fail.
         prepared.commit();
-        for d in &mut self.out_descs {
+        // Refresh every output, then report the first problem.
+        let mut first = Ok(());
+        for (i, (d, &(_, bytes))) in self.out_descs.iter_mut().zip(&self.out_args).enumerate() {
             if !d.is_static() {
-                d.refresh()?;
+                let checked = d
+                    .refresh()
+                    .and_then(|()| check_refreshed(function, i, d, bytes));
+                first = first.and(checked);
             }
         }
-        Ok(())
+        first
     }
 }
 
@@ -390,8 +544,8 @@ pub fn cast<T: Element, U: Element>(
     truncate: bool,
 ) -> Result<()> {
     const F: &str = "op::cast";
-    check_arg(F, "input", 0, src_desc, T::DATA_TYPE, src.size_bytes())?;
-    check_arg(F, "output", 0, dst_desc, U::DATA_TYPE, dst.size_bytes())?;
+    check_arg(F, Role::Input, 0, src_desc, T::DATA_TYPE, src.size_bytes())?;
+    check_arg(F, Role::Output, 0, dst_desc, U::DATA_TYPE, dst.size_bytes())?;
     if src_desc.dims() != dst_desc.dims() {
         return Err(Error::invalid(
             F,
@@ -476,6 +630,10 @@ pub(crate) fn launch<const NI: usize, const NO: usize>(
         .chain(outs.iter())
         .map(|a| a.access.clone())
         .collect();
+    // The counts are constants: checked when this is instantiated, so the
+    // casts below are exact.
+    const { assert!(NI <= i32::MAX as usize && NO <= i32::MAX as usize) };
+    let (n_in, n_out) = (NI as i32, NO as i32);
     let prepared = prepare(stream, uses)?;
     let in_bufs = StackBuffers::new(&ins)?;
     let out_bufs = StackBuffers::new(&outs)?;
@@ -488,10 +646,10 @@ pub(crate) fn launch<const NI: usize, const NO: usize>(
     let rc = unsafe {
         sys::aclopExecuteV2(
             op.as_ptr(),
-            NI as i32,
+            n_in,
             in_d.as_mut_ptr(),
             ib.as_mut_ptr(),
-            NO as i32,
+            n_out,
             out_d.as_mut_ptr(),
             ob.as_mut_ptr(),
             attr.map_or(std::ptr::null_mut(), OpAttr::as_raw),
@@ -502,4 +660,35 @@ pub(crate) fn launch<const NI: usize, const NO: usize>(
     prepared.commit();
     drop((in_bufs, out_bufs));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::op::{Format, UNKNOWN_DIM};
+
+    fn reason(e: Error) -> String {
+        match e {
+            Error::InvalidArgument { reason, .. } => reason,
+            other => panic!("expected InvalidArgument, got {other}"),
+        }
+    }
+
+    #[test]
+    fn a_refreshed_output_larger_than_its_buffer_is_an_error() {
+        cann_sim::install().unwrap();
+        // As a runtime would leave it: [4, 4] floats written for a 48-byte buffer.
+        let d = TensorDesc::new(DataType::Float, &[4, 4], Format::Nd).unwrap();
+        let e = check_refreshed("Operator::execute", 1, &d, 48).unwrap_err();
+        assert_eq!(
+            reason(e),
+            "output 1: the operator gave float32 of shape [4, 4], 64 bytes, but the buffer \
+             holds 48: the runtime may have written past the buffer"
+        );
+        check_refreshed("Operator::execute", 1, &d, 64).unwrap();
+        check_refreshed("Operator::execute", 1, &d, 100).unwrap();
+        // A shape the runtime left unknown says nothing about what it wrote.
+        let u = TensorDesc::new(DataType::Float, &[UNKNOWN_DIM, 4], Format::Nd).unwrap();
+        check_refreshed("Operator::execute", 0, &u, 0).unwrap();
+    }
 }

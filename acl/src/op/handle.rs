@@ -1,7 +1,7 @@
 //! [`OpHandle`]: an operator checked once, executed many times
 //! (`aclopCreateHandle`, `aclopExecWithHandle`).
 
-use super::exec::DataBuffers;
+use super::exec::{DataBuffers, count_i32, shape_text};
 use super::{OpAttr, TensorDesc};
 use crate::Stream;
 use crate::error::{Error, Result, check};
@@ -15,6 +15,7 @@ use std::ptr::NonNull;
 struct Slot {
     dtype: Option<DataType>,
     dims: Vec<i64>,
+    storage_dims: Option<Vec<i64>>,
     bytes: Option<usize>,
 }
 
@@ -23,6 +24,7 @@ impl Slot {
         Slot {
             dtype: d.data_type(),
             dims: d.dims().to_vec(),
+            storage_dims: d.storage_dims().map(<[i64]>::to_vec),
             bytes: d.size_bytes(),
         }
     }
@@ -75,8 +77,19 @@ impl std::fmt::Debug for OpHandle {
     }
 }
 
-fn counts(function: &'static str, n: usize) -> Result<i32> {
-    i32::try_from(n).map_err(|_| Error::invalid(function, format!("{n} tensors are too many")))
+/// Rejects descriptions with unknown dimensions: a handle is checked once,
+/// for concrete shapes, and its buffers must hold exactly those.
+fn check_static(function: &'static str, role: &str, descs: &[&TensorDesc]) -> Result<()> {
+    match descs.iter().enumerate().find(|(_, d)| !d.is_static()) {
+        Some((i, d)) => Err(Error::invalid(
+            function,
+            format!(
+                "{role} {i}: shape {:?} has unknown dimensions; a handle needs concrete shapes",
+                d.dims()
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 impl OpHandle {
@@ -84,9 +97,10 @@ impl OpHandle {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] for an operator name with a NUL byte or
-    /// an output with unknown dimensions; the runtime's error (100021–100024,
-    /// 100026) when the operator does not fit.
+    /// [`Error::InvalidArgument`] for an operator name with a NUL byte, an
+    /// input or output with unknown dimensions, or more than `i32::MAX`
+    /// descriptions; the runtime's error (100021–100024, 100026) when the
+    /// operator does not fit.
     #[doc(alias = "aclopCreateHandle")]
     pub fn new(
         op_type: &str,
@@ -101,15 +115,12 @@ impl OpHandle {
                 format!("the operator type {op_type:?} contains a NUL byte"),
             )
         })?;
-        if let Some((i, d)) = outputs.iter().enumerate().find(|(_, d)| !d.is_static()) {
-            return Err(Error::invalid(
-                F,
-                format!(
-                    "output {i}: shape {:?} has unknown dimensions; a handle needs concrete shapes",
-                    d.dims()
-                ),
-            ));
-        }
+        check_static(F, "input", inputs)?;
+        check_static(F, "output", outputs)?;
+        let (n_in, n_out) = (
+            count_i32(F, "inputs", inputs.len())?,
+            count_i32(F, "outputs", outputs.len())?,
+        );
         let ins: Vec<*const sys::aclTensorDesc> =
             inputs.iter().map(|d| d.as_raw().cast_const()).collect();
         let outs: Vec<*const sys::aclTensorDesc> =
@@ -120,9 +131,9 @@ impl OpHandle {
         check("aclopCreateHandle", unsafe {
             sys::aclopCreateHandle(
                 name.as_ptr(),
-                counts(F, ins.len())?,
+                n_in,
                 ins.as_ptr(),
-                counts(F, outs.len())?,
+                n_out,
                 outs.as_ptr(),
                 attr.map_or(std::ptr::null(), |a| a.as_raw().cast_const()),
                 &mut raw,
@@ -135,12 +146,16 @@ impl OpHandle {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] when the shapes differ; the runtime's error.
+    /// [`Error::InvalidArgument`] when the shapes differ or have unknown
+    /// dimensions; the runtime's error.
     #[doc(alias = "aclopCreateHandleForCast")]
     pub fn for_cast(src: &TensorDesc, dst: &TensorDesc, truncate: bool) -> Result<OpHandle> {
+        const F: &str = "OpHandle::for_cast";
+        check_static(F, "input", &[src])?;
+        check_static(F, "output", &[dst])?;
         if src.dims() != dst.dims() {
             return Err(Error::invalid(
-                "OpHandle::for_cast",
+                F,
                 format!("the shapes differ: {:?} and {:?}", src.dims(), dst.dims()),
             ));
         }
@@ -239,18 +254,24 @@ fn check_slot(
             ),
         ));
     }
-    if let Some(need) = slot.bytes
-        && need != bytes
-    {
-        return Err(Error::invalid(
+    let shape = shape_text(&slot.dims, slot.storage_dims.as_deref());
+    match slot.bytes {
+        Some(need) if need == bytes => Ok(()),
+        Some(need) => Err(Error::invalid(
             F,
             format!(
-                "{role} {i}: the buffer holds {bytes} bytes, shape {:?} is {need} bytes",
-                slot.dims
+                "{role} {i}: the buffer holds {bytes} bytes, but {elem} of {shape} is {need} bytes"
             ),
-        ));
+        )),
+        // `OpHandle::new` and `for_cast` take concrete shapes only, whose
+        // size `TensorDesc` checked: a size unknown here is not checkable.
+        None => Err(Error::invalid(
+            F,
+            format!(
+                "{role} {i}: the size of {elem} of {shape} is unknown, so the buffer cannot be checked"
+            ),
+        )),
     }
-    Ok(())
 }
 
 impl<'h, 'a> HandleLaunch<'h, 'a> {
@@ -318,6 +339,8 @@ impl<'h, 'a> HandleLaunch<'h, 'a> {
                 ),
             ));
         }
+        let n_in = count_i32(F, "inputs", self.ins.len())?;
+        let n_out = count_i32(F, "outputs", self.outs.len())?;
         let prepared = crate::memory::prepare(stream, std::mem::take(&mut self.uses))?;
         let ins = DataBuffers::new(&self.ins)?;
         let outs = DataBuffers::new(&self.outs)?;
@@ -326,9 +349,9 @@ impl<'h, 'a> HandleLaunch<'h, 'a> {
         check("aclopExecWithHandle", unsafe {
             sys::aclopExecWithHandle(
                 self.handle.raw.as_ptr(),
-                self.ins.len() as i32,
+                n_in,
                 ins.0.as_ptr().cast(),
-                self.outs.len() as i32,
+                n_out,
                 outs.0.as_ptr().cast(),
                 stream.as_raw(),
             )

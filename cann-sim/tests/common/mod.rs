@@ -6,8 +6,10 @@ use acl_sys::{
     ACL_CALLBACK_BLOCK, ACL_MEM_MALLOC_HUGE_FIRST, ACL_SUCCESS, aclError, aclrtEvent, aclrtStream,
 };
 use cann_sim::acl::*;
+use cann_sim::check::{self, Kind, Mode};
 use std::ffi::{CStr, c_void};
 use std::ptr::null_mut;
+use std::sync::{Mutex, MutexGuard};
 
 /// An rt constant (typed `u32` in the bindings) as an `aclError`.
 pub const fn rc(code: u32) -> aclError {
@@ -220,4 +222,111 @@ pub fn block_stream(s: aclrtStream) -> std::sync::mpsc::Sender<()> {
         .recv_timeout(std::time::Duration::from_secs(5))
         .expect("the blocking host function runs");
     release_tx
+}
+
+// ---- the check mode ---------------------------------------------------------
+
+/// The check mode (`CANN_SIM_CHECK`) of this process, for a test of the
+/// released runtime's behaviour for a misuse: with the check off the test
+/// checks that behaviour, with it on the check's report instead. When the
+/// check is on, `test` (the calling test's name) first runs again in a
+/// child process — this test binary, filtered to it — with
+/// `CANN_SIM_CHECK=off`, and must pass there: every run proves both.
+#[track_caller]
+pub fn check_mode_with_off_in_a_child(test: &str) -> Mode {
+    let mode = check::mode();
+    if mode != Mode::Off {
+        let out = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+            .args([test, "--exact", "--test-threads=1"])
+            .env(check::ENV, "off")
+            .output()
+            .expect("the test binary runs again");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("test result: ok. 1 passed"),
+            "{test} with {}=off in a child process: {}\n{stdout}\n{}",
+            check::ENV,
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    mode
+}
+
+/// Counts the check reports of one test. The tests of a binary that make
+/// reports each hold one while they run, one at a time, so that each counts
+/// only its own (correct tests make none).
+pub struct ReportCount {
+    before: u64,
+    _serial: MutexGuard<'static, ()>,
+}
+
+/// Starts counting the reports of the calling test (waiting for other
+/// tests counting theirs).
+pub fn count_reports() -> ReportCount {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    ReportCount {
+        before: check::reports().count,
+        _serial: serial,
+    }
+}
+
+impl ReportCount {
+    /// Reports made since counting started.
+    pub fn made(&self) -> u64 {
+        check::reports().count - self.before
+    }
+
+    /// Asserts that `n` reports were made since counting started, the latest
+    /// of `kind` with the message `msg` (as the failing call recorded it,
+    /// starting with the call and `CANN_SIM_CHECK <kind>:`).
+    #[track_caller]
+    pub fn assert_made(&self, n: u64, kind: Kind, msg: &str) {
+        let r = check::reports();
+        assert_eq!(r.count - self.before, n, "{r:#?}");
+        let last = r.recent.last().expect("a report");
+        assert_eq!(last.kind, kind, "{last:#?}");
+        assert_eq!(last.message, msg);
+        assert_contains(msg, &format!("CANN_SIM_CHECK {}: ", kind.name()));
+    }
+}
+
+/// How the check's messages name a stream.
+pub fn stream_name(s: aclrtStream) -> String {
+    format!("stream {:#x}", s as usize)
+}
+
+/// How the check's messages name the byte range `[p, p + len)`: the
+/// start of `[p, p + len) (len bytes of <memory>, <argument>)`.
+pub fn byte_range(p: *const u8, len: usize) -> String {
+    format!("[{:#x}, {:#x}) ({len} bytes", p as usize, p as usize + len)
+}
+
+/// Asserts that `got` is the check's refusal (`free-while-pending`, 207002)
+/// of `api(p)` (`aclrtFree`, `aclrtFreeHost`, `aclrtUnmapMem`) while `task`
+/// (e.g. `aclrtMemcpyAsync task #2`), queued on `s`, still uses the memory
+/// as `access` says (e.g. `reads [p, p + 128) (128 bytes of device memory on
+/// device 0, src)`, see [`byte_range`]). Returns the message.
+#[track_caller]
+pub fn assert_free_refused(
+    got: aclError,
+    api: &str,
+    p: *const u8,
+    task: &str,
+    s: aclrtStream,
+    access: &str,
+) -> String {
+    let msg = assert_fails(got, rc(acl_sys::ACL_ERROR_RT_MEMORY_FREE), api);
+    assert_contains(
+        &msg,
+        &format!(
+            "{api}: CANN_SIM_CHECK free-while-pending: {api}({:#x}) while {task} on {} (",
+            p as usize,
+            stream_name(s)
+        ),
+    );
+    assert_contains(&msg, &format!(") {access}; the task is still pending"));
+    assert_contains(&msg, "The memory was not freed.");
+    msg
 }
