@@ -302,9 +302,16 @@ impl CallbackThread {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let ordinal = device.ordinal();
+        // The context without ownership (the device owns this thread and
+        // stops it before its context goes).
+        let ctx = device.context_ref();
         let handle = std::thread::Builder::new()
             .name(format!("acl-callbacks-{ordinal}"))
             .spawn(move || {
+                // `aclrtProcessReport` acts on the thread's current context.
+                if let Err(e) = ctx.bind() {
+                    log::warn!(target: "acl", "callback thread of device {ordinal}: {e}");
+                }
                 while !flag.load(Ordering::Acquire) {
                     // Timeouts (507012) and "no stream subscribed yet" (107012)
                     // are the normal idle states; anything else is reported.

@@ -439,6 +439,7 @@ pub unsafe fn synchronize_stream_with_timeout(
 ///
 /// `stream` is live or null.
 #[doc(alias = "aclrtStreamQuery")]
+#[inline]
 pub unsafe fn stream_query(stream: sys::aclrtStream) -> Result<bool> {
     let mut status = sys::ACL_STREAM_STATUS_NOT_READY;
     // SAFETY: the caller's contract; valid out-pointer.

@@ -192,15 +192,18 @@ fn a_failed_event_record_after_queued_work_still_orders_the_free() {
     let npu = common::device(5);
     let (a, b) = (npu.new_stream().unwrap(), npu.new_stream().unwrap());
     warm_up(&a, &b);
+    // Written on `a`, then filled on `b` behind a blocked host function:
+    // recording the fill's access (an event on `b`) fails after the fill
+    // was queued.
     let mut x = a.alloc_zeros::<u8>(1 << 20).unwrap();
     a.synchronize().unwrap();
-    let release = block(&a);
+    let release = block(&b);
     cann_sim::faults::inject("aclrtRecordEvent", 1, 207007);
-    a.memset(&mut x, 5).expect("the fill was queued");
+    b.memset(&mut x, 5).expect("the fill was queued");
     cann_sim::faults::clear();
     drop(x); // must not free under the queued fill
     drop(release);
-    a.synchronize().expect("the queued fill found its memory");
+    b.synchronize().expect("the queued fill found its memory");
     npu.synchronize().unwrap();
 }
 

@@ -125,10 +125,21 @@ fn recent_message() -> Option<String> {
 }
 
 /// Turns a raw call's outcome into a `Result`: a load failure, or a non-zero code.
+#[inline]
 pub(crate) fn check(function: &'static str, rc: Result<i32, LoadError>) -> Result<()> {
-    match rc? {
-        0 => Ok(()),
-        code => Err(Error::from_code(function, code)),
+    match rc {
+        Ok(0) => Ok(()),
+        other => Err(check_failed(function, other)),
+    }
+}
+
+/// The error of a failed call (kept out of line: the success path is hot).
+#[cold]
+#[inline(never)]
+fn check_failed(function: &'static str, rc: Result<i32, LoadError>) -> Error {
+    match rc {
+        Ok(code) => Error::from_code(function, code),
+        Err(e) => Error::Load(e),
     }
 }
 
