@@ -304,3 +304,45 @@ fn allocator_handle_keeps_its_device_and_raw_access_is_unsafe() {
     handle.device().synchronize().unwrap();
     let _ = Runtime::init().unwrap();
 }
+
+#[test]
+fn a_host_function_touching_memory_another_thread_waits_for_cannot_deadlock() {
+    let npu = common::device(3);
+    let stream = npu.new_stream().unwrap();
+    let src = stream.clone_from_host(&[9u8; 64]).unwrap();
+    let mut pinned = PinnedHostBuffer::<u8>::zeroed(&npu, 64).unwrap();
+    let release = block(&stream);
+    stream.copy_dtoh(&src, &mut pinned).unwrap();
+    let pinned = Arc::new(pinned);
+    // Queued after the copy: reads the buffer inside a host function.
+    let (in_fn_tx, in_fn_rx) = mpsc::channel();
+    let inner = pinned.clone();
+    stream
+        .launch_host_fn(move || {
+            let _ = in_fn_tx.send(inner.as_slice().map(<[u8]>::to_vec));
+        })
+        .unwrap();
+    // Another thread waits for the copy, holding the buffer's record while
+    // the stream has to run the host function.
+    let (host_tx, host_rx) = mpsc::channel();
+    let waiter = pinned.clone();
+    std::thread::spawn(move || {
+        let _ = host_tx.send(waiter.as_slice().map(|v| v[0]));
+    });
+    std::thread::sleep(Duration::from_millis(50));
+    drop(release);
+    let host = host_rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the waiting thread returned (no deadlock)");
+    assert_eq!(host.unwrap(), 9);
+    let in_fn = in_fn_rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the host function returned (no deadlock)");
+    // Inside the host function: the data if nothing was pending any more,
+    // else a clear error — never a wait.
+    match in_fn {
+        Ok(v) => assert_eq!(v, vec![9u8; 64]),
+        Err(e) => assert!(e.to_string().contains("inside a host function"), "{e}"),
+    }
+    stream.synchronize().unwrap();
+}

@@ -707,6 +707,11 @@ pub(crate) fn wait_for_conflicts<'a>(
     uses: impl Iterator<Item = (&'a Allocation, bool)>,
 ) -> Result<()> {
     let device = stream.device();
+    if crate::device::in_host_fn() {
+        // Before any lock: a thread holding one may be waiting for this
+        // very host function.
+        return Err(crate::device::host_fn_error("memory::prepare"));
+    }
     if !note_stream(stream) {
         // Single-stream mode: every recorded access is on this stream,
         // which keeps its own order.
@@ -853,7 +858,24 @@ impl<C: AsRef<[Access]>> Prepared<'_, C> {
 /// The runtime's error, including faults of the awaited work; the marks
 /// are kept then.
 pub(crate) fn host_wait(alloc: &Allocation, write: bool) -> Result<()> {
-    let mut st = alloc.state.lock();
+    let mut st = if crate::device::in_host_fn() {
+        // A host function may not wait (nor call AscendCL), and must not
+        // block on a lock whose holder may be waiting for this very host
+        // function: it gets the memory only if nothing is pending on it.
+        let st = alloc.state.try_lock();
+        match st {
+            Some(st) if st.write.is_none() && (!write || st.reads.is_empty()) => return Ok(()),
+            _ => {
+                return Err(crate::Error::invalid(
+                    "host access",
+                    "inside a host function, memory that queued work may still use cannot be \
+                     waited for; wait for it before the host function, or read it after",
+                ));
+            }
+        }
+    } else {
+        alloc.state.lock()
+    };
     if let Some(m) = &st.write {
         m.host_wait()?;
         st.write = None;
