@@ -458,7 +458,7 @@ impl Device {
     pub(crate) fn reap(&self, wait: bool) -> Result<()> {
         self.inner
             .tracking
-            .reap(&self.context_ref(), &self.inner.events, wait)
+            .reap(&self.context_ref(), &self.inner.events, wait, false)
     }
 }
 
@@ -541,7 +541,7 @@ impl Teardown {
             ctx: self.ctx,
             id: self.id,
         };
-        if let Err(e) = self.tracking.reap(&ctx, &self.events, true) {
+        if let Err(e) = self.tracking.reap(&ctx, &self.events, true, true) {
             release::record("DeviceBuffer", e);
         }
         self.events.destroy_all();

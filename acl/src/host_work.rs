@@ -68,6 +68,11 @@ pub(crate) struct Shared {
     /// Callbacks launched and not yet run: unsubscribing drops those, so
     /// teardown waits for them first.
     pending_callbacks: AtomicUsize,
+    /// Accesses recorded on the queue so far (their generation numbers).
+    pub(crate) commits: std::sync::atomic::AtomicU64,
+    /// Every access of a generation up to this one has finished (a
+    /// synchronisation of the queue succeeded after it was recorded).
+    pub(crate) synced: std::sync::atomic::AtomicU64,
 }
 
 impl Shared {
@@ -172,6 +177,7 @@ impl Stream {
     #[doc(alias = "aclrtLaunchHostFunc")]
     pub fn launch_host_fn<F: FnOnce() + Send + 'static>(&self, f: F) -> Result<()> {
         self.device().bind()?;
+        crate::memory::track::note_host_work();
         let shared = self.shared();
         {
             let mut m = crate::sync::lock(&shared.mechanism);
@@ -208,6 +214,7 @@ impl Stream {
         f: F,
     ) -> Result<()> {
         self.device().bind()?;
+        crate::memory::track::note_host_work();
         let shared = self.shared();
         {
             let mut m = crate::sync::lock(&shared.mechanism);

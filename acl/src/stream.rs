@@ -153,6 +153,11 @@ impl Stream {
         &self.inner.shared
     }
 
+    /// Whether this is the only handle to the stream.
+    pub(crate) fn is_last_handle(&self) -> bool {
+        Arc::strong_count(&self.inner) == 1
+    }
+
     /// Whether this is its device's default stream.
     pub fn is_default(&self) -> bool {
         self.inner.raw.is_null()
@@ -173,9 +178,13 @@ impl Stream {
     /// [`Error::HostFunctionPanicked`] when a host function panicked.
     #[doc(alias = "aclrtSynchronizeStream")]
     pub fn synchronize(&self) -> Result<()> {
+        use std::sync::atomic::Ordering::{AcqRel, Acquire};
         self.inner.device.bind()?;
+        let recorded = self.inner.shared.commits.load(Acquire);
         // SAFETY: the stream is live (held by `self`).
         unsafe { result::synchronize_stream(self.inner.raw)? };
+        // Every access recorded before the wait has finished.
+        self.inner.shared.synced.fetch_max(recorded, AcqRel);
         self.host_failure()
     }
 

@@ -25,6 +25,22 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// The simulator's figures once releases still in flight from earlier tests
+/// (streams whose last handle a mark held, frees waiting for events) have
+/// landed: two equal readings 20 ms apart.
+fn settled_stats() -> cann_sim::Stats {
+    let mut last = cann_sim::stats();
+    for _ in 0..100 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let now = cann_sim::stats();
+        if now == last {
+            return now;
+        }
+        last = now;
+    }
+    last
+}
+
 /// Runs `f` with `api`'s next call failing with `code`; checks the error and
 /// that the simulator's live objects are unchanged afterwards.
 fn fails_cleanly<T: std::fmt::Debug>(
@@ -32,7 +48,7 @@ fn fails_cleanly<T: std::fmt::Debug>(
     code: i32,
     f: impl FnOnce() -> acl::Result<T>,
 ) {
-    let before = cann_sim::stats();
+    let before = settled_stats();
     faults::clear();
     faults::inject(api, 1, code);
     let outcome = f();

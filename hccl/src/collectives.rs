@@ -80,17 +80,20 @@ thread_local! {
 /// Runs `op`, which queues work on `stream` with the memory accesses
 /// `uses`, ordered with their other accesses (see `acl::memory`): `stream`
 /// first waits, on the device, for the accesses it conflicts with, and the
-/// new ones are recorded once queued. Inside a [`group`] both happen at the
-/// group's end, when HCCL queues the work.
+/// new ones are recorded once queued. Inside a [`group`], HCCL may queue
+/// the work at once (collectives) or only at the group's end (sends and
+/// receives): the accesses are ordered and recorded both now and again at
+/// the group's end, which is sound either way, and the group keeps the
+/// memory alive until then.
 fn ordered(stream: &Stream, uses: Vec<Access>, op: impl FnOnce() -> Result<()>) -> Result<()> {
-    if GROUP.with(|g| g.borrow().0 > 0) {
-        op()?;
-        GROUP.with(|g| g.borrow_mut().1.push((stream.clone(), uses)));
-        return Ok(());
-    }
+    let in_group = GROUP.with(|g| g.borrow().0 > 0);
+    let again = in_group.then(|| uses.clone());
     let prepared = acl::memory::prepare(stream, uses)?;
     op()?;
     prepared.commit();
+    if let Some(uses) = again {
+        GROUP.with(|g| g.borrow_mut().1.push((stream.clone(), uses)));
+    }
     Ok(())
 }
 
@@ -1044,17 +1047,22 @@ fn end_group() -> Result<()> {
         }
     });
     let mut prepared = Vec::with_capacity(owed.len());
+    let mut unordered = Vec::new();
     let mut ordering = Ok(());
     for (stream, uses) in &owed {
         match acl::memory::prepare(stream, uses.as_slice()) {
             Ok(p) => prepared.push(p),
             Err(e) => {
-                // The device-side wait failed: wait on the host instead, so
-                // that nothing the group queues can race with earlier work.
-                if let Err(e2) = stream.device().synchronize() {
-                    ordering = ordering.and(Err(Error::Acl(e2)));
+                // The device-side wait failed: wait on the host for what
+                // these uses conflict with (on whichever device), so that
+                // nothing the group queues can race with earlier work.
+                for u in uses {
+                    if let Err(e2) = u.wait_on_host() {
+                        ordering = ordering.and(Err(Error::Acl(e2)));
+                    }
                 }
                 ordering = ordering.and(Err(Error::Acl(e)));
+                unordered.push((stream, uses));
             }
         }
     }
@@ -1064,6 +1072,9 @@ fn end_group() -> Result<()> {
     // Queued (or not, on failure: recording extra accesses is harmless).
     for p in prepared {
         p.commit();
+    }
+    for (stream, uses) in unordered {
+        acl::memory::record(stream, uses);
     }
     ended.and(ordering)
 }

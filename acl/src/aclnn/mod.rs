@@ -101,6 +101,15 @@ fn two_phase(
     // `ws` bytes and outlives the operator (dropping it is stream-ordered).
     check(names.1, unsafe { launch(ptr, ws, exec, stream.as_raw()) })?;
     prepared.commit();
+    if let Some(w) = &workspace {
+        // The operator writes its workspace: freed after it has run.
+        let alloc = crate::DeviceMemory::allocation(w);
+        crate::memory::track::record_accesses(
+            stream,
+            &crate::memory::track::Seen::Unknown,
+            [(&**alloc, true)].into_iter(),
+        );
+    }
     drop(workspace);
     Ok(())
 }

@@ -177,7 +177,7 @@ impl Stream {
         let bytes = dst.size_bytes();
         let dst_ptr = dst.device_ptr_mut();
         let uses = [(&**src.allocation(), false), (&**dst.allocation(), true)];
-        wait_for_conflicts(self, uses.into_iter())?;
+        let seen = wait_for_conflicts(self, uses.into_iter())?;
         // SAFETY: `dst` is live device memory of `bytes` bytes and `src`
         // pinned memory of the same size; both stay allocated and unaliased
         // until the copy has run (the accesses are recorded below, and a
@@ -192,7 +192,7 @@ impl Stream {
                 self.as_raw(),
             )?;
         }
-        record_accesses(self, uses.into_iter());
+        record_accesses(self, &seen, uses.into_iter());
         Ok(())
     }
 
@@ -217,7 +217,7 @@ impl Stream {
         let bytes = src.size_bytes();
         let host = dst.as_mut_ptr();
         let uses = [(&**src.allocation(), false), (&**dst.allocation(), true)];
-        wait_for_conflicts(self, uses.into_iter())?;
+        let seen = wait_for_conflicts(self, uses.into_iter())?;
         // SAFETY: as `copy_htod`, in the other direction.
         unsafe {
             result::memcpy_async(
@@ -229,7 +229,7 @@ impl Stream {
                 self.as_raw(),
             )?;
         }
-        record_accesses(self, uses.into_iter());
+        record_accesses(self, &seen, uses.into_iter());
         Ok(())
     }
 
@@ -258,7 +258,7 @@ impl Stream {
         let bytes = src.size_bytes();
         let dst_ptr = dst.device_ptr_mut();
         let uses = [(&**src.allocation(), false), (&**dst.allocation(), true)];
-        wait_for_conflicts(self, uses.into_iter())?;
+        let seen = wait_for_conflicts(self, uses.into_iter())?;
         // SAFETY: both are live device memory of `bytes` bytes, kept and
         // ordered with their other uses by the recorded accesses; `&mut dst`
         // excludes overlap with `src`.
@@ -272,7 +272,7 @@ impl Stream {
                 self.as_raw(),
             )?;
         }
-        record_accesses(self, uses.into_iter());
+        record_accesses(self, &seen, uses.into_iter());
         Ok(())
     }
 
@@ -293,13 +293,13 @@ impl Stream {
         let bytes = dst.size_bytes();
         let dst_ptr = dst.device_ptr_mut();
         let uses = [(&**dst.allocation(), true)];
-        wait_for_conflicts(self, uses.into_iter())?;
+        let seen = wait_for_conflicts(self, uses.into_iter())?;
         // SAFETY: `dst` is live device memory of `bytes` bytes, ordered with
         // its other uses by the recorded accesses.
         unsafe {
             result::memset_async(dst_ptr, bytes, i32::from(value), bytes, self.as_raw())?;
         }
-        record_accesses(self, uses.into_iter());
+        record_accesses(self, &seen, uses.into_iter());
         Ok(())
     }
 }

@@ -69,7 +69,7 @@ pub use dtype::{DataType, Element};
 pub use pinned::PinnedHostBuffer;
 pub use repr::DeviceRepr;
 pub use slice::{DeviceSlice, DeviceSliceMut};
-pub use track::{Access, Allocation, Prepared, prepare};
+pub use track::{Access, Allocation, Prepared, prepare, record};
 
 use crate::Device;
 use std::ffi::c_void;

@@ -106,25 +106,92 @@ impl Drop for PooledEvent {
 #[derive(Clone)]
 pub(crate) enum Mark {
     /// The stream alone.
-    Stream(Stream),
+    Stream(MarkStream),
     /// An event recorded right after the access.
     Event(Arc<EventMark>),
 }
 
 /// An event recorded on a stream.
 pub(crate) struct EventMark {
-    stream: Stream,
+    stream: MarkStream,
     event: PooledEvent,
+}
+
+/// A stream held by a mark. A mark may hold the last handle of a stream
+/// whose user dropped it; destroying a stream waits for its queued work,
+/// which may include a host function waiting for the thread that happens
+/// to drop the mark (a host read, a replaced mark): the last handle is
+/// therefore dropped on the crate's release thread, never where the mark
+/// goes.
+///
+/// It also carries the generation of the access on its stream: a stream
+/// synchronised since that generation has finished the access, so a host
+/// wait need not synchronise it again (and wait for later work).
+pub(crate) struct MarkStream(std::mem::ManuallyDrop<Stream>, u64);
+
+impl MarkStream {
+    /// The stream with the generation of an access recorded now.
+    fn new(stream: &Stream) -> MarkStream {
+        let generation = stream
+            .shared()
+            .commits
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel)
+            + 1;
+        MarkStream(std::mem::ManuallyDrop::new(stream.clone()), generation)
+    }
+
+    /// A generation no later than every access queued on `stream` so far
+    /// (a cached block's previous owner).
+    fn covering(stream: &Stream) -> MarkStream {
+        let generation = stream
+            .shared()
+            .commits
+            .load(std::sync::atomic::Ordering::Acquire)
+            .saturating_add(1);
+        MarkStream(std::mem::ManuallyDrop::new(stream.clone()), generation)
+    }
+
+    /// Whether a synchronisation of the stream since showed it finished.
+    fn known_done(&self) -> bool {
+        self.0
+            .shared()
+            .synced
+            .load(std::sync::atomic::Ordering::Acquire)
+            >= self.1
+    }
+}
+
+impl Clone for MarkStream {
+    fn clone(&self) -> MarkStream {
+        MarkStream(std::mem::ManuallyDrop::new((*self.0).clone()), self.1)
+    }
+}
+
+impl std::ops::Deref for MarkStream {
+    type Target = Stream;
+    fn deref(&self) -> &Stream {
+        &self.0
+    }
+}
+
+impl Drop for MarkStream {
+    fn drop(&mut self) {
+        // SAFETY: the stream is taken once, here, and never used again.
+        let stream = unsafe { std::mem::ManuallyDrop::take(&mut self.0) };
+        if stream.is_last_handle() && !stream.is_default() {
+            releaser::send(Box::new(move || drop(stream)));
+        }
+    }
 }
 
 impl Mark {
     fn with(stream: &Stream, event: Option<PooledEvent>) -> Mark {
         match event {
             Some(event) => Mark::Event(Arc::new(EventMark {
-                stream: stream.clone(),
+                stream: MarkStream::new(stream),
                 event,
             })),
-            None => Mark::Stream(stream.clone()),
+            None => Mark::Stream(MarkStream::new(stream)),
         }
     }
 
@@ -159,7 +226,7 @@ impl Mark {
                 // SAFETY: the event is live (pooled, held by `m`).
                 unsafe { result::query_event_status(m.event.as_raw()) }
             }
-            Mark::Stream(s) => s.is_complete(),
+            Mark::Stream(s) => Ok(s.known_done() || s.is_complete()?),
         }
     }
 
@@ -167,6 +234,7 @@ impl Mark {
     fn host_wait(&self) -> Result<()> {
         match self {
             Mark::Event(m) => m.event.synchronize(),
+            Mark::Stream(s) if s.known_done() => Ok(()),
             Mark::Stream(s) => s.synchronize(),
         }
     }
@@ -174,7 +242,7 @@ impl Mark {
     /// An event of this device's pool after the access: the mark's own when
     /// nobody else holds it, else a new one recorded on its stream now
     /// (later, so sound). On failure, the stream to wait for instead.
-    fn into_event(self) -> std::result::Result<PooledEvent, (crate::Error, Stream)> {
+    fn into_event(self) -> std::result::Result<PooledEvent, (crate::Error, MarkStream)> {
         match self {
             Mark::Event(m) => match Arc::try_unwrap(m) {
                 Ok(m) => Ok(m.event),
@@ -188,19 +256,49 @@ impl Mark {
 }
 
 /// The last write and the reads since.
+///
+/// Two uses can wait for conflicts concurrently and commit in either order
+/// (two threads writing disjoint slices of one buffer, an HCCL group, a
+/// [`Prepared`] held across another use). A commit replaces marks only if
+/// nothing was committed since its wait (`epoch`); otherwise it adds its
+/// mark beside the others (`more_writes` for writes), since it did not wait
+/// for them and a later use must wait for both.
 #[derive(Default)]
 pub(crate) struct AccessState {
     write: Option<Mark>,
+    /// Writes committed without having waited for `write` (usually none).
+    more_writes: Vec<Mark>,
     reads: Vec<Mark>,
+    /// Commits so far.
+    epoch: u64,
 }
 
 impl AccessState {
     fn is_empty(&self) -> bool {
-        self.write.is_none() && self.reads.is_empty()
+        self.write.is_none() && self.more_writes.is_empty() && self.reads.is_empty()
     }
 
     fn into_marks(self) -> impl Iterator<Item = Mark> {
-        self.write.into_iter().chain(self.reads)
+        self.write
+            .into_iter()
+            .chain(self.more_writes)
+            .chain(self.reads)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Mark> {
+        self.write
+            .iter()
+            .chain(self.more_writes.iter())
+            .chain(self.reads.iter())
+    }
+
+    /// The marks a use conflicts with: every write, and the reads for a write.
+    fn conflicts_mut(&mut self, write: bool) -> impl Iterator<Item = &mut Mark> {
+        let reads: &mut [Mark] = if write { &mut self.reads } else { &mut [] };
+        self.write
+            .iter_mut()
+            .chain(self.more_writes.iter_mut())
+            .chain(reads.iter_mut())
     }
 }
 
@@ -262,8 +360,10 @@ impl Allocation {
             device: device.clone(),
             backing: Mutex::new(Some(backing)),
             state: Mutex::new(AccessState {
-                write: prior.map(|s| Mark::Stream(s.clone())),
+                write: prior.map(|s| Mark::Stream(MarkStream::covering(s))),
+                more_writes: Vec::new(),
                 reads: Vec::new(),
+                epoch: 0,
             }),
         })
     }
@@ -307,7 +407,11 @@ impl Allocation {
             // AscendCL may not be called here: a thread of the crate's runs
             // the release (recording events on the marks' streams, which is
             // later than the accesses: sound).
-            releaser::send(job);
+            releaser::send(Box::new(move || {
+                if let Err(e) = job.run() {
+                    release::record("DeviceBuffer", e);
+                }
+            }));
             return Ok(());
         }
         job.run()
@@ -323,10 +427,11 @@ impl Drop for Allocation {
         let marks = std::mem::take(self.state.get_mut());
         if let Backing::Cached(block) = &backing
             && marks.reads.is_empty()
-            && marks
-                .write
-                .as_ref()
-                .is_none_or(|m| super::cached::stream_key(m.stream()) == block.stream())
+            && marks.more_writes.is_empty()
+            && marks.write.as_ref().is_none_or(|m| {
+                super::cached::stream_key(m.stream()) == block.stream()
+                    && m.stream().device() == &self.device
+            })
             && !crate::device::in_host_fn()
         {
             // Fast path: used on the block's own stream only, where reuse is
@@ -347,7 +452,11 @@ impl Drop for Allocation {
             device: self.device.clone(),
         };
         let outcome = if crate::device::in_host_fn() {
-            releaser::send(job);
+            releaser::send(Box::new(move || {
+                if let Err(e) = job.run() {
+                    release::record("DeviceBuffer", e);
+                }
+            }));
             Ok(())
         } else {
             job.run()
@@ -382,27 +491,60 @@ unsafe impl Send for Release {}
 
 impl Release {
     /// Frees now, or queues the free behind events on the marks' streams.
+    /// Marks of another device's streams (peer copies) cannot be waited for
+    /// by this device: the release then moves to the release thread, which
+    /// waits for them on the host, so that a drop never blocks.
     pub(crate) fn run(self) -> Result<()> {
+        let foreign = self
+            .marks
+            .iter()
+            .any(|m| m.stream().device() != &self.device);
+        if foreign && !releaser::on_release_thread() {
+            releaser::send(Box::new(move || {
+                if let Err(e) = self.run() {
+                    release::record("DeviceBuffer", e);
+                }
+            }));
+            return Ok(());
+        }
         let device = self.device;
         match self.backing {
             Backing::Empty => Ok(()),
             Backing::Cached(block) => {
                 let alloc = cache_of(&device)?;
                 // Reuse is stream-ordered on the block's stream; every other
-                // stream that used it gets an event the block waits for.
-                for m in self.marks.into_marks() {
+                // stream of the device that used it gets an event the block
+                // waits for. Another device's streams (peer copies) cannot
+                // be keyed by the allocator (their handles mean nothing
+                // here): their work is waited for on the host.
+                let mut first_error = None;
+                for m in self.marks.iter() {
+                    if m.stream().device() != &device {
+                        if let Err(e) = m.host_wait() {
+                            first_error.get_or_insert(e);
+                        }
+                        continue;
+                    }
                     let key = super::cached::stream_key(m.stream());
-                    if key != block.stream() || m.stream().device() != &device {
+                    if key != block.stream() {
                         alloc.record_stream(&block, key);
                     }
                 }
-                alloc.free(block)
+                // The marks (and the streams they hold) outlive the free,
+                // which records events on those streams.
+                let freed = alloc.free(block);
+                drop(self.marks);
+                match first_error {
+                    Some(e) => freed.and(Err(e)),
+                    None => freed,
+                }
             }
             backing @ (Backing::Direct | Backing::Pinned) => {
                 if self.marks.is_empty() {
                     return free_now(&device.context_ref(), self.ptr, &backing);
                 }
-                let mut events = Vec::with_capacity(1 + self.marks.reads.len());
+                let mut events =
+                    Vec::with_capacity(1 + self.marks.more_writes.len() + self.marks.reads.len());
                 let mut first_error = None;
                 for m in self.marks.into_marks() {
                     match m.into_event() {
@@ -428,7 +570,8 @@ impl Release {
                     backing,
                     events,
                 });
-                let reaped = tracking.reap(&device.context_ref(), &device.inner.events, false);
+                let reaped =
+                    tracking.reap(&device.context_ref(), &device.inner.events, false, false);
                 match first_error {
                     Some(e) => Err(e),
                     None => reaped,
@@ -438,25 +581,36 @@ impl Release {
     }
 }
 
-/// The thread that runs releases dropped inside host functions.
+/// The thread that runs releases where they may not run: inside host
+/// functions (no AscendCL calls), or where they could block (the last
+/// handle of a stream held by a mark).
 mod releaser {
-    use super::Release;
     use std::sync::Mutex;
     use std::sync::mpsc::{Sender, channel};
 
-    static QUEUE: Mutex<Option<Sender<Release>>> = Mutex::new(None);
+    type Job = Box<dyn FnOnce() + Send>;
 
-    pub(super) fn send(job: Release) {
+    static QUEUE: Mutex<Option<Sender<Job>>> = Mutex::new(None);
+
+    thread_local! {
+        static ON_RELEASE_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// Whether the caller is the release thread (which may wait).
+    pub(crate) fn on_release_thread() -> bool {
+        ON_RELEASE_THREAD.with(std::cell::Cell::get)
+    }
+
+    pub(crate) fn send(job: Job) {
         let mut q = crate::sync::lock(&QUEUE);
         if q.is_none() {
-            let (tx, rx) = channel::<Release>();
+            let (tx, rx) = channel::<Job>();
             let spawned = std::thread::Builder::new()
                 .name("acl-release".into())
                 .spawn(move || {
+                    ON_RELEASE_THREAD.with(|f| f.set(true));
                     for job in rx {
-                        if let Err(e) = job.run() {
-                            crate::release::record("DeviceBuffer", e);
-                        }
+                        job();
                     }
                 });
             match spawned {
@@ -466,8 +620,8 @@ mod releaser {
                     crate::release::record(
                         "DeviceBuffer",
                         crate::Error::invalid(
-                            "DeviceBuffer::drop",
-                            format!("no release thread ({e}): the memory is leaked"),
+                            "drop",
+                            format!("no release thread ({e}): the resource is leaked"),
                         ),
                     );
                     std::mem::forget(job);
@@ -539,6 +693,15 @@ fn note_stream(stream: &Stream) -> bool {
     }
 }
 
+/// Host work can block a stream on the host: from then on marks carry
+/// events, so that a host wait for an access never waits for a host
+/// function queued after it (which may be waiting for that very thread).
+/// Marks recorded before the first host function still stand for their
+/// whole stream.
+pub(crate) fn note_host_work() {
+    MULTI_STREAM.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Whether the process is in multi-stream mode.
 #[inline]
 fn is_multi_stream() -> bool {
@@ -574,6 +737,7 @@ impl Tracking {
         ctx: &crate::device::ContextRef,
         pool: &crate::event::EventPool,
         wait: bool,
+        teardown: bool,
     ) -> Result<()> {
         if crate::device::in_host_fn() || !self.has_backlog() {
             return Ok(());
@@ -597,9 +761,12 @@ impl Tracking {
                         }
                     };
                     status.unwrap_or_else(|e| {
-                        // A fault of the work: it no longer runs.
+                        // A fault of the work says nothing about later work
+                        // still using the memory (the stream goes on): keep
+                        // the free pending, except at teardown (the device
+                        // reset ends every task).
                         first_error.get_or_insert(e);
-                        true
+                        teardown
                     })
                 });
                 if done {
@@ -668,6 +835,30 @@ impl Access {
     pub fn allocation(&self) -> &Allocation {
         &self.alloc
     }
+
+    /// Blocks the host until the recorded accesses this use conflicts with
+    /// have finished (for callers that cannot order their work on the
+    /// device).
+    ///
+    /// # Errors
+    ///
+    /// The runtime's error, including faults of the awaited work.
+    pub fn wait_on_host(&self) -> Result<()> {
+        host_wait(&self.alloc, self.write)
+    }
+}
+
+/// Records that work queued on `stream` made the accesses `uses`, without a
+/// [`prepare`] before it (the caller ordered the work otherwise, e.g. with
+/// [`Access::wait_on_host`]). The marks are added beside the recorded ones,
+/// never replacing them, so recording more than happened only makes later
+/// uses wait longer.
+pub fn record(stream: &Stream, uses: &[Access]) {
+    record_accesses(
+        stream,
+        &Seen::Unknown,
+        uses.iter().map(|u| (&*u.alloc, u.write)),
+    );
 }
 
 /// Accesses whose conflicts `stream` now waits for, to be recorded with
@@ -677,6 +868,7 @@ impl Access {
 pub struct Prepared<'s, C: AsRef<[Access]>> {
     stream: &'s Stream,
     uses: C,
+    seen: Seen,
 }
 
 impl<C: AsRef<[Access]>> std::fmt::Debug for Prepared<'_, C> {
@@ -697,15 +889,37 @@ impl<C: AsRef<[Access]>> std::fmt::Debug for Prepared<'_, C> {
 /// The runtime's error from recording or waiting for an event; nothing is
 /// recorded then, and the work must not be queued.
 pub fn prepare<C: AsRef<[Access]>>(stream: &Stream, uses: C) -> Result<Prepared<'_, C>> {
-    wait_for_conflicts(stream, uses.as_ref().iter().map(|u| (&*u.alloc, u.write)))?;
-    Ok(Prepared { stream, uses })
+    let seen = wait_for_conflicts(stream, uses.as_ref().iter().map(|u| (&*u.alloc, u.write)))?;
+    Ok(Prepared { stream, uses, seen })
+}
+
+/// What a wait saw of each allocation's record, for the commit.
+pub(crate) enum Seen {
+    /// Single-stream mode: nothing was looked at.
+    Single,
+    /// No wait: the commit replaces nothing.
+    Unknown,
+    /// Each use's epoch, in order (the first eight inline).
+    Epochs { inline: [u64; 8], more: Vec<u64> },
+}
+
+impl Seen {
+    fn epoch(&self, i: usize) -> Option<u64> {
+        match self {
+            Seen::Single | Seen::Unknown => None,
+            Seen::Epochs { inline, more } => match inline.get(i) {
+                Some(&e) => Some(e),
+                None => more.get(i - inline.len()).copied(),
+            },
+        }
+    }
 }
 
 /// [`prepare`] on borrowed allocations: `(allocation, writes)` pairs.
 pub(crate) fn wait_for_conflicts<'a>(
     stream: &Stream,
     uses: impl Iterator<Item = (&'a Allocation, bool)>,
-) -> Result<()> {
+) -> Result<Seen> {
     let device = stream.device();
     if crate::device::in_host_fn() {
         // Before any lock: a thread holding one may be waiting for this
@@ -715,23 +929,21 @@ pub(crate) fn wait_for_conflicts<'a>(
     if !note_stream(stream) {
         // Single-stream mode: every recorded access is on this stream,
         // which keeps its own order.
-        return device.bind();
+        device.bind()?;
+        return Ok(Seen::Single);
     }
-    let mut waited: [usize; 8] = [0; 8];
-    let mut n_waited = 0usize;
+    let mut inline = [0u64; 8];
+    let mut more = Vec::new();
     let mut bound = false;
-    for (alloc, write) in uses {
+    for (n, (alloc, write)) in uses.enumerate() {
         let mut st = alloc.state.lock();
-        let count = if write { st.reads.len() + 1 } else { 1 };
-        for i in 0..count {
-            let slot = if i == 0 {
-                match st.write.as_mut() {
-                    Some(m) => m,
-                    None => continue,
-                }
-            } else {
-                &mut st.reads[i - 1]
-            };
+        match inline.get_mut(n) {
+            Some(slot) => *slot = st.epoch,
+            None => more.push(st.epoch),
+        }
+        let n_writes = usize::from(st.write.is_some()) + st.more_writes.len();
+        for (i, slot) in st.conflicts_mut(write).enumerate() {
+            let of_write = i < n_writes;
             if slot.stream().same_queue(stream) {
                 continue;
             }
@@ -742,16 +954,21 @@ pub(crate) fn wait_for_conflicts<'a>(
                 if slot.is_complete()? {
                     continue;
                 }
-                return Err(cross_device(write, i == 0, slot.stream().device(), device));
+                return Err(cross_device(
+                    write,
+                    of_write,
+                    slot.stream().device(),
+                    device,
+                ));
             }
             if slot.event().is_none() {
                 *slot = slot.with_event()?;
                 bound = false;
             }
+            // No de-duplication by handle: once this allocation's lock is
+            // released, a mark may go and its event be re-recorded for
+            // another one (waiting twice for one event is harmless).
             let ev = slot.event().map_or(0, |e| e.raw);
-            if waited[..n_waited.min(8)].contains(&ev) {
-                continue;
-            }
             if !bound {
                 device.bind()?;
                 bound = true;
@@ -759,52 +976,61 @@ pub(crate) fn wait_for_conflicts<'a>(
             // SAFETY: the stream is live (borrowed), the event is live
             // (pooled, held by the mark in `st`).
             unsafe { result::stream_wait_event(stream.as_raw(), ev as sys::aclrtEvent)? };
-            if n_waited < 8 {
-                waited[n_waited] = ev;
-            }
-            n_waited += 1;
         }
     }
     if !bound {
         device.bind()?;
     }
-    Ok(())
+    Ok(Seen::Epochs { inline, more })
 }
 
 /// [`Prepared::commit`] on borrowed allocations: records that work queued
-/// on `stream` made these accesses.
+/// on `stream` made these accesses; `seen` is what its wait saw.
 pub(crate) fn record_accesses<'a>(
     stream: &Stream,
+    seen: &Seen,
     uses: impl Iterator<Item = (&'a Allocation, bool)>,
 ) {
     let multi = is_multi_stream();
-    if !multi {
-        // Single-stream mode: marks are the stream alone; one that names
-        // this stream already stays valid.
-        for (alloc, write) in uses {
-            let mut st = alloc.state.lock();
-            if write {
-                st.reads.clear();
-                if !matches!(&st.write, Some(Mark::Stream(s)) if s.same_queue(stream)) {
-                    st.write = Some(Mark::Stream(stream.clone()));
-                }
-            } else if !st.reads.iter().any(|m| m.stream().same_queue(stream)) {
-                st.reads.push(Mark::Stream(stream.clone()));
-            }
-        }
-        return;
-    }
     let mut mark: Option<Mark> = None;
     let mut make = || -> Mark {
-        mark.get_or_insert_with(|| Mark::with(stream, PooledEvent::record(stream).ok()))
-            .clone()
+        mark.get_or_insert_with(|| {
+            let ev = if multi {
+                PooledEvent::record(stream).ok()
+            } else {
+                None
+            };
+            Mark::with(stream, ev)
+        })
+        .clone()
     };
-    for (alloc, write) in uses {
+    for (n, (alloc, write)) in uses.enumerate() {
         let mut st = alloc.state.lock();
+        // Whether the wait covered every mark there is now: then they may
+        // be replaced. A wait in single-stream mode looked at nothing; it
+        // covered everything only if the process is still in that mode
+        // (every mark on this one stream).
+        let covered = match (seen, seen.epoch(n)) {
+            (Seen::Unknown, _) => false,
+            (_, Some(e)) => e == st.epoch,
+            (_, None) => !multi,
+        };
+        st.epoch = st.epoch.wrapping_add(1);
         if write {
-            st.reads.clear();
-            st.write = Some(make());
+            if covered {
+                st.reads.clear();
+                st.more_writes.clear();
+                st.write = Some(make());
+            } else {
+                let m = make();
+                match &st.write {
+                    None => st.write = Some(m),
+                    Some(_) => st.more_writes.push(m),
+                }
+            }
         } else {
+            // A read of this stream replaces an earlier read of the same
+            // stream (stream order) whatever happened in between.
             match st.reads.iter_mut().find(|m| m.stream().same_queue(stream)) {
                 Some(m) => *m = make(),
                 None => st.reads.push(make()),
@@ -838,6 +1064,7 @@ impl<C: AsRef<[Access]>> Prepared<'_, C> {
     pub fn commit(self) {
         record_accesses(
             self.stream,
+            &self.seen,
             self.uses.as_ref().iter().map(|u| (&*u.alloc, u.write)),
         );
     }
@@ -864,7 +1091,13 @@ pub(crate) fn host_wait(alloc: &Allocation, write: bool) -> Result<()> {
         // function: it gets the memory only if nothing is pending on it.
         let st = alloc.state.try_lock();
         match st {
-            Some(st) if st.write.is_none() && (!write || st.reads.is_empty()) => return Ok(()),
+            Some(st)
+                if st.write.is_none()
+                    && st.more_writes.is_empty()
+                    && (!write || st.reads.is_empty()) =>
+            {
+                return Ok(());
+            }
             _ => {
                 return Err(crate::Error::invalid(
                     "host access",
@@ -876,6 +1109,10 @@ pub(crate) fn host_wait(alloc: &Allocation, write: bool) -> Result<()> {
     } else {
         alloc.state.lock()
     };
+    while let Some(m) = st.more_writes.last() {
+        m.host_wait()?;
+        st.more_writes.pop();
+    }
     if let Some(m) = &st.write {
         m.host_wait()?;
         st.write = None;
