@@ -140,6 +140,11 @@ impl MarkStream {
         MarkStream(std::mem::ManuallyDrop::new(stream.clone()), generation)
     }
 
+    /// The stream with a given generation.
+    fn with_generation(stream: &Stream, generation: u64) -> MarkStream {
+        MarkStream(std::mem::ManuallyDrop::new(stream.clone()), generation)
+    }
+
     /// A generation no later than every access queued on `stream` so far
     /// (a cached block's previous owner).
     fn covering(stream: &Stream) -> MarkStream {
@@ -683,6 +688,9 @@ fn note_stream(stream: &Stream) -> bool {
         MULTI_STREAM.store(true, Relaxed);
         return true;
     };
+    if FIRST_STREAM.load(Relaxed) == key {
+        return false;
+    }
     match FIRST_STREAM.compare_exchange(0, key, Relaxed, Relaxed) {
         Ok(_) => false,
         Err(first) if first == key => false,
@@ -916,6 +924,7 @@ impl Seen {
 }
 
 /// [`prepare`] on borrowed allocations: `(allocation, writes)` pairs.
+#[inline]
 pub(crate) fn wait_for_conflicts<'a>(
     stream: &Stream,
     uses: impl Iterator<Item = (&'a Allocation, bool)>,
@@ -986,12 +995,61 @@ pub(crate) fn wait_for_conflicts<'a>(
 
 /// [`Prepared::commit`] on borrowed allocations: records that work queued
 /// on `stream` made these accesses; `seen` is what its wait saw.
+#[inline]
 pub(crate) fn record_accesses<'a>(
     stream: &Stream,
     seen: &Seen,
     uses: impl Iterator<Item = (&'a Allocation, bool)>,
 ) {
     let multi = is_multi_stream();
+    if !multi && matches!(seen, Seen::Single) {
+        // Single-stream mode, and the wait saw it too: every mark is on this
+        // stream; a mark of it only takes the new generation (no reference
+        // counting).
+        let generation = stream
+            .shared()
+            .commits
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel)
+            + 1;
+        for (alloc, write) in uses {
+            let mut st = alloc.state.lock();
+            st.epoch = st.epoch.wrapping_add(1);
+            let slot = if write {
+                st.reads.clear();
+                st.more_writes.clear();
+                &mut st.write
+            } else {
+                if st.reads.is_empty() {
+                    st.reads.push(Mark::Stream(MarkStream::with_generation(
+                        stream, generation,
+                    )));
+                    continue;
+                }
+                match st.reads.iter().position(|m| m.stream().same_queue(stream)) {
+                    Some(i) => {
+                        if let Mark::Stream(ms) = &mut st.reads[i] {
+                            ms.1 = generation;
+                            continue;
+                        }
+                        st.reads[i] = Mark::Stream(MarkStream::with_generation(stream, generation));
+                    }
+                    None => st.reads.push(Mark::Stream(MarkStream::with_generation(
+                        stream, generation,
+                    ))),
+                }
+                continue;
+            };
+            match slot {
+                Some(Mark::Stream(ms)) if ms.same_queue(stream) => ms.1 = generation,
+                _ => {
+                    *slot = Some(Mark::Stream(MarkStream::with_generation(
+                        stream, generation,
+                    )))
+                }
+            }
+        }
+        return;
+    }
     let mut mark: Option<Mark> = None;
     let mut make = || -> Mark {
         mark.get_or_insert_with(|| {
