@@ -429,27 +429,28 @@ impl Drop for Allocation {
         let Some(backing) = self.backing.get_mut().take() else {
             return;
         };
-        let marks = std::mem::take(self.state.get_mut());
+        let st = self.state.get_mut();
         if let Backing::Cached(block) = &backing
-            && marks.reads.is_empty()
-            && marks.more_writes.is_empty()
-            && marks.write.as_ref().is_none_or(|m| {
+            && st.reads.is_empty()
+            && st.more_writes.is_empty()
+            && st.write.as_ref().is_none_or(|m| {
                 super::cached::stream_key(m.stream()) == block.stream()
                     && m.stream().device() == &self.device
             })
             && !crate::device::in_host_fn()
         {
             // Fast path: used on the block's own stream only, where reuse is
-            // stream-ordered: straight back to the pool.
+            // stream-ordered: straight back to the pool (the mark goes with
+            // the allocation, after the free).
             let Backing::Cached(block) = backing else {
                 return;
             };
-            drop(marks);
             if let Err(e) = cache_of(&self.device).and_then(|alloc| alloc.free(block)) {
                 release::record("DeviceBuffer", e);
             }
             return;
         }
+        let marks = std::mem::take(st);
         let job = Release {
             ptr: self.ptr as usize,
             backing,
