@@ -14,12 +14,23 @@
 //!
 //! # Events only when needed
 //!
-//! A mark carries an event in *multi-stream mode*: once
-//! a second stream has queued tracked work in the process. Before that, a
-//! mark is just "stream `S`" (no runtime call at all); if another stream
-//! later needs to wait for it, an event is recorded on `S` then — later
-//! than the access, so the wait is longer than needed, never shorter. This
-//! keeps a single-stream program at the cost of the raw calls.
+//! A mark carries an event in *multi-stream mode*: once a second stream has
+//! queued tracked work in the process, or host work (a host function or
+//! callback, which can hold a stream on the host) has been launched. Before
+//! that, a mark is just "stream `S`, generation `g`" (no runtime call at
+//! all): a host wait for it synchronises `S` unless a synchronisation of
+//! `S` since generation `g` already did; if another stream later needs to
+//! wait for it, an event is recorded on `S` then — later than the access,
+//! so the wait is longer than needed, never shorter. This keeps a
+//! single-stream program at the cost of the raw calls.
+//!
+//! # Concurrent uses
+//!
+//! Waits and commits of one allocation can interleave (two threads writing
+//! disjoint slices, an HCCL group, a [`Prepared`] kept across another use):
+//! a commit replaces the recorded marks only if nothing was committed since
+//! its wait, and otherwise adds its own beside them, so no access is ever
+//! forgotten.
 //!
 //! # Frees
 //!
