@@ -68,8 +68,7 @@ pub(crate) struct Inner {
     pub(crate) default_stream_shared: Arc<crate::host_work::Shared>,
     /// The thread that runs `Stream::launch_callback` callbacks, once started.
     pub(crate) callback_thread: crate::host_work::CallbackThread,
-    /// `None` only while being torn down.
-    runtime: Option<Runtime>,
+    runtime: Runtime,
 }
 
 // SAFETY: `ctx` is an opaque runtime handle; AscendCL contexts may be made
@@ -123,23 +122,6 @@ pub(crate) fn forbid_device_calls<R>(f: impl FnOnce() -> R) -> R {
 /// may not be called).
 pub(crate) fn in_host_fn() -> bool {
     BOUND.with(Cell::get) == IN_HOST_FN
-}
-
-/// Runs `f` now, or — on a thread running a host function, where AscendCL
-/// may not be called — on a thread of its own (for releases in `Drop`).
-pub(crate) fn outside_host_fn(what: &'static str, f: impl FnOnce() + Send + 'static) {
-    if !in_host_fn() {
-        return f();
-    }
-    let spawned = std::thread::Builder::new()
-        .name(format!("acl-release-{what}"))
-        .spawn(f);
-    if let Err(e) = spawned {
-        release::record(
-            what,
-            Error::invalid("drop", format!("no thread to release it on: {e}")),
-        );
-    }
 }
 
 /// The live device of each ordinal: one [`Device`] per ordinal, shared by
@@ -275,7 +257,7 @@ impl Device {
             allocator: OnceLock::new(),
             default_stream_shared: Arc::default(),
             callback_thread: Default::default(),
-            runtime: Some(runtime.clone()),
+            runtime: runtime.clone(),
         });
         BOUND.with(|b| b.set(inner.id));
         let slot = ordinal as usize;
@@ -305,10 +287,7 @@ impl Device {
 
     /// The runtime session this device belongs to.
     pub fn runtime(&self) -> &Runtime {
-        self.inner
-            .runtime
-            .as_ref()
-            .expect("only a device being dropped has no runtime, and it has no handles")
+        &self.inner.runtime
     }
 
     /// Makes this device's context current on the calling thread, unless it
@@ -482,23 +461,13 @@ impl Drop for Inner {
             callback_thread: std::mem::take(&mut self.callback_thread),
             default_stream_shared: self.default_stream_shared.clone(),
             allocator: self.allocator.take(),
-            runtime: self.runtime.take(),
+            // Finalized (if last) after the reset, by the teardown.
+            runtime: self.runtime.clone(),
         };
-        if in_host_fn() {
-            // AscendCL may not be called here, and the callback thread may
-            // be this very thread: tear down on a thread of its own.
-            let spawned = std::thread::Builder::new()
-                .name("acl-device-teardown".into())
-                .spawn(move || teardown.run());
-            if let Err(e) = spawned {
-                release::record(
-                    "Device",
-                    Error::invalid("Device::drop", format!("no teardown thread: {e}")),
-                );
-            }
-        } else {
-            teardown.run();
-        }
+        // Inside a host function AscendCL may not be called, and the
+        // callback thread may be this very thread: the release thread
+        // tears down then.
+        release::outside_host_fn(move || teardown.run());
     }
 }
 
@@ -512,7 +481,7 @@ struct Teardown {
     callback_thread: crate::host_work::CallbackThread,
     default_stream_shared: Arc<crate::host_work::Shared>,
     allocator: Option<Arc<crate::memory::DeviceAllocator>>,
-    runtime: Option<Runtime>,
+    runtime: Runtime,
 }
 
 impl Teardown {

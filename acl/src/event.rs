@@ -269,7 +269,7 @@ impl Drop for Inner {
     fn drop(&mut self) {
         let waiters = std::mem::take(self.waiters.get_mut().unwrap_or_else(|p| p.into_inner()));
         let (raw, device) = (self.raw as usize, self.device.clone());
-        crate::device::outside_host_fn("Event", move || {
+        release::outside_host_fn(move || {
             for s in waiters {
                 // Older CANN: the queued waits must have run before the destroy.
                 if let Err(e) = s.synchronize() {

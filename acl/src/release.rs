@@ -40,3 +40,67 @@ pub(crate) fn record(resource: &'static str, error: Error) {
 pub fn take_release_errors() -> Vec<ReleaseError> {
     std::mem::take(&mut *crate::sync::lock(&FAILURES))
 }
+
+/// Work to run where a `Drop` may not run it: inside a host function (no
+/// AscendCL calls there) or where it could block (the last handle of a
+/// stream held by a memory mark). One thread of the crate's, started on
+/// first use, runs the jobs in order.
+type Job = Box<dyn FnOnce() + Send>;
+
+static QUEUE: Mutex<Option<std::sync::mpsc::Sender<Job>>> = Mutex::new(None);
+
+thread_local! {
+    static ON_RELEASE_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the caller is the release thread (where a release may wait).
+pub(crate) fn on_release_thread() -> bool {
+    ON_RELEASE_THREAD.with(std::cell::Cell::get)
+}
+
+/// Runs `job` on the release thread.
+pub(crate) fn in_background(job: Job) {
+    let mut q = crate::sync::lock(&QUEUE);
+    if q.is_none() {
+        let (tx, rx) = std::sync::mpsc::channel::<Job>();
+        let spawned = std::thread::Builder::new()
+            .name("acl-release".into())
+            .spawn(move || {
+                ON_RELEASE_THREAD.with(|f| f.set(true));
+                for job in rx {
+                    job();
+                }
+            });
+        match spawned {
+            Ok(_) => *q = Some(tx),
+            Err(e) => {
+                // Leak rather than free what queued work may still use.
+                record(
+                    "release thread",
+                    Error::invalid(
+                        "drop",
+                        format!("no release thread ({e}): the resource is leaked"),
+                    ),
+                );
+                std::mem::forget(job);
+                return;
+            }
+        }
+    }
+    if let Some(tx) = q.as_ref()
+        && let Err(back) = tx.send(job)
+    {
+        std::mem::forget(back.0);
+    }
+}
+
+/// Runs `f` now, or on the release thread when the caller runs a host
+/// function (where AscendCL may not be called, and where waiting for the
+/// host function's own stream would deadlock).
+pub(crate) fn outside_host_fn(f: impl FnOnce() + Send + 'static) {
+    if crate::device::in_host_fn() {
+        in_background(Box::new(f));
+    } else {
+        f();
+    }
+}

@@ -162,24 +162,16 @@ impl Drop for Runtime {
         }
         if crate::device::in_host_fn() {
             // AscendCL may not be called inside a host function (and
-            // finalizing waits for its stream): a thread of its own finalizes
+            // finalizing waits for its stream): the release thread finalizes
             // once the host function has returned — unless a new handle has
             // taken the session over by then.
             drop(session);
-            let spawned = std::thread::Builder::new()
-                .name("acl-finalize".into())
-                .spawn(|| {
-                    let mut session = crate::runtime::session();
-                    if session.as_ref().is_some_and(|s| s.handles == 0) {
-                        end_session(&mut session);
-                    }
-                });
-            if let Err(e) = spawned {
-                release::record(
-                    "Runtime",
-                    Error::invalid("Runtime::drop", format!("no finalize thread: {e}")),
-                );
-            }
+            release::in_background(Box::new(|| {
+                let mut session = crate::runtime::session();
+                if session.as_ref().is_some_and(|s| s.handles == 0) {
+                    end_session(&mut session);
+                }
+            }));
         } else {
             end_session(&mut session);
         }

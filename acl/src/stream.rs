@@ -289,7 +289,7 @@ impl Drop for Inner {
         let (device, shared) = (self.device.clone(), self.shared.clone());
         // Inside a host function (of this very stream, possibly) the
         // synchronisation below would deadlock: release on another thread.
-        crate::device::outside_host_fn("Stream", move || {
+        release::outside_host_fn(move || {
             let raw = raw as sys::aclrtStream;
             let outcome = device.bind().and_then(|()| {
                 // The runtime expects queued work to be finished before a

@@ -195,7 +195,7 @@ impl Drop for MarkStream {
         // SAFETY: the stream is taken once, here, and never used again.
         let stream = unsafe { std::mem::ManuallyDrop::take(&mut self.0) };
         if stream.is_last_handle() && !stream.is_default() {
-            releaser::send(Box::new(move || drop(stream)));
+            crate::release::in_background(Box::new(move || drop(stream)));
         }
     }
 }
@@ -413,24 +413,13 @@ impl Allocation {
             return Ok(());
         };
         let marks = std::mem::take(&mut *self.state.lock());
-        let job = Release {
+        Release {
             ptr: self.ptr as usize,
             backing,
             marks,
             device: self.device.clone(),
-        };
-        if crate::device::in_host_fn() {
-            // AscendCL may not be called here: a thread of the crate's runs
-            // the release (recording events on the marks' streams, which is
-            // later than the accesses: sound).
-            releaser::send(Box::new(move || {
-                if let Err(e) = job.run() {
-                    release::record("DeviceBuffer", e);
-                }
-            }));
-            return Ok(());
         }
-        job.run()
+        .run()
     }
 }
 
@@ -468,17 +457,7 @@ impl Drop for Allocation {
             marks,
             device: self.device.clone(),
         };
-        let outcome = if crate::device::in_host_fn() {
-            releaser::send(Box::new(move || {
-                if let Err(e) = job.run() {
-                    release::record("DeviceBuffer", e);
-                }
-            }));
-            Ok(())
-        } else {
-            job.run()
-        };
-        if let Err(e) = outcome {
+        if let Err(e) = job.run() {
             release::record("DeviceBuffer", e);
         }
     }
@@ -508,16 +487,20 @@ unsafe impl Send for Release {}
 
 impl Release {
     /// Frees now, or queues the free behind events on the marks' streams.
-    /// Marks of another device's streams (peer copies) cannot be waited for
-    /// by this device: the release then moves to the release thread, which
-    /// waits for them on the host, so that a drop never blocks.
+    /// Where that cannot be done here, the release thread does it (and the
+    /// outcome is recorded, not returned): inside a host function, where
+    /// AscendCL may not be called (the events it records on the marks'
+    /// streams come later than the accesses: sound); and for marks of
+    /// another device's streams (peer copies), which this device cannot
+    /// wait for: the release thread waits for them on the host, so that a
+    /// drop never blocks.
     pub(crate) fn run(self) -> Result<()> {
         let foreign = self
             .marks
             .iter()
             .any(|m| m.stream().device() != &self.device);
-        if foreign && !releaser::on_release_thread() {
-            releaser::send(Box::new(move || {
+        if crate::device::in_host_fn() || (foreign && !crate::release::on_release_thread()) {
+            crate::release::in_background(Box::new(move || {
                 if let Err(e) = self.run() {
                     release::record("DeviceBuffer", e);
                 }
@@ -594,62 +577,6 @@ impl Release {
                     None => reaped,
                 }
             }
-        }
-    }
-}
-
-/// The thread that runs releases where they may not run: inside host
-/// functions (no AscendCL calls), or where they could block (the last
-/// handle of a stream held by a mark).
-mod releaser {
-    use std::sync::Mutex;
-    use std::sync::mpsc::{Sender, channel};
-
-    type Job = Box<dyn FnOnce() + Send>;
-
-    static QUEUE: Mutex<Option<Sender<Job>>> = Mutex::new(None);
-
-    thread_local! {
-        static ON_RELEASE_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    }
-
-    /// Whether the caller is the release thread (which may wait).
-    pub(crate) fn on_release_thread() -> bool {
-        ON_RELEASE_THREAD.with(std::cell::Cell::get)
-    }
-
-    pub(crate) fn send(job: Job) {
-        let mut q = crate::sync::lock(&QUEUE);
-        if q.is_none() {
-            let (tx, rx) = channel::<Job>();
-            let spawned = std::thread::Builder::new()
-                .name("acl-release".into())
-                .spawn(move || {
-                    ON_RELEASE_THREAD.with(|f| f.set(true));
-                    for job in rx {
-                        job();
-                    }
-                });
-            match spawned {
-                Ok(_) => *q = Some(tx),
-                Err(e) => {
-                    // Leak rather than free memory queued work may still use.
-                    crate::release::record(
-                        "DeviceBuffer",
-                        crate::Error::invalid(
-                            "drop",
-                            format!("no release thread ({e}): the resource is leaked"),
-                        ),
-                    );
-                    std::mem::forget(job);
-                    return;
-                }
-            }
-        }
-        if let Some(tx) = q.as_ref()
-            && let Err(back) = tx.send(job)
-        {
-            std::mem::forget(back.0);
         }
     }
 }
