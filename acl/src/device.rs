@@ -120,6 +120,7 @@ pub(crate) fn forbid_device_calls<R>(f: impl FnOnce() -> R) -> R {
 
 /// Whether the calling thread is running a host function (where AscendCL
 /// may not be called).
+#[inline]
 pub(crate) fn in_host_fn() -> bool {
     BOUND.with(Cell::get) == IN_HOST_FN
 }

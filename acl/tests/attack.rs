@@ -976,3 +976,38 @@ fn panics_with_queued_work() {
     npu.synchronize().unwrap();
     assert_eq!(reports(), before, "check reports: {:#?}", recent());
 }
+
+/// Regression (found while adding record recycling). A dropped buffer's
+/// heap record is kept for the device's next allocation; a second drop
+/// while the slot is full must free its own record, not the stored one
+/// (which would be used after free by the next allocation). Threads drop
+/// and allocate at once, so the slot is contended; every buffer keeps its
+/// own contents.
+#[test]
+fn buffers_dropped_and_allocated_from_many_threads_keep_their_own_records() {
+    let _g = serial();
+    let npu = common::device(0);
+    let workers: Vec<_> = (0..4u32)
+        .map(|t| {
+            let npu = npu.clone();
+            std::thread::spawn(move || {
+                let stream = npu.new_stream().unwrap();
+                for round in 0..50u32 {
+                    let tag = t * 1000 + round;
+                    let bufs: Vec<_> = (0..3)
+                        .map(|k| stream.clone_from_host(&[tag + k; 64]).unwrap())
+                        .collect();
+                    for (k, b) in bufs.iter().enumerate() {
+                        assert_eq!(b.to_host_vec().unwrap(), vec![tag + k as u32; 64]);
+                    }
+                    drop(bufs);
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+    let x = npu.default_stream().clone_from_host(&[9u8; 16]).unwrap();
+    assert_eq!(x.to_host_vec().unwrap(), vec![9u8; 16]);
+}

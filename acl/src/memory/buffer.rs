@@ -18,7 +18,8 @@ use std::sync::Arc;
 /// dereferences; writes need `&mut self`, and queued work is ordered by the
 /// allocation's access record.
 pub struct DeviceBuffer<T: DeviceRepr> {
-    alloc: Arc<Allocation>,
+    /// Taken once, by `Drop`.
+    alloc: std::mem::ManuallyDrop<Arc<Allocation>>,
     len: usize,
     _marker: PhantomData<T>,
 }
@@ -100,7 +101,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
             Allocation::new(ptr, bytes, device, Backing::Direct, None)
         };
         Ok(DeviceBuffer {
-            alloc,
+            alloc: std::mem::ManuallyDrop::new(alloc),
             len,
             _marker: PhantomData,
         })
@@ -240,6 +241,14 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     #[doc(alias = "aclrtFree")]
     pub fn close(self) -> Result<()> {
         self.alloc.close()
+    }
+}
+
+impl<T: DeviceRepr> Drop for DeviceBuffer<T> {
+    fn drop(&mut self) {
+        // SAFETY: taken once, here; `self.alloc` is not used again.
+        let alloc = unsafe { std::mem::ManuallyDrop::take(&mut self.alloc) };
+        Allocation::recycle(alloc);
     }
 }
 

@@ -56,6 +56,7 @@ use crate::{Device, Stream, release, result};
 use acl_sys as sys;
 use parking_lot::Mutex;
 use std::ffi::c_void;
+use std::mem::MaybeUninit;
 use std::sync::Arc;
 
 /// An event of the device's pool, given back when dropped.
@@ -339,7 +340,8 @@ pub(crate) enum Backing {
 pub struct Allocation {
     ptr: *mut c_void,
     bytes: usize,
-    device: Device,
+    /// Dropped by `Drop`, or moved out by `recycle`.
+    device: std::mem::ManuallyDrop<Device>,
     backing: Mutex<Option<Backing>>,
     state: Mutex<AccessState>,
 }
@@ -370,18 +372,65 @@ impl Allocation {
         backing: Backing,
         prior: Option<&Stream>,
     ) -> Arc<Allocation> {
-        Arc::new(Allocation {
-            ptr,
-            bytes,
-            device: device.clone(),
-            backing: Mutex::new(Some(backing)),
-            state: Mutex::new(AccessState {
-                write: prior.map(|s| Mark::Stream(MarkStream::covering(s))),
-                more_writes: Vec::new(),
-                reads: Vec::new(),
-                epoch: 0,
-            }),
-        })
+        let device_handle = std::mem::ManuallyDrop::new(device.clone());
+        let write = prior.map(|s| Mark::Stream(MarkStream::covering(s)));
+        let mut spare = device.inner.tracking.spare.take();
+        let Some(place) = spare.as_mut().and_then(Arc::get_mut) else {
+            return Arc::new(Allocation {
+                ptr,
+                bytes,
+                device: device_handle,
+                backing: Mutex::new(Some(backing)),
+                state: Mutex::new(AccessState {
+                    write,
+                    ..AccessState::default()
+                }),
+            });
+        };
+        let p = place.as_mut_ptr();
+        // SAFETY: `p` points to the unique spare record's (uninitialised)
+        // value: each field is written once, in place, so the value is
+        // whole before `assume_init`; `spare` is `Some` (`place` came
+        // from it).
+        unsafe {
+            (&raw mut (*p).ptr).write(ptr);
+            (&raw mut (*p).bytes).write(bytes);
+            (&raw mut (*p).device).write(device_handle);
+            (&raw mut (*p).backing).write(Mutex::new(Some(backing)));
+            (&raw mut (*p).state).write(Mutex::new(AccessState {
+                write,
+                ..AccessState::default()
+            }));
+            spare.unwrap_unchecked().assume_init()
+        }
+    }
+
+    /// Drops the last handle of an allocation (the memory goes back as for
+    /// any drop) and keeps its heap record for the device's next
+    /// allocation: a buffer allocated and dropped in a loop then costs no
+    /// heap allocation. A handle that is not the last is just dropped.
+    pub(crate) fn recycle(mut this: Arc<Allocation>) {
+        let Some(place) = Arc::get_mut(&mut this) else {
+            return;
+        };
+        place.give_back();
+        let raw = Arc::into_raw(this).cast_mut();
+        // SAFETY: `raw` is the value of the unique handle just given up
+        // (`get_mut` proved it unique; no other handle or weak reference
+        // exists to see it). It is never used as an `Allocation` again: the
+        // marks are dropped here (the memory is back, nothing needs them)
+        // and the device moved out; what remains (`ptr`, `bytes`, the
+        // empty backing) owns nothing and is forgotten. A panic in between
+        // leaks the record, never drops anything twice.
+        let device = unsafe {
+            std::ptr::drop_in_place(&raw mut (*raw).state);
+            std::mem::ManuallyDrop::take(&mut (*raw).device)
+        };
+        // SAFETY: `MaybeUninit<Allocation>` has the size and alignment of
+        // `Allocation`, which is what `Arc::from_raw` requires of a pointer
+        // from `Arc::<Allocation>::into_raw`.
+        let slot: Arc<MaybeUninit<Allocation>> = unsafe { Arc::from_raw(raw.cast_const().cast()) };
+        device.inner.tracking.spare.put(slot);
     }
 
     /// The first byte.
@@ -417,14 +466,16 @@ impl Allocation {
             ptr: self.ptr as usize,
             backing,
             marks,
-            device: self.device.clone(),
+            device: (*self.device).clone(),
         }
         .run()
     }
 }
 
-impl Drop for Allocation {
-    fn drop(&mut self) {
+impl Allocation {
+    /// Gives the memory back after the recorded accesses (the work of the
+    /// last handle's drop), leaving the marks in place on the fast path.
+    fn give_back(&mut self) {
         // The last handle: no lock needed.
         let Some(backing) = self.backing.get_mut().take() else {
             return;
@@ -435,7 +486,7 @@ impl Drop for Allocation {
             && st.more_writes.is_empty()
             && st.write.as_ref().is_none_or(|m| {
                 super::cached::stream_key(m.stream()) == block.stream()
-                    && m.stream().device() == &self.device
+                    && m.stream().device() == &*self.device
             })
             && !crate::device::in_host_fn()
         {
@@ -455,7 +506,7 @@ impl Drop for Allocation {
             ptr: self.ptr as usize,
             backing,
             marks,
-            device: self.device.clone(),
+            device: Device::clone(&self.device),
         };
         if let Err(e) = job.run() {
             release::record("DeviceBuffer", e);
@@ -463,8 +514,57 @@ impl Drop for Allocation {
     }
 }
 
+impl Drop for Allocation {
+    fn drop(&mut self) {
+        self.give_back();
+        // SAFETY: dropped once, here (`recycle`, the only other place that
+        // takes it, never lets the value be dropped afterwards).
+        unsafe { std::mem::ManuallyDrop::drop(&mut self.device) };
+    }
+}
+
+/// One spare heap record of an [`Allocation`], kept by its device for the
+/// next allocation (see [`Allocation::recycle`]): a lock-free slot.
+#[derive(Default)]
+pub(crate) struct SpareRecord(std::sync::atomic::AtomicPtr<MaybeUninit<Allocation>>);
+
+impl SpareRecord {
+    fn take(&self) -> Option<Arc<MaybeUninit<Allocation>>> {
+        let p = self
+            .0
+            .swap(std::ptr::null_mut(), std::sync::atomic::Ordering::Acquire);
+        // SAFETY: a non-null pointer came from `Arc::into_raw` in `put`,
+        // and the swap handed it to this call alone.
+        (!p.is_null()).then(|| unsafe { Arc::from_raw(p) })
+    }
+
+    fn put(&self, slot: Arc<MaybeUninit<Allocation>>) {
+        let p = Arc::into_raw(slot).cast_mut();
+        let stored = self.0.compare_exchange(
+            std::ptr::null_mut(),
+            p,
+            std::sync::atomic::Ordering::Release,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        if stored.is_err() {
+            // Full (the error holds the record already there, which stays):
+            // free this one.
+            // SAFETY: `p` came from `Arc::into_raw` just above and was not
+            // stored.
+            drop(unsafe { Arc::from_raw(p) });
+        }
+    }
+}
+
+impl Drop for SpareRecord {
+    fn drop(&mut self) {
+        drop(self.take());
+    }
+}
+
 /// The caching allocator a cached block came from (the device keeps it
 /// until its teardown, which no allocation outlives).
+#[inline]
 fn cache_of(device: &Device) -> Result<&DeviceAllocator> {
     device.inner.allocator.get().map(|a| &**a).ok_or_else(|| {
         crate::Error::invalid(
@@ -662,6 +762,8 @@ pub(crate) struct Tracking {
     pending: Mutex<Vec<PendingFree>>,
     /// `pending.len()`, read without the lock.
     backlog: std::sync::atomic::AtomicUsize,
+    /// A heap record for the next allocation.
+    spare: SpareRecord,
 }
 
 impl Tracking {
