@@ -80,24 +80,58 @@ fn build(root: &Path) -> Result<PathBuf, String> {
 }
 
 fn instructions(exe: &Path, op: &str, variant: &str, n: u64) -> Result<u64, String> {
+    // One output file per thread (`--separate-threads`), summed: the same
+    // total as one whole-process count, but stable from run to run (whole-
+    // process counts of this binary moved by up to 20% between runs).
+    let dir = std::env::temp_dir().join(format!("cann-rs-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let out = Command::new("valgrind")
-        .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+        .args(["--tool=callgrind", "--separate-threads=yes"])
+        .arg(format!("--callgrind-out-file={}/cg.%p", dir.display()))
         .arg(exe)
         .args([op, variant, &n.to_string()])
         // The simulator as users run it: the sanitizer off (the test suite
         // turns it on through .cargo/config.toml).
         .env("CANN_SIM_CHECK", "off")
         .output()
-        .map_err(|e| format!("cannot run valgrind (apt-get install valgrind): {e}"))?;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() {
-        return Err(format!("{op} {variant} {n} failed:\n{stderr}"));
+        .map_err(|e| format!("cannot run valgrind (apt-get install valgrind): {e}"));
+    let total = out.and_then(|out| {
+        if !out.status.success() {
+            return Err(format!(
+                "{op} {variant} {n} failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        thread_totals(&dir)
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    total
+}
+
+/// The sum of the `summary:` lines of every callgrind file in `dir`.
+fn thread_totals(dir: &Path) -> Result<u64, String> {
+    let mut total = 0u64;
+    let mut files = 0;
+    for entry in std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        if text.is_empty() {
+            // The file named without a thread suffix stays empty.
+            continue;
+        }
+        let count = text
+            .lines()
+            .find_map(|l| l.strip_prefix("summary:"))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .ok_or_else(|| format!("no summary line in {}", path.display()))?;
+        total += count;
+        files += 1;
     }
-    stderr
-        .lines()
-        .find_map(|l| l.split("Collected :").nth(1))
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .ok_or_else(|| format!("no instruction count in callgrind's output:\n{stderr}"))
+    if files == 0 {
+        return Err(format!("callgrind wrote no output in {}", dir.display()));
+    }
+    Ok(total)
 }
 
 fn per_op(exe: &Path, op: &str, variant: &str) -> Result<f64, String> {
