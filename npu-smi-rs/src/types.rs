@@ -216,6 +216,9 @@ pub struct HbmInfo {
 pub struct DdrInfo {
     /// Total DDR, MiB.
     pub total_mib: u64,
+    /// DDR in use, MiB: the total less what is available (as
+    /// [`HbmInfo::used_mib`] for HBM).
+    pub used_mib: u64,
     /// Available DDR, MiB.
     pub available_mib: u64,
     /// DDR clock, MHz (`None` where the backend does not say).

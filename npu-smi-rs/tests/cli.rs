@@ -173,6 +173,36 @@ fn without_dcmi_the_npu_smi_on_path_is_used() {
     assert_eq!(d["errors"], serde_json::json!([]));
 }
 
+/// A 310P reports DDR, not HBM: `used_mib` is in the JSON as it is for HBM
+/// (the fixture's `Memory-Usage(MB)` column: 1397 / 44280 and 1520 / 43693).
+#[test]
+fn json_reports_ddr_used_as_it_does_for_hbm() {
+    let dir = scratch("ddr-310p");
+    let fake = fake_npu_smi(&dir, "310p");
+    let mut c = cmd(
+        "ddr-310p-run",
+        &["info", "--json", "--backend", "npu-smi", "--npu-smi"],
+    );
+    c.arg(&fake);
+    let (code, out, err) = run(c);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let ddr = |i: usize| v["devices"][i]["ddr"].clone();
+    assert_eq!(
+        ddr(0),
+        serde_json::json!({
+            "total_mib": 44280,
+            "used_mib": 1397,
+            "available_mib": 42883,
+            "frequency_mhz": null,
+            "utilization_percent": 3
+        })
+    );
+    assert_eq!(ddr(1)["used_mib"], 1520);
+    assert_eq!(ddr(1)["available_mib"], 43693 - 1520);
+    assert_eq!(v["devices"][0]["hbm"], serde_json::Value::Null);
+}
+
 #[test]
 fn npu_smi_backend_table_for_an_a3_machine_matches_the_snapshot() {
     let dir = scratch("a3");

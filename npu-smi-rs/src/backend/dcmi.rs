@@ -244,6 +244,7 @@ impl Backend for Dcmi {
         self.check("dcmi_get_device_memory_info_v3", rc)?;
         Ok(DdrInfo {
             total_mib: m.memory_size,
+            used_mib: m.memory_size.saturating_sub(m.memory_available),
             available_mib: m.memory_available,
             frequency_mhz: Some(m.freq),
             utilization_percent: m.utiliza,

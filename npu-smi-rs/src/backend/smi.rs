@@ -325,6 +325,7 @@ impl Backend for NpuSmi {
         match self.row(c)?.memory_mib {
             Some((used, total)) if total > 0 => Ok(DdrInfo {
                 total_mib: total,
+                used_mib: used.min(total),
                 available_mib: total.saturating_sub(used),
                 frequency_mhz: None,
                 utilization_percent: (used.saturating_mul(100) / total) as u32,

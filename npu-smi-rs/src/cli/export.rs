@@ -130,8 +130,7 @@ pub fn encode(devices: &[DeviceStatus]) -> String {
         d.ddr.map(|m| m.total_mib as f64)
     });
     family("npu_chip_info_used_memory", "Device DDR in use, MB", &|d| {
-        d.ddr
-            .map(|m| m.total_mib.saturating_sub(m.available_mib) as f64)
+        d.ddr.map(|m| m.used_mib as f64)
     });
     family(
         "npu_chip_info_process_info_num",

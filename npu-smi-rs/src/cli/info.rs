@@ -77,9 +77,7 @@ pub fn render(title: &str, version: &str, devices: &[DeviceStatus]) -> String {
                 pair(Some((0, 0)))
             ),
         ));
-        let ddr = d
-            .ddr
-            .map(|m| (m.total_mib - m.available_mib.min(m.total_mib), m.total_mib));
+        let ddr = d.ddr.map(|m| (m.used_mib, m.total_mib));
         s.push_str(&row(
             &format!("{:<6}{}", d.chip_id, opt(d.physical_id)),
             &opt(d.pcie_bus_id),
@@ -104,25 +102,35 @@ pub fn render(title: &str, version: &str, devices: &[DeviceStatus]) -> String {
         w4 = W3 - 27
     ));
     s.push_str(&border('='));
+    // One block per card (NPU): the processes of all its chips, or one line
+    // saying it has none, as `npu-smi info` prints them (a card with two
+    // chips lists both chips' processes under one border).
+    let mut cards: Vec<u32> = Vec::new();
     for d in devices {
-        let procs = d.processes.as_deref().unwrap_or(&[]);
-        if procs.is_empty() {
-            s.push_str(&wide(&format!(
-                "No running processes found in NPU {}",
-                d.card_id
-            )));
+        if !cards.contains(&d.card_id) {
+            cards.push(d.card_id);
         }
-        for p in procs {
-            s.push_str(&format!(
-                "| {:<w1$}| {:<w2$}| {:<24}| {:<w4$}|\n",
-                format!("{:<8}{}", d.card_id, d.chip_id),
-                p.pid,
-                p.name.as_deref().unwrap_or("NA"),
-                p.memory_bytes.div_ceil(1024 * 1024),
-                w1 = W1 - 1,
-                w2 = W2 - 1,
-                w4 = W3 - 27
-            ));
+    }
+    for card in cards {
+        let chips: Vec<&DeviceStatus> = devices.iter().filter(|d| d.card_id == card).collect();
+        let mut any = false;
+        for d in &chips {
+            for p in d.processes.as_deref().unwrap_or(&[]) {
+                any = true;
+                s.push_str(&format!(
+                    "| {:<w1$}| {:<w2$}| {:<24}| {:<w4$}|\n",
+                    format!("{:<8}{}", d.card_id, d.chip_id),
+                    p.pid,
+                    p.name.as_deref().unwrap_or("NA"),
+                    p.memory_bytes.div_ceil(1024 * 1024),
+                    w1 = W1 - 1,
+                    w2 = W2 - 1,
+                    w4 = W3 - 27
+                ));
+            }
+        }
+        if !any {
+            s.push_str(&wide(&format!("No running processes found in NPU {card}")));
         }
         s.push_str(&border('='));
     }
@@ -167,4 +175,77 @@ pub fn run(npu: &Npu, as_json: bool) -> Result<(), Error> {
         print!("{}", render(&title, &version, &devices));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::ProcessInfo;
+
+    fn chip(card: u32, chip: u32, pids: &[u32]) -> DeviceStatus {
+        DeviceStatus {
+            card_id: card,
+            chip_id: chip,
+            logical_id: None,
+            physical_id: None,
+            chip: None,
+            pcie_bus_id: None,
+            health: None,
+            error_codes: None,
+            temperature_celsius: None,
+            power_watts: None,
+            voltage_volts: None,
+            aicore_utilization_percent: None,
+            aicpu_utilization_percent: None,
+            vector_utilization_percent: None,
+            hbm_bandwidth_utilization_percent: None,
+            hbm: None,
+            ddr: None,
+            aicore_frequency_mhz: None,
+            aicore_max_frequency_mhz: None,
+            hbm_frequency_mhz: None,
+            hbm_ecc: None,
+            ddr_ecc: None,
+            processes: Some(
+                pids.iter()
+                    .map(|&pid| ProcessInfo {
+                        pid,
+                        memory_bytes: 3 << 20,
+                        name: Some("python3".into()),
+                    })
+                    .collect(),
+            ),
+            errors: Vec::new(),
+        }
+    }
+
+    /// `npu-smi info` lists the processes of every chip of a card under one
+    /// border and says "No running processes found in NPU n" only for a card
+    /// none of whose chips has one (the A3 fixture, tests/fixtures/info_a3.txt:
+    /// card 0 lists chip 0's process and nothing for chip 1).
+    #[test]
+    fn processes_are_listed_per_card_and_no_process_line_only_for_idle_cards() {
+        let devices = [
+            chip(0, 0, &[632268]),
+            chip(0, 1, &[]),
+            chip(1, 0, &[]),
+            chip(1, 1, &[]),
+            chip(7, 0, &[692318]),
+            chip(7, 1, &[692318]),
+        ];
+        let table = render("npu-smi-rs", "1", &devices);
+        let procs = &table[table.find("| NPU     Chip").unwrap()..];
+        let want = "\
+| NPU     Chip              | Process id    | Process name            | Process memory(MB)       |
++===========================+===============+====================================================+
+| 0       0                 | 632268        | python3                 | 3                        |
++===========================+===============+====================================================+
+| No running processes found in NPU 1                                                            |
++===========================+===============+====================================================+
+| 7       0                 | 692318        | python3                 | 3                        |
+| 7       1                 | 692318        | python3                 | 3                        |
++===========================+===============+====================================================+
+";
+        assert_eq!(procs, want);
+    }
 }
