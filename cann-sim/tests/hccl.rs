@@ -33,6 +33,8 @@ fn hfails(rc: HcclResult, want: HcclResult, function: &str) -> String {
 }
 
 fn root_info() -> HcclRootInfo {
+    // HcclGetRootInfo needs a current device (see fidelity_hccl.rs).
+    use_device(0);
     let mut r = HcclRootInfo::default();
     // SAFETY: a valid out-pointer.
     hok(unsafe { HcclGetRootInfo(&mut r) });
@@ -185,6 +187,7 @@ fn mismatched_counts_fail_on_every_rank_with_para() {
 
 #[test]
 fn null_and_unknown_handles_get_hccl_codes() {
+    use_device(0);
     hfails(
         // SAFETY: null is checked.
         unsafe { HcclGetRootInfo(null_mut()) },

@@ -16,7 +16,7 @@
 //! | `LOCAL_RANK` | rank on this host (picks the NPU) | `SLURM_LOCALID`, `OMPI_COMM_WORLD_LOCAL_RANK` | `RANK` |
 //! | `MASTER_ADDR` | rank 0's host | | `127.0.0.1` |
 //! | `MASTER_PORT` | rank 0's bootstrap port | | `29500` |
-//! | `HCCL_CONNECT_TIMEOUT` | seconds to wait for rank 0 and for the exchange | | `120` |
+//! | `HCCL_BOOTSTRAP_TIMEOUT` | seconds to wait for rank 0 and for the exchange (this crate's own variable: HCCL itself accepts no `HCCL_CONNECT_TIMEOUT` below 120 s) | `HCCL_CONNECT_TIMEOUT` + 20 | `140` |
 //!
 //! These are what `torchrun`, Slurm's `srun` and Open MPI's `mpirun` set;
 //! [`launch`](crate::launch) sets them for local runs.
@@ -63,8 +63,8 @@ impl BootstrapConfig {
             local_rank: rank,
             master_addr: "127.0.0.1".to_string(),
             master_port: 29500,
-            connect_timeout: Duration::from_secs(120),
-            exchange_timeout: Duration::from_secs(120),
+            connect_timeout: Duration::from_secs(140),
+            exchange_timeout: Duration::from_secs(140),
         }
     }
 
@@ -148,7 +148,14 @@ impl BootstrapConfig {
                 .parse()
                 .map_err(|_| env_err(format!("MASTER_PORT={p:?} is not a TCP port")))?;
         }
-        if let Some(t) = get("HCCL_CONNECT_TIMEOUT").and_then(|t| t.trim().parse::<u64>().ok()) {
+        // HCCL waits HCCL_CONNECT_TIMEOUT + 20 s for the other ranks
+        // (hicann/hccl docs/zh/user_guide/hccl_env/HCCL_CONNECT_TIMEOUT.md);
+        // the root-info exchange before it waits as long, unless told
+        // otherwise by this crate's own variable.
+        let secs = |name: &str| get(name).and_then(|t| t.trim().parse::<u64>().ok());
+        if let Some(t) = secs("HCCL_BOOTSTRAP_TIMEOUT")
+            .or_else(|| secs("HCCL_CONNECT_TIMEOUT").map(|t| t.saturating_add(20)))
+        {
             c.connect_timeout = Duration::from_secs(t);
             c.exchange_timeout = Duration::from_secs(t);
         }

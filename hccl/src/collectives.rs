@@ -34,7 +34,7 @@
 //!
 //! // Two ranks as two threads of this process, devices 0 and 1.
 //! let rt = Runtime::init()?;
-//! let root = RootInfo::new()?;
+//! let root = RootInfo::for_device(&Device::new(&rt, 0)?)?;
 //! let handles: Vec<_> = (0..2u32)
 //!     .map(|rank| {
 //!         let (rt, root) = (rt.clone(), root.clone());

@@ -86,7 +86,7 @@ impl Comm {
     /// # cann_sim::install().unwrap();
     /// let rt = acl::Runtime::init()?;
     /// let npu = acl::Device::new(&rt, 0)?;
-    /// let root = hccl::RootInfo::new()?;
+    /// let root = hccl::RootInfo::for_device(&npu)?;
     /// let comm = hccl::Comm::init_root_info(&npu, &root, 1, 0, &hccl::CommConfig::default())?;
     /// assert_eq!((comm.rank(), comm.size()), (0, 1));
     /// # Ok::<(), hccl::Error>(())
@@ -354,10 +354,13 @@ impl Comm {
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 
-    /// The first failure of the communicator's queued work, if any: what a
-    /// watchdog polls. `Ok(None)` while it is healthy; e.g.
-    /// `Some(ErrorCode::Timeout)` after a peer stalled, `Some(ErrorCode::Remote)`
-    /// after a peer failed or died.
+    /// An asynchronous failure HCCL saw on the communicator, if any: what a
+    /// watchdog polls. HCCL reports only `Some(ErrorCode::Remote)` (an
+    /// error CQE: a peer failed or died) and `Some(ErrorCode::Para)` (ranks
+    /// called different operations); a timed-out collective is reported by
+    /// the stream's synchronisation (507048), not here (hicann/hcomm
+    /// `docs/en/api_ref/comm_mgr_c/HcclGetCommAsyncError.md`). Nothing in
+    /// this crate depends on what it returns.
     ///
     /// # Errors
     ///

@@ -12,10 +12,16 @@
 //! [`Comm::async_error`](crate::Comm::async_error) says what HCCL saw.
 
 use acl_sys::LoadError;
+use hccl_sys::*;
 use std::fmt;
 
 /// The result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// `HCCL_E_IN_STATUS` (1041): "the error information is in the status", added
+/// by newer headers than the ones `hccl-sys` was generated from (hicann/hcomm
+/// `include/hccl/hccl_types.h`).
+pub const HCCL_E_IN_STATUS: u32 = 1041;
 
 macro_rules! codes {
     ($($(#[$doc:meta])* $variant:ident = $value:ident, $text:literal;)*) => {
@@ -37,7 +43,7 @@ macro_rules! codes {
             /// The code for a raw `HcclResult`.
             pub fn from_raw(raw: u32) -> ErrorCode {
                 match raw {
-                    $(hccl_sys::$value => ErrorCode::$variant,)*
+                    $($value => ErrorCode::$variant,)*
                     other => ErrorCode::Unknown(other),
                 }
             }
@@ -45,7 +51,7 @@ macro_rules! codes {
             /// The raw `HcclResult`.
             pub fn raw(self) -> u32 {
                 match self {
-                    $(ErrorCode::$variant => hccl_sys::$value,)*
+                    $(ErrorCode::$variant => $value,)*
                     ErrorCode::Unknown(v) => v,
                 }
             }
@@ -95,6 +101,7 @@ codes! {
     Suspending = HCCL_E_SUSPENDING, "the communicator is suspended";
     OpRetryFail = HCCL_E_OPRETRY_FAIL, "an operation retry failed";
     Oom = HCCL_E_OOM, "out of memory";
+    InStatus = HCCL_E_IN_STATUS, "the error information is in the request's status";
 }
 
 impl fmt::Display for ErrorCode {
@@ -266,10 +273,46 @@ mod tests {
             assert_eq!(ErrorCode::from_raw(c.raw()), c);
             assert!(c.name().starts_with("HCCL_"));
         }
-        assert_eq!(ErrorCode::ALL.len(), 25);
+        assert_eq!(ErrorCode::ALL.len(), 26);
         assert_eq!(ErrorCode::from_raw(9), ErrorCode::Timeout);
         assert_eq!(ErrorCode::from_raw(77), ErrorCode::Unknown(77));
         assert_eq!(ErrorCode::Remote.to_string(), "HCCL_E_REMOTE (21)");
+    }
+
+    /// Newer headers add HCCL_E_IN_STATUS = 1041 (hicann/hcomm
+    /// include/hccl/hccl_types.h); codes of even newer ones are kept as
+    /// Unknown with their number, never mapped to another code.
+    #[test]
+    fn newer_and_unknown_codes_are_kept_and_named() {
+        let c = ErrorCode::from_raw(1041);
+        assert_eq!(c, ErrorCode::InStatus);
+        assert_eq!(
+            (c.raw(), c.to_string()),
+            (1041, "HCCL_E_IN_STATUS (1041)".to_string())
+        );
+        for raw in [25, 1040, 1042, u32::MAX] {
+            let c = ErrorCode::from_raw(raw);
+            assert_eq!((c, c.raw()), (ErrorCode::Unknown(raw), raw));
+            assert_eq!(c.to_string(), format!("HCCL_E_UNKNOWN ({raw})"));
+        }
+        let e = Error::Hccl {
+            code: ErrorCode::from_raw(1041),
+            function: "HcclCommDestroy",
+            message: None,
+        };
+        assert_eq!(
+            e.to_string(),
+            "HcclCommDestroy failed with HCCL_E_IN_STATUS (1041)"
+        );
+        let e = Error::Hccl {
+            code: ErrorCode::from_raw(4242),
+            function: "HcclCommDestroy",
+            message: None,
+        };
+        assert_eq!(
+            e.to_string(),
+            "HcclCommDestroy failed with HCCL_E_UNKNOWN (4242)"
+        );
     }
 
     #[test]

@@ -40,7 +40,7 @@
 //! use hccl::{Comm, CommConfig, RootInfo};
 //!
 //! let rt = Runtime::init()?;
-//! let root = RootInfo::new()?;
+//! let root = RootInfo::for_device(&Device::new(&rt, 0)?)?;
 //! let ranks: Vec<_> = (0..2u32)
 //!     .map(|rank| {
 //!         let (rt, root) = (rt.clone(), root.clone());

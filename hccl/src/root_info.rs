@@ -36,15 +36,22 @@ impl fmt::Debug for RootInfo {
 }
 
 impl RootInfo {
-    /// Asks HCCL for a new root info. The calling process serves the
-    /// communicator's rendezvous: it must stay alive, and one of its ranks
-    /// is usually rank 0.
+    /// Asks HCCL for a new root info, on the device bound to the calling
+    /// thread ([`RootInfo::for_device`] binds one first). The calling
+    /// process serves the communicator's rendezvous: it must stay alive, and
+    /// one of its ranks is usually rank 0. HCCL listens on
+    /// `HCCL_IF_BASE_PORT` + the device's physical id, or on the first free
+    /// port of 60000–60031 when that variable is unset (hicann/hccl
+    /// `docs/zh/user_guide/hccl_env/HCCL_IF_BASE_PORT.md`);
+    /// `HCCL_HOST_SOCKET_PORT_RANGE=auto` lets the OS pick (for several
+    /// jobs on one host).
     ///
     /// # Errors
     ///
-    /// [`ErrorCode::TcpConnect`](crate::ErrorCode::TcpConnect) when HCCL
-    /// cannot listen (a port in use, `HCCL_IF_IP` not local), or the
-    /// library's error.
+    /// [`ErrorCode::Runtime`](crate::ErrorCode::Runtime) when no device is
+    /// bound to the thread; [`ErrorCode::Unavail`](crate::ErrorCode::Unavail)
+    /// when the port is in use; [`ErrorCode::Para`](crate::ErrorCode::Para)
+    /// for an invalid `HCCL_*` variable; or the library's error.
     #[doc(alias = "HcclGetRootInfo")]
     pub fn new() -> Result<RootInfo> {
         let mut raw = sys::HcclRootInfo::default();
@@ -52,6 +59,26 @@ impl RootInfo {
         // SAFETY: `raw` is a valid out-pointer for the duration of the call.
         check("HcclGetRootInfo", unsafe { sys::HcclGetRootInfo(&mut raw) })?;
         Ok(RootInfo::from_raw(&raw))
+    }
+
+    /// As [`RootInfo::new`], on `device` (bound to the calling thread
+    /// first).
+    ///
+    /// ```
+    /// # cann_sim::install().unwrap();
+    /// let rt = acl::Runtime::init()?;
+    /// let device = acl::Device::new(&rt, 0)?;
+    /// let root = hccl::RootInfo::for_device(&device)?;
+    /// assert_eq!(root.as_bytes().len(), hccl::ROOT_INFO_BYTES);
+    /// # Ok::<(), hccl::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`RootInfo::new`], or binding the device.
+    pub fn for_device(device: &acl::Device) -> Result<RootInfo> {
+        device.bind()?;
+        RootInfo::new()
     }
 
     /// Asks HCCL for one of several root infos of a scalable communicator

@@ -293,8 +293,8 @@ fn comms_are_destroyed_on_drop_without_release_errors() {
 
 #[test]
 fn root_info_text_survives_a_round_trip_through_the_environment() {
-    runtime();
-    let root = RootInfo::new().unwrap();
+    let rt = runtime();
+    let root = RootInfo::for_device(&acl::Device::new(&rt, 0).unwrap()).unwrap();
     let text = root.to_text();
     assert!(text.len() < 200, "{text}");
     assert_eq!(text.parse::<RootInfo>().unwrap(), root);

@@ -70,7 +70,7 @@ fn a_panic_inside_a_group_ends_the_group() {
 fn dropping_a_comm_waits_for_its_queued_collectives() {
     let _g = common::serial();
     let rt = common::runtime();
-    let root = hccl::RootInfo::new().unwrap();
+    let root = hccl::RootInfo::for_device(&acl::Device::new(&rt, 0).unwrap()).unwrap();
     let ranks: Vec<_> = (0..2u32)
         .map(|r| {
             let (rt, root) = (rt.clone(), root.clone());

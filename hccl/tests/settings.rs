@@ -122,6 +122,9 @@ fn windows_register_exchange_with_peers_and_deregister_on_drop() {
 fn a_communicator_of_several_root_infos_all_reduces() {
     let _s = serial();
     let rt = runtime();
+    // HcclGetRootInfoScalable needs a device bound to this thread.
+    let dev0 = acl::Device::new(&rt, 0).unwrap();
+    dev0.bind().unwrap();
     let roots = vec![
         RootInfo::new_scalable().unwrap(),
         RootInfo::new_scalable().unwrap(),

@@ -580,7 +580,9 @@ impl Ctx<'_> {
                 first_bad = Some(format!(
                     "collective #{} differs between ranks: rank {j} called {}, rank {me} (this \
                      rank) called {}; every rank must call the same collectives with the same \
-                     count, type, op and root, in the same order",
+                     count, type, op and root, in the same order (a cann-sim diagnostic: this \
+                     exchange of every call's arguments is the simulator's; real HCCL may \
+                     instead wait until HCCL_EXEC_TIMEOUT or compute wrong data)",
                     self.seq,
                     theirs.describe(),
                     mine.describe()

@@ -3,10 +3,12 @@
 //! sub-communicators.
 //!
 //! **Root info.** `HcclGetRootInfo` starts a *root server*: a thread with a
-//! TCP listener on `HCCL_IF_IP` (default 127.0.0.1) and `HCCL_IF_BASE_PORT`
-//! (default: any free port), whose address and a unique id go into the
-//! blob. Each rank's `HcclCommInitRootInfo` opens its own listener (on the
-//! interface that reaches the root), registers it with the root server and
+//! TCP listener on `HCCL_IF_IP` (default 127.0.0.1) and the port HCCL
+//! would choose (see [`start_root_server`]: `HCCL_IF_BASE_PORT` + the
+//! physical device id, or the first free port of 60000–60031), whose
+//! address and a unique id go into the blob. Each rank's
+//! `HcclCommInitRootInfo` opens its own listener (on the interface that
+//! reaches the root), registers it with the root server and
 //! blocks; when all `nRanks` ranks have registered, the server sends everyone
 //! the table of addresses and exits, and the ranks connect to each other
 //! (see `transport`). Ranks that disagree on `nRanks`, or claim the same rank,
@@ -20,10 +22,11 @@
 //! communicator.
 
 use super::comm::{Comm, Options};
+use super::env::Ports;
 use super::transport::{self, Fail};
 use super::wire::{self, Reader, Root, Writer};
 use hccl_sys::*;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -31,27 +34,29 @@ const REG_MAGIC: u32 = 0x5245_4731; // "1GER"
 const REPLY_OK: u32 = 0;
 const REPLY_ERR: u32 = 1;
 
-/// Starts a root server; returns what the root info holds.
+/// Starts a root server for `device` (logical); returns what the root info
+/// holds.
+///
+/// Its port follows HCCL's `TopoInfoDetect::SetupServer` (hicann/hcomm
+/// `src/legacy/ascend910/framework/common/src/topo/topoinfo_detect.cc`):
+/// `HCCL_HOST_SOCKET_PORT_RANGE` when set (`auto`: a port the OS picks;
+/// otherwise the first free port of the ranges), else exactly
+/// `HCCL_IF_BASE_PORT` + the device's physical id, else the first free port
+/// of 60000–60031 (`PreemptPortManager::PreemptPortInRange`).
 ///
 /// # Errors
 ///
-/// `HCCL_E_TCP_CONNECT` when the address cannot be listened on (the port is
-/// in use, the IP is not local), naming it.
-pub fn start_root_server() -> Result<Root, Fail> {
+/// `HCCL_E_UNAVAIL` when the port (or every port of the range) is in use,
+/// as `HcclSocket::Listen` reports (EI0019); `HCCL_E_TCP_CONNECT` when the
+/// address cannot be listened on for another reason (the IP is not
+/// local); `HCCL_E_PARA` when the base port + device id is past 65535.
+pub fn start_root_server(device: u32) -> Result<Root, Fail> {
     let ip = wire::local_ip();
-    let port = wire::root_port();
-    let addr = SocketAddr::new(ip, port);
-    let listener = TcpListener::bind(addr).map_err(|e| {
-        Fail::new(
-            HCCL_E_TCP_CONNECT,
-            format!(
-                "cannot listen on {addr} for the root info (HCCL_IF_IP / HCCL_IF_BASE_PORT): {e}"
-            ),
-        )
-    })?;
+    let env = super::env::current();
+    let listener = listen_root(ip, &env.ports, physical_id(device))?;
     let addr = listener
         .local_addr()
-        .map_err(|e| Fail::new(HCCL_E_TCP_CONNECT, format!("{addr}: {e}")))?;
+        .map_err(|e| Fail::new(HCCL_E_TCP_CONNECT, format!("{ip}: {e}")))?;
     let uid = wire::unique_id();
     let timeout = wire::connect_timeout();
     std::thread::Builder::new()
@@ -64,6 +69,78 @@ pub fn start_root_server() -> Result<Root, Fail> {
             )
         })?;
     Ok(Root { addr, uid })
+}
+
+/// The physical id of logical device `device` (`ASCEND_RT_VISIBLE_DEVICES`
+/// maps one to the other).
+fn physical_id(device: u32) -> u32 {
+    crate::config::get()
+        .ok()
+        .and_then(|c| c.visible.get(device as usize).copied())
+        .unwrap_or(device)
+}
+
+/// Listens for a root server on `ip`, at a port chosen by `ports`.
+fn listen_root(ip: IpAddr, ports: &Ports, phys: u32) -> Result<TcpListener, Fail> {
+    let bind = |port: u16| TcpListener::bind(SocketAddr::new(ip, port));
+    let other = |port: u16, e: std::io::Error| {
+        Fail::new(
+            HCCL_E_TCP_CONNECT,
+            format!("cannot listen on {ip}:{port} for the root info (HCCL_IF_IP): {e}"),
+        )
+    };
+    let in_use = |what: String| {
+        Fail::new(
+            HCCL_E_UNAVAIL,
+            format!(
+                "{what} already in use (EI0019): another process or communicator listens there; \
+                 set HCCL_IF_BASE_PORT or HCCL_HOST_SOCKET_PORT_RANGE (e.g. \"auto\") to free ports"
+            ),
+        )
+    };
+    let first_free = |ranges: &[(u16, u16)], what: String| {
+        for &(a, b) in ranges {
+            for port in a..=b {
+                match bind(port) {
+                    Ok(l) => return Ok(l),
+                    Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {}
+                    Err(e) => return Err(other(port, e)),
+                }
+            }
+        }
+        Err(in_use(what))
+    };
+    match ports {
+        Ports::Auto => bind(0).map_err(|e| other(0, e)),
+        Ports::Ranges(r) => first_free(
+            r,
+            format!("every port of HCCL_HOST_SOCKET_PORT_RANGE on {ip} is"),
+        ),
+        Ports::Default => {
+            let (a, b) = super::env::DEFAULT_PORTS;
+            first_free(
+                &[(a, b)],
+                format!("every port of {ip}:{a}-{b} (the default: HCCL_IF_BASE_PORT is unset) is"),
+            )
+        }
+        Ports::Base(base) => {
+            let port = u16::try_from(u32::from(*base) + phys).map_err(|_| {
+                Fail::new(
+                    HCCL_E_PARA,
+                    format!("HCCL_IF_BASE_PORT {base} + physical device {phys} is past port 65535; lower it"),
+                )
+            })?;
+            bind(port).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::AddrInUse {
+                    in_use(format!(
+                        "{ip}:{port} (HCCL_IF_BASE_PORT {base} + physical device {phys}) is"
+                    ))
+                } else {
+                    other(port, e)
+                }
+            })
+        }
+    }
 }
 
 struct Registered {

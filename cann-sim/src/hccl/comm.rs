@@ -8,7 +8,7 @@ use hccl_sys::*;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// What a `HcclCommConfig` asks for (the options the simulator reads).
@@ -20,8 +20,11 @@ pub struct Options {
     pub deterministic: Option<u32>,
     /// `hcclCommName`, when not empty.
     pub name: Option<String>,
-    /// `hcclExecTimeOut` in seconds, when set.
+    /// `hcclExecTimeOut` in seconds, when set (a value the SoC does not
+    /// accept is ignored when the communicator is made; see [`super::env`]).
     pub exec_timeout_s: Option<i32>,
+    /// `hcclOpExpansionMode` is 3 (AIV).
+    pub aiv: bool,
 }
 
 impl Options {
@@ -31,11 +34,15 @@ impl Options {
     ///
     /// `HCCL_E_PARA` for a config whose header was not initialised by
     /// `HcclCommConfigInit`, a buffer size below 1 MB, a deterministic value
-    /// other than 0 or 1, a name without its terminating NUL, or an exec
-    /// timeout below -1, an op expansion mode above 3 or a zero-copy flag
-    /// above 1. (The op expansion mode, world rank id, job id and zero-copy
-    /// flag are accepted but change nothing here: the simulator has one
-    /// execution engine and no graph capture.)
+    /// other than 0 or 1, a name without its terminating NUL, an op
+    /// expansion mode above 3 or a zero-copy flag above 1. An exec timeout
+    /// is checked later, against the SoC, and ignored when out of range
+    /// (hicann/hcomm
+    /// `src/legacy/ascend910/framework/communicator/comm_config.cc`,
+    /// `SetConfigExecTimeout`: a warning, not an error). (The op expansion
+    /// mode selects the AIV timeout rules; the world rank id, job id and
+    /// zero-copy flag are accepted but change nothing here: the simulator
+    /// has one execution engine and no graph capture.)
     ///
     /// # Safety
     ///
@@ -111,17 +118,9 @@ impl Options {
             ));
         }
         if c.hcclExecTimeOut != HCCL_COMM_EXECTIMEOUT_CONFIG_NOT_SET {
-            if c.hcclExecTimeOut < 0 {
-                return Err((
-                    HCCL_E_PARA,
-                    format!(
-                        "config: hcclExecTimeOut is {} s; expected 0 (no timeout) or more",
-                        c.hcclExecTimeOut
-                    ),
-                ));
-            }
             o.exec_timeout_s = Some(c.hcclExecTimeOut);
         }
+        o.aiv = c.hcclOpExpansionMode == 3;
         Ok(o)
     }
 }
@@ -168,6 +167,19 @@ pub struct Comm {
     /// Virtual memory given to the communicator (`HcclCommSetMemoryRange`)
     /// and the mapped parts of it activated (`HcclCommActivateCommMemory`).
     pub vm: Mutex<VmRanges>,
+    /// Host-side calls running on it now (see [`InUse`]).
+    busy: AtomicU32,
+}
+
+/// Marks a communicator in use while a host-side call runs on it (HCCL's
+/// `HcclCommState::INUSE`); `HcclCommDestroy` refuses it meanwhile.
+#[derive(Debug)]
+pub struct InUse(Arc<Comm>);
+
+impl Drop for InUse {
+    fn drop(&mut self) {
+        self.0.busy.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// See [`Comm::vm`].
@@ -218,7 +230,11 @@ impl Comm {
             name,
             transport,
             members,
-            exec_timeout: super::wire::exec_timeout(options.exec_timeout_s),
+            exec_timeout: super::env::current().exec_timeout(
+                options.exec_timeout_s,
+                options.aiv,
+                super::env::SocRules::simulated(),
+            ),
             options,
             seq: AtomicU64::new(0),
             p2p: Mutex::new((vec![0; nranks as usize], vec![0; nranks as usize])),
@@ -231,7 +247,19 @@ impl Comm {
             windows: Mutex::new(HashMap::new()),
             exchanges: Mutex::new(vec![0; nranks as usize]),
             vm: Mutex::new(VmRanges::default()),
+            busy: AtomicU32::new(0),
         }
+    }
+
+    /// Marks the communicator in use until the guard drops.
+    pub fn enter(self: &Arc<Self>) -> InUse {
+        self.busy.fetch_add(1, Ordering::AcqRel);
+        InUse(self.clone())
+    }
+
+    /// Whether a host-side call is running on the communicator.
+    pub fn in_use(&self) -> bool {
+        self.busy.load(Ordering::Acquire) > 0
     }
 
     /// The number of the next collective (from 1), in call order.
@@ -308,15 +336,28 @@ impl Comm {
         }
     }
 
-    /// `HcclGetCommAsyncError`: the first failure of a collective here, an
-    /// abort from another rank, or a rank that is gone.
+    /// `HcclGetCommAsyncError`: only what HCCL reports there (hicann/hcomm
+    /// `docs/en/api_ref/comm_mgr_c/HcclGetCommAsyncError.md`: "RDMA ERROR
+    /// CQE" errors, `HCCL_E_REMOTE`) and operations that differ between
+    /// ranks (`HCCL_E_PARA`): a peer that failed, aborted or is gone, or a
+    /// mismatched collective. A timeout, a memory fault or an internal error
+    /// of this rank's queued work is not reported here: it surfaces at the
+    /// stream's synchronisation (507048, 507013), as on hardware.
     pub fn async_error(&self) -> Option<Fail> {
-        if let Some(f) = self.error.lock().clone() {
+        let reported = |f: &Fail| matches!(f.code, HCCL_E_REMOTE | HCCL_E_PARA);
+        if let Some(f) = self.error.lock().clone().filter(reported) {
             return Some(f);
         }
-        if let Some(a) = self.transport.abort_of(self.uid) {
+        if let Some(a) = self.transport.abort_of(self.uid)
+            && a.code != HCCL_E_TIMEOUT
+        {
+            let code = if a.code == HCCL_E_PARA {
+                HCCL_E_PARA
+            } else {
+                HCCL_E_REMOTE
+            };
             return Some(Fail {
-                code: HCCL_E_REMOTE,
+                code,
                 msg: format!("rank {} reported a failure: {}", a.from, a.msg),
                 memory: false,
                 remote: true,
@@ -380,9 +421,21 @@ pub fn lookup(function: &str, h: HcclComm) -> Result<Arc<Comm>, HcclResult> {
 ///
 /// # Errors
 ///
-/// As [`lookup`].
+/// As [`lookup`]; `HCCL_E_AGAIN` while another thread is inside a call on
+/// it (hicann/hcomm `src/legacy/ascend910/framework/op_base/src/op_base.cc`,
+/// `HcclCommDestroy`: "comm is in use, please try again later").
 pub fn destroy(function: &str, h: HcclComm) -> Result<(), HcclResult> {
-    lookup(function, h)?;
+    let c = lookup(function, h)?;
+    if c.in_use() {
+        return Err(fail(
+            HCCL_E_AGAIN,
+            format!(
+                "{function}: communicator {h:p} is in use by a call on another thread (comm is in \
+                 use, please try again later); destroy it once that call has returned"
+            ),
+        ));
+    }
+    drop(c);
     let removed = COMMS.lock().remove(h as usize);
     if let Some(handle) = removed {
         let comm = handle.comm.lock().take();

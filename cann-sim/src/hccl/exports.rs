@@ -17,14 +17,15 @@
 //! 507048, for a peer that never came — the code real HCCL timeouts
 //! surface as; `ACL_ERROR_RT_SUSPECT_REMOTE_ERROR`, 507057, for mismatched
 //! calls and peers that failed or are gone; `ACL_ERROR_RT_SYS_DMA`, 507013,
-//! for buffers freed too early) and by `HcclGetCommAsyncError`
-//! (`HCCL_E_TIMEOUT`, `HCCL_E_REMOTE`, `HCCL_E_PARA`, `HCCL_E_MEMORY`).
+//! for buffers freed too early); `HcclGetCommAsyncError` reports only
+//! `HCCL_E_REMOTE` (a peer failed or is gone) and `HCCL_E_PARA` (ranks
+//! called different collectives), as HCCL does.
 
 #![allow(non_snake_case)]
 
 use super::algo::{self, Coll, P2p};
 use super::bootstrap;
-use super::comm::{self, Comm, Options};
+use super::comm::{self, Comm, InUse, Options};
 use super::mem::Mem;
 use super::reduce;
 use super::transport::Fail;
@@ -70,6 +71,10 @@ pub(super) fn injected(f: &str) -> Option<HcclResult> {
     faults::check(f).map(|c| c as HcclResult)
 }
 
+/// `HCCL_E_IN_STATUS`, of headers newer than `hccl-sys`'s (hicann/hcomm
+/// `include/hccl/hccl_types.h`).
+pub const HCCL_E_IN_STATUS: HcclResult = 1041;
+
 /// The header's name of a code.
 pub fn code_name(code: HcclResult) -> &'static str {
     match code {
@@ -98,6 +103,7 @@ pub fn code_name(code: HcclResult) -> &'static str {
         HCCL_E_SUSPENDING => "HCCL_E_SUSPENDING",
         HCCL_E_OPRETRY_FAIL => "HCCL_E_OPRETRY_FAIL",
         HCCL_E_OOM => "HCCL_E_OOM",
+        HCCL_E_IN_STATUS => "HCCL_E_IN_STATUS",
         _ => "HCCL_E_RESERVED",
     }
 }
@@ -128,13 +134,16 @@ pub(super) fn null(function: &str, what: &str) -> HcclResult {
     fail(HCCL_E_PTR, format!("{function}: {what} is null"))
 }
 
+/// The calling thread's current device: `HCCL_E_RUNTIME` without one, as
+/// HCCL's `hrtGetDeviceRefresh` (`aclrtGetDevice`) reports (hicann/hcomm
+/// `src/legacy/ascend910/platform/common/adapter/adapter_rts.cc`).
 pub(super) fn current_device(function: &str) -> Result<u32, HcclResult> {
     state::current_device().ok_or_else(|| {
         fail(
             HCCL_E_RUNTIME,
             format!(
-                "{function}: no device is set on this thread; call aclrtSetDevice before creating \
-                 a communicator"
+                "{function}: no device is set on this thread (HCCL reads it with aclrtGetDevice); \
+                 call aclrtSetDevice first"
             ),
         )
     })
@@ -225,6 +234,11 @@ fn mem(
 /// # Safety
 ///
 /// `config` is null or a readable `HcclCommConfig`.
+/// The process's HCCL environment (read once; see [`super::env`]).
+fn env_arg(f: &str) -> Result<(), HcclResult> {
+    super::env::get().map(drop).map_err(|e| fail_with(f, e))
+}
+
 unsafe fn options_arg(f: &str, config: *const HcclCommConfig) -> Result<Options, HcclResult> {
     // SAFETY: the caller's contract.
     unsafe { Options::read(config) }.map_err(|(code, msg)| fail(code, format!("{f}: {msg}")))
@@ -363,13 +377,20 @@ pub unsafe extern "C" fn HcclGetRootInfo(rootInfo: *mut HcclRootInfo) -> HcclRes
     unsafe { get_root_info("HcclGetRootInfo", rootInfo) }
 }
 
-/// The body of `HcclGetRootInfo` and `HcclGetRootInfoScalable`.
+/// The body of `HcclGetRootInfo` and `HcclGetRootInfoScalable`, in HCCL's
+/// order (hicann/hcomm `src/legacy/ascend910/framework/op_base/src/op_base.cc`,
+/// `HcclGetRootInfo`): the current device (`hrtGetDeviceRefresh`:
+/// `HCCL_E_RUNTIME` without one), the pointer, the environment
+/// (`InitExternalInput`: `HCCL_E_PARA` for a bad variable), then the root
+/// server on the device's port.
 unsafe fn get_root_info(F: &str, rootInfo: *mut HcclRootInfo) -> HcclResult {
     check_injected!(F);
+    let device = tri!(current_device(F));
     if rootInfo.is_null() {
         return null(F, "rootInfo");
     }
-    match bootstrap::start_root_server() {
+    tri!(env_arg(F));
+    match bootstrap::start_root_server(device) {
         Ok(root) => {
             // SAFETY: checked non-null; the caller's contract.
             root.encode(unsafe { &mut *rootInfo });
@@ -480,6 +501,7 @@ unsafe fn init_root_infos(
     // SAFETY: the caller's contract.
     let options = tri!(unsafe { options_arg(f, config) });
     let device = tri!(current_device(f));
+    tri!(env_arg(f));
     let mut decoded = Vec::with_capacity(nroots as usize);
     for k in 0..nroots as usize {
         // SAFETY: checked non-null; the caller's contract: `nroots` root infos.
@@ -627,6 +649,7 @@ unsafe fn init_cluster(
     // SAFETY: the caller's contract.
     let options = tri!(unsafe { options_arg(f, config) });
     let device = tri!(current_device(f));
+    tri!(env_arg(f));
     let made = bootstrap::init_table(&ranks, fp, rank, device, options);
     // SAFETY: checked non-null.
     unsafe { register_out(f, made, comm) }
@@ -669,7 +692,8 @@ pub unsafe extern "C" fn HcclCommInitAll(
             return para(F, format!("device {d} appears twice in devices"));
         }
     }
-    let root = match bootstrap::start_root_server() {
+    tri!(env_arg(F));
+    let root = match bootstrap::start_root_server(devs[0] as u32) {
         Ok(r) => r,
         Err(e) => return fail_with(F, e),
     };
@@ -777,7 +801,13 @@ pub unsafe extern "C" fn HcclCreateSubCommConfig(
     unsafe { register_out(F, made, subComm) }
 }
 
-/// `HcclCommDestroy`.
+/// `HcclCommDestroy`, in HCCL's order (hicann/hcomm
+/// `src/legacy/ascend910/framework/op_base/src/op_base.cc`): the current
+/// device (`HcclDeviceRefresh`: `HCCL_E_RUNTIME` without one); a null
+/// communicator is success ("An empty comm given, skip destroy"); one
+/// another thread is calling into is `HCCL_E_AGAIN`; an unknown one
+/// `HCCL_E_PARA` ("comm is not exist"). Queued collectives still run: the
+/// connections close after the last.
 ///
 /// # Safety
 ///
@@ -786,6 +816,10 @@ pub unsafe extern "C" fn HcclCreateSubCommConfig(
 pub unsafe extern "C" fn HcclCommDestroy(comm: HcclComm) -> HcclResult {
     const F: &str = "HcclCommDestroy";
     check_injected!(F);
+    tri!(current_device(F));
+    if comm.is_null() {
+        return HCCL_SUCCESS;
+    }
     tri!(comm::destroy(F, comm));
     HCCL_SUCCESS
 }
@@ -836,9 +870,10 @@ pub unsafe extern "C" fn HcclGetCommName(comm: HcclComm, commName: *mut c_char) 
     HCCL_SUCCESS
 }
 
-/// `HcclGetCommAsyncError`: `HCCL_SUCCESS` in `asyncError` while the
-/// communicator is healthy, else the code of its first failure (its own, a
-/// peer's abort, or a peer gone).
+/// `HcclGetCommAsyncError`: `HCCL_SUCCESS` in `asyncError`, or
+/// `HCCL_E_REMOTE` for a peer that failed or is gone, `HCCL_E_PARA` for a
+/// collective the ranks called differently (see [`Comm::async_error`]);
+/// timeouts are reported by the stream's synchronisation only.
 ///
 /// # Safety
 ///
@@ -894,6 +929,7 @@ pub extern "C" fn HcclGetErrorString(code: HcclResult) -> *const c_char {
         HCCL_E_SUSPENDING => c"error communicator suspending",
         HCCL_E_OPRETRY_FAIL => c"retry constraint",
         HCCL_E_OOM => c"out of memory",
+        HCCL_E_IN_STATUS => c"The error information is in the status.",
         _ => c"unknown error",
     };
     s.as_ptr()
@@ -923,16 +959,22 @@ pub unsafe extern "C" fn HcclCommResume(comm: HcclComm) -> HcclResult {
 // ---- collectives ---------------------------------------------------------
 
 /// The checks every collective starts with: the communicator, the stream,
-/// not suspended.
+/// not suspended. The communicator is in use (`HcclCommDestroy` from
+/// another thread gets `HCCL_E_AGAIN`) until the returned [`InUse`] drops,
+/// at the end of the call, as HCCL's `StateGuard<hcclComm, HcclCommState>`
+/// marks it `INUSE` for the host-side part of every collective, send and
+/// receive (hicann/hcomm `src/legacy/ascend910/framework/op_base/src/op_base.cc`,
+/// `op_base_host.cc`); queued work that has not run yet does not count.
 fn common(
     f: &str,
     comm: HcclComm,
     stream: aclrtStream,
-) -> Result<(Arc<Comm>, Arc<Stream>), HcclResult> {
+) -> Result<(Arc<Comm>, Arc<Stream>, InUse), HcclResult> {
     let c = comm::lookup(f, comm)?;
+    let busy = c.enter();
     let s = stream_arg(f, stream, &c)?;
     not_suspended(f, &c)?;
-    Ok((c, s))
+    Ok((c, s, busy))
 }
 
 fn type_arg(f: &str, dt: HcclDataType) -> Result<usize, HcclResult> {
@@ -954,7 +996,7 @@ fn begin(
     op: Option<HcclReduceOp>,
     comm: HcclComm,
     stream: aclrtStream,
-) -> Result<(usize, Arc<Comm>, Arc<Stream>), HcclResult> {
+) -> Result<(usize, Arc<Comm>, Arc<Stream>, InUse), HcclResult> {
     if let Some(c) = injected(f) {
         return Err(c);
     }
@@ -965,8 +1007,8 @@ fn begin(
         Some(op) => reduce_arg(f, dt, op)?,
         None => type_arg(f, dt)?,
     };
-    let (c, s) = common(f, comm, stream)?;
-    Ok((size, c, s))
+    let (c, s, busy) = common(f, comm, stream)?;
+    Ok((size, c, s, busy))
 }
 
 /// A buffer argument of `count` elements of `size` bytes: the length
@@ -1044,7 +1086,7 @@ pub unsafe extern "C" fn HcclAllReduce(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclAllReduce";
-    let (size, c, s) = tri!(begin(F, Some(count), dataType, Some(op), comm, stream));
+    let (size, c, s, _busy) = tri!(begin(F, Some(count), dataType, Some(op), comm, stream));
     let send = tri!(buf_arg(F, "sendBuf", sendBuf, count, size, &c));
     let recv = tri!(buf_arg(F, "recvBuf", recvBuf, count, size, &c));
     enqueue_coll(
@@ -1076,7 +1118,7 @@ pub unsafe extern "C" fn HcclBroadcast(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclBroadcast";
-    let (size, c, s) = tri!(begin(F, Some(count), dataType, None, comm, stream));
+    let (size, c, s, _busy) = tri!(begin(F, Some(count), dataType, None, comm, stream));
     tri!(root_arg(F, root, &c));
     let buf = tri!(buf_arg(F, "buf", buf, count, size, &c));
     enqueue_coll(
@@ -1109,7 +1151,7 @@ pub unsafe extern "C" fn HcclReduce(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclReduce";
-    let (size, c, s) = tri!(begin(F, Some(count), dataType, Some(op), comm, stream));
+    let (size, c, s, _busy) = tri!(begin(F, Some(count), dataType, Some(op), comm, stream));
     tri!(root_arg(F, root, &c));
     let send = tri!(buf_arg(F, "sendBuf", sendBuf, count, size, &c));
     let recv_count = if c.rank == root { count } else { 0 };
@@ -1144,7 +1186,7 @@ pub unsafe extern "C" fn HcclAllGather(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclAllGather";
-    let (size, c, s) = tri!(begin(F, Some(sendCount), dataType, None, comm, stream));
+    let (size, c, s, _busy) = tri!(begin(F, Some(sendCount), dataType, None, comm, stream));
     let bytes = tri!(bytes_of(F, sendCount, size));
     let total = tri!(bytes_of(
         F,
@@ -1211,7 +1253,7 @@ pub unsafe extern "C" fn HcclAllGatherV(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclAllGatherV";
-    let (size, c, s) = tri!(begin(F, None, dataType, None, comm, stream));
+    let (size, c, s, _busy) = tri!(begin(F, None, dataType, None, comm, stream));
     // SAFETY: the caller's contract.
     let (counts, displs, extent) = tri!(unsafe {
         v_args(
@@ -1257,7 +1299,7 @@ pub unsafe extern "C" fn HcclReduceScatter(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclReduceScatter";
-    let (size, c, s) = tri!(begin(F, Some(recvCount), dataType, Some(op), comm, stream));
+    let (size, c, s, _busy) = tri!(begin(F, Some(recvCount), dataType, Some(op), comm, stream));
     let bytes = tri!(bytes_of(F, recvCount, size));
     let total = tri!(bytes_of(
         F,
@@ -1299,7 +1341,7 @@ pub unsafe extern "C" fn HcclReduceScatterV(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclReduceScatterV";
-    let (size, c, s) = tri!(begin(F, None, dataType, Some(op), comm, stream));
+    let (size, c, s, _busy) = tri!(begin(F, None, dataType, Some(op), comm, stream));
     // SAFETY: the caller's contract.
     let (counts, displs, extent) = tri!(unsafe {
         v_args(
@@ -1347,7 +1389,7 @@ pub unsafe extern "C" fn HcclScatter(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclScatter";
-    let (size, c, s) = tri!(begin(F, Some(recvCount), dataType, None, comm, stream));
+    let (size, c, s, _busy) = tri!(begin(F, Some(recvCount), dataType, None, comm, stream));
     tri!(root_arg(F, root, &c));
     let bytes = tri!(bytes_of(F, recvCount, size));
     let total = if c.rank == root {
@@ -1405,7 +1447,7 @@ pub unsafe extern "C" fn HcclAlltoAll(
             ),
         );
     }
-    let (c, s) = tri!(common(F, comm, stream));
+    let (c, s, _busy) = tri!(common(F, comm, stream));
     if sendCount == 0 && recvCount == 0 {
         return HCCL_SUCCESS;
     }
@@ -1448,7 +1490,7 @@ fn all_to_all_v_begin(
     recv_type: HcclDataType,
     comm: HcclComm,
     stream: aclrtStream,
-) -> Result<(usize, Arc<Comm>, Arc<Stream>), HcclResult> {
+) -> Result<(usize, Arc<Comm>, Arc<Stream>, InUse), HcclResult> {
     if let Some(c) = injected(f) {
         return Err(c);
     }
@@ -1456,8 +1498,8 @@ fn all_to_all_v_begin(
     if send_type != recv_type {
         return Err(para(f, "sendType differs from recvType"));
     }
-    let (c, s) = common(f, comm, stream)?;
-    Ok((size, c, s))
+    let (c, s, busy) = common(f, comm, stream)?;
+    Ok((size, c, s, busy))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1528,7 +1570,7 @@ pub unsafe extern "C" fn HcclAlltoAllV(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclAlltoAllV";
-    let (size, c, s) = tri!(all_to_all_v_begin(F, sendType, recvType, comm, stream));
+    let (size, c, s, _busy) = tri!(all_to_all_v_begin(F, sendType, recvType, comm, stream));
     let n = c.nranks as usize;
     // SAFETY: the caller's contract, for each array.
     let (sc, sd, rc, rd) = unsafe {
@@ -1571,7 +1613,7 @@ pub unsafe extern "C" fn HcclAlltoAllVC(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclAlltoAllVC";
-    let (size, c, s) = tri!(all_to_all_v_begin(F, sendType, recvType, comm, stream));
+    let (size, c, s, _busy) = tri!(all_to_all_v_begin(F, sendType, recvType, comm, stream));
     let n = c.nranks as usize;
     // SAFETY: the caller's contract.
     let m = tri!(unsafe { u64s(F, "sendCountMatrix", sendCountMatrix, n * n) });
@@ -1614,7 +1656,7 @@ pub unsafe extern "C" fn HcclAlltoAllVC(
 pub unsafe extern "C" fn HcclBarrier(comm: HcclComm, stream: aclrtStream) -> HcclResult {
     const F: &str = "HcclBarrier";
     check_injected!(F);
-    let (c, s) = tri!(common(F, comm, stream));
+    let (c, s, _busy) = tri!(common(F, comm, stream));
     enqueue_coll(F, &s, c, Coll::Barrier)
 }
 
@@ -1645,7 +1687,7 @@ fn p2p(
     comm: HcclComm,
     stream: aclrtStream,
 ) -> HcclResult {
-    let (size, c, s) = tri!(begin(f, Some(count), dt, None, comm, stream));
+    let (size, c, s, _busy) = tri!(begin(f, Some(count), dt, None, comm, stream));
     let what = if send { "destRank" } else { "srcRank" };
     if peer >= c.nranks || peer == c.rank {
         return para(
@@ -1748,7 +1790,7 @@ pub unsafe extern "C" fn HcclBatchSendRecv(
     if itemNum == 0 {
         return para(F, "itemNum is 0");
     }
-    let (c, s) = tri!(common(F, comm, stream));
+    let (c, s, _busy) = tri!(common(F, comm, stream));
     // SAFETY: the caller's contract.
     let raw = unsafe { std::slice::from_raw_parts(sendRecvInfo, itemNum as usize) };
     let mut items = Vec::with_capacity(raw.len());

@@ -45,17 +45,23 @@
 //! | variable | meaning | default |
 //! |---|---|---|
 //! | `HCCL_IF_IP` | the address root servers and ranks listen on | `127.0.0.1` |
-//! | `HCCL_IF_BASE_PORT` | the root server's port; rank tables' default port base | any free port; `60000` |
-//! | `HCCL_CONNECT_TIMEOUT` | seconds bootstrap waits for the other ranks | `120` |
+//! | `HCCL_IF_BASE_PORT` | the root server's port is this + the physical device id (1024–65520); rank tables' default port base | first free port of 60000–60031; `60000` |
+//! | `HCCL_HOST_SOCKET_PORT_RANGE` | root servers' ports: `auto` (any free port) or `a,b-c`; wins over `HCCL_IF_BASE_PORT` | unset |
+//! | `HCCL_CONNECT_TIMEOUT` | bootstrap waits this + 20 s for the other ranks (120–7200) | `120` |
 //! | `HCCL_INTRA_ROCE_ENABLE`, `HCCL_INTRA_PCIE_ENABLE` | links inside a host: direct (default) or TCP (`HCCL_INTRA_ROCE_ENABLE=1`); see [`local`] | direct |
-//! | `HCCL_EXEC_TIMEOUT` | seconds a collective waits for a peer (0: forever); the config's `hcclExecTimeOut` wins | `1836` |
-//! | `CANN_SIM_HCCL_CONNECT_TIMEOUT_MS` | simulator extension: the connect timeout in ms (for tests) | unset |
+//! | `HCCL_EXEC_TIMEOUT` | seconds a collective waits for a peer; per-SoC range and rounding, see [`env`]; the config's `hcclExecTimeOut` wins | `1836` |
+//! | `CANN_SIM_HCCL_CONNECT_TIMEOUT_MS` | simulator extension: the whole bootstrap wait in ms (for tests) | unset |
+//!
+//! The `HCCL_*` variables are read once per process, by the first
+//! `HcclGetRootInfo` or `HcclCommInit*` that finds them all valid; an
+//! invalid one is `HCCL_E_PARA` from those calls (see [`env`]).
 //! | `CANN_SIM_HCCL_EXEC_TIMEOUT_MS` | simulator extension: the exec timeout in ms, unless the config sets one | unset |
 
 pub mod algo;
 pub mod bootstrap;
 pub mod comm;
 pub mod direct;
+pub mod env;
 pub mod exports;
 pub mod exports_config;
 pub mod exports_window;

@@ -509,10 +509,14 @@ impl Transport {
                 }
             }
             if let Some(a) = inbox.aborts.get(&uid) {
-                let code = if a.code == HCCL_E_PARA && a.seq == seq {
-                    HCCL_E_PARA
-                } else {
-                    HCCL_E_REMOTE
+                // A peer that timed out makes this rank fail as a timeout
+                // too (on hardware it would wait for its own exec timeout:
+                // the simulator ends the wait early), which
+                // HcclGetCommAsyncError does not report.
+                let code = match a.code {
+                    HCCL_E_PARA if a.seq == seq => HCCL_E_PARA,
+                    HCCL_E_TIMEOUT => HCCL_E_TIMEOUT,
+                    _ => HCCL_E_REMOTE,
                 };
                 return Err(Fail {
                     code,

@@ -125,40 +125,10 @@ pub fn fnv(bytes: &[u8]) -> u64 {
 
 // ---- timeouts ------------------------------------------------------------
 
-fn env_u64(name: &str) -> Option<u64> {
-    std::env::var(name).ok()?.trim().parse().ok()
-}
-
 /// How long bootstrap steps wait for the other ranks: `HCCL_CONNECT_TIMEOUT`
-/// seconds (default 120), or `CANN_SIM_HCCL_CONNECT_TIMEOUT_MS` (a
-/// simulator extension for tests; it wins when set).
+/// + 20 s (see [`super::env`]).
 pub fn connect_timeout() -> Duration {
-    if let Some(ms) = env_u64("CANN_SIM_HCCL_CONNECT_TIMEOUT_MS").filter(|&v| v > 0) {
-        return Duration::from_millis(ms);
-    }
-    Duration::from_secs(
-        env_u64("HCCL_CONNECT_TIMEOUT")
-            .filter(|&v| v > 0)
-            .unwrap_or(120),
-    )
-}
-
-/// How long a collective waits for a peer: the config's `hcclExecTimeOut`
-/// seconds when set (0 = forever), else `CANN_SIM_HCCL_EXEC_TIMEOUT_MS`
-/// (simulator extension), else `HCCL_EXEC_TIMEOUT` seconds (0 = forever),
-/// else 1836 s. `None` waits forever.
-pub fn exec_timeout(config_secs: Option<i32>) -> Option<Duration> {
-    if let Some(s) = config_secs.filter(|&s| s >= 0) {
-        return (s > 0).then(|| Duration::from_secs(s.unsigned_abs().into()));
-    }
-    if let Some(ms) = env_u64("CANN_SIM_HCCL_EXEC_TIMEOUT_MS") {
-        return (ms > 0).then(|| Duration::from_millis(ms));
-    }
-    match env_u64("HCCL_EXEC_TIMEOUT") {
-        Some(0) => None,
-        Some(s) => Some(Duration::from_secs(s)),
-        None => Some(Duration::from_secs(1836)),
-    }
+    super::env::current().connect_wait()
 }
 
 /// The address ranks listen on and the root server binds: `HCCL_IF_IP`,
@@ -168,13 +138,6 @@ pub fn local_ip() -> IpAddr {
         .ok()
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST))
-}
-
-/// The root server's port: `HCCL_IF_BASE_PORT`, else any free port.
-pub fn root_port() -> u16 {
-    env_u64("HCCL_IF_BASE_PORT")
-        .and_then(|p| u16::try_from(p).ok())
-        .unwrap_or(0)
 }
 
 // ---- sockets -------------------------------------------------------------

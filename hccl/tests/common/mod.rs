@@ -33,7 +33,7 @@ pub fn threads<T: Send + 'static>(
     body: impl Fn(&Comm, &Device, &Stream) -> T + Send + Sync + 'static,
 ) -> Vec<T> {
     let rt = runtime();
-    let root = RootInfo::new().unwrap();
+    let root = RootInfo::for_device(&Device::new(&rt, 0).unwrap()).unwrap();
     let body = std::sync::Arc::new(body);
     let hs: Vec<_> = (0..n)
         .map(|r| {
