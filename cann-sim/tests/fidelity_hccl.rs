@@ -167,20 +167,26 @@ fn child_hccl_env() {
             format!("{first} {}", get_root_info())
         }
         // The exec timeouts (ms) of communicators: no config, then configs
-        // with hcclExecTimeOut 100, -5, 0, and 2000 with AIV (mode 3).
+        // with hcclExecTimeOut 100, -5, 0, 2000 with AIV (mode 3), unset
+        // with AIV, and 2000 with AIV only (mode 4) and with the unknown
+        // mode 9 (ignored).
         "exec_timeouts" => {
-            let none = one_rank(None).map(exec_timeout_of);
-            let set = |s, m| one_rank(Some(&config(s, m))).map(exec_timeout_of);
+            let shown = |r: Result<HcclComm, HcclResult>| {
+                r.map(exec_timeout_of).unwrap_or_else(|e| format!("E{e}"))
+            };
+            let set = |s, m| shown(one_rank(Some(&config(s, m))));
             let not_set = HCCL_COMM_EXECTIMEOUT_CONFIG_NOT_SET;
-            format!(
-                "{} {} {} {} {} {}",
-                none.unwrap_or_else(|e| format!("E{e}")),
-                set(100, 0).unwrap_or_else(|e| format!("E{e}")),
-                set(-5, 0).unwrap_or_else(|e| format!("E{e}")),
-                set(0, 0).unwrap_or_else(|e| format!("E{e}")),
-                set(2000, 3).unwrap_or_else(|e| format!("E{e}")),
-                set(not_set, 3).unwrap_or_else(|e| format!("E{e}")),
-            )
+            [
+                shown(one_rank(None)),
+                set(100, 0),
+                set(-5, 0),
+                set(0, 0),
+                set(2000, 3),
+                set(not_set, 3),
+                set(2000, 4),
+                set(2000, 9),
+            ]
+            .join(" ")
         }
         // The port of the root info of device FIDELITY_HCCL_DEVICE.
         "root_port" => {
@@ -325,7 +331,10 @@ fn exec_timeout_on_310p_is_floored_to_68_second_steps() {
             ("CANN_SIM_SOC_NAME", "Ascend310P3"),
         ],
     );
-    assert_eq!(got, "544000 68000 544000 544000 1091000 544000");
+    assert_eq!(
+        got,
+        "544000 68000 544000 544000 1091000 544000 1091000 1972000"
+    );
 }
 
 /// The config's `hcclExecTimeOut` wins over the variable; a value the SoC
@@ -334,7 +343,10 @@ fn exec_timeout_on_310p_is_floored_to_68_second_steps() {
 /// `src/legacy/ascend910/framework/communicator/comm_config.cc`); the AIV
 /// expansion mode caps the timeout at 1091 s, 0 meaning 1091 s
 /// (`GetAivTimeout`, hicann/hcomm
-/// `src/legacy/ascend910/algorithm/impl/hccl_aiv.cc`). Default 1836 s.
+/// `src/legacy/ascend910/algorithm/impl/hccl_aiv.cc`), in modes 3 (AIV) and
+/// 4 (AIV only); an unknown mode (9) is ignored, not refused
+/// (`CommConfig::SetConfigOpExpansionMode`, `comm_config.cc`; the sim used
+/// to refuse modes above 3 with `HCCL_E_PARA`). Default 1836 s.
 #[test]
 fn the_config_exec_timeout_wins_on_910b() {
     let got = child(
@@ -344,9 +356,15 @@ fn the_config_exec_timeout_wins_on_910b() {
             ("CANN_SIM_SOC_NAME", "Ascend910B3"),
         ],
     );
-    assert_eq!(got, "300000 100000 300000 never 1091000 300000");
+    assert_eq!(
+        got,
+        "300000 100000 300000 never 1091000 300000 1091000 2000000"
+    );
     let got = child("exec_timeouts", &[("CANN_SIM_SOC_NAME", "Ascend910B3")]);
-    assert_eq!(got, "1836000 100000 1836000 never 1091000 1091000");
+    assert_eq!(
+        got,
+        "1836000 100000 1836000 never 1091000 1091000 1091000 2000000"
+    );
 }
 
 /// The root info's port is `HCCL_IF_BASE_PORT` + the physical device id;
@@ -424,18 +442,30 @@ fn without_a_base_port_the_root_takes_a_free_port_of_60000_to_60031() {
     assert!((60000..=60031).contains(&port), "{port}");
 }
 
-/// `HcclGetRootInfo` and `HcclCommDestroy` read the current device first:
-/// `HCCL_E_RUNTIME` without one (`hrtGetDeviceRefresh` /
-/// `HcclDeviceRefresh` at the top of both, hicann/hcomm
-/// `src/legacy/ascend910/framework/op_base/src/op_base.cc`).
+/// `HcclGetRootInfo`, `HcclCommDestroy` and `HcclCommInitClusterInfo` read
+/// the current device first: `HCCL_E_RUNTIME` without one
+/// (`hrtGetDeviceRefresh` / `HcclDeviceRefresh` at the top of each,
+/// hicann/hcomm `src/legacy/ascend910/framework/op_base/src/op_base.cc`;
+/// `src/legacy/ascend910/platform/common/adapter/adapter_rts.cc`).
 #[test]
 fn root_info_and_destroy_need_a_current_device() {
-    let (root, destroy_null) = on_new_thread(|| {
+    let (root, destroy_null, cluster) = on_new_thread(|| {
         let mut r = HcclRootInfo::default();
-        // SAFETY: a valid out-pointer; null is looked up, not dereferenced.
-        unsafe { (HcclGetRootInfo(&mut r), HcclCommDestroy(null_mut())) }
+        let mut comm = null_mut();
+        // SAFETY: a valid out-pointer; null is looked up, not dereferenced;
+        // a null path is checked after the device.
+        unsafe {
+            (
+                HcclGetRootInfo(&mut r),
+                HcclCommDestroy(null_mut()),
+                HcclCommInitClusterInfo(std::ptr::null(), 0, &mut comm),
+            )
+        }
     });
-    assert_eq!((root, destroy_null), (HCCL_E_RUNTIME, HCCL_E_RUNTIME));
+    assert_eq!(
+        (root, destroy_null, cluster),
+        (HCCL_E_RUNTIME, HCCL_E_RUNTIME, HCCL_E_RUNTIME)
+    );
     let comm = one_rank(None).unwrap() as usize;
     let on_other_thread = on_new_thread(move || {
         // SAFETY: handles are looked up, not dereferenced.

@@ -23,7 +23,7 @@ pub struct Options {
     /// `hcclExecTimeOut` in seconds, when set (a value the SoC does not
     /// accept is ignored when the communicator is made; see [`super::env`]).
     pub exec_timeout_s: Option<i32>,
-    /// `hcclOpExpansionMode` is 3 (AIV).
+    /// `hcclOpExpansionMode` is 3 (AIV) or 4 (AIV only).
     pub aiv: bool,
 }
 
@@ -34,8 +34,8 @@ impl Options {
     ///
     /// `HCCL_E_PARA` for a config whose header was not initialised by
     /// `HcclCommConfigInit`, a buffer size below 1 MB, a deterministic value
-    /// other than 0 or 1, a name without its terminating NUL, an op
-    /// expansion mode above 3 or a zero-copy flag above 1. An exec timeout
+    /// other than 0 or 1, a name without its terminating NUL, or a zero-copy
+    /// flag above 1. An op expansion mode above 4 is ignored. An exec timeout
     /// is checked later, against the SoC, and ignored when out of range
     /// (hicann/hcomm
     /// `src/legacy/ascend910/framework/communicator/comm_config.cc`,
@@ -98,14 +98,16 @@ impl Options {
         if end > 0 {
             o.name = Some(String::from_utf8_lossy(&name[..end]).into_owned());
         }
-        if c.hcclOpExpansionMode > 3 {
-            return Err((
-                HCCL_E_PARA,
-                format!(
-                    "config: hcclOpExpansionMode is {}; expected 0 (default), 1 (host), 2 (AI CPU) \
-                     or 3 (AIV)",
-                    c.hcclOpExpansionMode
-                ),
+        // 0 default, 1 host, 2 AI CPU, 3 AIV, 4 AIV only; another value is
+        // ignored (the environment's mode applies), as
+        // `CommConfig::SetConfigOpExpansionMode` does with a warning
+        // (hicann/hcomm
+        // `src/legacy/ascend910/framework/communicator/comm_config.cc`).
+        if c.hcclOpExpansionMode > 4 {
+            crate::recent_error::record(format!(
+                "HcclCommConfig: hcclOpExpansionMode {} is ignored (expected 0 default, 1 host, \
+                 2 AI CPU, 3 AIV or 4 AIV only); HCCL_OP_EXPANSION_MODE applies",
+                c.hcclOpExpansionMode
             ));
         }
         if c.aclGraphZeroCopyEnable > 1 {
@@ -120,7 +122,7 @@ impl Options {
         if c.hcclExecTimeOut != HCCL_COMM_EXECTIMEOUT_CONFIG_NOT_SET {
             o.exec_timeout_s = Some(c.hcclExecTimeOut);
         }
-        o.aiv = c.hcclOpExpansionMode == 3;
+        o.aiv = matches!(c.hcclOpExpansionMode, 3 | 4);
         Ok(o)
     }
 }

@@ -137,6 +137,8 @@ pub struct Env {
     pub exec_ms: Option<u64>,
     /// Where root servers listen.
     pub ports: Ports,
+    /// `HCCL_IF_BASE_PORT`, when set (rank tables' default port base too).
+    pub base_port: Option<u16>,
     /// `HCCL_OP_EXPANSION_MODE=AIV`.
     pub aiv: bool,
 }
@@ -222,6 +224,7 @@ impl Env {
             exec_s,
             exec_ms: ms("CANN_SIM_HCCL_EXEC_TIMEOUT_MS"),
             ports,
+            base_port: base,
             aiv: var("HCCL_OP_EXPANSION_MODE").is_some_and(|v| v.trim() == "AIV"),
         })
     }
@@ -323,6 +326,7 @@ pub fn current() -> Arc<Env> {
             exec_s: None,
             exec_ms: None,
             ports: Ports::Default,
+            base_port: None,
             aiv: false,
         })
     })

@@ -614,12 +614,20 @@ unsafe fn init_cluster(
     comm: *mut HcclComm,
 ) -> HcclResult {
     check_injected!(f);
+    // HCCL's order (hicann/hcomm
+    // `src/legacy/ascend910/framework/op_base/src/op_base.cc`,
+    // `HcclCommInitClusterInfo(Config)`): the device, the pointers, the
+    // environment, the config, then the file.
+    let device = tri!(current_device(f));
     if path.is_null() {
         return null(f, "clusterInfo");
     }
     if comm.is_null() {
         return null(f, "comm");
     }
+    tri!(env_arg(f));
+    // SAFETY: the caller's contract.
+    let options = tri!(unsafe { options_arg(f, config) });
     // SAFETY: the caller's contract: a NUL-terminated path.
     let path = unsafe { std::ffi::CStr::from_ptr(path) }
         .to_string_lossy()
@@ -646,10 +654,6 @@ unsafe fn init_cluster(
             ),
         );
     }
-    // SAFETY: the caller's contract.
-    let options = tri!(unsafe { options_arg(f, config) });
-    let device = tri!(current_device(f));
-    tri!(env_arg(f));
     let made = bootstrap::init_table(&ranks, fp, rank, device, options);
     // SAFETY: checked non-null.
     unsafe { register_out(f, made, comm) }

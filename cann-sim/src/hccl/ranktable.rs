@@ -268,10 +268,10 @@ pub fn read(text_in: &str) -> Result<(Vec<TableRank>, u64), String> {
             ));
         }
     }
-    let base = std::env::var("HCCL_IF_BASE_PORT")
-        .ok()
-        .and_then(|v| v.trim().parse::<u16>().ok())
-        .unwrap_or(60000);
+    // The process's checked HCCL_IF_BASE_PORT (see `super::env`), else 60000.
+    let base = super::env::current()
+        .base_port
+        .unwrap_or(super::env::DEFAULT_PORTS.0);
     let mut ranks: Vec<TableRank> = Vec::new();
     for (si, s) in servers.iter().enumerate() {
         let at = format!("server_list[{si}]");
