@@ -254,6 +254,24 @@ fn the_connect_wait_is_the_value_plus_20_seconds() {
     assert_eq!(wait(Some("7200")), Duration::from_secs(7220));
 }
 
+/// The other variables HCCL's `InitEnvVarParam` checks fail the calls that
+/// read the environment too, e.g. `HCCL_RDMA_TC` not a multiple of 4, or
+/// `HCCL_DETERMINISTIC=1` (it takes true, false or strict) (hicann/hcomm
+/// `src/legacy/ascend910/platform/common/externalinput.cc`,
+/// `ParseRDMATrafficClass`, `ParseDeterministic`, `ParseHcclSocketFamily`).
+#[test]
+fn other_checked_variables_are_para_when_invalid() {
+    for (k, v, want) in [
+        ("HCCL_RDMA_TC", "130", HCCL_E_PARA),
+        ("HCCL_RDMA_TC", "132", HCCL_SUCCESS),
+        ("HCCL_DETERMINISTIC", "1", HCCL_E_PARA),
+        ("HCCL_DETERMINISTIC", "TRUE", HCCL_SUCCESS),
+        ("HCCL_SOCKET_FAMILY", "AF_INET4", HCCL_E_PARA),
+    ] {
+        assert_eq!(child("root_info", &[(k, v)]), want.to_string(), "{k}={v}");
+    }
+}
+
 /// Variables are read once per process: once parsed, later changes are
 /// not seen; a failed parse is not kept, so fixing the variable helps
 /// (`InitExternalInput` sets `initialized` only on success, hicann/hcomm

@@ -217,6 +217,7 @@ impl Env {
             })?,
             None => base.map_or(Ports::Default, Ports::Base),
         };
+        check_others(&var, rules)?;
         let ms = |name: &str| var(name).and_then(|v| v.trim().parse::<u64>().ok());
         Ok(Env {
             connect_s,
@@ -277,6 +278,84 @@ impl Env {
         let s = set.unwrap_or(EXEC_DEFAULT_S);
         (s > 0.0).then(|| Duration::from_secs_f64(s))
     }
+}
+
+/// The other variables `InitEnvVarParam` checks (hicann/hcomm
+/// `src/legacy/ascend910/platform/common/externalinput.cc`) whose values the
+/// simulator does not use, so that a value real HCCL refuses is refused
+/// here too: `HCCL_WHITELIST_DISABLE` 0 or 1; `HCCL_SOCKET_FAMILY` `AF_INET`
+/// or `AF_INET6`; `HCCL_RDMA_TC` 0–255 in steps of 4; `HCCL_RDMA_SL` 0–7;
+/// `HCCL_RDMA_TIMEOUT` 5–20 on 910B / 910_93, else 5–24;
+/// `HCCL_RDMA_RETRY_CNT` 1–7; `HCCL_BUFFSIZE` at least 1 (MB);
+/// `HCCL_DETERMINISTIC` `true`, `false` or `strict` (any case; `strict`
+/// only on 910B / 910_93, else `HCCL_E_NOT_SUPPORT`).
+fn check_others(var: &impl Fn(&str) -> Option<String>, rules: SocRules) -> Result<(), Fail> {
+    let uint = |name: &str, min: u64, max: u64, step: u64| -> Result<(), Fail> {
+        let Some(v) = var(name) else {
+            return Ok(());
+        };
+        let ok = !v.is_empty()
+            && v.len() <= MAX_DIGITS
+            && v.bytes().all(|b| b.is_ascii_digit())
+            && v.parse::<u64>()
+                .is_ok_and(|n| (min..=max).contains(&n) && n % step == 0);
+        if ok {
+            return Ok(());
+        }
+        let steps = if step > 1 {
+            format!(" in steps of {step}")
+        } else {
+            String::new()
+        };
+        Err(Fail::new(
+            HCCL_E_PARA,
+            format!(
+                "environment variable {name}={v:?} is invalid: expected a whole number from {min} \
+                 to {max}{steps}; fix or unset it"
+            ),
+        ))
+    };
+    let wide = rules == SocRules::Wide;
+    uint("HCCL_WHITELIST_DISABLE", 0, 1, 1)?;
+    uint("HCCL_RDMA_TC", 0, 255, 4)?;
+    uint("HCCL_RDMA_SL", 0, 7, 1)?;
+    uint("HCCL_RDMA_TIMEOUT", 5, if wide { 20 } else { 24 }, 1)?;
+    uint("HCCL_RDMA_RETRY_CNT", 1, 7, 1)?;
+    uint("HCCL_BUFFSIZE", 1, u64::from(u32::MAX), 1)?;
+    if let Some(v) = var("HCCL_SOCKET_FAMILY")
+        && v != "AF_INET"
+        && v != "AF_INET6"
+    {
+        return Err(Fail::new(
+            HCCL_E_PARA,
+            format!(
+                "environment variable HCCL_SOCKET_FAMILY={v:?} is invalid: expected AF_INET or AF_INET6"
+            ),
+        ));
+    }
+    if let Some(v) = var("HCCL_DETERMINISTIC") {
+        match v.to_ascii_uppercase().as_str() {
+            "TRUE" | "FALSE" => {}
+            "STRICT" if wide => {}
+            "STRICT" => {
+                return Err(Fail::new(
+                    HCCL_E_NOT_SUPPORT,
+                    "HCCL_DETERMINISTIC=strict (reduction order preservation) is supported on \
+                     Atlas A2 / A3 only; use true",
+                ));
+            }
+            _ => {
+                return Err(Fail::new(
+                    HCCL_E_PARA,
+                    format!(
+                        "environment variable HCCL_DETERMINISTIC={v:?} is invalid: expected true, \
+                         false or strict"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Parses `HCCL_HOST_SOCKET_PORT_RANGE`.
@@ -447,6 +526,43 @@ mod tests {
                 HCCL_E_PARA
             );
         }
+    }
+
+    #[test]
+    fn other_variables_real_hccl_checks_are_checked() {
+        let code = |k: &str, v: &str, r| env(&[(k, v)], r).err().map(|f| f.code);
+        for (k, v) in [
+            ("HCCL_WHITELIST_DISABLE", "1"),
+            ("HCCL_RDMA_TC", "132"),
+            ("HCCL_RDMA_SL", "7"),
+            ("HCCL_RDMA_TIMEOUT", "20"),
+            ("HCCL_RDMA_RETRY_CNT", "1"),
+            ("HCCL_BUFFSIZE", "200"),
+            ("HCCL_SOCKET_FAMILY", "AF_INET6"),
+            ("HCCL_DETERMINISTIC", "True"),
+            ("HCCL_DETERMINISTIC", "strict"),
+        ] {
+            assert_eq!(code(k, v, SocRules::Wide), None, "{k}={v}");
+        }
+        for (k, v) in [
+            ("HCCL_WHITELIST_DISABLE", "2"),
+            ("HCCL_RDMA_TC", "130"),
+            ("HCCL_RDMA_TC", "256"),
+            ("HCCL_RDMA_SL", "8"),
+            ("HCCL_RDMA_TIMEOUT", "21"),
+            ("HCCL_RDMA_TIMEOUT", "4"),
+            ("HCCL_RDMA_RETRY_CNT", "0"),
+            ("HCCL_BUFFSIZE", "0"),
+            ("HCCL_SOCKET_FAMILY", "inet"),
+            ("HCCL_DETERMINISTIC", "1"),
+        ] {
+            assert_eq!(code(k, v, SocRules::Wide), Some(HCCL_E_PARA), "{k}={v}");
+        }
+        assert_eq!(code("HCCL_RDMA_TIMEOUT", "24", SocRules::Narrow), None);
+        assert_eq!(
+            code("HCCL_DETERMINISTIC", "strict", SocRules::Narrow),
+            Some(HCCL_E_NOT_SUPPORT)
+        );
     }
 
     #[test]

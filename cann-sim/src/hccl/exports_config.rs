@@ -10,7 +10,8 @@
 //! | `HCCL_ACCELERATOR` | 0 default, 1 CCU, 2 AIV, 3 AICPU_TS, 4 HOSTCPU_TS, 5 AICPU | 0 only: the other engines are not simulated (`HCCL_E_NOT_SUPPORT`) |
 //!
 //! The process-wide deterministic setting starts from `HCCL_DETERMINISTIC`
-//! in the environment (`true`/`1` on, `false`/`0` or unset off) and is the
+//! in the environment (`true` or `strict` on, `false` or unset off; any
+//! other value fails the environment check, see [`super::env`]) and is the
 //! default of communicators created afterwards whose config does not set
 //! `hcclDeterministic`.
 
@@ -35,7 +36,10 @@ pub fn deterministic() -> i32 {
             .map(|v| v.trim().to_ascii_lowercase())
             .as_deref()
         {
-            Ok("true" | "1") => 1,
+            // `true` or `strict` (hicann/hcomm
+            // `src/legacy/ascend910/platform/common/externalinput.cc`,
+            // `ParseDeterministic`; other values fail the environment check).
+            Ok("true" | "strict") => 1,
             _ => 0,
         },
     }
