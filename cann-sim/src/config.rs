@@ -11,7 +11,15 @@
 //! | `CANN_SIM_CHECK` | check mode `off`, `report` or `abort`, see [`crate::check`] | `off` |
 //!
 //! `ASCEND_RT_VISIBLE_DEVICES` (a comma-separated list of physical ids)
-//! selects and renumbers the visible devices, as on hardware.
+//! selects and renumbers the visible devices, parsed as the runtime parses
+//! it (hicann/runtime `src/runtime/core/src/runtime.cc`,
+//! `Runtime::GetVisibleDevices` and `SplitString`): the list is read up to
+//! the first character that is neither a digit nor a single comma, and cut
+//! at the first id that is not a physical device; the ids kept must be
+//! ascending and unique. A list out of order, with a repeated id or with no
+//! valid id at all (an empty value included) is not a configuration error:
+//! `aclrtGetDeviceCount` then fails with 207004 and every device id is
+//! invalid (107001), as on hardware ([`Config::visible_error`]).
 
 use std::sync::LazyLock;
 
@@ -35,8 +43,12 @@ pub const DEFAULT_MAX_EVENTS: u32 = 65536;
 pub struct Config {
     /// Physical devices.
     pub physical_devices: u32,
-    /// Visible devices, as physical ids, in logical order.
+    /// Visible devices, as physical ids, in logical order (empty when
+    /// [`Config::visible_error`] is set).
     pub visible: Vec<u32>,
+    /// Why `ASCEND_RT_VISIBLE_DEVICES` selects no device (out of order,
+    /// repeated, no valid id), if it does not.
+    pub visible_error: Option<String>,
     /// HBM bytes per device.
     pub hbm_bytes: u64,
     /// SoC name.
@@ -103,13 +115,17 @@ impl Config {
                 }
             },
         };
-        let visible = match var("ASCEND_RT_VISIBLE_DEVICES") {
-            None => (0..physical_devices).collect(),
-            Some(v) => parse_visible(&v, physical_devices)?,
+        let (visible, visible_error) = match var("ASCEND_RT_VISIBLE_DEVICES") {
+            None => ((0..physical_devices).collect(), None),
+            Some(v) => match parse_visible(&v, physical_devices) {
+                Ok(ids) => (ids, None),
+                Err(why) => (Vec::new(), Some(why)),
+            },
         };
         Ok(Config {
             physical_devices,
             visible,
+            visible_error,
             hbm_bytes: hbm_mib * 1024 * 1024,
             soc_name,
             max_streams,
@@ -182,29 +198,69 @@ pub fn soc_spec(soc: &str) -> SocSpec {
     }
 }
 
+/// `ASCEND_RT_VISIBLE_DEVICES` as the runtime reads it
+/// (`Runtime::GetVisibleDevices`, `SplitString`, hicann/runtime
+/// `src/runtime/core/src/runtime.cc`): tokens of digits separated by single
+/// commas, read up to the first other character (or a second comma in a
+/// row); the ids up to the first one that is not a physical device (at most
+/// `physical` of them); an id below or equal to an earlier one is an error
+/// (`RT_ALL_ORDER_ERROR`, `RT_ALL_DUPLICATED_ERROR`), and so is a list with
+/// no valid id (`RT_ALL_DATA_ERROR`).
 fn parse_visible(v: &str, physical: u32) -> Result<Vec<u32>, String> {
-    let mut out = Vec::new();
-    for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let id: u32 = part
-            .parse()
-            .map_err(|_| format!("ASCEND_RT_VISIBLE_DEVICES={v:?}: {part:?} is not a device id"))?;
-        if id >= physical {
+    let mut tokens = Vec::new();
+    if v.starts_with(|c: char| c.is_ascii_digit()) {
+        let mut commas = 0;
+        for part in v.split_inclusive(|c: char| !c.is_ascii_digit()) {
+            let digits = part.trim_end_matches(|c: char| !c.is_ascii_digit());
+            if !digits.is_empty() {
+                tokens.push(digits);
+                commas = 0;
+            }
+            match part.chars().last() {
+                Some(',') if commas == 0 => commas += 1,
+                Some(c) if c.is_ascii_digit() => {}
+                _ => break,
+            }
+        }
+    }
+    let mut out: Vec<u32> = Vec::new();
+    for t in tokens {
+        let Some(id) = t.parse::<u32>().ok().filter(|&id| id < physical) else {
+            break;
+        };
+        if out.last().is_some_and(|&prev| id < prev) {
             return Err(format!(
-                "ASCEND_RT_VISIBLE_DEVICES={v:?}: device {id} does not exist (the simulator has {physical})"
+                "ASCEND_RT_VISIBLE_DEVICES={v:?} must list device ids in ascending order"
             ));
         }
         if out.contains(&id) {
             return Err(format!(
-                "ASCEND_RT_VISIBLE_DEVICES={v:?}: device {id} is listed twice"
+                "ASCEND_RT_VISIBLE_DEVICES={v:?} lists device {id} twice; ids must be unique"
             ));
         }
         out.push(id);
+        if out.len() >= physical as usize {
+            break;
+        }
+    }
+    if out.is_empty() {
+        return Err(format!(
+            "ASCEND_RT_VISIBLE_DEVICES={v:?} names no valid device id; expected ascending ids in \
+             [0, {physical}) separated by commas"
+        ));
     }
     Ok(out)
 }
 
-static CONFIG: LazyLock<Result<Config, String>> =
-    LazyLock::new(|| Config::from_vars(|name| std::env::var(name).ok().filter(|v| !v.is_empty())));
+static CONFIG: LazyLock<Result<Config, String>> = LazyLock::new(|| {
+    Config::from_vars(|name| {
+        // An empty ASCEND_RT_VISIBLE_DEVICES is set (and selects nothing)
+        // on the runtime; the simulator's own variables treat empty as unset.
+        std::env::var(name)
+            .ok()
+            .filter(|v| !v.is_empty() || name == "ASCEND_RT_VISIBLE_DEVICES")
+    })
+});
 
 /// The process's configuration, read from the environment on first use.
 ///
@@ -256,9 +312,27 @@ mod tests {
 
     #[test]
     fn visible_devices_select_and_renumber() {
-        let c = Config::from_vars(vars(&[("ASCEND_RT_VISIBLE_DEVICES", "6, 2")])).unwrap();
-        assert_eq!(c.visible, vec![6, 2]);
+        let c = Config::from_vars(vars(&[("ASCEND_RT_VISIBLE_DEVICES", "2,6")])).unwrap();
+        assert_eq!(c.visible, vec![2, 6]);
         assert_eq!(c.device_count(), 2);
+    }
+
+    /// hicann/runtime `src/runtime/core/src/runtime.cc`
+    /// (`Runtime::GetVisibleDevices`, `SplitString`).
+    #[test]
+    fn visible_devices_are_cut_at_the_first_invalid_id_and_must_ascend() {
+        let visible = |v: &str| parse_visible(v, 8);
+        assert_eq!(visible("1,3,9,4"), Ok(vec![1, 3]));
+        assert_eq!(visible("0,2,x,5"), Ok(vec![0, 2]));
+        assert_eq!(visible("6, 7"), Ok(vec![6]));
+        assert_eq!(visible("1,,2"), Ok(vec![1]));
+        assert_eq!(visible("007"), Ok(vec![7]));
+        assert_eq!(visible("0,1,2,3,4,5,6,7,0"), Ok((0..8).collect()));
+        assert!(visible("3,1").unwrap_err().contains("ascending"));
+        assert!(visible("1,1").unwrap_err().contains("twice"));
+        for none in ["", "x", " 1", "9", ",1", "99999999999"] {
+            assert!(visible(none).unwrap_err().contains("no valid"), "{none:?}");
+        }
     }
 
     #[test]
@@ -269,8 +343,6 @@ mod tests {
             ("CANN_SIM_HBM_MIB", "-1"),
             ("CANN_SIM_MAX_STREAMS", "0"),
             ("CANN_SIM_MAX_EVENTS", "many"),
-            ("ASCEND_RT_VISIBLE_DEVICES", "9"),
-            ("ASCEND_RT_VISIBLE_DEVICES", "1,1"),
         ] {
             let err = Config::from_vars(vars(&[(k, v)])).unwrap_err();
             assert!(err.starts_with(k), "{err}");

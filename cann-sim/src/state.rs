@@ -18,7 +18,7 @@ use std::alloc::Layout;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::ffi::CString;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, OnceLock};
 use std::time::Instant;
 
@@ -41,6 +41,15 @@ pub struct DeviceState {
 pub struct State {
     /// `aclInit` references; 0 means not initialized.
     pub init_refs: u64,
+    /// Whether the last `aclInit`/`aclFinalize` was a finalize
+    /// (hicann/runtime `src/acl/aclrt_impl/acl.cpp`, `aclFinalizeFlag`):
+    /// only a finalize after a finalize is refused; one without any
+    /// `aclInit` succeeds.
+    pub finalized: bool,
+    /// The content of the config file of the first successful `aclInit`
+    /// (`aclInitJsonHash` in acl.cpp): a later `aclInit` with other content
+    /// is refused. `None` until the first success.
+    pub init_config: Option<(String, String)>,
     /// Per logical device.
     devices: Vec<DeviceState>,
     /// Enabled peer access, as (from, to) logical devices.
@@ -129,15 +138,43 @@ pub fn set_current_context(ctx: Option<Arc<Context>>) {
     let _ = CURRENT.try_with(|c| *c.borrow_mut() = ctx);
 }
 
-/// The calling thread's current context, if it is still alive. (On the real
-/// runtime a thread keeps a reference to its context; once the context is
-/// destroyed, by `aclrtDestroyContext` or by the last `aclrtResetDevice` of a
-/// primary context, the thread has no context until it sets one again.)
-pub fn current_context() -> Option<Arc<Context>> {
+/// The calling thread's own current context, if it is still alive, without
+/// the implicit default device.
+pub fn own_context() -> Option<Arc<Context>> {
     CURRENT
         .try_with(|c| c.borrow().as_ref().filter(|c| c.is_alive()).cloned())
         .ok()
         .flatten()
+}
+
+/// The default device named in `aclInit`'s config (`defaultDevice` /
+/// `default_device`), or -1: read without a lock by every call that needs a
+/// context.
+static DEFAULT_DEVICE: AtomicI64 = AtomicI64::new(-1);
+
+/// Sets (or, with `None`, clears) the default device.
+pub fn set_default_device(device: Option<u32>) {
+    DEFAULT_DEVICE.store(device.map_or(-1, i64::from), Ordering::Release);
+}
+
+/// The default device set by `aclInit`'s config, if any.
+pub fn default_device() -> Option<u32> {
+    u32::try_from(DEFAULT_DEVICE.load(Ordering::Acquire)).ok()
+}
+
+/// The calling thread's current context, if it is still alive. (On the real
+/// runtime a thread keeps a reference to its context; once the context is
+/// destroyed, by `aclrtDestroyContext` or by the last `aclrtResetDevice` of a
+/// primary context, the thread has no context until it sets one again.)
+///
+/// A thread without one gets the default device's primary context when
+/// `aclInit`'s config named a default device: the device is set on the
+/// thread implicitly, as `aclrtSetDevice` would (hicann/runtime
+/// `src/runtime/core/src/runtime.cc`, `Runtime::CurrentContext(isNeedSetDevice,
+/// deviceId)`, which `ApiImpl::CurrentContext()` calls with
+/// `isNeedSetDevice = true`).
+pub fn current_context() -> Option<Arc<Context>> {
+    own_context().or_else(|| crate::acl::set_device_implicitly(default_device()?))
 }
 
 /// The calling thread's current device: its current context's device.

@@ -24,41 +24,71 @@
 //!   not touched by a reset.
 //! - A malformed simulator configuration makes these calls fail with
 //!   `ACL_ERROR_INVALID_PARAM` (100000) and the configuration's message.
+//! - An `ASCEND_RT_VISIBLE_DEVICES` list out of order or with a repeated
+//!   id (or with no valid id) makes `aclrtGetDeviceCount` fail with
+//!   `ACL_ERROR_RT_NO_DEVICE` (207004) and every device id invalid (107001),
+//!   as `ApiImpl::GetDeviceCount` (`src/runtime/api/impl/api_impl.cc`) and
+//!   `Runtime::ChgUserDevIdToDeviceId` (`runtime.cc`, `userDeviceCnt` stays
+//!   0) do; see [`crate::config`].
+//! - A default device named in `aclInit`'s config is set implicitly on a
+//!   thread that has no context when a call needs one
+//!   ([`set_device_implicitly`]); `aclrtGetDevice` reports it without
+//!   setting it (`ApiImpl::GetDevice`, `GetSetDefaultDevIdFlag`).
 
 use crate::recent_error::fail;
 use crate::{faults, rt, state};
 use acl_sys::{
     ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
-    ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_PARAM_INVALID, ACL_SUCCESS, aclError,
+    ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_NO_DEVICE, ACL_ERROR_RT_PARAM_INVALID, ACL_SUCCESS,
+    aclError,
 };
 use parking_lot::Mutex;
 
 /// Serialises the creation of primary contexts.
 static SETUP: Mutex<()> = Mutex::new(());
 
-/// The number of visible devices, or the failure to return from `function`.
+fn config(function: &str) -> Result<&'static crate::config::Config, aclError> {
+    crate::config::get().map_err(|msg| {
+        fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("{function}: cann-sim configuration: {msg}"),
+        )
+    })
+}
+
+/// The number of visible devices, or the failure to return from `function`:
+/// 207004 for an invalid `ASCEND_RT_VISIBLE_DEVICES` (`ApiImpl::GetDeviceCount`,
+/// hicann/runtime `src/runtime/api/impl/api_impl.cc`: `RT_ERROR_DRV_NO_DEVICE`).
 pub(crate) fn device_count(function: &str) -> Result<u32, aclError> {
-    crate::config::get()
-        .map(crate::config::Config::device_count)
-        .map_err(|msg| {
-            fail(
-                ACL_ERROR_INVALID_PARAM,
-                format!("{function}: cann-sim configuration: {msg}"),
-            )
-        })
+    let cfg = config(function)?;
+    match &cfg.visible_error {
+        None => Ok(cfg.device_count()),
+        Some(why) => Err(fail(
+            ACL_ERROR_RT_NO_DEVICE as aclError,
+            format!("{function}: {why}"),
+        )),
+    }
 }
 
 /// Checks that `id` names a visible device.
 pub(crate) fn check_id(function: &str, id: i32) -> Result<u32, aclError> {
-    let count = device_count(function)?;
+    let cfg = config(function)?;
+    let count = cfg.device_count();
     match u32::try_from(id) {
         Ok(device) if device < count => Ok(device),
-        _ => Err(fail(
-            ACL_ERROR_RT_INVALID_DEVICEID as aclError,
-            format!(
-                "{function}: device id {id} is out of range [0, {count}) (the visible devices)"
-            ),
-        )),
+        _ => {
+            let why = cfg
+                .visible_error
+                .as_ref()
+                .map_or_else(String::new, |e| format!("; no device is visible: {e}"));
+            Err(fail(
+                ACL_ERROR_RT_INVALID_DEVICEID as aclError,
+                format!(
+                    "{function}: device id {id} is out of range [0, {count}) (the visible \
+                     devices){why}"
+                ),
+            ))
+        }
     }
 }
 
@@ -102,23 +132,44 @@ pub extern "C" fn aclrtSetDevice(device_id: i32) -> aclError {
         return code;
     }
     let device = tri!(check_id("aclrtSetDevice", device_id));
+    match set_device(device) {
+        Ok(_) => ACL_SUCCESS,
+        Err((code, msg)) => fail(code, format!("aclrtSetDevice: {msg}")),
+    }
+}
+
+/// Retains `device` (a valid logical id) and makes its primary context the
+/// calling thread's current context.
+fn set_device(device: u32) -> Result<std::sync::Arc<rt::Context>, (aclError, String)> {
     let _setup = SETUP.lock();
     let existing = state::global().lock().device(device).primary.clone();
     let ctx = match existing {
         Some(ctx) => ctx,
-        None => match rt::create_context(device, true) {
-            Ok(ctx) => {
-                state::global().lock().device(device).primary = Some(ctx.clone());
-                ctx
-            }
-            Err((code, msg)) => return fail(code, format!("aclrtSetDevice: {msg}")),
-        },
+        None => {
+            let ctx = rt::create_context(device, true)?;
+            state::global().lock().device(device).primary = Some(ctx.clone());
+            ctx
+        }
     };
     state::global().lock().retain_device(device);
-    state::set_current_context(Some(ctx));
+    state::set_current_context(Some(ctx.clone()));
     // A process using a device publishes its telemetry (npu-smi-rs --backend sim).
     crate::telemetry::activate();
-    ACL_SUCCESS
+    Ok(ctx)
+}
+
+/// The default device of `aclInit`'s config, set on a thread without a
+/// context by a call that needs one, as the runtime does
+/// (hicann/runtime `src/runtime/core/src/runtime.cc`,
+/// `Runtime::CurrentContext(isNeedSetDevice, deviceId)`: `SetDevice(defaultDeviceId)`
+/// and its primary context). `None` when it cannot be set (the call then
+/// fails as without a context).
+pub(crate) fn set_device_implicitly(device: u32) -> Option<std::sync::Arc<rt::Context>> {
+    let count = crate::config::get().ok()?.device_count();
+    if device >= count {
+        return None;
+    }
+    set_device(device).ok()
 }
 
 fn reset(function: &str, device_id: i32, force: bool) -> aclError {
@@ -200,7 +251,12 @@ pub unsafe extern "C" fn aclrtGetDevice(device_id: *mut i32) -> aclError {
     if device_id.is_null() {
         return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice: deviceId is null");
     }
-    match state::current_device() {
+    // Without a context, the default device of aclInit's config is reported
+    // (not set): `ApiImpl::GetDevice`, hicann/runtime `api_impl.cc`.
+    match state::own_context()
+        .map(|c| c.device)
+        .or_else(state::default_device)
+    {
         Some(device) => {
             // SAFETY: checked non-null; the caller passes a writable i32.
             unsafe { *device_id = device as i32 };
