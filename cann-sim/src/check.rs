@@ -30,6 +30,7 @@
 //! | `stream-race` | a task queued on stream T whose bytes conflict (write/write, read/write) with a pending task of stream S ≠ T that does not happen before it | 507004 (aclnn: `ACLNN_ERR_RUNTIME_ERROR`, HCCL: `HCCL_E_RUNTIME`, as for any runtime failure); the task is not queued |
 //! | `use-after-free` | a call given memory that was freed (quarantined, see below), or freeing it again | `ACL_ERROR_RT_PARAM_INVALID` (107000; HCCL `HCCL_E_PARA`, aclnn 361001) |
 //! | `double-destroy` | destroying an aclnn object (tensor, scalar, array, list, executor) already destroyed | `ACLNN_ERR_PARAM_INVALID` (161002) |
+//! | `copy-kind` | `aclrtMemcpy`/`aclrtMemcpyAsync` given a kind other than `ACL_MEMCPY_DEFAULT` that contradicts the pointers between device and pinned memory | none: the runtime corrects the kind (hicann/runtime `src/runtime/api/impl/api_error.cc`, `MemcpyKindAutoCorrect`), so in `report` mode the call succeeds and the copy is done; only [`reports()`] records it |
 //!
 //! Every message starts with the failing call, then `CANN_SIM_CHECK <report>:`,
 //! and names the other call (the pending task's API, e.g. `aclnnAdd`, or the
@@ -224,11 +225,14 @@ pub enum Kind {
     UseAfterFree,
     /// An aclnn object destroyed twice.
     DoubleDestroy,
+    /// A copy kind that contradicts the pointers (the runtime corrects it;
+    /// the call succeeds).
+    CopyKind,
 }
 
 impl Kind {
     /// The name in messages: `free-while-pending`, `host-race`,
-    /// `stream-race`, `use-after-free`, `double-destroy`.
+    /// `stream-race`, `use-after-free`, `double-destroy`, `copy-kind`.
     pub fn name(self) -> &'static str {
         match self {
             Kind::FreeWhilePending => "free-while-pending",
@@ -236,6 +240,7 @@ impl Kind {
             Kind::StreamRace => "stream-race",
             Kind::UseAfterFree => "use-after-free",
             Kind::DoubleDestroy => "double-destroy",
+            Kind::CopyKind => "copy-kind",
         }
     }
 }

@@ -17,7 +17,12 @@ use acl_sys::{
     ACL_ERROR_REPEAT_FINALIZE, ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_RT_CONTEXT_NULL,
     ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_NO_DEVICE, ACL_SUCCESS, aclError,
 };
+use acl_sys::{
+    ACL_MEMCPY_DEFAULT, ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST,
+    ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_HOST_TO_HOST,
+};
 use cann_sim::acl::*;
+use cann_sim::check::{self, Kind, Mode};
 use common::*;
 use std::ffi::{CString, c_void};
 use std::ptr::null_mut;
@@ -25,6 +30,7 @@ use std::ptr::null_mut;
 const NO_DEVICE: aclError = ACL_ERROR_RT_NO_DEVICE as aclError;
 const INVALID_DEVICEID: aclError = ACL_ERROR_RT_INVALID_DEVICEID as aclError;
 const CONTEXT_NULL: aclError = ACL_ERROR_RT_CONTEXT_NULL as aclError;
+const PARAM_INVALID: aclError = acl_sys::ACL_ERROR_RT_PARAM_INVALID as aclError;
 
 /// The variable that marks the child process of an isolated test.
 const CHILD: &str = "CANN_SIM_FIDELITY_CHILD";
@@ -291,4 +297,126 @@ fn visible_devices_repeated_select_none() {
     // SAFETY: `n` is a valid out-pointer.
     let rc = unsafe { aclrtGetDeviceCount(&mut n) };
     assert_contains(&assert_fails(rc, NO_DEVICE, "aclrtGetDeviceCount"), "twice");
+}
+
+// ---- copies and fills ------------------------------------------------------------
+
+fn copy(dst: *mut u8, dest_max: usize, src: *const u8, count: usize, kind: u32) -> aclError {
+    // SAFETY: every caller passes ranges valid for the copy (the simulator
+    // checks allocations; host ranges are the callers' own buffers).
+    unsafe { aclrtMemcpy(dst.cast(), dest_max, src.cast(), count, kind) }
+}
+
+/// A host-to-host `aclrtMemcpy` of overlapping ranges fails with 107000 and
+/// leaves `destMax` bytes of the destination zeroed: the driver copies with
+/// securec's `memcpy_s`, which refuses overlap and clears the destination
+/// (`EOVERLAP_AND_RESET`). (hicann/runtime `src/runtime/driver/npu_driver_mem.cc`
+/// `NpuDriver::MemCopySync` → drvMemcpy; issue 12.)
+#[test]
+fn overlapping_host_to_host_copy_fails_and_clears_the_destination() {
+    use_device(0);
+    let mut buf: Vec<u8> = (1..=32).collect();
+    let p = buf.as_mut_ptr();
+    let rc = copy(p.wrapping_add(4), 16, p, 16, ACL_MEMCPY_HOST_TO_HOST);
+    assert_contains(&assert_fails(rc, PARAM_INVALID, "aclrtMemcpy"), "overlap");
+    assert_eq!(&buf[..4], &[1, 2, 3, 4]);
+    assert_eq!(&buf[4..20], &[0; 16]);
+    assert_eq!(buf[20], 21);
+    // Pinned memory too; adjacent ranges do not overlap.
+    let h = malloc_host(64);
+    // SAFETY: 64 bytes were allocated.
+    unsafe { std::ptr::write_bytes(h, 9, 64) };
+    assert_eq!(
+        copy(h.wrapping_add(8), 8, h, 8, ACL_MEMCPY_DEFAULT),
+        ACL_SUCCESS
+    );
+    let rc = copy(h, 32, h.wrapping_add(8), 16, ACL_MEMCPY_HOST_TO_HOST);
+    assert_fails(rc, PARAM_INVALID, "aclrtMemcpy");
+    assert_eq!(to_host_bytes(h, 40), [vec![0; 32], vec![9; 8]].concat());
+    free_host(h);
+}
+
+fn to_host_bytes(p: *const u8, n: usize) -> Vec<u8> {
+    // SAFETY: callers pass live host memory of at least `n` bytes.
+    unsafe { std::slice::from_raw_parts(p, n) }.to_vec()
+}
+
+/// Between device and pinned memory the runtime infers the direction from
+/// the addresses and corrects a wrong kind (`MemcpyKindAutoCorrect` and
+/// `MemcpyKindReviseMap`, hicann/runtime `src/runtime/api/impl/api_error.cc`):
+/// the copy succeeds. The simulator's check mode reports the wrong kind as a
+/// `copy-kind` finding (the call still succeeds in `report` mode). A kind a
+/// pageable end does not allow is refused with 107000.
+#[test]
+fn a_wrong_kind_between_device_and_pinned_memory_is_corrected() {
+    let reports = count_reports();
+    use_device(0);
+    let d = malloc(64);
+    let d2 = malloc(64);
+    let h = malloc_host(64);
+    // SAFETY: 64 bytes were allocated.
+    unsafe { std::ptr::write_bytes(h, 0x42, 64) };
+    // Pinned → device with "device to host".
+    assert_eq!(copy(d, 64, h, 64, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    // Device → device with "host to device".
+    assert_eq!(copy(d2, 64, d, 64, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    assert_eq!(to_host(d2, 64), vec![0x42; 64]);
+    let made = reports.made();
+    match check::mode() {
+        Mode::Off => assert_eq!(made, 0),
+        _ => {
+            assert_eq!(made, 2);
+            let last = check::reports().recent.pop().unwrap();
+            assert_eq!(last.kind, Kind::CopyKind);
+            assert_contains(
+                &last.message,
+                "aclrtMemcpy: CANN_SIM_CHECK copy-kind: kind ACL_MEMCPY_HOST_TO_DEVICE does not \
+                 match the pointers",
+            );
+            assert_contains(&last.message, "copies as ACL_MEMCPY_DEVICE_TO_DEVICE");
+        }
+    }
+    // ACL_MEMCPY_DEFAULT is never a finding.
+    assert_eq!(copy(h, 64, d2, 64, ACL_MEMCPY_DEFAULT), ACL_SUCCESS);
+    assert_eq!(reports.made(), made);
+    // Device → pageable host with "host to host": not among the kinds that
+    // pair allows (D2H, D2D).
+    let mut plain = [0u8; 64];
+    let rc = copy(plain.as_mut_ptr(), 64, d, 64, ACL_MEMCPY_HOST_TO_HOST);
+    assert_contains(
+        &assert_fails(rc, PARAM_INVALID, "aclrtMemcpy"),
+        "expected one of ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_DEVICE_TO_DEVICE",
+    );
+    assert_eq!(
+        copy(plain.as_mut_ptr(), 64, d, 64, ACL_MEMCPY_DEVICE_TO_HOST),
+        ACL_SUCCESS
+    );
+    assert_eq!(plain, [0x42; 64]);
+    // The runtime also accepts D2D there; the simulator refuses a kind that
+    // names pageable memory as device memory (it cannot tell it from freed
+    // device memory): a known difference, FIDELITY.md.
+    let rc = copy(plain.as_mut_ptr(), 64, d, 64, ACL_MEMCPY_DEVICE_TO_DEVICE);
+    assert_fails(rc, PARAM_INVALID, "aclrtMemcpy");
+    free(d);
+    free(d2);
+    free_host(h);
+}
+
+/// `aclrtMemset` on pageable (plain malloc'd) host memory is a host memset
+/// (hicann/runtime `src/runtime/driver/npu_driver_mem.cc`
+/// `NpuDriver::MemSetSync` → drvMemsetD8; the header: "the system determines
+/// from the address" whether the memory is on the host or the device).
+#[test]
+fn memset_fills_pageable_host_memory() {
+    use_device(0);
+    let mut plain = vec![0u8; 64];
+    // SAFETY: 64 writable bytes.
+    let rc = unsafe { aclrtMemset(plain.as_mut_ptr().cast(), 64, 0x1FF, 48) };
+    assert_eq!(rc, ACL_SUCCESS);
+    assert_eq!(&plain[..48], &[0xFF; 48]);
+    assert_eq!(&plain[48..], &[0; 16]);
+    // count > maxCount is still 107000.
+    // SAFETY: as above.
+    let rc = unsafe { aclrtMemset(plain.as_mut_ptr().cast(), 8, 0, 16) };
+    assert_fails(rc, PARAM_INVALID, "aclrtMemset");
 }

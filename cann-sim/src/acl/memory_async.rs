@@ -114,9 +114,35 @@ pub unsafe extern "C" fn aclrtMemcpyAsync(
         };
         (d, sr)
     };
-    if let Err(e) = check_copy(kind, dst_addr, dst_region, src_addr, src_region, ctx.device) {
-        return fail(PARAM_INVALID, format!("{F} ({}): {e}", kind_name(kind)));
+    let checked = match check_copy(kind, dst_addr, dst_region, src_addr, src_region, ctx.device) {
+        Ok(c) => c,
+        Err(e) => return fail(PARAM_INVALID, format!("{F} ({}): {e}", kind_name(kind))),
+    };
+    // SAFETY: forwarded caller contract.
+    let rc =
+        unsafe { memcpy_async_checked(dst, src, count, kind, s, &ctx, (dst_region, src_region)) };
+    if rc == ACL_SUCCESS {
+        super::memory::report_copy_kind(F, checked.finding);
     }
+    rc
+}
+
+/// The rest of `aclrtMemcpyAsync`, once the copy is checked.
+///
+/// # Safety
+///
+/// As `aclrtMemcpyAsync`.
+unsafe fn memcpy_async_checked(
+    dst: *mut c_void,
+    src: *const c_void,
+    count: usize,
+    kind: aclrtMemcpyKind,
+    s: Option<Arc<Stream>>,
+    ctx: &Arc<crate::rt::Context>,
+    (dst_region, src_region): (Region, Region),
+) -> aclError {
+    const F: &str = "aclrtMemcpyAsync";
+    let (dst_addr, src_addr) = (dst as usize, src as usize);
     if dst_region.device().is_none() && src_region.device().is_none() {
         return fail(
             code(ACL_ERROR_RT_FEATURE_NOT_SUPPORT),
@@ -129,14 +155,14 @@ pub unsafe extern "C" fn aclrtMemcpyAsync(
     if dst_addr == src_addr {
         return ACL_SUCCESS;
     }
-    let s = common::or_default(s, &ctx);
+    let s = common::or_default(s, ctx);
     let pageable = dst_region == Region::Unregistered || src_region == Region::Unregistered;
     if kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE {
-        return upload(F, &s, &ctx, dst_addr, dst_region, src, count);
+        return upload(F, &s, ctx, dst_addr, dst_region, src, count);
     }
     // The stream must belong to the current context whatever the host
     // memory is (pageable copies included).
-    tri!(common::in_context(F, &s, &ctx));
+    tri!(common::in_context(F, &s, ctx));
     if pageable {
         return pageable_copy(F, &s, dst, src, count, kind, ctx.device);
     }
@@ -236,7 +262,7 @@ fn pageable_copy(
     let checked = table
         .check_range(dst_addr, count)
         .and_then(|d| Ok((d, table.check_range(src_addr, count)?)))
-        .and_then(|(d, sr)| check_copy(kind, dst_addr, d, src_addr, sr, current));
+        .and_then(|(d, sr)| check_copy(kind, dst_addr, d, src_addr, sr, current).map(|_| ()));
     if let Err(e) = checked {
         return fail(
             PARAM_INVALID,

@@ -368,7 +368,7 @@ fn regions_2d(
     let checked = crate::check::range(table, function, "dst", dst, dspan)
         .and_then(|d| Ok((d, crate::check::range(table, function, "src", src, sspan)?)))
         .and_then(|(d, s)| {
-            super::memory::check_copy(kind, dst, d, src, s, current).map(|()| (d, s))
+            super::memory::check_copy(kind, dst, d, src, s, current).map(|_| (d, s))
         });
     checked.map_err(|e| {
         fail(

@@ -6,6 +6,21 @@
 //! graveyard for a while, so its address is not reused at once and a stale
 //! handle is reported as "destroyed" rather than silently naming a new
 //! object.
+//!
+//! **Which runtimes detect stale handles.** The simulator answers
+//! `ACL_ERROR_RT_INVALID_HANDLE` (107017) for a destroyed or unknown stream
+//! or event handle, as the newest runtime does. Released CANN runtimes
+//! before 9.1.0 do not check: the handle is dereferenced, so a destroyed
+//! stream or event is use after free (undefined behaviour, often a crash or
+//! a silent success). In hicann/runtime the check came in 2026: model and
+//! label handles in commit a22dab25d (2026-04-20, `api_handle_guard.cc`),
+//! streams, events and notifies in 8ef28993a (2026-04-27, "Prevent UAF"),
+//! the code 107017 for it (`RT_ERROR_INVALID_HANDLE`) in 076eea998
+//! (2026-05-07); the first tag holding them is `v9.1.0-beta.2.pre`, the
+//! first release `v9.1.0` (2026-07-30). The tags `v8.5.0`, `v9.0.0` and
+//! `v9.0.1` lack it. The safe `acl` crate never relies on it: its handles
+//! are `Arc`s destroyed only by their last drop, so it never passes a
+//! destroyed handle, and no code path of it matches 107017.
 
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
