@@ -42,6 +42,8 @@
 
 pub mod loader;
 
+pub mod since;
+
 pub mod aclnn;
 
 #[cfg(feature = "codegen")]

@@ -22,6 +22,14 @@
 //! everything). [`check`] is the check mode (`CANN_SIM_CHECK`), a sanitizer
 //! that reports frees of memory in use, races and use after free.
 //!
+//! `CANN_SIM_ACL_VERSION=1.2` (or `1.12`, `1.15`, any `major.minor[.patch]`)
+//! makes the installed tables present an older runtime: every AscendCL and
+//! HCCL function that `acl_sys::since` dates after that ACL version is absent
+//! (`None`, so calls fail with `LoadError::NeedsNewer`), and `aclrtGetVersion`
+//! reports that version. It is read once, when the tables are built
+//! ([`install()`]); the cdylib's exports are not affected. See
+//! `docs/COMPAT.md`.
+//!
 //! Streams are really asynchronous: each has a host worker thread that runs
 //! its queue in order, later than the calls that queued the work. Faults of
 //! queued work (memory freed before a copy ran) are reported by the next
@@ -59,6 +67,80 @@ pub use tables::*;
 /// The provider name the simulator installs its tables under.
 pub const PROVIDER: &str = "cann-sim";
 
+/// The variable naming the ACL version the installed tables present.
+pub const ACL_VERSION_VAR: &str = "CANN_SIM_ACL_VERSION";
+
+/// The ACL version the installed tables present: `CANN_SIM_ACL_VERSION` when
+/// set (read once), else `None` (the newest runtime, that of the bindings).
+/// A value that is not `major.minor[.patch]` is reported on stderr once and
+/// ignored.
+pub fn presented_acl_version() -> Option<(u32, u32, u32)> {
+    static VERSION: std::sync::OnceLock<Option<(u32, u32, u32)>> = std::sync::OnceLock::new();
+    *VERSION.get_or_init(|| {
+        let value = std::env::var(ACL_VERSION_VAR).ok()?;
+        let value = value.trim();
+        if value.is_empty() {
+            return None;
+        }
+        let parsed = acl_sys::loader::parse_acl_version(value);
+        if parsed.is_none() {
+            eprintln!(
+                "cann-sim: {ACL_VERSION_VAR}={value:?} is not an ACL version such as 1.2 or \
+                 1.12.0; presenting the newest runtime"
+            );
+        }
+        parsed
+    })
+}
+
+/// A table entry: `f`, unless the presented runtime predates the function
+/// (see [`presented_acl_version`]).
+#[doc(hidden)]
+pub fn present<F>(name: &str, f: F) -> Option<F> {
+    match presented_acl_version() {
+        Some(v) if acl_sys::loader::absent_in(name, v) => None,
+        _ => Some(f),
+    }
+}
+
+/// `aclrtGetVersion` of a simulator presenting an older runtime: the
+/// simulator's own checks, then the presented version.
+///
+/// # Safety
+///
+/// Each pointer is null or valid for writing an `i32`.
+unsafe extern "C" fn presented_get_version(
+    major: *mut i32,
+    minor: *mut i32,
+    patch: *mut i32,
+) -> acl_sys::aclError {
+    // SAFETY: the caller's contract is the export's.
+    let rc = unsafe { acl::aclrtGetVersion(major, minor, patch) };
+    if rc == acl_sys::ACL_SUCCESS as acl_sys::aclError
+        && let Some((a, b, c)) = presented_acl_version()
+    {
+        let clamp = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
+        // SAFETY: the export succeeded, so all three pointers are non-null
+        // and, by contract, writable.
+        unsafe {
+            *major = clamp(a);
+            *minor = clamp(b);
+            *patch = clamp(c);
+        }
+    }
+    rc
+}
+
+/// The simulator's AscendCL table as installed: [`acl_api`], with
+/// `aclrtGetVersion` reporting the presented version when one is set.
+pub fn installed_acl_api() -> acl_sys::Api {
+    let mut api = acl_api();
+    if presented_acl_version().is_some() {
+        api.aclrtGetVersion = Some(presented_get_version);
+    }
+    api
+}
+
 /// Installs the simulator as this process's AscendCL, aclnn, HCCL and DCMI.
 ///
 /// Call it before any other use of the -sys crates (or the safe crates built
@@ -73,9 +155,11 @@ pub fn install() -> Result<(), acl_sys::LoadError> {
     // under, with that function's declared signature (the tables are typed
     // by the -sys crates' `Api` structs) and its documented behaviour; the
     // simulator checks every pointer against its allocation table before
-    // touching memory. Entries it does not implement are `None`.
+    // touching memory. Entries it does not implement, or that the presented
+    // runtime predates, are `None`; `presented_get_version` runs the
+    // export's own checks before writing through the same pointers.
     unsafe {
-        acl_sys::install(acl_api(), PROVIDER)?;
+        acl_sys::install(installed_acl_api(), PROVIDER)?;
         hccl_sys::install(hccl_api(), PROVIDER)?;
         dcmi_sys::install(dcmi_api(), PROVIDER)?;
         acl_sys::aclnn::install(aclnn_api(), PROVIDER)?;

@@ -85,7 +85,7 @@ const LIBS: [Lib; 2] = [
 const DCMI_BINDINGS: &str = "dcmi-sys/src/bindings.rs";
 
 /// Functions of the headers that no library exports.
-const INLINE: &[(&str, &str)] = &[(
+pub(crate) const INLINE: &[(&str, &str)] = &[(
     "HcclCommConfigInit",
     "inline in hccl.h, not exported by libhccl.so (compared byte for byte below)",
 )];
@@ -2003,12 +2003,26 @@ pub const CHECKS: &[(&str, &str)] = &[
 ];
 
 pub fn run(args: &[String]) -> Result<(), String> {
+    let root = workspace_root();
+    let header_root = match args {
+        [] => crate::headers::fetch(&root)?,
+        [flag, dir] if flag == "--headers" => PathBuf::from(dir),
+        [flag, version] if flag == "--release" => crate::headers::fetch_version(&root, version)?,
+        _ => {
+            return Err(
+                "usage: cargo xtask abi-check [--headers DIR | --release TORCH_NPU_VERSION]".into(),
+            );
+        }
+    };
     if !args.is_empty() {
-        return Err("usage: cargo xtask abi-check".into());
+        // Another release's headers: the ABI check of abi_release.rs, unless
+        // they declare exactly what the bindings declare.
+        let source = crate::abi_release::HeaderSource::find(&header_root)?;
+        if crate::abi_release::run(&root, &source)? {
+            return Ok(());
+        }
     }
     let started = Instant::now();
-    let root = workspace_root();
-    let header_root = crate::headers::fetch(&root)?;
     let dirs = HeaderDirs::find(&header_root)?;
     let plan = Plan::new(&root)?;
 
@@ -2106,15 +2120,15 @@ pub fn run(args: &[String]) -> Result<(), String> {
 }
 
 /// One C function of a library with a header.
-struct Function {
-    decl: syn::ForeignItemFn,
-    name: String,
+pub(crate) struct Function {
+    pub(crate) decl: syn::ForeignItemFn,
+    pub(crate) name: String,
 }
 
 /// What the program covers, read from the bindings and cann-sim's sources.
-struct Plan {
+pub(crate) struct Plan {
     /// Per library (as [`LIBS`]): every function of its bindings.
-    libs: Vec<Vec<Function>>,
+    pub(crate) libs: Vec<Vec<Function>>,
     /// Per library: the functions cann-sim implements.
     implemented: Vec<BTreeSet<String>>,
     /// Type aliases of all bindings: name → aliased type.
@@ -2126,7 +2140,7 @@ struct Plan {
 }
 
 impl Plan {
-    fn new(root: &Path) -> Result<Plan, String> {
+    pub(crate) fn new(root: &Path) -> Result<Plan, String> {
         let mut libs = Vec::new();
         let mut implemented_sets = Vec::new();
         let mut aliases = BTreeMap::new();
@@ -2242,7 +2256,7 @@ fn collect_aliases(text: &str, out: &mut BTreeMap<String, syn::Type>) -> Result<
     Ok(())
 }
 
-fn params(f: &syn::ForeignItemFn) -> Vec<&syn::Type> {
+pub(crate) fn params(f: &syn::ForeignItemFn) -> Vec<&syn::Type> {
     f.sig
         .inputs
         .iter()
@@ -2405,7 +2419,7 @@ fn cxx_ret(output: &syn::ReturnType) -> Result<String, String> {
 }
 
 /// `abi_id<R(A, B)>`: a function type.
-fn cxx_fn_type<'a>(
+pub(crate) fn cxx_fn_type<'a>(
     inputs: impl Iterator<Item = &'a syn::Type>,
     variadic: bool,
     output: &syn::ReturnType,
@@ -2671,7 +2685,7 @@ fn generate(plan: &Plan) -> Result<Program, String> {
 
 /// Builds the cann-sim cdylib with the profile xtask was built with (and the
 /// caller's target directory); returns the path of `libcann_sim.so`.
-fn build_sim() -> Result<PathBuf, String> {
+pub(crate) fn build_sim() -> Result<PathBuf, String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(&cargo);
     cmd.args([
@@ -2755,7 +2769,7 @@ fn json_filenames(line: &str) -> Vec<String> {
     out
 }
 
-fn compile(
+pub(crate) fn compile(
     dirs: &HeaderDirs,
     source: &Path,
     exe: &Path,
@@ -2860,10 +2874,10 @@ fn explain_compile_failure(
     msg
 }
 
-struct Output {
-    status: std::process::ExitStatus,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Output {
+    pub(crate) status: std::process::ExitStatus,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 /// Runs the program on a fixed simulated machine, with a time limit.
@@ -2890,7 +2904,7 @@ fn compile_kernel(out_dir: &Path) -> Result<PathBuf, String> {
     Ok(lib)
 }
 
-fn execute(exe: &Path, kernel: &Path) -> Result<Output, String> {
+pub(crate) fn execute(exe: &Path, kernel: &Path) -> Result<Output, String> {
     let mut cmd = Command::new(exe);
     for (key, _) in std::env::vars_os() {
         let k = key.to_string_lossy();
@@ -2957,7 +2971,7 @@ fn execute(exe: &Path, kernel: &Path) -> Result<Output, String> {
     })
 }
 
-fn describe_status(status: &std::process::ExitStatus) -> String {
+pub(crate) fn describe_status(status: &std::process::ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(code), _) => format!("exit code {code}"),
@@ -2966,7 +2980,7 @@ fn describe_status(status: &std::process::ExitStatus) -> String {
     }
 }
 
-fn unhex(s: &str) -> Result<Vec<u8>, String> {
+pub(crate) fn unhex(s: &str) -> Result<Vec<u8>, String> {
     if !s.len().is_multiple_of(2) {
         return Err("odd-length hex from the program".into());
     }
@@ -2982,7 +2996,7 @@ fn unhex(s: &str) -> Result<Vec<u8>, String> {
 
 /// `HcclCommConfigInit` from `fill` bytes, in Rust: `hccl_sys::comm_config_init`
 /// on storage holding `fill` everywhere (padding included), read back as bytes.
-fn rust_config_bytes(fill: u8) -> (Vec<u8>, HcclCommConfig) {
+pub(crate) fn rust_config_bytes(fill: u8) -> (Vec<u8>, HcclCommConfig) {
     let size = std::mem::size_of::<HcclCommConfig>();
     let mut storage = std::mem::MaybeUninit::<HcclCommConfig>::uninit();
     // SAFETY: `storage` is valid for writing one HcclCommConfig; afterwards
@@ -3003,7 +3017,7 @@ fn rust_config_bytes(fill: u8) -> (Vec<u8>, HcclCommConfig) {
 }
 
 /// The field of `HcclCommConfig` at `offset`, for messages.
-fn config_field(offset: usize) -> &'static str {
+pub(crate) fn config_field(offset: usize) -> &'static str {
     use std::mem::offset_of;
     let fields = [
         (

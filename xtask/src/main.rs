@@ -1,7 +1,10 @@
 //! `cargo xtask <command>`: project automation.
 //!
-//! - `headers`: fetch the CANN headers from the torch-npu wheel on PyPI into
-//!   `.cann-headers/` (ignored by git).
+//! - `headers [--version X]`: fetch the CANN headers from the torch-npu wheel
+//!   on PyPI into `.cann-headers/` (torch-npu 2.14.0, the bindings' release)
+//!   or `.cann-headers/X/` (ignored by git).
+//! - `compat [--check]`: the compatibility table of the CANN releases
+//!   (`docs/COMPAT.md`, `acl-sys/src/since.rs`).
 //! - `bindgen [--headers DIR] [--check]`: regenerate `acl-sys`, `hccl-sys` and
 //!   `dcmi-sys` bindings (or, with `--check`, fail when the checked-in files differ).
 //! - `generate [--check]` (alias `sim-exports`): regenerate what derives from
@@ -9,8 +12,10 @@
 //!   tables, and the `acl` crate's `ErrorCode` enum.
 //! - `bench-overhead`: instruction counts of the safe layer against the raw
 //!   calls, under callgrind (numbers for BENCHMARKS.md).
-//! - `abi-check`: compile a C program against the real headers, link it to the
-//!   cann-sim cdylib and run it.
+//! - `abi-check [--headers DIR | --release X]`: compile a C program against
+//!   the real headers, link it to the cann-sim cdylib and run it. With the
+//!   headers of another CANN release (`--release X` fetches torch-npu X's), the
+//!   ABI of every function that release declares (see `abi_release.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -20,8 +25,10 @@ mod abi_checks_hccl;
 mod abi_checks_model;
 mod abi_checks_op;
 mod abi_checks_vmm;
+mod abi_release;
 mod bench;
 mod bindings;
+mod compat;
 mod error_codes;
 mod headers;
 mod sim_exports;
@@ -29,15 +36,14 @@ mod sim_exports;
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
-        Some("headers") => headers::fetch(&workspace_root()).map(|dir| {
-            println!("headers in {}", dir.display());
-        }),
+        Some("headers") => headers::run(&workspace_root(), &args[1..]),
+        Some("compat") => compat::run(&args[1..]),
         Some("bindgen") => bindings::run(&args[1..]),
         Some("generate" | "sim-exports") => sim_exports::run(&args[1..]),
         Some("abi-check") => abi::run(&args[1..]),
         Some("bench-overhead") => bench::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <headers | bindgen [--headers DIR] [--check] | generate [--check] | abi-check | bench-overhead>"
+            "usage: cargo xtask <headers [--version X] | compat [--check] | bindgen [--headers DIR] [--check] | generate [--check] | abi-check [--headers DIR | --release X] | bench-overhead>"
                 .to_string(),
         ),
     };

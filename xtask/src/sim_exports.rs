@@ -138,10 +138,17 @@ pub fn generate(root: &Path, check: bool) -> Result<bool, String> {
         let sys = sys_glob.clone();
         let module = format_ident!("{}", lib.module);
         let table_fn = format_ident!("{}", lib.table_fn);
+        // AscendCL and HCCL functions are dated by `acl_sys::since`: a
+        // simulator presenting an older runtime (`CANN_SIM_ACL_VERSION`)
+        // leaves out those that runtime lacks.
+        let dated = matches!(lib.module, "acl" | "hccl");
         let fields = functions.iter().map(|f| {
             let name = &f.sig.ident;
+            let cname = name.to_string();
             if f.sig.variadic.is_some() {
                 quote!(#name: None,)
+            } else if dated {
+                quote!(#name: crate::present(#cname, crate::#module::#name),)
             } else {
                 quote!(#name: Some(crate::#module::#name),)
             }
