@@ -96,6 +96,9 @@ pub fn fetch_version(root: &Path, version: &str) -> Result<PathBuf, String> {
         ])?;
     }
     if !status.success() {
+        if version != DEFAULT_VERSION {
+            let _ = std::fs::remove_dir_all(&dest);
+        }
         return Err(format!(
             "pip download {requirement} failed ({status}); check the version with \
              `python3 -m pip index versions torch-npu`"
