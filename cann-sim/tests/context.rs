@@ -10,7 +10,7 @@ mod common;
 use acl_sys::{
     ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_INVALID_DEVICEID,
     ACL_ERROR_RT_INVALID_HANDLE, ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_STREAM_CONTEXT,
-    ACL_MEMCPY_DEVICE_TO_HOST, ACL_SUCCESS, aclrtContext, aclrtStream,
+    ACL_MEMCPY_DEVICE_TO_HOST, aclrtContext, aclrtStream,
 };
 use cann_sim::acl::*;
 use common::*;
@@ -19,24 +19,6 @@ use std::ptr::null_mut;
 const CONTEXT_NULL: i32 = rc(ACL_ERROR_RT_CONTEXT_NULL);
 const PARAM_INVALID: i32 = rc(ACL_ERROR_RT_PARAM_INVALID);
 const INVALID_HANDLE: i32 = rc(ACL_ERROR_RT_INVALID_HANDLE);
-
-fn current_context() -> Result<aclrtContext, i32> {
-    let mut c = null_mut();
-    // SAFETY: valid out-pointer.
-    match unsafe { aclrtGetCurrentContext(&mut c) } {
-        ACL_SUCCESS => Ok(c),
-        e => Err(e),
-    }
-}
-
-fn current_device() -> Result<i32, i32> {
-    let mut d = -1;
-    // SAFETY: valid out-pointer.
-    match unsafe { aclrtGetDevice(&mut d) } {
-        ACL_SUCCESS => Ok(d),
-        e => Err(e),
-    }
-}
 
 fn create_context(device: i32) -> aclrtContext {
     let mut c = null_mut();

@@ -6,46 +6,18 @@
 //! only ever set, 4, 5, 6 and 7 each belong to one test. They assume the
 //! default configuration (8 devices).
 
+mod common;
+
 use acl_sys::{
     ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
     ACL_ERROR_RT_INVALID_DEVICEID, ACL_SUCCESS, aclError,
 };
 use cann_sim::acl::*;
-use std::ffi::CStr;
+use common::{assert_fails, current_device, on_new_thread};
 
 const INVALID_DEVICEID: aclError = ACL_ERROR_RT_INVALID_DEVICEID as aclError;
 const CONTEXT_NULL: aclError = ACL_ERROR_RT_CONTEXT_NULL as aclError;
 const CONTEXT_RELEASE_ERROR: aclError = ACL_ERROR_RT_CONTEXT_RELEASE_ERROR as aclError;
-
-/// This thread's recent error message (taken, as `aclGetRecentErrMsg` does).
-fn recent_error() -> String {
-    let p = aclGetRecentErrMsg();
-    assert!(!p.is_null(), "no recent error message was recorded");
-    // SAFETY: non-null, NUL-terminated, valid until the next call on this thread.
-    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
-}
-
-/// Asserts `rc == want` and that the recorded message starts with `function`.
-#[track_caller]
-fn assert_fails(rc: aclError, want: aclError, function: &str) -> String {
-    assert_eq!(rc, want, "{function}");
-    let msg = recent_error();
-    assert!(msg.starts_with(function), "{msg}");
-    msg
-}
-
-fn current_device() -> Result<i32, aclError> {
-    let mut id = -1;
-    // SAFETY: `id` is a valid out-pointer.
-    match unsafe { aclrtGetDevice(&mut id) } {
-        ACL_SUCCESS => Ok(id),
-        rc => Err(rc),
-    }
-}
-
-fn on_new_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    std::thread::spawn(f).join().unwrap()
-}
 
 fn count() -> u32 {
     cann_sim::config::get().unwrap().device_count()

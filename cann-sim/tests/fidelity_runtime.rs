@@ -93,6 +93,7 @@ fn finalize_without_init_succeeds_and_only_a_repeat_is_refused() {
     assert_fails(aclFinalize(), ACL_ERROR_REPEAT_FINALIZE, "aclFinalize");
     assert_eq!(init(None), ACL_SUCCESS);
     assert_eq!(init(None), ACL_ERROR_REPEAT_INITIALIZE);
+    discard_recent_error();
     // Finalizes whatever the reference count.
     assert_eq!(aclFinalize(), ACL_SUCCESS);
     assert_fails(aclFinalize(), ACL_ERROR_REPEAT_FINALIZE, "aclFinalize");
@@ -419,4 +420,60 @@ fn memset_fills_pageable_host_memory() {
     // SAFETY: as above.
     let rc = unsafe { aclrtMemset(plain.as_mut_ptr().cast(), 8, 0, 16) };
     assert_fails(rc, PARAM_INVALID, "aclrtMemset");
+}
+
+/// `aclGetRecentErrMsg`: the thread's errors accumulate (an equal one once)
+/// until a read joins them, the first coded one as the header and the rest as
+/// the traceback (`src/dfx/error_manager/error_manager.cc`,
+/// `GetErrorMessage`); on a thread with a context a read starts afresh, on
+/// one without, the previous text comes back behind any new one
+/// (`src/acl/aclrt_impl/acl.cpp` `aclGetRecentErrMsgImpl`,
+/// `src/runtime/api/impl/api_impl.cc` `ApiImpl::GetDevErrMsg`).
+#[test]
+fn recent_errors_are_joined_as_the_error_manager_does() {
+    on_new_thread(|| {
+        let pid = std::process::id();
+        // No context on this thread.
+        assert!(aclGetRecentErrMsg().is_null());
+        let mut id = 0;
+        // SAFETY: null is refused; `id` is a valid out-pointer.
+        assert_eq!(
+            unsafe { aclrtGetDeviceCount(std::ptr::null_mut()) },
+            ACL_ERROR_INVALID_PARAM
+        );
+        assert_eq!(
+            unsafe { aclrtGetDeviceCount(std::ptr::null_mut()) },
+            ACL_ERROR_INVALID_PARAM
+        );
+        assert_eq!(unsafe { aclrtGetDevice(&mut id) }, CONTEXT_NULL);
+        let text = recent_error_text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with(&format!("[PID: {pid}] ")), "{text}");
+        assert!(lines[0].contains("(EH0002): aclrtGetDeviceCount"), "{text}");
+        assert_eq!(lines[1], "TraceBack (most recent call last):", "{text}");
+        assert!(lines[2].starts_with("        aclrtGetDevice"), "{text}");
+        assert_eq!(lines.len(), 3, "{text}");
+        // Without a context the text is not reset: it comes back, and a new
+        // one is put in front of it.
+        assert_eq!(recent_error_text(), text);
+        assert_eq!(aclrtSetDevice(-1), INVALID_DEVICEID);
+        let joined = recent_error_text();
+        assert!(joined.ends_with(&format!("\n{text}")), "{joined}");
+        assert!(
+            first_message(&joined).starts_with("aclrtSetDevice"),
+            "{joined}"
+        );
+        // With a context a read starts afresh (device 0 is only ever set, never
+        // reset, by the tests of this binary).
+        use_device(0);
+        assert!(aclGetRecentErrMsg().is_null());
+        // SAFETY: null is refused.
+        assert_eq!(
+            unsafe { aclrtGetDeviceCount(std::ptr::null_mut()) },
+            ACL_ERROR_INVALID_PARAM
+        );
+        let alone = recent_error_text();
+        assert_eq!(alone.lines().count(), 1, "{alone}");
+        assert!(aclGetRecentErrMsg().is_null());
+    });
 }

@@ -19,7 +19,8 @@ use acl_sys::{
 };
 use cann_sim::acl::*;
 use cann_sim::check::{Kind, Mode};
-use std::ffi::{CStr, c_void};
+use common::{assert_contains, assert_fails, on_new_thread};
+use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 
 const PARAM_INVALID: aclError = ACL_ERROR_RT_PARAM_INVALID as aclError;
@@ -28,33 +29,6 @@ const MEMORY_ALLOCATION: aclError = ACL_ERROR_RT_MEMORY_ALLOCATION as aclError;
 const INVALID_MEMORY_TYPE: aclError = ACL_ERROR_RT_INVALID_MEMORY_TYPE as aclError;
 const INVALID_PARAM: aclError = ACL_ERROR_INVALID_PARAM;
 const MIB: usize = 1 << 20;
-
-/// This thread's recent error message (taken, as `aclGetRecentErrMsg` does).
-fn recent_error() -> String {
-    let p = aclGetRecentErrMsg();
-    assert!(!p.is_null(), "no recent error message was recorded");
-    // SAFETY: non-null, NUL-terminated, valid until the next call on this thread.
-    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
-}
-
-/// Asserts `rc == want` and that the recorded message starts with `function`;
-/// returns the message.
-#[track_caller]
-fn assert_fails(rc: aclError, want: aclError, function: &str) -> String {
-    assert_eq!(rc, want, "{function}");
-    let msg = recent_error();
-    assert!(msg.starts_with(function), "{msg}");
-    msg
-}
-
-#[track_caller]
-fn assert_contains(msg: &str, part: &str) {
-    assert!(msg.contains(part), "{msg:?} does not contain {part:?}");
-}
-
-fn on_new_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    std::thread::spawn(f).join().unwrap()
-}
 
 /// Sets `device` on this thread.
 fn use_device(device: i32) {

@@ -5,7 +5,9 @@
 //! function, and the library's own message. HCCL reports details through
 //! CANN's error manager, which `aclGetRecentErrMsg` reads (the `EIxxxx`
 //! texts of real CANN; `cann-sim` records its messages there too), so the
-//! message is read right after the failure, on the same thread.
+//! message is read right after the failure, on the same thread, and kept in
+//! the form the `acl` crate keeps (the messages without the error manager's
+//! stamps; see `acl::error`).
 //!
 //! Queued collectives fail later: the stream's synchronisation returns an
 //! [`Error::Acl`] (e.g. 507048 for a timed-out peer) and
@@ -231,22 +233,11 @@ impl Error {
     }
 }
 
-/// Reads and clears this thread's recent error message, if AscendCL is
-/// loaded and has one.
+/// Reads and clears this thread's recent error message, in the form the
+/// `acl` crate keeps (see `acl::error`): the messages without the runtime's
+/// stamps, and nothing repeated from the previous read.
 fn recent_message() -> Option<String> {
-    // SAFETY: aclGetRecentErrMsg takes no arguments and returns null or a
-    // NUL-terminated string valid until the next call on this thread; it is
-    // copied at once.
-    let ptr = unsafe { acl_sys::aclGetRecentErrMsg() }.ok()?;
-    if ptr.is_null() {
-        return None;
-    }
-    // SAFETY: non-null and NUL-terminated, as above.
-    let msg = unsafe { std::ffi::CStr::from_ptr(ptr) }
-        .to_string_lossy()
-        .trim()
-        .to_string();
-    (!msg.is_empty()).then_some(msg)
+    acl::error::take_recent_message()
 }
 
 /// Clears a stale recent-error message before a call, so that the one read

@@ -6,6 +6,27 @@
 //! read right after the failure on the same thread. Problems found before any
 //! C call (a length mismatch, an out-of-range device) are
 //! [`Error::InvalidArgument`]; a missing library or symbol is [`Error::Load`].
+//!
+//! # The runtime's message
+//!
+//! `aclGetRecentErrMsg` returns the runtime error manager's text: every error
+//! reported on the thread since the last read, the first coded one as a
+//! header `[PID: <pid>] <time> <Title>(<code>): <message>`, the others under
+//! `TraceBack (most recent call last):`; with internal codes only
+//! (`EE9999`, `EZ9999`, ...) it starts `<code>: Inner Error!` and each item
+//! carries the stamp. On a thread without a context the runtime also returns
+//! the text of the previous read again, after the new one.
+//!
+//! The crate keeps the messages and strips the rest consistently, so an
+//! error reads `aclrtMalloc failed with ACL_ERROR_INVALID_PARAM (100000):
+//! <message>` and two equal failures compare equal: the
+//! `[PID: <pid>] <time> <Title>(<code>): ` stamp in front of a message, the
+//! `<code>: Inner Error!` line and an empty trailing traceback line are
+//! removed, and so is the part that repeats the previous read on this thread.
+//! Traceback lines are kept as the runtime wrote them (indented). The
+//! AscendCL code is the error's own [`ErrorCode`]; the error manager's `EHxxxx`
+//! code is not kept. [`take_recent_message`] gives the same text for a raw
+//! call made through `acl_sys`.
 
 mod codes;
 pub use codes::ErrorCode;
@@ -107,20 +128,114 @@ impl Error {
     }
 }
 
-/// Reads and clears this thread's recent-error message (`aclGetRecentErrMsg`).
-fn recent_message() -> Option<String> {
+thread_local! {
+    /// The text `aclGetRecentErrMsg` returned last on this thread.
+    static LAST_TEXT: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Reads and clears this thread's recent-error message (`aclGetRecentErrMsg`),
+/// in the form this crate puts in [`Error::Acl`] (see the [module
+/// documentation](self)): the messages of the errors reported since the last
+/// read, without the error manager's stamps; `None` when there are none.
+///
+/// For raw calls made through `acl_sys`; the crate's own calls read it
+/// themselves when they fail.
+///
+/// ```
+/// # cann_sim::install().unwrap();
+/// let _rt = acl::Runtime::init()?;
+/// // SAFETY: a null out-pointer is refused (and reported), nothing is written.
+/// let rc = unsafe { acl_sys::aclrtGetDevice(std::ptr::null_mut()) }.unwrap();
+/// assert_ne!(rc, 0);
+/// let message = acl::error::take_recent_message().unwrap();
+/// assert!(message.starts_with("aclrtGetDevice"), "{message}");
+/// assert_eq!(acl::error::take_recent_message(), None);
+/// # Ok::<(), acl::Error>(())
+/// ```
+#[doc(alias = "aclGetRecentErrMsg")]
+pub fn take_recent_message() -> Option<String> {
     // SAFETY: aclGetRecentErrMsg takes no arguments and returns null or a
     // NUL-terminated string owned by the runtime, valid until the next call
     // on this thread; it is copied before anything else runs here.
     let ptr = unsafe { acl_sys::aclGetRecentErrMsg() }.ok()?;
-    if ptr.is_null() {
-        return None;
+    let text = if ptr.is_null() {
+        String::new()
+    } else {
+        // SAFETY: non-null and NUL-terminated, as above.
+        unsafe { std::ffi::CStr::from_ptr(ptr) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    let previous = LAST_TEXT
+        .try_with(|last| last.replace(text.clone()))
+        .unwrap_or_default();
+    readable(new_part(&text, &previous))
+}
+
+fn recent_message() -> Option<String> {
+    take_recent_message()
+}
+
+/// What `text` adds to the `previous` read: the runtime joins a new text in
+/// front of the previous one with a newline, or returns the previous one
+/// alone when nothing new was reported (threads without a context).
+fn new_part<'a>(text: &'a str, previous: &str) -> &'a str {
+    if previous.is_empty() {
+        return text;
     }
-    // SAFETY: non-null and NUL-terminated, as above.
-    let msg = unsafe { std::ffi::CStr::from_ptr(ptr) }
-        .to_string_lossy()
-        .trim()
-        .to_string();
+    if text == previous {
+        return "";
+    }
+    text.strip_suffix(previous)
+        .and_then(|t| t.strip_suffix('\n'))
+        .unwrap_or(text)
+}
+
+/// Where the message of an error-manager line starts: after the
+/// `[PID: <pid>] <time> <Title>(<code>): ` stamp, when it has one.
+fn message_start(line: &str) -> Option<usize> {
+    let stamp = line.find("[PID: ")?;
+    let mut from = stamp;
+    while let Some(open) = line[from..].find('(') {
+        let code = from + open + 1;
+        let rest = line.as_bytes().get(code..code + 9)?;
+        if rest[..2].iter().all(u8::is_ascii_uppercase)
+            && rest[2..6].iter().all(u8::is_ascii_digit)
+            && &rest[6..] == b"): "
+        {
+            return Some(code + 9);
+        }
+        from = code;
+    }
+    None
+}
+
+/// `<code>: Inner Error!`, the first line of a text of internal codes only.
+fn is_inner_banner(line: &str) -> bool {
+    line.strip_suffix(": Inner Error!")
+        .is_some_and(|code| code.len() == 6 && code.is_ascii())
+}
+
+/// The messages of an error-manager text (see the module documentation).
+fn readable(text: &str) -> Option<String> {
+    const TRACEBACK: &str = "TraceBack (most recent call last):";
+    let mut lines: Vec<&str> = Vec::new();
+    for line in text.lines().map(str::trim_end) {
+        if is_inner_banner(line) {
+            continue;
+        }
+        lines.push(match message_start(line) {
+            Some(start) => line[start..].trim_start(),
+            None => line,
+        });
+    }
+    while lines
+        .last()
+        .is_some_and(|l| l.is_empty() || *l == TRACEBACK)
+    {
+        lines.pop();
+    }
+    let msg = lines.join("\n").trim().to_string();
     (!msg.is_empty()).then_some(msg)
 }
 
@@ -146,6 +261,37 @@ fn check_failed(function: &'static str, rc: Result<i32, LoadError>) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runtime_texts_keep_their_messages_without_stamps() {
+        let coded = "[PID: 7] 2026-01-02-03:04:05.006.007 Invalid_Argument(EH0001): aclrtMalloc: size is 0\n\
+                     TraceBack (most recent call last):\n        inner detail\n";
+        assert_eq!(
+            readable(coded).as_deref(),
+            Some(
+                "aclrtMalloc: size is 0\nTraceBack (most recent call last):\n        inner detail"
+            )
+        );
+        let inner = "EE9999: Inner Error!\nEE9999[PID: 7] 2026-01-02-03:04:05.006.007 (EE9999):  \
+                     aclrtSynchronizeStream: it failed\nTraceBack (most recent call last):\n";
+        assert_eq!(
+            readable(inner).as_deref(),
+            Some("aclrtSynchronizeStream: it failed")
+        );
+        assert_eq!(
+            readable("a plain message\n").as_deref(),
+            Some("a plain message")
+        );
+        assert_eq!(readable(""), None);
+    }
+
+    #[test]
+    fn a_text_repeated_from_the_previous_read_is_not_new() {
+        assert_eq!(new_part("new\nold", "old"), "new");
+        assert_eq!(new_part("old", "old"), "");
+        assert_eq!(new_part("other", "old"), "other");
+        assert_eq!(new_part("first", ""), "first");
+    }
 
     #[test]
     fn every_named_code_round_trips_through_its_number() {

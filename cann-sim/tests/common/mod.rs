@@ -16,12 +16,49 @@ pub const fn rc(code: u32) -> aclError {
     code as aclError
 }
 
-/// This thread's recent error message (taken, as `aclGetRecentErrMsg` does).
-pub fn recent_error() -> String {
+/// This thread's whole recent-error text (taken, as `aclGetRecentErrMsg`
+/// does): the runtime's format, see `cann-sim/src/recent_error.rs`.
+pub fn recent_error_text() -> String {
     let p = aclGetRecentErrMsg();
     assert!(!p.is_null(), "no recent error message was recorded");
     // SAFETY: non-null, NUL-terminated, valid until the next call on this thread.
     unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+}
+
+/// The message of the first coded item of a recent-error text: what follows
+/// the first `(<code>): ` on its line (the header of the text, or of its
+/// first inner item, which has one space more). The whole text when it has
+/// no such line.
+pub fn first_message(text: &str) -> &str {
+    for line in text.lines() {
+        let mut rest = line;
+        while let Some(open) = rest.find('(') {
+            let after = &rest[open + 1..];
+            let coded = after.len() > 9
+                && after.as_bytes()[..2].iter().all(u8::is_ascii_uppercase)
+                && after.as_bytes()[2..6].iter().all(u8::is_ascii_digit)
+                && after[6..].starts_with("): ");
+            if coded {
+                return after[9..].trim_start_matches(' ');
+            }
+            rest = after;
+        }
+    }
+    text
+}
+
+/// This thread's recent error message (taken, as `aclGetRecentErrMsg` does):
+/// the message of the first failure recorded since the last read.
+pub fn recent_error() -> String {
+    first_message(&recent_error_text()).to_string()
+}
+
+/// Reads and drops this thread's recent-error text, if any: after a failure
+/// whose message a test does not check, so that the next read starts with
+/// the next failure (the runtime joins every unread failure into one text,
+/// headed by the first).
+pub fn discard_recent_error() {
+    let _ = aclGetRecentErrMsg();
 }
 
 /// Asserts `got == want` and that the recorded message starts with
@@ -32,6 +69,34 @@ pub fn assert_fails(got: aclError, want: aclError, function: &str) -> String {
     let msg = recent_error();
     assert!(msg.starts_with(function), "{msg}");
     msg
+}
+
+/// `aclrtGetDevice`: the current device, or the failure's code (its
+/// message read, so that a later check sees its own).
+pub fn current_device() -> Result<i32, aclError> {
+    let mut id = -1;
+    // SAFETY: `id` is a valid out-pointer.
+    match unsafe { aclrtGetDevice(&mut id) } {
+        ACL_SUCCESS => Ok(id),
+        rc => {
+            discard_recent_error();
+            Err(rc)
+        }
+    }
+}
+
+/// `aclrtGetCurrentContext`: the current context, or the failure's code
+/// (its message read, as in [`current_device`]).
+pub fn current_context() -> Result<acl_sys::aclrtContext, aclError> {
+    let mut c = null_mut();
+    // SAFETY: `c` is a valid out-pointer.
+    match unsafe { aclrtGetCurrentContext(&mut c) } {
+        ACL_SUCCESS => Ok(c),
+        rc => {
+            discard_recent_error();
+            Err(rc)
+        }
+    }
 }
 
 #[track_caller]

@@ -13,6 +13,13 @@ pub(crate) struct Dcmi {
 
 /// The simulator's explanation of the last failure on this thread (the real
 /// library has none to give).
+///
+/// The sim answers in the runtime error manager's format: the newest text
+/// first, each error stamped `...[PID: <pid>] <time> <title>(<code>): `, and
+/// on a thread without an AscendCL context (as here) the previous read's text
+/// again after it. Every failing DCMI call of the sim records a message, so
+/// the first stamped message is this failure's; it is returned without the
+/// stamp, as the `acl` crate keeps messages.
 fn recent_message(kind: BackendKind) -> Option<String> {
     if kind != BackendKind::Sim {
         return None;
@@ -24,10 +31,17 @@ fn recent_message(kind: BackendKind) -> Option<String> {
         return None;
     }
     // SAFETY: non-null and NUL-terminated (see above).
-    let s = unsafe { std::ffi::CStr::from_ptr(p) }
-        .to_string_lossy()
-        .into_owned();
-    (!s.is_empty()).then_some(s)
+    let s = unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy();
+    let msg = first_stamped_message(&s).unwrap_or(&s).trim();
+    (!msg.is_empty()).then(|| msg.to_string())
+}
+
+/// The message after the first `[PID: ...] ... (<code>): ` stamp of `text`.
+fn first_stamped_message(text: &str) -> Option<&str> {
+    let line = text.lines().find(|l| l.contains("[PID: "))?;
+    let at = line.find("[PID: ")?;
+    let end = line[at..].find("): ")? + at + 3;
+    Some(&line[end..])
 }
 
 impl Dcmi {
@@ -307,5 +321,22 @@ impl Backend for Dcmi {
                 })
                 .collect(),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_stamped_message;
+
+    #[test]
+    fn the_first_stamped_message_is_the_newest_failure() {
+        let text = "EE9999: Inner Error!\nEE9999[PID: 7] 2026-01-02-03:04:05.006.007 (EE9999):  \
+                    dcmi_get_device_info: card 9 does not exist\nTraceBack (most recent call last):\n\n\
+                    EE9999: Inner Error!\nEE9999[PID: 7] 2026-01-02-03:04:05.006.007 (EE9999):  older\n";
+        assert_eq!(
+            first_stamped_message(text).map(str::trim),
+            Some("dcmi_get_device_info: card 9 does not exist")
+        );
+        assert_eq!(first_stamped_message("plain"), None);
     }
 }
