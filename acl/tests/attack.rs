@@ -224,6 +224,7 @@ fn disjoint_halves_written_concurrently_on_two_streams_keep_both_writes() {
 /// another stream: the operator overwrites the block under it.
 #[test]
 fn an_event_recycled_during_a_wait_does_not_skip_the_next_wait() {
+    cann_sim::require_devices!(5);
     let _g = serial();
     let npu = common::device(4);
     let _ = npu.enable_caching_allocator(AllocatorConfig::default());
@@ -300,6 +301,7 @@ fn an_event_recycled_during_a_wait_does_not_skip_the_next_wait() {
 /// buffer gets it and the host writes it under the copy.
 #[test]
 fn a_cached_block_written_by_another_devices_default_stream_is_not_reused_early() {
+    cann_sim::require_devices!(4);
     let _g = serial();
     let rt = common::runtime();
     let (d0, d1) = (rt.device(2).unwrap(), rt.device(3).unwrap());
@@ -337,6 +339,7 @@ fn a_cached_block_written_by_another_devices_default_stream_is_not_reused_early(
 /// device's stream and completes at once.
 #[test]
 fn a_cached_block_read_by_another_devices_default_stream_waits_for_that_read() {
+    cann_sim::require_devices!(4);
     let _g = serial();
     let rt = common::runtime();
     let (d0, d1) = (rt.device(2).unwrap(), rt.device(3).unwrap());
@@ -380,6 +383,7 @@ fn a_cached_block_read_by_another_devices_default_stream_waits_for_that_read() {
 /// still writes.
 #[test]
 fn a_failed_event_query_does_not_free_memory_under_queued_work() {
+    cann_sim::sim_only!("injects faults into the simulator (cann_sim::faults)");
     let _g = serial();
     let npu = common::device(5);
     let (s, other) = (npu.new_stream().unwrap(), npu.new_stream().unwrap());
@@ -416,6 +420,7 @@ fn a_failed_event_query_does_not_free_memory_under_queued_work() {
 /// Dropping such a buffer blocks the same way ("dropping never waits").
 #[test]
 fn a_host_read_does_not_wait_for_later_work_of_a_dropped_stream() {
+    cann_sim::require_devices!(7);
     let _g = serial();
     let npu = common::device(6);
     let s_old = npu.new_stream().unwrap();
@@ -487,6 +492,7 @@ fn single_stream_host_read_does_not_wait_for_work_queued_after_the_write() {
 /// for good and the failure recorded.
 #[test]
 fn a_cached_block_read_on_a_dropped_stream_is_released_cleanly() {
+    cann_sim::require_devices!(2);
     let _g = serial();
     let npu = common::device(1);
     let _ = npu.enable_caching_allocator(AllocatorConfig::default());
@@ -524,6 +530,7 @@ fn a_cached_block_read_on_a_dropped_stream_is_released_cleanly() {
 /// whole-stream synchronisation holding the buffer's record.
 #[test]
 fn single_stream_host_wait_with_a_host_function_touching_the_memory_cannot_deadlock() {
+    cann_sim::require_devices!(4);
     in_child(
         "single_stream_host_wait_with_a_host_function_touching_the_memory_cannot_deadlock",
         Duration::from_secs(30),
@@ -565,6 +572,7 @@ fn single_stream_host_wait_with_a_host_function_touching_the_memory_cannot_deadl
 /// on the second stream, and a read recorded then by a write there.
 #[test]
 fn single_to_multi_stream_transition_waits_for_earlier_marks() {
+    cann_sim::require_devices!(2);
     in_child(
         "single_to_multi_stream_transition_waits_for_earlier_marks",
         Duration::from_secs(30),
@@ -605,6 +613,7 @@ fn single_to_multi_stream_transition_waits_for_earlier_marks() {
 /// owner's queued read, and a buffer dropped inside a host function.
 #[test]
 fn single_stream_reuse_and_drop_in_host_function() {
+    cann_sim::require_devices!(2);
     in_child(
         "single_stream_reuse_and_drop_in_host_function",
         Duration::from_secs(30),
@@ -715,6 +724,7 @@ fn three_readers_then_a_writer_then_a_drop_on_another_thread() {
 /// blocked, reallocated on A and written by the host.
 #[test]
 fn cached_block_used_on_another_stream_is_not_reused_under_its_read() {
+    cann_sim::require_devices!(2);
     let _g = serial();
     let npu = common::device(1);
     let _ = npu.enable_caching_allocator(AllocatorConfig::default());
@@ -784,6 +794,7 @@ fn pinned_memory_on_two_streams_then_host_views() {
 /// stream mixed with created streams.
 #[test]
 fn events_wait_for_and_the_default_stream() {
+    cann_sim::require_devices!(8);
     let _g = serial();
     let npu = common::device(7);
     let (s1, s2) = (npu.new_stream().unwrap(), npu.new_stream().unwrap());
@@ -819,6 +830,7 @@ fn events_wait_for_and_the_default_stream() {
 /// work queued on other streams.
 #[test]
 fn streams_dropped_under_marks_and_close_versus_drop() {
+    cann_sim::require_devices!(8);
     let _g = serial();
     let npu = common::device(7);
     let keep = npu.new_stream().unwrap();
@@ -851,6 +863,7 @@ fn streams_dropped_under_marks_and_close_versus_drop() {
 /// event record after queued work falls back to the stream.
 #[test]
 fn injected_faults_half_way_keep_the_order() {
+    cann_sim::sim_only!("injects faults into the simulator (cann_sim::faults)");
     let _g = serial();
     let npu = common::device(7);
     let (s1, s2) = (npu.new_stream().unwrap(), npu.new_stream().unwrap());
@@ -887,6 +900,7 @@ fn injected_faults_half_way_keep_the_order() {
 /// function of a third one; then the pool is hammered on the block's stream.
 #[test]
 fn cached_block_dropped_inside_a_host_function_after_cross_stream_use() {
+    cann_sim::require_devices!(2);
     let _g = serial();
     let npu = common::device(1);
     let _ = npu.enable_caching_allocator(AllocatorConfig::default());
@@ -927,6 +941,7 @@ fn cached_block_dropped_inside_a_host_function_after_cross_stream_use() {
 /// refusal of a wait across devices and frees after both devices' work.
 #[test]
 fn peer_copies_between_created_streams() {
+    cann_sim::require_devices!(8);
     let _g = serial();
     let rt = common::runtime();
     let (d0, d1) = (rt.device(2).unwrap(), rt.device(7).unwrap());
@@ -951,6 +966,7 @@ fn peer_copies_between_created_streams() {
 /// Host-function panics and a panicking thread holding a buffer.
 #[test]
 fn panics_with_queued_work() {
+    cann_sim::require_devices!(8);
     let _g = serial();
     let npu = common::device(7);
     let (s1, s2) = (npu.new_stream().unwrap(), npu.new_stream().unwrap());

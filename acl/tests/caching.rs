@@ -7,6 +7,7 @@ use acl::allocator::AllocatorConfig;
 
 #[test]
 fn buffers_reuse_cached_blocks_on_their_stream() {
+    cann_sim::require_devices!(7);
     // A device of its own: one `Device` per ordinal, so tests sharing an
     // ordinal share its allocator.
     let npu = common::device(6);
@@ -38,6 +39,7 @@ fn buffers_reuse_cached_blocks_on_their_stream() {
 
 #[test]
 fn enabling_twice_is_rejected() {
+    cann_sim::require_devices!(8);
     let npu = common::device(7);
     let _ = npu.enable_caching_allocator(AllocatorConfig::default());
     assert_eq!(
@@ -52,6 +54,7 @@ fn enabling_twice_is_rejected() {
 
 #[test]
 fn freed_block_is_not_reused_before_queued_work_on_it_finishes() {
+    cann_sim::require_devices!(8);
     let npu = common::device(7);
     let _ = npu.enable_caching_allocator(AllocatorConfig::default());
     let stream = npu.new_stream().unwrap();

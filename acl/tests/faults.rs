@@ -76,6 +76,7 @@ const PARAM: i32 = acl_sys::ACL_ERROR_RT_PARAM_INVALID as i32;
 
 #[test]
 fn device_open_fails_at_set_device_and_at_context_query_without_leaking_a_reference() {
+    cann_sim::sim_only!("reads the simulator's statistics (cann_sim::stats)");
     let _serial = serial();
     let rt = common::runtime();
     fails_cleanly("aclrtSetDevice", PARAM, || Device::new(&rt, 5));
@@ -87,6 +88,7 @@ fn device_open_fails_at_set_device_and_at_context_query_without_leaking_a_refere
 
 #[test]
 fn stream_and_event_creation_failures() {
+    cann_sim::sim_only!("injects faults into the simulator (cann_sim::faults)");
     let _serial = serial();
     let npu = common::device(1);
     fails_cleanly("aclrtCreateStreamWithConfig", PARAM, || {
@@ -103,6 +105,7 @@ fn stream_and_event_creation_failures() {
 
 #[test]
 fn allocation_failures_leave_nothing_allocated() {
+    cann_sim::sim_only!("injects faults into the simulator (cann_sim::faults)");
     let _serial = serial();
     let npu = common::device(1);
     fails_cleanly("aclrtMalloc", OOM, || {
@@ -121,6 +124,7 @@ fn allocation_failures_leave_nothing_allocated() {
 
 #[test]
 fn copy_and_sync_failures_report_the_call() {
+    cann_sim::sim_only!("injects faults into the simulator (cann_sim::faults)");
     let _serial = serial();
     let npu = common::device(2);
     let stream = npu.new_stream().unwrap();
@@ -154,6 +158,7 @@ fn copy_and_sync_failures_report_the_call() {
 
 #[test]
 fn failed_host_fn_launch_drops_the_closure_without_running_it() {
+    cann_sim::sim_only!("injects faults into the simulator (cann_sim::faults)");
     let _serial = serial();
     let npu = common::device(3);
     let stream = npu.new_stream().unwrap();
@@ -180,6 +185,7 @@ fn failed_host_fn_launch_drops_the_closure_without_running_it() {
 
 #[test]
 fn failed_release_in_drop_is_recorded_not_panicked() {
+    cann_sim::sim_only!("injects faults into the simulator (cann_sim::faults)");
     let _serial = serial();
     let npu = common::device(4);
     let buf = DeviceBuffer::<u8>::zeroed(&npu, 64).unwrap();

@@ -46,6 +46,7 @@ fn vadd_adds_on_a_stream() {
 
 #[test]
 fn a_binary_loaded_from_memory_works_like_one_from_a_file() {
+    cann_sim::sim_only!("launches the simulator's sample kernels");
     let npu = common::device(0);
     let bytes = std::fs::read(cann_sim::sample_kernels().unwrap()).unwrap();
     let bin = KernelBinary::load_data(&npu, &bytes).unwrap();
@@ -159,6 +160,7 @@ fn malformed_binaries_are_rejected() {
 
 #[test]
 fn launch_misuse_is_refused_before_any_call() {
+    cann_sim::require_devices!(2);
     let npu = common::device(0);
     let k = binary(&npu).kernel("record_blocks").unwrap();
     let stream = npu.default_stream();

@@ -88,6 +88,7 @@ fn dropping_a_buffer_with_queued_work_waits_instead_of_freeing_under_it() {
 
 #[test]
 fn use_on_a_foreign_stream_is_ordered_both_ways() {
+    cann_sim::require_devices!(2);
     let npu = common::device(1);
     let home = npu.new_stream().unwrap();
     let other = npu.new_stream().unwrap();
@@ -109,6 +110,7 @@ fn use_on_a_foreign_stream_is_ordered_both_ways() {
 
 #[test]
 fn slices_copy_exactly_their_range() {
+    cann_sim::require_devices!(2);
     let npu = common::device(1);
     let stream = npu.default_stream();
     let mut buf = stream
@@ -132,6 +134,7 @@ fn slices_copy_exactly_their_range() {
 
 #[test]
 fn split_at_mut_gives_disjoint_writable_halves() {
+    cann_sim::require_devices!(2);
     let npu = common::device(1);
     let stream = npu.new_stream().unwrap();
     let mut buf = stream.alloc_zeros::<i32>(8).unwrap();
@@ -151,6 +154,7 @@ fn split_at_mut_gives_disjoint_writable_halves() {
 
 #[test]
 fn slice_out_of_bounds_is_rejected() {
+    cann_sim::require_devices!(2);
     let npu = common::device(1);
     let buf = DeviceBuffer::<u8>::zeroed(&npu, 10).unwrap();
     assert_eq!(
@@ -164,6 +168,7 @@ fn slice_out_of_bounds_is_rejected() {
 
 #[test]
 fn copy_length_mismatch_is_rejected_before_the_runtime() {
+    cann_sim::require_devices!(2);
     let npu = common::device(1);
     let stream = npu.default_stream();
     let src = PinnedHostBuffer::<u8>::zeroed(&npu, 4).unwrap();
@@ -179,6 +184,7 @@ fn copy_length_mismatch_is_rejected_before_the_runtime() {
 
 #[test]
 fn peer_copy_needs_peer_access_then_works() {
+    cann_sim::require_devices!(4);
     let d0 = common::device(2);
     let d1 = common::device(3);
     assert!(d0.can_access_peer(&d1).unwrap());
@@ -195,6 +201,7 @@ fn peer_copy_needs_peer_access_then_works() {
 
 #[test]
 fn pinned_buffer_used_by_two_streams_orders_them() {
+    cann_sim::require_devices!(5);
     let npu = common::device(4);
     let a = npu.new_stream().unwrap();
     let b = npu.new_stream().unwrap();
@@ -211,6 +218,7 @@ fn pinned_buffer_used_by_two_streams_orders_them() {
 
 #[test]
 fn device_attributes_and_memory_info() {
+    cann_sim::require_devices!(6);
     let npu = common::device(5);
     assert!(npu.attribute(acl::DeviceAttribute::AiCoreCount).unwrap() > 0);
     let info = npu.memory_info().unwrap();
@@ -219,6 +227,7 @@ fn device_attributes_and_memory_info() {
 
 #[test]
 fn uninit_then_written_buffer_and_pinned_accessors() {
+    cann_sim::require_devices!(6);
     let npu = common::device(5);
     // SAFETY: every element is written by the copy before it is read.
     let mut buf = unsafe { DeviceBuffer::<u16>::uninit(&npu, 8) }.unwrap();
@@ -236,6 +245,7 @@ fn uninit_then_written_buffer_and_pinned_accessors() {
 
 #[test]
 fn nested_mutable_slices_and_their_shared_views() {
+    cann_sim::require_devices!(6);
     let npu = common::device(5);
     let stream = npu.new_stream().unwrap();
     let mut buf = stream.clone_from_host(&[0u32; 10]).unwrap();
@@ -255,6 +265,7 @@ fn nested_mutable_slices_and_their_shared_views() {
 
 #[test]
 fn device_capabilities_are_reported_and_unknown_features_rejected() {
+    cann_sim::require_devices!(6);
     let npu = common::device(5);
     assert!(
         npu.supports(acl_sys::ACL_FEATURE_TSCPU_TASK_UPDATE_SUPPORT_AIC_AIV)

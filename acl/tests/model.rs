@@ -242,6 +242,7 @@ fn models_run_on_memory_this_crate_manages() {
 
 #[test]
 fn misuse_is_refused_with_exact_errors() {
+    cann_sim::require_devices!(2);
     let npu = common::device(0);
     let stream = npu.new_stream().unwrap();
     let model = Model::load_data(&npu, &dense(&[1, 2, 4]).to_bytes()).unwrap();

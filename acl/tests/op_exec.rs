@@ -693,6 +693,7 @@ fn compile_flag_accepts_both_modes() {
 
 #[test]
 fn memory_freed_before_the_operator_runs_faults_at_synchronize() {
+    cann_sim::sim_only!("configures the simulator through CANN_SIM_* variables");
     // The released runtime's behaviour shows with cann-sim's check off;
     // with it on (CANN_SIM_CHECK, "report" under cargo) the free itself is
     // refused. Then the test also runs in a child process with it off.

@@ -38,6 +38,7 @@ fn warm_up(a: &Stream, b: &Stream) {
 
 #[test]
 fn one_device_per_ordinal_shares_allocator_and_events() {
+    cann_sim::require_devices!(3);
     let rt = common::runtime();
     let a = Device::new(&rt, 2).unwrap();
     let b = rt.device(2).unwrap();
@@ -51,6 +52,7 @@ fn one_device_per_ordinal_shares_allocator_and_events() {
 
 #[test]
 fn h2d_on_an_idle_stream_does_not_wait_for_a_busy_stream() {
+    cann_sim::require_devices!(2);
     let npu = common::device(1);
     let (compute, copy) = (npu.new_stream().unwrap(), npu.new_stream().unwrap());
     warm_up(&compute, &copy);
@@ -73,6 +75,7 @@ fn h2d_on_an_idle_stream_does_not_wait_for_a_busy_stream() {
 
 #[test]
 fn a_read_on_another_stream_waits_for_the_queued_write() {
+    cann_sim::require_devices!(2);
     let npu = common::device(1);
     let (a, b) = (npu.new_stream().unwrap(), npu.new_stream().unwrap());
     warm_up(&a, &b);
@@ -92,6 +95,7 @@ fn a_read_on_another_stream_waits_for_the_queued_write() {
 
 #[test]
 fn a_write_on_another_stream_waits_for_every_queued_read() {
+    cann_sim::require_devices!(2);
     let npu = common::device(1);
     let (a, b, c) = (
         npu.new_stream().unwrap(),
@@ -114,6 +118,7 @@ fn a_write_on_another_stream_waits_for_every_queued_read() {
 
 #[test]
 fn pinned_views_on_two_threads_both_wait_for_the_pending_copy() {
+    cann_sim::require_devices!(4);
     let npu = common::device(3);
     let stream = npu.new_stream().unwrap();
     let src = stream.clone_from_host(&[7u64; 4096]).unwrap();
@@ -144,6 +149,7 @@ fn pinned_views_on_two_threads_both_wait_for_the_pending_copy() {
 
 #[test]
 fn a_failed_wait_keeps_the_pending_copy() {
+    cann_sim::sim_only!("injects faults into the simulator (cann_sim::faults)");
     let _serial = serial();
     let npu = common::device(3);
     let stream = npu.new_stream().unwrap();
@@ -162,6 +168,7 @@ fn a_failed_wait_keeps_the_pending_copy() {
 
 #[test]
 fn a_recycled_block_is_not_overwritten_while_queued_work_reads_it() {
+    cann_sim::require_devices!(5);
     let npu = common::device(4);
     let _ = npu.enable_caching_allocator(AllocatorConfig::default());
     let stream = npu.new_stream().unwrap();
@@ -188,6 +195,7 @@ fn a_recycled_block_is_not_overwritten_while_queued_work_reads_it() {
 
 #[test]
 fn a_failed_event_record_after_queued_work_still_orders_the_free() {
+    cann_sim::sim_only!("injects faults into the simulator (cann_sim::faults)");
     let _serial = serial();
     let npu = common::device(5);
     let (a, b) = (npu.new_stream().unwrap(), npu.new_stream().unwrap());
@@ -209,6 +217,7 @@ fn a_failed_event_record_after_queued_work_still_orders_the_free() {
 
 #[test]
 fn dropping_a_buffer_never_waits_and_frees_after_its_work() {
+    cann_sim::require_devices!(6);
     let _serial = serial();
     let npu = common::device(5);
     let stream = npu.new_stream().unwrap();
@@ -228,6 +237,7 @@ fn dropping_a_buffer_never_waits_and_frees_after_its_work() {
 
 #[test]
 fn a_buffer_dropped_inside_a_host_function_is_freed_after_it() {
+    cann_sim::require_devices!(6);
     let _serial = serial();
     let npu = common::device(5);
     let stream = npu.new_stream().unwrap();
@@ -245,6 +255,7 @@ fn a_buffer_dropped_inside_a_host_function_is_freed_after_it() {
 
 #[test]
 fn device_synchronize_waits_for_every_stream() {
+    cann_sim::require_devices!(7);
     let npu = common::device(6);
     let flags: Vec<Arc<AtomicBool>> = (0..3).map(|_| Arc::default()).collect();
     let streams: Vec<Stream> = (0..3).map(|_| npu.new_stream().unwrap()).collect();
@@ -262,6 +273,7 @@ fn device_synchronize_waits_for_every_stream() {
 
 #[test]
 fn cross_device_waits_are_refused_while_the_work_is_queued() {
+    cann_sim::require_devices!(8);
     let rt = common::runtime();
     let (d0, d1) = (rt.device(6).unwrap(), rt.device(7).unwrap());
     d1.enable_peer_access(&d0).unwrap();
@@ -293,6 +305,7 @@ fn cross_device_waits_are_refused_while_the_work_is_queued() {
 
 #[test]
 fn allocator_handle_keeps_its_device_and_raw_access_is_unsafe() {
+    cann_sim::require_devices!(5);
     let rt = common::runtime();
     let npu = rt.device(4).unwrap();
     let _ = npu.enable_caching_allocator(AllocatorConfig::default());
@@ -307,6 +320,7 @@ fn allocator_handle_keeps_its_device_and_raw_access_is_unsafe() {
 
 #[test]
 fn a_host_function_touching_memory_another_thread_waits_for_cannot_deadlock() {
+    cann_sim::require_devices!(4);
     let npu = common::device(3);
     let stream = npu.new_stream().unwrap();
     let src = stream.clone_from_host(&[9u8; 64]).unwrap();

@@ -9,6 +9,7 @@ use acl_sys as sys;
 
 #[test]
 fn pointer_attributes_and_address_ranges_describe_the_allocation() {
+    cann_sim::require_devices!(2);
     let npu = common::device(1);
     let buf = DeviceBuffer::<u32>::zeroed(&npu, 100).unwrap();
     let inner = buf.as_raw_ptr().cast::<u8>().wrapping_add(40).cast();
@@ -43,6 +44,7 @@ fn a_32_bit_fill_writes_the_pattern() {
 
 #[test]
 fn device_uuids_are_stable_and_distinct() {
+    cann_sim::require_devices!(2);
     let (a, b) = (common::device(0), common::device(1));
     assert_eq!(a.uuid().unwrap(), a.uuid().unwrap());
     assert_ne!(a.uuid().unwrap(), b.uuid().unwrap());

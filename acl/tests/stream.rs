@@ -69,6 +69,7 @@ fn calling_acl_from_a_host_fn_is_refused_instead_of_deadlocking() {
 
 #[test]
 fn timed_events_measure_work_between_them() {
+    cann_sim::require_devices!(2);
     let npu = common::device(1);
     let stream = npu.new_stream().unwrap();
     let start = stream.record_event().unwrap();
@@ -85,6 +86,7 @@ fn timed_events_measure_work_between_them() {
 
 #[test]
 fn elapsed_without_timing_flag_is_rejected() {
+    cann_sim::require_devices!(2);
     let npu = common::device(1);
     let stream = npu.default_stream();
     let a = Event::new(&npu, EventFlags::SYNC).unwrap();
@@ -103,6 +105,7 @@ fn elapsed_without_timing_flag_is_rejected() {
 
 #[test]
 fn elapsed_on_an_incomplete_event_is_timestamp_invalid() {
+    cann_sim::require_devices!(2);
     let npu = common::device(1);
     let stream = npu.new_stream().unwrap();
     let (tx, rx) = mpsc::channel::<()>();
@@ -121,6 +124,7 @@ fn elapsed_on_an_incomplete_event_is_timestamp_invalid() {
 
 #[test]
 fn wait_event_orders_one_stream_after_another() {
+    cann_sim::require_devices!(3);
     let npu = common::device(2);
     let a = npu.new_stream().unwrap();
     let b = npu.new_stream().unwrap();
@@ -137,6 +141,7 @@ fn wait_event_orders_one_stream_after_another() {
 
 #[test]
 fn wait_on_an_event_without_sync_flag_is_rejected() {
+    cann_sim::require_devices!(3);
     let npu = common::device(2);
     let ev = Event::new(&npu, EventFlags::TIMING).unwrap();
     let err = npu.default_stream().wait_event(&ev).unwrap_err();
@@ -151,6 +156,7 @@ fn wait_on_an_event_without_sync_flag_is_rejected() {
 
 #[test]
 fn recording_on_a_stream_of_another_device_is_rejected() {
+    cann_sim::require_devices!(2);
     let ev = Event::new(&common::device(0), EventFlags::default()).unwrap();
     let other = common::device(1).default_stream();
     let err = ev.record(&other).unwrap_err();
@@ -165,6 +171,7 @@ fn recording_on_a_stream_of_another_device_is_rejected() {
 
 #[test]
 fn synchronize_with_timeout_times_out_with_the_runtime_code() {
+    cann_sim::require_devices!(4);
     let npu = common::device(3);
     let stream = npu.new_stream().unwrap();
     let (tx, rx) = mpsc::channel::<()>();
@@ -184,6 +191,7 @@ fn synchronize_with_timeout_times_out_with_the_runtime_code() {
 
 #[test]
 fn zero_timeout_is_rejected_before_the_runtime() {
+    cann_sim::require_devices!(4);
     let stream = common::device(3).default_stream();
     let err = stream.synchronize_timeout(Duration::ZERO).unwrap_err();
     assert_eq!(
@@ -197,6 +205,7 @@ fn zero_timeout_is_rejected_before_the_runtime() {
 
 #[test]
 fn unknown_stream_flags_are_rejected_before_the_runtime_ignores_them() {
+    cann_sim::require_devices!(4);
     let npu = common::device(3);
     let err = Stream::new(
         &npu,
@@ -217,6 +226,7 @@ fn unknown_stream_flags_are_rejected_before_the_runtime_ignores_them() {
 
 #[test]
 fn stream_with_priority_and_known_flags_works() {
+    cann_sim::require_devices!(4);
     let npu = common::device(3);
     let s = Stream::new(
         &npu,
@@ -231,12 +241,14 @@ fn stream_with_priority_and_known_flags_works() {
 
 #[test]
 fn invalid_event_flags_are_param_invalid() {
+    cann_sim::require_devices!(4);
     let err = Event::new(&common::device(3), EventFlags::from_bits(0)).unwrap_err();
     assert_eq!(err.code(), Some(ErrorCode::RtParamInvalid), "{err}");
 }
 
 #[test]
 fn streams_and_events_work_from_foreign_threads() {
+    cann_sim::require_devices!(5);
     let npu = common::device(4);
     let stream = npu.new_stream().unwrap();
     std::thread::scope(|s| {
@@ -253,6 +265,7 @@ fn streams_and_events_work_from_foreign_threads() {
 
 #[test]
 fn default_stream_handles_compare_equal() {
+    cann_sim::require_devices!(5);
     let npu = common::device(4);
     assert_eq!(npu.default_stream(), npu.default_stream());
     assert!(npu.default_stream().is_default());
@@ -263,6 +276,7 @@ fn default_stream_handles_compare_equal() {
 
 #[test]
 fn blocking_callback_runs_later_and_holds_back_the_stream() {
+    cann_sim::require_devices!(6);
     let npu = common::device(5);
     let stream = npu.new_stream().unwrap();
     let (release_tx, release_rx) = mpsc::channel::<()>();
@@ -289,6 +303,7 @@ fn blocking_callback_runs_later_and_holds_back_the_stream() {
 
 #[test]
 fn callbacks_on_the_default_stream_and_panics_are_reported() {
+    cann_sim::require_devices!(6);
     let npu = common::device(5);
     let stream = npu.default_stream();
     let (tx, rx) = mpsc::channel();
@@ -309,6 +324,7 @@ fn callbacks_on_the_default_stream_and_panics_are_reported() {
 
 #[test]
 fn one_stream_cannot_mix_host_fns_and_callbacks() {
+    cann_sim::require_devices!(6);
     let npu = common::device(5);
     let a = npu.new_stream().unwrap();
     a.launch_host_fn(|| {}).unwrap();
@@ -335,6 +351,7 @@ fn one_stream_cannot_mix_host_fns_and_callbacks() {
 
 #[test]
 fn wait_for_orders_a_stream_after_another_without_blocking_the_host() {
+    cann_sim::require_devices!(7);
     let npu = common::device(6);
     let a = npu.new_stream().unwrap();
     let b = npu.new_stream().unwrap();
@@ -350,6 +367,7 @@ fn wait_for_orders_a_stream_after_another_without_blocking_the_host() {
 
 #[test]
 fn event_flags_combine_and_report() {
+    cann_sim::require_devices!(7);
     let f = EventFlags::SYNC | EventFlags::TIMING;
     assert!(f.contains(EventFlags::SYNC) && f.contains(EventFlags::TIMING));
     assert!(!f.contains(EventFlags::DEVICE_USE_ONLY));
@@ -364,6 +382,7 @@ fn event_flags_combine_and_report() {
 
 #[test]
 fn a_callback_may_own_and_drop_the_last_device_handle() {
+    cann_sim::require_devices!(8);
     let npu = common::device(7);
     let stream = npu.new_stream().unwrap();
     let (tx, rx) = mpsc::channel();

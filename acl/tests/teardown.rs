@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn the_last_stream_device_and_runtime_dropped_inside_a_host_function_release_without_deadlock() {
+    cann_sim::sim_only!("reads the simulator's statistics (cann_sim::stats)");
     cann_sim::install().unwrap();
     let before = cann_sim::stats();
     let rt = Runtime::init().unwrap();
@@ -44,6 +45,7 @@ fn the_last_stream_device_and_runtime_dropped_inside_a_host_function_release_wit
 
 #[test]
 fn dropping_the_last_handle_of_one_device_leaves_another_device_usable_on_this_thread() {
+    cann_sim::require_devices!(8);
     cann_sim::install().unwrap();
     let rt = Runtime::init().unwrap();
     let (d6, d7) = (Device::new(&rt, 6).unwrap(), Device::new(&rt, 7).unwrap());

@@ -78,6 +78,7 @@ fn a_range_grows_piece_by_piece_and_reads_contiguously_across_pieces() {
 
 #[test]
 fn misuse_is_refused_with_the_exact_error() {
+    cann_sim::require_devices!(2);
     let _s = serial();
     let npu = common::device(0);
     let g = granularity(&npu).unwrap();

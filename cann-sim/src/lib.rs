@@ -45,6 +45,7 @@
 
 pub mod acl;
 pub mod aclnn;
+pub mod backend;
 pub mod check;
 pub mod config;
 pub mod dcmi;
@@ -146,10 +147,21 @@ pub fn installed_acl_api() -> acl_sys::Api {
 /// Call it before any other use of the -sys crates (or the safe crates built
 /// on them). Calling it again is harmless.
 ///
+/// With `CANN_BACKEND=real` it installs nothing: it loads the installed
+/// AscendCL instead, so that the same program, test or example runs on a
+/// real NPU (see [`backend`]).
+///
 /// # Errors
 ///
-/// `LoadError::AlreadyLoaded` when a real library was already loaded.
+/// `LoadError::AlreadyLoaded` when a real library was already loaded; with
+/// `CANN_BACKEND=real`, the loader's error when no CANN is installed (the
+/// paths it tried); an invalid `CANN_BACKEND`.
 pub fn install() -> Result<(), acl_sys::LoadError> {
+    match backend::selected() {
+        backend::Backend::Sim => {}
+        backend::Backend::Real => return acl_sys::library().map(|_| ()),
+        backend::Backend::Invalid(v) => return Err(backend::invalid(&v)),
+    }
     // SAFETY: the four tables are the simulator's own: each entry is the
     // simulator's `extern "C"` implementation of the C function it is filed
     // under, with that function's declared signature (the tables are typed

@@ -20,6 +20,7 @@ fn invalid(r: hccl::Result<()>) -> String {
 
 #[test]
 fn lengths_streams_and_ranks_are_checked_before_hccl_with_exact_errors() {
+    cann_sim::require_devices!(2);
     let _serial = serial();
     let out = threads(2, CommConfig::default(), |comm, dev, s| {
         let send = s.alloc_zeros::<f32>(4).unwrap();
@@ -83,6 +84,7 @@ fn lengths_streams_and_ranks_are_checked_before_hccl_with_exact_errors() {
 
 #[test]
 fn all_to_all_vc_matrix_whose_sums_overflow_is_rejected_before_hccl() {
+    cann_sim::require_devices!(2);
     let _serial = serial();
     let out = threads(2, CommConfig::default(), |comm, _dev, s| {
         let send = s.alloc_zeros::<f32>(4).unwrap();
@@ -120,6 +122,7 @@ fn all_to_all_vc_matrix_whose_sums_overflow_is_rejected_before_hccl() {
 
 #[test]
 fn unsupported_reductions_fail_with_not_support_on_every_rank() {
+    cann_sim::require_devices!(2);
     let _serial = serial();
     let out = threads(2, CommConfig::default(), |comm, _dev, s| {
         let mut buf = s.alloc_zeros::<u32>(4).unwrap();
@@ -134,6 +137,7 @@ fn unsupported_reductions_fail_with_not_support_on_every_rank() {
 
 #[test]
 fn init_all_gives_one_comm_per_device_usable_from_one_thread() {
+    cann_sim::require_devices!(2);
     let _serial = serial();
     let rt = runtime();
     let devs = [Device::new(&rt, 0).unwrap(), Device::new(&rt, 1).unwrap()];
@@ -217,6 +221,7 @@ fn rank_tables_create_communicators_and_bad_ones_are_named() {
 
 #[test]
 fn sub_communicators_of_even_and_odd_ranks_reduce_separately() {
+    cann_sim::require_devices!(4);
     let _serial = serial();
     let out = threads(4, CommConfig::default(), |comm, _dev, s| {
         let r = comm.rank();
@@ -243,6 +248,7 @@ fn sub_communicators_of_even_and_odd_ranks_reduce_separately() {
 
 #[test]
 fn suspended_communicators_refuse_collectives_until_resumed() {
+    cann_sim::require_devices!(2);
     let _serial = serial();
     let out = threads(2, CommConfig::default(), |comm, _dev, s| {
         let mut b = s.clone_from_host(&[1.0f32; 4]).unwrap();
@@ -285,6 +291,7 @@ fn mismatched_counts_surface_at_synchronize_and_in_async_error() {
 
 #[test]
 fn comms_are_destroyed_on_drop_without_release_errors() {
+    cann_sim::require_devices!(2);
     let _serial = serial();
     let _ = hccl::take_release_errors();
     threads(2, CommConfig::default(), |comm, _, _| comm.rank());

@@ -57,6 +57,7 @@ fn warm_up(a: &Stream, b: &Stream) {
 /// read of its output inside the group does not wait for it.
 #[test]
 fn a_host_read_inside_a_group_does_not_race_the_groups_collective() {
+    cann_sim::require_devices!(2);
     let _g = common::serial();
     let before = reports();
     let got = common::threads(2, config(), |comm, dev, s| {
@@ -100,6 +101,7 @@ fn a_host_read_inside_a_group_does_not_race_the_groups_collective() {
 /// waits for that write only at the group's end, after it.
 #[test]
 fn a_collective_inside_a_group_waits_for_a_queued_write_on_another_stream() {
+    cann_sim::require_devices!(2);
     let _g = common::serial();
     let before = reports();
     let got = common::threads(2, config(), |comm, dev, s| {
@@ -133,6 +135,7 @@ fn a_collective_inside_a_group_waits_for_a_queued_write_on_another_stream() {
 /// forgotten, and a host read waits only for the second.
 #[test]
 fn a_group_receiving_two_halves_on_two_streams_keeps_both_writes() {
+    cann_sim::require_devices!(2);
     let _g = common::serial();
     let before = reports();
     let got = common::threads(2, config(), |comm, dev, s| {
@@ -182,6 +185,7 @@ fn a_group_receiving_two_halves_on_two_streams_keeps_both_writes() {
 /// wait for: the receive overwrites the buffer under the peer's read.
 #[test]
 fn a_group_whose_wait_fails_across_devices_does_not_overwrite_a_peers_read() {
+    cann_sim::require_devices!(3);
     let _g = common::serial();
     let before = reports();
     let rt = common::runtime();
@@ -227,6 +231,7 @@ fn a_group_whose_wait_fails_across_devices_does_not_overwrite_a_peers_read() {
 /// freed under its send.
 #[test]
 fn a_group_whose_device_wait_fails_still_records_its_sends() {
+    cann_sim::sim_only!("injects faults into the simulator (cann_sim::faults)");
     let _g = common::serial();
     cann_sim::faults::clear();
     let before = reports();
@@ -304,6 +309,7 @@ fn a_group_whose_device_wait_fails_still_records_its_sends() {
 /// buffer dropped right after a collective is freed after it.
 #[test]
 fn collectives_outside_groups_are_ordered_with_other_streams_and_the_host() {
+    cann_sim::require_devices!(2);
     let _g = common::serial();
     let before = reports();
     let got = common::threads(2, config(), |comm, dev, s| {

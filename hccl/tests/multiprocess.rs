@@ -472,6 +472,7 @@ fn master_port_in_use_fails_every_rank_naming_the_address() {
 
 #[test]
 fn hccl_init_with_an_unreachable_root_fails_with_tcp_connect_naming_it() {
+    cann_sim::sim_only!("configures the simulator through CANN_SIM_* variables");
     let made = launcher(1, "print_root_info").run().unwrap();
     all_ok(&made);
     let out = &made[0].output.as_ref().unwrap().0;
@@ -590,6 +591,7 @@ fn two_hosts(tag: u32) -> Result<(TwoHosts, [String; 2]), String> {
 
 #[test]
 fn two_hosts_in_network_namespaces_bootstrap_and_all_reduce_over_a_veth_link() {
+    cann_sim::sim_only!("configures the simulator through CANN_SIM_* variables");
     let (hosts, ips) = match two_hosts(std::process::id()) {
         Ok(h) => h,
         Err(why) => {

@@ -11,6 +11,7 @@ const N: usize = 4096;
 
 #[test]
 fn a_buffer_dropped_inside_a_group_is_sent_intact() {
+    cann_sim::require_devices!(2);
     let _g = common::serial();
     let got = common::threads(2, CommConfig::default(), |comm, dev, s| {
         // Cached blocks are reused at once on their stream: the bug this
@@ -44,6 +45,7 @@ fn a_buffer_dropped_inside_a_group_is_sent_intact() {
 
 #[test]
 fn a_panic_inside_a_group_ends_the_group() {
+    cann_sim::require_devices!(2);
     let _g = common::serial();
     let got = common::threads(2, CommConfig::default(), |comm, _dev, s| {
         let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -46,6 +46,7 @@ fn config_capability_covers_every_item_comm_config_sets() {
 
 #[test]
 fn process_wide_deterministic_is_the_default_of_new_communicators() {
+    cann_sim::require_devices!(2);
     let _s = serial();
     runtime();
     settings::set_deterministic(true).unwrap();
@@ -92,6 +93,7 @@ fn an_accelerator_the_simulator_lacks_is_not_supported_and_changes_nothing() {
 
 #[test]
 fn windows_register_exchange_with_peers_and_deregister_on_drop() {
+    cann_sim::require_devices!(3);
     let _s = serial();
     let _ = hccl::take_release_errors();
     let out = threads(3, CommConfig::default(), |comm, dev, _| {
@@ -171,6 +173,7 @@ fn windows_and_settings_are_send_and_sync() {
 
 #[test]
 fn virtual_memory_is_given_to_a_communicator_and_activated() {
+    cann_sim::require_devices!(2);
     use acl::vmm::{PhysicalMemory, VirtualRange, granularity};
     let _s = serial();
     let _ = hccl::take_release_errors();

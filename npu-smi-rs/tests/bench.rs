@@ -28,6 +28,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 #[test]
 #[ignore = "benchmark; run in release with --ignored --nocapture"]
 fn bench_every_metric_of_8_devices_in_process() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let npu = npu();
     let devices = npu.devices().unwrap();
     assert_eq!(devices.len(), 8);
@@ -82,6 +83,7 @@ fn scrape(addr: &str) -> Duration {
 #[test]
 #[ignore = "60 s load test; run in release with --ignored --nocapture"]
 fn bench_exporter_10_scrapes_per_second_for_60_s() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let seconds: u64 = std::env::var("BENCH_SECONDS")
         .ok()
         .and_then(|s| s.parse().ok())

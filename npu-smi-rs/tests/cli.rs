@@ -50,6 +50,7 @@ fn versionless(s: &str) -> String {
 
 #[test]
 fn info_on_the_sim_matches_the_snapshot() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let (code, out, err) = run(cmd("info-sim", &["info", "--backend", "sim"]));
     assert_eq!((code, err.as_str()), (0, ""));
     insta::assert_snapshot!("info_sim", versionless(&out));
@@ -57,6 +58,7 @@ fn info_on_the_sim_matches_the_snapshot() {
 
 #[test]
 fn info_output_is_readable_by_the_npu_smi_parser() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let (_, out, _) = run(cmd("info-roundtrip", &["info", "--backend", "sim"]));
     let t = npu_smi_rs::parse::parse_info(&out).unwrap();
     assert_eq!(t.chips.len(), 8);
@@ -67,6 +69,7 @@ fn info_output_is_readable_by_the_npu_smi_parser() {
 
 #[test]
 fn cann_backend_variable_selects_the_sim() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let mut c = cmd("info-env", &["info"]);
     c.env("CANN_BACKEND", "sim");
     let (code, out, _) = run(c);
@@ -76,6 +79,7 @@ fn cann_backend_variable_selects_the_sim() {
 
 #[test]
 fn info_json_on_the_sim_matches_the_snapshot() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let (code, out, _) = run(cmd("info-json", &["info", "--json", "--backend", "sim"]));
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -88,6 +92,7 @@ fn info_json_on_the_sim_matches_the_snapshot() {
 
 #[test]
 fn without_a_driver_info_says_what_it_searched_and_exits_1() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let (code, out, err) = run(cmd("no-driver", &["info"]));
     assert_eq!(code, 1);
     assert_eq!(out, "");
@@ -111,6 +116,7 @@ fn without_a_driver_info_says_what_it_searched_and_exits_1() {
 
 #[test]
 fn bad_flags_exit_2_with_a_usage_message() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let (code, _, err) = run(cmd("bad-flag", &["info", "--backend", "gpu"]));
     assert_eq!(code, 2);
     assert!(
@@ -152,6 +158,7 @@ fn fake_npu_smi(dir: &Path, layout: &str) -> PathBuf {
 
 #[test]
 fn without_dcmi_the_npu_smi_on_path_is_used() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let c = cmd("fallback", &["info", "--json"]);
     let dir = PathBuf::from(c.get_envs().find(|(k, _)| *k == "PATH").unwrap().1.unwrap())
         .parent()
@@ -205,6 +212,7 @@ fn json_reports_ddr_used_as_it_does_for_hbm() {
 
 #[test]
 fn npu_smi_backend_table_for_an_a3_machine_matches_the_snapshot() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let dir = scratch("a3");
     let fake = fake_npu_smi(&dir, "a3");
     let mut c = cmd("a3-run", &["info", "--backend", "npu-smi", "--npu-smi"]);
@@ -216,6 +224,7 @@ fn npu_smi_backend_table_for_an_a3_machine_matches_the_snapshot() {
 
 #[test]
 fn malformed_npu_smi_output_is_an_error_not_a_panic() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let dir = scratch("garbage");
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
@@ -245,6 +254,7 @@ fn malformed_npu_smi_output_is_an_error_not_a_panic() {
 
 #[test]
 fn doctor_on_the_sim_reports_libraries_and_a_bad_visible_devices_list() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let mut c = cmd("doctor", &["doctor", "--backend", "sim"]);
     c.env("ASCEND_RT_VISIBLE_DEVICES", "0,9");
     let (code, out, _) = run(c);
@@ -275,6 +285,7 @@ fn http_get(addr: &str, path: &str) -> (String, String) {
 
 #[test]
 fn exporter_serves_npu_exporter_metrics_that_a_prometheus_parser_reads() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let mut c = cmd(
         "export",
         &[

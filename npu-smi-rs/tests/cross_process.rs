@@ -17,6 +17,7 @@ const DEVICE: i32 = 2;
 #[test]
 #[ignore = "the child side of workload_in_another_process_is_seen_rising_and_falling"]
 fn child_workload() {
+    cann_sim::sim_only!("drives the simulator's telemetry");
     if std::env::var_os("CHILD_WORKLOAD").is_none() {
         return;
     }
@@ -76,6 +77,7 @@ fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool, show: im
 
 #[test]
 fn workload_in_another_process_is_seen_rising_and_falling() {
+    cann_sim::sim_only!("configures the simulator through CANN_SIM_* variables");
     let dir = std::env::temp_dir().join(format!("npu-smi-rs-e2e-{}", std::process::id()));
     // SAFETY: the only test of this binary that runs by default sets it
     // before anything reads the environment.

@@ -21,6 +21,7 @@ fn npu() -> Npu {
 
 #[test]
 fn sim_backend_lists_eight_910b3_chips_with_ids() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let npu = npu();
     assert_eq!(npu.backend_kind(), BackendKind::Sim);
     assert_eq!(
@@ -45,6 +46,7 @@ fn sim_backend_lists_eight_910b3_chips_with_ids() {
 
 #[test]
 fn every_metric_of_an_idle_chip() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let d = npu().device_by_logical_id(1).unwrap();
     assert_eq!(
         d.chip_info().unwrap(),
@@ -89,6 +91,7 @@ fn every_metric_of_an_idle_chip() {
 
 #[test]
 fn metrics_a_910b_lacks_are_not_supported_errors() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let d = npu().device_by_logical_id(2).unwrap();
     let e = d.ddr_info().unwrap_err();
     assert!(e.is_not_supported());
@@ -107,6 +110,7 @@ fn metrics_a_910b_lacks_are_not_supported_errors() {
 
 #[test]
 fn a_missing_logical_id_names_the_ones_that_exist() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     assert_eq!(
         npu().device_by_logical_id(8).unwrap_err().to_string(),
         "no NPU has logical id 8 (the logical ids are: 0, 1, 2, 3, 4, 5, 6, 7)"
@@ -115,6 +119,7 @@ fn a_missing_logical_id_names_the_ones_that_exist() {
 
 #[test]
 fn allocating_on_the_sim_shows_in_hbm_use_and_processes() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let npu = npu();
     let d = npu.device_by_logical_id(3).unwrap();
     // SAFETY: plain calls with valid arguments on the installed simulator.
@@ -145,6 +150,7 @@ fn allocating_on_the_sim_shows_in_hbm_use_and_processes() {
 
 #[test]
 fn handles_are_usable_from_other_threads() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let d = npu().device_by_logical_id(4).unwrap();
     let t = std::thread::spawn(move || d.temperature_celsius().unwrap());
     assert_eq!(t.join().unwrap(), 35);

@@ -36,6 +36,7 @@ fn screen(dash: &Dashboard, width: u16, height: u16) -> Vec<String> {
 
 #[test]
 fn dashboard_shows_each_device_with_gauges_and_history() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let mut dash = Dashboard {
         title: "npu-smi-rs watch · sim".into(),
         ..Dashboard::default()
@@ -96,6 +97,7 @@ fn dashboard_shows_each_device_with_gauges_and_history() {
 
 #[test]
 fn dashboard_without_devices_says_so() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let dash = Dashboard::default();
     let lines = screen(&dash, 40, 3);
     assert_eq!(lines[1].trim_end(), "no NPU found");

@@ -12,6 +12,9 @@
 //!   tables, and the `acl` crate's `ErrorCode` enum.
 //! - `bench-overhead`: instruction counts of the safe layer against the raw
 //!   calls, under callgrind (numbers for BENCHMARKS.md).
+//! - `test-real [--report FILE] [--library FILE]`: run the tests that mean
+//!   something on hardware against the installed CANN and write a report
+//!   (see `real.rs`).
 //! - `abi-check [--headers DIR | --release X]`: compile a C program against
 //!   the real headers, link it to the cann-sim cdylib and run it. With the
 //!   headers of another CANN release (`--release X` fetches torch-npu X's), the
@@ -31,6 +34,7 @@ mod bindings;
 mod compat;
 mod error_codes;
 mod headers;
+mod real;
 mod sim_exports;
 
 fn main() -> ExitCode {
@@ -42,8 +46,9 @@ fn main() -> ExitCode {
         Some("generate" | "sim-exports") => sim_exports::run(&args[1..]),
         Some("abi-check") => abi::run(&args[1..]),
         Some("bench-overhead") => bench::run(&args[1..]),
+        Some("test-real") => real::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <headers [--version X] | compat [--check] | bindgen [--headers DIR] [--check] | generate [--check] | abi-check [--headers DIR | --release X] | bench-overhead>"
+            "usage: cargo xtask <headers [--version X] | compat [--check] | bindgen [--headers DIR] [--check] | generate [--check] | abi-check [--headers DIR | --release X] | bench-overhead | test-real [--report FILE] [--library FILE]>"
                 .to_string(),
         ),
     };
