@@ -36,8 +36,10 @@ impl fmt::Display for Backend {
 ///
 /// # Errors
 ///
-/// A message for a person: an unknown `CANN_BACKEND` value, or
-/// `CANN_BACKEND=real` without a loadable AscendCL.
+/// A message for a person: an unknown `CANN_BACKEND` value,
+/// `CANN_BACKEND=real` without a loadable AscendCL, or a CANN install named
+/// by `CANN_ACL_LIB`, `ASCEND_HOME_PATH` or `ASCEND_TOOLKIT_HOME` that does
+/// not load (never replaced by the simulator).
 pub fn select_backend() -> Result<Backend, String> {
     let wanted = std::env::var("CANN_BACKEND").unwrap_or_default();
     match wanted.trim() {
@@ -53,6 +55,9 @@ pub fn select_backend() -> Result<Backend, String> {
         },
         "" => match acl_sys::library() {
             Ok(lib) => Ok(Backend::Real(lib.source().to_string())),
+            Err(e) if let Some(var) = chosen_install() => Err(format!(
+                "{var} is set, but no AscendCL library could be loaded from it, so nothing runs                  (the simulator is used only when no CANN install is named). Fix or unset {var},                  or set CANN_BACKEND=sim to run on the simulator.\n{e}"
+            )),
             Err(_) => {
                 println!(
                     "No CANN install found (set ASCEND_HOME_PATH or CANN_ACL_LIB to use one); running on cann-sim, the software NPU."
@@ -64,6 +69,15 @@ pub fn select_backend() -> Result<Backend, String> {
             "CANN_BACKEND={other:?} is not understood: use `real`, `sim`, or leave it unset"
         )),
     }
+}
+
+/// The variable through which the user named a CANN install, if any: a
+/// named install that fails to load is an error, never replaced by the
+/// simulator.
+fn chosen_install() -> Option<&'static str> {
+    ["CANN_ACL_LIB", "ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"]
+        .into_iter()
+        .find(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()))
 }
 
 fn install_sim() -> Result<Backend, String> {

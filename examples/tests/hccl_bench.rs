@@ -75,3 +75,49 @@ fn hccl_bench_rejects_unknown_options_with_usage() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("usage: hccl_bench"));
 }
+
+/// Runs hccl_bench with `env` and returns (exit code, stdout + stderr).
+fn run_status(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
+    let out = Command::new(bench())
+        .args(args)
+        .env("CANN_BACKEND", "sim")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
+
+/// A collective that fails for any reason but "not supported" (here an
+/// injected HCCL_E_TIMEOUT, as a stopped peer gives) fails the run: it used
+/// to be printed as a skipped reduction, with exit status 0.
+#[test]
+fn a_failing_collective_makes_the_benchmark_exit_non_zero() {
+    let (code, out) = run_status(
+        &["-b", "8K", "-e", "64K", "-c", "all_reduce", "-n", "1"],
+        &[("CANN_SIM_FAULTS", "HcclAllReduce:5+:9")],
+    );
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("HCCL_E_TIMEOUT (9)"), "{out}");
+    assert!(out.contains("rank 0: exit status: 1"), "{out}");
+}
+
+#[test]
+fn zero_ranks_and_sizes_past_the_address_space_are_usage_errors() {
+    let (code, out) = run_status(&["-n", "0"], &[]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.contains("-n 0: a benchmark needs at least one rank"),
+        "{out}"
+    );
+    let (code, out) = run_status(&["-b", "99999999999999G"], &[]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.contains("\"99999999999999G\" is larger than this machine can address"),
+        "{out}"
+    );
+}
