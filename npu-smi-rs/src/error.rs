@@ -60,6 +60,10 @@ pub enum Error {
     /// The simulator could not be installed (feature `sim`).
     #[error("cannot use the simulator: {0}")]
     Sim(String),
+    /// The command's output could not be written (a full disk, a closed
+    /// terminal); a reader that went away is not an error (see the CLI).
+    #[error("cannot write the output: {0}")]
+    Output(String),
 }
 
 impl Error {

@@ -184,6 +184,7 @@ fn without_dcmi_the_npu_smi_on_path_is_used() {
 /// (the fixture's `Memory-Usage(MB)` column: 1397 / 44280 and 1520 / 43693).
 #[test]
 fn json_reports_ddr_used_as_it_does_for_hbm() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let dir = scratch("ddr-310p");
     let fake = fake_npu_smi(&dir, "310p");
     let mut c = cmd(
@@ -368,4 +369,50 @@ fn exporter_serves_npu_exporter_metrics_that_a_prometheus_parser_reads() {
         );
         assert!(scrape.docs.contains_key(name), "{name} has HELP");
     }
+}
+
+/// `npu-smi-rs info --json | head -c 10`: the reader goes away before the
+/// output is written; the command ends quietly (it used to panic in
+/// `println!`).
+#[test]
+fn a_closed_pipe_ends_the_command_quietly() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
+    for args in [
+        &["info", "--json", "--backend", "sim"][..],
+        &["info", "--backend", "sim"],
+    ] {
+        let mut c = cmd("closed-pipe", args);
+        let mut child = c
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
+/// `npu-smi-rs info > /dev/full`: the failed write is an error with the
+/// reason, exit status 1, no panic.
+#[test]
+fn a_failed_write_is_an_error_not_a_panic() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let mut c = cmd("dev-full", &["info", "--json", "--backend", "sim"]);
+    let (code, _, stderr) = run({
+        c.stdout(full);
+        c
+    });
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("npu-smi-rs: error: cannot write the output: No space left on device"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }

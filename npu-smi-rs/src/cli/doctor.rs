@@ -251,7 +251,10 @@ pub fn render(findings: &[Finding]) -> String {
 /// Runs `doctor`; returns the exit code.
 pub fn run(cli: &Cli) -> i32 {
     let findings = gather(cli);
-    print!("{}", render(&findings));
+    if let Err(e) = super::emit(&render(&findings)) {
+        eprintln!("npu-smi-rs: error: {e}");
+        return 1;
+    }
     i32::from(
         findings
             .iter()

@@ -160,11 +160,9 @@ pub fn run(npu: &Npu, as_json: bool) -> Result<(), Error> {
     let devices = super::statuses(npu)?;
     if as_json {
         let doc = json(npu, &devices);
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&doc)
-                .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
-        );
+        let text = serde_json::to_string_pretty(&doc)
+            .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+        super::emit(&(text + "\n"))?;
     } else {
         let version = npu.driver_version().unwrap_or_else(|_| "NA".to_string());
         let title = format!(
@@ -172,7 +170,7 @@ pub fn run(npu: &Npu, as_json: bool) -> Result<(), Error> {
             env!("CARGO_PKG_VERSION"),
             npu.backend_kind()
         );
-        print!("{}", render(&title, &version, &devices));
+        super::emit(&render(&title, &version, &devices))?;
     }
     Ok(())
 }

@@ -86,6 +86,19 @@ pub fn statuses(npu: &Npu) -> Result<Vec<DeviceStatus>, Error> {
     Ok(npu.devices()?.iter().map(|d| d.status()).collect())
 }
 
+/// Writes a command's output to standard output. A reader that went away
+/// (a closed pipe: `npu-smi-rs info --json | head -c 10`) ends the command
+/// quietly, as other Unix tools do; any other failure (`> /dev/full`) is an
+/// error.
+pub(crate) fn emit(text: &str) -> Result<(), Error> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Output(e.to_string())),
+        _ => Ok(()),
+    }
+}
+
 /// Runs the parsed command line; returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
     let result = match &cli.command {
