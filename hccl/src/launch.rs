@@ -7,7 +7,8 @@
 //! By default, when a rank fails the others are given a grace period to
 //! notice (their collectives fail on their own) and are then killed, as
 //! torchrun does; a time limit kills whatever is still running. Nothing is
-//! left running when [`Launcher::run`] returns.
+//! left running when [`Launcher::run`] returns, nor when the launcher
+//! itself is killed (on Linux the ranks get `SIGKILL` with it).
 //!
 //! ```no_run
 //! let exits = hccl::launch::Launcher::new("target/debug/examples/hccl_bench")
@@ -178,6 +179,7 @@ impl Launcher {
             if self.capture {
                 cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
             }
+            die_with_launcher(&mut cmd);
             match cmd.spawn() {
                 Ok(c) => children.push((rank, c, None)),
                 Err(e) => {
@@ -286,6 +288,43 @@ impl Launcher {
         Ok(out)
     }
 }
+
+/// Makes the rank die with the launcher: the kernel sends it `SIGKILL`
+/// when the thread that started it (the one in [`Launcher::run`], which
+/// waits for every rank) ends, however the launcher ends — killed too.
+/// Ranks were left running for minutes when the launcher was killed.
+#[cfg(target_os = "linux")]
+fn die_with_launcher(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: getpid is async-signal-safe and has no preconditions.
+    let launcher = unsafe { libc::getpid() };
+    // SAFETY: the closure runs in the child between fork and exec, where
+    // only async-signal-safe calls are allowed: prctl and getppid are plain
+    // system calls, and it allocates nothing and takes no lock.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The launcher died before the request took effect: follow it.
+            if libc::getppid() != launcher {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Elsewhere ranks outlive a killed launcher (no parent-death signal).
+#[cfg(not(target_os = "linux"))]
+fn die_with_launcher(_: &mut Command) {}
 
 /// A TCP port that is free on `addr` right now.
 ///
