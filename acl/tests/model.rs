@@ -463,3 +463,43 @@ fn gear_values_above_i64_max_leave_dims_unknown_instead_of_negative() {
         [1, -1, -1, 3]
     );
 }
+
+/// Regression (issue 15): a FIFO given as a model path hung forever (the
+/// loader opens and reads it whole). It, a directory and a device file are
+/// refused at once, without opening them; a missing file stays the
+/// runtime's ACL_ERROR_INVALID_FILE.
+#[test]
+fn model_paths_that_are_not_regular_files_are_refused_without_blocking() {
+    let npu = common::device(0);
+    let dir = std::env::temp_dir().join(format!("acl-model-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("model.om");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let started = std::time::Instant::now();
+    let cases: [(&std::path::Path, &str); 3] = [
+        (&fifo, "(a FIFO)"),
+        (&dir, "(a directory)"),
+        (std::path::Path::new("/dev/zero"), "(a device)"),
+    ];
+    let mut messages = Vec::new();
+    for (path, kind) in cases {
+        for err in [
+            Model::load_file(&npu, path).err(),
+            Model::load_file_with_memory(&npu, path).err(),
+            Model::query_size(path).err(),
+        ] {
+            let msg = err.expect("refused").to_string();
+            assert!(
+                msg.contains("is not a regular file") && msg.contains(kind),
+                "{msg}"
+            );
+            messages.push(msg);
+        }
+    }
+    let missing = Model::load_file(&npu, dir.join("missing.om")).unwrap_err();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(missing.code(), Some(ErrorCode::InvalidFile), "{missing}");
+}

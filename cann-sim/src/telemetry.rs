@@ -542,7 +542,18 @@ fn read_snapshot(dir: &Path) -> Snapshot {
 
 fn read_record(path: &Path) -> Option<Record> {
     use std::io::Read;
-    let f = std::fs::File::open(path).ok()?;
+    use std::os::unix::fs::OpenOptionsExt;
+    // Non-blocking, so that a FIFO named like a record (which anyone who can
+    // write the directory can make) cannot hang the reader; only a regular
+    // file is read.
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
     let mut text = String::new();
     f.take(MAX_RECORD_BYTES).read_to_string(&mut text).ok()?;
     parse_record(&text)
@@ -551,6 +562,30 @@ fn read_record(path: &Path) -> Option<Record> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (issue 15): a FIFO named like a record in the telemetry
+    /// directory hung every reader (npu-smi-rs, the exporter). It is
+    /// skipped at once; a real record beside it is still read.
+    #[test]
+    fn a_fifo_in_the_telemetry_directory_is_skipped_without_blocking() {
+        let dir = std::env::temp_dir().join(format!("cann-sim-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("proc-1.rec");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let started = std::time::Instant::now();
+        let fifo_record = read_record(&fifo);
+        let snap = read_snapshot(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        assert_eq!(fifo_record, None);
+        assert!(
+            snap.devices
+                .values()
+                .all(|d| !d.processes.iter().any(|p| p.0 == 1))
+        );
+    }
 
     #[test]
     fn records_round_trip_through_their_text_form() {

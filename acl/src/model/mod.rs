@@ -142,13 +142,46 @@ const _: () = {
     both::<ModelDesc>();
 };
 
+/// The path for C, after checking that it names a regular file: the
+/// loader opens and reads it whole, so a FIFO would block forever (and a
+/// device file be read without end). A path that does not exist is left to
+/// the runtime, which reports `ACL_ERROR_INVALID_FILE` (100003).
 fn path_c(function: &'static str, path: &Path) -> Result<CString> {
-    CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| {
+    let c = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| {
         Error::invalid(
             function,
             format!("the path {} contains a NUL byte", path.display()),
         )
-    })
+    })?;
+    // `metadata` follows symbolic links and never opens the file, so it
+    // does not block on a FIFO.
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => Err(Error::invalid(
+            function,
+            format!(
+                "{} is not a regular file (a {}): give the path of a model file",
+                path.display(),
+                file_kind(&m.file_type())
+            ),
+        )),
+        _ => Ok(c),
+    }
+}
+
+/// What a file that is not a regular one is, for messages.
+fn file_kind(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "directory"
+    } else if t.is_fifo() {
+        "FIFO"
+    } else if t.is_socket() {
+        "socket"
+    } else if t.is_char_device() || t.is_block_device() {
+        "device"
+    } else {
+        "special file"
+    }
 }
 
 fn data_arg(function: &'static str, data: &[u8]) -> Result<()> {
