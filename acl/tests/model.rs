@@ -503,3 +503,34 @@ fn model_paths_that_are_not_regular_files_are_refused_without_blocking() {
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
     assert_eq!(missing.code(), Some(ErrorCode::InvalidFile), "{missing}");
 }
+
+/// Regression (issue 15): a Transpose whose `perm` is a constant input (as
+/// exported graphs have it) was refused with "[-1,-1] is larger than
+/// 2147483648 bytes". Constants are now read by the shape inference, as
+/// GE's is, and the model runs.
+#[test]
+fn a_constant_perm_input_gives_the_exact_shape_and_the_model_runs() {
+    cann_sim::sim_only!("loads a model written in the simulator's format (cann_sim::model)");
+    let npu = common::device(0);
+    let mut m = sim::ModelDesc::new("transpose");
+    m.inputs.push(io("x", "ND", &[2, 3]));
+    m.outputs.push(io("y", "ND", &[3, 2]));
+    m.constants.push(Constant {
+        name: "perm".into(),
+        dtype: "int64".into(),
+        shape: vec![2],
+        data: vec![1.0, 0.0],
+    });
+    m.nodes.push(node("t", "Transpose", &["x", "perm"], "y"));
+    let model = Model::load_data(&npu, &m.to_bytes()).unwrap();
+    assert_eq!(model.desc().outputs()[0].dims, [3, 2]);
+    let stream = npu.new_stream().unwrap();
+    let x = xs(6);
+    let dx = stream.clone_from_host(&x).unwrap();
+    let mut dy = stream.alloc_zeros::<f32>(6).unwrap();
+    model
+        .execute(&stream, Gear::Static, &[&dx], &mut [&mut dy])
+        .unwrap();
+    let want: Vec<f32> = (0..3).flat_map(|j| [x[j], x[3 + j]]).collect();
+    assert_eq!(dy.to_host_vec().unwrap(), want);
+}

@@ -5,9 +5,10 @@
 use super::{FORMAT, LoadError, MAX_MODEL_BYTES, MAX_TENSOR_BYTES, ModelDesc, VERSION};
 use crate::ops::{self, AttrValue, Attrs, DType, TensorSpec};
 use acl_sys::{
-    ACL_ERROR_DESERIALIZE_MODEL, ACL_ERROR_MODEL_MISSING_ATTR, ACL_ERROR_MODEL_SIZE_INVALID,
-    ACL_ERROR_PARSE_FILE, ACL_ERROR_PARSE_MODEL, ACL_FORMAT_NCHW, ACL_FORMAT_ND, ACL_FORMAT_NHWC,
-    ACL_MAX_BATCH_NUM, ACL_MAX_DIM_CNT, ACL_MAX_HW_NUM, ACL_MAX_TENSOR_NAME_LEN,
+    ACL_ERROR_API_NOT_SUPPORT, ACL_ERROR_DESERIALIZE_MODEL, ACL_ERROR_MODEL_MISSING_ATTR,
+    ACL_ERROR_MODEL_SIZE_INVALID, ACL_ERROR_PARSE_FILE, ACL_ERROR_PARSE_MODEL, ACL_FORMAT_NCHW,
+    ACL_FORMAT_ND, ACL_FORMAT_NHWC, ACL_MAX_BATCH_NUM, ACL_MAX_DIM_CNT, ACL_MAX_HW_NUM,
+    ACL_MAX_TENSOR_NAME_LEN,
 };
 use std::collections::HashMap;
 
@@ -216,6 +217,19 @@ fn check_rank(what: &str, shape: &[i64]) -> Result<(), LoadError> {
 }
 
 fn tensor_bytes(what: &str, spec: &TensorSpec) -> Result<usize, LoadError> {
+    if spec.shape.iter().any(|&d| d < 0) {
+        // An operator whose output shape depends on the *values* of an
+        // input (a `perm`, `axes` or `dims` given as a constant input rather
+        // than an attribute): the real runtime's shape inference reads the
+        // constant; cann-sim's infers from shapes and attributes only.
+        return Err(err(
+            ACL_ERROR_API_NOT_SUPPORT,
+            format!(
+                "{what} has unknown dimensions {:?}: its shape depends on the values of a                  constant input (perm, axes or dims), which cann-sim's shape inference does not                  read; give them as the node's attributes",
+                spec.shape
+            ),
+        ));
+    }
     match spec.checked_bytes() {
         Some(b) if b <= MAX_TENSOR_BYTES => Ok(b),
         _ => Err(err(
@@ -673,8 +687,22 @@ fn validate(desc: ModelDesc) -> Result<Model, LoadError> {
         }
         let mut per_gear_out = Vec::new();
         for s in &specs {
-            let in_specs: Vec<TensorSpec> = in_ids.iter().map(|&id| s[id].clone()).collect();
-            let out = ops::infer(&node.op, &in_specs, &attrs)
+            // Constants are passed with their values, as GE's inference
+            // reads them: shapes that depend on a `perm`, `axes` or `dims`
+            // input are then exact.
+            let in_args: Vec<(&TensorSpec, Option<&[u8]>)> = in_ids
+                .iter()
+                .map(|&id| {
+                    let value = match locs[id] {
+                        Loc::Weight(offset) => s[id]
+                            .checked_bytes()
+                            .and_then(|n| weights.get(offset..offset.checked_add(n)?)),
+                        _ => None,
+                    };
+                    (&s[id], value)
+                })
+                .collect();
+            let out = ops::infer_with_some_values(&node.op, &in_args, &attrs)
                 .map_err(|e| bad(format!("{what}: {}", e.message())))?;
             if out.len() != node.outputs.len() {
                 return Err(bad(format!(
