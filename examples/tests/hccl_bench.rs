@@ -97,6 +97,7 @@ fn run_status(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
 /// to be printed as a skipped reduction, with exit status 0.
 #[test]
 fn a_failing_collective_makes_the_benchmark_exit_non_zero() {
+    cann_sim::sim_only!("configures the simulator through CANN_SIM_* variables");
     let (code, out) = run_status(
         &["-b", "8K", "-e", "64K", "-c", "all_reduce", "-n", "1"],
         &[("CANN_SIM_FAULTS", "HcclAllReduce:5+:9")],
