@@ -448,6 +448,7 @@ fn a_stalled_rank_fails_the_others_with_timeout_within_the_exec_timeout() {
 
 #[test]
 fn mismatched_counts_fail_every_rank_with_para() {
+    cann_sim::sim_only!("relies on the simulator's cross-rank count check (a cann-sim diagnostic)");
     let exits = launcher(3, "mismatched_counts").run().unwrap();
     all_ok(&exits);
 }
