@@ -12,7 +12,7 @@
 //!   tables, and the `acl` crate's `ErrorCode` enum.
 //! - `bench-overhead`: instruction counts of the safe layer against the raw
 //!   calls, under callgrind (numbers for BENCHMARKS.md).
-//! - `test-real [--report FILE] [--library FILE]`: run the tests that mean
+//! - `test-real [--report FILE] [--library FILE|sim]`: run the tests that mean
 //!   something on hardware against the installed CANN and write a report
 //!   (see `real.rs`).
 //! - `abi-check [--headers DIR | --release X]`: compile a C program against
@@ -48,7 +48,7 @@ fn main() -> ExitCode {
         Some("bench-overhead") => bench::run(&args[1..]),
         Some("test-real") => real::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <headers [--version X] | compat [--check] | bindgen [--headers DIR] [--check] | generate [--check] | abi-check [--headers DIR | --release X] | bench-overhead | test-real [--report FILE] [--library FILE]>"
+            "usage: cargo xtask <headers [--version X] | compat [--check] | bindgen [--headers DIR] [--check] | generate [--check] | abi-check [--headers DIR | --release X] | bench-overhead | test-real [--report FILE] [--library FILE|sim]>"
                 .to_string(),
         ),
     };

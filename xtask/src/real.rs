@@ -20,7 +20,8 @@
 //! 5. writes `real-npu-report.md` in the target directory (or `--report FILE`) and exits 1 if
 //!    anything failed.
 //!
-//! `--library FILE` points `CANN_ACL_LIB`, `CANN_HCCL_LIB`, `CANN_DCMI_LIB`
+//! `--library FILE` (or `--library sim`: cann-sim's, built first) points
+//! `CANN_ACL_LIB`, `CANN_HCCL_LIB`, `CANN_DCMI_LIB`
 //! and `CANN_OPAPI_LIB` at one file: with cann-sim's `libcann_sim.so` it
 //! exercises this command on a machine without an NPU (the report then says
 //! which library it ran on).
@@ -36,8 +37,11 @@ use std::time::Instant;
 const EXCLUDED: [&str; 2] = ["cann-sim", "xtask"];
 
 pub fn run(args: &[String]) -> Result<(), String> {
-    let opts = Options::parse(args)?;
+    let mut opts = Options::parse(args)?;
     let root = workspace_root();
+    if opts.library.as_deref() == Some(Path::new("sim")) {
+        opts.library = Some(build_sim_library(&root)?);
+    }
     let env = opts.env();
 
     println!("== probing the installed CANN (cargo run --example quickstart) ==");
@@ -146,6 +150,36 @@ pub fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// Builds cann-sim and returns its shared library (`--library sim`): the
+/// simulator standing in for CANN, fresh for this checkout.
+fn build_sim_library(root: &Path) -> Result<PathBuf, String> {
+    let out = cargo(
+        root,
+        &[],
+        &["build", "-p", "cann-sim", "--message-format=json"],
+    )?;
+    if !out.status.success() {
+        return Err(format!(
+            "building cann-sim failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|m| m["target"]["name"] == "cann_sim" || m["target"]["name"] == "cann-sim")
+        .flat_map(|m| {
+            m["filenames"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|f| f.as_str().map(PathBuf::from))
+        })
+        .find(|f| f.extension().is_some_and(|e| e == "so"))
+        .ok_or_else(|| "cargo did not report cann-sim's shared library".to_string())
+}
+
 /// Cargo's target directory (`CARGO_TARGET_DIR`, else `target/`), created.
 fn target_dir(root: &Path) -> Result<PathBuf, String> {
     let dir = std::env::var_os("CARGO_TARGET_DIR")
@@ -164,7 +198,7 @@ struct Options {
 
 impl Options {
     fn parse(args: &[String]) -> Result<Options, String> {
-        const USAGE: &str = "usage: cargo xtask test-real [--report FILE] [--library FILE]";
+        const USAGE: &str = "usage: cargo xtask test-real [--report FILE] [--library FILE|sim]";
         let mut opts = Options::default();
         let mut it = args.iter();
         while let Some(a) = it.next() {
