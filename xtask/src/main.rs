@@ -15,6 +15,8 @@
 //! - `test-real [--report FILE] [--library FILE|sim]`: run the tests that mean
 //!   something on hardware against the installed CANN and write a report
 //!   (see `real.rs`).
+//! - `fidelity [--check]`: the generated head of `cann-sim/FIDELITY.md`
+//!   (function coverage, behaviours modelled, known differences).
 //! - `abi-check [--headers DIR | --release X]`: compile a C program against
 //!   the real headers, link it to the cann-sim cdylib and run it. With the
 //!   headers of another CANN release (`--release X` fetches torch-npu X's), the
@@ -33,6 +35,7 @@ mod bench;
 mod bindings;
 mod compat;
 mod error_codes;
+mod fidelity;
 mod headers;
 mod real;
 mod sim_exports;
@@ -47,8 +50,9 @@ fn main() -> ExitCode {
         Some("abi-check") => abi::run(&args[1..]),
         Some("bench-overhead") => bench::run(&args[1..]),
         Some("test-real") => real::run(&args[1..]),
+        Some("fidelity") => fidelity::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <headers [--version X] | compat [--check] | bindgen [--headers DIR] [--check] | generate [--check] | abi-check [--headers DIR | --release X] | bench-overhead | test-real [--report FILE] [--library FILE|sim]>"
+            "usage: cargo xtask <headers [--version X] | compat [--check] | bindgen [--headers DIR] [--check] | generate [--check] | abi-check [--headers DIR | --release X] | bench-overhead | test-real [--report FILE] [--library FILE|sim] | fidelity [--check]>"
                 .to_string(),
         ),
     };
