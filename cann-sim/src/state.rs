@@ -320,6 +320,31 @@ pub struct SharedFile {
     pub len: usize,
 }
 
+/// The memory the host can still commit to a block: `MemAvailable` of
+/// `/proc/meminfo` less a margin (1/32 of `MemTotal`, at least 256 MiB) for
+/// everything else on the machine. `None` when it cannot be read (no check).
+fn host_available() -> Option<u64> {
+    available_from_meminfo(&std::fs::read_to_string("/proc/meminfo").ok()?)
+}
+
+/// [`host_available`] from the text of `/proc/meminfo`.
+pub(crate) fn available_from_meminfo(meminfo: &str) -> Option<u64> {
+    let field = |name: &str| -> Option<u64> {
+        let line = meminfo.lines().find(|l| l.starts_with(name))?;
+        let kib: u64 = line[name.len()..]
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()?;
+        kib.checked_mul(1024)
+    };
+    let available = field("MemAvailable:")?;
+    let total = field("MemTotal:")?;
+    let margin = (total / 32).max(256 << 20);
+    Some(available.saturating_sub(margin))
+}
+
 impl Block {
     /// A block of `reserved` bytes for memory of `kind`; returns it and its
     /// first address.
@@ -537,6 +562,15 @@ pub enum AllocError {
         /// Bytes needed (after rounding).
         needed: usize,
     },
+    /// The block fits the simulated HBM, but the host does not have the
+    /// memory to back it: committing it would bring the kernel's
+    /// out-of-memory killer (which may kill another process).
+    HostCannotBack {
+        /// Bytes needed (after rounding).
+        needed: usize,
+        /// What the host could still give (`MemAvailable` less a margin).
+        available: u64,
+    },
 }
 
 impl std::fmt::Display for AllocError {
@@ -553,6 +587,12 @@ impl std::fmt::Display for AllocError {
             AllocError::OutOfHostMemory { needed } => write!(
                 f,
                 "the host cannot provide {needed} bytes to back the allocation"
+            ),
+            AllocError::HostCannotBack { needed, available } => write!(
+                f,
+                "the host cannot back {needed} bytes: it has {available} bytes of memory \
+                 available, and the simulated HBM (CANN_SIM_HBM_MIB) is larger than that; the \
+                 simulator refuses rather than let the kernel's out-of-memory killer act"
             ),
         }
     }
@@ -680,6 +720,17 @@ impl MemTable {
                     free,
                 });
             }
+        }
+        if reserved >= MAPPED_BLOCK
+            && let Some(available) = host_available()
+            && reserved as u64 > available
+        {
+            // Every byte is written below (the poison): a block the host
+            // cannot back would be committed into the OOM killer's reach.
+            return Err(AllocError::HostCannotBack {
+                needed: reserved,
+                available,
+            });
         }
         let oom = AllocError::OutOfHostMemory { needed: reserved };
         let (block, ptr) = Block::new(kind, reserved).ok_or(oom)?;
@@ -1078,6 +1129,22 @@ pub fn check_device_range(addr: usize, len: usize) -> Result<(u32, usize), Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn host_availability_is_mem_available_less_a_margin() {
+        let gib = 1u64 << 30;
+        let m = "MemTotal:       25165824 kB\nMemFree:  1000 kB\nMemAvailable:   16777216 kB\n";
+        // 16 GiB available, margin 24 GiB / 32 = 768 MiB.
+        assert_eq!(available_from_meminfo(m), Some(16 * gib - 768 * (1 << 20)));
+        // A small machine: the margin is at least 256 MiB.
+        let m = "MemTotal: 1048576 kB\nMemAvailable: 131072 kB\n";
+        assert_eq!(available_from_meminfo(m), Some(0));
+        assert_eq!(available_from_meminfo("MemTotal: 1 kB\n"), None);
+        assert_eq!(
+            available_from_meminfo("MemAvailable: x kB\nMemTotal: 1 kB\n"),
+            None
+        );
+    }
 
     const KIB: u64 = 1024;
 
