@@ -387,7 +387,10 @@ static std::string abi_temp_file(const std::string &text) {
 template <typename F>
 static void abi_hccl_ranks(int n, HcclCommConfig *config, F body) {
     HcclRootInfo root;
+    // HcclGetRootInfo needs a current device (op_base.cc, hrtGetDeviceRefresh).
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     EXPECT_RC(HcclGetRootInfo(&root), HCCL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
     std::vector<std::thread> ts;
     for (int r = 0; r < n; r++) {
         ts.emplace_back([&, r] {

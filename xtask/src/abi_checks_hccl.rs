@@ -8,11 +8,14 @@ pub const CHECKS: &[(&str, &str)] = &[
         "HcclGetRootInfo",
         r#"
     HcclRootInfo a, b;
+    EXPECT_RC(HcclGetRootInfo(&a), HCCL_E_RUNTIME);           // no current device (checked first)
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     EXPECT_RC(HcclGetRootInfo(nullptr), HCCL_E_PTR);
     EXPECT(!abi_recent().empty());
     EXPECT_RC(HcclGetRootInfo(&a), HCCL_SUCCESS);
     EXPECT_RC(HcclGetRootInfo(&b), HCCL_SUCCESS);
     EXPECT(memcmp(&a, &b, sizeof a) != 0);                    // each names a new communicator
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
 "#,
     ),
     (
@@ -21,7 +24,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     HcclRootInfo root, zero;
     memset(&zero, 0, sizeof zero);
     HcclComm comm = nullptr;
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     EXPECT_RC(HcclGetRootInfo(&root), HCCL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
     EXPECT_RC(HcclCommInitRootInfo(1, &root, 0, &comm), HCCL_E_RUNTIME);  // no device on this thread
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     EXPECT_RC(HcclCommInitRootInfo(2, nullptr, 0, &comm), HCCL_E_PTR);
@@ -60,8 +65,8 @@ pub const CHECKS: &[(&str, &str)] = &[
     memset(&bad, 0, sizeof bad);                              // not initialised: no magic word
     HcclRootInfo root;
     HcclComm comm = nullptr;
-    EXPECT_RC(HcclGetRootInfo(&root), HCCL_SUCCESS);
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(HcclGetRootInfo(&root), HCCL_SUCCESS);
     EXPECT_RC(HcclCommInitRootInfoConfig(1, &root, 0, &bad, &comm), HCCL_E_PARA);
     HcclCommConfigInit(&bad);
     bad.hcclDeterministic = 7;
@@ -139,8 +144,10 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(HcclGetRankId(comms[1], &id1), HCCL_SUCCESS);
     EXPECT_RC(HcclGetRankSize(comms[1], &n), HCCL_SUCCESS);
     EXPECT(id0 == 0 && id1 == 1 && n == 2);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);                // destroy needs a current device
     EXPECT_RC(HcclCommDestroy(comms[0]), HCCL_SUCCESS);
     EXPECT_RC(HcclCommDestroy(comms[1]), HCCL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
     EXPECT_RC(HcclCommInitAll(2, dup, comms), HCCL_E_PARA);   // a device twice
     EXPECT_RC(HcclCommInitAll(1, bad, comms), HCCL_E_PARA);   // no such device
     EXPECT_RC(HcclCommInitAll(0, devs, comms), HCCL_E_PARA);
@@ -185,7 +192,7 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(HcclCommDestroy(c), HCCL_SUCCESS);
     EXPECT_RC(HcclCommDestroy(c), HCCL_E_PARA);               // twice
     EXPECT(abi_recent().find("HcclCommDestroy") == 0);        // the message names the function
-    EXPECT_RC(HcclCommDestroy(nullptr), HCCL_E_PTR);
+    EXPECT_RC(HcclCommDestroy(nullptr), HCCL_SUCCESS);        // "An empty comm given, skip destroy" (op_base.cc)
     uint32_t n = 0;
     EXPECT_RC(HcclGetRankSize(c, &n), HCCL_E_PARA);           // a destroyed handle
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
@@ -583,20 +590,22 @@ pub const CHECKS: &[(&str, &str)] = &[
         "HcclGetRootInfoScalable",
         r#"
     HcclRootInfo a, b;
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);                // needs a current device, as HcclGetRootInfo
     EXPECT_RC(HcclGetRootInfoScalable(nullptr), HCCL_E_PTR);
     EXPECT_RC(HcclGetRootInfoScalable(&a), HCCL_SUCCESS);
     EXPECT_RC(HcclGetRootInfoScalable(&b), HCCL_SUCCESS);
     EXPECT(memcmp(&a, &b, sizeof a) != 0);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
 "#,
     ),
     (
         "HcclCommInitRootInfoScalable",
         r#"
     static HcclRootInfo roots[2];
-    EXPECT_RC(HcclGetRootInfoScalable(&roots[0]), HCCL_SUCCESS);
-    EXPECT_RC(HcclGetRootInfoScalable(&roots[1]), HCCL_SUCCESS);
     HcclComm comm = nullptr;
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(HcclGetRootInfoScalable(&roots[0]), HCCL_SUCCESS);
+    EXPECT_RC(HcclGetRootInfoScalable(&roots[1]), HCCL_SUCCESS);
     EXPECT_RC(HcclCommInitRootInfoScalable(2, 2, nullptr, 0, 0, nullptr, &comm), HCCL_E_PTR);
     EXPECT_RC(HcclCommInitRootInfoScalable(2, 2, roots, 0, 1, nullptr, &comm), HCCL_E_PARA);  // nExtRoot
     EXPECT_RC(HcclCommInitRootInfoScalable(2, 0, roots, 0, 0, nullptr, &comm), HCCL_E_PARA);  // no roots
