@@ -534,3 +534,47 @@ fn a_constant_perm_input_gives_the_exact_shape_and_the_model_runs() {
     let want: Vec<f32> = (0..3).flat_map(|j| [x[j], x[3 + j]]).collect();
     assert_eq!(dy.to_host_vec().unwrap(), want);
 }
+
+/// Regression (issue 15): a model of a few kilobytes whose intermediate
+/// tensors need tens of gigabytes of work memory aborted the process (an
+/// unchecked host allocation at load). The runtime allocates that memory on
+/// the device: it is charged to the simulated HBM and checked against what
+/// the host can back, and a model that does not fit is
+/// ACL_ERROR_RT_MEMORY_ALLOCATION (207001) with the sizes.
+#[test]
+fn a_small_model_needing_more_work_memory_than_the_device_has_is_out_of_memory() {
+    cann_sim::sim_only!("loads a model written in the simulator's format (cann_sim::model)");
+    let npu = common::device(0);
+    let mut m = sim::ModelDesc::new("huge-work");
+    // 2 GiB per intermediate tensor, 40 of them: 80 GiB of work memory,
+    // more than the 64 GiB of a simulated device.
+    let big = [1 << 15, 1 << 14];
+    m.outputs.push(io("y", "ND", &big));
+    m.constants.push(Constant {
+        name: "dims".into(),
+        dtype: "int64".into(),
+        shape: vec![2],
+        data: big.iter().map(|&d| d as f64).collect(),
+    });
+    m.constants.push(Constant {
+        name: "one".into(),
+        dtype: "float32".into(),
+        shape: vec![],
+        data: vec![1.0],
+    });
+    m.nodes.push(node("fill", "Fill", &["dims", "one"], "t0"));
+    for i in 1..=40 {
+        let (src, dst) = (format!("t{}", i - 1), format!("t{i}"));
+        m.nodes.push(node(&dst, "Relu", &[&src], &dst));
+    }
+    m.nodes.push(node("out", "Relu", &["t40"], "y"));
+    let bytes = m.to_bytes();
+    assert!(bytes.len() < 8 << 10, "{} bytes", bytes.len());
+    let err = Model::load_data(&npu, &bytes).unwrap_err();
+    assert_eq!(err.code(), Some(ErrorCode::RtMemoryAllocation), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("the model's work and weight memory"), "{msg}");
+    // Nothing stays charged: a normal allocation still fits.
+    let x = npu.default_stream().alloc_zeros::<u8>(1 << 20).unwrap();
+    drop(x);
+}

@@ -323,7 +323,7 @@ pub struct SharedFile {
 /// The memory the host can still commit to a block: `MemAvailable` of
 /// `/proc/meminfo` less a margin (1/32 of `MemTotal`, at least 256 MiB) for
 /// everything else on the machine. `None` when it cannot be read (no check).
-fn host_available() -> Option<u64> {
+pub(crate) fn host_available() -> Option<u64> {
     available_from_meminfo(&std::fs::read_to_string("/proc/meminfo").ok()?)
 }
 

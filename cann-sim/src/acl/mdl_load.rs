@@ -30,7 +30,10 @@ use crate::model::{self, LoadError, Model};
 use crate::recent_error::fail;
 use crate::rt::stream::Expect;
 use crate::state;
-use acl_sys::{ACL_ERROR_INVALID_MODEL_ID, ACL_ERROR_INVALID_PARAM, ACL_SUCCESS, aclError};
+use acl_sys::{
+    ACL_ERROR_INVALID_MODEL_ID, ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_MEMORY_ALLOCATION,
+    ACL_SUCCESS, aclError,
+};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::{CStr, c_char, c_void};
@@ -65,6 +68,52 @@ pub(crate) struct Loaded {
     pub user_work: Option<(usize, usize, Option<Expect>)>,
     /// Weight memory (holding the weights).
     pub weights: ModelMem,
+    /// Bytes of the device's HBM charged for the memory the runtime owns
+    /// (work and weights not given by the caller); given back on unload.
+    charged: u64,
+}
+
+impl Drop for Loaded {
+    fn drop(&mut self) {
+        if self.charged > 0 {
+            state::memory().write().uncharge(self.device, self.charged);
+        }
+    }
+}
+
+/// `n` zero bytes, or `None` when the host cannot allocate them (instead of
+/// aborting the process).
+fn zeroed(n: usize) -> Option<Vec<u8>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).ok()?;
+    v.resize(n, 0);
+    Some(v)
+}
+
+/// Charges the memory a model loaded without the caller's memory needs (the
+/// runtime allocates it on the device) to `device`'s HBM, after checking
+/// that the host can back it: every size comes from the model file.
+fn charge_runtime_memory(function: &str, device: u32, bytes: u64) -> Result<(), aclError> {
+    let oom = |why: String| {
+        fail(
+            ACL_ERROR_RT_MEMORY_ALLOCATION as aclError,
+            format!("{function}: the model's work and weight memory ({bytes} bytes): {why}"),
+        )
+    };
+    if let Some(available) = state::host_available()
+        && bytes > available
+    {
+        return Err(oom(format!(
+            "the host has {available} bytes available to back it"
+        )));
+    }
+    let budget = crate::config::get()
+        .map(|c| c.hbm_bytes)
+        .map_err(|msg| fail(ACL_ERROR_INVALID_PARAM, format!("{function}: {msg}")))?;
+    state::memory()
+        .write()
+        .charge(device, bytes, budget)
+        .map_err(|e| oom(e.to_string()))
 }
 
 #[derive(Default)]
@@ -212,6 +261,13 @@ fn register(
             ),
         ));
     }
+    let owned = [
+        (user_work.is_none(), model.work_size),
+        (user_weights.is_none(), model.weights.len()),
+    ]
+    .iter()
+    .filter(|(runtime_owned, _)| *runtime_owned)
+    .fold(0u64, |sum, &(_, n)| sum.saturating_add(n as u64));
     let weights = match user_weights {
         Some((addr, size, at)) => {
             if !model.weights.is_empty() {
@@ -235,9 +291,27 @@ fn register(
         }
         None => ModelMem::Owned(model.weights.clone()),
     };
+    // Charged once nothing above can fail; given back if the work memory
+    // cannot be allocated, else when the model is unloaded.
+    if owned > 0 {
+        charge_runtime_memory(function, device, owned)?;
+    }
+    let uncharge = || state::memory().write().uncharge(device, owned);
     let work = match user_work {
         Some((addr, size, at)) => ModelMem::User { addr, size, at },
-        None => ModelMem::Owned(vec![0u8; model.work_size]),
+        None => match zeroed(model.work_size) {
+            Some(v) => ModelMem::Owned(v),
+            None => {
+                uncharge();
+                return Err(fail(
+                    ACL_ERROR_RT_MEMORY_ALLOCATION as aclError,
+                    format!(
+                        "{function}: the host cannot allocate the model's {} bytes of work memory",
+                        model.work_size
+                    ),
+                ));
+            }
+        },
     };
     let loaded = Arc::new(Loaded {
         model: Arc::new(model),
@@ -245,6 +319,7 @@ fn register(
         work: Mutex::new(work),
         user_work,
         weights,
+        charged: owned,
     });
     let mut models = MODELS.lock();
     let mut id = models.next.wrapping_add(1).max(1);
