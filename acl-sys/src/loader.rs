@@ -326,6 +326,23 @@ impl LibrarySpec {
 }
 
 fn open_file(path: &Path) -> Result<libloading::Library, String> {
+    // A path (not a bare soname for the system loader) must name a regular
+    // file: the dynamic loader opens and reads what it is given, so a FIFO
+    // would block it forever. `metadata` follows symbolic links and does
+    // not open the file.
+    if path.components().count() > 1
+        && let Ok(meta) = std::fs::metadata(path)
+        && !meta.is_file()
+    {
+        let kind = if meta.is_dir() {
+            "a directory"
+        } else {
+            "a FIFO, socket or device"
+        };
+        return Err(format!(
+            "not a regular file ({kind}): give the path of the shared library"
+        ));
+    }
     // SAFETY: loading a shared library runs its initialisers. The libraries
     // this loader opens are CANN runtime libraries (or the cann-sim cdylib),
     // whose initialisers are designed to run in any host process; the path is
@@ -411,38 +428,59 @@ impl<A> Library<A> {
                 reason,
             }],
         })?;
-        Ok(Self::from_handle(
+        Self::from_handle(
             spec,
             handle,
             Source::Explicit(path.to_path_buf()),
             build,
             version_probe,
-        ))
+        )
     }
 
     /// Builds the table from `handle` (see [`build_gated`]).
+    ///
+    /// # Errors
+    ///
+    /// [`LoadError::LibraryNotFound`] when the file exports none of the
+    /// library's functions: it is some other library, not an older release
+    /// of this one.
     fn from_handle(
         spec: &LibrarySpec,
         handle: libloading::Library,
         source: Source,
         build: unsafe fn(&mut dyn FnMut(&CStr) -> *mut c_void) -> A,
         version_probe: fn(&A, &Source) -> Option<String>,
-    ) -> Self {
+    ) -> Result<Self, LoadError> {
         // SAFETY: `build` is the generated resolver for this library's
         // headers (contract of `Library::open` and `Slot::new`).
-        let (api, probed) = unsafe { build_gated(&handle, &source, build, version_probe) };
+        let (api, probed, resolved) =
+            unsafe { build_gated(&handle, &source, build, version_probe) };
+        if resolved == 0 {
+            return Err(LoadError::LibraryNotFound {
+                library: spec.name,
+                env_var: spec.env_var,
+                attempts: vec![Attempt {
+                    tried: source.to_string(),
+                    reason: format!(
+                        "opened, but it exports none of the {} functions: it is not {} (check \
+                         the path)",
+                        spec.name, spec.name
+                    ),
+                }],
+            });
+        }
         let version = OnceLock::new();
         if let Some(v) = probed {
             let _ = version.set(v);
         }
-        Library {
+        Ok(Library {
             api,
             name: spec.name,
             source,
             version,
             version_probe,
             _handle: Some(handle),
-        }
+        })
     }
 
     /// Where the library came from.
@@ -559,32 +597,34 @@ unsafe fn build_gated<A>(
     source: &Source,
     build: unsafe fn(&mut dyn FnMut(&CStr) -> *mut c_void) -> A,
     version_probe: fn(&A, &Source) -> Option<String>,
-) -> (A, Option<String>) {
+) -> (A, Option<String>, usize) {
     let mut exports_changed = false;
+    let mut resolved = 0usize;
     let mut inner = resolver(handle);
     let mut first = |name: &CStr| {
         let p = inner(name);
-        if !p.is_null()
-            && let Ok(n) = name.to_str()
-        {
-            exports_changed |= find(SIGNATURE_SINCE, n).is_some();
+        if !p.is_null() {
+            resolved += 1;
+            if let Ok(n) = name.to_str() {
+                exports_changed |= find(SIGNATURE_SINCE, n).is_some();
+            }
         }
         p
     };
     // SAFETY: forwarded to the caller's contract on `build`.
     let api = unsafe { build(&mut first) };
     if !exports_changed {
-        return (api, None);
+        return (api, None, resolved);
     }
     let version = version_probe(&api, source);
     let Some(v) = version.as_deref() else {
-        return (api, version);
+        return (api, version, resolved);
     };
     if !SIGNATURE_SINCE
         .iter()
         .any(|(n, _)| refused_signature(n, v).is_some())
     {
-        return (api, version);
+        return (api, version, resolved);
     }
     let mut inner = resolver(handle);
     let mut gated = |name: &CStr| match name.to_str() {
@@ -593,7 +633,7 @@ unsafe fn build_gated<A>(
     };
     // SAFETY: as above; leaving a symbol out is always sound.
     let api = unsafe { build(&mut gated) };
-    (api, version)
+    (api, version, resolved)
 }
 
 /// The process-wide library of one -sys crate: loaded on first use, or
@@ -666,7 +706,7 @@ impl<A: Send + Sync> Slot<A> {
             return Ok(lib);
         }
         let (handle, source) = self.spec.open(env)?;
-        let lib = Library::from_handle(self.spec, handle, source, self.build, self.version_probe);
+        let lib = Library::from_handle(self.spec, handle, source, self.build, self.version_probe)?;
         Ok(self.cell.get_or_init(|| lib))
     }
 

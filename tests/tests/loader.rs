@@ -180,3 +180,43 @@ fn sim_cdylib_loads_through_dlopen_for_all_three_libraries() {
         format!("{} (from $CANN_DCMI_LIB)", sim.display())
     );
 }
+
+/// Regression (issue 15): a FIFO given as the library path hung the loader
+/// forever (the dynamic loader opens what it is given). It is refused at
+/// once, naming the path and what it is.
+#[test]
+fn a_fifo_as_the_library_path_is_refused_without_blocking() {
+    let dir = std::env::temp_dir().join(format!("cann-loader-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("libascendcl.so");
+    let status = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(status.success());
+    let started = std::time::Instant::now();
+    let out = probe(&[("CANN_ACL_LIB", &fifo), ("CANN_DCMI_LIB", &fifo)]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    for key in ["acl.error", "dcmi.error"] {
+        let err = &out[key];
+        assert!(err.contains(&fifo.display().to_string()), "{err}");
+        assert!(
+            err.contains("not a regular file (a FIFO, socket or device)"),
+            "{err}"
+        );
+    }
+}
+
+/// Regression (issue 15): a library that is not DCMI at all (here an
+/// AscendCL stand-in) was reported as "a newer CANN release may be needed"
+/// at its first call. It is refused when loaded: it exports none of the
+/// library's functions.
+#[test]
+fn a_library_exporting_none_of_the_functions_is_refused_as_the_wrong_library() {
+    let out = probe(&[("CANN_DCMI_LIB", Path::new(FAKE))]);
+    let err = &out["dcmi.error"];
+    assert!(err.contains(FAKE), "{err}");
+    assert!(
+        err.contains("opened, but it exports none of the DCMI functions: it is not DCMI"),
+        "{err}"
+    );
+    assert!(!err.contains("newer CANN release"), "{err}");
+}
