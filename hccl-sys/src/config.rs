@@ -43,6 +43,37 @@ pub fn comm_config_init(config: &mut HcclCommConfig) {
     config.hcclSymWinMaxMemSizePerRank = HCCL_DEFAULT_SYMMETRIC_MEMORY_STRIDE;
 }
 
+/// The ACL versions whose `HcclCommConfigInit` writes explicit defaults:
+/// the headers of CANN 8.1.RC1 to 8.3.RC1 (ACL 1.12) set `hcclBufferSize`
+/// to 200 (MiB) and `hcclDeterministic` to 0, not the "not set" value
+/// `0xFFFFFFFF`, which those releases never name: their `libhccl` would
+/// take it as a 4 GiB buffer or refuse the config (found by `cargo xtask
+/// abi-check --release 2.5.1`; docs/COMPAT.md, "Findings"). "Not set"
+/// first appears in CANN 8.5.0 (ACL 1.15). CANN 8.0 (ACL 1.2) ships no HCCL
+/// headers in the wheels checked; it predates "not set" too, so it gets the
+/// explicit defaults as well.
+const EXPLICIT_DEFAULTS: core::ops::RangeTo<(u32, u32, u32)> = ..(1, 15, 0);
+
+/// `hcclBufferSize` in those releases' `HcclCommConfigInit`
+/// (`HCCL_COMM_DEFAULT_BUFFSIZE`).
+pub const LEGACY_DEFAULT_BUFFSIZE_MIB: u32 = 200;
+
+/// `hcclDeterministic` in those releases' `HcclCommConfigInit`
+/// (`HCCL_COMM_DEFAULT_DETERMINISTIC`).
+pub const LEGACY_DEFAULT_DETERMINISTIC: u32 = 0;
+
+/// [`comm_config_init`] for the HCCL of a given CANN release (its ACL
+/// version, `None` when unknown: the bindings' own release): what that
+/// release's own `HcclCommConfigInit` writes, within the bindings' layout.
+#[doc(alias = "HcclCommConfigInit")]
+pub fn comm_config_init_for(config: &mut HcclCommConfig, acl_version: Option<(u32, u32, u32)>) {
+    comm_config_init(config);
+    if acl_version.is_some_and(|v| EXPLICIT_DEFAULTS.contains(&v)) {
+        config.hcclBufferSize = LEGACY_DEFAULT_BUFFSIZE_MIB;
+        config.hcclDeterministic = LEGACY_DEFAULT_DETERMINISTIC;
+    }
+}
+
 fn as_chars<const N: usize>(bytes: &[u8; N]) -> [core::ffi::c_char; N] {
     bytes.map(|b| b as core::ffi::c_char)
 }
@@ -58,6 +89,21 @@ pub fn comm_config_default() -> HcclCommConfig {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn releases_8_1_to_8_3_get_their_own_defaults() {
+        let at = |v| {
+            let mut c = super::comm_config_default();
+            super::comm_config_init_for(&mut c, v);
+            (c.hcclBufferSize, c.hcclDeterministic)
+        };
+        assert_eq!(at(None), (u32::MAX, u32::MAX));
+        assert_eq!(at(Some((1, 2, 0))), (200, 0));
+        assert_eq!(at(Some((1, 12, 0))), (200, 0));
+        assert_eq!(at(Some((1, 14, 3))), (200, 0));
+        assert_eq!(at(Some((1, 15, 0))), (u32::MAX, u32::MAX));
+        assert_eq!(at(Some((1, 17, 0))), (u32::MAX, u32::MAX));
+    }
+
     use super::*;
 
     fn bytes(c: &HcclCommConfig) -> &[u8] {

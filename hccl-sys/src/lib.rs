@@ -40,7 +40,10 @@ mod bindings {
 pub use bindings::*;
 
 mod config;
-pub use config::{comm_config_default, comm_config_init};
+pub use config::{
+    LEGACY_DEFAULT_BUFFSIZE_MIB, LEGACY_DEFAULT_DETERMINISTIC, comm_config_default,
+    comm_config_init, comm_config_init_for,
+};
 
 /// Where HCCL is searched for.
 pub const SPEC: LibrarySpec = LibrarySpec {

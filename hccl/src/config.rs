@@ -70,6 +70,9 @@ impl CommConfig {
     pub fn to_raw(&self) -> Result<sys::HcclCommConfig> {
         const F: &str = "CommConfig";
         let mut c = sys::comm_config_default();
+        // The loaded HCCL's own defaults (releases before CANN 8.5 do not
+        // know the "not set" values; see `hccl_sys::comm_config_init_for`).
+        sys::comm_config_init_for(&mut c, loaded_acl_version());
         if let Some(mib) = self.buffer_size_mib {
             if mib == 0 {
                 return Err(Error::invalid(F, "buffer_size_mib must be at least 1"));
@@ -101,6 +104,13 @@ impl CommConfig {
         }
         Ok(c)
     }
+}
+
+/// The ACL version of the loaded AscendCL (the same CANN install as
+/// `libhccl.so`, which has no version function), if known.
+fn loaded_acl_version() -> Option<(u32, u32, u32)> {
+    let lib = acl_sys::library().ok()?;
+    acl_sys::loader::parse_acl_version(lib.version())
 }
 
 #[cfg(test)]

@@ -192,6 +192,10 @@ pub const CHECKS: &[(&str, &str)] = &[
         r#"
     const char *none = aclGetRecentErrMsg();                  // nothing failed on this new thread
     EXPECT(none == nullptr || none[0] == '\0');
+    // With a context, a read clears the text; without one the previous text
+    // comes back (hicann/runtime src/acl/aclrt_impl/acl.cpp
+    // aclGetRecentErrMsgImpl, src/runtime/api/impl/api_impl.cc GetDevErrMsg).
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     EXPECT_RC(aclrtGetDeviceCount(nullptr), ACL_ERROR_INVALID_PARAM);
     const char *msg = aclGetRecentErrMsg();
     EXPECT(msg != nullptr && msg[0] != '\0');
@@ -202,6 +206,7 @@ pub const CHECKS: &[(&str, &str)] = &[
     std::thread([] { EXPECT_RC(aclrtGetDeviceCount(nullptr), ACL_ERROR_INVALID_PARAM); }).join();
     const char *other = aclGetRecentErrMsg();
     EXPECT(other == nullptr || other[0] == '\0');
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
 "#,
     ),
     (
@@ -2997,7 +3002,10 @@ pub(crate) fn unhex(s: &str) -> Result<Vec<u8>, String> {
 
 /// `HcclCommConfigInit` from `fill` bytes, in Rust: `hccl_sys::comm_config_init`
 /// on storage holding `fill` everywhere (padding included), read back as bytes.
-pub(crate) fn rust_config_bytes(fill: u8) -> (Vec<u8>, HcclCommConfig) {
+pub(crate) fn rust_config_bytes(
+    fill: u8,
+    acl_version: Option<(u32, u32, u32)>,
+) -> (Vec<u8>, HcclCommConfig) {
     let size = std::mem::size_of::<HcclCommConfig>();
     let mut storage = std::mem::MaybeUninit::<HcclCommConfig>::uninit();
     // SAFETY: `storage` is valid for writing one HcclCommConfig; afterwards
@@ -3007,7 +3015,7 @@ pub(crate) fn rust_config_bytes(fill: u8) -> (Vec<u8>, HcclCommConfig) {
         std::ptr::write_bytes(storage.as_mut_ptr(), fill, 1);
         storage.assume_init_mut()
     };
-    hccl_sys::comm_config_init(config);
+    hccl_sys::comm_config_init_for(config, acl_version);
     let copy = *config;
     // SAFETY: `config` is `size` initialised bytes (write_bytes initialised
     // the padding; the field stores of comm_config_init write only fields).
@@ -3107,7 +3115,7 @@ fn compare_configs(configs: &ConfigLines) -> Result<String, String> {
                 "sizeof(HcclCommConfig) is {c_size} in C++ but {size} in hccl-sys"
             ));
         }
-        let (rust, value) = rust_config_bytes(fill);
+        let (rust, value) = rust_config_bytes(fill, None);
         if let Some(i) = (0..size).find(|&i| c_bytes[i] != rust[i]) {
             return Err(format!(
                 "from a {start} struct, byte {i} ({}) is {:#04x} after the header's \

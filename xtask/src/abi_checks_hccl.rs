@@ -191,7 +191,7 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(HcclCommInitRootInfo(1, &root, 0, &c), HCCL_SUCCESS);
     EXPECT_RC(HcclCommDestroy(c), HCCL_SUCCESS);
     EXPECT_RC(HcclCommDestroy(c), HCCL_E_PARA);               // twice
-    EXPECT(abi_recent().find("HcclCommDestroy") == 0);        // the message names the function
+    EXPECT(abi_recent().find("HcclCommDestroy") != std::string::npos);  // the message names the function
     EXPECT_RC(HcclCommDestroy(nullptr), HCCL_SUCCESS);        // "An empty comm given, skip destroy" (op_base.cc)
     uint32_t n = 0;
     EXPECT_RC(HcclGetRankSize(c, &n), HCCL_E_PARA);           // a destroyed handle

@@ -339,7 +339,10 @@ pub fn run(root: &Path, src: &HeaderSource) -> Result<bool, String> {
          see docs/COMPAT.md)"
     );
     if config {
-        match compare_config_prefix(&config_lines) {
+        match compare_config_prefix(
+            &config_lines,
+            acl_sys::loader::parse_acl_version(&cmp.release.acl_version),
+        ) {
             Ok(msg) => println!("  ok    {msg}"),
             Err(e) => failures.push(format!("HcclCommConfigInit: {e}")),
         }
@@ -376,11 +379,15 @@ pub fn run(root: &Path, src: &HeaderSource) -> Result<bool, String> {
 /// One `@config-…` line of the program: 0xAB-filled?, sizeof, the bytes.
 type ConfigLine = (bool, Option<usize>, Option<Vec<u8>>);
 
-/// The release's `HcclCommConfigInit` against `hccl_sys::comm_config_init`:
+/// The release's `HcclCommConfigInit` against `hccl_sys::comm_config_init_for`
+/// that release's ACL version:
 /// the release's struct must be a prefix of the bindings' (it is versioned by
 /// its header: size and version in bytes 0..8 and 12..16), and every other
 /// byte of that prefix must be what hccl-sys writes.
-fn compare_config_prefix(lines: &[ConfigLine]) -> Result<String, String> {
+fn compare_config_prefix(
+    lines: &[ConfigLine],
+    acl_version: Option<(u32, u32, u32)>,
+) -> Result<String, String> {
     let full = std::mem::size_of::<hccl_sys::HcclCommConfig>();
     let mut sizes = Vec::new();
     for (ab, size, bytes) in lines {
@@ -392,7 +399,8 @@ fn compare_config_prefix(lines: &[ConfigLine]) -> Result<String, String> {
                 "sizeof(HcclCommConfig) is {size} in these headers, more than the bindings' {full}"
             ));
         }
-        let (rust, _) = abi::rust_config_bytes(if *ab { 0xAB } else { 0 });
+        // What hccl-sys writes for a library of this release.
+        let (rust, _) = abi::rust_config_bytes(if *ab { 0xAB } else { 0 }, acl_version);
         let recorded = u64::from_ne_bytes(bytes[0..8].try_into().map_err(|_| "short config")?);
         if recorded != *size as u64 {
             return Err(format!(

@@ -1075,19 +1075,16 @@ warning). Passing the newest layout to an older HCCL is therefore correct, never
 The consequence is semantic: a setting an older HCCL predates (`hcclExecTimeOut`, \
 `hcclWorldRankID`, `hcclJobID`, …) is ignored by it; `hccl::CommConfig` documents its fields by \
 name, and `HcclGetCommConfig` (CANN 8.5.0+) reads back what a communicator really uses.
-- **`HcclCommConfigInit` defaults (open).** `cargo xtask abi-check --release X` compares the \
-release's inline `HcclCommConfigInit` with `hccl_sys::comm_config_init` over the release's prefix \
-of the struct. CANN 8.5.0 (torch-npu 2.9.0) agrees byte for byte. CANN 8.1.RC1 to 8.3.RC1 \
-(torch-npu 2.5.1 to 2.8.0) write `hcclBufferSize = 200` and `hcclDeterministic = 0`, where the \
-bindings write the \"not set, follow the environment\" sentinels (`0xFFFFFFFF`, named only from \
-CANN 8.5.0's headers). hcomm's `CommConfig::Load` of config version 5 treats the sentinel as \
-\"not set\", but the headers of those releases do not name it, so it is not known that every \
-library of 8.1.RC1 to 8.3.RC1 does: such a library could read 4 PiB of buffer or refuse \
-`hcclDeterministic` > 1 with HCCL_E_PARA. The check therefore fails for those releases \
-(`abi-check --release 2.5.1`), and CI checks 2.1.0.post8 (oldest), 2.9.0 (middle) and 2.14.0 \
-(newest). The fix belongs to `hccl-sys`/`hccl` (not the compatibility table): when the loaded \
-HCCL predates CANN 8.5.0 (ACL < 1.15), write that release's defaults (200, 0) for fields the user \
-did not set.
+- **`HcclCommConfigInit` defaults (handled).** `cargo xtask abi-check --release X` compares the \
+release's inline `HcclCommConfigInit` with what hccl-sys writes for that release over the \
+release's prefix of the struct. CANN 8.1.RC1 to 8.3.RC1 (torch-npu 2.5.1 to 2.8.0) write \
+`hcclBufferSize = 200` and `hcclDeterministic = 0`, where newer bindings write the \"not set, \
+follow the environment\" sentinels (`0xFFFFFFFF`, named only from CANN 8.5.0's headers); such a \
+library could read 4 PiB of buffer or refuse `hcclDeterministic` > 1 with HCCL_E_PARA. \
+`hccl_sys::comm_config_init_for(config, acl_version)` therefore writes that release's defaults \
+(200, 0) when the loaded AscendCL is older than ACL 1.15 (CANN 8.5.0), and `hccl::CommConfig` \
+uses it with the loaded library's version; fields the user sets are written as given. CI checks \
+2.1.0.post8 (oldest), 2.5.1, 2.9.0 and 2.14.0 (newest).
 - **Unions `aclrtLaunchKernelAttrValue`, `aclrtStreamAttrValue`**: members added, size and \
 alignment unchanged; not used by the safe crates.
 - **Enums used by the safe crates** (`aclDataType`, `aclFormat`, `aclrtMemcpyKind`, \
