@@ -52,7 +52,7 @@
 //!   that a production build never contains the simulator.
 //! - `serde`: `Serialize` on every value type.
 //! - `cli`: the `npu-smi-rs` binary (implies `sim` and `serde`; adds clap,
-//!   ratatui, tiny_http, prometheus-client).
+//!   ratatui, hyper + hyper-util + tokio, prometheus-client).
 
 pub(crate) mod backend;
 mod error;

@@ -8,6 +8,9 @@
 //! (empty: not read) and `pcie_bus_info` (`0000:C1:00.0`). Served as
 //! OpenMetrics text by `prometheus-client`; each scrape reads the devices
 //! afresh.
+//!
+//! The server is hyper (HTTP/1.1) on a single-threaded tokio runtime, built
+//! to face an unfriendly network: see [`Options`] for its limits.
 
 use crate::{DeviceStatus, Error, Health, Npu};
 use prometheus_client::encoding::EncodeLabelSet;
@@ -15,6 +18,8 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 use std::sync::atomic::AtomicU64;
+
+mod http;
 
 /// The label set of every chip metric.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -169,68 +174,22 @@ fn labels(index: usize, d: &DeviceStatus) -> ChipLabels {
     }
 }
 
-/// Answers one HTTP request.
-fn respond(npu: &Npu, request: tiny_http::Request) {
-    let mut response = match (request.method(), request.url()) {
-        (tiny_http::Method::Get, "/metrics") => match super::statuses(npu) {
-            Ok(devices) => {
-                let r = tiny_http::Response::from_string(encode(&devices));
-                match tiny_http::Header::from_bytes(&b"Content-Type"[..], CONTENT_TYPE.as_bytes()) {
-                    Ok(h) => r.with_header(h),
-                    Err(()) => r,
-                }
-            }
-            Err(e) => tiny_http::Response::from_string(format!("reading the NPUs failed: {e}\n"))
-                .with_status_code(500),
-        },
-        (tiny_http::Method::Get, "/") => {
-            tiny_http::Response::from_string("npu-smi-rs exporter: metrics are at /metrics\n")
-        }
-        _ => tiny_http::Response::from_string("not found: metrics are at /metrics\n")
-            .with_status_code(404),
-    };
-    if request.method() == &tiny_http::Method::Head {
-        response = response.with_status_code(405);
-    }
-    // A client that hung up is not the exporter's problem.
-    let _ = request.respond(response);
-}
+pub use http::{Options, accept_retry, bind, serve};
 
-/// Binds the exporter's listening socket.
+/// Serves until killed (or `options.max_requests` have been answered).
 ///
 /// # Errors
 ///
-/// When `listen` cannot be bound.
-pub fn bind(listen: &str) -> Result<tiny_http::Server, Error> {
-    tiny_http::Server::http(listen).map_err(|e| Error::Command {
-        command: format!("export --listen {listen}"),
-        detail: format!("cannot listen on {listen}: {e}"),
-    })
-}
-
-/// Answers requests on `server` until it closes (or `max_requests` have
-/// been answered).
-pub fn serve(npu: &Npu, server: &tiny_http::Server, max_requests: Option<u64>) {
-    for (served, request) in (1u64..).zip(server.incoming_requests()) {
-        respond(npu, request);
-        if max_requests.is_some_and(|m| served >= m) {
-            break;
-        }
-    }
-}
-
-/// Serves until killed (or `max_requests` have been answered).
-///
-/// # Errors
-///
-/// When `listen` cannot be bound.
-pub fn run(npu: &Npu, listen: &str, max_requests: Option<u64>) -> Result<(), Error> {
-    let server = bind(listen)?;
+/// When `listen` cannot be bound, or when serving fails for good (an
+/// `accept` error that retrying cannot cure).
+pub fn run(npu: &Npu, listen: &str, options: &Options) -> Result<(), Error> {
+    let listener = bind(listen)?;
+    let shown = listener
+        .local_addr()
+        .map_or_else(|_| listen.to_string(), |a| a.to_string());
     eprintln!(
-        "npu-smi-rs: serving Prometheus metrics on http://{}/metrics ({} backend)",
-        server.server_addr(),
+        "npu-smi-rs: serving Prometheus metrics on http://{shown}/metrics ({} backend)",
         npu.backend_kind()
     );
-    serve(npu, &server, max_requests);
-    Ok(())
+    serve(npu, listener, options)
 }

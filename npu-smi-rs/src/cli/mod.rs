@@ -58,6 +58,14 @@ pub enum Command {
         /// Stop after serving this many requests (for tests).
         #[arg(long, hide = true)]
         max_requests: Option<u64>,
+        /// Connections served at once; more are answered 503 and closed.
+        #[arg(long, value_name = "N", default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+        max_connections: u64,
+        /// Time a client has to send a request head or to take a response,
+        /// and the idle time after which a keep-alive connection is closed
+        /// (milliseconds).
+        #[arg(long, value_name = "MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(10..=3_600_000))]
+        io_timeout_ms: u64,
     },
     /// Check the installation: libraries, versions, device health, and
     /// common misconfigurations, each with its fix.
@@ -110,7 +118,16 @@ pub fn run(cli: Cli) -> i32 {
         Command::Export {
             listen,
             max_requests,
-        } => connect(&cli).and_then(|npu| export::run(&npu, listen, *max_requests)),
+            max_connections,
+            io_timeout_ms,
+        } => {
+            let options = export::Options {
+                max_requests: *max_requests,
+                max_connections: usize::try_from(*max_connections).unwrap_or(usize::MAX),
+                io_timeout: std::time::Duration::from_millis(*io_timeout_ms),
+            };
+            connect(&cli).and_then(|npu| export::run(&npu, listen, &options))
+        }
     };
     match result {
         Ok(()) => 0,

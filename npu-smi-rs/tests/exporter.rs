@@ -1,0 +1,409 @@
+//! `npu-smi-rs export` as a network service: hostile and stuck clients,
+//! the connection limit, `accept` failures and a fatal bind error. Each test
+//! runs the binary on the simulator with a private telemetry directory, and
+//! kills it and removes the directory when done (also when it fails).
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_npu-smi-rs");
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("npu-smi-rs-exporter-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The binary with a clean environment (no CANN variables, an empty PATH)
+/// and a private simulator telemetry directory under `dir`.
+fn command(dir: &std::path::Path, args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(args)
+        .env_clear()
+        .env("PATH", dir.join("bin"))
+        .env("CANN_SIM_SHM_DIR", dir.join("shm"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// A running exporter: killed, and its directory removed, on drop.
+struct Exporter {
+    child: Child,
+    addr: String,
+    dir: PathBuf,
+    /// Standard error after the first line, as it arrives.
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Exporter {
+    fn start(name: &str, extra: &[&str]) -> Exporter {
+        Exporter::start_with(name, extra, |_| {})
+    }
+
+    fn start_with(name: &str, extra: &[&str], setup: impl FnOnce(&mut Command)) -> Exporter {
+        let dir = scratch(name);
+        let mut args = vec!["export", "--backend", "sim", "--listen", "127.0.0.1:0"];
+        args.extend_from_slice(extra);
+        let mut c = command(&dir, &args);
+        setup(&mut c);
+        let mut child = c.spawn().unwrap();
+        let mut err = child.stderr.take().unwrap();
+        let mut line = Vec::new();
+        let mut byte = [0u8];
+        while err.read(&mut byte).unwrap_or(0) == 1 && byte[0] != b'\n' {
+            line.push(byte[0]);
+        }
+        let line = String::from_utf8_lossy(&line).into_owned();
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let sink = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = err.read(&mut buf) {
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        let mut exporter = Exporter {
+            child,
+            addr: String::new(),
+            dir,
+            stderr,
+        };
+        exporter.addr = line
+            .split("http://")
+            .nth(1)
+            .and_then(|r| r.split('/').next())
+            .unwrap_or_else(|| panic!("no address in the exporter's first line: {line:?}"))
+            .to_string();
+        exporter
+    }
+
+    fn alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    /// The exporter's peak resident memory, in KiB.
+    fn peak_rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap()
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Exporter {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn connect(addr: &str) -> TcpStream {
+    let s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+    s
+}
+
+/// Sends `raw` on a fresh connection and reads until the server closes it
+/// (or resets it, or 5 s pass): what arrived.
+fn exchange(addr: &str, raw: &[u8]) -> String {
+    let mut s = connect(addr);
+    s.write_all(raw).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 8192];
+    while let Ok(n @ 1..) = s.read(&mut buf) {
+        got.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&got).into_owned()
+}
+
+/// One `GET /metrics` (HTTP/1.0, as a simple scraper sends it): its time and
+/// the response.
+fn scrape(addr: &str) -> (Duration, String) {
+    let t = Instant::now();
+    let response = exchange(
+        addr,
+        format!("GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes(),
+    );
+    (t.elapsed(), response)
+}
+
+fn assert_scrape_works(addr: &str) {
+    let (_, response) = scrape(addr);
+    assert!(response.starts_with("HTTP/1.0 200 OK"), "{response}");
+    assert!(response.contains("npu_chip_info_power{"), "{response}");
+}
+
+/// Scrapes until one succeeds, for at most `limit`.
+fn scrape_within(addr: &str, limit: Duration) {
+    let deadline = Instant::now() + limit;
+    loop {
+        let (_, response) = scrape(addr);
+        if response.starts_with("HTTP/1.0 200 OK") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{response}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_huge_content_length_is_refused_without_reading_and_the_exporter_lives() {
+    let mut e = Exporter::start("content-length", &[]);
+    for method in ["POST", "GET"] {
+        let response = exchange(
+            &e.addr,
+            format!("{method} /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\n\r\n")
+                .as_bytes(),
+        );
+        assert!(
+            response.starts_with("HTTP/1.1 413 Payload Too Large"),
+            "{method}: {response}"
+        );
+        assert!(response.contains("takes no request body"), "{response}");
+        assert!(e.alive());
+    }
+    // A chunked body is refused the same way.
+    let response = exchange(
+        &e.addr,
+        b"POST /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nffffffff\r\n",
+    );
+    assert!(response.starts_with("HTTP/1.1 413"), "{response}");
+    assert_scrape_works(&e.addr);
+    assert!(e.alive());
+    assert!(e.peak_rss_kib() < 64 * 1024, "{} KiB", e.peak_rss_kib());
+}
+
+#[test]
+fn a_huge_header_is_refused_with_bounded_memory() {
+    let mut e = Exporter::start("header", &[]);
+    // Over the 8 KiB limit, small enough to be read whole: a clean 431.
+    let long = format!(
+        "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Long: {}\r\n\r\n",
+        "a".repeat(10_000)
+    );
+    let response = exchange(&e.addr, long.as_bytes());
+    assert!(
+        response.starts_with("HTTP/1.1 431 Request Header Fields Too Large"),
+        "{response}"
+    );
+    // A 300 MiB header line: the exporter stops reading it early.
+    let mut s = connect(&e.addr);
+    s.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
+    let chunk = vec![b'a'; 1 << 20];
+    let mut sent = 0usize;
+    if s.write_all(b"GET /metrics HTTP/1.1\r\nX-Long: ").is_ok() {
+        while sent < 300 << 20 && s.write_all(&chunk).is_ok() {
+            sent += chunk.len();
+        }
+    }
+    drop(s);
+    assert!(
+        sent < 32 << 20,
+        "the exporter took {} MiB of one header",
+        sent >> 20
+    );
+    assert!(e.alive());
+    assert!(e.peak_rss_kib() < 64 * 1024, "{} KiB", e.peak_rss_kib());
+    assert_scrape_works(&e.addr);
+}
+
+/// Clients that hold a connection without finishing: half a request head, a
+/// request whose announced body never comes, and pipelined requests whose
+/// responses are never read.
+fn stuck_clients(addr: &str) -> Vec<TcpStream> {
+    let mut stuck = Vec::new();
+    let mut half = connect(addr);
+    half.write_all(b"GET /metrics HTTP/1.1\r\nHo").unwrap();
+    stuck.push(half);
+    let mut no_body = connect(addr);
+    no_body
+        .write_all(b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
+        .unwrap();
+    stuck.push(no_body);
+    let mut pipelined = connect(addr);
+    let requests = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n".repeat(200);
+    pipelined.write_all(requests.as_bytes()).unwrap();
+    stuck.push(pipelined);
+    stuck
+}
+
+#[test]
+fn stuck_clients_do_not_delay_another_clients_scrape() {
+    let e = Exporter::start("stuck", &[]);
+    let _stuck = stuck_clients(&e.addr);
+    std::thread::sleep(Duration::from_millis(200));
+    let mut times: Vec<Duration> = (0..30)
+        .map(|_| {
+            let (t, response) = scrape(&e.addr);
+            assert!(response.starts_with("HTTP/1.0 200 OK"), "{response}");
+            t
+        })
+        .collect();
+    times.sort();
+    // The stuck clients hold their connections for 10 s (the I/O timeout);
+    // the 10 ms target is the release benchmark's (BENCHMARKS.md); a debug
+    // build on a shared machine gets 50 ms at the median.
+    assert!(times[15] <= Duration::from_millis(50), "{times:?}");
+    assert!(times[29] <= Duration::from_secs(1), "{times:?}");
+}
+
+#[test]
+fn a_client_that_does_not_read_its_responses_is_dropped_after_the_timeout() {
+    let e = Exporter::start("no-reader", &["--io-timeout-ms", "300"]);
+    let mut s = connect(&e.addr);
+    s.set_write_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let request = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+    let start = Instant::now();
+    let mut sent = 0u64;
+    let closed = loop {
+        match s.write(request) {
+            Ok(_) => sent += 1,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(e) => break e.kind(),
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "still connected after {sent} requests and {:?}",
+            start.elapsed()
+        );
+    };
+    assert!(
+        matches!(closed, ErrorKind::BrokenPipe | ErrorKind::ConnectionReset),
+        "{closed:?}"
+    );
+    assert_scrape_works(&e.addr);
+}
+
+#[test]
+fn connections_beyond_the_limit_are_refused_at_once() {
+    let e = Exporter::start("limit", &["--max-connections", "3"]);
+    let held: Vec<TcpStream> = (0..3).map(|_| connect(&e.addr)).collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let t = Instant::now();
+    let response = exchange(
+        &e.addr,
+        format!("GET /metrics HTTP/1.0\r\nHost: {}\r\n\r\n", e.addr).as_bytes(),
+    );
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    assert!(
+        response.is_empty() || response.starts_with("HTTP/1.1 503 Service Unavailable"),
+        "{response}"
+    );
+    drop(held);
+    scrape_within(&e.addr, Duration::from_secs(5));
+}
+
+#[test]
+fn accept_failures_for_lack_of_descriptors_are_retried_and_reported_once() {
+    use std::os::unix::process::CommandExt;
+    let mut e = Exporter::start_with("emfile", &[], |c| {
+        let limit = libc::rlimit {
+            rlim_cur: 24,
+            rlim_max: 24,
+        };
+        // SAFETY: the closure runs in the forked child before exec; it only
+        // calls setrlimit, which is async-signal-safe, and reads errno.
+        unsafe {
+            c.pre_exec(move || {
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    });
+    // More idle connections than the exporter has descriptors.
+    let held: Vec<TcpStream> = (0..40).map(|_| connect(&e.addr)).collect();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !e.stderr().contains("Too many open files") {
+        assert!(
+            Instant::now() < deadline,
+            "nothing reported: {:?}",
+            e.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(e.alive(), "{}", e.stderr());
+    drop(held);
+    scrape_within(&e.addr, Duration::from_secs(5));
+    assert!(e.alive());
+    let err = e.stderr();
+    assert_eq!(err.matches("Too many open files").count(), 1, "{err}");
+    assert!(err.contains("raise the descriptor limit"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn a_port_in_use_is_a_fatal_error_with_a_message() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let dir = scratch("bind");
+    let out = command(&dir, &["export", "--backend", "sim", "--listen", &addr])
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "npu-smi-rs: error: `export --listen {addr}` failed: cannot listen on {addr}: "
+        )),
+        "{err}"
+    );
+    assert!(err.contains("choose another port with --listen"), "{err}");
+}
+
+#[test]
+fn routes_and_methods_answer_as_before() {
+    let e = Exporter::start("routes", &[]);
+    let get = |path: &str| {
+        exchange(
+            &e.addr,
+            format!("GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").as_bytes(),
+        )
+    };
+    assert!(get("/").starts_with("HTTP/1.0 200 OK"));
+    assert!(get("/").ends_with("metrics are at /metrics\n"));
+    assert!(get("/nope").starts_with("HTTP/1.0 404 Not Found"));
+    let head = exchange(&e.addr, b"HEAD /metrics HTTP/1.0\r\nHost: x\r\n\r\n");
+    assert!(head.starts_with("HTTP/1.0 405"), "{head}");
+    // Keep-alive: two scrapes on one HTTP/1.1 connection, each quick.
+    let mut s = connect(&e.addr);
+    for _ in 0..2 {
+        let t = Instant::now();
+        s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 65536];
+        while !got.ends_with(b"# EOF\n") {
+            let n = s.read(&mut buf).unwrap();
+            assert!(n > 0);
+            got.extend_from_slice(&buf[..n]);
+        }
+        assert!(got.starts_with(b"HTTP/1.1 200 OK"));
+        assert!(
+            t.elapsed() < Duration::from_millis(500),
+            "{:?}",
+            t.elapsed()
+        );
+    }
+}
