@@ -224,22 +224,41 @@ fn a_huge_header_is_refused_with_bounded_memory() {
     assert_scrape_works(&e.addr);
 }
 
-/// Clients that hold a connection without finishing: half a request head, a
-/// request whose announced body never comes, and pipelined requests whose
-/// responses are never read.
+/// Clients that hold a connection without finishing: half a request head,
+/// requests whose announced body never comes, and pipelined requests whose
+/// responses are never read (sent until the connection takes no more).
 fn stuck_clients(addr: &str) -> Vec<TcpStream> {
     let mut stuck = Vec::new();
     let mut half = connect(addr);
     half.write_all(b"GET /metrics HTTP/1.1\r\nHo").unwrap();
     stuck.push(half);
-    let mut no_body = connect(addr);
-    no_body
-        .write_all(b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
-        .unwrap();
-    stuck.push(no_body);
-    let mut pipelined = connect(addr);
-    let requests = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n".repeat(200);
-    pipelined.write_all(requests.as_bytes()).unwrap();
+    for method in ["GET", "POST"] {
+        let mut no_body = connect(addr);
+        no_body
+            .write_all(
+                format!("{method} /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
+                    .as_bytes(),
+            )
+            .unwrap();
+        stuck.push(no_body);
+    }
+    let pipelined = connect(addr);
+    pipelined.set_nonblocking(true).unwrap();
+    let requests = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n".repeat(100);
+    let mut blocked_since = None;
+    let start = Instant::now();
+    while blocked_since.is_none_or(|t: Instant| t.elapsed() < Duration::from_millis(300))
+        && start.elapsed() < Duration::from_secs(10)
+    {
+        match (&pipelined).write(requests.as_bytes()) {
+            Ok(_) => blocked_since = None,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                blocked_since.get_or_insert_with(Instant::now);
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(_) => break,
+        }
+    }
     stuck.push(pipelined);
     stuck
 }
@@ -257,10 +276,11 @@ fn stuck_clients_do_not_delay_another_clients_scrape() {
         })
         .collect();
     times.sort();
-    // The stuck clients hold their connections for 10 s (the I/O timeout);
-    // the 10 ms target is the release benchmark's (BENCHMARKS.md); a debug
-    // build on a shared machine gets 50 ms at the median.
-    assert!(times[15] <= Duration::from_millis(50), "{times:?}");
+    // The stuck clients hold their connections for 10 s (the I/O timeout).
+    // The target is 10 ms; its p99 is the release benchmark's
+    // (BENCHMARKS.md): here, in a debug build on a shared machine, the
+    // median must meet it and every scrape take under a second.
+    assert!(times[15] <= Duration::from_millis(10), "{times:?}");
     assert!(times[29] <= Duration::from_secs(1), "{times:?}");
 }
 
