@@ -9,7 +9,7 @@
 //! OpenMetrics text by `prometheus-client`; each scrape reads the devices
 //! afresh.
 //!
-//! The server is hyper (HTTP/1.1) on a single-threaded tokio runtime, built
+//! The server is hyper (HTTP/1.1) on a two-thread tokio runtime, built
 //! to face an unfriendly network: see [`Options`] for its limits.
 
 use crate::{DeviceStatus, Error, Health, Npu};

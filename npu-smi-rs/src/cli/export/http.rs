@@ -1,5 +1,6 @@
-//! The exporter's HTTP server: hyper's HTTP/1 server on a single-threaded
-//! tokio runtime, with limits on what one client can take.
+//! The exporter's HTTP server: hyper's HTTP/1 server on a tokio runtime of
+//! two worker threads (a second one keeps the tail latency low when the
+//! first is busy or descheduled), with limits on what one client can take.
 //!
 //! - Request heads: at most [`MAX_HEADER_BYTES`] (else 431) and read within
 //!   [`Options::io_timeout`] (else the connection is closed); an idle
@@ -152,7 +153,8 @@ pub fn serve(npu: &Npu, listener: std::net::TcpListener, options: &Options) -> R
         command: "export".to_string(),
         detail,
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
         .enable_io()
         .enable_time()
         .build()
