@@ -275,6 +275,7 @@ impl SlowClient {
 #[test]
 #[ignore = "30 s load test; run in release with --ignored --nocapture"]
 fn bench_exporter_scrapes_while_200_slow_clients_are_connected() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let seconds: u64 = std::env::var("BENCH_SECONDS")
         .ok()
         .and_then(|s| s.parse().ok())

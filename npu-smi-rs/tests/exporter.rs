@@ -165,6 +165,7 @@ fn scrape_within(addr: &str, limit: Duration) {
 
 #[test]
 fn a_huge_content_length_is_refused_without_reading_and_the_exporter_lives() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let mut e = Exporter::start("content-length", &[]);
     for method in ["POST", "GET"] {
         let response = exchange(
@@ -192,6 +193,7 @@ fn a_huge_content_length_is_refused_without_reading_and_the_exporter_lives() {
 
 #[test]
 fn a_huge_header_is_refused_with_bounded_memory() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let mut e = Exporter::start("header", &[]);
     // Over the 8 KiB limit, small enough to be read whole: a clean 431.
     let long = format!(
@@ -265,6 +267,7 @@ fn stuck_clients(addr: &str) -> Vec<TcpStream> {
 
 #[test]
 fn stuck_clients_do_not_delay_another_clients_scrape() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let e = Exporter::start("stuck", &[]);
     let _stuck = stuck_clients(&e.addr);
     std::thread::sleep(Duration::from_millis(200));
@@ -286,6 +289,7 @@ fn stuck_clients_do_not_delay_another_clients_scrape() {
 
 #[test]
 fn a_client_that_does_not_read_its_responses_is_dropped_after_the_timeout() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let e = Exporter::start("no-reader", &["--io-timeout-ms", "300"]);
     let mut s = connect(&e.addr);
     s.set_write_timeout(Some(Duration::from_millis(100)))
@@ -314,6 +318,7 @@ fn a_client_that_does_not_read_its_responses_is_dropped_after_the_timeout() {
 
 #[test]
 fn connections_beyond_the_limit_are_refused_at_once() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let e = Exporter::start("limit", &["--max-connections", "3"]);
     let held: Vec<TcpStream> = (0..3).map(|_| connect(&e.addr)).collect();
     std::thread::sleep(Duration::from_millis(200));
@@ -333,6 +338,7 @@ fn connections_beyond_the_limit_are_refused_at_once() {
 
 #[test]
 fn accept_failures_for_lack_of_descriptors_are_retried_and_reported_once() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     use std::os::unix::process::CommandExt;
     let mut e = Exporter::start_with("emfile", &[], |c| {
         let limit = libc::rlimit {
@@ -374,6 +380,7 @@ fn accept_failures_for_lack_of_descriptors_are_retried_and_reported_once() {
 
 #[test]
 fn a_port_in_use_is_a_fatal_error_with_a_message() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
     let dir = scratch("bind");
@@ -394,6 +401,7 @@ fn a_port_in_use_is_a_fatal_error_with_a_message() {
 
 #[test]
 fn routes_and_methods_answer_as_before() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let e = Exporter::start("routes", &[]);
     let get = |path: &str| {
         exchange(
