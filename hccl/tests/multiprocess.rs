@@ -166,6 +166,26 @@ fn rank_main(role: &str) -> Result<(), String> {
             // error (HcclGetCommAsyncError.md reports only error CQEs).
             expect_failure(res, async_err, took, &[None])
         }
+        "stalled_rank_queued" => {
+            let (comm, _dev, s, _) = setup(&short())?;
+            if comm.rank() == 1 {
+                // Stopped, not dead: long past three exec timeouts.
+                std::thread::sleep(Duration::from_secs(12));
+                return Ok(());
+            }
+            let t = Instant::now();
+            let res = (|| {
+                let mut buf = s.alloc_zeros::<f32>(64)?;
+                for _ in 0..3 {
+                    comm.all_reduce_in_place(&mut buf, ReduceOp::Sum, &s)?;
+                }
+                s.synchronize()?;
+                Ok(())
+            })();
+            let async_err = comm.async_error().ok().flatten();
+            // One exec timeout for the three queued collectives, not three.
+            expect_failure(res, async_err, t.elapsed(), &[None])
+        }
         "mismatched_counts" => {
             let (comm, _dev, s, _) = setup(&short())?;
             let n = if comm.rank() == 1 { 7 } else { 8 };
@@ -443,6 +463,16 @@ fn killed_mid_collective(l: Launcher) {
 #[test]
 fn a_stalled_rank_fails_the_others_with_timeout_within_the_exec_timeout() {
     let exits = launcher(3, "stalled_rank").run().unwrap();
+    all_ok(&exits);
+}
+
+/// Regression (issue 15): with collectives queued behind the one that timed
+/// out, a survivor waited for the stopped peer again in each of them (one
+/// exec timeout per queued collective). A communicator that timed out fails
+/// its later collectives at once.
+#[test]
+fn a_stopped_peer_costs_one_exec_timeout_however_many_collectives_are_queued() {
+    let exits = launcher(3, "stalled_rank_queued").run().unwrap();
     all_ok(&exits);
 }
 

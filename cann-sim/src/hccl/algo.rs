@@ -640,6 +640,24 @@ fn not_stopped(stop: &AtomicBool) -> Result<(), Fail> {
 /// ranks by the caller.
 pub fn run(comm: &Comm, seq: u64, coll: &Coll, stop: &AtomicBool) -> Result<(), Fail> {
     not_stopped(stop)?;
+    // A collective of this communicator timed out here: its peer is stopped
+    // or gone, and the collectives queued behind it fail at once rather
+    // than each waiting for that peer for another exec timeout (the stream
+    // stops at the first task exception on hardware; issue 15 measured
+    // three timeouts for three queued collectives).
+    if let Some(f) = comm.timed_out() {
+        return Err(Fail {
+            code: HCCL_E_TIMEOUT,
+            msg: format!(
+                "collective #{seq} was not run: an earlier collective of this communicator \
+                 timed out ({})",
+                f.msg
+            ),
+            memory: false,
+            // Already told to the other ranks by the first failure.
+            remote: true,
+        });
+    }
     let ctx = Ctx {
         c: comm,
         tag: seq,

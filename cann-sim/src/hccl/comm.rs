@@ -338,6 +338,15 @@ impl Comm {
         }
     }
 
+    /// The timeout a collective of this communicator already failed with
+    /// here, if any: the later ones are not run (see `algo::run`).
+    pub fn timed_out(&self) -> Option<Fail> {
+        self.error
+            .lock()
+            .clone()
+            .filter(|f| f.code == HCCL_E_TIMEOUT)
+    }
+
     /// `HcclGetCommAsyncError`: only what HCCL reports there (hicann/hcomm
     /// `docs/en/api_ref/comm_mgr_c/HcclGetCommAsyncError.md`: "RDMA ERROR
     /// CQE" errors, `HCCL_E_REMOTE`) and operations that differ between
