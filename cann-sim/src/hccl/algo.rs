@@ -642,9 +642,10 @@ pub fn run(comm: &Comm, seq: u64, coll: &Coll, stop: &AtomicBool) -> Result<(), 
     not_stopped(stop)?;
     // A collective of this communicator timed out here: its peer is stopped
     // or gone, and the collectives queued behind it fail at once rather
-    // than each waiting for that peer for another exec timeout (the stream
-    // stops at the first task exception on hardware; issue 15 measured
-    // three timeouts for three queued collectives).
+    // than each waiting for that peer for another exec timeout (issue 15
+    // measured three timeouts for three queued collectives). Whether
+    // hardware does the same under ACL_CONTINUE_ON_FAILURE was not read:
+    // listed in FIDELITY.md's known differences.
     if let Some(f) = comm.timed_out() {
         return Err(Fail {
             code: HCCL_E_TIMEOUT,
