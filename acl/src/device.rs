@@ -36,8 +36,8 @@
 
 use crate::error::{Error, Result};
 use crate::event::EventPool;
+use crate::result::raw;
 use crate::{Runtime, Stream, release, result};
-use acl_sys as sys;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -55,7 +55,7 @@ pub struct Device {
 
 pub(crate) struct Inner {
     ordinal: i32,
-    ctx: sys::aclrtContext,
+    ctx: raw::aclrtContext,
     /// Unique per opening of the device, so that a thread-local binding
     /// never outlives the context it was made for.
     id: u64,
@@ -142,12 +142,12 @@ impl ContextRef {
         if BOUND.with(Cell::get) == self.id {
             return Ok(());
         }
-        bind_context(self.ctx as sys::aclrtContext, self.id)
+        bind_context(self.ctx as raw::aclrtContext, self.id)
     }
 }
 
 #[cold]
-fn bind_context(ctx: sys::aclrtContext, id: u64) -> Result<()> {
+fn bind_context(ctx: raw::aclrtContext, id: u64) -> Result<()> {
     if BOUND.with(Cell::get) == IN_HOST_FN {
         return Err(host_fn_error("Device::bind"));
     }
@@ -192,16 +192,16 @@ pub enum DeviceAttribute {
 }
 
 impl DeviceAttribute {
-    fn raw(self) -> sys::aclrtDevAttr {
+    fn raw(self) -> raw::aclrtDevAttr {
         match self {
-            DeviceAttribute::AiCpuCoreCount => sys::ACL_DEV_ATTR_AICPU_CORE_NUM,
-            DeviceAttribute::AiCoreCount => sys::ACL_DEV_ATTR_AICORE_CORE_NUM,
-            DeviceAttribute::CubeCoreCount => sys::ACL_DEV_ATTR_CUBE_CORE_NUM,
-            DeviceAttribute::VectorCoreCount => sys::ACL_DEV_ATTR_VECTOR_CORE_NUM,
-            DeviceAttribute::TotalGlobalMemBytes => sys::ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE,
-            DeviceAttribute::L2CacheBytes => sys::ACL_DEV_ATTR_L2_CACHE_SIZE,
-            DeviceAttribute::PhysicalChipId => sys::ACL_DEV_ATTR_PHY_CHIP_ID,
-            DeviceAttribute::IsVirtual => sys::ACL_DEV_ATTR_IS_VIRTUAL,
+            DeviceAttribute::AiCpuCoreCount => raw::ACL_DEV_ATTR_AICPU_CORE_NUM,
+            DeviceAttribute::AiCoreCount => raw::ACL_DEV_ATTR_AICORE_CORE_NUM,
+            DeviceAttribute::CubeCoreCount => raw::ACL_DEV_ATTR_CUBE_CORE_NUM,
+            DeviceAttribute::VectorCoreCount => raw::ACL_DEV_ATTR_VECTOR_CORE_NUM,
+            DeviceAttribute::TotalGlobalMemBytes => raw::ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE,
+            DeviceAttribute::L2CacheBytes => raw::ACL_DEV_ATTR_L2_CACHE_SIZE,
+            DeviceAttribute::PhysicalChipId => raw::ACL_DEV_ATTR_PHY_CHIP_ID,
+            DeviceAttribute::IsVirtual => raw::ACL_DEV_ATTR_IS_VIRTUAL,
             DeviceAttribute::Raw(v) => v,
         }
     }
@@ -282,7 +282,7 @@ impl Device {
     }
 
     /// The raw context handle.
-    pub fn raw_context(&self) -> sys::aclrtContext {
+    pub fn raw_context(&self) -> raw::aclrtContext {
         self.inner.ctx
     }
 
@@ -347,7 +347,7 @@ impl Device {
     #[doc(alias = "aclrtGetMemInfo")]
     pub fn memory_info(&self) -> Result<MemoryInfo> {
         self.bind()?;
-        let (free_bytes, total_bytes) = result::get_mem_info(sys::ACL_HBM_MEM)?;
+        let (free_bytes, total_bytes) = result::get_mem_info(raw::ACL_HBM_MEM)?;
         Ok(MemoryInfo {
             free_bytes,
             total_bytes,
@@ -373,10 +373,10 @@ impl Device {
     ///
     /// The runtime's error for a feature it does not know.
     #[doc(alias = "aclrtGetDeviceCapability")]
-    pub fn supports(&self, feature: sys::aclrtDevFeatureType) -> Result<bool> {
+    pub fn supports(&self, feature: raw::aclrtDevFeatureType) -> Result<bool> {
         self.bind()?;
         Ok(result::get_device_capability(self.inner.ordinal, feature)?
-            == sys::ACL_DEV_FEATURE_SUPPORT as i32)
+            == raw::ACL_DEV_FEATURE_SUPPORT as i32)
     }
 
     /// Whether this device can access `peer`'s memory directly.
@@ -490,7 +490,7 @@ impl Teardown {
         // Make the context current for the releases below, whatever thread
         // drops the last handle.
         // SAFETY: the device is still retained (reset below).
-        if let Err(e) = unsafe { result::set_current_context(self.ctx as sys::aclrtContext) } {
+        if let Err(e) = unsafe { result::set_current_context(self.ctx as raw::aclrtContext) } {
             release::record("Device", e);
         }
         BOUND.with(|b| b.set(self.id));

@@ -27,8 +27,8 @@
 //! ```
 
 use crate::error::{Error, Result};
+use crate::result::raw;
 use crate::{Device, Stream, release, result};
-use acl_sys as sys;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -38,14 +38,14 @@ pub struct EventFlags(u32);
 
 impl EventFlags {
     /// `ACL_EVENT_SYNC`: usable by `Stream::wait_event` and resettable.
-    pub const SYNC: EventFlags = EventFlags(sys::ACL_EVENT_SYNC);
+    pub const SYNC: EventFlags = EventFlags(raw::ACL_EVENT_SYNC);
     /// `ACL_EVENT_TIME_LINE`: records a timestamp (costs some performance).
-    pub const TIMING: EventFlags = EventFlags(sys::ACL_EVENT_TIME_LINE);
+    pub const TIMING: EventFlags = EventFlags(raw::ACL_EVENT_TIME_LINE);
     /// `ACL_EVENT_CAPTURE_STREAM_PROGRESS`.
     pub const CAPTURE_STREAM_PROGRESS: EventFlags =
-        EventFlags(sys::ACL_EVENT_CAPTURE_STREAM_PROGRESS);
+        EventFlags(raw::ACL_EVENT_CAPTURE_STREAM_PROGRESS);
     /// `ACL_EVENT_DEVICE_USE_ONLY`: only devices wait on it, never the host.
-    pub const DEVICE_USE_ONLY: EventFlags = EventFlags(sys::ACL_EVENT_DEVICE_USE_ONLY);
+    pub const DEVICE_USE_ONLY: EventFlags = EventFlags(raw::ACL_EVENT_DEVICE_USE_ONLY);
 
     /// The raw flag bits.
     pub const fn bits(self) -> u32 {
@@ -88,7 +88,7 @@ pub struct Event {
 }
 
 struct Inner {
-    raw: sys::aclrtEvent,
+    raw: raw::aclrtEvent,
     flags: EventFlags,
     device: Device,
     /// Streams that queued a wait on it, kept only where destroying an
@@ -155,7 +155,7 @@ impl Event {
     }
 
     /// The raw handle, for C APIs.
-    pub fn as_raw(&self) -> sys::aclrtEvent {
+    pub fn as_raw(&self) -> raw::aclrtEvent {
         self.inner.raw
     }
 
@@ -280,7 +280,7 @@ impl Drop for Inner {
                 // SAFETY: the last handle is gone, so nothing waits on it from
                 // the host; queued waits may remain only where the runtime
                 // allows it (Ex events; legacy events waited for above).
-                unsafe { result::destroy_event(raw as sys::aclrtEvent) }
+                unsafe { result::destroy_event(raw as raw::aclrtEvent) }
             });
             if let Err(e) = outcome {
                 release::record("Event", e);
@@ -317,9 +317,9 @@ static HAS_EX: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0)
 /// which take a new hardware event at every record (so a wait also sees the
 /// latest record), whereas `aclrtCreateEventWithFlag(ACL_EVENT_SYNC)` events
 /// keep one fixed id and need `aclrtResetEvent` after each wait.
-pub(crate) fn create_reusable_event(flags: u32) -> Result<sys::aclrtEvent> {
+pub(crate) fn create_reusable_event(flags: u32) -> Result<raw::aclrtEvent> {
     use std::sync::atomic::Ordering::Relaxed;
-    if flags & sys::ACL_EVENT_SYNC == 0 {
+    if flags & raw::ACL_EVENT_SYNC == 0 {
         // Not waitable: the re-record semantics do not matter.
         return result::create_event_with_flag(flags);
     }
@@ -333,7 +333,7 @@ pub(crate) fn create_reusable_event(flags: u32) -> Result<sys::aclrtEvent> {
             Err(e) => return Err(e),
         }
     }
-    if flags == sys::ACL_EVENT_SYNC {
+    if flags == raw::ACL_EVENT_SYNC {
         result::create_event()
     } else {
         result::create_event_with_flag(flags)
@@ -352,16 +352,16 @@ pub(crate) struct EventPool {
 
 impl EventPool {
     /// An event from the pool (or a new one). The device must be bound.
-    pub(crate) fn acquire(&self) -> Result<sys::aclrtEvent> {
+    pub(crate) fn acquire(&self) -> Result<raw::aclrtEvent> {
         let pooled = crate::sync::lock(&self.free).pop();
         match pooled {
-            Some(raw) => Ok(raw as sys::aclrtEvent),
-            None => create_reusable_event(sys::ACL_EVENT_SYNC),
+            Some(raw) => Ok(raw as raw::aclrtEvent),
+            None => create_reusable_event(raw::ACL_EVENT_SYNC),
         }
     }
 
     /// Returns an event to the pool.
-    pub(crate) fn release(&self, raw: sys::aclrtEvent) {
+    pub(crate) fn release(&self, raw: raw::aclrtEvent) {
         crate::sync::lock(&self.free).push(raw as usize);
     }
 
@@ -371,7 +371,7 @@ impl EventPool {
         for raw in all {
             // SAFETY: pooled events have no host waiters; the device's work
             // is finished when its last handle goes.
-            if let Err(e) = unsafe { result::destroy_event(raw as sys::aclrtEvent) } {
+            if let Err(e) = unsafe { result::destroy_event(raw as raw::aclrtEvent) } {
                 release::record("Event", e);
             }
         }

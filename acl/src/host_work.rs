@@ -34,8 +34,8 @@
 //! ```
 
 use crate::error::{Error, Result};
+use crate::result::raw;
 use crate::{Device, Stream, result};
-use acl_sys as sys;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -236,8 +236,8 @@ impl Stream {
             }
         }
         let block = match mode {
-            CallbackMode::Blocking => sys::ACL_CALLBACK_BLOCK,
-            CallbackMode::NonBlocking => sys::ACL_CALLBACK_NO_BLOCK,
+            CallbackMode::Blocking => raw::ACL_CALLBACK_BLOCK,
+            CallbackMode::NonBlocking => raw::ACL_CALLBACK_NO_BLOCK,
         };
         launch(shared, Box::new(f), true, |raw| {
             // SAFETY: `trampoline` runs the payload once; the stream is live.
@@ -253,7 +253,7 @@ impl Stream {
 /// `raw` is the live stream `shared` belongs to, on `device`'s context.
 pub(crate) unsafe fn unsubscribe(
     device: &Device,
-    raw: sys::aclrtStream,
+    raw: raw::aclrtStream,
     shared: &Shared,
 ) -> Result<()> {
     let m = *crate::sync::lock(&shared.mechanism);

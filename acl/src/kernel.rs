@@ -38,10 +38,10 @@
 //! # Ok::<(), acl::Error>(())
 //! ```
 
-use crate::error::{Error, Result, check};
+use crate::error::{Error, Result};
 use crate::memory::{Access, DeviceMemory, DeviceMemoryMut, DeviceRepr, prepare};
+use crate::result::raw;
 use crate::{Device, Stream, release, result};
-use acl_sys as sys;
 use std::ffi::{CString, c_void};
 use std::path::Path;
 use std::sync::Arc;
@@ -63,7 +63,7 @@ pub struct KernelBinary {
 }
 
 struct BinaryInner {
-    raw: sys::aclrtBinHandle,
+    raw: raw::aclrtBinHandle,
     device: Device,
     origin: String,
 }
@@ -100,11 +100,7 @@ impl KernelBinary {
             )
         })?;
         device.bind()?;
-        let mut raw: sys::aclrtBinHandle = std::ptr::null_mut();
-        // SAFETY: `c` is NUL-terminated; no options; `raw` a valid out-pointer.
-        check("aclrtBinaryLoadFromFile", unsafe {
-            sys::aclrtBinaryLoadFromFile(c.as_ptr(), std::ptr::null_mut(), &mut raw)
-        })?;
+        let raw = result::binary_load_from_file(&c)?;
         Ok(KernelBinary::wrap(raw, device, path.display().to_string()))
     }
 
@@ -123,17 +119,7 @@ impl KernelBinary {
             ));
         }
         device.bind()?;
-        let mut raw: sys::aclrtBinHandle = std::ptr::null_mut();
-        // SAFETY: `data` is valid for its length during the call (the
-        // runtime copies what it keeps); no options; valid out-pointer.
-        check("aclrtBinaryLoadFromData", unsafe {
-            sys::aclrtBinaryLoadFromData(
-                data.as_ptr().cast(),
-                data.len(),
-                std::ptr::null(),
-                &mut raw,
-            )
-        })?;
+        let raw = result::binary_load_from_data(data)?;
         Ok(KernelBinary::wrap(
             raw,
             device,
@@ -141,7 +127,7 @@ impl KernelBinary {
         ))
     }
 
-    fn wrap(raw: sys::aclrtBinHandle, device: &Device, origin: String) -> KernelBinary {
+    fn wrap(raw: raw::aclrtBinHandle, device: &Device, origin: String) -> KernelBinary {
         KernelBinary {
             inner: Arc::new(BinaryInner {
                 raw,
@@ -157,7 +143,7 @@ impl KernelBinary {
     }
 
     /// The raw handle.
-    pub fn as_raw(&self) -> sys::aclrtBinHandle {
+    pub fn as_raw(&self) -> raw::aclrtBinHandle {
         self.inner.raw
     }
 
@@ -180,12 +166,8 @@ impl KernelBinary {
                 )
             })?;
         self.inner.device.bind()?;
-        let mut raw: sys::aclrtFuncHandle = std::ptr::null_mut();
-        // SAFETY: the binary is live (held by `self`); `c` NUL-terminated;
-        // valid out-pointer.
-        check("aclrtBinaryGetFunction", unsafe {
-            sys::aclrtBinaryGetFunction(self.inner.raw, c.as_ptr(), &mut raw)
-        })?;
+        // SAFETY: the binary is live (held by `self` and by the kernel).
+        let raw = unsafe { result::binary_get_function(self.inner.raw, &c) }?;
         Ok(Kernel {
             binary: self.clone(),
             raw,
@@ -220,7 +202,7 @@ impl BinaryInner {
         let synced = result::synchronize_device();
         // SAFETY: `raw` is a live binary, unloaded once (swapped out above),
         // and no queued work runs its code any more.
-        let unloaded = check("aclrtBinaryUnLoad", unsafe { sys::aclrtBinaryUnLoad(raw) });
+        let unloaded = unsafe { result::binary_un_load(raw) };
         synced.and(unloaded)
     }
 }
@@ -239,7 +221,7 @@ impl Drop for BinaryInner {
 #[derive(Clone)]
 pub struct Kernel {
     binary: KernelBinary,
-    raw: sys::aclrtFuncHandle,
+    raw: raw::aclrtFuncHandle,
     name: String,
 }
 
@@ -270,7 +252,7 @@ impl Kernel {
     }
 
     /// The raw handle.
-    pub fn as_raw(&self) -> sys::aclrtFuncHandle {
+    pub fn as_raw(&self) -> raw::aclrtFuncHandle {
         self.raw
     }
 
@@ -340,61 +322,37 @@ impl Kernel {
     ///
     /// As [`Kernel::launch`]; the device is bound.
     unsafe fn launch_raw(&self, stream: &Stream, blocks: u32, args: &KernelArgs<'_>) -> Result<()> {
-        let mut h: sys::aclrtArgsHandle = std::ptr::null_mut();
-        // SAFETY: live function handle; valid out-pointer.
-        check("aclrtKernelArgsInit", unsafe {
-            sys::aclrtKernelArgsInit(self.raw, &mut h)
-        })?;
+        // SAFETY: live function handle.
+        let h = unsafe { result::kernel_args_init(self.raw) }?;
         let mut placeholders = Vec::new();
         for arg in &args.items {
-            let mut param: sys::aclrtParamHandle = std::ptr::null_mut();
             match arg {
                 Arg::Value(bytes) => {
                     let mut copy = bytes.clone();
                     // SAFETY: `h` is this thread's live list; `copy` is
                     // valid for its length and copied by the call.
-                    check("aclrtKernelArgsAppend", unsafe {
-                        sys::aclrtKernelArgsAppend(
-                            h,
-                            copy.as_mut_ptr().cast(),
-                            copy.len(),
-                            &mut param,
-                        )
-                    })?;
+                    unsafe { result::kernel_args_append(h, &mut copy) }?;
                 }
                 Arg::Placeholder(data) => {
-                    // SAFETY: live list; valid out-pointer.
-                    check("aclrtKernelArgsAppendPlaceHolder", unsafe {
-                        sys::aclrtKernelArgsAppendPlaceHolder(h, &mut param)
-                    })?;
+                    // SAFETY: live list.
+                    let param = unsafe { result::kernel_args_append_place_holder(h) }?;
                     placeholders.push((param, data));
                 }
             }
         }
         for (param, data) in placeholders {
-            let mut buf: *mut c_void = std::ptr::null_mut();
-            // SAFETY: live list and parameter; valid out-pointer.
-            check("aclrtKernelArgsGetPlaceHolderBuffer", unsafe {
-                sys::aclrtKernelArgsGetPlaceHolderBuffer(h, param, data.len(), &mut buf)
-            })?;
-            if buf.is_null() {
-                return Err(Error::from_code(
-                    "aclrtKernelArgsGetPlaceHolderBuffer",
-                    sys::ACL_ERROR_INTERNAL_ERROR,
-                ));
-            }
+            // SAFETY: live list and parameter.
+            let buf = unsafe { result::kernel_args_get_place_holder_buffer(h, param, data.len()) }?;
             // SAFETY: the runtime gave `data.len()` writable bytes at `buf`,
             // in its own argument buffer (no overlap with `data`).
             unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf.cast::<u8>(), data.len()) };
         }
         // SAFETY: live list.
-        check("aclrtKernelArgsFinalize", unsafe {
-            sys::aclrtKernelArgsFinalize(h)
-        })?;
+        unsafe { result::kernel_args_finalize(h) }?;
         // SAFETY: live function, stream and list; no launch attributes; the
         // kernel's contract is the caller's (see `launch`).
-        check("aclrtLaunchKernelWithConfig", unsafe {
-            sys::aclrtLaunchKernelWithConfig(
+        unsafe {
+            result::launch_kernel_with_config(
                 self.raw,
                 blocks,
                 stream.as_raw(),
@@ -402,7 +360,7 @@ impl Kernel {
                 h,
                 std::ptr::null_mut(),
             )
-        })
+        }
     }
 }
 

@@ -38,6 +38,7 @@ use crate::error::{Error, Result};
 use crate::memory::Element;
 use crate::op::exec::{Arg, launch};
 use crate::op::{Format, OpAttr, Operator, TensorDesc};
+use crate::result::raw;
 use crate::{DeviceBuffer, Stream};
 use std::ffi::CStr;
 
@@ -61,13 +62,13 @@ impl<T: Element> std::fmt::Debug for Tensor<T> {
 }
 
 fn numel(function: &'static str, shape: &[usize]) -> Result<usize> {
-    if shape.len() > acl_sys::ACL_MAX_DIM_CNT as usize {
+    if shape.len() > raw::ACL_MAX_DIM_CNT as usize {
         return Err(Error::invalid(
             function,
             format!(
                 "{} dimensions; at most {}",
                 shape.len(),
-                acl_sys::ACL_MAX_DIM_CNT
+                raw::ACL_MAX_DIM_CNT
             ),
         ));
     }

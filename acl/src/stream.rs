@@ -35,8 +35,8 @@
 //! ```
 
 use crate::error::{Error, Result};
+use crate::result::raw;
 use crate::{Device, Event, release, result};
-use acl_sys as sys;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -52,12 +52,12 @@ pub struct StreamConfig {
 }
 
 /// Every `ACL_STREAM_*` creation flag the headers define.
-pub const KNOWN_STREAM_FLAGS: u32 = sys::ACL_STREAM_FAST_LAUNCH
-    | sys::ACL_STREAM_FAST_SYNC
-    | sys::ACL_STREAM_PERSISTENT
-    | sys::ACL_STREAM_HUGE
-    | sys::ACL_STREAM_CPU_SCHEDULE
-    | sys::ACL_STREAM_DEVICE_USE_ONLY;
+pub const KNOWN_STREAM_FLAGS: u32 = raw::ACL_STREAM_FAST_LAUNCH
+    | raw::ACL_STREAM_FAST_SYNC
+    | raw::ACL_STREAM_PERSISTENT
+    | raw::ACL_STREAM_HUGE
+    | raw::ACL_STREAM_CPU_SCHEDULE
+    | raw::ACL_STREAM_DEVICE_USE_ONLY;
 
 /// A stream on one device. Cheap to clone (an `Arc`).
 ///
@@ -71,7 +71,7 @@ pub struct Stream {
 
 struct Inner {
     /// Null for the device's default stream.
-    raw: sys::aclrtStream,
+    raw: raw::aclrtStream,
     device: Device,
     /// State shared by every handle of this queue: host-work panics not yet
     /// reported, and which host-work mechanism the queue uses.
@@ -145,7 +145,7 @@ impl Stream {
     }
 
     /// The raw handle, for C APIs; null for the default stream.
-    pub fn as_raw(&self) -> sys::aclrtStream {
+    pub fn as_raw(&self) -> raw::aclrtStream {
         self.inner.raw
     }
 
@@ -290,7 +290,7 @@ impl Drop for Inner {
         // Inside a host function (of this very stream, possibly) the
         // synchronisation below would deadlock: release on another thread.
         release::outside_host_fn(move || {
-            let raw = raw as sys::aclrtStream;
+            let raw = raw as raw::aclrtStream;
             let outcome = device.bind().and_then(|()| {
                 // The runtime expects queued work to be finished before a
                 // stream is destroyed, and its callback thread unsubscribed.

@@ -42,19 +42,19 @@
 //! `Send + Sync` for all three types: they hold device addresses and an
 //! opaque handle, which AscendCL lets any thread use.
 
-use crate::error::{Error, Result, check};
+use crate::error::{Error, Result};
+use crate::result::{self, raw};
 use crate::{Device, release};
-use acl_sys as sys;
 use std::ffi::c_void;
 
-fn prop(device: &Device) -> sys::aclrtPhysicalMemProp {
-    sys::aclrtPhysicalMemProp {
-        handleType: sys::ACL_MEM_HANDLE_TYPE_NONE,
-        allocationType: sys::ACL_MEM_ALLOCATION_TYPE_PINNED,
-        memAttr: sys::ACL_HBM_MEM_HUGE,
-        location: sys::aclrtMemLocation {
+fn prop(device: &Device) -> raw::aclrtPhysicalMemProp {
+    raw::aclrtPhysicalMemProp {
+        handleType: raw::ACL_MEM_HANDLE_TYPE_NONE,
+        allocationType: raw::ACL_MEM_ALLOCATION_TYPE_PINNED,
+        memAttr: raw::ACL_HBM_MEM_HUGE,
+        location: raw::aclrtMemLocation {
             id: device.ordinal(),
-            type_: sys::ACL_MEM_LOCATION_TYPE_DEVICE,
+            type_: raw::ACL_MEM_LOCATION_TYPE_DEVICE,
         },
         reserve: 0,
     }
@@ -67,17 +67,8 @@ fn prop(device: &Device) -> sys::aclrtPhysicalMemProp {
 /// The library's error.
 #[doc(alias = "aclrtMemGetAllocationGranularity")]
 pub fn granularity(device: &Device) -> Result<usize> {
-    let mut p = prop(device);
-    let mut g = 0usize;
-    // SAFETY: valid pointers for the call.
-    check("aclrtMemGetAllocationGranularity", unsafe {
-        sys::aclrtMemGetAllocationGranularity(
-            &mut p,
-            sys::ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED,
-            &mut g,
-        )
-    })?;
-    Ok(g)
+    let p = prop(device);
+    result::mem_get_allocation_granularity(&p, raw::ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED)
 }
 
 /// A reserved range of device addresses (see the module docs).
@@ -107,11 +98,7 @@ impl VirtualRange {
     #[doc(alias = "aclrtReserveMemAddress")]
     pub fn reserve(device: &Device, size_bytes: usize) -> Result<VirtualRange> {
         device.bind()?;
-        let mut ptr = std::ptr::null_mut();
-        // SAFETY: a valid out-pointer; no fixed address is asked for.
-        check("aclrtReserveMemAddress", unsafe {
-            sys::aclrtReserveMemAddress(&mut ptr, size_bytes, 0, std::ptr::null_mut(), 0)
-        })?;
+        let ptr = result::reserve_mem_address(size_bytes)?;
         Ok(VirtualRange {
             ptr,
             size: size_bytes,
@@ -155,9 +142,7 @@ impl VirtualRange {
         let at = self.ptr.cast::<u8>().wrapping_add(offset).cast::<c_void>();
         // SAFETY: `at` lies inside the reservation (checked above); the
         // handle is live (borrowed for the mapping's life).
-        check("aclrtMapMem", unsafe {
-            sys::aclrtMapMem(at, memory.size, 0, memory.handle, 0)
-        })?;
+        unsafe { result::map_mem(at, memory.size, 0, memory.handle, 0) }?;
         Ok(Mapping {
             range: self,
             ptr: at,
@@ -180,9 +165,7 @@ impl VirtualRange {
     fn give_back(&self) -> Result<()> {
         self.device.bind()?;
         // SAFETY: our reservation, released once; no mapping borrows it.
-        check("aclrtReleaseMemAddress", unsafe {
-            sys::aclrtReleaseMemAddress(self.ptr)
-        })
+        unsafe { result::release_mem_address(self.ptr) }
     }
 }
 
@@ -201,7 +184,7 @@ impl Drop for VirtualRange {
 /// `Send + Sync`: an opaque AscendCL handle any thread may use.
 #[derive(Debug)]
 pub struct PhysicalMemory {
-    handle: sys::aclrtDrvMemHandle,
+    handle: raw::aclrtDrvMemHandle,
     size: usize,
     device: Device,
 }
@@ -223,11 +206,7 @@ impl PhysicalMemory {
     pub fn new(device: &Device, size_bytes: usize) -> Result<PhysicalMemory> {
         device.bind()?;
         let p = prop(device);
-        let mut handle = std::ptr::null_mut();
-        // SAFETY: valid pointers for the call.
-        check("aclrtMallocPhysical", unsafe {
-            sys::aclrtMallocPhysical(&mut handle, size_bytes, &p, 0)
-        })?;
+        let handle = result::malloc_physical(size_bytes, &p)?;
         Ok(PhysicalMemory {
             handle,
             size: size_bytes,
@@ -241,7 +220,7 @@ impl PhysicalMemory {
     }
 
     /// The raw handle, for C APIs (HCCL's `HcclCommActivateCommMemory`).
-    pub fn as_raw(&self) -> sys::aclrtDrvMemHandle {
+    pub fn as_raw(&self) -> raw::aclrtDrvMemHandle {
         self.handle
     }
 
@@ -260,9 +239,7 @@ impl PhysicalMemory {
     fn give_back(&self) -> Result<()> {
         self.device.bind()?;
         // SAFETY: our handle, freed once; no mapping borrows it.
-        check("aclrtFreePhysical", unsafe {
-            sys::aclrtFreePhysical(self.handle)
-        })
+        unsafe { result::free_physical(self.handle) }
     }
 }
 
@@ -334,7 +311,7 @@ impl Mapping<'_> {
                 data.len(),
                 data.as_ptr().cast(),
                 data.len(),
-                sys::ACL_MEMCPY_HOST_TO_DEVICE,
+                raw::ACL_MEMCPY_HOST_TO_DEVICE,
             )
         }
     }
@@ -356,7 +333,7 @@ impl Mapping<'_> {
                 len,
                 at,
                 len,
-                sys::ACL_MEMCPY_DEVICE_TO_HOST,
+                raw::ACL_MEMCPY_DEVICE_TO_HOST,
             )
         }
     }
@@ -376,7 +353,7 @@ impl Mapping<'_> {
     fn give_back(&self) -> Result<()> {
         self.range.device.bind()?;
         // SAFETY: our mapping, unmapped once.
-        check("aclrtUnmapMem", unsafe { sys::aclrtUnmapMem(self.ptr) })
+        unsafe { result::unmap_mem(self.ptr) }
     }
 }
 

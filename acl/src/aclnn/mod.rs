@@ -44,25 +44,11 @@ pub use ops::*;
 
 use crate::Stream;
 use crate::error::{Error, Result};
-use acl_sys::LoadError;
-use acl_sys::aclnn::{self as sys, aclOpExecutor, aclnnStatus};
+use crate::result::{self, AclnnLaunch, raw};
+use raw::{LoadError, aclOpExecutor, aclnnStatus};
 use std::ffi::c_void;
 
-/// Turns an aclnn status into a result.
-fn check(function: &'static str, rc: Result<aclnnStatus, LoadError>) -> Result<()> {
-    match rc? {
-        0 => Ok(()),
-        code => Err(Error::from_code(function, code)),
-    }
-}
-
-/// The launch half of an operator: `aclnnXxx`.
-type LaunchFn = unsafe fn(
-    *mut c_void,
-    u64,
-    *mut aclOpExecutor,
-    acl_sys::aclrtStream,
-) -> Result<aclnnStatus, LoadError>;
+use crate::error::check;
 
 /// Runs both phases of one operator on `stream`. `plan` calls
 /// `aclnnXxxGetWorkspaceSize` with the two out-pointers; `uses` are the
@@ -72,7 +58,7 @@ fn two_phase(
     names: (&'static str, &'static str),
     uses: &[crate::memory::Access],
     plan: impl FnOnce(*mut u64, *mut *mut aclOpExecutor) -> Result<aclnnStatus, LoadError>,
-    launch: LaunchFn,
+    launch: AclnnLaunch,
 ) -> Result<()> {
     let prepared = crate::memory::prepare(stream, uses)?;
     let mut ws: u64 = 0;
@@ -87,7 +73,7 @@ fn two_phase(
             Ok(b) => Some(b),
             Err(e) => {
                 // SAFETY: the executor was made above and has not run.
-                let _ = unsafe { sys::aclDestroyAclOpExecutor(exec) };
+                let _ = unsafe { result::destroy_acl_op_executor(exec) };
                 return Err(e);
             }
         }

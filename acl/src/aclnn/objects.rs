@@ -2,9 +2,8 @@
 
 use crate::error::{Error, Result};
 use crate::memory::{Access, DataType, DeviceMemory, DeviceMemoryMut, Element};
-use acl_sys::aclnn::{
-    self as sys, aclBoolArray, aclFloatArray, aclIntArray, aclScalar, aclTensor, aclTensorList,
-};
+use crate::result::{self, raw};
+use raw::{aclBoolArray, aclFloatArray, aclIntArray, aclScalar, aclTensor, aclTensorList};
 use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
@@ -50,7 +49,7 @@ impl Layout {
             dims,
             strides,
             offset: 0,
-            format: acl_sys::ACL_FORMAT_ND,
+            format: raw::ACL_FORMAT_ND,
             storage_dims: vec![n],
         })
     }
@@ -116,13 +115,11 @@ impl Layout {
 }
 
 fn create_tensor(
-    function: &'static str,
     dtype: DataType,
     layout: &Layout,
     data: *mut c_void,
 ) -> Result<NonNull<aclTensor>> {
     create_raw(
-        function,
         dtype,
         (&layout.dims, &layout.strides, layout.offset),
         layout.format,
@@ -132,29 +129,13 @@ fn create_tensor(
 }
 
 fn create_raw(
-    function: &'static str,
     dtype: DataType,
     (dims, strides, offset): (&[i64], &[i64], i64),
     format: i32,
     storage: &[i64],
     data: *mut c_void,
 ) -> Result<NonNull<aclTensor>> {
-    // SAFETY: the arrays are valid for their lengths during the call; the
-    // data pointer is only recorded.
-    let p = unsafe {
-        sys::aclCreateTensor(
-            dims.as_ptr(),
-            dims.len() as u64,
-            dtype.to_raw(),
-            strides.as_ptr(),
-            offset,
-            format,
-            storage.as_ptr(),
-            storage.len() as u64,
-            data,
-        )
-    }?;
-    NonNull::new(p).ok_or_else(|| Error::from_code(function, sys::ACLNN_ERR_INNER_NULLPTR))
+    result::create_tensor(dims, dtype.to_raw(), strides, offset, format, storage, data)
 }
 
 /// Fills `dims` and `strides` (each `shape.len()` long) with the
@@ -228,10 +209,9 @@ fn create_contiguous(
         ));
     }
     create_raw(
-        F,
         dtype,
         (&dims[..r], &strides[..r], 0),
-        acl_sys::ACL_FORMAT_ND,
+        raw::ACL_FORMAT_ND,
         &[n],
         data,
     )
@@ -277,12 +257,7 @@ impl<'a> Tensor<'a> {
         layout: &Layout,
     ) -> Result<Tensor<'a>> {
         layout.check("aclCreateTensor", mem.len())?;
-        let raw = create_tensor(
-            "aclCreateTensor",
-            T::DATA_TYPE,
-            layout,
-            mem.device_ptr() as *mut c_void,
-        )?;
+        let raw = create_tensor(T::DATA_TYPE, layout, mem.device_ptr() as *mut c_void)?;
         Ok(Tensor {
             raw,
             access: mem.read_access(),
@@ -318,7 +293,7 @@ impl<'a> Tensor<'a> {
 impl Drop for Tensor<'_> {
     fn drop(&mut self) {
         // SAFETY: made by `aclCreateTensor`, destroyed once.
-        let _ = unsafe { sys::aclDestroyTensor(self.raw.as_ptr()) };
+        let _ = unsafe { result::destroy_tensor(self.raw.as_ptr()) };
     }
 }
 
@@ -365,7 +340,7 @@ impl<'a> TensorMut<'a> {
     ) -> Result<TensorMut<'a>> {
         layout.check("aclCreateTensor", mem.len())?;
         let data = mem.device_ptr_mut();
-        let raw = create_tensor("aclCreateTensor", T::DATA_TYPE, layout, data)?;
+        let raw = create_tensor(T::DATA_TYPE, layout, data)?;
         Ok(TensorMut {
             inner: Tensor {
                 raw,
@@ -404,7 +379,7 @@ macro_rules! owned_handle {
         impl Drop for $name {
             fn drop(&mut self) {
                 // SAFETY: made by the matching create function, destroyed once.
-                let _ = unsafe { sys::$destroy(self.0.as_ptr()) };
+                let _ = unsafe { result::$destroy(self.0.as_ptr()) };
             }
         }
 
@@ -419,30 +394,26 @@ owned_handle!(
     /// A host scalar (`aclScalar`) of an element type.
     #[doc(alias = "aclScalar")]
     #[doc(alias = "aclCreateScalar")]
-    Scalar, aclScalar, aclDestroyScalar
+    Scalar, aclScalar, destroy_scalar
 );
 owned_handle!(
     /// An `int64_t` array (`aclIntArray`).
     #[doc(alias = "aclIntArray")]
     #[doc(alias = "aclCreateIntArray")]
-    IntArray, aclIntArray, aclDestroyIntArray
+    IntArray, aclIntArray, destroy_int_array
 );
 owned_handle!(
     /// A `float` array (`aclFloatArray`).
     #[doc(alias = "aclFloatArray")]
     #[doc(alias = "aclCreateFloatArray")]
-    FloatArray, aclFloatArray, aclDestroyFloatArray
+    FloatArray, aclFloatArray, destroy_float_array
 );
 owned_handle!(
     /// A `bool` array (`aclBoolArray`).
     #[doc(alias = "aclBoolArray")]
     #[doc(alias = "aclCreateBoolArray")]
-    BoolArray, aclBoolArray, aclDestroyBoolArray
+    BoolArray, aclBoolArray, destroy_bool_array
 );
-
-fn non_null<T>(function: &'static str, p: *mut T) -> Result<NonNull<T>> {
-    NonNull::new(p).ok_or_else(|| Error::from_code(function, sys::ACLNN_ERR_INNER_NULLPTR))
-}
 
 impl Scalar {
     /// A scalar holding `value`.
@@ -454,10 +425,9 @@ impl Scalar {
     pub fn new<T: Element>(value: T) -> Result<Scalar> {
         let mut v = value;
         // SAFETY: `v` is one value of `T`'s data type; the library copies it.
-        let p = unsafe {
-            sys::aclCreateScalar(&mut v as *mut T as *mut c_void, T::DATA_TYPE.to_raw())
-        }?;
-        Ok(Scalar(non_null("aclCreateScalar", p)?))
+        Ok(Scalar(unsafe {
+            result::create_scalar(&mut v as *mut T as *mut c_void, T::DATA_TYPE.to_raw())
+        }?))
     }
 }
 
@@ -468,9 +438,7 @@ impl IntArray {
     ///
     /// As [`Scalar::new`].
     pub fn new(values: &[i64]) -> Result<IntArray> {
-        // SAFETY: valid for `len` values; the library copies them.
-        let p = unsafe { sys::aclCreateIntArray(values.as_ptr(), values.len() as u64) }?;
-        Ok(IntArray(non_null("aclCreateIntArray", p)?))
+        Ok(IntArray(result::create_int_array(values)?))
     }
 }
 
@@ -481,9 +449,7 @@ impl FloatArray {
     ///
     /// As [`Scalar::new`].
     pub fn new(values: &[f32]) -> Result<FloatArray> {
-        // SAFETY: valid for `len` values; the library copies them.
-        let p = unsafe { sys::aclCreateFloatArray(values.as_ptr(), values.len() as u64) }?;
-        Ok(FloatArray(non_null("aclCreateFloatArray", p)?))
+        Ok(FloatArray(result::create_float_array(values)?))
     }
 }
 
@@ -494,9 +460,7 @@ impl BoolArray {
     ///
     /// As [`Scalar::new`].
     pub fn new(values: &[bool]) -> Result<BoolArray> {
-        // SAFETY: valid for `len` values; the library copies them.
-        let p = unsafe { sys::aclCreateBoolArray(values.as_ptr(), values.len() as u64) }?;
-        Ok(BoolArray(non_null("aclCreateBoolArray", p)?))
+        Ok(BoolArray(result::create_bool_array(values)?))
     }
 }
 
@@ -533,9 +497,9 @@ impl<'a> TensorList<'a> {
     /// As [`Scalar::new`]; the tensors are destroyed then as usual.
     pub fn new(tensors: Vec<Tensor<'a>>) -> Result<TensorList<'a>> {
         let raws: Vec<*const aclTensor> = tensors.iter().map(|t| t.as_raw()).collect();
-        // SAFETY: valid for `len` live handles during the call.
-        let p = unsafe { sys::aclCreateTensorList(raws.as_ptr(), raws.len() as u64) }?;
-        let raw = non_null("aclCreateTensorList", p)?;
+        // SAFETY: live handles, which the list owns from here on: the
+        // tensors are disowned below, so nothing else destroys them.
+        let raw = unsafe { result::create_tensor_list(&raws) }?;
         // The list owns the member handles now: they must not be destroyed
         // by the `Tensor`s as well.
         let accesses = tensors.into_iter().map(Tensor::disown).collect();
@@ -571,6 +535,6 @@ impl<'a> TensorList<'a> {
 impl Drop for TensorList<'_> {
     fn drop(&mut self) {
         // SAFETY: made by `aclCreateTensorList`, destroyed once.
-        let _ = unsafe { sys::aclDestroyTensorList(self.raw.as_ptr()) };
+        let _ = unsafe { result::destroy_tensor_list(self.raw.as_ptr()) };
     }
 }

@@ -5,7 +5,6 @@ use super::{IntArray, Scalar, Tensor, TensorMut, two_phase};
 use crate::Stream;
 use crate::error::Result;
 use crate::memory::DataType;
-use acl_sys::aclnn as sys;
 
 /// How the Cube unit may compute float matmuls (`cubeMathType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -22,20 +21,16 @@ pub enum CubeMathType {
     UseHf32 = 3,
 }
 
-/// Runs one aclnn operator through [`two_phase`]: `sys::$gws(args.., ws,
-/// ex)` sizes its workspace and `sys::$run` launches it on `$stream`; the
-/// two names reported in errors are those identifiers as written.
+/// Runs one aclnn operator through [`two_phase`]: `$gws(args.., ws, ex)`
+/// sizes its workspace and `$run` launches it on `$stream` (both called
+/// through [`aclnn_op!`](crate::result::aclnn_op)); the two names reported
+/// in errors are those identifiers as written. The arguments are live
+/// aclnn objects held by the caller.
 macro_rules! run_op {
-    ($stream:expr, $homes:expr, $gws:ident($($arg:expr),* $(,)?), $run:ident) => {
-        two_phase(
-            $stream,
-            (stringify!($gws), stringify!($run)),
-            $homes,
-            // SAFETY: live handles; the out-pointers are valid.
-            |ws, ex| unsafe { sys::$gws($($arg,)* ws, ex) },
-            sys::$run,
-        )
-    };
+    ($stream:expr, $homes:expr, $gws:ident($($arg:expr),* $(,)?), $run:ident) => {{
+        let (names, plan, launch) = crate::result::aclnn_op!($gws($($arg),*), $run);
+        two_phase($stream, names, $homes, plan, launch)
+    }};
 }
 
 macro_rules! binary {

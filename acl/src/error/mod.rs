@@ -31,7 +31,7 @@
 mod codes;
 pub use codes::ErrorCode;
 
-use acl_sys::LoadError;
+use crate::result::raw::LoadError;
 use std::fmt;
 
 /// The result type of this crate.
@@ -154,18 +154,7 @@ thread_local! {
 /// ```
 #[doc(alias = "aclGetRecentErrMsg")]
 pub fn take_recent_message() -> Option<String> {
-    // SAFETY: aclGetRecentErrMsg takes no arguments and returns null or a
-    // NUL-terminated string owned by the runtime, valid until the next call
-    // on this thread; it is copied before anything else runs here.
-    let ptr = unsafe { acl_sys::aclGetRecentErrMsg() }.ok()?;
-    let text = if ptr.is_null() {
-        String::new()
-    } else {
-        // SAFETY: non-null and NUL-terminated, as above.
-        unsafe { std::ffi::CStr::from_ptr(ptr) }
-            .to_string_lossy()
-            .into_owned()
-    };
+    let text = crate::result::get_recent_err_msg().ok()?;
     let previous = LAST_TEXT
         .try_with(|last| last.replace(text.clone()))
         .unwrap_or_default();
@@ -308,7 +297,7 @@ mod tests {
         assert_eq!(ErrorCode::from_raw(107002), ErrorCode::RtContextNull);
         assert_eq!(ErrorCode::RtContextNull.name(), "ACL_ERROR_RT_CONTEXT_NULL");
         assert_eq!(
-            ErrorCode::from_raw(acl_sys::ACL_ERROR_API_NOT_SUPPORT),
+            ErrorCode::from_raw(crate::result::raw::ACL_ERROR_API_NOT_SUPPORT),
             ErrorCode::ApiNotSupport
         );
     }

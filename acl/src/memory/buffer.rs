@@ -4,8 +4,8 @@ use super::cached::stream_key;
 use super::track::{Allocation, Backing};
 use super::{DeviceMemory, DeviceMemoryMut, DeviceRepr, DeviceSlice, DeviceSliceMut, sealed};
 use crate::error::{Error, Result};
+use crate::result::raw;
 use crate::{Device, Stream, release, result};
-use acl_sys as sys;
 use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::ops::RangeBounds;
@@ -89,12 +89,12 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
             Allocation::new(ptr, bytes, device, Backing::Cached(b), Some(stream))
         } else {
             device.bind()?;
-            let ptr = match result::malloc(bytes, sys::ACL_MEM_MALLOC_HUGE_FIRST) {
+            let ptr = match result::malloc(bytes, raw::ACL_MEM_MALLOC_HUGE_FIRST) {
                 Err(e) if crate::allocator::is_oom(&e) && device.inner.tracking.has_backlog() => {
                     // Frees waiting for queued work: wait for it, then retry.
                     device.reap(true)?;
                     device.bind()?;
-                    result::malloc(bytes, sys::ACL_MEM_MALLOC_HUGE_FIRST)?
+                    result::malloc(bytes, raw::ACL_MEM_MALLOC_HUGE_FIRST)?
                 }
                 other => other?,
             };

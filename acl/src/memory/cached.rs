@@ -7,8 +7,8 @@
 use crate::allocator::{AllocatorConfig, Backend, CachingAllocator};
 use crate::device::ContextRef;
 use crate::error::{Error, Result};
+use crate::result::raw;
 use crate::{Device, Stream, result};
-use acl_sys as sys;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
@@ -49,7 +49,7 @@ impl Drop for BackendEvent {
         let outcome = self.ctx.bind().and_then(|()| {
             // SAFETY: the allocator drops its events only after they
             // completed or were waited for; the handle is ours.
-            unsafe { result::destroy_event(self.raw as sys::aclrtEvent) }
+            unsafe { result::destroy_event(self.raw as raw::aclrtEvent) }
         });
         if let Err(e) = outcome {
             crate::release::record("Event", e);
@@ -63,9 +63,9 @@ impl Backend for DeviceBackend {
 
     fn malloc(&self, bytes: usize) -> Result<NonNull<u8>> {
         self.ctx.bind()?;
-        let ptr = result::malloc(bytes, sys::ACL_MEM_MALLOC_HUGE_FIRST)?;
+        let ptr = result::malloc(bytes, raw::ACL_MEM_MALLOC_HUGE_FIRST)?;
         NonNull::new(ptr.cast::<u8>())
-            .ok_or_else(|| Error::from_code("aclrtMalloc", sys::ACL_ERROR_INTERNAL_ERROR))
+            .ok_or_else(|| Error::from_code("aclrtMalloc", raw::ACL_ERROR_INTERNAL_ERROR))
     }
 
     unsafe fn free(&self, ptr: NonNull<u8>, _bytes: usize) -> Result<()> {
@@ -77,27 +77,27 @@ impl Backend for DeviceBackend {
 
     fn record_event(&self, stream: usize) -> Result<BackendEvent> {
         self.ctx.bind()?;
-        let raw = result::create_event_with_flag(sys::ACL_EVENT_SYNC)?;
+        let raw = result::create_event_with_flag(raw::ACL_EVENT_SYNC)?;
         let event = BackendEvent {
             raw: raw as usize,
             ctx: self.ctx.clone(),
         };
         // SAFETY: the event is new; the stream is live (a block's streams are
         // kept alive by the buffers that use them).
-        unsafe { result::record_event(raw, stream as sys::aclrtStream)? };
+        unsafe { result::record_event(raw, stream as raw::aclrtStream)? };
         Ok(event)
     }
 
     fn event_complete(&self, event: &BackendEvent) -> Result<bool> {
         self.ctx.bind()?;
         // SAFETY: the event is live (owned by `event`).
-        unsafe { result::query_event_status(event.raw as sys::aclrtEvent) }
+        unsafe { result::query_event_status(event.raw as raw::aclrtEvent) }
     }
 
     fn synchronize_event(&self, event: &BackendEvent) -> Result<()> {
         self.ctx.bind()?;
         // SAFETY: as above.
-        unsafe { result::synchronize_event(event.raw as sys::aclrtEvent) }
+        unsafe { result::synchronize_event(event.raw as raw::aclrtEvent) }
     }
 
     fn synchronize_device(&self) -> Result<()> {

@@ -5,8 +5,8 @@ use super::pinned::check_same_len;
 use super::track::{host_wait, record_accesses, wait_for_conflicts};
 use super::{DeviceBuffer, DeviceMemory, DeviceMemoryMut, DeviceRepr, PinnedHostBuffer};
 use crate::error::Result;
+use crate::result::raw;
 use crate::{Stream, result};
-use acl_sys as sys;
 
 /// Synchronous host → device copy: waits on the host for the queued
 /// accesses of `dst` (any: the copy overwrites), then copies.
@@ -31,7 +31,7 @@ pub(crate) fn htod_sync<T: DeviceRepr>(
             bytes,
             data.as_ptr().cast(),
             bytes,
-            sys::ACL_MEMCPY_HOST_TO_DEVICE,
+            raw::ACL_MEMCPY_HOST_TO_DEVICE,
         )
     }
 }
@@ -61,7 +61,7 @@ unsafe fn dtoh_raw<T: DeviceRepr>(
             bytes,
             src.device_ptr(),
             bytes,
-            sys::ACL_MEMCPY_DEVICE_TO_HOST,
+            raw::ACL_MEMCPY_DEVICE_TO_HOST,
         )
     }
 }
@@ -188,7 +188,7 @@ impl Stream {
                 bytes,
                 src.as_ptr().cast(),
                 bytes,
-                sys::ACL_MEMCPY_HOST_TO_DEVICE,
+                raw::ACL_MEMCPY_HOST_TO_DEVICE,
                 self.as_raw(),
             )?;
         }
@@ -225,7 +225,7 @@ impl Stream {
                 bytes,
                 src.device_ptr(),
                 bytes,
-                sys::ACL_MEMCPY_DEVICE_TO_HOST,
+                raw::ACL_MEMCPY_DEVICE_TO_HOST,
                 self.as_raw(),
             )?;
         }
@@ -268,7 +268,7 @@ impl Stream {
                 bytes,
                 src.device_ptr(),
                 bytes,
-                sys::ACL_MEMCPY_DEVICE_TO_DEVICE,
+                raw::ACL_MEMCPY_DEVICE_TO_DEVICE,
                 self.as_raw(),
             )?;
         }

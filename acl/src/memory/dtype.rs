@@ -1,7 +1,7 @@
 //! Element types and their `aclDataType`: [`DataType`] names the runtime's
 //! types, [`Element`] maps a Rust type to its one.
 
-use acl_sys as sys;
+use crate::result::raw;
 
 /// An AscendCL data type (`aclDataType`), as operators and tensor
 /// descriptions name element types.
@@ -56,26 +56,26 @@ impl DataType {
     ];
 
     /// The `aclDataType` value.
-    pub const fn to_raw(self) -> sys::aclDataType {
+    pub const fn to_raw(self) -> raw::aclDataType {
         match self {
-            DataType::Float => sys::ACL_FLOAT,
-            DataType::Float16 => sys::ACL_FLOAT16,
-            DataType::BFloat16 => sys::ACL_BF16,
-            DataType::Double => sys::ACL_DOUBLE,
-            DataType::Int8 => sys::ACL_INT8,
-            DataType::Int16 => sys::ACL_INT16,
-            DataType::Int32 => sys::ACL_INT32,
-            DataType::Int64 => sys::ACL_INT64,
-            DataType::UInt8 => sys::ACL_UINT8,
-            DataType::UInt16 => sys::ACL_UINT16,
-            DataType::UInt32 => sys::ACL_UINT32,
-            DataType::UInt64 => sys::ACL_UINT64,
-            DataType::Bool => sys::ACL_BOOL,
+            DataType::Float => raw::ACL_FLOAT,
+            DataType::Float16 => raw::ACL_FLOAT16,
+            DataType::BFloat16 => raw::ACL_BF16,
+            DataType::Double => raw::ACL_DOUBLE,
+            DataType::Int8 => raw::ACL_INT8,
+            DataType::Int16 => raw::ACL_INT16,
+            DataType::Int32 => raw::ACL_INT32,
+            DataType::Int64 => raw::ACL_INT64,
+            DataType::UInt8 => raw::ACL_UINT8,
+            DataType::UInt16 => raw::ACL_UINT16,
+            DataType::UInt32 => raw::ACL_UINT32,
+            DataType::UInt64 => raw::ACL_UINT64,
+            DataType::Bool => raw::ACL_BOOL,
         }
     }
 
     /// The data type of an `aclDataType` value, if this crate names it.
-    pub fn from_raw(raw: sys::aclDataType) -> Option<DataType> {
+    pub fn from_raw(raw: raw::aclDataType) -> Option<DataType> {
         DataType::ALL.into_iter().find(|d| d.to_raw() == raw)
     }
 
@@ -171,7 +171,7 @@ mod tests {
         for d in DataType::ALL {
             assert_eq!(DataType::from_raw(d.to_raw()), Some(d));
         }
-        assert_eq!(DataType::from_raw(sys::ACL_DT_UNDEFINED), None);
+        assert_eq!(DataType::from_raw(raw::ACL_DT_UNDEFINED), None);
     }
 
     #[test]
@@ -180,7 +180,7 @@ mod tests {
         assert_eq!(<half::f16 as Element>::DATA_TYPE, DataType::Float16);
         assert_eq!(<half::bf16 as Element>::DATA_TYPE, DataType::BFloat16);
         assert_eq!(<u16 as Element>::DATA_TYPE, DataType::UInt16);
-        assert_eq!(<i64 as Element>::DATA_TYPE.to_raw(), sys::ACL_INT64);
+        assert_eq!(<i64 as Element>::DATA_TYPE.to_raw(), raw::ACL_INT64);
         for d in DataType::ALL {
             assert!(d.size() > 0, "{d}");
         }

@@ -52,8 +52,8 @@
 use crate::allocator::Block;
 use crate::error::Result;
 use crate::memory::DeviceAllocator;
+use crate::result::raw;
 use crate::{Device, Stream, release, result};
-use acl_sys as sys;
 use parking_lot::Mutex;
 use std::ffi::c_void;
 use std::mem::MaybeUninit;
@@ -81,8 +81,8 @@ impl PooledEvent {
         Ok(ev)
     }
 
-    pub(crate) fn as_raw(&self) -> sys::aclrtEvent {
-        self.raw as sys::aclrtEvent
+    pub(crate) fn as_raw(&self) -> raw::aclrtEvent {
+        self.raw as raw::aclrtEvent
     }
 
     fn synchronize(&self) -> Result<()> {
@@ -107,7 +107,7 @@ impl Drop for PooledEvent {
         self.device
             .inner
             .events
-            .release(self.raw as sys::aclrtEvent);
+            .release(self.raw as raw::aclrtEvent);
     }
 }
 
@@ -799,7 +799,7 @@ impl Tracking {
             let mut i = 0;
             while i < pending.len() {
                 let done = pending[i].events.iter().all(|&ev| {
-                    let ev = ev as sys::aclrtEvent;
+                    let ev = ev as raw::aclrtEvent;
                     // SAFETY: events taken from the pool, live until given
                     // back below.
                     let status = unsafe {
@@ -830,7 +830,7 @@ impl Tracking {
             .fetch_sub(ready.len(), std::sync::atomic::Ordering::Relaxed);
         for f in ready {
             for ev in f.events {
-                pool.release(ev as sys::aclrtEvent);
+                pool.release(ev as raw::aclrtEvent);
             }
             if let Err(e) = free_now(ctx, f.ptr, &f.backing) {
                 first_error.get_or_insert(e);
@@ -1025,7 +1025,7 @@ pub(crate) fn wait_for_conflicts<'a>(
             }
             // SAFETY: the stream is live (borrowed), the event is live
             // (pooled, held by the mark in `st`).
-            unsafe { result::stream_wait_event(stream.as_raw(), ev as sys::aclrtEvent)? };
+            unsafe { result::stream_wait_event(stream.as_raw(), ev as raw::aclrtEvent)? };
         }
     }
     if !bound {

@@ -1,11 +1,10 @@
 //! [`ModelDesc`]: what a loaded model takes and gives, read once at load
 //! (`aclmdlCreateDesc`, `aclmdlGetDesc` and the getters).
 
-use crate::error::{Error, Result, check};
+use crate::error::Result;
 use crate::memory::DataType;
 use crate::op::Format;
-use acl_sys as sys;
-use std::ffi::CStr;
+use crate::result::{self, raw};
 
 /// The name of the extra input of a model with gears
 /// (`ACL_DYNAMIC_TENSOR_NAME`); [`crate::model::Model::execute`] fills it.
@@ -51,25 +50,15 @@ pub struct ModelDesc {
 }
 
 /// Frees an `aclmdlDesc` when dropped.
-struct RawDesc(*mut sys::aclmdlDesc);
+struct RawDesc(*mut raw::aclmdlDesc);
 
 impl Drop for RawDesc {
     fn drop(&mut self) {
         // SAFETY: made by `aclmdlCreateDesc`, destroyed once.
-        if let Ok(rc) = unsafe { sys::aclmdlDestroyDesc(self.0) }
-            && rc != 0
-        {
-            crate::release::record("ModelDesc", Error::from_code("aclmdlDestroyDesc", rc));
+        if let Err(e) = unsafe { result::mdl_destroy_desc(self.0) } {
+            crate::release::record("ModelDesc", e);
         }
     }
-}
-
-fn c_name(p: *const std::ffi::c_char) -> String {
-    if p.is_null() {
-        return String::new();
-    }
-    // SAFETY: non-null and NUL-terminated, owned by the description (alive).
-    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
 }
 
 impl ModelDesc {
@@ -86,64 +75,45 @@ impl ModelDesc {
 
     /// Reads the description of model `id` (the device bound).
     pub(crate) fn read(id: u32) -> Result<ModelDesc> {
-        // SAFETY: no arguments.
-        let raw = unsafe { sys::aclmdlCreateDesc() }?;
-        if raw.is_null() {
-            return Err(Error::from_code("aclmdlCreateDesc", sys::ACL_ERROR_FAILURE));
-        }
-        let d = RawDesc(raw);
+        let d = RawDesc(result::mdl_create_desc()?);
         // SAFETY: a live description.
-        check("aclmdlGetDesc", unsafe { sys::aclmdlGetDesc(d.0, id) })?;
-        // SAFETY (every call below): a live, filled description; indexes in
-        // range; out-pointers valid.
-        let n_in = unsafe { sys::aclmdlGetNumInputs(d.0) }?;
-        let n_out = unsafe { sys::aclmdlGetNumOutputs(d.0) }?;
+        unsafe { result::mdl_get_desc(d.0, id) }?;
+        // SAFETY (every call below): a live, filled description.
+        let n_in = unsafe { result::mdl_get_num_inputs(d.0) }?;
+        // SAFETY: as above.
+        let n_out = unsafe { result::mdl_get_num_outputs(d.0) }?;
         let mut inputs = Vec::with_capacity(n_in);
         for i in 0..n_in {
-            let mut dims = sys::aclmdlIODims::default();
             // SAFETY: as above.
-            check("aclmdlGetInputDims", unsafe {
-                sys::aclmdlGetInputDims(d.0, i, &mut dims)
-            })?;
-            // SAFETY: as above.
-            let (name, dt, fmt, size) = unsafe {
+            let (dims, name, dt, fmt, size) = unsafe {
                 (
-                    c_name(sys::aclmdlGetInputNameByIndex(d.0, i)?),
-                    sys::aclmdlGetInputDataType(d.0, i)?,
-                    sys::aclmdlGetInputFormat(d.0, i)?,
-                    sys::aclmdlGetInputSizeByIndex(d.0, i)?,
+                    result::mdl_get_input_dims(d.0, i)?,
+                    result::mdl_get_input_name_by_index(d.0, i)?,
+                    result::mdl_get_input_data_type(d.0, i)?,
+                    result::mdl_get_input_format(d.0, i)?,
+                    result::mdl_get_input_size_by_index(d.0, i)?,
                 )
             };
             inputs.push(info(name, &dims, dt, fmt, size));
         }
         let mut outputs = Vec::with_capacity(n_out);
         for i in 0..n_out {
-            let mut dims = sys::aclmdlIODims::default();
             // SAFETY: as above.
-            check("aclmdlGetOutputDims", unsafe {
-                sys::aclmdlGetOutputDims(d.0, i, &mut dims)
-            })?;
-            // SAFETY: as above.
-            let (name, dt, fmt, size) = unsafe {
+            let (dims, name, dt, fmt, size) = unsafe {
                 (
-                    c_name(sys::aclmdlGetOutputNameByIndex(d.0, i)?),
-                    sys::aclmdlGetOutputDataType(d.0, i)?,
-                    sys::aclmdlGetOutputFormat(d.0, i)?,
-                    sys::aclmdlGetOutputSizeByIndex(d.0, i)?,
+                    result::mdl_get_output_dims(d.0, i)?,
+                    result::mdl_get_output_name_by_index(d.0, i)?,
+                    result::mdl_get_output_data_type(d.0, i)?,
+                    result::mdl_get_output_format(d.0, i)?,
+                    result::mdl_get_output_size_by_index(d.0, i)?,
                 )
             };
             outputs.push(info(name, &dims, dt, fmt, size));
         }
-        let mut batch = sys::aclmdlBatch::default();
         // SAFETY: as above.
-        check("aclmdlGetDynamicBatch", unsafe {
-            sys::aclmdlGetDynamicBatch(d.0, &mut batch)
-        })?;
-        let mut hw = sys::aclmdlHW::default();
+        let batch = unsafe { result::mdl_get_dynamic_batch(d.0) }?;
         // SAFETY: as above.
-        check("aclmdlGetDynamicHW", unsafe {
-            sys::aclmdlGetDynamicHW(d.0, usize::MAX, &mut hw)
-        })?;
+        let hw = unsafe { result::mdl_get_dynamic_hw(d.0, usize::MAX) }?;
         let gears = if batch.batchCount > 0 {
             Gears::Batch(batch.batch[..batch.batchCount.min(batch.batch.len())].to_vec())
         } else if hw.hwCount > 0 {
@@ -156,18 +126,13 @@ impl ModelDesc {
         } else {
             Gears::None
         };
-        let mut count = 0usize;
         // SAFETY: as above.
-        check("aclmdlGetInputDynamicGearCount", unsafe {
-            sys::aclmdlGetInputDynamicGearCount(d.0, usize::MAX, &mut count)
-        })?;
+        let count = unsafe { result::mdl_get_input_dynamic_gear_count(d.0, usize::MAX) }?;
         let mut dims_gears = Vec::new();
         if gears == Gears::None && count > 0 {
-            let mut all = vec![sys::aclmdlIODims::default(); count];
-            // SAFETY: as above; `all` holds `count` entries.
-            check("aclmdlGetInputDynamicDims", unsafe {
-                sys::aclmdlGetInputDynamicDims(d.0, usize::MAX, all.as_mut_ptr(), count)
-            })?;
+            let mut all = vec![raw::aclmdlIODims::default(); count];
+            // SAFETY: as above.
+            unsafe { result::mdl_get_input_dynamic_dims(d.0, usize::MAX, &mut all) }?;
             // The declared dims of the data inputs, concatenated: a gear's
             // values are its dims where these are -1.
             let declared: Vec<i64> = inputs
@@ -315,9 +280,9 @@ impl ModelDesc {
 
 fn info(
     name: String,
-    dims: &sys::aclmdlIODims,
-    dt: sys::aclDataType,
-    fmt: sys::aclFormat,
+    dims: &raw::aclmdlIODims,
+    dt: raw::aclDataType,
+    fmt: raw::aclFormat,
     size: usize,
 ) -> TensorInfo {
     TensorInfo {

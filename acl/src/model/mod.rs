@@ -24,13 +24,13 @@ mod desc;
 
 pub use desc::{GEAR_INPUT_NAME, Gears, ModelDesc, TensorInfo};
 
-use crate::error::{Error, Result, check};
+use crate::error::{Error, Result};
 use crate::memory::{
     Access, DeviceBuffer, DeviceMemory, DeviceMemoryMut, DeviceRepr, DeviceSlice, DeviceSliceMut,
     prepare,
 };
+use crate::result::{self, raw};
 use crate::{Device, Stream, release};
-use acl_sys as sys;
 use std::ffi::{CString, c_void};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -213,11 +213,7 @@ impl Model {
     #[doc(alias = "aclmdlQuerySize")]
     pub fn query_size(path: impl AsRef<Path>) -> Result<MemorySize> {
         let c = path_c("Model::query_size", path.as_ref())?;
-        let (mut work, mut weight) = (0usize, 0usize);
-        // SAFETY: NUL-terminated path; valid out-pointers.
-        check("aclmdlQuerySize", unsafe {
-            sys::aclmdlQuerySize(c.as_ptr(), &mut work, &mut weight)
-        })?;
+        let (work, weight) = result::mdl_query_size(&c)?;
         Ok(MemorySize { work, weight })
     }
 
@@ -229,11 +225,7 @@ impl Model {
     #[doc(alias = "aclmdlQuerySizeFromMem")]
     pub fn query_size_data(data: &[u8]) -> Result<MemorySize> {
         data_arg("Model::query_size_data", data)?;
-        let (mut work, mut weight) = (0usize, 0usize);
-        // SAFETY: `data` is valid for its length; valid out-pointers.
-        check("aclmdlQuerySizeFromMem", unsafe {
-            sys::aclmdlQuerySizeFromMem(data.as_ptr().cast(), data.len(), &mut work, &mut weight)
-        })?;
+        let (work, weight) = result::mdl_query_size_from_mem(data)?;
         Ok(MemorySize { work, weight })
     }
 
@@ -249,11 +241,7 @@ impl Model {
     pub fn load_file(device: &Device, path: impl AsRef<Path>) -> Result<Model> {
         let c = path_c("Model::load_file", path.as_ref())?;
         device.bind()?;
-        let mut id = 0u32;
-        // SAFETY: NUL-terminated path; valid out-pointer.
-        check("aclmdlLoadFromFile", unsafe {
-            sys::aclmdlLoadFromFile(c.as_ptr(), &mut id)
-        })?;
+        let id = result::mdl_load_from_file(&c)?;
         Model::wrap(device, id, None)
     }
 
@@ -266,12 +254,7 @@ impl Model {
     pub fn load_data(device: &Device, data: &[u8]) -> Result<Model> {
         data_arg("Model::load_data", data)?;
         device.bind()?;
-        let mut id = 0u32;
-        // SAFETY: `data` is valid for its length (the runtime copies what it
-        // keeps); valid out-pointer.
-        check("aclmdlLoadFromMem", unsafe {
-            sys::aclmdlLoadFromMem(data.as_ptr().cast(), data.len(), &mut id)
-        })?;
+        let id = result::mdl_load_from_mem(data)?;
         Model::wrap(device, id, None)
     }
 
@@ -288,20 +271,18 @@ impl Model {
         let size = Model::query_size(path.as_ref())?;
         let (mut work, mut weight) = alloc_memory(device, size)?;
         device.bind()?;
-        let mut id = 0u32;
-        // SAFETY: NUL-terminated path; valid out-pointer; the memory is
-        // live device memory of `device` of at least the queried sizes,
-        // kept until after the model is unloaded (fields of the model).
-        check("aclmdlLoadFromFileWithMem", unsafe {
-            sys::aclmdlLoadFromFileWithMem(
-                c.as_ptr(),
-                &mut id,
+        // SAFETY: the memory is live device memory of `device` (bound) of
+        // at least the queried sizes, kept until after the model is unloaded
+        // (fields of the model) and used by nothing else.
+        let id = unsafe {
+            result::mdl_load_from_file_with_mem(
+                &c,
                 work.device_ptr_mut(),
                 work.size_bytes(),
                 weight.device_ptr_mut(),
                 weight.size_bytes(),
             )
-        })?;
+        }?;
         Model::wrap(device, id, Some((work, weight)))
     }
 
@@ -317,19 +298,16 @@ impl Model {
         let size = Model::query_size_data(data)?;
         let (mut work, mut weight) = alloc_memory(device, size)?;
         device.bind()?;
-        let mut id = 0u32;
-        // SAFETY: as `load_file_with_memory`; `data` valid for its length.
-        check("aclmdlLoadFromMemWithMem", unsafe {
-            sys::aclmdlLoadFromMemWithMem(
-                data.as_ptr().cast(),
-                data.len(),
-                &mut id,
+        // SAFETY: as `load_file_with_memory`.
+        let id = unsafe {
+            result::mdl_load_from_mem_with_mem(
+                data,
                 work.device_ptr_mut(),
                 work.size_bytes(),
                 weight.device_ptr_mut(),
                 weight.size_bytes(),
             )
-        })?;
+        }?;
         Model::wrap(device, id, Some((work, weight)))
     }
 
@@ -531,9 +509,7 @@ impl Model {
         // (outputs exclusively) for this call, kept allocated and ordered
         // with its other users by the accesses recorded below; the runtime
         // keeps no reference to the datasets after the call.
-        check("aclmdlExecuteAsync", unsafe {
-            sys::aclmdlExecuteAsync(self.id, sets.input, sets.output, stream.as_raw())
-        })?;
+        unsafe { result::mdl_execute_async(self.id, sets.input, sets.output, stream.as_raw()) }?;
         prepared.commit();
         Ok(())
     }
@@ -575,9 +551,7 @@ impl Model {
         let sets = self.datasets(inputs, &out_ptrs, gear, gear_buf.as_ref())?;
         // SAFETY: live model and datasets; the memory is live device memory
         // with no queued work (synchronised above), borrowed for the call.
-        check("aclmdlExecute", unsafe {
-            sys::aclmdlExecute(self.id, sets.input, sets.output)
-        })
+        unsafe { result::mdl_execute(self.id, sets.input, sets.output) }
     }
 
     /// The gear input buffer for `gear` on `stream` (none for a static model).
@@ -624,14 +598,14 @@ impl Model {
         sets.output = Datasets::make(outputs)?;
         if let Some(i) = self.desc.gear_input() {
             // SAFETY: live model and dataset; the gear input's buffer is at `i`.
-            let rc = unsafe {
+            unsafe {
                 match gear {
-                    Gear::Batch(b) => sys::aclmdlSetDynamicBatchSize(self.id, sets.input, i, b),
+                    Gear::Batch(b) => result::mdl_set_dynamic_batch_size(self.id, sets.input, i, b),
                     Gear::HeightWidth(h, w) => {
-                        sys::aclmdlSetDynamicHWSize(self.id, sets.input, i, h, w)
+                        result::mdl_set_dynamic_hw_size(self.id, sets.input, i, h, w)
                     }
                     Gear::Dims(k) => {
-                        let mut dims = sys::aclmdlIODims::default();
+                        let mut dims = raw::aclmdlIODims::default();
                         let shape: Vec<i64> = (0..self.desc.num_data_inputs())
                             .flat_map(|j| {
                                 self.desc.data_input_dims_at(j, &self.desc.dims_gears()[k])
@@ -640,17 +614,11 @@ impl Model {
                         let n = shape.len().min(dims.dims.len());
                         dims.dimCount = n;
                         dims.dims[..n].copy_from_slice(&shape[..n]);
-                        sys::aclmdlSetInputDynamicDims(self.id, sets.input, i, &dims)
+                        result::mdl_set_input_dynamic_dims(self.id, sets.input, i, &dims)
                     }
-                    Gear::Static => Ok(0),
+                    Gear::Static => Ok(()),
                 }
-            };
-            let f = match gear {
-                Gear::HeightWidth(..) => "aclmdlSetDynamicHWSize",
-                Gear::Dims(_) => "aclmdlSetInputDynamicDims",
-                _ => "aclmdlSetDynamicBatchSize",
-            };
-            check(f, rc)?;
+            }?;
         }
         Ok(sets)
     }
@@ -677,7 +645,7 @@ impl Model {
         }
         self.device.bind()?;
         // SAFETY: a loaded model, unloaded once.
-        let r = check("aclmdlUnload", unsafe { sys::aclmdlUnload(self.id) });
+        let r = unsafe { result::mdl_unload(self.id) };
         first.and(r)
     }
 }
@@ -735,42 +703,25 @@ fn check_io(
 /// The input and output datasets of one call, destroyed (with their data
 /// buffers, not the memory) when dropped.
 struct Datasets {
-    input: *mut sys::aclmdlDataset,
-    output: *mut sys::aclmdlDataset,
+    input: *mut raw::aclmdlDataset,
+    output: *mut raw::aclmdlDataset,
 }
 
 impl Datasets {
-    fn make(bufs: &[(*mut c_void, usize)]) -> Result<*mut sys::aclmdlDataset> {
-        // SAFETY: no arguments.
-        let ds = unsafe { sys::aclmdlCreateDataset() }?;
-        if ds.is_null() {
-            return Err(Error::from_code(
-                "aclmdlCreateDataset",
-                sys::ACL_ERROR_FAILURE,
-            ));
-        }
+    fn make(bufs: &[(*mut c_void, usize)]) -> Result<*mut raw::aclmdlDataset> {
+        let ds = result::mdl_create_dataset()?;
         for &(p, n) in bufs {
-            // SAFETY: the buffer only records the address and size.
-            let b = match unsafe { sys::aclCreateDataBuffer(p, n) } {
-                Ok(b) if !b.is_null() => b,
-                Ok(_) => {
-                    destroy_dataset(ds);
-                    return Err(Error::from_code(
-                        "aclCreateDataBuffer",
-                        sys::ACL_ERROR_FAILURE,
-                    ));
-                }
+            let b = match result::create_data_buffer(p, n) {
+                Ok(b) => b,
                 Err(e) => {
                     destroy_dataset(ds);
-                    return Err(e.into());
+                    return Err(e);
                 }
             };
             // SAFETY: live dataset and buffer.
-            if let Err(e) = check("aclmdlAddDatasetBuffer", unsafe {
-                sys::aclmdlAddDatasetBuffer(ds, b)
-            }) {
+            if let Err(e) = unsafe { result::mdl_add_dataset_buffer(ds, b) } {
                 // SAFETY: the buffer was not added; destroyed once.
-                let _ = unsafe { sys::aclDestroyDataBuffer(b) };
+                let _ = unsafe { result::destroy_data_buffer(b) };
                 destroy_dataset(ds);
                 return Err(e);
             }
@@ -780,23 +731,23 @@ impl Datasets {
 }
 
 /// Destroys a dataset made by [`Datasets::make`] and its data buffers.
-fn destroy_dataset(ds: *mut sys::aclmdlDataset) {
+fn destroy_dataset(ds: *mut raw::aclmdlDataset) {
     if ds.is_null() {
         return;
     }
     // SAFETY: a live dataset.
-    let n = unsafe { sys::aclmdlGetDatasetNumBuffers(ds) }.unwrap_or(0);
+    let n = unsafe { result::mdl_get_dataset_num_buffers(ds) }.unwrap_or(0);
     for i in 0..n {
         // SAFETY: a live dataset; index in range.
-        if let Ok(b) = unsafe { sys::aclmdlGetDatasetBuffer(ds, i) }
+        if let Ok(b) = unsafe { result::mdl_get_dataset_buffer(ds, i) }
             && !b.is_null()
         {
             // SAFETY: made by `make`, destroyed once.
-            let _ = unsafe { sys::aclDestroyDataBuffer(b) };
+            let _ = unsafe { result::destroy_data_buffer(b) };
         }
     }
     // SAFETY: made by `make`, destroyed once.
-    let _ = unsafe { sys::aclmdlDestroyDataset(ds) };
+    let _ = unsafe { result::mdl_destroy_dataset(ds) };
 }
 
 impl Drop for Datasets {

@@ -1,9 +1,9 @@
 //! [`OpAttr`]: an operator's attributes (`aclopAttr`), one setter per
 //! `aclopSetAttr*` kind.
 
-use crate::error::{Error, Result, check};
+use crate::error::{Error, Result};
 use crate::memory::DataType;
-use acl_sys as sys;
+use crate::result::{self, raw};
 use std::ffi::{CStr, CString, c_char};
 use std::ptr::NonNull;
 
@@ -26,7 +26,7 @@ use std::ptr::NonNull;
 /// ```
 #[doc(alias = "aclopAttr")]
 pub struct OpAttr {
-    raw: NonNull<sys::aclopAttr>,
+    raw: NonNull<raw::aclopAttr>,
 }
 
 // SAFETY: plain host data owned by this value; mutation needs `&mut self`.
@@ -65,15 +65,13 @@ impl OpAttr {
     /// `ACL_ERROR_FAILURE` when the runtime returns no handle.
     #[doc(alias = "aclopCreateAttr")]
     pub fn new() -> Result<OpAttr> {
-        // SAFETY: no arguments.
-        let raw = unsafe { sys::aclopCreateAttr() }?;
-        let raw = NonNull::new(raw)
-            .ok_or_else(|| Error::from_code("aclopCreateAttr", sys::ACL_ERROR_FAILURE))?;
+        let raw = NonNull::new(result::op_create_attr()?)
+            .ok_or_else(|| Error::from_code("aclopCreateAttr", raw::ACL_ERROR_FAILURE))?;
         Ok(OpAttr { raw })
     }
 
     /// The raw handle, for C APIs. Valid while `self` lives.
-    pub fn as_raw(&self) -> *mut sys::aclopAttr {
+    pub fn as_raw(&self) -> *mut raw::aclopAttr {
         self.raw.as_ptr()
     }
 
@@ -87,18 +85,14 @@ impl OpAttr {
     pub fn set_bool(&mut self, attr: &str, value: bool) -> Result<&mut Self> {
         let n = name("OpAttr::set_bool", attr)?;
         // SAFETY: live handle, NUL-terminated name.
-        check("aclopSetAttrBool", unsafe {
-            sys::aclopSetAttrBool(self.as_raw(), n.as_ptr(), u8::from(value))
-        })?;
+        unsafe { result::op_set_attr_bool(self.as_raw(), n.as_ptr(), u8::from(value)) }?;
         Ok(self)
     }
 
     /// [`OpAttr::set_bool`] with a C name (no allocation).
     pub(crate) fn set_bool_c(&mut self, attr: &CStr, value: bool) -> Result<&mut Self> {
         // SAFETY: live handle, NUL-terminated name.
-        check("aclopSetAttrBool", unsafe {
-            sys::aclopSetAttrBool(self.as_raw(), attr.as_ptr(), u8::from(value))
-        })?;
+        unsafe { result::op_set_attr_bool(self.as_raw(), attr.as_ptr(), u8::from(value)) }?;
         Ok(self)
     }
 
@@ -111,9 +105,7 @@ impl OpAttr {
     pub fn set_int(&mut self, attr: &str, value: i64) -> Result<&mut Self> {
         let n = name("OpAttr::set_int", attr)?;
         // SAFETY: live handle, NUL-terminated name.
-        check("aclopSetAttrInt", unsafe {
-            sys::aclopSetAttrInt(self.as_raw(), n.as_ptr(), value)
-        })?;
+        unsafe { result::op_set_attr_int(self.as_raw(), n.as_ptr(), value) }?;
         Ok(self)
     }
 
@@ -126,9 +118,7 @@ impl OpAttr {
     pub fn set_float(&mut self, attr: &str, value: f32) -> Result<&mut Self> {
         let n = name("OpAttr::set_float", attr)?;
         // SAFETY: live handle, NUL-terminated name.
-        check("aclopSetAttrFloat", unsafe {
-            sys::aclopSetAttrFloat(self.as_raw(), n.as_ptr(), value)
-        })?;
+        unsafe { result::op_set_attr_float(self.as_raw(), n.as_ptr(), value) }?;
         Ok(self)
     }
 
@@ -144,9 +134,7 @@ impl OpAttr {
         let v = CString::new(value)
             .map_err(|_| Error::invalid(F, format!("the value {value:?} contains a NUL byte")))?;
         // SAFETY: live handle, NUL-terminated strings.
-        check("aclopSetAttrString", unsafe {
-            sys::aclopSetAttrString(self.as_raw(), n.as_ptr(), v.as_ptr())
-        })?;
+        unsafe { result::op_set_attr_string(self.as_raw(), n.as_ptr(), v.as_ptr()) }?;
         Ok(self)
     }
 
@@ -159,9 +147,7 @@ impl OpAttr {
     pub fn set_data_type(&mut self, attr: &str, value: DataType) -> Result<&mut Self> {
         let n = name("OpAttr::set_data_type", attr)?;
         // SAFETY: live handle, NUL-terminated name.
-        check("aclopSetAttrDataType", unsafe {
-            sys::aclopSetAttrDataType(self.as_raw(), n.as_ptr(), value.to_raw())
-        })?;
+        unsafe { result::op_set_attr_data_type(self.as_raw(), n.as_ptr(), value.to_raw()) }?;
         Ok(self)
     }
 
@@ -177,9 +163,7 @@ impl OpAttr {
         let num = count(F, values.len())?;
         let bytes: Vec<u8> = values.iter().map(|&b| u8::from(b)).collect();
         // SAFETY: live handle, NUL-terminated name, `bytes` valid for `num`.
-        check("aclopSetAttrListBool", unsafe {
-            sys::aclopSetAttrListBool(self.as_raw(), n.as_ptr(), num, bytes.as_ptr())
-        })?;
+        unsafe { result::op_set_attr_list_bool(self.as_raw(), n.as_ptr(), num, bytes.as_ptr()) }?;
         Ok(self)
     }
 
@@ -194,9 +178,7 @@ impl OpAttr {
         let n = name(F, attr)?;
         let num = count(F, values.len())?;
         // SAFETY: live handle, NUL-terminated name, `values` valid for `num`.
-        check("aclopSetAttrListInt", unsafe {
-            sys::aclopSetAttrListInt(self.as_raw(), n.as_ptr(), num, values.as_ptr())
-        })?;
+        unsafe { result::op_set_attr_list_int(self.as_raw(), n.as_ptr(), num, values.as_ptr()) }?;
         Ok(self)
     }
 
@@ -211,9 +193,7 @@ impl OpAttr {
         let n = name(F, attr)?;
         let num = count(F, values.len())?;
         // SAFETY: live handle, NUL-terminated name, `values` valid for `num`.
-        check("aclopSetAttrListFloat", unsafe {
-            sys::aclopSetAttrListFloat(self.as_raw(), n.as_ptr(), num, values.as_ptr())
-        })?;
+        unsafe { result::op_set_attr_list_float(self.as_raw(), n.as_ptr(), num, values.as_ptr()) }?;
         Ok(self)
     }
 
@@ -237,9 +217,9 @@ impl OpAttr {
         let mut ptrs: Vec<*const c_char> = owned.iter().map(|c| c.as_ptr()).collect();
         // SAFETY: live handle, NUL-terminated strings that outlive the call,
         // `ptrs` valid for `num`.
-        check("aclopSetAttrListString", unsafe {
-            sys::aclopSetAttrListString(self.as_raw(), n.as_ptr(), num, ptrs.as_mut_ptr())
-        })?;
+        unsafe {
+            result::op_set_attr_list_string(self.as_raw(), n.as_ptr(), num, ptrs.as_mut_ptr())
+        }?;
         Ok(self)
     }
 
@@ -253,11 +233,11 @@ impl OpAttr {
         const F: &str = "OpAttr::set_list_data_type";
         let n = name(F, attr)?;
         let num = count(F, values.len())?;
-        let raw: Vec<sys::aclDataType> = values.iter().map(|d| d.to_raw()).collect();
+        let raw: Vec<raw::aclDataType> = values.iter().map(|d| d.to_raw()).collect();
         // SAFETY: live handle, NUL-terminated name, `raw` valid for `num`.
-        check("aclopSetAttrListDataType", unsafe {
-            sys::aclopSetAttrListDataType(self.as_raw(), n.as_ptr(), num, raw.as_ptr())
-        })?;
+        unsafe {
+            result::op_set_attr_list_data_type(self.as_raw(), n.as_ptr(), num, raw.as_ptr())
+        }?;
         Ok(self)
     }
 
@@ -278,15 +258,15 @@ impl OpAttr {
         let ptrs: Vec<*const i64> = values.iter().map(|v| v.as_ptr()).collect();
         // SAFETY: live handle, NUL-terminated name; `counts` and `ptrs` valid
         // for `num`, each list valid for its count.
-        check("aclopSetAttrListListInt", unsafe {
-            sys::aclopSetAttrListListInt(
+        unsafe {
+            result::op_set_attr_list_list_int(
                 self.as_raw(),
                 n.as_ptr(),
                 num,
                 counts.as_ptr(),
                 ptrs.as_ptr(),
             )
-        })?;
+        }?;
         Ok(self)
     }
 }
@@ -295,6 +275,6 @@ impl Drop for OpAttr {
     fn drop(&mut self) {
         // SAFETY: ours, destroyed once; the runtime keeps no reference after
         // the calls that used it returned.
-        let _ = unsafe { sys::aclopDestroyAttr(self.as_raw()) };
+        let _ = unsafe { result::op_destroy_attr(self.as_raw()) };
     }
 }

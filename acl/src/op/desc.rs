@@ -1,10 +1,10 @@
 //! [`TensorDesc`]: an `aclTensorDesc` (data type, shape, format, name,
 //! storage format and shape, constant value).
 
-use crate::error::{Error, Result, check};
+use crate::error::{Error, Result};
 use crate::memory::{DataType, Element};
-use acl_sys as sys;
-use std::ffi::{CStr, CString};
+use crate::result::{self, raw};
+use std::ffi::CString;
 use std::ptr::NonNull;
 
 /// A tensor layout (`aclFormat`).
@@ -37,20 +37,20 @@ pub enum Format {
 
 impl Format {
     /// The `aclFormat` value.
-    pub const fn to_raw(self) -> sys::aclFormat {
+    pub const fn to_raw(self) -> raw::aclFormat {
         match self {
-            Format::Undefined => sys::ACL_FORMAT_UNDEFINED,
-            Format::Nd => sys::ACL_FORMAT_ND,
-            Format::Nchw => sys::ACL_FORMAT_NCHW,
-            Format::Nhwc => sys::ACL_FORMAT_NHWC,
-            Format::Nc1hwc0 => sys::ACL_FORMAT_NC1HWC0,
-            Format::FractalZ => sys::ACL_FORMAT_FRACTAL_Z,
-            Format::FractalNz => sys::ACL_FORMAT_FRACTAL_NZ,
+            Format::Undefined => raw::ACL_FORMAT_UNDEFINED,
+            Format::Nd => raw::ACL_FORMAT_ND,
+            Format::Nchw => raw::ACL_FORMAT_NCHW,
+            Format::Nhwc => raw::ACL_FORMAT_NHWC,
+            Format::Nc1hwc0 => raw::ACL_FORMAT_NC1HWC0,
+            Format::FractalZ => raw::ACL_FORMAT_FRACTAL_Z,
+            Format::FractalNz => raw::ACL_FORMAT_FRACTAL_NZ,
         }
     }
 
     /// The format of an `aclFormat` value, if this crate names it.
-    pub fn from_raw(raw: sys::aclFormat) -> Option<Format> {
+    pub fn from_raw(raw: raw::aclFormat) -> Option<Format> {
         [
             Format::Undefined,
             Format::Nd,
@@ -70,18 +70,18 @@ impl Format {
 pub const UNKNOWN_DIM: i64 = -1;
 
 /// The single dimension of a shape whose rank is unknown (`ACL_UNKNOWN_RANK`).
-pub const UNKNOWN_RANK: i64 = sys::ACL_UNKNOWN_RANK as i64;
+pub const UNKNOWN_RANK: i64 = raw::ACL_UNKNOWN_RANK as i64;
 
 /// Checks a shape: at most `ACL_MAX_DIM_CNT` dimensions, each `>= 0` or
 /// [`UNKNOWN_DIM`], or `[UNKNOWN_RANK]` alone.
 pub(crate) fn check_dims(function: &'static str, dims: &[i64]) -> Result<()> {
-    if dims.len() > sys::ACL_MAX_DIM_CNT as usize {
+    if dims.len() > raw::ACL_MAX_DIM_CNT as usize {
         return Err(Error::invalid(
             function,
             format!(
                 "{} dimensions; AscendCL allows at most ACL_MAX_DIM_CNT ({})",
                 dims.len(),
-                sys::ACL_MAX_DIM_CNT
+                raw::ACL_MAX_DIM_CNT
             ),
         ));
     }
@@ -171,7 +171,7 @@ fn c_name(function: &'static str, what: &str, s: &str) -> Result<CString> {
 /// ```
 #[doc(alias = "aclTensorDesc")]
 pub struct TensorDesc {
-    raw: NonNull<sys::aclTensorDesc>,
+    raw: NonNull<raw::aclTensorDesc>,
     dtype: Option<DataType>,
     dims: Dims,
     format: Format,
@@ -268,13 +268,13 @@ impl TensorDesc {
     }
 
     fn create(dtype: Option<DataType>, dims: &[i64], format: Format) -> Result<TensorDesc> {
-        let raw_dtype = dtype.map_or(sys::ACL_DT_UNDEFINED, DataType::to_raw);
-        // SAFETY: `dims` is valid for `dims.len()` values (at most 128, checked).
-        let raw = unsafe {
-            sys::aclCreateTensorDesc(raw_dtype, dims.len() as i32, dims.as_ptr(), format.to_raw())
-        }?;
-        let raw = NonNull::new(raw)
-            .ok_or_else(|| Error::from_code("aclCreateTensorDesc", sys::ACL_ERROR_FAILURE))?;
+        let raw_dtype = dtype.map_or(raw::ACL_DT_UNDEFINED, DataType::to_raw);
+        let raw = NonNull::new(result::create_tensor_desc(
+            raw_dtype,
+            dims,
+            format.to_raw(),
+        )?)
+        .ok_or_else(|| Error::from_code("aclCreateTensorDesc", raw::ACL_ERROR_FAILURE))?;
         Ok(TensorDesc {
             raw,
             dtype,
@@ -287,7 +287,7 @@ impl TensorDesc {
     }
 
     /// The raw handle, for C APIs. Valid while `self` lives.
-    pub fn as_raw(&self) -> *mut sys::aclTensorDesc {
+    pub fn as_raw(&self) -> *mut raw::aclTensorDesc {
         self.raw.as_ptr()
     }
 
@@ -421,19 +421,19 @@ impl TensorDesc {
     #[doc(alias = "aclSetTensorDescName")]
     pub fn set_name(&mut self, name: &str) -> Result<()> {
         const F: &str = "TensorDesc::set_name";
-        if name.len() > sys::ACL_MAX_TENSOR_NAME_LEN as usize {
+        if name.len() > raw::ACL_MAX_TENSOR_NAME_LEN as usize {
             return Err(Error::invalid(
                 F,
                 format!(
                     "the name is {} bytes; at most ACL_MAX_TENSOR_NAME_LEN ({})",
                     name.len(),
-                    sys::ACL_MAX_TENSOR_NAME_LEN
+                    raw::ACL_MAX_TENSOR_NAME_LEN
                 ),
             ));
         }
         let c = c_name(F, "name", name)?;
         // SAFETY: live description; NUL-terminated name copied by the runtime.
-        unsafe { sys::aclSetTensorDescName(self.as_raw(), c.as_ptr()) }?;
+        unsafe { result::set_tensor_desc_name(self.as_raw(), c.as_ptr()) }?;
         Ok(())
     }
 
@@ -444,14 +444,8 @@ impl TensorDesc {
     /// [`Error::Load`] when the library lacks the function.
     #[doc(alias = "aclGetTensorDescName")]
     pub fn name(&self) -> Result<String> {
-        // SAFETY: live description; the result is null or a NUL-terminated
-        // string owned by the description, copied at once.
-        let p = unsafe { sys::aclGetTensorDescName(self.as_raw()) }?;
-        if p.is_null() {
-            return Ok(String::new());
-        }
-        // SAFETY: non-null and NUL-terminated, as above.
-        Ok(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+        // SAFETY: live description.
+        unsafe { result::get_tensor_desc_name(self.as_raw()) }
     }
 
     /// Changes the shape. Shape ranges set before no longer count for
@@ -468,9 +462,7 @@ impl TensorDesc {
             static_bytes(F, dt, dims)?;
         }
         // SAFETY: live description; `dims` valid for its length (<= 128).
-        check("aclSetTensorShape", unsafe {
-            sys::aclSetTensorShape(self.as_raw(), dims.len() as i32, dims.as_ptr())
-        })?;
+        unsafe { result::set_tensor_shape(self.as_raw(), dims.len() as i32, dims.as_ptr()) }?;
         self.dims = Dims::new(dims);
         // Ranges set for the old shape no longer bound this one.
         self.ranges = None;
@@ -508,9 +500,7 @@ impl TensorDesc {
             ));
         }
         // SAFETY: live description.
-        check("aclSetTensorStorageFormat", unsafe {
-            sys::aclSetTensorStorageFormat(self.as_raw(), format.to_raw())
-        })?;
+        unsafe { result::set_tensor_storage_format(self.as_raw(), format.to_raw()) }?;
         self.storage_format = Some(format);
         Ok(())
     }
@@ -541,9 +531,9 @@ impl TensorDesc {
             static_bytes(F, dt, dims)?;
         }
         // SAFETY: live description; `dims` valid for its length (<= 128).
-        check("aclSetTensorStorageShape", unsafe {
-            sys::aclSetTensorStorageShape(self.as_raw(), dims.len() as i32, dims.as_ptr())
-        })?;
+        unsafe {
+            result::set_tensor_storage_shape(self.as_raw(), dims.len() as i32, dims.as_ptr())
+        }?;
         self.storage_dims = Some(dims.to_vec());
         Ok(())
     }
@@ -562,9 +552,7 @@ impl TensorDesc {
             ));
         }
         // SAFETY: live description.
-        check("aclSetTensorOriginFormat", unsafe {
-            sys::aclSetTensorOriginFormat(self.as_raw(), format.to_raw())
-        })
+        unsafe { result::set_tensor_origin_format(self.as_raw(), format.to_raw()) }
     }
 
     /// The shape of the original (framework) tensor.
@@ -576,9 +564,7 @@ impl TensorDesc {
     pub fn set_origin_shape(&mut self, dims: &[i64]) -> Result<()> {
         check_dims("TensorDesc::set_origin_shape", dims)?;
         // SAFETY: live description; `dims` valid for its length (<= 128).
-        check("aclSetTensorOriginShape", unsafe {
-            sys::aclSetTensorOriginShape(self.as_raw(), dims.len() as i32, dims.as_ptr())
-        })
+        unsafe { result::set_tensor_origin_shape(self.as_raw(), dims.len() as i32, dims.as_ptr()) }
     }
 
     /// The `[min, max]` range of each dimension of a dynamic shape (`max`
@@ -614,9 +600,7 @@ impl TensorDesc {
         }
         let mut raw: Vec<[i64; 2]> = ranges.iter().map(|&(a, b)| [a, b]).collect();
         // SAFETY: live description; `raw` valid for its length.
-        check("aclSetTensorShapeRange", unsafe {
-            sys::aclSetTensorShapeRange(self.as_raw(), raw.len(), raw.as_mut_ptr())
-        })?;
+        unsafe { result::set_tensor_shape_range(self.as_raw(), raw.len(), raw.as_mut_ptr()) }?;
         self.ranges = Some(ranges.to_vec());
         Ok(())
     }
@@ -653,35 +637,29 @@ impl TensorDesc {
         }
         // SAFETY: live description; `values` valid for its byte size, copied
         // by the runtime during the call.
-        check("aclSetTensorConst", unsafe {
-            sys::aclSetTensorConst(
+        unsafe {
+            result::set_tensor_const(
                 self.as_raw(),
                 values.as_ptr().cast_mut().cast(),
                 std::mem::size_of_val(values),
             )
-        })?;
+        }?;
         // SAFETY: live description.
-        check("aclSetTensorPlaceMent", unsafe {
-            sys::aclSetTensorPlaceMent(self.as_raw(), sys::ACL_MEMTYPE_HOST)
-        })
+        unsafe { result::set_tensor_place_ment(self.as_raw(), raw::ACL_MEMTYPE_HOST) }
     }
 
     /// Reads the shape back from the runtime (after a V2 execute refreshed it).
     pub(crate) fn refresh(&mut self) -> Result<()> {
         // SAFETY: live description.
-        let n = unsafe { sys::aclGetTensorDescNumDims(self.as_raw()) }?;
-        if n == sys::ACL_UNKNOWN_RANK as usize {
+        let n = unsafe { result::get_tensor_desc_num_dims(self.as_raw()) }?;
+        if n == raw::ACL_UNKNOWN_RANK as usize {
             self.dims = Dims::new(&[UNKNOWN_RANK]);
             return Ok(());
         }
-        let mut dims = Vec::with_capacity(n.min(sys::ACL_MAX_DIM_CNT as usize));
-        for i in 0..n.min(sys::ACL_MAX_DIM_CNT as usize) {
-            let mut d = 0i64;
-            // SAFETY: live description; valid out-pointer.
-            check("aclGetTensorDescDimV2", unsafe {
-                sys::aclGetTensorDescDimV2(self.as_raw(), i, &mut d)
-            })?;
-            dims.push(d);
+        let mut dims = Vec::with_capacity(n.min(raw::ACL_MAX_DIM_CNT as usize));
+        for i in 0..n.min(raw::ACL_MAX_DIM_CNT as usize) {
+            // SAFETY: live description.
+            dims.push(unsafe { result::get_tensor_desc_dim_v2(self.as_raw(), i) }?);
         }
         self.dims = Dims::new(&dims);
         Ok(())
@@ -693,6 +671,6 @@ impl Drop for TensorDesc {
         // SAFETY: the description is ours and destroyed once; the runtime
         // keeps no reference to it after the calls that used it returned.
         // A load failure cannot happen here: the library made the handle.
-        let _ = unsafe { sys::aclDestroyTensorDesc(self.as_raw()) };
+        let _ = unsafe { result::destroy_tensor_desc(self.as_raw()) };
     }
 }

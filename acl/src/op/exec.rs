@@ -3,9 +3,9 @@
 
 use super::{OpAttr, TensorDesc};
 use crate::Stream;
-use crate::error::{Error, Result, check};
+use crate::error::{Error, Result};
 use crate::memory::{Access, DataType, DeviceMemory, DeviceMemoryMut, Element, prepare};
-use acl_sys as sys;
+use crate::result::{self, raw};
 use std::borrow::Cow;
 use std::ffi::{CStr, CString, c_void};
 
@@ -172,20 +172,13 @@ pub(crate) fn check_refreshed(
 }
 
 /// `aclDataBuffer`s made for one call, destroyed afterwards.
-pub(crate) struct DataBuffers(pub(crate) Vec<*mut sys::aclDataBuffer>);
+pub(crate) struct DataBuffers(pub(crate) Vec<*mut raw::aclDataBuffer>);
 
 impl DataBuffers {
     pub(crate) fn new(args: &[(*mut c_void, usize)]) -> Result<DataBuffers> {
         let mut out = DataBuffers(Vec::with_capacity(args.len()));
         for &(ptr, bytes) in args {
-            // SAFETY: the buffer only records the address and size.
-            let b = unsafe { sys::aclCreateDataBuffer(ptr, bytes) }?;
-            if b.is_null() {
-                return Err(Error::from_code(
-                    "aclCreateDataBuffer",
-                    sys::ACL_ERROR_FAILURE,
-                ));
-            }
+            let b = result::create_data_buffer(ptr, bytes)?;
             out.0.push(b);
         }
         Ok(out)
@@ -197,7 +190,7 @@ impl Drop for DataBuffers {
         for &b in &self.0 {
             // SAFETY: made by `new`, destroyed once; the runtime keeps no
             // reference to it after the call that used it returned.
-            let _ = unsafe { sys::aclDestroyDataBuffer(b) };
+            let _ = unsafe { result::destroy_data_buffer(b) };
         }
     }
 }
@@ -237,7 +230,7 @@ impl Drop for DataBuffers {
 #[doc(alias = "aclopExecuteV2")]
 pub struct Operator<'a> {
     op_type: Cow<'a, CStr>,
-    in_descs: Vec<*mut sys::aclTensorDesc>,
+    in_descs: Vec<*mut raw::aclTensorDesc>,
     in_args: Vec<(*mut c_void, usize)>,
     out_descs: Vec<&'a mut TensorDesc>,
     out_args: Vec<(*mut c_void, usize)>,
@@ -466,7 +459,7 @@ impl<'a> Operator<'a> {
         let prepared = prepare(stream, std::mem::take(&mut self.uses))?;
         let ins = DataBuffers::new(&self.in_args)?;
         let outs = DataBuffers::new(&self.out_args)?;
-        let mut out_raw: Vec<*mut sys::aclTensorDesc> =
+        let mut out_raw: Vec<*mut raw::aclTensorDesc> =
             self.out_descs.iter().map(|d| d.as_raw()).collect();
         let attr = self.attr.map_or(std::ptr::null_mut(), OpAttr::as_raw);
         let rc = if compile {
@@ -474,8 +467,8 @@ impl<'a> Operator<'a> {
             // arrays are valid for their counts; the memory the buffers name
             // is kept alive and unaliased until the operator has run by the
             // stream ordering (module docs of `memory`).
-            let rc = unsafe {
-                sys::aclopCompileAndExecuteV2(
+            unsafe {
+                result::op_compile_and_execute_v2(
                     self.op_type.as_ptr(),
                     n_in,
                     self.in_descs.as_mut_ptr(),
@@ -484,17 +477,16 @@ impl<'a> Operator<'a> {
                     out_raw.as_mut_ptr(),
                     outs.0.as_ptr().cast_mut(),
                     attr,
-                    sys::ACL_ENGINE_SYS,
-                    sys::ACL_COMPILE_SYS,
+                    raw::ACL_ENGINE_SYS,
+                    raw::ACL_COMPILE_SYS,
                     std::ptr::null(),
                     stream.as_raw(),
                 )
-            };
-            check("aclopCompileAndExecuteV2", rc)
+            }
         } else {
             // SAFETY: as above.
-            let rc = unsafe {
-                sys::aclopExecuteV2(
+            unsafe {
+                result::op_execute_v2(
                     self.op_type.as_ptr(),
                     n_in,
                     self.in_descs.as_mut_ptr(),
@@ -505,8 +497,7 @@ impl<'a> Operator<'a> {
                     attr,
                     stream.as_raw(),
                 )
-            };
-            check("aclopExecuteV2", rc)
+            }
         };
         drop((ins, outs));
         rc?;
@@ -561,8 +552,8 @@ pub fn cast<T: Element, U: Element>(
     let bufs = DataBuffers::new(&[(src.device_ptr().cast_mut(), src.size_bytes()), dst_arg])?;
     // SAFETY: live descriptions and buffers; the memory stays valid until
     // the cast has run (stream ordering).
-    check("aclopCast", unsafe {
-        sys::aclopCast(
+    unsafe {
+        result::op_cast(
             src_desc.as_raw(),
             bufs.0[0],
             dst_desc.as_raw(),
@@ -570,7 +561,7 @@ pub fn cast<T: Element, U: Element>(
             u8::from(truncate),
             stream.as_raw(),
         )
-    })?;
+    }?;
     prepared.commit();
     drop(bufs);
     Ok(())
@@ -586,20 +577,13 @@ pub(crate) struct Arg<'a> {
 }
 
 /// Data buffers in a fixed array, destroyed on drop.
-struct StackBuffers<const N: usize>([*mut sys::aclDataBuffer; N]);
+struct StackBuffers<const N: usize>([*mut raw::aclDataBuffer; N]);
 
 impl<const N: usize> StackBuffers<N> {
     fn new(args: &[Arg<'_>; N]) -> Result<StackBuffers<N>> {
         let mut out = StackBuffers([std::ptr::null_mut(); N]);
         for (slot, a) in out.0.iter_mut().zip(args) {
-            // SAFETY: the buffer only records the address and size.
-            let b = unsafe { sys::aclCreateDataBuffer(a.ptr, a.bytes) }?;
-            if b.is_null() {
-                return Err(Error::from_code(
-                    "aclCreateDataBuffer",
-                    sys::ACL_ERROR_FAILURE,
-                ));
-            }
+            let b = result::create_data_buffer(a.ptr, a.bytes)?;
             *slot = b;
         }
         Ok(out)
@@ -610,7 +594,7 @@ impl<const N: usize> Drop for StackBuffers<N> {
     fn drop(&mut self) {
         for &b in self.0.iter().filter(|b| !b.is_null()) {
             // SAFETY: made by `new`, destroyed once, unused after the call.
-            let _ = unsafe { sys::aclDestroyDataBuffer(b) };
+            let _ = unsafe { result::destroy_data_buffer(b) };
         }
     }
 }
@@ -643,8 +627,8 @@ pub(crate) fn launch<const NI: usize, const NO: usize>(
     // SAFETY: live descriptions, buffers and attributes; arrays valid for
     // their lengths; the memory stays valid until the operator has run
     // (stream ordering, module docs of `memory`).
-    let rc = unsafe {
-        sys::aclopExecuteV2(
+    unsafe {
+        result::op_execute_v2(
             op.as_ptr(),
             n_in,
             in_d.as_mut_ptr(),
@@ -655,8 +639,7 @@ pub(crate) fn launch<const NI: usize, const NO: usize>(
             attr.map_or(std::ptr::null_mut(), OpAttr::as_raw),
             stream.as_raw(),
         )
-    };
-    check("aclopExecuteV2", rc)?;
+    }?;
     prepared.commit();
     drop((in_bufs, out_bufs));
     Ok(())

@@ -4,9 +4,9 @@
 use super::exec::{DataBuffers, count_i32, shape_text};
 use super::{OpAttr, TensorDesc};
 use crate::Stream;
-use crate::error::{Error, Result, check};
+use crate::error::{Error, Result};
 use crate::memory::{DataType, DeviceMemory, DeviceMemoryMut, Element};
-use acl_sys as sys;
+use crate::result::{self, raw};
 use std::ffi::{CString, c_void};
 use std::ptr::NonNull;
 
@@ -55,7 +55,7 @@ impl Slot {
 /// ```
 #[doc(alias = "aclopHandle")]
 pub struct OpHandle {
-    raw: NonNull<sys::aclopHandle>,
+    raw: NonNull<raw::aclopHandle>,
     op_type: String,
     inputs: Vec<Slot>,
     outputs: Vec<Slot>,
@@ -121,24 +121,22 @@ impl OpHandle {
             count_i32(F, "inputs", inputs.len())?,
             count_i32(F, "outputs", outputs.len())?,
         );
-        let ins: Vec<*const sys::aclTensorDesc> =
+        let ins: Vec<*const raw::aclTensorDesc> =
             inputs.iter().map(|d| d.as_raw().cast_const()).collect();
-        let outs: Vec<*const sys::aclTensorDesc> =
+        let outs: Vec<*const raw::aclTensorDesc> =
             outputs.iter().map(|d| d.as_raw().cast_const()).collect();
-        let mut raw = std::ptr::null_mut();
         // SAFETY: live descriptions and attributes; arrays valid for their
-        // counts; valid out-pointer.
-        check("aclopCreateHandle", unsafe {
-            sys::aclopCreateHandle(
+        // counts.
+        let raw = unsafe {
+            result::op_create_handle(
                 name.as_ptr(),
                 n_in,
                 ins.as_ptr(),
                 n_out,
                 outs.as_ptr(),
                 attr.map_or(std::ptr::null(), |a| a.as_raw().cast_const()),
-                &mut raw,
             )
-        })?;
+        }?;
         Self::wrap("aclopCreateHandle", raw, op_type, inputs, outputs)
     }
 
@@ -159,23 +157,22 @@ impl OpHandle {
                 format!("the shapes differ: {:?} and {:?}", src.dims(), dst.dims()),
             ));
         }
-        let mut raw = std::ptr::null_mut();
-        // SAFETY: live descriptions (not modified by the call); valid out-pointer.
-        check("aclopCreateHandleForCast", unsafe {
-            sys::aclopCreateHandleForCast(src.as_raw(), dst.as_raw(), u8::from(truncate), &mut raw)
-        })?;
+        // SAFETY: live descriptions (not modified by the call).
+        let raw = unsafe {
+            result::op_create_handle_for_cast(src.as_raw(), dst.as_raw(), u8::from(truncate))
+        }?;
         Self::wrap("aclopCreateHandleForCast", raw, "Cast", &[src], &[dst])
     }
 
     fn wrap(
         function: &'static str,
-        raw: *mut sys::aclopHandle,
+        raw: *mut raw::aclopHandle,
         op_type: &str,
         inputs: &[&TensorDesc],
         outputs: &[&TensorDesc],
     ) -> Result<OpHandle> {
         let raw =
-            NonNull::new(raw).ok_or_else(|| Error::from_code(function, sys::ACL_ERROR_FAILURE))?;
+            NonNull::new(raw).ok_or_else(|| Error::from_code(function, raw::ACL_ERROR_FAILURE))?;
         Ok(OpHandle {
             raw,
             op_type: op_type.to_string(),
@@ -207,7 +204,7 @@ impl Drop for OpHandle {
     fn drop(&mut self) {
         // SAFETY: ours, destroyed once; executions queued with it carry
         // their own copy of what they need.
-        let _ = unsafe { sys::aclopDestroyHandle(self.raw.as_ptr()) };
+        let _ = unsafe { result::op_destroy_handle(self.raw.as_ptr()) };
     }
 }
 
@@ -346,8 +343,8 @@ impl<'h, 'a> HandleLaunch<'h, 'a> {
         let outs = DataBuffers::new(&self.outs)?;
         // SAFETY: live handle and buffers; arrays valid for their counts;
         // the memory stays valid until the operator has run (stream ordering).
-        check("aclopExecWithHandle", unsafe {
-            sys::aclopExecWithHandle(
+        unsafe {
+            result::op_exec_with_handle(
                 self.handle.raw.as_ptr(),
                 n_in,
                 ins.0.as_ptr().cast(),
@@ -355,7 +352,7 @@ impl<'h, 'a> HandleLaunch<'h, 'a> {
                 outs.0.as_ptr().cast(),
                 stream.as_raw(),
             )
-        })?;
+        }?;
         prepared.commit();
         drop((ins, outs));
         Ok(())

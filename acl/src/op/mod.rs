@@ -32,8 +32,8 @@ pub use desc::{Format, TensorDesc, UNKNOWN_DIM, UNKNOWN_RANK};
 pub use exec::{Operator, cast};
 pub use handle::{HandleLaunch, OpHandle};
 
-use crate::error::{Result, check};
-use acl_sys as sys;
+use crate::error::Result;
+use crate::result::{self, raw};
 
 /// How later `aclopCompileAndExecuteV2` calls compile.
 ///
@@ -57,11 +57,8 @@ pub enum CompileFlag {
 #[doc(alias = "aclopSetCompileFlag")]
 pub fn set_compile_flag(flag: CompileFlag) -> Result<()> {
     let raw = match flag {
-        CompileFlag::Default => sys::ACL_OP_COMPILE_DEFAULT,
-        CompileFlag::Fuzz => sys::ACL_OP_COMPILE_FUZZ,
+        CompileFlag::Default => raw::ACL_OP_COMPILE_DEFAULT,
+        CompileFlag::Fuzz => raw::ACL_OP_COMPILE_FUZZ,
     };
-    // SAFETY: plain integer argument.
-    check("aclopSetCompileFlag", unsafe {
-        sys::aclopSetCompileFlag(raw)
-    })
+    result::op_set_compile_flag(raw)
 }

@@ -1,19 +1,51 @@
 //! Thin, `Result`-returning calls: one function per AscendCL function, no
-//! ownership, no state. The safe types of this crate are built on these.
+//! ownership, no state. The safe types of this crate are built on these, and
+//! this module is the only one that names `acl_sys`: every C call of the
+//! crate is made here (a test, `acl/tests/layers.rs`, fails otherwise).
 //!
-//! **Naming rule**: the C name without its `acl`/`aclrt` prefix, in
+//! **Naming rule**: the C name without its `aclrt`/`acl` prefix, in
 //! snake_case (`aclrtGetDeviceCount` → [`get_device_count`], `aclrtMalloc` →
-//! [`malloc`], `aclInit` → [`init`]). Out-parameters become return values;
-//! a non-zero `aclError` becomes [`Error::Acl`](crate::Error::Acl) with the
-//! runtime's message.
+//! [`malloc`], `aclInit` → [`init`], `aclmdlLoadFromFile` →
+//! [`mdl_load_from_file`], `aclopSetAttrInt` → [`op_set_attr_int`],
+//! `aclCreateTensorDesc` → [`create_tensor_desc`]). Every function carries
+//! `#[doc(alias = "<C name>")]` for each C function it calls. Out-parameters
+//! become return values; a non-zero `aclError` becomes
+//! [`Error::Acl`](crate::Error::Acl) with the runtime's message. The files
+//! of this module group the functions by family; all are re-exported here.
 //!
-//! Functions that take raw pointers are `unsafe`, with the C contract as
-//! their safety condition; so are the ones that can invalidate live handles
-//! ([`set_device`], [`reset_device`], [`finalize`]).
+//! Functions that take raw pointers or handles are `unsafe`, with the C
+//! contract as their safety condition; so are the ones that can invalidate
+//! live handles ([`set_device`], [`reset_device`], [`finalize`]).
+//!
+//! The C types and constants the safe layer holds (handles, enums, limits)
+//! are re-exported in [`raw`], which has no functions.
 
-use crate::error::{Result, check};
+use crate::error::Result;
 use acl_sys as sys;
 use std::ffi::{CStr, c_void};
+
+/// Calls the C function `$f` and checks the `aclError` it returns: the
+/// name is written once, for the call and for the error. Expands to a call
+/// of an `unsafe` function, so it is used inside an `unsafe` block whose
+/// `SAFETY` comment states the C contract.
+macro_rules! call {
+    ($f:ident($($arg:expr),* $(,)?)) => {
+        $crate::error::check(stringify!($f), sys::$f($($arg),*))
+    };
+}
+
+mod aclnn;
+mod aclop;
+mod kernel;
+mod mdl;
+pub mod raw;
+mod vmm;
+
+pub use aclnn::*;
+pub use aclop::*;
+pub use kernel::*;
+pub use mdl::*;
+pub use vmm::*;
 
 /// `aclInit`. Returns the raw code so that callers can tell
 /// `ACL_ERROR_REPEAT_INITIALIZE` (someone else initialised) from success.
@@ -52,7 +84,19 @@ pub fn init(config: Option<&CStr>) -> Result<i32> {
 #[doc(alias = "aclFinalize")]
 pub unsafe fn finalize() -> Result<()> {
     // SAFETY: no arguments; the caller's contract covers what it releases.
-    check("aclFinalize", unsafe { sys::aclFinalize() })
+    unsafe { call!(aclFinalize()) }
+}
+
+/// `aclGetRecentErrMsg`: the text the runtime keeps for the calling
+/// thread (empty when it has none), copied.
+/// [`crate::error::take_recent_message`] tells a new text from one read
+/// before.
+#[doc(alias = "aclGetRecentErrMsg")]
+pub fn get_recent_err_msg() -> Result<String> {
+    // SAFETY: no arguments; the result is null or a NUL-terminated string
+    // owned by the runtime, valid until the next call on this thread, and
+    // copied at once.
+    Ok(unsafe { c_string(sys::aclGetRecentErrMsg()?) })
 }
 
 /// `aclrtGetVersion`: (major, minor, patch).
@@ -60,9 +104,7 @@ pub unsafe fn finalize() -> Result<()> {
 pub fn get_version() -> Result<(i32, i32, i32)> {
     let (mut a, mut b, mut c) = (0, 0, 0);
     // SAFETY: three valid out-pointers.
-    check("aclrtGetVersion", unsafe {
-        sys::aclrtGetVersion(&mut a, &mut b, &mut c)
-    })?;
+    unsafe { call!(aclrtGetVersion(&mut a, &mut b, &mut c)) }?;
     Ok((a, b, c))
 }
 
@@ -89,9 +131,7 @@ pub fn get_soc_name() -> Result<String> {
 pub fn get_device_count() -> Result<u32> {
     let mut n = 0u32;
     // SAFETY: valid out-pointer.
-    check("aclrtGetDeviceCount", unsafe {
-        sys::aclrtGetDeviceCount(&mut n)
-    })?;
+    unsafe { call!(aclrtGetDeviceCount(&mut n)) }?;
     Ok(n)
 }
 
@@ -142,7 +182,7 @@ pub fn get_device_count() -> Result<u32> {
 pub unsafe fn set_device(device: i32) -> Result<()> {
     // SAFETY: plain integer argument; the caller's contract covers the
     // change of the thread's current context.
-    check("aclrtSetDevice", unsafe { sys::aclrtSetDevice(device) })
+    unsafe { call!(aclrtSetDevice(device)) }
 }
 
 /// `aclrtResetDevice`: releases one retain of `device`'s primary context;
@@ -172,7 +212,7 @@ pub unsafe fn set_device(device: i32) -> Result<()> {
 pub unsafe fn reset_device(device: i32) -> Result<()> {
     // SAFETY: plain integer argument; the caller's contract covers what the
     // release destroys.
-    check("aclrtResetDevice", unsafe { sys::aclrtResetDevice(device) })
+    unsafe { call!(aclrtResetDevice(device)) }
 }
 
 /// `aclrtGetDevice`: the calling thread's current device.
@@ -180,7 +220,7 @@ pub unsafe fn reset_device(device: i32) -> Result<()> {
 pub fn get_device() -> Result<i32> {
     let mut d = 0i32;
     // SAFETY: valid out-pointer.
-    check("aclrtGetDevice", unsafe { sys::aclrtGetDevice(&mut d) })?;
+    unsafe { call!(aclrtGetDevice(&mut d)) }?;
     Ok(d)
 }
 
@@ -189,9 +229,7 @@ pub fn get_device() -> Result<i32> {
 pub fn device_get_uuid(device: i32) -> Result<[u8; 16]> {
     let mut u = sys::aclrtUuid { bytes: [0; 16] };
     // SAFETY: a valid out-pointer.
-    check("aclrtDeviceGetUuid", unsafe {
-        sys::aclrtDeviceGetUuid(device, &mut u)
-    })?;
+    unsafe { call!(aclrtDeviceGetUuid(device, &mut u)) }?;
     Ok(u.bytes.map(|b| b as u8))
 }
 
@@ -209,9 +247,7 @@ pub fn pointer_get_attributes(ptr: *const c_void) -> Result<sys::aclrtPtrAttribu
         rsv: [0; 4],
     };
     // SAFETY: a valid out-pointer; `ptr` is only looked up.
-    check("aclrtPointerGetAttributes", unsafe {
-        sys::aclrtPointerGetAttributes(ptr, &mut a)
-    })?;
+    unsafe { call!(aclrtPointerGetAttributes(ptr, &mut a)) }?;
     Ok(a)
 }
 
@@ -225,9 +261,7 @@ pub fn pointer_get_attributes(ptr: *const c_void) -> Result<sys::aclrtPtrAttribu
 pub fn mem_get_address_range(ptr: *mut c_void) -> Result<(*mut c_void, usize)> {
     let (mut base, mut size) = (std::ptr::null_mut(), 0usize);
     // SAFETY: valid out-pointers; `ptr` is only looked up.
-    check("aclrtMemGetAddressRange", unsafe {
-        sys::aclrtMemGetAddressRange(ptr, &mut base, &mut size)
-    })?;
+    unsafe { call!(aclrtMemGetAddressRange(ptr, &mut base, &mut size)) }?;
     Ok((base, size))
 }
 
@@ -240,9 +274,7 @@ pub fn mem_get_address_range(ptr: *mut c_void) -> Result<(*mut c_void, usize)> {
 #[doc(alias = "aclrtMemsetD32")]
 pub unsafe fn memset_d32(ptr: *mut c_void, mem_size: usize, value: u32, n: usize) -> Result<()> {
     // SAFETY: the caller's contract.
-    check("aclrtMemsetD32", unsafe {
-        sys::aclrtMemsetD32(ptr, mem_size, value, n)
-    })
+    unsafe { call!(aclrtMemsetD32(ptr, mem_size, value, n)) }
 }
 
 /// `aclrtMemsetD32Async`: [`memset_d32`] queued on `stream`.
@@ -259,9 +291,7 @@ pub unsafe fn memset_d32_async(
     stream: sys::aclrtStream,
 ) -> Result<()> {
     // SAFETY: the caller's contract.
-    check("aclrtMemsetD32Async", unsafe {
-        sys::aclrtMemsetD32Async(ptr, mem_size, value, n, stream)
-    })
+    unsafe { call!(aclrtMemsetD32Async(ptr, mem_size, value, n, stream)) }
 }
 
 /// `aclrtMemcpy2d`: `height` rows of `width` bytes, row `i` from
@@ -281,9 +311,7 @@ pub unsafe fn memcpy_2d(
     kind: sys::aclrtMemcpyKind,
 ) -> Result<()> {
     // SAFETY: the caller's contract.
-    check("aclrtMemcpy2d", unsafe {
-        sys::aclrtMemcpy2d(dst, dpitch, src, spitch, width, height, kind)
-    })
+    unsafe { call!(aclrtMemcpy2d(dst, dpitch, src, spitch, width, height, kind)) }
 }
 
 /// `aclrtGetMemInfo`: (free, total) bytes of `attr` on the current device.
@@ -291,9 +319,7 @@ pub unsafe fn memcpy_2d(
 pub fn get_mem_info(attr: sys::aclrtMemAttr) -> Result<(usize, usize)> {
     let (mut free, mut total) = (0usize, 0usize);
     // SAFETY: two valid out-pointers.
-    check("aclrtGetMemInfo", unsafe {
-        sys::aclrtGetMemInfo(attr, &mut free, &mut total)
-    })?;
+    unsafe { call!(aclrtGetMemInfo(attr, &mut free, &mut total)) }?;
     Ok((free, total))
 }
 
@@ -302,9 +328,7 @@ pub fn get_mem_info(attr: sys::aclrtMemAttr) -> Result<(usize, usize)> {
 pub fn malloc(size: usize, policy: sys::aclrtMemMallocPolicy) -> Result<*mut c_void> {
     let mut ptr = std::ptr::null_mut();
     // SAFETY: valid out-pointer.
-    check("aclrtMalloc", unsafe {
-        sys::aclrtMalloc(&mut ptr, size, policy)
-    })?;
+    unsafe { call!(aclrtMalloc(&mut ptr, size, policy)) }?;
     Ok(ptr)
 }
 
@@ -316,7 +340,7 @@ pub fn malloc(size: usize, policy: sys::aclrtMemMallocPolicy) -> Result<*mut c_v
 #[doc(alias = "aclrtFree")]
 pub unsafe fn free(ptr: *mut c_void) -> Result<()> {
     // SAFETY: the caller's contract.
-    check("aclrtFree", unsafe { sys::aclrtFree(ptr) })
+    unsafe { call!(aclrtFree(ptr)) }
 }
 
 /// `aclrtMemcpy`: a synchronous copy of `count` bytes.
@@ -334,9 +358,7 @@ pub unsafe fn memcpy(
     kind: sys::aclrtMemcpyKind,
 ) -> Result<()> {
     // SAFETY: the caller's contract.
-    check("aclrtMemcpy", unsafe {
-        sys::aclrtMemcpy(dst, dest_max, src, count, kind)
-    })
+    unsafe { call!(aclrtMemcpy(dst, dest_max, src, count, kind)) }
 }
 
 /// `aclrtMemset`: fills `count` bytes of device memory with the byte `value`.
@@ -347,9 +369,7 @@ pub unsafe fn memcpy(
 #[doc(alias = "aclrtMemset")]
 pub unsafe fn memset(dst: *mut c_void, max_count: usize, value: i32, count: usize) -> Result<()> {
     // SAFETY: the caller's contract.
-    check("aclrtMemset", unsafe {
-        sys::aclrtMemset(dst, max_count, value, count)
-    })
+    unsafe { call!(aclrtMemset(dst, max_count, value, count)) }
 }
 
 // ---- contexts ----
@@ -359,9 +379,7 @@ pub unsafe fn memset(dst: *mut c_void, max_count: usize, value: i32, count: usiz
 pub fn get_current_context() -> Result<sys::aclrtContext> {
     let mut ctx = std::ptr::null_mut();
     // SAFETY: valid out-pointer.
-    check("aclrtGetCurrentContext", unsafe {
-        sys::aclrtGetCurrentContext(&mut ctx)
-    })?;
+    unsafe { call!(aclrtGetCurrentContext(&mut ctx)) }?;
     Ok(ctx)
 }
 
@@ -373,9 +391,7 @@ pub fn get_current_context() -> Result<sys::aclrtContext> {
 #[doc(alias = "aclrtSetCurrentContext")]
 pub unsafe fn set_current_context(ctx: sys::aclrtContext) -> Result<()> {
     // SAFETY: the caller's contract.
-    check("aclrtSetCurrentContext", unsafe {
-        sys::aclrtSetCurrentContext(ctx)
-    })
+    unsafe { call!(aclrtSetCurrentContext(ctx)) }
 }
 
 // ---- streams ----
@@ -385,9 +401,7 @@ pub unsafe fn set_current_context(ctx: sys::aclrtContext) -> Result<()> {
 pub fn create_stream_with_config(priority: u32, flags: u32) -> Result<sys::aclrtStream> {
     let mut s = std::ptr::null_mut();
     // SAFETY: valid out-pointer.
-    check("aclrtCreateStreamWithConfig", unsafe {
-        sys::aclrtCreateStreamWithConfig(&mut s, priority, flags)
-    })?;
+    unsafe { call!(aclrtCreateStreamWithConfig(&mut s, priority, flags)) }?;
     Ok(s)
 }
 
@@ -399,9 +413,7 @@ pub fn create_stream_with_config(priority: u32, flags: u32) -> Result<sys::aclrt
 #[doc(alias = "aclrtDestroyStream")]
 pub unsafe fn destroy_stream(stream: sys::aclrtStream) -> Result<()> {
     // SAFETY: the caller's contract.
-    check("aclrtDestroyStream", unsafe {
-        sys::aclrtDestroyStream(stream)
-    })
+    unsafe { call!(aclrtDestroyStream(stream)) }
 }
 
 /// `aclrtSynchronizeStream`.
@@ -412,9 +424,7 @@ pub unsafe fn destroy_stream(stream: sys::aclrtStream) -> Result<()> {
 #[doc(alias = "aclrtSynchronizeStream")]
 pub unsafe fn synchronize_stream(stream: sys::aclrtStream) -> Result<()> {
     // SAFETY: the caller's contract.
-    check("aclrtSynchronizeStream", unsafe {
-        sys::aclrtSynchronizeStream(stream)
-    })
+    unsafe { call!(aclrtSynchronizeStream(stream)) }
 }
 
 /// `aclrtSynchronizeStreamWithTimeout` (milliseconds, -1 for no limit).
@@ -428,9 +438,7 @@ pub unsafe fn synchronize_stream_with_timeout(
     timeout_ms: i32,
 ) -> Result<()> {
     // SAFETY: the caller's contract.
-    check("aclrtSynchronizeStreamWithTimeout", unsafe {
-        sys::aclrtSynchronizeStreamWithTimeout(stream, timeout_ms)
-    })
+    unsafe { call!(aclrtSynchronizeStreamWithTimeout(stream, timeout_ms)) }
 }
 
 /// `aclrtStreamQuery`: `true` when all queued work is complete.
@@ -443,9 +451,7 @@ pub unsafe fn synchronize_stream_with_timeout(
 pub unsafe fn stream_query(stream: sys::aclrtStream) -> Result<bool> {
     let mut status = sys::ACL_STREAM_STATUS_NOT_READY;
     // SAFETY: the caller's contract; valid out-pointer.
-    check("aclrtStreamQuery", unsafe {
-        sys::aclrtStreamQuery(stream, &mut status)
-    })?;
+    unsafe { call!(aclrtStreamQuery(stream, &mut status)) }?;
     Ok(status == sys::ACL_STREAM_STATUS_COMPLETE)
 }
 
@@ -457,9 +463,7 @@ pub unsafe fn stream_query(stream: sys::aclrtStream) -> Result<bool> {
 #[doc(alias = "aclrtStreamWaitEvent")]
 pub unsafe fn stream_wait_event(stream: sys::aclrtStream, event: sys::aclrtEvent) -> Result<()> {
     // SAFETY: the caller's contract.
-    check("aclrtStreamWaitEvent", unsafe {
-        sys::aclrtStreamWaitEvent(stream, event)
-    })
+    unsafe { call!(aclrtStreamWaitEvent(stream, event)) }
 }
 
 /// `aclrtLaunchHostFunc`.
@@ -474,9 +478,7 @@ pub unsafe fn launch_host_func(
     args: *mut c_void,
 ) -> Result<()> {
     // SAFETY: the caller's contract.
-    check("aclrtLaunchHostFunc", unsafe {
-        sys::aclrtLaunchHostFunc(stream, func, args)
-    })
+    unsafe { call!(aclrtLaunchHostFunc(stream, func, args)) }
 }
 
 // ---- events ----
@@ -486,9 +488,7 @@ pub unsafe fn launch_host_func(
 pub fn create_event_with_flag(flags: u32) -> Result<sys::aclrtEvent> {
     let mut e = std::ptr::null_mut();
     // SAFETY: valid out-pointer.
-    check("aclrtCreateEventWithFlag", unsafe {
-        sys::aclrtCreateEventWithFlag(&mut e, flags)
-    })?;
+    unsafe { call!(aclrtCreateEventWithFlag(&mut e, flags)) }?;
     Ok(e)
 }
 
@@ -499,9 +499,7 @@ pub fn create_event_with_flag(flags: u32) -> Result<sys::aclrtEvent> {
 pub fn create_event_ex_with_flag(flags: u32) -> Result<sys::aclrtEvent> {
     let mut e = std::ptr::null_mut();
     // SAFETY: valid out-pointer.
-    check("aclrtCreateEventExWithFlag", unsafe {
-        sys::aclrtCreateEventExWithFlag(&mut e, flags)
-    })?;
+    unsafe { call!(aclrtCreateEventExWithFlag(&mut e, flags)) }?;
     Ok(e)
 }
 
@@ -510,7 +508,7 @@ pub fn create_event_ex_with_flag(flags: u32) -> Result<sys::aclrtEvent> {
 pub fn create_event() -> Result<sys::aclrtEvent> {
     let mut e = std::ptr::null_mut();
     // SAFETY: valid out-pointer.
-    check("aclrtCreateEvent", unsafe { sys::aclrtCreateEvent(&mut e) })?;
+    unsafe { call!(aclrtCreateEvent(&mut e)) }?;
     Ok(e)
 }
 
@@ -522,9 +520,7 @@ pub fn create_event() -> Result<sys::aclrtEvent> {
 #[doc(alias = "aclrtDestroyEvent")]
 pub unsafe fn destroy_event(event: sys::aclrtEvent) -> Result<()> {
     // SAFETY: the caller's contract.
-    check("aclrtDestroyEvent", unsafe {
-        sys::aclrtDestroyEvent(event)
-    })
+    unsafe { call!(aclrtDestroyEvent(event)) }
 }
 
 /// `aclrtRecordEvent`.
@@ -535,9 +531,7 @@ pub unsafe fn destroy_event(event: sys::aclrtEvent) -> Result<()> {
 #[doc(alias = "aclrtRecordEvent")]
 pub unsafe fn record_event(event: sys::aclrtEvent, stream: sys::aclrtStream) -> Result<()> {
     // SAFETY: the caller's contract.
-    check("aclrtRecordEvent", unsafe {
-        sys::aclrtRecordEvent(event, stream)
-    })
+    unsafe { call!(aclrtRecordEvent(event, stream)) }
 }
 
 /// `aclrtQueryEventStatus`: `true` when the recorded work is complete.
@@ -549,9 +543,7 @@ pub unsafe fn record_event(event: sys::aclrtEvent, stream: sys::aclrtStream) -> 
 pub unsafe fn query_event_status(event: sys::aclrtEvent) -> Result<bool> {
     let mut status = sys::ACL_EVENT_RECORDED_STATUS_NOT_READY;
     // SAFETY: the caller's contract; valid out-pointer.
-    check("aclrtQueryEventStatus", unsafe {
-        sys::aclrtQueryEventStatus(event, &mut status)
-    })?;
+    unsafe { call!(aclrtQueryEventStatus(event, &mut status)) }?;
     Ok(status == sys::ACL_EVENT_RECORDED_STATUS_COMPLETE)
 }
 
@@ -563,9 +555,7 @@ pub unsafe fn query_event_status(event: sys::aclrtEvent) -> Result<bool> {
 #[doc(alias = "aclrtSynchronizeEvent")]
 pub unsafe fn synchronize_event(event: sys::aclrtEvent) -> Result<()> {
     // SAFETY: the caller's contract.
-    check("aclrtSynchronizeEvent", unsafe {
-        sys::aclrtSynchronizeEvent(event)
-    })
+    unsafe { call!(aclrtSynchronizeEvent(event)) }
 }
 
 /// `aclrtSynchronizeEventWithTimeout` (milliseconds, -1 for no limit).
@@ -579,9 +569,7 @@ pub unsafe fn synchronize_event_with_timeout(
     timeout_ms: i32,
 ) -> Result<()> {
     // SAFETY: the caller's contract.
-    check("aclrtSynchronizeEventWithTimeout", unsafe {
-        sys::aclrtSynchronizeEventWithTimeout(event, timeout_ms)
-    })
+    unsafe { call!(aclrtSynchronizeEventWithTimeout(event, timeout_ms)) }
 }
 
 /// `aclrtEventElapsedTime`: milliseconds from `start` to `end`.
@@ -593,9 +581,7 @@ pub unsafe fn synchronize_event_with_timeout(
 pub unsafe fn event_elapsed_time(start: sys::aclrtEvent, end: sys::aclrtEvent) -> Result<f32> {
     let mut ms = 0f32;
     // SAFETY: the caller's contract; valid out-pointer.
-    check("aclrtEventElapsedTime", unsafe {
-        sys::aclrtEventElapsedTime(&mut ms, start, end)
-    })?;
+    unsafe { call!(aclrtEventElapsedTime(&mut ms, start, end)) }?;
     Ok(ms)
 }
 
@@ -617,9 +603,7 @@ pub unsafe fn memcpy_async(
     stream: sys::aclrtStream,
 ) -> Result<()> {
     // SAFETY: the caller's contract.
-    check("aclrtMemcpyAsync", unsafe {
-        sys::aclrtMemcpyAsync(dst, dest_max, src, count, kind, stream)
-    })
+    unsafe { call!(aclrtMemcpyAsync(dst, dest_max, src, count, kind, stream)) }
 }
 
 /// `aclrtMemsetAsync`.
@@ -637,9 +621,7 @@ pub unsafe fn memset_async(
     stream: sys::aclrtStream,
 ) -> Result<()> {
     // SAFETY: the caller's contract.
-    check("aclrtMemsetAsync", unsafe {
-        sys::aclrtMemsetAsync(dst, max_count, value, count, stream)
-    })
+    unsafe { call!(aclrtMemsetAsync(dst, max_count, value, count, stream)) }
 }
 
 /// `aclrtMallocHost`: page-locked host memory.
@@ -647,9 +629,7 @@ pub unsafe fn memset_async(
 pub fn malloc_host(size: usize) -> Result<*mut c_void> {
     let mut ptr = std::ptr::null_mut();
     // SAFETY: valid out-pointer.
-    check("aclrtMallocHost", unsafe {
-        sys::aclrtMallocHost(&mut ptr, size)
-    })?;
+    unsafe { call!(aclrtMallocHost(&mut ptr, size)) }?;
     Ok(ptr)
 }
 
@@ -661,7 +641,7 @@ pub fn malloc_host(size: usize) -> Result<*mut c_void> {
 #[doc(alias = "aclrtFreeHost")]
 pub unsafe fn free_host(ptr: *mut c_void) -> Result<()> {
     // SAFETY: the caller's contract.
-    check("aclrtFreeHost", unsafe { sys::aclrtFreeHost(ptr) })
+    unsafe { call!(aclrtFreeHost(ptr)) }
 }
 
 // ---- devices ----
@@ -671,9 +651,7 @@ pub unsafe fn free_host(ptr: *mut c_void) -> Result<()> {
 pub fn device_can_access_peer(device: i32, peer: i32) -> Result<bool> {
     let mut can = 0i32;
     // SAFETY: valid out-pointer.
-    check("aclrtDeviceCanAccessPeer", unsafe {
-        sys::aclrtDeviceCanAccessPeer(&mut can, device, peer)
-    })?;
+    unsafe { call!(aclrtDeviceCanAccessPeer(&mut can, device, peer)) }?;
     Ok(can != 0)
 }
 
@@ -681,18 +659,14 @@ pub fn device_can_access_peer(device: i32, peer: i32) -> Result<bool> {
 #[doc(alias = "aclrtDeviceEnablePeerAccess")]
 pub fn device_enable_peer_access(peer: i32, flags: u32) -> Result<()> {
     // SAFETY: plain integer arguments.
-    check("aclrtDeviceEnablePeerAccess", unsafe {
-        sys::aclrtDeviceEnablePeerAccess(peer, flags)
-    })
+    unsafe { call!(aclrtDeviceEnablePeerAccess(peer, flags)) }
 }
 
 /// `aclrtDeviceDisablePeerAccess`.
 #[doc(alias = "aclrtDeviceDisablePeerAccess")]
 pub fn device_disable_peer_access(peer: i32) -> Result<()> {
     // SAFETY: plain integer argument.
-    check("aclrtDeviceDisablePeerAccess", unsafe {
-        sys::aclrtDeviceDisablePeerAccess(peer)
-    })
+    unsafe { call!(aclrtDeviceDisablePeerAccess(peer)) }
 }
 
 /// `aclrtGetDeviceInfo`.
@@ -700,9 +674,7 @@ pub fn device_disable_peer_access(peer: i32) -> Result<()> {
 pub fn get_device_info(device: u32, attr: sys::aclrtDevAttr) -> Result<i64> {
     let mut v = 0i64;
     // SAFETY: valid out-pointer.
-    check("aclrtGetDeviceInfo", unsafe {
-        sys::aclrtGetDeviceInfo(device, attr, &mut v)
-    })?;
+    unsafe { call!(aclrtGetDeviceInfo(device, attr, &mut v)) }?;
     Ok(v)
 }
 
@@ -711,9 +683,7 @@ pub fn get_device_info(device: u32, attr: sys::aclrtDevAttr) -> Result<i64> {
 pub fn get_device_capability(device: i32, feature: sys::aclrtDevFeatureType) -> Result<i32> {
     let mut v = 0i32;
     // SAFETY: valid out-pointer.
-    check("aclrtGetDeviceCapability", unsafe {
-        sys::aclrtGetDeviceCapability(device, feature, &mut v)
-    })?;
+    unsafe { call!(aclrtGetDeviceCapability(device, feature, &mut v)) }?;
     Ok(v)
 }
 
@@ -722,9 +692,7 @@ pub fn get_device_capability(device: i32, feature: sys::aclrtDevFeatureType) -> 
 pub fn device_get_stream_priority_range() -> Result<(i32, i32)> {
     let (mut least, mut greatest) = (0i32, 0i32);
     // SAFETY: valid out-pointers.
-    check("aclrtDeviceGetStreamPriorityRange", unsafe {
-        sys::aclrtDeviceGetStreamPriorityRange(&mut least, &mut greatest)
-    })?;
+    unsafe { call!(aclrtDeviceGetStreamPriorityRange(&mut least, &mut greatest)) }?;
     Ok((least, greatest))
 }
 
@@ -732,9 +700,7 @@ pub fn device_get_stream_priority_range() -> Result<(i32, i32)> {
 #[doc(alias = "aclrtSynchronizeDevice")]
 pub fn synchronize_device() -> Result<()> {
     // SAFETY: no arguments.
-    check("aclrtSynchronizeDevice", unsafe {
-        sys::aclrtSynchronizeDevice()
-    })
+    unsafe { call!(aclrtSynchronizeDevice()) }
 }
 
 // ---- callbacks ----
@@ -747,9 +713,7 @@ pub fn synchronize_device() -> Result<()> {
 #[doc(alias = "aclrtSubscribeReport")]
 pub unsafe fn subscribe_report(thread_id: u64, stream: sys::aclrtStream) -> Result<()> {
     // SAFETY: the caller's contract.
-    check("aclrtSubscribeReport", unsafe {
-        sys::aclrtSubscribeReport(thread_id, stream)
-    })
+    unsafe { call!(aclrtSubscribeReport(thread_id, stream)) }
 }
 
 /// `aclrtUnSubscribeReport`.
@@ -760,9 +724,7 @@ pub unsafe fn subscribe_report(thread_id: u64, stream: sys::aclrtStream) -> Resu
 #[doc(alias = "aclrtUnSubscribeReport")]
 pub unsafe fn unsubscribe_report(thread_id: u64, stream: sys::aclrtStream) -> Result<()> {
     // SAFETY: the caller's contract.
-    check("aclrtUnSubscribeReport", unsafe {
-        sys::aclrtUnSubscribeReport(thread_id, stream)
-    })
+    unsafe { call!(aclrtUnSubscribeReport(thread_id, stream)) }
 }
 
 /// `aclrtLaunchCallback`.
@@ -779,9 +741,7 @@ pub unsafe fn launch_callback(
     stream: sys::aclrtStream,
 ) -> Result<()> {
     // SAFETY: the caller's contract.
-    check("aclrtLaunchCallback", unsafe {
-        sys::aclrtLaunchCallback(func, user_data, block, stream)
-    })
+    unsafe { call!(aclrtLaunchCallback(func, user_data, block, stream)) }
 }
 
 /// `aclrtProcessReport`: runs the callbacks queued for the calling thread,
@@ -789,7 +749,103 @@ pub unsafe fn launch_callback(
 #[doc(alias = "aclrtProcessReport")]
 pub fn process_report(timeout_ms: i32) -> Result<()> {
     // SAFETY: plain integer argument.
-    check("aclrtProcessReport", unsafe {
-        sys::aclrtProcessReport(timeout_ms)
-    })
+    unsafe { call!(aclrtProcessReport(timeout_ms)) }
 }
+
+/// A copy of a C string the runtime owns (empty for null).
+///
+/// # Safety
+///
+/// `ptr` is null or NUL-terminated and valid for the call.
+unsafe fn c_string(ptr: *const std::ffi::c_char) -> String {
+    if ptr.is_null() {
+        return String::new();
+    }
+    // SAFETY: non-null and NUL-terminated by the caller's contract.
+    unsafe { CStr::from_ptr(ptr) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// `ptr`, or `ACL_ERROR_FAILURE` from `function` when the runtime returned
+/// null (the creation functions report failure that way).
+fn non_null<T>(function: &'static str, ptr: *mut T) -> Result<*mut T> {
+    if ptr.is_null() {
+        Err(crate::Error::from_code(function, sys::ACL_ERROR_FAILURE))
+    } else {
+        Ok(ptr)
+    }
+}
+
+/// Whether two strings are equal, at compile time (for [`forward!`]).
+pub(crate) const fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Wrappers that only forward their arguments to one C function and check
+/// the `aclError` it returns. Each entry is written
+/// `#[doc(alias = "cName")] rust_name = cName(args);`; the alias must name
+/// the function called (checked at compile time), so the C name cannot get
+/// out of step between the docs, the call and the error.
+macro_rules! forward {
+    ($(
+        $(#[doc = $doc:literal])*
+        #[doc(alias = $alias:literal)]
+        $name:ident = $c:ident($($arg:ident: $ty:ty),* $(,)?);
+    )*) => {$(
+        const _: () = assert!(
+            $crate::result::same_name($alias, stringify!($c)),
+            concat!("doc alias ", $alias, " does not name the C function called")
+        );
+        $(#[doc = $doc])*
+        ///
+        /// # Safety
+        ///
+        /// The handles passed are live and the pointers valid for the
+        /// lengths passed, as the C function requires.
+        #[doc(alias = $alias)]
+        #[allow(clippy::too_many_arguments, reason = "the C function's parameters")]
+        pub unsafe fn $name($($arg: $ty),*) -> Result<()> {
+            // SAFETY: the caller's contract.
+            unsafe { call!($c($($arg),*)) }
+        }
+    )*};
+}
+pub(crate) use forward;
+
+/// Like [`forward!`], for C functions that return a value instead of a
+/// status (`name = cName(args) -> T;`): the wrapper returns it as is.
+macro_rules! forward_value {
+    ($(
+        $(#[doc = $doc:literal])*
+        #[doc(alias = $alias:literal)]
+        $name:ident = $c:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty;
+    )*) => {$(
+        const _: () = assert!(
+            $crate::result::same_name($alias, stringify!($c)),
+            concat!("doc alias ", $alias, " does not name the C function called")
+        );
+        $(#[doc = $doc])*
+        ///
+        /// # Safety
+        ///
+        /// The handles passed are live, as the C function requires.
+        #[doc(alias = $alias)]
+        pub unsafe fn $name($($arg: $ty),*) -> Result<$ret> {
+            // SAFETY: the caller's contract.
+            Ok(unsafe { sys::$c($($arg),*) }?)
+        }
+    )*};
+}
+pub(crate) use forward_value;
