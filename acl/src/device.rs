@@ -207,6 +207,30 @@ impl DeviceAttribute {
     }
 }
 
+/// A device feature (`aclrtDevFeatureType`) for [`Device::supports`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DeviceFeature {
+    /// `ACL_FEATURE_TSCPU_TASK_UPDATE_SUPPORT_AIC_AIV`: the task scheduler
+    /// can update AI Core and vector tasks of a captured model.
+    TaskUpdateAicAiv,
+    /// `ACL_FEATURE_SYSTEM_MEMQ_EVENT_CROSS_DEV`: memory-queue events
+    /// across devices.
+    MemqEventCrossDevice,
+    /// Any other `aclrtDevFeatureType` value.
+    Raw(u32),
+}
+
+impl DeviceFeature {
+    fn raw(self) -> raw::aclrtDevFeatureType {
+        match self {
+            DeviceFeature::TaskUpdateAicAiv => raw::ACL_FEATURE_TSCPU_TASK_UPDATE_SUPPORT_AIC_AIV,
+            DeviceFeature::MemqEventCrossDevice => raw::ACL_FEATURE_SYSTEM_MEMQ_EVENT_CROSS_DEV,
+            DeviceFeature::Raw(v) => v,
+        }
+    }
+}
+
 impl Device {
     /// Opens device `ordinal` (logical, `0..device_count`): retains its
     /// primary context and makes it current on the calling thread. While a
@@ -226,7 +250,7 @@ impl Device {
         if in_host_fn() {
             return Err(host_fn_error("Device::new"));
         }
-        let mut open = crate::sync::lock(&OPEN);
+        let mut open = crate::lock::lock(&OPEN);
         if let Some(inner) = open
             .get(ordinal as usize)
             .and_then(std::sync::Weak::upgrade)
@@ -366,17 +390,18 @@ impl Device {
         result::get_device_info(self.inner.ordinal as u32, attr.raw())
     }
 
-    /// Whether the device supports `feature` (`aclrtGetDeviceCapability`,
-    /// e.g. `acl_sys::ACL_FEATURE_TSCPU_TASK_UPDATE_SUPPORT_AIC_AIV`).
+    /// Whether the device supports `feature` (`aclrtGetDeviceCapability`).
     ///
     /// # Errors
     ///
     /// The runtime's error for a feature it does not know.
     #[doc(alias = "aclrtGetDeviceCapability")]
-    pub fn supports(&self, feature: raw::aclrtDevFeatureType) -> Result<bool> {
+    pub fn supports(&self, feature: DeviceFeature) -> Result<bool> {
         self.bind()?;
-        Ok(result::get_device_capability(self.inner.ordinal, feature)?
-            == raw::ACL_DEV_FEATURE_SUPPORT as i32)
+        Ok(
+            result::get_device_capability(self.inner.ordinal, feature.raw())?
+                == raw::ACL_DEV_FEATURE_SUPPORT as i32,
+        )
     }
 
     /// Whether this device can access `peer`'s memory directly.

@@ -257,7 +257,7 @@ impl Event {
     /// Notes that `stream` queued a wait on this event (see `waiters`).
     pub(crate) fn note_waiter(&self, stream: &Stream) {
         if legacy_events() {
-            let mut w = crate::sync::lock(&self.inner.waiters);
+            let mut w = crate::lock::lock(&self.inner.waiters);
             if !w.iter().any(|s| s.same_queue(stream)) {
                 w.push(stream.clone());
             }
@@ -353,7 +353,7 @@ pub(crate) struct EventPool {
 impl EventPool {
     /// An event from the pool (or a new one). The device must be bound.
     pub(crate) fn acquire(&self) -> Result<raw::aclrtEvent> {
-        let pooled = crate::sync::lock(&self.free).pop();
+        let pooled = crate::lock::lock(&self.free).pop();
         match pooled {
             Some(raw) => Ok(raw as raw::aclrtEvent),
             None => create_reusable_event(raw::ACL_EVENT_SYNC),
@@ -362,12 +362,12 @@ impl EventPool {
 
     /// Returns an event to the pool.
     pub(crate) fn release(&self, raw: raw::aclrtEvent) {
-        crate::sync::lock(&self.free).push(raw as usize);
+        crate::lock::lock(&self.free).push(raw as usize);
     }
 
     /// Destroys every pooled event (the device must be bound).
     pub(crate) fn destroy_all(&self) {
-        let all = std::mem::take(&mut *crate::sync::lock(&self.free));
+        let all = std::mem::take(&mut *crate::lock::lock(&self.free));
         for raw in all {
             // SAFETY: pooled events have no host waiters; the device's work
             // is finished when its last handle goes.

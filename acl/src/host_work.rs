@@ -77,12 +77,12 @@ pub(crate) struct Shared {
 
 impl Shared {
     fn push(&self, msg: String) {
-        crate::sync::lock(&self.panics).push(msg);
+        crate::lock::lock(&self.panics).push(msg);
     }
 
     /// The panics not yet reported, as one error.
     pub(crate) fn take_failure(&self) -> Option<Error> {
-        let mut v = crate::sync::lock(&self.panics);
+        let mut v = crate::lock::lock(&self.panics);
         if v.is_empty() {
             return None;
         }
@@ -180,7 +180,7 @@ impl Stream {
         crate::memory::track::note_host_work();
         let shared = self.shared();
         {
-            let mut m = crate::sync::lock(&shared.mechanism);
+            let mut m = crate::lock::lock(&shared.mechanism);
             match *m {
                 Mechanism::Callback(_) => {
                     return Err(Error::invalid(
@@ -217,7 +217,7 @@ impl Stream {
         crate::memory::track::note_host_work();
         let shared = self.shared();
         {
-            let mut m = crate::sync::lock(&shared.mechanism);
+            let mut m = crate::lock::lock(&shared.mechanism);
             match *m {
                 Mechanism::HostFn => {
                     return Err(Error::invalid(
@@ -256,7 +256,7 @@ pub(crate) unsafe fn unsubscribe(
     raw: raw::aclrtStream,
     shared: &Shared,
 ) -> Result<()> {
-    let m = *crate::sync::lock(&shared.mechanism);
+    let m = *crate::lock::lock(&shared.mechanism);
     match m {
         Mechanism::Callback(tid) => {
             device.inner.callback_thread.drain(shared);
@@ -270,7 +270,7 @@ pub(crate) unsafe fn unsubscribe(
 
 /// Ends the default stream's subscription (device teardown; the context is current).
 pub(crate) fn unsubscribe_default(thread: &CallbackThread, shared: &Shared) -> Result<()> {
-    let m = *crate::sync::lock(&shared.mechanism);
+    let m = *crate::lock::lock(&shared.mechanism);
     if matches!(m, Mechanism::Callback(_)) {
         thread.drain(shared);
     }
@@ -302,7 +302,7 @@ const POLL_MS: i32 = 20;
 impl CallbackThread {
     /// The thread's id (starting it if needed).
     fn ensure(&self, device: &Device) -> Result<u64> {
-        let mut w = crate::sync::lock(&self.worker);
+        let mut w = crate::lock::lock(&self.worker);
         if let Some(worker) = w.as_ref() {
             return Ok(worker.tid);
         }
@@ -355,7 +355,7 @@ impl CallbackThread {
     /// queue has run, unless called from the callback thread itself, which
     /// would wait for itself.
     fn drain(&self, shared: &Shared) {
-        let on_worker = crate::sync::lock(&self.worker)
+        let on_worker = crate::lock::lock(&self.worker)
             .as_ref()
             .is_some_and(|w| w.handle.thread().id() == std::thread::current().id());
         if on_worker {
@@ -371,7 +371,7 @@ impl CallbackThread {
 
     /// Stops and joins the thread (device teardown, after every stream is gone).
     pub(crate) fn stop(&self) {
-        let worker = crate::sync::lock(&self.worker).take();
+        let worker = crate::lock::lock(&self.worker).take();
         if let Some(w) = worker {
             w.stop.store(true, Ordering::Release);
             // A callback that owned the device's last handle drops it on the

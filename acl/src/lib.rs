@@ -80,24 +80,24 @@
 //! ```
 
 pub mod aclnn;
+pub mod aclop;
 pub mod allocator;
 pub mod device;
 pub mod error;
 pub mod event;
 pub mod host_work;
 pub mod kernel;
+mod lock;
 pub mod memory;
 pub mod model;
-pub mod op;
 pub mod ops;
 pub mod release;
 pub mod result;
 pub mod runtime;
 pub mod stream;
-mod sync;
 pub mod vmm;
 
-pub use device::{Device, DeviceAttribute, MemoryInfo};
+pub use device::{Device, DeviceAttribute, DeviceFeature, MemoryInfo};
 pub use error::{Error, ErrorCode, Result};
 pub use event::{Event, EventFlags};
 pub use host_work::CallbackMode;

@@ -6,7 +6,7 @@
 //! dimensions, axes in range, permutations) and the output's shape against
 //! the result's, **before** any C call ([`Error::InvalidArgument`]), then
 //! queues the CANN operator on `stream` through the single-operator API
-//! (`aclopExecuteV2`, see [`crate::op`]): descriptions, data buffers and
+//! (`aclopExecuteV2`, see [`crate::aclop`]): descriptions, data buffers and
 //! attributes are made for the call and released when it returns.
 //! Value inputs (`axes`, `perm`, `dims`, a fill value) are passed as host
 //! constants. The functions return once the operator is queued.
@@ -19,6 +19,21 @@
 //!
 //! The same operators through the two-phase `aclnn` API, which torch_npu
 //! uses, are in `crate::aclnn` when the operator library is available.
+//!
+//! # Which operator module
+//!
+//! This crate reaches CANN's operators three ways:
+//!
+//! - [`crate::ops`]: typed functions over owned [`crate::Tensor`]s
+//!   (`ops::matmul(&s, &a, &b, &mut c)`), built on `aclop`. Start here for
+//!   the common operators.
+//! - [`crate::aclnn`]: the two-phase API torch_npu uses, over views
+//!   (dims, strides, offset) of any buffer. Use it for views, for the
+//!   operators only aclnn has, and where a framework expects aclnn's
+//!   semantics.
+//! - [`crate::aclop`]: any CANN operator by name, with descriptions and
+//!   attributes written by hand (`aclopExecuteV2`), and compiled handles.
+//!   Use it for operators neither of the others wraps.
 //!
 //! ```
 //! # cann_sim::install().unwrap();
@@ -34,10 +49,10 @@
 //! # Ok::<(), acl::Error>(())
 //! ```
 
+use crate::aclop::exec::{Arg, launch};
+use crate::aclop::{Format, OpAttr, Operator, TensorDesc};
 use crate::error::{Error, Result};
 use crate::memory::Element;
-use crate::op::exec::{Arg, launch};
-use crate::op::{Format, OpAttr, Operator, TensorDesc};
 use crate::result::raw;
 use crate::{DeviceBuffer, Stream};
 use std::ffi::CStr;
@@ -526,7 +541,7 @@ pub fn cast<T: Element, U: Element>(
 ) -> Result<()> {
     expect_shape("ops::cast", &out.shape, &x.shape)?;
     let (dx, dout) = (x.desc()?, out.desc()?);
-    crate::op::cast(stream, &dx, &x.buf, &dout, &mut out.buf, false)
+    crate::aclop::cast(stream, &dx, &x.buf, &dout, &mut out.buf, false)
 }
 
 /// `out = a @ b` for matrices `[m, k] @ [k, n]` (`MatMul`).

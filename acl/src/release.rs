@@ -29,7 +29,7 @@ static FAILURES: Mutex<Vec<ReleaseError>> = Mutex::new(Vec::new());
 /// Records a failed release: logs it and keeps it for [`take_release_errors`].
 pub(crate) fn record(resource: &'static str, error: Error) {
     log::warn!(target: "acl", "releasing {resource} failed: {error}");
-    let mut v = crate::sync::lock(&FAILURES);
+    let mut v = crate::lock::lock(&FAILURES);
     if v.len() >= CAPACITY {
         v.remove(0);
     }
@@ -38,7 +38,7 @@ pub(crate) fn record(resource: &'static str, error: Error) {
 
 /// Takes (and clears) the release failures recorded so far in this process.
 pub fn take_release_errors() -> Vec<ReleaseError> {
-    std::mem::take(&mut *crate::sync::lock(&FAILURES))
+    std::mem::take(&mut *crate::lock::lock(&FAILURES))
 }
 
 /// Work to run where a `Drop` may not run it: inside a host function (no
@@ -60,7 +60,7 @@ pub(crate) fn on_release_thread() -> bool {
 
 /// Runs `job` on the release thread.
 pub(crate) fn in_background(job: Job) {
-    let mut q = crate::sync::lock(&QUEUE);
+    let mut q = crate::lock::lock(&QUEUE);
     if q.is_none() {
         let (tx, rx) = std::sync::mpsc::channel::<Job>();
         let spawned = std::thread::Builder::new()

@@ -35,7 +35,7 @@ struct Session {
 static SESSION: Mutex<Option<Session>> = Mutex::new(None);
 
 fn session() -> std::sync::MutexGuard<'static, Option<Session>> {
-    crate::sync::lock(&SESSION)
+    crate::lock::lock(&SESSION)
 }
 
 /// AscendCL's version, as reported by `aclrtGetVersion`.

@@ -3,7 +3,7 @@
 
 mod common;
 
-use acl::{DeviceBuffer, DeviceMemory, Error, PinnedHostBuffer};
+use acl::{DeviceBuffer, DeviceFeature, DeviceMemory, Error, PinnedHostBuffer};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -267,14 +267,8 @@ fn nested_mutable_slices_and_their_shared_views() {
 fn device_capabilities_are_reported_and_unknown_features_rejected() {
     cann_sim::require_devices!(6);
     let npu = common::device(5);
-    assert!(
-        npu.supports(acl_sys::ACL_FEATURE_TSCPU_TASK_UPDATE_SUPPORT_AIC_AIV)
-            .unwrap()
-    );
-    assert!(
-        !npu.supports(acl_sys::ACL_FEATURE_SYSTEM_MEMQ_EVENT_CROSS_DEV)
-            .unwrap()
-    );
-    let err = npu.supports(12345).unwrap_err();
+    assert!(npu.supports(DeviceFeature::TaskUpdateAicAiv).unwrap());
+    assert!(!npu.supports(DeviceFeature::MemqEventCrossDevice).unwrap());
+    let err = npu.supports(DeviceFeature::Raw(12345)).unwrap_err();
     assert_eq!(err.function(), Some("aclrtGetDeviceCapability"), "{err}");
 }

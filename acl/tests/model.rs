@@ -5,8 +5,8 @@
 
 mod common;
 
+use acl::aclop::Format;
 use acl::model::{Gear, Gears, Model, ModelDesc, TensorInfo};
-use acl::op::Format;
 use acl::{DataType, Error, ErrorCode};
 use cann_sim::model::{self as sim, Constant, IoDesc, Node};
 use std::collections::BTreeMap;

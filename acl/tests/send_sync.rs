@@ -13,6 +13,7 @@ use acl::aclnn::{
     BoolArray, CubeMathType, FloatArray, IntArray, Layout, Scalar, Tensor as AclnnTensor,
     TensorList, TensorMut,
 };
+use acl::aclop::{CompileFlag, Format, HandleLaunch, OpAttr, OpHandle, Operator, TensorDesc};
 use acl::allocator::{
     AllocatorConfig, AllocatorStats, Backend, Block, BlockInfo, BlockState, CachingAllocator,
     PoolKind, PoolStats, SegmentInfo, Stat,
@@ -22,7 +23,6 @@ use acl::memory::{
     Access, Allocation, CachingAllocatorHandle, DeviceAllocator, DeviceBackend, Prepared,
 };
 use acl::model::{Gear, Gears, MemorySize, TensorInfo};
-use acl::op::{CompileFlag, Format, HandleLaunch, OpAttr, OpHandle, Operator, TensorDesc};
 use acl::vmm::{Mapping, PhysicalMemory, VirtualRange};
 use acl::{
     CallbackMode, DataType, Device, DeviceAttribute, DeviceBuffer, DeviceRepr, DeviceSlice,

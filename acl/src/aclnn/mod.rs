@@ -19,6 +19,21 @@
 //! `561003` when the library has no kernel for the call) and the function
 //! that returned it.
 //!
+//! # Which operator module
+//!
+//! This crate reaches CANN's operators three ways:
+//!
+//! - [`crate::ops`]: typed functions over owned [`crate::Tensor`]s
+//!   (`ops::matmul(&s, &a, &b, &mut c)`), built on `aclop`. Start here for
+//!   the common operators.
+//! - [`crate::aclnn`]: the two-phase API torch_npu uses, over views
+//!   (dims, strides, offset) of any buffer. Use it for views, for the
+//!   operators only aclnn has, and where a framework expects aclnn's
+//!   semantics.
+//! - [`crate::aclop`]: any CANN operator by name, with descriptions and
+//!   attributes written by hand (`aclopExecuteV2`), and compiled handles.
+//!   Use it for operators neither of the others wraps.
+//!
 //! ```
 //! # cann_sim::install().unwrap();
 //! use acl::{Device, Runtime, aclnn};

@@ -108,7 +108,8 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     }
 
     /// Allocates `len` uninitialised elements on `device` (for its default
-    /// stream).
+    /// stream): shorthand for `device.default_stream().alloc(len)`
+    /// ([`Stream::alloc`]), where allocation belongs to a stream.
     ///
     /// # Errors
     ///
@@ -123,7 +124,8 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         unsafe { Self::uninit_on(&device.default_stream(), len) }
     }
 
-    /// Allocates `len` elements set to zero bytes, on `device`'s default stream.
+    /// Allocates `len` elements set to zero bytes, on `device`'s default
+    /// stream: shorthand for [`Stream::alloc_zeros`] on it.
     ///
     /// # Errors
     ///
@@ -134,7 +136,8 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     }
 
     /// Allocates a buffer holding a copy of `data`, for `device`'s default
-    /// stream. The copy is complete when this returns.
+    /// stream: shorthand for [`Stream::clone_from_host`] on it. The copy is
+    /// complete when this returns.
     ///
     /// # Errors
     ///

@@ -1,9 +1,9 @@
 //! [`ModelDesc`]: what a loaded model takes and gives, read once at load
 //! (`aclmdlCreateDesc`, `aclmdlGetDesc` and the getters).
 
+use crate::aclop::Format;
 use crate::error::Result;
 use crate::memory::DataType;
-use crate::op::Format;
 use crate::result::{self, raw};
 
 /// The name of the extra input of a model with gears

@@ -484,7 +484,7 @@ impl Model {
         const F: &str = "Model::execute";
         self.check_args(F, Some(stream), gear, inputs, outputs)?;
         {
-            let mut used = crate::sync::lock(&self.streams);
+            let mut used = crate::lock::lock(&self.streams);
             if !used.iter().any(|s| s.same_queue(stream)) {
                 used.push(stream.clone());
             }
@@ -559,7 +559,7 @@ impl Model {
         let Some(i) = self.desc.gear_input() else {
             return Ok(None);
         };
-        let mut bufs = crate::sync::lock(&self.gear_bufs);
+        let mut bufs = crate::lock::lock(&self.gear_bufs);
         if let Some((_, _, b)) = bufs
             .iter()
             .find(|(s, g, _)| *g == gear && s.same_queue(stream))
@@ -636,7 +636,7 @@ impl Model {
     }
 
     fn unload(&mut self) -> Result<()> {
-        let streams = std::mem::take(&mut *crate::sync::lock(&self.streams));
+        let streams = std::mem::take(&mut *crate::lock::lock(&self.streams));
         let mut first = Ok(());
         for s in &streams {
             if let Err(e) = s.synchronize() {

@@ -38,7 +38,7 @@ impl Slot {
 ///
 /// ```
 /// # cann_sim::install().unwrap();
-/// use acl::op::{Format, OpHandle, TensorDesc};
+/// use acl::aclop::{Format, OpHandle, TensorDesc};
 /// use acl::{DataType, Device, Runtime};
 ///
 /// let npu = Device::new(&Runtime::init()?, 0)?;

@@ -18,7 +18,7 @@ use std::ptr::NonNull;
 ///
 /// ```
 /// # cann_sim::install().unwrap();
-/// use acl::op::OpAttr;
+/// use acl::aclop::OpAttr;
 /// let mut attr = OpAttr::new()?;
 /// attr.set_bool("transpose_x1", false)?.set_list_int("axes", &[-1])?;
 /// assert!(attr.set_int("bad\0name", 1).is_err());

@@ -159,7 +159,7 @@ fn c_name(function: &'static str, what: &str, s: &str) -> Result<CString> {
 ///
 /// ```
 /// # cann_sim::install().unwrap();
-/// use acl::op::{Format, TensorDesc};
+/// use acl::aclop::{Format, TensorDesc};
 /// use acl::DataType;
 ///
 /// let mut d = TensorDesc::new(DataType::Float16, &[2, 3], Format::Nd)?;
@@ -321,7 +321,7 @@ impl TensorDesc {
     ///
     /// ```
     /// # cann_sim::install().unwrap();
-    /// use acl::op::{Format, TensorDesc};
+    /// use acl::aclop::{Format, TensorDesc};
     /// use acl::DataType;
     ///
     /// let mut d = TensorDesc::new(DataType::Float16, &[3, 5], Format::Nd)?;
@@ -350,7 +350,7 @@ impl TensorDesc {
     ///
     /// ```
     /// # cann_sim::install().unwrap();
-    /// use acl::op::{Format, TensorDesc, UNKNOWN_DIM};
+    /// use acl::aclop::{Format, TensorDesc, UNKNOWN_DIM};
     /// use acl::DataType;
     ///
     /// let mut d = TensorDesc::new(DataType::Float, &[UNKNOWN_DIM, 8], Format::Nd)?;

@@ -1,11 +1,11 @@
-//! The single-operator path (`acl::op`) end to end on the simulator:
+//! The single-operator path (`acl::aclop`) end to end on the simulator:
 //! descriptions, attributes, execution on a stream, refreshed output
 //! descriptions, handles, cast; every error path with its exact code, and
 //! the checks made before any C call.
 
 mod common;
 
-use acl::op::{CompileFlag, Format, OpAttr, OpHandle, Operator, TensorDesc, UNKNOWN_DIM};
+use acl::aclop::{CompileFlag, Format, OpAttr, OpHandle, Operator, TensorDesc, UNKNOWN_DIM};
 use acl::{DataType, Device, Error, ErrorCode, Stream};
 use half::f16;
 use std::sync::mpsc;
@@ -476,7 +476,7 @@ fn max_size_bytes_bounds_unknown_dims_by_their_ranges() {
     );
     d.set_shape(&[2, 4]).unwrap();
     assert_eq!(d.max_size_bytes(), Some(32));
-    let mut r = desc(DataType::Float, &[acl::op::UNKNOWN_RANK]);
+    let mut r = desc(DataType::Float, &[acl::aclop::UNKNOWN_RANK]);
     r.set_shape_range(&[(1, 4)]).unwrap();
     assert_eq!(r.max_size_bytes(), None, "an unknown rank has no bound");
 }
@@ -575,7 +575,7 @@ fn descriptions_round_trip_through_the_runtime() {
     let mut c = desc(DataType::Int64, &[3]);
     c.set_const(&[1i64, 2, 3]).unwrap();
     assert_eq!(
-        acl::op::Format::from_raw(acl_sys::ACL_FORMAT_FRACTAL_NZ),
+        acl::aclop::Format::from_raw(acl_sys::ACL_FORMAT_FRACTAL_NZ),
         Some(Format::FractalNz)
     );
 }
@@ -662,7 +662,7 @@ fn cast_converts_f32_to_f16_through_aclop_cast_and_its_handle() {
     let x = s.clone_from_host(&[1.5f32, -2.25, 65504.0]).unwrap();
     let mut y = s.alloc_zeros::<f16>(3).unwrap();
     let (dx, dy) = (desc(DataType::Float, &[3]), desc(DataType::Float16, &[3]));
-    acl::op::cast(&s, &dx, &x, &dy, &mut y, false).unwrap();
+    acl::aclop::cast(&s, &dx, &x, &dy, &mut y, false).unwrap();
     let want: Vec<f16> = [1.5f32, -2.25, 65504.0]
         .iter()
         .map(|&v| f16::from_f32(v))
@@ -672,11 +672,11 @@ fn cast_converts_f32_to_f16_through_aclop_cast_and_its_handle() {
     let mut z = s.alloc_zeros::<f16>(3).unwrap();
     h.launch().input(&x).output(&mut z).execute(&s).unwrap();
     assert_eq!(z.to_host_vec().unwrap(), want);
-    let e = acl::op::cast(&s, &dx, &x, &dx, &mut y, false).unwrap_err();
+    let e = acl::aclop::cast(&s, &dx, &x, &dx, &mut y, false).unwrap_err();
     assert_eq!(
         invalid(&e),
         (
-            "op::cast",
+            "aclop::cast",
             "output 0: the buffer holds float16, the description says float32"
         )
     );
@@ -685,8 +685,8 @@ fn cast_converts_f32_to_f16_through_aclop_cast_and_its_handle() {
 #[test]
 fn compile_flag_accepts_both_modes() {
     cann_sim::install().unwrap();
-    acl::op::set_compile_flag(CompileFlag::Fuzz).unwrap();
-    acl::op::set_compile_flag(CompileFlag::Default).unwrap();
+    acl::aclop::set_compile_flag(CompileFlag::Fuzz).unwrap();
+    acl::aclop::set_compile_flag(CompileFlag::Default).unwrap();
     let rc = unsafe { acl_sys::aclopSetCompileFlag(7).unwrap() };
     assert_eq!(rc, acl_sys::ACL_ERROR_INVALID_PARAM);
 }
@@ -853,7 +853,7 @@ fn output_with_unknown_rank_is_rejected_before_c() {
     let x = s.clone_from_host(&[1.0f32; 4]).unwrap();
     let mut y = s.alloc_zeros::<f32>(4).unwrap();
     let dx = desc(DataType::Float, &[2, 2]);
-    let mut dy = desc(DataType::Float, &[acl::op::UNKNOWN_RANK]);
+    let mut dy = desc(DataType::Float, &[acl::aclop::UNKNOWN_RANK]);
     dy.set_shape_range(&[(1, 4)]).unwrap();
     let e = Operator::new("Abs")
         .input(&dx, &x)
@@ -956,11 +956,11 @@ fn cast_with_unknown_dims_is_rejected_before_c() {
         desc(DataType::Float, &[UNKNOWN_DIM]),
         desc(DataType::Float16, &[UNKNOWN_DIM]),
     );
-    let e = acl::op::cast(&s, &dx, &x, &dy, &mut y, false).unwrap_err();
+    let e = acl::aclop::cast(&s, &dx, &x, &dy, &mut y, false).unwrap_err();
     assert_eq!(
         invalid(&e),
         (
-            "op::cast",
+            "aclop::cast",
             "input 0: shape [-1] has unknown dimensions; inputs need concrete shapes"
         )
     );

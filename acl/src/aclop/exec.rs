@@ -209,7 +209,7 @@ impl Drop for DataBuffers {
 ///
 /// ```
 /// # cann_sim::install().unwrap();
-/// use acl::op::{Format, Operator, TensorDesc};
+/// use acl::aclop::{Format, Operator, TensorDesc};
 /// use acl::{DataType, Device, Runtime};
 ///
 /// let npu = Device::new(&Runtime::init()?, 0)?;
@@ -370,7 +370,7 @@ impl<'a> Operator<'a> {
     ///
     /// ```
     /// # cann_sim::install().unwrap();
-    /// use acl::op::{Format, Operator, TensorDesc, UNKNOWN_DIM};
+    /// use acl::aclop::{Format, Operator, TensorDesc, UNKNOWN_DIM};
     /// use acl::{DataType, Device, Runtime};
     ///
     /// let npu = Device::new(&Runtime::init()?, 0)?;
@@ -534,7 +534,7 @@ pub fn cast<T: Element, U: Element>(
     dst: &mut (impl DeviceMemoryMut<U> + ?Sized),
     truncate: bool,
 ) -> Result<()> {
-    const F: &str = "op::cast";
+    const F: &str = "aclop::cast";
     check_arg(F, Role::Input, 0, src_desc, T::DATA_TYPE, src.size_bytes())?;
     check_arg(F, Role::Output, 0, dst_desc, U::DATA_TYPE, dst.size_bytes())?;
     if src_desc.dims() != dst_desc.dims() {
@@ -648,7 +648,7 @@ pub(crate) fn launch<const NI: usize, const NO: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::op::{Format, UNKNOWN_DIM};
+    use crate::aclop::{Format, UNKNOWN_DIM};
 
     fn reason(e: Error) -> String {
         match e {
