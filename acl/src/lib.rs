@@ -14,7 +14,12 @@
 //! # Layers
 //!
 //! `acl_sys` (raw FFI, loaded at run time) → [`result`] (one thin
-//! `Result`-returning function per C function) → the safe types here.
+//! `Result`-returning function per C function, named by a fixed rule:
+//! `aclrtMalloc` → [`result::malloc`], `aclmdlLoadFromFile` →
+//! [`result::mdl_load_from_file`]) → the safe types here. [`result`] is the
+//! only module that names `acl_sys` (checked by a test); the C types the safe
+//! types hold come from [`result::raw`]. A safe method that calls C carries
+//! `#[doc(alias = "<C name>")]`, so rustdoc's search finds it by the C name.
 //!
 //! # Backends
 //!
