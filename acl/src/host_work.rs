@@ -76,6 +76,12 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// Whether the queue runs callbacks (so host functions are refused).
+    #[cfg(feature = "async")]
+    pub(crate) fn uses_callbacks(&self) -> bool {
+        matches!(*crate::lock::lock(&self.mechanism), Mechanism::Callback(_))
+    }
+
     fn push(&self, msg: String) {
         crate::lock::lock(&self.panics).push(msg);
     }

@@ -87,6 +87,8 @@
 pub mod aclnn;
 pub mod aclop;
 pub mod allocator;
+#[cfg(feature = "async")]
+pub mod completion;
 pub mod device;
 pub mod error;
 pub mod event;
