@@ -26,10 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod abi;
-mod abi_checks_hccl;
-mod abi_checks_model;
-mod abi_checks_op;
-mod abi_checks_vmm;
+mod abi_checks;
 mod abi_release;
 mod bench;
 mod bindings;
