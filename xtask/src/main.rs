@@ -7,9 +7,9 @@
 //!   (`docs/COMPAT.md`, `acl-sys/src/since.rs`).
 //! - `bindgen [--headers DIR] [--check]`: regenerate `acl-sys`, `hccl-sys` and
 //!   `dcmi-sys` bindings (or, with `--check`, fail when the checked-in files differ).
-//! - `generate [--check]` (alias `sim-exports`): regenerate what derives from
-//!   the checked-in bindings: cann-sim's not-supported exports and installed
-//!   tables, and the `acl` crate's `ErrorCode` enum.
+//! - `generate [--check]`: regenerate what derives from the checked-in
+//!   bindings: cann-sim's not-supported exports and installed tables, and the
+//!   `acl` crate's `ErrorCode` enum.
 //! - `bench-overhead`: instruction counts of the safe layer against the raw
 //!   calls, under callgrind (numbers for BENCHMARKS.md).
 //! - `test-real [--report FILE] [--library FILE|sim]`: run the tests that mean
@@ -43,7 +43,7 @@ fn main() -> ExitCode {
         Some("headers") => headers::run(&workspace_root(), &args[1..]),
         Some("compat") => compat::run(&args[1..]),
         Some("bindgen") => bindings::run(&args[1..]),
-        Some("generate" | "sim-exports") => sim_exports::run(&args[1..]),
+        Some("generate") => sim_exports::run(&args[1..]),
         Some("abi-check") => abi::run(&args[1..]),
         Some("bench-overhead") => bench::run(&args[1..]),
         Some("test-real") => real::run(&args[1..]),
