@@ -90,6 +90,12 @@ const LIBS: [Lib; 2] = [
     },
 ];
 
+/// The bindings whose functions abi-check compiles against a header (every
+/// function's type is checked, not only those with a behavioural check).
+pub(crate) fn header_bindings() -> impl Iterator<Item = &'static str> {
+    LIBS.iter().map(|lib| lib.bindings)
+}
+
 /// DCMI: no header, so only the names are checked.
 const DCMI_BINDINGS: &str = "dcmi-sys/src/bindings.rs";
 

@@ -17,6 +17,9 @@
 //!   (see `real.rs`).
 //! - `fidelity [--check]`: the generated head of `cann-sim/FIDELITY.md`
 //!   (function coverage, behaviours modelled, known differences).
+//! - `coverage [--check]`: `docs/COVERAGE.md`, every C function of the
+//!   bindings with the safe items that wrap it (their `#[doc(alias)]`),
+//!   whether cann-sim implements it and what abi-check checks of it.
 //! - `abi-check [--headers DIR | --release X]`: compile a C program against
 //!   the real headers, link it to the cann-sim cdylib and run it. With the
 //!   headers of another CANN release (`--release X` fetches torch-npu X's), the
@@ -31,6 +34,8 @@ mod abi_release;
 mod bench;
 mod bindings;
 mod compat;
+mod coverage;
+mod doc_aliases;
 mod error_codes;
 mod fidelity;
 mod headers;
@@ -48,8 +53,9 @@ fn main() -> ExitCode {
         Some("bench-overhead") => bench::run(&args[1..]),
         Some("test-real") => real::run(&args[1..]),
         Some("fidelity") => fidelity::run(&args[1..]),
+        Some("coverage") => coverage::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <headers [--version X] | compat [--check] | bindgen [--headers DIR] [--check] | generate [--check] | abi-check [--headers DIR | --release X] | bench-overhead | test-real [--report FILE] [--library FILE|sim] | fidelity [--check]>"
+            "usage: cargo xtask <headers [--version X] | compat [--check] | bindgen [--headers DIR] [--check] | generate [--check] | abi-check [--headers DIR | --release X] | bench-overhead | test-real [--report FILE] [--library FILE|sim] | fidelity [--check] | coverage [--check]>"
                 .to_string(),
         ),
     };
@@ -59,6 +65,15 @@ fn main() -> ExitCode {
             eprintln!("xtask: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The arguments of a command that takes only `--check`: whether it was given.
+pub fn check_flag(args: &[String], command: &str) -> Result<bool, String> {
+    match args {
+        [] => Ok(false),
+        [a] if a == "--check" => Ok(true),
+        _ => Err(format!("usage: cargo xtask {command} [--check]")),
     }
 }
 

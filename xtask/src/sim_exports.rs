@@ -66,12 +66,14 @@ const LIBS: [SimLib; 4] = [
     },
 ];
 
+/// The libraries cann-sim stands in for: (its module under `cann-sim/src/`,
+/// the checked-in bindings listing their functions).
+pub(crate) fn libraries() -> impl Iterator<Item = (&'static str, &'static str)> {
+    LIBS.iter().map(|lib| (lib.module, lib.bindings))
+}
+
 pub fn run(args: &[String]) -> Result<(), String> {
-    let check = match args {
-        [] => false,
-        [a] if a == "--check" => true,
-        _ => return Err("usage: cargo xtask generate [--check]".into()),
-    };
+    let check = crate::check_flag(args, "generate")?;
     let root = workspace_root();
     let mut fresh = generate(&root, check)?;
     fresh &= crate::error_codes::generate(&root, check)?;
