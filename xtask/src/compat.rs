@@ -130,11 +130,7 @@ impl Layout {
 }
 
 pub fn run(args: &[String]) -> Result<(), String> {
-    let check = match args {
-        [] => false,
-        [a] if a == "--check" => true,
-        _ => return Err("usage: cargo xtask compat [--check]".into()),
-    };
+    let check = crate::check_flag(args, "compat")?;
     let root = workspace_root();
     let mut sets = Vec::new();
     for r in RELEASES {

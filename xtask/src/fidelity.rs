@@ -35,11 +35,7 @@ const LIBRARIES: [(&str, &str, &str); 4] = [
 ];
 
 pub fn run(args: &[String]) -> Result<(), String> {
-    let check = match args {
-        [] => false,
-        [a] if a == "--check" => true,
-        _ => return Err("usage: cargo xtask fidelity [--check]".into()),
-    };
+    let check = crate::check_flag(args, "fidelity")?;
     let root = workspace_root();
     let path = root.join("cann-sim/FIDELITY.md");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;

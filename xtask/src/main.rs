@@ -7,9 +7,9 @@
 //!   (`docs/COMPAT.md`, `acl-sys/src/since.rs`).
 //! - `bindgen [--headers DIR] [--check]`: regenerate `acl-sys`, `hccl-sys` and
 //!   `dcmi-sys` bindings (or, with `--check`, fail when the checked-in files differ).
-//! - `generate [--check]` (alias `sim-exports`): regenerate what derives from
-//!   the checked-in bindings: cann-sim's not-supported exports and installed
-//!   tables, and the `acl` crate's `ErrorCode` enum.
+//! - `generate [--check]`: regenerate what derives from the checked-in
+//!   bindings: cann-sim's not-supported exports and installed tables, and the
+//!   `acl` crate's `ErrorCode` enum.
 //! - `bench-overhead`: instruction counts of the safe layer against the raw
 //!   calls, under callgrind (numbers for BENCHMARKS.md).
 //! - `test-real [--report FILE] [--library FILE|sim]`: run the tests that mean
@@ -17,6 +17,9 @@
 //!   (see `real.rs`).
 //! - `fidelity [--check]`: the generated head of `cann-sim/FIDELITY.md`
 //!   (function coverage, behaviours modelled, known differences).
+//! - `coverage [--check]`: `docs/COVERAGE.md`, every C function of the
+//!   bindings with the safe items that wrap it (their `#[doc(alias)]`),
+//!   whether cann-sim implements it and what abi-check checks of it.
 //! - `abi-check [--headers DIR | --release X]`: compile a C program against
 //!   the real headers, link it to the cann-sim cdylib and run it. With the
 //!   headers of another CANN release (`--release X` fetches torch-npu X's), the
@@ -26,14 +29,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod abi;
-mod abi_checks_hccl;
-mod abi_checks_model;
-mod abi_checks_op;
-mod abi_checks_vmm;
+mod abi_checks;
 mod abi_release;
 mod bench;
 mod bindings;
 mod compat;
+mod coverage;
+mod doc_aliases;
 mod error_codes;
 mod fidelity;
 mod headers;
@@ -46,13 +48,14 @@ fn main() -> ExitCode {
         Some("headers") => headers::run(&workspace_root(), &args[1..]),
         Some("compat") => compat::run(&args[1..]),
         Some("bindgen") => bindings::run(&args[1..]),
-        Some("generate" | "sim-exports") => sim_exports::run(&args[1..]),
+        Some("generate") => sim_exports::run(&args[1..]),
         Some("abi-check") => abi::run(&args[1..]),
         Some("bench-overhead") => bench::run(&args[1..]),
         Some("test-real") => real::run(&args[1..]),
         Some("fidelity") => fidelity::run(&args[1..]),
+        Some("coverage") => coverage::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <headers [--version X] | compat [--check] | bindgen [--headers DIR] [--check] | generate [--check] | abi-check [--headers DIR | --release X] | bench-overhead | test-real [--report FILE] [--library FILE|sim] | fidelity [--check]>"
+            "usage: cargo xtask <headers [--version X] | compat [--check] | bindgen [--headers DIR] [--check] | generate [--check] | abi-check [--headers DIR | --release X] | bench-overhead | test-real [--report FILE] [--library FILE|sim] | fidelity [--check] | coverage [--check]>"
                 .to_string(),
         ),
     };
@@ -62,6 +65,15 @@ fn main() -> ExitCode {
             eprintln!("xtask: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The arguments of a command that takes only `--check`: whether it was given.
+pub fn check_flag(args: &[String], command: &str) -> Result<bool, String> {
+    match args {
+        [] => Ok(false),
+        [a] if a == "--check" => Ok(true),
+        _ => Err(format!("usage: cargo xtask {command} [--check]")),
     }
 }
 

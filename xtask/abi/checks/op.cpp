@@ -1,12 +1,10 @@
-//! abi-check behavioural checks for operators, models and kernels (aclop, aclnn, aclmdl, kernel launch): one entry per
-//! implemented function, `(C name, C++ body)`, in the format of
-//! `abi::CHECKS` (see there and xtask/abi/preamble.cpp for the helpers).
+// abi-check behavioural checks for operators (aclop*: tensor descriptions,
+// data buffers, attributes, execution). Format and helpers: see
+// xtask/abi/README.md.
 
-pub const CHECKS: &[(&str, &str)] = &[
-    // ---- tensor descriptions ----
-    (
-        "aclCreateTensorDesc",
-        r#"
+// ---- tensor descriptions ----
+
+ABI_CHECK(aclCreateTensorDesc) {
     int64_t dims[2] = {2, 3};
     aclTensorDesc *d = aclCreateTensorDesc(ACL_FLOAT16, 2, dims, ACL_FORMAT_NCHW);
     EXPECT(d != nullptr);
@@ -22,11 +20,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT(aclCreateTensorDesc(ACL_FLOAT, 129, dims, ACL_FORMAT_ND) == nullptr);    // > ACL_MAX_DIM_CNT
     int64_t bad[1] = {-3};
     EXPECT(aclCreateTensorDesc(ACL_FLOAT, 1, bad, ACL_FORMAT_ND) == nullptr);
-"#,
-    ),
-    (
-        "aclDestroyTensorDesc",
-        r#"
+}
+
+ABI_CHECK(aclDestroyTensorDesc) {
     aclDestroyTensorDesc(nullptr);                            // ignored
     aclTensorDesc *d = abi_desc_f32({4});
     aclDestroyTensorDesc(d);
@@ -34,31 +30,25 @@ pub const CHECKS: &[(&str, &str)] = &[
     abi_recent();
     aclDestroyTensorDesc(d);                                  // twice: a message, nothing else
     EXPECT(!abi_recent().empty());
-"#,
-    ),
-    (
-        "aclGetTensorDescType",
-        r#"
+}
+
+ABI_CHECK(aclGetTensorDescType) {
     EXPECT(aclGetTensorDescType(nullptr) == ACL_DT_UNDEFINED);
     int64_t dims[1] = {3};
     aclTensorDesc *d = aclCreateTensorDesc(ACL_BF16, 1, dims, ACL_FORMAT_ND);
     EXPECT(aclGetTensorDescType(d) == ACL_BF16);
     aclDestroyTensorDesc(d);
-"#,
-    ),
-    (
-        "aclGetTensorDescFormat",
-        r#"
+}
+
+ABI_CHECK(aclGetTensorDescFormat) {
     EXPECT(aclGetTensorDescFormat(nullptr) == ACL_FORMAT_UNDEFINED);
     int64_t dims[4] = {1, 2, 3, 4};
     aclTensorDesc *d = aclCreateTensorDesc(ACL_FLOAT, 4, dims, ACL_FORMAT_NHWC);
     EXPECT(aclGetTensorDescFormat(d) == ACL_FORMAT_NHWC);
     aclDestroyTensorDesc(d);
-"#,
-    ),
-    (
-        "aclGetTensorDescSize",
-        r#"
+}
+
+ABI_CHECK(aclGetTensorDescSize) {
     EXPECT(aclGetTensorDescSize(nullptr) == 0);
     int64_t dims[2] = {2, 3};
     aclTensorDesc *d = aclCreateTensorDesc(ACL_FLOAT16, 2, dims, ACL_FORMAT_ND);
@@ -67,20 +57,16 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclSetTensorShape(d, 2, dyn), ACL_SUCCESS);
     EXPECT(aclGetTensorDescSize(d) == 0);                     // unknown dimension
     aclDestroyTensorDesc(d);
-"#,
-    ),
-    (
-        "aclGetTensorDescElementCount",
-        r#"
+}
+
+ABI_CHECK(aclGetTensorDescElementCount) {
     EXPECT(aclGetTensorDescElementCount(nullptr) == 0);
     aclTensorDesc *d = abi_desc_f32({2, 3, 4});
     EXPECT(aclGetTensorDescElementCount(d) == 24);
     aclDestroyTensorDesc(d);
-"#,
-    ),
-    (
-        "aclGetTensorDescNumDims",
-        r#"
+}
+
+ABI_CHECK(aclGetTensorDescNumDims) {
     EXPECT(aclGetTensorDescNumDims(nullptr) == 0);
     aclTensorDesc *d = abi_desc_f32({2, 3, 4});
     EXPECT(aclGetTensorDescNumDims(d) == 3);
@@ -88,21 +74,17 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclSetTensorShape(d, 1, unknown_rank), ACL_SUCCESS);
     EXPECT(aclGetTensorDescNumDims(d) == (size_t)ACL_UNKNOWN_RANK);
     aclDestroyTensorDesc(d);
-"#,
-    ),
-    (
-        "aclGetTensorDescDim",
-        r#"
+}
+
+ABI_CHECK(aclGetTensorDescDim) {
     aclTensorDesc *d = abi_desc_f32({5, 7});
     EXPECT(aclGetTensorDescDim(d, 1) == 7);
     EXPECT(aclGetTensorDescDim(d, 2) == -1);                  // out of range
     EXPECT(aclGetTensorDescDim(nullptr, 0) == -1);
     aclDestroyTensorDesc(d);
-"#,
-    ),
-    (
-        "aclGetTensorDescDimV2",
-        r#"
+}
+
+ABI_CHECK(aclGetTensorDescDimV2) {
     aclTensorDesc *d = abi_desc_f32({5, 7});
     int64_t v = 0;
     EXPECT_RC(aclGetTensorDescDimV2(d, 0, &v), ACL_SUCCESS);
@@ -111,11 +93,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclGetTensorDescDimV2(d, 0, nullptr), ACL_ERROR_INVALID_PARAM);
     EXPECT_RC(aclGetTensorDescDimV2(nullptr, 0, &v), ACL_ERROR_INVALID_PARAM);
     aclDestroyTensorDesc(d);
-"#,
-    ),
-    (
-        "aclGetTensorDescDimRange",
-        r#"
+}
+
+ABI_CHECK(aclGetTensorDescDimRange) {
     aclTensorDesc *d = abi_desc_f32({-1, 8});
     int64_t range[2] = {0, 0};
     EXPECT_RC(aclGetTensorDescDimRange(d, 1, 2, range), ACL_SUCCESS);
@@ -127,11 +107,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclGetTensorDescDimRange(d, 0, 1, range), ACL_ERROR_INVALID_PARAM);  // too short
     EXPECT_RC(aclGetTensorDescDimRange(d, 5, 2, range), ACL_ERROR_INVALID_PARAM);
     aclDestroyTensorDesc(d);
-"#,
-    ),
-    (
-        "aclGetTensorDescName",
-        r#"
+}
+
+ABI_CHECK(aclGetTensorDescName) {
     EXPECT(aclGetTensorDescName(nullptr) == nullptr);
     aclTensorDesc *d = abi_desc_f32({1});
     const char *n = aclGetTensorDescName(d);
@@ -140,11 +118,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     n = aclGetTensorDescName(d);
     EXPECT(n != nullptr && strcmp(n, "x1") == 0);
     aclDestroyTensorDesc(d);
-"#,
-    ),
-    (
-        "aclSetTensorDescName",
-        r#"
+}
+
+ABI_CHECK(aclSetTensorDescName) {
     aclTensorDesc *d = abi_desc_f32({1});
     aclSetTensorDescName(d, "weights");
     EXPECT(strcmp(aclGetTensorDescName(d), "weights") == 0);
@@ -153,42 +129,34 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclSetTensorDescName(nullptr, "x");                       // a message, nothing else
     EXPECT(!abi_recent().empty());
     aclDestroyTensorDesc(d);
-"#,
-    ),
-    (
-        "aclSetTensorFormat",
-        r#"
+}
+
+ABI_CHECK(aclSetTensorFormat) {
     aclTensorDesc *d = abi_desc_f32({1, 2, 3, 4});
     EXPECT_RC(aclSetTensorFormat(d, ACL_FORMAT_NCHW), ACL_SUCCESS);
     EXPECT(aclGetTensorDescFormat(d) == ACL_FORMAT_NCHW);
     EXPECT_RC(aclSetTensorFormat(d, (aclFormat)12345), ACL_ERROR_INVALID_PARAM);
     EXPECT_RC(aclSetTensorFormat(nullptr, ACL_FORMAT_ND), ACL_ERROR_INVALID_PARAM);
     aclDestroyTensorDesc(d);
-"#,
-    ),
-    (
-        "aclSetTensorStorageFormat",
-        r#"
+}
+
+ABI_CHECK(aclSetTensorStorageFormat) {
     aclTensorDesc *d = abi_desc_f32({16, 16});
     EXPECT_RC(aclSetTensorStorageFormat(d, ACL_FORMAT_FRACTAL_NZ), ACL_SUCCESS);
     EXPECT(aclGetTensorDescFormat(d) == ACL_FORMAT_ND);       // the origin format is unchanged
     EXPECT_RC(aclSetTensorStorageFormat(nullptr, ACL_FORMAT_ND), ACL_ERROR_INVALID_PARAM);
     aclDestroyTensorDesc(d);
-"#,
-    ),
-    (
-        "aclSetTensorOriginFormat",
-        r#"
+}
+
+ABI_CHECK(aclSetTensorOriginFormat) {
     aclTensorDesc *d = abi_desc_f32({2});
     EXPECT_RC(aclSetTensorOriginFormat(d, ACL_FORMAT_ND), ACL_SUCCESS);
     EXPECT_RC(aclSetTensorOriginFormat(d, (aclFormat)-7), ACL_ERROR_INVALID_PARAM);
     EXPECT_RC(aclSetTensorOriginFormat(nullptr, ACL_FORMAT_ND), ACL_ERROR_INVALID_PARAM);
     aclDestroyTensorDesc(d);
-"#,
-    ),
-    (
-        "aclSetTensorShape",
-        r#"
+}
+
+ABI_CHECK(aclSetTensorShape) {
     aclTensorDesc *d = abi_desc_f32({2});
     int64_t dims[3] = {4, 5, 6};
     EXPECT_RC(aclSetTensorShape(d, 3, dims), ACL_SUCCESS);
@@ -196,32 +164,26 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclSetTensorShape(d, 3, nullptr), ACL_ERROR_INVALID_PARAM);
     EXPECT_RC(aclSetTensorShape(nullptr, 3, dims), ACL_ERROR_INVALID_PARAM);
     aclDestroyTensorDesc(d);
-"#,
-    ),
-    (
-        "aclSetTensorStorageShape",
-        r#"
+}
+
+ABI_CHECK(aclSetTensorStorageShape) {
     aclTensorDesc *d = abi_desc_f32({16, 16});
     int64_t dims[4] = {1, 1, 16, 16};
     EXPECT_RC(aclSetTensorStorageShape(d, 4, dims), ACL_SUCCESS);
     EXPECT(aclGetTensorDescNumDims(d) == 2);                  // the shape is unchanged
     EXPECT_RC(aclSetTensorStorageShape(d, -1, dims), ACL_ERROR_INVALID_PARAM);
     aclDestroyTensorDesc(d);
-"#,
-    ),
-    (
-        "aclSetTensorOriginShape",
-        r#"
+}
+
+ABI_CHECK(aclSetTensorOriginShape) {
     aclTensorDesc *d = abi_desc_f32({4});
     int64_t dims[2] = {2, 2};
     EXPECT_RC(aclSetTensorOriginShape(d, 2, dims), ACL_SUCCESS);
     EXPECT_RC(aclSetTensorOriginShape(nullptr, 2, dims), ACL_ERROR_INVALID_PARAM);
     aclDestroyTensorDesc(d);
-"#,
-    ),
-    (
-        "aclSetTensorShapeRange",
-        r#"
+}
+
+ABI_CHECK(aclSetTensorShapeRange) {
     aclTensorDesc *d = abi_desc_f32({-1, 3});
     int64_t ok[2][2] = {{1, -1}, {3, 3}};                     // max -1: unbounded
     EXPECT_RC(aclSetTensorShapeRange(d, 2, ok), ACL_SUCCESS);
@@ -230,22 +192,18 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclSetTensorShapeRange(d, 1, ok), ACL_ERROR_INVALID_PARAM);  // rank is 2
     EXPECT_RC(aclSetTensorShapeRange(d, 2, nullptr), ACL_ERROR_INVALID_PARAM);
     aclDestroyTensorDesc(d);
-"#,
-    ),
-    (
-        "aclSetTensorValueRange",
-        r#"
+}
+
+ABI_CHECK(aclSetTensorValueRange) {
     aclTensorDesc *d = abi_desc_f32({2});
     int64_t r[2][2] = {{0, 10}, {0, 10}};
     EXPECT_RC(aclSetTensorValueRange(d, 2, r), ACL_SUCCESS);
     EXPECT_RC(aclSetTensorValueRange(d, 2, nullptr), ACL_ERROR_INVALID_PARAM);
     EXPECT_RC(aclSetTensorValueRange(nullptr, 2, r), ACL_ERROR_INVALID_PARAM);
     aclDestroyTensorDesc(d);
-"#,
-    ),
-    (
-        "aclSetTensorConst",
-        r#"
+}
+
+ABI_CHECK(aclSetTensorConst) {
     int64_t dims[1] = {2};
     aclTensorDesc *d = aclCreateTensorDesc(ACL_INT64, 1, dims, ACL_FORMAT_ND);
     int64_t v[2] = {1, 0};
@@ -254,42 +212,35 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclSetTensorConst(d, nullptr, 16), ACL_ERROR_INVALID_PARAM);
     EXPECT_RC(aclSetTensorConst(d, v, 0), ACL_ERROR_INVALID_PARAM);
     aclDestroyTensorDesc(d);
-"#,
-    ),
-    (
-        "aclSetTensorPlaceMent",
-        r#"
+}
+
+ABI_CHECK(aclSetTensorPlaceMent) {
     aclTensorDesc *d = abi_desc_f32({2});
     EXPECT_RC(aclSetTensorPlaceMent(d, ACL_MEMTYPE_HOST), ACL_SUCCESS);
     EXPECT_RC(aclSetTensorPlaceMent(d, (aclMemType)9), ACL_ERROR_INVALID_PARAM);
     EXPECT_RC(aclSetTensorPlaceMent(nullptr, ACL_MEMTYPE_DEVICE), ACL_ERROR_INVALID_PARAM);
     aclDestroyTensorDesc(d);
-"#,
-    ),
-    (
-        "aclSetTensorDynamicInput",
-        r#"
+}
+
+ABI_CHECK(aclSetTensorDynamicInput) {
     aclTensorDesc *d = abi_desc_f32({2});
     EXPECT_RC(aclSetTensorDynamicInput(d, "x"), ACL_SUCCESS);
     EXPECT_RC(aclSetTensorDynamicInput(d, nullptr), ACL_ERROR_INVALID_PARAM);
     aclDestroyTensorDesc(d);
-"#,
-    ),
-    (
-        "aclDataTypeSize",
-        r#"
+}
+
+ABI_CHECK(aclDataTypeSize) {
     EXPECT(aclDataTypeSize(ACL_FLOAT) == 4);
     EXPECT(aclDataTypeSize(ACL_FLOAT16) == 2);
     EXPECT(aclDataTypeSize(ACL_BF16) == 2);
     EXPECT(aclDataTypeSize(ACL_INT64) == 8);
     EXPECT(aclDataTypeSize(ACL_BOOL) == 1);
     EXPECT(aclDataTypeSize(ACL_DT_UNDEFINED) == 0);
-"#,
-    ),
-    // ---- data buffers ----
-    (
-        "aclCreateDataBuffer",
-        r#"
+}
+
+// ---- data buffers ----
+
+ABI_CHECK(aclCreateDataBuffer) {
     char host[16];
     aclDataBuffer *b = aclCreateDataBuffer(host, sizeof host);
     EXPECT(b != nullptr);
@@ -299,20 +250,16 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT(empty != nullptr);
     EXPECT_RC(aclDestroyDataBuffer(empty), ACL_SUCCESS);
     EXPECT(aclCreateDataBuffer(nullptr, 8) == nullptr);
-"#,
-    ),
-    (
-        "aclDestroyDataBuffer",
-        r#"
+}
+
+ABI_CHECK(aclDestroyDataBuffer) {
     aclDataBuffer *b = aclCreateDataBuffer(nullptr, 0);
     EXPECT_RC(aclDestroyDataBuffer(b), ACL_SUCCESS);
     EXPECT_RC(aclDestroyDataBuffer(b), ACL_ERROR_INVALID_PARAM);   // twice
     EXPECT_RC(aclDestroyDataBuffer(nullptr), ACL_ERROR_INVALID_PARAM);
-"#,
-    ),
-    (
-        "aclUpdateDataBuffer",
-        r#"
+}
+
+ABI_CHECK(aclUpdateDataBuffer) {
     char a[8], c[32];
     aclDataBuffer *b = aclCreateDataBuffer(a, sizeof a);
     EXPECT_RC(aclUpdateDataBuffer(b, c, sizeof c), ACL_SUCCESS);
@@ -320,106 +267,85 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclUpdateDataBuffer(b, nullptr, 4), ACL_ERROR_INVALID_PARAM);
     EXPECT_RC(aclUpdateDataBuffer(nullptr, c, 4), ACL_ERROR_INVALID_PARAM);
     aclDestroyDataBuffer(b);
-"#,
-    ),
-    (
-        "aclGetDataBufferAddr",
-        r#"
+}
+
+ABI_CHECK(aclGetDataBufferAddr) {
     EXPECT(aclGetDataBufferAddr(nullptr) == nullptr);
     char a[4];
     aclDataBuffer *b = aclCreateDataBuffer(a, 4);
     EXPECT(aclGetDataBufferAddr(b) == a);
     aclDestroyDataBuffer(b);
-"#,
-    ),
-    (
-        "aclGetDataBufferSizeV2",
-        r#"
+}
+
+ABI_CHECK(aclGetDataBufferSizeV2) {
     EXPECT(aclGetDataBufferSizeV2(nullptr) == 0);
     char a[40];
     aclDataBuffer *b = aclCreateDataBuffer(a, 40);
     EXPECT(aclGetDataBufferSizeV2(b) == 40);
     aclDestroyDataBuffer(b);
-"#,
-    ),
-    (
-        "aclGetDataBufferSize",
-        r#"
+}
+
+ABI_CHECK(aclGetDataBufferSize) {
     EXPECT(aclGetDataBufferSize(nullptr) == 0);
     char a[24];
     aclDataBuffer *b = aclCreateDataBuffer(a, 24);
     EXPECT(aclGetDataBufferSize(b) == 24);
     aclDestroyDataBuffer(b);
-"#,
-    ),
-    // ---- attributes ----
-    (
-        "aclopCreateAttr",
-        r#"
+}
+
+// ---- attributes ----
+
+ABI_CHECK(aclopCreateAttr) {
     aclopAttr *a = aclopCreateAttr();
     EXPECT(a != nullptr);
     EXPECT_RC(aclopSetAttrBool(a, "keep_dims", 1), ACL_SUCCESS);
     aclopDestroyAttr(a);
-"#,
-    ),
-    (
-        "aclopDestroyAttr",
-        r#"
+}
+
+ABI_CHECK(aclopDestroyAttr) {
     aclopDestroyAttr(nullptr);                                // ignored
     aclopAttr *a = aclopCreateAttr();
     aclopDestroyAttr(a);
     EXPECT_RC(aclopSetAttrInt(a, "x", 1), ACL_ERROR_INVALID_PARAM);  // gone
-"#,
-    ),
-    (
-        "aclopSetAttrBool",
-        r#"
+}
+
+ABI_CHECK(aclopSetAttrBool) {
     aclopAttr *a = aclopCreateAttr();
     EXPECT_RC(aclopSetAttrBool(a, "transpose_x1", 1), ACL_SUCCESS);
     EXPECT_RC(aclopSetAttrBool(a, nullptr, 1), ACL_ERROR_INVALID_PARAM);
     EXPECT_RC(aclopSetAttrBool(nullptr, "x", 1), ACL_ERROR_INVALID_PARAM);
     aclopDestroyAttr(a);
-"#,
-    ),
-    (
-        "aclopSetAttrInt",
-        r#"
+}
+
+ABI_CHECK(aclopSetAttrInt) {
     aclopAttr *a = aclopCreateAttr();
     EXPECT_RC(aclopSetAttrInt(a, "dst_type", ACL_FLOAT16), ACL_SUCCESS);
     EXPECT_RC(aclopSetAttrInt(a, "", 1), ACL_ERROR_INVALID_PARAM);
     aclopDestroyAttr(a);
-"#,
-    ),
-    (
-        "aclopSetAttrFloat",
-        r#"
+}
+
+ABI_CHECK(aclopSetAttrFloat) {
     aclopAttr *a = aclopCreateAttr();
     EXPECT_RC(aclopSetAttrFloat(a, "alpha", 0.5f), ACL_SUCCESS);
     EXPECT_RC(aclopSetAttrFloat(nullptr, "alpha", 0.5f), ACL_ERROR_INVALID_PARAM);
     aclopDestroyAttr(a);
-"#,
-    ),
-    (
-        "aclopSetAttrString",
-        r#"
+}
+
+ABI_CHECK(aclopSetAttrString) {
     aclopAttr *a = aclopCreateAttr();
     EXPECT_RC(aclopSetAttrString(a, "mode", "fast"), ACL_SUCCESS);
     EXPECT_RC(aclopSetAttrString(a, "mode", nullptr), ACL_ERROR_INVALID_PARAM);
     aclopDestroyAttr(a);
-"#,
-    ),
-    (
-        "aclopSetAttrDataType",
-        r#"
+}
+
+ABI_CHECK(aclopSetAttrDataType) {
     aclopAttr *a = aclopCreateAttr();
     EXPECT_RC(aclopSetAttrDataType(a, "dtype", ACL_BF16), ACL_SUCCESS);
     EXPECT_RC(aclopSetAttrDataType(a, nullptr, ACL_BF16), ACL_ERROR_INVALID_PARAM);
     aclopDestroyAttr(a);
-"#,
-    ),
-    (
-        "aclopSetAttrListBool",
-        r#"
+}
+
+ABI_CHECK(aclopSetAttrListBool) {
     aclopAttr *a = aclopCreateAttr();
     uint8_t v[2] = {1, 0};
     EXPECT_RC(aclopSetAttrListBool(a, "flags", 2, v), ACL_SUCCESS);
@@ -427,52 +353,42 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclopSetAttrListBool(a, "flags", 2, nullptr), ACL_ERROR_INVALID_PARAM);
     EXPECT_RC(aclopSetAttrListBool(a, "flags", -1, v), ACL_ERROR_INVALID_PARAM);
     aclopDestroyAttr(a);
-"#,
-    ),
-    (
-        "aclopSetAttrListInt",
-        r#"
+}
+
+ABI_CHECK(aclopSetAttrListInt) {
     aclopAttr *a = aclopCreateAttr();
     int64_t axes[1] = {-1};
     EXPECT_RC(aclopSetAttrListInt(a, "axes", 1, axes), ACL_SUCCESS);
     EXPECT_RC(aclopSetAttrListInt(a, "axes", 1, nullptr), ACL_ERROR_INVALID_PARAM);
     aclopDestroyAttr(a);
-"#,
-    ),
-    (
-        "aclopSetAttrListFloat",
-        r#"
+}
+
+ABI_CHECK(aclopSetAttrListFloat) {
     aclopAttr *a = aclopCreateAttr();
     float v[3] = {0.1f, 0.2f, 0.3f};
     EXPECT_RC(aclopSetAttrListFloat(a, "scales", 3, v), ACL_SUCCESS);
     EXPECT_RC(aclopSetAttrListFloat(a, "scales", -2, v), ACL_ERROR_INVALID_PARAM);
     aclopDestroyAttr(a);
-"#,
-    ),
-    (
-        "aclopSetAttrListString",
-        r#"
+}
+
+ABI_CHECK(aclopSetAttrListString) {
     aclopAttr *a = aclopCreateAttr();
     const char *v[2] = {"a", "b"};
     EXPECT_RC(aclopSetAttrListString(a, "names", 2, v), ACL_SUCCESS);
     const char *holes[2] = {"a", nullptr};
     EXPECT_RC(aclopSetAttrListString(a, "names", 2, holes), ACL_ERROR_INVALID_PARAM);
     aclopDestroyAttr(a);
-"#,
-    ),
-    (
-        "aclopSetAttrListDataType",
-        r#"
+}
+
+ABI_CHECK(aclopSetAttrListDataType) {
     aclopAttr *a = aclopCreateAttr();
     aclDataType v[2] = {ACL_FLOAT, ACL_INT32};
     EXPECT_RC(aclopSetAttrListDataType(a, "types", 2, v), ACL_SUCCESS);
     EXPECT_RC(aclopSetAttrListDataType(a, "types", 2, nullptr), ACL_ERROR_INVALID_PARAM);
     aclopDestroyAttr(a);
-"#,
-    ),
-    (
-        "aclopSetAttrListListInt",
-        r#"
+}
+
+ABI_CHECK(aclopSetAttrListListInt) {
     aclopAttr *a = aclopCreateAttr();
     int64_t l0[2] = {1, 2}, l1[1] = {3};
     const int64_t *lists[2] = {l0, l1};
@@ -482,12 +398,11 @@ pub const CHECKS: &[(&str, &str)] = &[
     const int64_t *holes[2] = {l0, nullptr};
     EXPECT_RC(aclopSetAttrListListInt(a, "pads", 2, counts, holes), ACL_ERROR_INVALID_PARAM);
     aclopDestroyAttr(a);
-"#,
-    ),
-    // ---- execution ----
-    (
-        "aclopExecuteV2",
-        r#"
+}
+
+// ---- execution ----
+
+ABI_CHECK(aclopExecuteV2) {
     aclrtStream s = nullptr;
     AbiGate gate;
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
@@ -541,11 +456,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     float h[1] = {0};
     EXPECT_RC(abi_exec2("Add", d2, h, h, h, 1, nullptr, nullptr), ACL_ERROR_RT_CONTEXT_NULL);
     aclDestroyTensorDesc(d2);
-"#,
-    ),
-    (
-        "aclopExecute",
-        r#"
+}
+
+ABI_CHECK(aclopExecute) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     aclTensorDesc *d = abi_desc_f32({2});
     void *a = abi_dev_f32({-1, 2}), *y = abi_dev_f32({0, 0});
@@ -568,11 +481,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclrtFree(a);
     aclrtFree(y);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclopCompileAndExecuteV2",
-        r#"
+}
+
+ABI_CHECK(aclopCompileAndExecuteV2) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     aclTensorDesc *d = abi_desc_f32({2, 2});
     void *a = abi_dev_f32({1, 2, 3, 4}), *b = abi_dev_f32({1, 0, 0, 1}), *y = abi_dev_f32({0, 0, 0, 0});
@@ -600,11 +511,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclrtFree(b);
     aclrtFree(y);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclopCompileAndExecute",
-        r#"
+}
+
+ABI_CHECK(aclopCompileAndExecute) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     aclTensorDesc *d = abi_desc_f32({2});
     void *a = abi_dev_f32({4, 9}), *y = abi_dev_f32({0, 0});
@@ -624,11 +533,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclrtFree(a);
     aclrtFree(y);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclopInferShape",
-        r#"
+}
+
+ABI_CHECK(aclopInferShape) {
     aclTensorDesc *a = abi_desc_f32({4, 1, 3}), *b = abi_desc_f32({2, 1});
     int64_t unknown[1] = {-2};
     aclTensorDesc *y = aclCreateTensorDesc(ACL_DT_UNDEFINED, 1, unknown, ACL_FORMAT_ND);
@@ -641,11 +548,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclDestroyTensorDesc(a);
     aclDestroyTensorDesc(b);
     aclDestroyTensorDesc(y);
-"#,
-    ),
-    (
-        "aclopCast",
-        r#"
+}
+
+ABI_CHECK(aclopCast) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     aclTensorDesc *src = abi_desc_f32({2});
     int64_t dims[1] = {2};
@@ -669,11 +574,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclrtFree(a);
     aclrtFree(y);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclopCreateHandle",
-        r#"
+}
+
+ABI_CHECK(aclopCreateHandle) {
     aclTensorDesc *d = abi_desc_f32({3});
     const aclTensorDesc *in_d[2] = {d, d}, *out_d[1] = {d};
     aclopHandle *h = nullptr;
@@ -683,11 +586,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclopCreateHandle("Nope", 2, in_d, 1, out_d, nullptr, &h), ACL_ERROR_OP_NOT_FOUND);
     EXPECT_RC(aclopCreateHandle("Mul", 2, in_d, 1, out_d, nullptr, nullptr), ACL_ERROR_INVALID_PARAM);
     aclDestroyTensorDesc(d);
-"#,
-    ),
-    (
-        "aclopCreateHandleForCast",
-        r#"
+}
+
+ABI_CHECK(aclopCreateHandleForCast) {
     aclTensorDesc *src = abi_desc_f32({2});
     int64_t dims[1] = {2};
     aclTensorDesc *dst = aclCreateTensorDesc(ACL_INT32, 1, dims, ACL_FORMAT_ND);
@@ -698,11 +599,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclopCreateHandleForCast(src, dst, 0, nullptr), ACL_ERROR_INVALID_PARAM);
     aclDestroyTensorDesc(src);
     aclDestroyTensorDesc(dst);
-"#,
-    ),
-    (
-        "aclopDestroyHandle",
-        r#"
+}
+
+ABI_CHECK(aclopDestroyHandle) {
     aclopDestroyHandle(nullptr);                              // ignored
     aclTensorDesc *d = abi_desc_f32({1});
     const aclTensorDesc *in_d[1] = {d};
@@ -711,11 +610,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclopDestroyHandle(h);
     EXPECT_RC(aclopExecWithHandle(h, 0, nullptr, 0, nullptr, nullptr), ACL_ERROR_INVALID_PARAM);  // gone
     aclDestroyTensorDesc(d);
-"#,
-    ),
-    (
-        "aclopExecWithHandle",
-        r#"
+}
+
+ABI_CHECK(aclopExecWithHandle) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     aclTensorDesc *d = abi_desc_f32({2});
     const aclTensorDesc *in_d[1] = {d};
@@ -738,14 +635,10 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclrtFree(a);
     aclrtFree(y);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclopSetCompileFlag",
-        r#"
+}
+
+ABI_CHECK(aclopSetCompileFlag) {
     EXPECT_RC(aclopSetCompileFlag(ACL_OP_COMPILE_FUZZ), ACL_SUCCESS);
     EXPECT_RC(aclopSetCompileFlag(ACL_OP_COMPILE_DEFAULT), ACL_SUCCESS);
     EXPECT_RC(aclopSetCompileFlag((aclOpCompileFlag)7), ACL_ERROR_INVALID_PARAM);
-"#,
-    ),
-];
+}

@@ -1,15 +1,11 @@
-//! abi-check behavioural checks for offline models (aclmdl*) and kernel
-//! launch (aclrtBinary*, aclrtKernelArgs*, aclrtLaunchKernel*): one entry per
-//! implemented function, `(C name, C++ body)`, in the format of
-//! `abi::CHECKS` (see there and xtask/abi/preamble.cpp for the helpers).
-//!
-//! The kernel checks load `libabi_kernel.so`, which abi.rs compiles from
-//! `xtask/abi/kernel.cpp` (`abi_kernel_path()`).
+// abi-check behavioural checks for offline models (aclmdl*) and kernel launch
+// (aclrtBinary*, aclrtKernelArgs*, aclrtLaunchKernel*). Format and helpers:
+// see xtask/abi/README.md.
+//
+// The kernel checks load `libabi_kernel.so`, which abi.rs compiles from
+// `xtask/abi/kernel.cpp` (`abi_kernel_path()`).
 
-pub const CHECKS: &[(&str, &str)] = &[
-    (
-        "aclrtBinaryLoadFromFile",
-        r#"
+ABI_CHECK(aclrtBinaryLoadFromFile) {
     aclrtBinHandle b = nullptr;
     EXPECT_RC(aclrtBinaryLoadFromFile(abi_kernel_path(), nullptr, &b), ACL_ERROR_RT_CONTEXT_NULL);
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
@@ -30,11 +26,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT(b != nullptr);
     EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclrtBinaryLoadFromData",
-        r#"
+}
+
+ABI_CHECK(aclrtBinaryLoadFromData) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     std::vector<char> bytes = abi_file_bytes(abi_kernel_path());
     EXPECT(!bytes.empty());
@@ -47,11 +41,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT(abi_kernel_fn(b, "abi_blocks") != nullptr);
     EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclrtBinaryUnLoad",
-        r#"
+}
+
+ABI_CHECK(aclrtBinaryUnLoad) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     EXPECT_RC(aclrtBinaryUnLoad(nullptr), ACL_ERROR_INVALID_PARAM);
     aclrtBinHandle b = abi_kernel_load();
@@ -62,11 +54,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclrtArgsHandle a = nullptr;
     EXPECT_RC(aclrtKernelArgsInit(f, &a), ACL_ERROR_RT_INVALID_HANDLE);  // its functions went too
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclrtBinaryGetFunction",
-        r#"
+}
+
+ABI_CHECK(aclrtBinaryGetFunction) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     aclrtBinHandle b = abi_kernel_load();
     aclrtFuncHandle f = nullptr;
@@ -79,11 +69,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
     EXPECT_RC(aclrtBinaryGetFunction(b, "abi_vadd", &f), ACL_ERROR_RT_INVALID_HANDLE);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclrtKernelArgsInit",
-        r#"
+}
+
+ABI_CHECK(aclrtKernelArgsInit) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     aclrtBinHandle b = abi_kernel_load();
     aclrtFuncHandle f = abi_kernel_fn(b, "abi_blocks");
@@ -98,11 +86,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(abi_arg(a2, 1), ACL_SUCCESS);
     EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclrtKernelArgsAppend",
-        r#"
+}
+
+ABI_CHECK(aclrtKernelArgsAppend) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     aclrtBinHandle b = abi_kernel_load();
     aclrtFuncHandle f = abi_kernel_fn(b, "abi_blocks");
@@ -121,11 +107,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclrtKernelArgsAppend(a, &v, 8, &p), ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
     EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclrtKernelArgsAppendPlaceHolder",
-        r#"
+}
+
+ABI_CHECK(aclrtKernelArgsAppendPlaceHolder) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     aclrtBinHandle b = abi_kernel_load();
     aclrtFuncHandle f = abi_kernel_fn(b, "abi_scale");
@@ -143,11 +127,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclrtKernelArgsAppendPlaceHolder(a, &p2), ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
     EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclrtKernelArgsGetPlaceHolderBuffer",
-        r#"
+}
+
+ABI_CHECK(aclrtKernelArgsGetPlaceHolderBuffer) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     aclrtBinHandle b = abi_kernel_load();
     aclrtFuncHandle f = abi_kernel_fn(b, "abi_scale");
@@ -175,11 +157,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclrtFree(out), ACL_SUCCESS);
     EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclrtKernelArgsParaUpdate",
-        r#"
+}
+
+ABI_CHECK(aclrtKernelArgsParaUpdate) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     aclrtBinHandle b = abi_kernel_load();
     aclrtFuncHandle f = abi_kernel_fn(b, "abi_blocks");
@@ -203,11 +183,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclrtFree(out2), ACL_SUCCESS);
     EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclrtKernelArgsFinalize",
-        r#"
+}
+
+ABI_CHECK(aclrtKernelArgsFinalize) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     aclrtBinHandle b = abi_kernel_load();
     aclrtFuncHandle f = abi_kernel_fn(b, "abi_blocks");
@@ -219,11 +197,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(abi_arg(a, 0), ACL_ERROR_RT_FEATURE_NOT_SUPPORT);  // nothing after finalizing
     EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclrtLaunchKernelWithConfig",
-        r#"
+}
+
+ABI_CHECK(aclrtLaunchKernelWithConfig) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     aclrtBinHandle b = abi_kernel_load();
     aclrtFuncHandle f = abi_kernel_fn(b, "abi_vadd");
@@ -259,11 +235,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclrtFree(dz);
     EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclrtLaunchKernel",
-        r#"
+}
+
+ABI_CHECK(aclrtLaunchKernel) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     aclrtBinHandle b = abi_kernel_load();
     aclrtFuncHandle g = abi_kernel_fn(b, "abi_blocks");
@@ -280,11 +254,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclrtFree(out), ACL_SUCCESS);
     EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlLoadFromFile",
-        r#"
+}
+
+ABI_CHECK(aclmdlLoadFromFile) {
     uint32_t id = 0;
     std::string path = abi_temp_file(abi_dense_json(false));
     EXPECT_RC(aclmdlLoadFromFile(path.c_str(), &id), ACL_ERROR_RT_CONTEXT_NULL);
@@ -303,11 +275,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
     unlink(path.c_str());
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlLoadFromMem",
-        r#"
+}
+
+ABI_CHECK(aclmdlLoadFromMem) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     std::string json = abi_dense_json(true);
     uint32_t id = 0, id2 = 0;
@@ -323,11 +293,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
     EXPECT_RC(aclmdlUnload(id2), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlQuerySize",
-        r#"
+}
+
+ABI_CHECK(aclmdlQuerySize) {
     std::string path = abi_temp_file(abi_dense_json(true));
     size_t work = 1, weight = 1;
     EXPECT_RC(aclmdlQuerySize(nullptr, &work, &weight), ACL_ERROR_INVALID_PARAM);
@@ -337,11 +305,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclmdlQuerySize(path.c_str(), &work, &weight), ACL_SUCCESS);   // no context needed
     EXPECT(work == 64 + 32 && weight == 64 + 8);
     unlink(path.c_str());
-"#,
-    ),
-    (
-        "aclmdlQuerySizeFromMem",
-        r#"
+}
+
+ABI_CHECK(aclmdlQuerySizeFromMem) {
     std::string json = abi_dense_json(false);
     size_t work = 1, weight = 1;
     EXPECT_RC(aclmdlQuerySizeFromMem(nullptr, 4, &work, &weight), ACL_ERROR_INVALID_PARAM);
@@ -349,11 +315,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclmdlQuerySizeFromMem("[1]", 3, &work, &weight), ACL_ERROR_PARSE_FILE);
     EXPECT_RC(aclmdlQuerySizeFromMem(json.data(), json.size(), &work, &weight), ACL_SUCCESS);
     EXPECT(work == 64 + 16 && weight == 64 + 8);   // at batch 2
-"#,
-    ),
-    (
-        "aclmdlLoadFromFileWithMem",
-        r#"
+}
+
+ABI_CHECK(aclmdlLoadFromFileWithMem) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     std::string path = abi_temp_file(abi_dense_json(false));
     size_t ws = 0, gs = 0;
@@ -381,11 +345,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclrtFreeHost(host);
     unlink(path.c_str());
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlLoadFromMemWithMem",
-        r#"
+}
+
+ABI_CHECK(aclmdlLoadFromMemWithMem) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     std::string json = abi_dense_json(false);
     size_t ws = 0, gs = 0;
@@ -423,11 +385,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclrtFree(weight);
     aclrtFreeHost(host);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlUnload",
-        r#"
+}
+
+ABI_CHECK(aclmdlUnload) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(abi_dense_json(false));
     EXPECT(id != 0);
@@ -438,29 +398,23 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclmdlGetDesc(d, id), ACL_ERROR_INVALID_MODEL_ID);
     aclmdlDestroyDesc(d);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlCreateDesc",
-        r#"
+}
+
+ABI_CHECK(aclmdlCreateDesc) {
     aclmdlDesc *d = aclmdlCreateDesc();
     EXPECT(d != nullptr);
     EXPECT(aclmdlGetNumInputs(d) == 0);    // empty until aclmdlGetDesc
     EXPECT_RC(aclmdlDestroyDesc(d), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlDestroyDesc",
-        r#"
+}
+
+ABI_CHECK(aclmdlDestroyDesc) {
     aclmdlDesc *d = aclmdlCreateDesc();
     EXPECT_RC(aclmdlDestroyDesc(nullptr), ACL_ERROR_INVALID_PARAM);
     EXPECT_RC(aclmdlDestroyDesc(d), ACL_SUCCESS);
     EXPECT_RC(aclmdlDestroyDesc(d), ACL_ERROR_INVALID_PARAM);    // twice
-"#,
-    ),
-    (
-        "aclmdlGetDesc",
-        r#"
+}
+
+ABI_CHECK(aclmdlGetDesc) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(abi_dense_json(false));
     aclmdlDesc *d = aclmdlCreateDesc();
@@ -472,11 +426,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclmdlDestroyDesc(d), ACL_SUCCESS);
     EXPECT_RC(aclmdlGetDesc(d, id), ACL_ERROR_INVALID_PARAM);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlGetNumInputs",
-        r#"
+}
+
+ABI_CHECK(aclmdlGetNumInputs) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(abi_dense_json(true));
     aclmdlDesc *d = abi_model_desc(id);
@@ -489,11 +441,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclmdlDestroyDesc(d);
     EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlGetNumOutputs",
-        r#"
+}
+
+ABI_CHECK(aclmdlGetNumOutputs) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(abi_dense_json(true));
     aclmdlDesc *d = abi_model_desc(id);
@@ -506,11 +456,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclmdlDestroyDesc(d);
     EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlGetInputSizeByIndex",
-        r#"
+}
+
+ABI_CHECK(aclmdlGetInputSizeByIndex) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(abi_dense_json(true));
     aclmdlDesc *d = abi_model_desc(id);
@@ -524,11 +472,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclmdlDestroyDesc(d);
     EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlGetOutputSizeByIndex",
-        r#"
+}
+
+ABI_CHECK(aclmdlGetOutputSizeByIndex) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(abi_dense_json(true));
     aclmdlDesc *d = abi_model_desc(id);
@@ -541,11 +487,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclmdlDestroyDesc(d);
     EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlGetInputNameByIndex",
-        r#"
+}
+
+ABI_CHECK(aclmdlGetInputNameByIndex) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(abi_dense_json(true));
     aclmdlDesc *d = abi_model_desc(id);
@@ -559,11 +503,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclmdlDestroyDesc(d);
     EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlGetOutputNameByIndex",
-        r#"
+}
+
+ABI_CHECK(aclmdlGetOutputNameByIndex) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(abi_dense_json(true));
     aclmdlDesc *d = abi_model_desc(id);
@@ -576,11 +518,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclmdlDestroyDesc(d);
     EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlGetInputDims",
-        r#"
+}
+
+ABI_CHECK(aclmdlGetInputDims) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(abi_dense_json(true));
     aclmdlDesc *d = abi_model_desc(id);
@@ -598,11 +538,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclmdlDestroyDesc(d);
     EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlGetOutputDims",
-        r#"
+}
+
+ABI_CHECK(aclmdlGetOutputDims) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(abi_dense_json(true));
     aclmdlDesc *d = abi_model_desc(id);
@@ -617,11 +555,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclmdlDestroyDesc(d);
     EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlGetInputDataType",
-        r#"
+}
+
+ABI_CHECK(aclmdlGetInputDataType) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(abi_dense_json(true));
     aclmdlDesc *d = abi_model_desc(id);
@@ -635,11 +571,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclmdlDestroyDesc(d);
     EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlGetOutputDataType",
-        r#"
+}
+
+ABI_CHECK(aclmdlGetOutputDataType) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(abi_dense_json(true));
     aclmdlDesc *d = abi_model_desc(id);
@@ -652,11 +586,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclmdlDestroyDesc(d);
     EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlGetInputFormat",
-        r#"
+}
+
+ABI_CHECK(aclmdlGetInputFormat) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(abi_dense_json(true));
     aclmdlDesc *d = abi_model_desc(id);
@@ -669,11 +601,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclmdlDestroyDesc(d);
     EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlGetOutputFormat",
-        r#"
+}
+
+ABI_CHECK(aclmdlGetOutputFormat) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(abi_dense_json(true));
     aclmdlDesc *d = abi_model_desc(id);
@@ -686,11 +616,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclmdlDestroyDesc(d);
     EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlGetInputIndexByName",
-        r#"
+}
+
+ABI_CHECK(aclmdlGetInputIndexByName) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(abi_dense_json(true));
     aclmdlDesc *d = abi_model_desc(id);
@@ -708,11 +636,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclmdlDestroyDesc(d);
     EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlGetOutputIndexByName",
-        r#"
+}
+
+ABI_CHECK(aclmdlGetOutputIndexByName) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(abi_dense_json(true));
     aclmdlDesc *d = abi_model_desc(id);
@@ -727,11 +653,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclmdlDestroyDesc(d);
     EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlGetDynamicBatch",
-        r#"
+}
+
+ABI_CHECK(aclmdlGetDynamicBatch) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(abi_dense_json(true));
     aclmdlDesc *d = abi_model_desc(id);
@@ -752,11 +676,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclmdlDestroyDesc(d);
     EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlGetDynamicHW",
-        r#"
+}
+
+ABI_CHECK(aclmdlGetDynamicHW) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(abi_dense_json(true));
     aclmdlDesc *d = abi_model_desc(id);
@@ -777,11 +699,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclmdlDestroyDesc(d);
     EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlGetInputDynamicGearCount",
-        r#"
+}
+
+ABI_CHECK(aclmdlGetInputDynamicGearCount) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(abi_dense_json(true));
     aclmdlDesc *d = abi_model_desc(id);
@@ -797,20 +717,16 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclmdlDestroyDesc(d);
     EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlCreateDataset",
-        r#"
+}
+
+ABI_CHECK(aclmdlCreateDataset) {
     aclmdlDataset *ds = aclmdlCreateDataset();
     EXPECT(ds != nullptr);
     EXPECT(aclmdlGetDatasetNumBuffers(ds) == 0);
     EXPECT_RC(aclmdlDestroyDataset(ds), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlDestroyDataset",
-        r#"
+}
+
+ABI_CHECK(aclmdlDestroyDataset) {
     aclmdlDataset *ds = aclmdlCreateDataset();
     aclDataBuffer *b = aclCreateDataBuffer(nullptr, 0);
     EXPECT_RC(aclmdlAddDatasetBuffer(ds, b), ACL_SUCCESS);
@@ -818,11 +734,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclmdlDestroyDataset(ds), ACL_SUCCESS);
     EXPECT_RC(aclmdlDestroyDataset(ds), ACL_ERROR_INVALID_PARAM);   // twice
     EXPECT_RC(aclDestroyDataBuffer(b), ACL_SUCCESS);                // its buffers stay
-"#,
-    ),
-    (
-        "aclmdlAddDatasetBuffer",
-        r#"
+}
+
+ABI_CHECK(aclmdlAddDatasetBuffer) {
     aclmdlDataset *ds = aclmdlCreateDataset();
     aclDataBuffer *b = aclCreateDataBuffer(nullptr, 0);
     EXPECT_RC(aclmdlAddDatasetBuffer(nullptr, b), ACL_ERROR_INVALID_PARAM);
@@ -833,21 +747,17 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclDestroyDataBuffer(b), ACL_SUCCESS);
     EXPECT_RC(aclmdlAddDatasetBuffer(ds, b), ACL_ERROR_INVALID_PARAM);   // destroyed
     EXPECT_RC(aclmdlDestroyDataset(ds), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlGetDatasetNumBuffers",
-        r#"
+}
+
+ABI_CHECK(aclmdlGetDatasetNumBuffers) {
     aclmdlDataset *ds = abi_dataset({{nullptr, 0}, {nullptr, 0}, {nullptr, 0}});
     EXPECT(aclmdlGetDatasetNumBuffers(ds) == 3);
     EXPECT(aclmdlGetDatasetNumBuffers(nullptr) == 0);
     abi_destroy_dataset(ds);
     EXPECT(aclmdlGetDatasetNumBuffers(ds) == 0);
-"#,
-    ),
-    (
-        "aclmdlGetDatasetBuffer",
-        r#"
+}
+
+ABI_CHECK(aclmdlGetDatasetBuffer) {
     aclDataBuffer *b = aclCreateDataBuffer(nullptr, 0);
     aclmdlDataset *ds = aclmdlCreateDataset();
     EXPECT_RC(aclmdlAddDatasetBuffer(ds, b), ACL_SUCCESS);
@@ -855,11 +765,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT(aclmdlGetDatasetBuffer(ds, 1) == nullptr);
     EXPECT(aclmdlGetDatasetBuffer(nullptr, 0) == nullptr);
     abi_destroy_dataset(ds);
-"#,
-    ),
-    (
-        "aclmdlExecute",
-        r#"
+}
+
+ABI_CHECK(aclmdlExecute) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(abi_dense_json(false));
     void *x = abi_dev_f32(std::vector<float>(ABI_DENSE_X, ABI_DENSE_X + 6));
@@ -890,11 +798,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclrtFree(x);
     aclrtFree(y);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlExecuteAsync",
-        r#"
+}
+
+ABI_CHECK(aclmdlExecuteAsync) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(abi_dense_json(false));
     void *x = abi_dev_f32(std::vector<float>(ABI_DENSE_X, ABI_DENSE_X + 6));
@@ -920,11 +826,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclrtFree(x);
     aclrtFree(y);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlSetDynamicBatchSize",
-        r#"
+}
+
+ABI_CHECK(aclmdlSetDynamicBatchSize) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(abi_dense_json(true));
     uint32_t st = abi_load_model(abi_dense_json(false));
@@ -951,11 +855,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclrtFree(g);
     aclrtFree(y);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlSetDynamicHWSize",
-        r#"
+}
+
+ABI_CHECK(aclmdlSetDynamicHWSize) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(abi_hw_json());
     uint32_t batch = abi_load_model(abi_dense_json(true));
@@ -982,11 +884,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclrtFree(g);
     aclrtFree(y);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlGetInputDynamicDims",
-        r#"
+}
+
+ABI_CHECK(aclmdlGetInputDynamicDims) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(std::string("{\"format\":\"cann-sim-model\",\"version\":1,\"name\":\"dims\",") +
         "\"inputs\":[{\"name\":\"x\",\"dtype\":\"float32\",\"shape\":[-1,-1]}]," +
@@ -1016,11 +916,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclmdlUnload(st);
     EXPECT_RC(aclmdlUnload(id), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclmdlSetInputDynamicDims",
-        r#"
+}
+
+ABI_CHECK(aclmdlSetInputDynamicDims) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     uint32_t id = abi_load_model(std::string("{\"format\":\"cann-sim-model\",\"version\":1,\"name\":\"dims\",") +
         "\"inputs\":[{\"name\":\"x\",\"dtype\":\"float32\",\"shape\":[-1,-1]}]," +
@@ -1059,6 +957,4 @@ pub const CHECKS: &[(&str, &str)] = &[
     aclrtFree(g);
     aclrtFree(y);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-];
+}

@@ -1,12 +1,8 @@
-//! abi-check behavioural checks for HCCL (cann-sim/src/hccl/): one entry per
-//! implemented function, `(C name, C++ body)`, in the format of
-//! `abi::CHECKS` (see there and xtask/abi/preamble.cpp for the helpers:
-//! `abi_hccl_ranks` runs a body on two ranks as threads, devices 0 and 1).
+// abi-check behavioural checks for HCCL (cann-sim/src/hccl/). Format and
+// helpers: see xtask/abi/README.md; `abi_hccl_ranks` (preamble.cpp) runs a
+// body on two ranks as threads, devices 0 and 1.
 
-pub const CHECKS: &[(&str, &str)] = &[
-    (
-        "HcclGetRootInfo",
-        r#"
+ABI_CHECK(HcclGetRootInfo) {
     HcclRootInfo a, b;
     EXPECT_RC(HcclGetRootInfo(&a), HCCL_E_RUNTIME);           // no current device (checked first)
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
@@ -16,11 +12,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(HcclGetRootInfo(&b), HCCL_SUCCESS);
     EXPECT(memcmp(&a, &b, sizeof a) != 0);                    // each names a new communicator
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "HcclCommInitRootInfo",
-        r#"
+}
+
+ABI_CHECK(HcclCommInitRootInfo) {
     HcclRootInfo root, zero;
     memset(&zero, 0, sizeof zero);
     HcclComm comm = nullptr;
@@ -47,11 +41,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(HcclGetRankSize(c, &n), HCCL_SUCCESS);
         EXPECT((int)id == r && n == 2);
     });
-"#,
-    ),
-    (
-        "HcclCommInitRootInfoConfig",
-        r#"
+}
+
+ABI_CHECK(HcclCommInitRootInfoConfig) {
     HcclCommConfig cfg;
     HcclCommConfigInit(&cfg);
     strcpy(cfg.hcclCommName, "abi_group");
@@ -72,11 +64,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     bad.hcclDeterministic = 7;
     EXPECT_RC(HcclCommInitRootInfoConfig(1, &root, 0, &bad, &comm), HCCL_E_PARA);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "HcclCommInitClusterInfo",
-        r#"
+}
+
+ABI_CHECK(HcclCommInitClusterInfo) {
     std::string path = abi_rank_table();
     EXPECT(!path.empty());
     std::vector<std::thread> ts;
@@ -107,11 +97,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT(abi_recent().find("rank table") != std::string::npos);  // names the problem
     unlink(path.c_str());
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "HcclCommInitClusterInfoConfig",
-        r#"
+}
+
+ABI_CHECK(HcclCommInitClusterInfoConfig) {
     std::string path = abi_rank_table();
     std::vector<std::thread> ts;
     for (int r = 0; r < 2; r++) {
@@ -131,11 +119,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     }
     for (auto &t : ts) t.join();
     unlink(path.c_str());
-"#,
-    ),
-    (
-        "HcclCommInitAll",
-        r#"
+}
+
+ABI_CHECK(HcclCommInitAll) {
     int32_t devs[2] = {0, 1}, dup[2] = {1, 1}, bad[1] = {ABI_DEVICES};
     HcclComm comms[2] = {nullptr, nullptr};
     EXPECT_RC(HcclCommInitAll(2, devs, comms), HCCL_SUCCESS);
@@ -152,11 +138,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(HcclCommInitAll(1, bad, comms), HCCL_E_PARA);   // no such device
     EXPECT_RC(HcclCommInitAll(0, devs, comms), HCCL_E_PARA);
     EXPECT_RC(HcclCommInitAll(2, nullptr, comms), HCCL_E_PTR);
-"#,
-    ),
-    (
-        "HcclCreateSubCommConfig",
-        r#"
+}
+
+ABI_CHECK(HcclCreateSubCommConfig) {
     abi_hccl_ranks(2, nullptr, [](int r, HcclComm c, aclrtStream s) {
         uint32_t ids[2] = {1, 0};                             // sub rank 0 is parent rank 1
         HcclComm sub = nullptr;
@@ -179,11 +163,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(HcclCreateSubCommConfig(&c, 2, twice, 9, 0, &cfg, &sub), HCCL_E_PARA);
         EXPECT_RC(HcclCreateSubCommConfig(&c, 2, nullptr, 9, 0, &cfg, &sub), HCCL_E_PTR);
     });
-"#,
-    ),
-    (
-        "HcclCommDestroy",
-        r#"
+}
+
+ABI_CHECK(HcclCommDestroy) {
     HcclRootInfo root;
     HcclComm c = nullptr;
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
@@ -196,11 +178,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     uint32_t n = 0;
     EXPECT_RC(HcclGetRankSize(c, &n), HCCL_E_PARA);           // a destroyed handle
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "HcclGetRankId",
-        r#"
+}
+
+ABI_CHECK(HcclGetRankId) {
     abi_hccl_ranks(2, nullptr, [](int r, HcclComm c, aclrtStream) {
         uint32_t id = 9;
         EXPECT_RC(HcclGetRankId(c, &id), HCCL_SUCCESS);
@@ -208,11 +188,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(HcclGetRankId(c, nullptr), HCCL_E_PTR);
         EXPECT_RC(HcclGetRankId(nullptr, &id), HCCL_E_PTR);
     });
-"#,
-    ),
-    (
-        "HcclGetRankSize",
-        r#"
+}
+
+ABI_CHECK(HcclGetRankSize) {
     abi_hccl_ranks(2, nullptr, [](int, HcclComm c, aclrtStream) {
         uint32_t n = 0;
         EXPECT_RC(HcclGetRankSize(c, &n), HCCL_SUCCESS);
@@ -220,11 +198,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(HcclGetRankSize(c, nullptr), HCCL_E_PTR);
         EXPECT_RC(HcclGetRankSize((HcclComm)0x1234, &n), HCCL_E_PARA);
     });
-"#,
-    ),
-    (
-        "HcclGetCommName",
-        r#"
+}
+
+ABI_CHECK(HcclGetCommName) {
     abi_hccl_ranks(2, nullptr, [](int, HcclComm c, aclrtStream) {
         char name[COMM_NAME_MAX_LENGTH];
         memset(name, 'x', sizeof name);
@@ -232,11 +208,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT(name[0] != 'x' && strlen(name) < COMM_NAME_MAX_LENGTH);  // a default name, terminated
         EXPECT_RC(HcclGetCommName(c, nullptr), HCCL_E_PTR);
     });
-"#,
-    ),
-    (
-        "HcclGetCommAsyncError",
-        r#"
+}
+
+ABI_CHECK(HcclGetCommAsyncError) {
     HcclCommConfig cfg;
     HcclCommConfigInit(&cfg);
     cfg.hcclExecTimeOut = 20;
@@ -253,22 +227,18 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(HcclGetCommAsyncError(c, nullptr), HCCL_E_PTR);
         EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
     });
-"#,
-    ),
-    (
-        "HcclGetErrorString",
-        r#"
+}
+
+ABI_CHECK(HcclGetErrorString) {
     const char *ok = HcclGetErrorString(HCCL_SUCCESS);
     const char *timeout = HcclGetErrorString(HCCL_E_TIMEOUT);
     const char *unknown = HcclGetErrorString((HcclResult)999);
     EXPECT(ok != nullptr && timeout != nullptr && unknown != nullptr);
     if (timeout != nullptr) EXPECT(strstr(timeout, "timeout") != nullptr);
     if (ok != nullptr && timeout != nullptr) EXPECT(strcmp(ok, timeout) != 0);
-"#,
-    ),
-    (
-        "HcclCommSuspend",
-        r#"
+}
+
+ABI_CHECK(HcclCommSuspend) {
     abi_hccl_ranks(2, nullptr, [](int, HcclComm c, aclrtStream s) {
         void *d = abi_hccl_put(std::vector<float>(4, 1.0f));
         EXPECT_RC(HcclCommSuspend(c), HCCL_SUCCESS);
@@ -277,11 +247,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(HcclCommSuspend(nullptr), HCCL_E_PTR);
         EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
     });
-"#,
-    ),
-    (
-        "HcclCommResume",
-        r#"
+}
+
+ABI_CHECK(HcclCommResume) {
     abi_hccl_ranks(2, nullptr, [](int, HcclComm c, aclrtStream s) {
         void *d = abi_hccl_put(std::vector<float>(4, 1.0f));
         EXPECT_RC(HcclCommSuspend(c), HCCL_SUCCESS);
@@ -292,11 +260,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(HcclCommResume((HcclComm)0x99), HCCL_E_PARA);
         EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
     });
-"#,
-    ),
-    (
-        "HcclAllReduce",
-        r#"
+}
+
+ABI_CHECK(HcclAllReduce) {
     abi_hccl_ranks(2, nullptr, [](int r, HcclComm c, aclrtStream s) {
         void *in = abi_hccl_put(std::vector<float>(1000, (float)(r + 1)));
         void *out = abi_hccl_put(std::vector<float>(1000, 0.0f));
@@ -318,11 +284,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(aclrtFree(in), ACL_SUCCESS);
         EXPECT_RC(aclrtFree(out), ACL_SUCCESS);
     });
-"#,
-    ),
-    (
-        "HcclBroadcast",
-        r#"
+}
+
+ABI_CHECK(HcclBroadcast) {
     abi_hccl_ranks(2, nullptr, [](int r, HcclComm c, aclrtStream s) {
         void *d = abi_hccl_put(std::vector<int64_t>(100, r == 1 ? 42 : 0));
         EXPECT_RC(HcclBroadcast(d, 100, HCCL_DATA_TYPE_INT64, 1, c, s), HCCL_SUCCESS);
@@ -331,11 +295,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(HcclBroadcast(d, 100, HCCL_DATA_TYPE_INT64, 2, c, s), HCCL_E_PARA);  // root out of range
         EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
     });
-"#,
-    ),
-    (
-        "HcclReduce",
-        r#"
+}
+
+ABI_CHECK(HcclReduce) {
     abi_hccl_ranks(2, nullptr, [](int r, HcclComm c, aclrtStream s) {
         void *in = abi_hccl_put(std::vector<int32_t>(16, r + 5));
         void *out = r == 0 ? abi_hccl_put(std::vector<int32_t>(16, 0)) : nullptr;  // only the root's
@@ -349,11 +311,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(aclrtSynchronizeStream(s), ACL_SUCCESS);
         EXPECT_RC(aclrtFree(in), ACL_SUCCESS);
     });
-"#,
-    ),
-    (
-        "HcclAllGather",
-        r#"
+}
+
+ABI_CHECK(HcclAllGather) {
     abi_hccl_ranks(2, nullptr, [](int r, HcclComm c, aclrtStream s) {
         void *in = abi_hccl_put(std::vector<uint16_t>(3, (uint16_t)(r + 1)));
         void *out = abi_hccl_put(std::vector<uint16_t>(6, 0));
@@ -364,11 +324,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(aclrtFree(in), ACL_SUCCESS);
         EXPECT_RC(aclrtFree(out), ACL_SUCCESS);
     });
-"#,
-    ),
-    (
-        "HcclAllGatherV",
-        r#"
+}
+
+ABI_CHECK(HcclAllGatherV) {
     abi_hccl_ranks(2, nullptr, [](int r, HcclComm c, aclrtStream s) {
         uint64_t counts[2] = {1, 2}, displs[2] = {0, 2};      // a gap at element 1
         void *in = abi_hccl_put(std::vector<int8_t>(counts[r], (int8_t)(r + 7)));
@@ -381,11 +339,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(aclrtFree(in), ACL_SUCCESS);
         EXPECT_RC(aclrtFree(out), ACL_SUCCESS);
     });
-"#,
-    ),
-    (
-        "HcclReduceScatter",
-        r#"
+}
+
+ABI_CHECK(HcclReduceScatter) {
     abi_hccl_ranks(2, nullptr, [](int r, HcclComm c, aclrtStream s) {
         std::vector<float> v(8);
         for (int i = 0; i < 8; i++) v[i] = (float)(i + 10 * r);
@@ -398,11 +354,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(aclrtFree(in), ACL_SUCCESS);
         EXPECT_RC(aclrtFree(out), ACL_SUCCESS);
     });
-"#,
-    ),
-    (
-        "HcclReduceScatterV",
-        r#"
+}
+
+ABI_CHECK(HcclReduceScatterV) {
     abi_hccl_ranks(2, nullptr, [](int r, HcclComm c, aclrtStream s) {
         uint64_t counts[2] = {2, 1}, displs[2] = {0, 3};
         std::vector<int32_t> v = {1, 2, 99, 4};
@@ -417,11 +371,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(aclrtFree(in), ACL_SUCCESS);
         EXPECT_RC(aclrtFree(out), ACL_SUCCESS);
     });
-"#,
-    ),
-    (
-        "HcclScatter",
-        r#"
+}
+
+ABI_CHECK(HcclScatter) {
     abi_hccl_ranks(2, nullptr, [](int r, HcclComm c, aclrtStream s) {
         void *in = r == 1 ? abi_hccl_put(std::vector<double>{1.5, 2.5, 3.5, 4.5}) : nullptr;
         void *out = abi_hccl_put(std::vector<double>(2, 0.0));
@@ -431,11 +383,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         if (in != nullptr) EXPECT_RC(aclrtFree(in), ACL_SUCCESS);
         EXPECT_RC(aclrtFree(out), ACL_SUCCESS);
     });
-"#,
-    ),
-    (
-        "HcclAlltoAll",
-        r#"
+}
+
+ABI_CHECK(HcclAlltoAll) {
     abi_hccl_ranks(2, nullptr, [](int r, HcclComm c, aclrtStream s) {
         std::vector<int32_t> v = {10 * r, 10 * r + 1};        // block j goes to rank j
         void *in = abi_hccl_put(v);
@@ -447,11 +397,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(aclrtFree(in), ACL_SUCCESS);
         EXPECT_RC(aclrtFree(out), ACL_SUCCESS);
     });
-"#,
-    ),
-    (
-        "HcclAlltoAllV",
-        r#"
+}
+
+ABI_CHECK(HcclAlltoAllV) {
     abi_hccl_ranks(2, nullptr, [](int r, HcclComm c, aclrtStream s) {
         // Rank 0 sends 1 element to each; rank 1 sends 2 to rank 0 and 1 to itself.
         uint64_t sc[2][2] = {{1, 1}, {2, 1}}, sd[2][2] = {{0, 1}, {0, 2}};
@@ -466,11 +414,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(aclrtFree(in), ACL_SUCCESS);
         EXPECT_RC(aclrtFree(out), ACL_SUCCESS);
     });
-"#,
-    ),
-    (
-        "HcclAlltoAllVC",
-        r#"
+}
+
+ABI_CHECK(HcclAlltoAllVC) {
     abi_hccl_ranks(2, nullptr, [](int r, HcclComm c, aclrtStream s) {
         uint64_t m[4] = {1, 1, 2, 1};                         // m[i * 2 + j]: from i to j
         std::vector<uint8_t> v = r == 0 ? std::vector<uint8_t>{1, 2} : std::vector<uint8_t>{3, 4, 5};
@@ -484,11 +430,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(aclrtFree(in), ACL_SUCCESS);
         EXPECT_RC(aclrtFree(out), ACL_SUCCESS);
     });
-"#,
-    ),
-    (
-        "HcclSend",
-        r#"
+}
+
+ABI_CHECK(HcclSend) {
     abi_hccl_ranks(2, nullptr, [](int r, HcclComm c, aclrtStream s) {
         void *d = abi_hccl_put(std::vector<uint32_t>(64, r == 0 ? 77u : 0u));
         if (r == 0) EXPECT_RC(HcclSend(d, 64, HCCL_DATA_TYPE_UINT32, 1, c, s), HCCL_SUCCESS);
@@ -499,11 +443,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(HcclSend(d, 64, HCCL_DATA_TYPE_UINT32, 2, c, s), HCCL_E_PARA);
         EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
     });
-"#,
-    ),
-    (
-        "HcclRecv",
-        r#"
+}
+
+ABI_CHECK(HcclRecv) {
     HcclCommConfig cfg;
     HcclCommConfigInit(&cfg);
     cfg.hcclExecTimeOut = 20;
@@ -519,11 +461,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(aclrtSynchronizeStream(s), ACL_ERROR_RT_SUSPECT_REMOTE_ERROR);
         EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
     });
-"#,
-    ),
-    (
-        "HcclBatchSendRecv",
-        r#"
+}
+
+ABI_CHECK(HcclBatchSendRecv) {
     abi_hccl_ranks(2, nullptr, [](int r, HcclComm c, aclrtStream s) {
         void *out = abi_hccl_put(std::vector<int32_t>(4, r + 1));
         void *in = abi_hccl_put(std::vector<int32_t>(4, 0));
@@ -542,11 +482,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(aclrtFree(out), ACL_SUCCESS);
         EXPECT_RC(aclrtFree(in), ACL_SUCCESS);
     });
-"#,
-    ),
-    (
-        "HcclBarrier",
-        r#"
+}
+
+ABI_CHECK(HcclBarrier) {
     abi_hccl_ranks(2, nullptr, [](int r, HcclComm c, aclrtStream s) {
         if (r == 1) abi_sleep_ms(100);                        // rank 1 arrives late
         AbiTime t0 = abi_now();
@@ -555,11 +493,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         if (r == 0) EXPECT(abi_us_since(t0) >= 50000);        // rank 0 waited for it
         EXPECT_RC(HcclBarrier(c, nullptr), HCCL_E_PTR);
     });
-"#,
-    ),
-    (
-        "HcclGroupStart",
-        r#"
+}
+
+ABI_CHECK(HcclGroupStart) {
     abi_hccl_ranks(2, nullptr, [](int r, HcclComm c, aclrtStream s) {
         void *out = abi_hccl_put(std::vector<int64_t>(2, r + 1));
         void *in = abi_hccl_put(std::vector<int64_t>(2, 0));
@@ -573,22 +509,18 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(aclrtFree(out), ACL_SUCCESS);
         EXPECT_RC(aclrtFree(in), ACL_SUCCESS);
     });
-"#,
-    ),
-    (
-        "HcclGroupEnd",
-        r#"
+}
+
+ABI_CHECK(HcclGroupEnd) {
     EXPECT_RC(HcclGroupEnd(), HCCL_E_PARA);                   // no group open
     EXPECT_RC(HcclGroupStart(), HCCL_SUCCESS);
     EXPECT_RC(HcclGroupStart(), HCCL_SUCCESS);                // groups nest
     EXPECT_RC(HcclGroupEnd(), HCCL_SUCCESS);
     EXPECT_RC(HcclGroupEnd(), HCCL_SUCCESS);                  // the outermost end (nothing queued)
     EXPECT_RC(HcclGroupEnd(), HCCL_E_PARA);
-"#,
-    ),
-    (
-        "HcclGetRootInfoScalable",
-        r#"
+}
+
+ABI_CHECK(HcclGetRootInfoScalable) {
     HcclRootInfo a, b;
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);                // needs a current device, as HcclGetRootInfo
     EXPECT_RC(HcclGetRootInfoScalable(nullptr), HCCL_E_PTR);
@@ -596,11 +528,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(HcclGetRootInfoScalable(&b), HCCL_SUCCESS);
     EXPECT(memcmp(&a, &b, sizeof a) != 0);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "HcclCommInitRootInfoScalable",
-        r#"
+}
+
+ABI_CHECK(HcclCommInitRootInfoScalable) {
     static HcclRootInfo roots[2];
     HcclComm comm = nullptr;
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
@@ -626,20 +556,16 @@ pub const CHECKS: &[(&str, &str)] = &[
         });
     }
     for (auto &t : ts) t.join();
-"#,
-    ),
-    (
-        "HcclGetCommConfigCapability",
-        r#"
+}
+
+ABI_CHECK(HcclGetCommConfigCapability) {
     uint32_t cap = HcclGetCommConfigCapability();
     EXPECT(cap > HCCL_COMM_CONFIG_COMM_NAME);
     EXPECT(cap > HCCL_COMM_CONFIG_EXEC_TIMEOUT);
     EXPECT(cap <= HCCL_COMM_CONFIG_RESERVED);
-"#,
-    ),
-    (
-        "HcclSetConfig",
-        r#"
+}
+
+ABI_CHECK(HcclSetConfig) {
     HcclConfigValue v;
     v.value = 1;
     EXPECT_RC(HcclSetConfig(HCCL_DETERMINISTIC, v), HCCL_SUCCESS);
@@ -655,21 +581,17 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(HcclSetConfig(HCCL_ACCELERATOR, v), HCCL_SUCCESS);
     EXPECT_RC(HcclSetConfig((HcclConfig)42, v), HCCL_E_PARA);
     EXPECT_RC(HcclSetConfig(HCCL_DETERMINISTIC, v), HCCL_SUCCESS);
-"#,
-    ),
-    (
-        "HcclGetConfig",
-        r#"
+}
+
+ABI_CHECK(HcclGetConfig) {
     HcclConfigValue v;
     EXPECT_RC(HcclGetConfig(HCCL_DETERMINISTIC, nullptr), HCCL_E_PTR);
     EXPECT_RC(HcclGetConfig(HCCL_ACCELERATOR, &v), HCCL_SUCCESS);
     EXPECT(v.value == 0);
     EXPECT_RC(HcclGetConfig((HcclConfig)42, &v), HCCL_E_PARA);
-"#,
-    ),
-    (
-        "HcclSetCommConfig",
-        r#"
+}
+
+ABI_CHECK(HcclSetCommConfig) {
     abi_hccl_ranks(2, nullptr, [](int, HcclComm c, aclrtStream) {
         HcclConfigValue v, got;
         v.value = 1;
@@ -680,11 +602,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(HcclSetCommConfig(c, HCCL_ACCELERATOR, v), HCCL_E_NOT_SUPPORT);
         EXPECT_RC(HcclSetCommConfig(nullptr, HCCL_DETERMINISTIC, v), HCCL_E_PTR);
     });
-"#,
-    ),
-    (
-        "HcclGetCommConfig",
-        r#"
+}
+
+ABI_CHECK(HcclGetCommConfig) {
     HcclCommConfig cfg;
     HcclCommConfigInit(&cfg);
     cfg.hcclDeterministic = 1;
@@ -697,11 +617,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT(got.value == 0);
         EXPECT_RC(HcclGetCommConfig(c, HCCL_DETERMINISTIC, nullptr), HCCL_E_PTR);
     });
-"#,
-    ),
-    (
-        "HcclCommRegister",
-        r#"
+}
+
+ABI_CHECK(HcclCommRegister) {
     abi_hccl_ranks(2, nullptr, [](int, HcclComm c, aclrtStream) {
         void *d = abi_hccl_put(std::vector<float>(256, 1.0f));
         void *h = nullptr;
@@ -717,11 +635,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(HcclCommDeregister(c, h), HCCL_SUCCESS);
         EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
     });
-"#,
-    ),
-    (
-        "HcclCommDeregister",
-        r#"
+}
+
+ABI_CHECK(HcclCommDeregister) {
     abi_hccl_ranks(2, nullptr, [](int, HcclComm c, aclrtStream) {
         void *d = abi_hccl_put(std::vector<float>(16, 1.0f));
         void *h = nullptr;
@@ -731,11 +647,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(HcclCommDeregister(c, h), HCCL_E_PARA);         // twice
         EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
     });
-"#,
-    ),
-    (
-        "HcclCommExchangeMem",
-        r#"
+}
+
+ABI_CHECK(HcclCommExchangeMem) {
     abi_hccl_ranks(2, nullptr, [](int r, HcclComm c, aclrtStream) {
         void *d = abi_hccl_put(std::vector<float>(16, 1.0f));
         void *h = nullptr;
@@ -750,6 +664,4 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(HcclCommExchangeMem(c, h, &peer, 1), HCCL_E_PARA);   // deregistered
         EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
     });
-"#,
-    ),
-];
+}

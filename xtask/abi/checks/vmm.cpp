@@ -1,12 +1,9 @@
-//! abi-check behavioural checks for virtual memory management
-//! (cann-sim/src/acl/vmm.rs) and the HCCL functions over it, and for the
-//! pointer queries, 32-bit fills and 2-D copies (memory_query.rs): one entry
-//! per implemented function, in the format of `abi::CHECKS`.
+// abi-check behavioural checks for virtual memory management
+// (cann-sim/src/acl/vmm.rs) and the HCCL functions over it, and for the
+// pointer queries, 32-bit fills and 2-D copies (memory_query.rs). Format and
+// helpers: see xtask/abi/README.md.
 
-pub const CHECKS: &[(&str, &str)] = &[
-    (
-        "aclrtMemGetAllocationGranularity",
-        r#"
+ABI_CHECK(aclrtMemGetAllocationGranularity) {
     aclrtPhysicalMemProp prop;
     memset(&prop, 0, sizeof prop);
     size_t g = 0;
@@ -15,11 +12,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclrtMemGetAllocationGranularity(&prop, ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED, &g), ACL_SUCCESS);
     EXPECT_RC(aclrtMemGetAllocationGranularity(nullptr, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM, &g), ACL_ERROR_INVALID_PARAM);
     EXPECT_RC(aclrtMemGetAllocationGranularity(&prop, ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF, &g), ACL_ERROR_INVALID_PARAM);
-"#,
-    ),
-    (
-        "aclrtReserveMemAddress",
-        r#"
+}
+
+ABI_CHECK(aclrtReserveMemAddress) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     void *va = nullptr;
     int x = 0;
@@ -31,11 +26,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT(((uintptr_t)va % (1u << 30)) == 0);
     EXPECT_RC(aclrtReleaseMemAddress(va), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclrtReleaseMemAddress",
-        r#"
+}
+
+ABI_CHECK(aclrtReleaseMemAddress) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     void *va = nullptr;
     EXPECT_RC(aclrtReserveMemAddress(&va, 2u << 20, 0, nullptr, 0), ACL_SUCCESS);
@@ -43,11 +36,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclrtReleaseMemAddress(va), ACL_SUCCESS);
     EXPECT_RC(aclrtReleaseMemAddress(va), ACL_ERROR_INVALID_PARAM);                 // twice
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclrtMallocPhysical",
-        r#"
+}
+
+ABI_CHECK(aclrtMallocPhysical) {
     aclrtPhysicalMemProp prop;
     memset(&prop, 0, sizeof prop);
     prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
@@ -69,22 +60,18 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclrtMallocPhysical(&h, 2u << 20, &prop, 0), ACL_SUCCESS);
     EXPECT(h != nullptr);
     EXPECT_RC(aclrtFreePhysical(h), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclrtFreePhysical",
-        r#"
+}
+
+ABI_CHECK(aclrtFreePhysical) {
     aclrtPhysicalMemProp prop = abi_vmm_prop(0);
     aclrtDrvMemHandle h = nullptr;
     EXPECT_RC(aclrtMallocPhysical(&h, 2u << 20, &prop, 0), ACL_SUCCESS);
     EXPECT_RC(aclrtFreePhysical(h), ACL_SUCCESS);
     EXPECT_RC(aclrtFreePhysical(h), ACL_ERROR_INVALID_PARAM);   // twice
     EXPECT_RC(aclrtFreePhysical(nullptr), ACL_ERROR_INVALID_PARAM);
-"#,
-    ),
-    (
-        "aclrtMemGetAllocationPropertiesFromHandle",
-        r#"
+}
+
+ABI_CHECK(aclrtMemGetAllocationPropertiesFromHandle) {
     aclrtPhysicalMemProp prop, got;
     memset(&prop, 0, sizeof prop);
     prop.memAttr = ACL_HBM_MEM_HUGE;
@@ -98,11 +85,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclrtMemGetAllocationPropertiesFromHandle(h, nullptr), ACL_ERROR_INVALID_PARAM);
     EXPECT_RC(aclrtFreePhysical(h), ACL_SUCCESS);
     EXPECT_RC(aclrtMemGetAllocationPropertiesFromHandle(h, &got), ACL_ERROR_INVALID_PARAM);
-"#,
-    ),
-    (
-        "aclrtMapMem",
-        r#"
+}
+
+ABI_CHECK(aclrtMapMem) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     aclrtPhysicalMemProp prop = abi_vmm_prop(0);
     const size_t G = 2u << 20;
@@ -128,11 +113,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclrtFreePhysical(h), ACL_SUCCESS);
     EXPECT_RC(aclrtReleaseMemAddress(va), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclrtUnmapMem",
-        r#"
+}
+
+ABI_CHECK(aclrtUnmapMem) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     aclrtPhysicalMemProp prop = abi_vmm_prop(0);
     const size_t G = 2u << 20;
@@ -150,11 +133,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclrtFreePhysical(h), ACL_SUCCESS);
     EXPECT_RC(aclrtReleaseMemAddress(va), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "HcclCommSetMemoryRange",
-        r#"
+}
+
+ABI_CHECK(HcclCommSetMemoryRange) {
     abi_hccl_ranks(2, nullptr, [](int r, HcclComm c, aclrtStream) {
         const size_t G = 2u << 20;
         void *va = nullptr, *other = nullptr;
@@ -175,11 +156,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(aclrtReleaseMemAddress(va), ACL_SUCCESS);
         EXPECT_RC(aclrtResetDevice(1 - r), ACL_SUCCESS);
     });
-"#,
-    ),
-    (
-        "HcclCommUnsetMemoryRange",
-        r#"
+}
+
+ABI_CHECK(HcclCommUnsetMemoryRange) {
     abi_hccl_ranks(2, nullptr, [](int, HcclComm c, aclrtStream) {
         void *va = nullptr;
         EXPECT_RC(aclrtReserveMemAddress(&va, 2u << 20, 0, nullptr, 0), ACL_SUCCESS);
@@ -189,11 +168,9 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(HcclCommUnsetMemoryRange(c, va), HCCL_SUCCESS);
         EXPECT_RC(aclrtReleaseMemAddress(va), ACL_SUCCESS);
     });
-"#,
-    ),
-    (
-        "HcclCommActivateCommMemory",
-        r#"
+}
+
+ABI_CHECK(HcclCommActivateCommMemory) {
     abi_hccl_ranks(2, nullptr, [](int r, HcclComm c, aclrtStream) {
         const size_t G = 2u << 20;
         aclrtPhysicalMemProp prop = abi_vmm_prop(r);
@@ -219,21 +196,17 @@ pub const CHECKS: &[(&str, &str)] = &[
         EXPECT_RC(aclrtFreePhysical(h2), ACL_SUCCESS);
         EXPECT_RC(aclrtReleaseMemAddress(va), ACL_SUCCESS);
     });
-"#,
-    ),
-    (
-        "HcclCommDeactivateCommMemory",
-        r#"
+}
+
+ABI_CHECK(HcclCommDeactivateCommMemory) {
     abi_hccl_ranks(2, nullptr, [](int, HcclComm c, aclrtStream) {
         int x = 0;
         EXPECT_RC(HcclCommDeactivateCommMemory(c, nullptr), HCCL_E_PTR);
         EXPECT_RC(HcclCommDeactivateCommMemory(c, &x), HCCL_E_PARA);            // never activated
     });
-"#,
-    ),
-    (
-        "aclrtPointerGetAttributes",
-        r#"
+}
+
+ABI_CHECK(aclrtPointerGetAttributes) {
     EXPECT_RC(aclrtSetDevice(1), ACL_SUCCESS);
     void *d = nullptr, *big = nullptr, *h = nullptr;
     int local = 0;
@@ -255,11 +228,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclrtFree(big), ACL_SUCCESS);
     EXPECT_RC(aclrtFreeHost(h), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(1), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclrtMemGetAddressRange",
-        r#"
+}
+
+ABI_CHECK(aclrtMemGetAddressRange) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     void *d = nullptr, *base = nullptr;
     size_t size = 0;
@@ -272,11 +243,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclrtMemGetAddressRange(nullptr, &base, &size), ACL_ERROR_INVALID_PARAM);
     EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclrtMemsetD32",
-        r#"
+}
+
+ABI_CHECK(aclrtMemsetD32) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     void *d = nullptr;
     EXPECT_RC(aclrtMalloc(&d, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
@@ -290,11 +259,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclrtMemsetD32(d, 64, 1, 0), ACL_SUCCESS);
     EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclrtMemsetD32Async",
-        r#"
+}
+
+ABI_CHECK(aclrtMemsetD32Async) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     void *d = nullptr;
     aclrtStream s = nullptr;
@@ -311,11 +278,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
     EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclrtDeviceGetUuid",
-        r#"
+}
+
+ABI_CHECK(aclrtDeviceGetUuid) {
     aclrtUuid a, b, a2;
     EXPECT_RC(aclrtDeviceGetUuid(0, &a), ACL_SUCCESS);
     EXPECT_RC(aclrtDeviceGetUuid(1, &b), ACL_SUCCESS);
@@ -323,11 +288,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT(memcmp(&a, &b, sizeof a) != 0 && memcmp(&a, &a2, sizeof a) == 0);
     EXPECT_RC(aclrtDeviceGetUuid(999, &a), ACL_ERROR_RT_INVALID_DEVICEID);
     EXPECT_RC(aclrtDeviceGetUuid(0, nullptr), ACL_ERROR_INVALID_PARAM);
-"#,
-    ),
-    (
-        "aclrtMemcpy2d",
-        r#"
+}
+
+ABI_CHECK(aclrtMemcpy2d) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     // A 3x4 block of a 5-wide host matrix into a 4-wide device matrix and back.
     unsigned char host[15], back[12] = {0};
@@ -344,11 +307,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclrtMemcpy2d(d, 4, host, 5, 4, 3, ACL_MEMCPY_HOST_TO_HOST), ACL_ERROR_INVALID_PARAM);   // kind
     EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-    (
-        "aclrtMemcpy2dAsync",
-        r#"
+}
+
+ABI_CHECK(aclrtMemcpy2dAsync) {
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
     aclrtStream s = nullptr;
     EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
@@ -368,6 +329,4 @@ pub const CHECKS: &[(&str, &str)] = &[
     EXPECT_RC(aclrtFree(b), ACL_SUCCESS);
     EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
-"#,
-    ),
-];
+}
