@@ -208,6 +208,8 @@ impl DeviceAttribute {
 }
 
 /// A device feature (`aclrtDevFeatureType`) for [`Device::supports`].
+///
+/// `Send + Sync`: a plain value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum DeviceFeature {

@@ -152,6 +152,8 @@ fn plain_values_are_send_and_sync() {
     send_sync::<TensorInfo>();
     send_sync::<Layout>();
     send_sync::<CubeMathType>();
+    send_sync::<acl::DeviceFeature>();
+    send_sync::<acl::memory::Bool>();
 }
 
 /// Argument builders that hold raw runtime handles for one call on the

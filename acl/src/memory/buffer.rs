@@ -245,6 +245,138 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     pub fn close(self) -> Result<()> {
         self.alloc.close()
     }
+
+    /// A copy of the buffer in new device memory, queued on the device's
+    /// default stream (see [`Stream::clone_dtod`] for another stream).
+    ///
+    /// # Errors
+    ///
+    /// As [`Stream::alloc`], or the runtime's error from `aclrtMemcpyAsync`.
+    #[doc(alias = "aclrtMemcpyAsync")]
+    pub fn try_clone(&self) -> Result<DeviceBuffer<T>> {
+        self.device().default_stream().clone_dtod(self)
+    }
+
+    /// The whole buffer viewed as elements of another plain type `U` (the
+    /// bytes unchanged): `f32` as `u32` bits, `u8` bytes as `f16`, ...
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the size in bytes is not a multiple
+    /// of `U`'s size or the address is not aligned for `U`.
+    pub fn reinterpret<U: DeviceRepr>(&self) -> Result<DeviceSlice<'_, U>> {
+        DeviceSlice::<T>::new(&self.alloc, 0, self.len).reinterpret()
+    }
+
+    /// As [`DeviceBuffer::reinterpret`], mutably.
+    ///
+    /// # Errors
+    ///
+    /// As [`DeviceBuffer::reinterpret`].
+    pub fn reinterpret_mut<U: DeviceRepr>(&mut self) -> Result<DeviceSliceMut<'_, U>> {
+        DeviceSliceMut::<T>::new(&self.alloc, 0, self.len).reinterpret()
+    }
+
+    /// Takes ownership of `len` elements at `ptr`, memory of `device` from
+    /// `aclrtMalloc` that another library hands over: this buffer frees it
+    /// with `aclrtFree`, after the work this crate queued on it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `len` elements overflow the address
+    /// space, or `ptr` is null for a non-empty buffer.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` came from `aclrtMalloc` on `device`, holds at least `len`
+    /// initialised elements of `T`, is not freed or used by anyone else
+    /// afterwards (the buffer owns it), and no work queued outside this
+    /// crate still uses it.
+    #[doc(alias = "aclrtFree")]
+    pub unsafe fn from_raw(device: &Device, ptr: *mut c_void, len: usize) -> Result<Self> {
+        Self::adopt("DeviceBuffer::from_raw", device, ptr, len, Backing::Direct)
+    }
+
+    /// Borrows `len` elements at `ptr`, device memory of `device` that
+    /// another library owns (a torch_npu tensor's `data_ptr()`, a DLPack
+    /// tensor's data): the buffer orders the work queued through this crate
+    /// as for its own memory, and never frees it.
+    ///
+    /// # Errors
+    ///
+    /// As [`DeviceBuffer::from_raw`].
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is device memory of `device` holding at least `len`
+    /// initialised elements of `T`; it stays allocated until the buffer is
+    /// dropped **and** the work queued on it through this crate has
+    /// finished (synchronize the streams used before the owner frees it);
+    /// nothing outside this crate writes it (or reads it, for a buffer
+    /// written through this crate) while such work is queued, unless that
+    /// is ordered by the caller (events or stream synchronisation).
+    pub unsafe fn from_raw_borrowed(device: &Device, ptr: *mut c_void, len: usize) -> Result<Self> {
+        Self::adopt(
+            "DeviceBuffer::from_raw_borrowed",
+            device,
+            ptr,
+            len,
+            Backing::Foreign,
+        )
+    }
+
+    fn adopt(
+        function: &'static str,
+        device: &Device,
+        ptr: *mut c_void,
+        len: usize,
+        backing: Backing,
+    ) -> Result<Self> {
+        let bytes = byte_len::<T>(function, len)?;
+        if ptr.is_null() && bytes > 0 {
+            return Err(Error::invalid(
+                function,
+                "a null pointer for a non-empty buffer",
+            ));
+        }
+        let backing = if bytes == 0 { Backing::Empty } else { backing };
+        Ok(DeviceBuffer {
+            alloc: std::mem::ManuallyDrop::new(Allocation::new(ptr, bytes, device, backing, None)),
+            len,
+            _marker: PhantomData,
+        })
+    }
+
+    /// Gives up ownership of memory from `aclrtMalloc`: waits until the
+    /// work this crate queued on it has finished, then returns the address,
+    /// which the caller (another library) frees with `aclrtFree`. Memory
+    /// this crate borrowed ([`DeviceBuffer::from_raw_borrowed`]) is
+    /// returned the same way, still the owner's.
+    ///
+    /// # Errors
+    ///
+    /// The buffer back with [`Error::InvalidArgument`] when its memory
+    /// belongs to the caching allocator (blocks are not `aclrtMalloc`
+    /// allocations; copy into a buffer made without the allocator) or it is
+    /// empty, or with the runtime's error from waiting for the queued work
+    /// (including its faults).
+    pub fn into_raw(self) -> std::result::Result<*mut c_void, (Error, Self)> {
+        const F: &str = "DeviceBuffer::into_raw";
+        if let Err(e) = super::track::host_wait(&self.alloc, true) {
+            return Err((e, self));
+        }
+        if !self.alloc.release_ownership() {
+            return Err((
+                Error::invalid(
+                    F,
+                    "the memory belongs to the caching allocator (or the buffer is empty): it is \
+                     not an aclrtMalloc allocation another library could free",
+                ),
+                self,
+            ));
+        }
+        Ok(self.alloc.ptr())
+    }
 }
 
 impl<T: DeviceRepr> Drop for DeviceBuffer<T> {

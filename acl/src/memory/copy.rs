@@ -302,4 +302,101 @@ impl Stream {
         record_accesses(self, &seen, uses.into_iter());
         Ok(())
     }
+
+    /// Allocates a buffer and queues a copy of `src` (device memory) into
+    /// it: a device-side clone.
+    ///
+    /// # Errors
+    ///
+    /// As [`Stream::alloc`], or the runtime's error from `aclrtMemcpyAsync`
+    /// (`ACL_ERROR_RT_PARAM_INVALID` for another device's memory without
+    /// peer access).
+    #[doc(alias = "aclrtMemcpyAsync")]
+    pub fn clone_dtod<T: DeviceRepr>(
+        &self,
+        src: &(impl DeviceMemory<T> + ?Sized),
+    ) -> Result<DeviceBuffer<T>> {
+        // SAFETY: the queued copy writes every element before later work
+        // on this stream reads it.
+        let mut buf = unsafe { self.alloc::<T>(src.len())? };
+        self.copy_dtod(src, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// Queues a fill of every element of `dst` with `value`, for any
+    /// element type: one `aclrtMemsetAsync` when all bytes of `value` are
+    /// equal, one `aclrtMemsetD32Async` for other 4-byte values, otherwise a
+    /// copy of a pinned block of values followed by device-side copies that
+    /// double the filled part (about log2(len / 4 KiB) copies).
+    ///
+    /// # Errors
+    ///
+    /// The runtime's error from the fill or copies (work queued before a
+    /// failing call stays queued and ordered); an allocation failure for
+    /// the pinned block.
+    #[doc(alias = "aclrtMemsetAsync")]
+    #[doc(alias = "aclrtMemsetD32Async")]
+    pub fn fill<T: DeviceRepr>(
+        &self,
+        dst: &mut (impl DeviceMemoryMut<T> + ?Sized),
+        value: T,
+    ) -> Result<()> {
+        if dst.is_empty() {
+            return Ok(());
+        }
+        let size = std::mem::size_of::<T>();
+        // SAFETY: `DeviceRepr` types have no padding, so all `size` bytes of
+        // `value` are initialised.
+        let pattern = unsafe { std::slice::from_raw_parts((&raw const value).cast::<u8>(), size) };
+        let (len, bytes) = (dst.len(), dst.size_bytes());
+        let ptr = dst.device_ptr_mut();
+        if pattern.iter().all(|&b| b == pattern[0]) {
+            return self.memset(dst, pattern[0]);
+        }
+        if size == 4 && (ptr as usize).is_multiple_of(4) {
+            let word = u32::from_ne_bytes([pattern[0], pattern[1], pattern[2], pattern[3]]);
+            let uses = [(&**dst.allocation(), true)];
+            let seen = wait_for_conflicts(self, uses.into_iter())?;
+            // SAFETY: `dst` is live device memory of `len` 4-byte elements,
+            // ordered with its other uses by the recorded accesses.
+            unsafe { result::memset_d32_async(ptr, bytes, word, len, self.as_raw())? };
+            record_accesses(self, &seen, uses.into_iter());
+            return Ok(());
+        }
+        let chunk = len.min((4096 / size).max(1));
+        let seed = PinnedHostBuffer::from_slice(self.device(), &vec![value; chunk])?;
+        let uses = [(&**seed.allocation(), false), (&**dst.allocation(), true)];
+        let seen = wait_for_conflicts(self, uses.into_iter())?;
+        let stream = self.as_raw();
+        let mut queued = Ok(());
+        let mut done = chunk * size;
+        // SAFETY: the seed is pinned memory of `done` bytes and `dst` live
+        // device memory of `bytes >= done` bytes; both stay allocated and
+        // unaliased until the copies have run (accesses recorded below).
+        unsafe {
+            result::memcpy_async(
+                ptr,
+                done,
+                seed.as_ptr().cast(),
+                done,
+                raw::ACL_MEMCPY_HOST_TO_DEVICE,
+                stream,
+            )
+        }?;
+        while done < bytes {
+            let n = done.min(bytes - done);
+            let to = ptr.cast::<u8>().wrapping_add(done).cast();
+            // SAFETY: `[0, n)` (filled by the copies before, in stream
+            // order) and `[done, done + n)` are disjoint ranges of `dst`.
+            queued = unsafe {
+                result::memcpy_async(to, n, ptr, n, raw::ACL_MEMCPY_DEVICE_TO_DEVICE, stream)
+            };
+            if queued.is_err() {
+                break;
+            }
+            done += n;
+        }
+        record_accesses(self, &seen, uses.into_iter());
+        queued
+    }
 }

@@ -120,8 +120,8 @@ mod sealed {
 }
 
 /// A Rust type with an AscendCL data type: the element types operators
-/// take. Implemented for `i8`–`i64`, `u8`–`u64`, `f32`, `f64`, [`half::f16`]
-/// and [`half::bf16`]; sealed, because the mapping is the runtime's.
+/// take. Implemented for `i8`–`i64`, `u8`–`u64`, `f32`, `f64`, [`half::f16`],
+/// [`half::bf16`] and [`Bool`](super::Bool); sealed, because the mapping is the runtime's.
 ///
 /// It maps by type, never by size: `u16` is `ACL_UINT16`, `half::f16` is
 /// `ACL_FLOAT16`, `half::bf16` is `ACL_BF16`, although all three are two bytes.
@@ -160,6 +160,7 @@ element!(
     f64 => Double,
     half::f16 => Float16,
     half::bf16 => BFloat16,
+    super::Bool => Bool,
 );
 
 #[cfg(test)]

@@ -67,7 +67,7 @@ pub use buffer::DeviceBuffer;
 pub use cached::{CachingAllocatorHandle, DeviceAllocator, DeviceBackend};
 pub use dtype::{DataType, Element};
 pub use pinned::PinnedHostBuffer;
-pub use repr::DeviceRepr;
+pub use repr::{Bool, DeviceRepr};
 pub use slice::{DeviceSlice, DeviceSliceMut};
 pub use track::{Access, Allocation, Prepared, prepare, record};
 

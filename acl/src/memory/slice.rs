@@ -40,6 +40,34 @@ pub(crate) fn bounds(
     }
 }
 
+/// The length in `U`s of `len` `T`s at `ptr`, if the bytes divide evenly
+/// and `ptr` is aligned for `U`.
+fn reinterpreted_len<T, U>(
+    function: &'static str,
+    ptr: *const c_void,
+    len: usize,
+) -> Result<usize> {
+    let (t, u) = (std::mem::size_of::<T>(), std::mem::size_of::<U>());
+    let bytes = len * t;
+    if u == 0 || !bytes.is_multiple_of(u) {
+        return Err(Error::invalid(
+            function,
+            format!(
+                "{len} elements of {t} bytes are {bytes} bytes, not a whole number of {u}-byte \
+                 elements"
+            ),
+        ));
+    }
+    let align = std::mem::align_of::<U>();
+    if !(ptr as usize).is_multiple_of(align) {
+        return Err(Error::invalid(
+            function,
+            format!("the address {ptr:p} is not aligned to {align} bytes"),
+        ));
+    }
+    Ok(bytes / u)
+}
+
 fn offset<T>(base: *mut c_void, start: usize) -> *mut c_void {
     if base.is_null() {
         // Only an empty buffer has a null base, and then start == 0.
@@ -109,6 +137,22 @@ impl<'a, T: DeviceRepr> DeviceSlice<'a, T> {
         Ok((self.sub(0, m), self.sub(m, self.len - m)))
     }
 
+    /// The same bytes viewed as elements of another plain type `U`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the size in bytes is not a multiple
+    /// of `U`'s size or the address is not aligned for `U`.
+    pub fn reinterpret<U: DeviceRepr>(&self) -> Result<DeviceSlice<'a, U>> {
+        let len = reinterpreted_len::<T, U>("DeviceSlice::reinterpret", self.ptr, self.len)?;
+        Ok(DeviceSlice {
+            ptr: self.ptr,
+            len,
+            alloc: self.alloc,
+            _marker: PhantomData,
+        })
+    }
+
     fn sub(&self, start: usize, len: usize) -> DeviceSlice<'a, T> {
         DeviceSlice {
             ptr: offset::<T>(self.ptr.cast_mut(), start),
@@ -136,6 +180,21 @@ impl<'a, T: DeviceRepr> DeviceSliceMut<'a, T> {
             alloc,
             _marker: PhantomData,
         }
+    }
+
+    /// The same bytes viewed as elements of another plain type `U`.
+    ///
+    /// # Errors
+    ///
+    /// As [`DeviceSlice::reinterpret`].
+    pub fn reinterpret<U: DeviceRepr>(self) -> Result<DeviceSliceMut<'a, U>> {
+        let len = reinterpreted_len::<T, U>("DeviceSliceMut::reinterpret", self.ptr, self.len)?;
+        Ok(DeviceSliceMut {
+            ptr: self.ptr,
+            len,
+            alloc: self.alloc,
+            _marker: PhantomData,
+        })
     }
 
     /// A narrower mutable view (reborrowing this one).

@@ -329,6 +329,11 @@ pub(crate) enum Backing {
     Cached(Block<usize>),
     /// `aclrtMallocHost`.
     Pinned,
+    /// Memory another library owns (borrowed with
+    /// [`DeviceBuffer::from_raw_borrowed`](super::DeviceBuffer::from_raw_borrowed),
+    /// or handed out by [`DeviceBuffer::into_raw`](super::DeviceBuffer::into_raw)):
+    /// never freed here.
+    Foreign,
 }
 
 /// One allocation and the record of its queued accesses (see the module
@@ -473,6 +478,20 @@ impl Allocation {
 }
 
 impl Allocation {
+    /// Hands memory from `aclrtMalloc` over to the caller: afterwards this
+    /// allocation never frees it. False (nothing changed) for memory of the
+    /// caching allocator, pinned host memory or an empty buffer.
+    pub(crate) fn release_ownership(&self) -> bool {
+        let mut b = self.backing.lock();
+        match *b {
+            Some(Backing::Direct | Backing::Foreign) => {
+                *b = Some(Backing::Foreign);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Gives the memory back after the recorded accesses (the work of the
     /// last handle's drop), leaving the marks in place on the fast path.
     fn give_back(&mut self) {
@@ -609,7 +628,7 @@ impl Release {
         }
         let device = self.device;
         match self.backing {
-            Backing::Empty => Ok(()),
+            Backing::Empty | Backing::Foreign => Ok(()),
             Backing::Cached(block) => {
                 let alloc = cache_of(&device)?;
                 // Reuse is stream-ordered on the block's stream; every other
@@ -689,7 +708,7 @@ fn free_now(ctx: &crate::device::ContextRef, ptr: usize, backing: &Backing) -> R
         Backing::Direct => unsafe { result::free(ptr as *mut c_void) },
         // SAFETY: as above, from aclrtMallocHost.
         Backing::Pinned => unsafe { result::free_host(ptr as *mut c_void) },
-        Backing::Empty | Backing::Cached(_) => Ok(()),
+        Backing::Empty | Backing::Cached(_) | Backing::Foreign => Ok(()),
     }
 }
 
