@@ -154,6 +154,8 @@ fn plain_values_are_send_and_sync() {
     send_sync::<CubeMathType>();
     send_sync::<acl::DeviceFeature>();
     send_sync::<acl::memory::Bool>();
+    send_sync::<acl::memory::PinnedPoolStats>();
+    send_sync::<acl::memory::PinnedPool>();
 }
 
 /// Argument builders that hold raw runtime handles for one call on the

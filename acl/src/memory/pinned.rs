@@ -69,6 +69,31 @@ impl<T: DeviceRepr> PinnedHostBuffer<T> {
         })
     }
 
+    /// A buffer of `len` elements, set to zero bytes, over a pool's block.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is pinned memory of `device` valid for `len` elements, aligned
+    /// for `T`, that nothing else uses while the buffer and its queued
+    /// copies live; `backing` gives it back.
+    pub(crate) unsafe fn from_block(
+        device: &Device,
+        ptr: *mut std::ffi::c_void,
+        len: usize,
+        backing: Backing,
+    ) -> Self {
+        let bytes = len * std::mem::size_of::<T>();
+        // SAFETY: valid for `bytes` bytes, unused by anything else (the
+        // caller's contract).
+        unsafe { std::ptr::write_bytes(ptr.cast::<u8>(), 0, bytes) };
+        PinnedHostBuffer {
+            ptr: ptr.cast(),
+            len,
+            alloc: Allocation::new(ptr, bytes, device, backing, None),
+            _marker: PhantomData,
+        }
+    }
+
     /// Allocates pinned memory holding a copy of `data`.
     ///
     /// # Errors

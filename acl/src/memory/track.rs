@@ -329,6 +329,9 @@ pub(crate) enum Backing {
     Cached(Block<usize>),
     /// `aclrtMallocHost`.
     Pinned,
+    /// A block of a [`PinnedPool`](super::PinnedPool) of this many bytes,
+    /// returned to the pool instead of freed.
+    PinnedPooled(Arc<super::pinned_pool::PoolInner>, usize),
     /// Memory another library owns (borrowed with
     /// [`DeviceBuffer::from_raw_borrowed`](super::DeviceBuffer::from_raw_borrowed),
     /// or handed out by [`DeviceBuffer::into_raw`](super::DeviceBuffer::into_raw)):
@@ -658,7 +661,7 @@ impl Release {
                     None => freed,
                 }
             }
-            backing @ (Backing::Direct | Backing::Pinned) => {
+            backing @ (Backing::Direct | Backing::Pinned | Backing::PinnedPooled(..)) => {
                 if self.marks.is_empty() {
                     return free_now(&device.context_ref(), self.ptr, &backing);
                 }
@@ -708,6 +711,11 @@ fn free_now(ctx: &crate::device::ContextRef, ptr: usize, backing: &Backing) -> R
         Backing::Direct => unsafe { result::free(ptr as *mut c_void) },
         // SAFETY: as above, from aclrtMallocHost.
         Backing::Pinned => unsafe { result::free_host(ptr as *mut c_void) },
+        // Every recorded access has finished: the block is free for reuse.
+        Backing::PinnedPooled(pool, class) => {
+            pool.give_back(ptr, *class);
+            Ok(())
+        }
         Backing::Empty | Backing::Cached(_) | Backing::Foreign => Ok(()),
     }
 }
