@@ -17,7 +17,9 @@
 //! install directories (`$ASCEND_HOME_PATH`, `$ASCEND_TOOLKIT_HOME`,
 //! `/usr/local/Ascend/ascend-toolkit/latest`, each with `lib64`,
 //! `runtime/lib64`, ...); finally `libascendcl.so` through the system loader.
-//! See [`loader`] for details.
+//! The loader is the `cann-loader` crate, shared with `hccl-sys` and
+//! `dcmi-sys` and re-exported as [`loader`], with the CANN release of each
+//! function (a missing one names the release that added it).
 //!
 //! The two-phase operator API, aclnn (`libopapi.so`), is the [`aclnn`]
 //! module, with its own library slot (`$CANN_OPAPI_LIB`).
@@ -49,6 +51,7 @@ pub mod aclnn;
 #[cfg(feature = "codegen")]
 pub mod codegen;
 
+pub use cann_loader::define_library;
 pub use loader::LoadError;
 
 #[cfg(not(feature = "bindgen"))]
@@ -59,21 +62,10 @@ mod bindings {
 }
 pub use bindings::*;
 
-use loader::{LibrarySpec, Source};
+use loader::{LibrarySpec, ReleaseTable, Source};
 
-/// Where AscendCL is searched for.
-pub const SPEC: LibrarySpec = LibrarySpec {
-    name: "AscendCL",
-    soname: "libascendcl.so",
-    env_var: "CANN_ACL_LIB",
-    root_subdirs: &[
-        "lib64",
-        "runtime/lib64",
-        "aarch64-linux/lib64",
-        "x86_64-linux/lib64",
-    ],
-    fixed_dirs: &[],
-};
+/// Where AscendCL is searched for ([`cann_loader::libraries::ASCENDCL`]).
+pub const SPEC: LibrarySpec = cann_loader::libraries::ASCENDCL;
 
 fn version_probe(api: &Api, _source: &Source) -> Option<String> {
     let f = api.aclrtGetVersion?;
@@ -83,7 +75,7 @@ fn version_probe(api: &Api, _source: &Source) -> Option<String> {
     (rc == 0).then(|| format!("ACL {major}.{minor}.{patch}"))
 }
 
-define_library!(SPEC, version_probe, "AscendCL");
+define_library!(SPEC, version_probe, "AscendCL", &ReleaseTable);
 
 #[cfg(test)]
 mod tests {

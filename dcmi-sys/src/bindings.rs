@@ -3,7 +3,7 @@
 // Generator: acl_sys::codegen
 // Functions: 38
 
-use acl_sys::LoadError;
+use cann_loader::LoadError;
 
 /// Success.
 pub const DCMI_OK: ::core::ffi::c_int = 0;

@@ -11,7 +11,7 @@
 //!
 //! Nothing is linked at build time. [`Api`] holds one
 //! `Option<unsafe extern "C" fn(..)>` per C function, filled at run time by the
-//! loader shared with `acl-sys` ([`acl_sys::loader`]). Each C function also has
+//! loader shared with `acl-sys` (the [`cann_loader`] crate). Each C function also has
 //! a free function of the same name that calls through the process-wide
 //! library and returns `Result<c_int, LoadError>`: a [`LoadError`] when no
 //! library can be found or the loaded one lacks that function (only that call
@@ -62,7 +62,7 @@
 //!
 //! # Version
 //!
-//! [`Library::version`](acl_sys::loader::Library::version) (shown in
+//! [`Library::version`](cann_loader::Library::version) (shown in
 //! missing-symbol errors) comes from `dcmi_get_dcmi_version`, which only
 //! formats the library's compiled-in version string and needs no
 //! `dcmi_init`; when that fails, from the install's version file
@@ -105,9 +105,8 @@
 
 #![allow(non_upper_case_globals, non_camel_case_types, non_snake_case)]
 
-pub use acl_sys::LoadError;
-use acl_sys::define_library;
-use acl_sys::loader::{LibrarySpec, Source, toolkit_version_near};
+pub use cann_loader::LoadError;
+use cann_loader::{LibrarySpec, Source, define_library, toolkit_version_near};
 
 // The generated module: its loader plumbing (untyped `transmute` of resolved
 // symbol addresses, a summed `resolved_count`) is shared generator output.
@@ -115,22 +114,13 @@ use acl_sys::loader::{LibrarySpec, Source, toolkit_version_near};
 mod bindings;
 pub use bindings::*;
 
-/// Where DCMI is searched for (see the crate documentation for the order).
-pub const SPEC: LibrarySpec = LibrarySpec {
-    name: "DCMI",
-    soname: "libdcmi.so",
-    env_var: "CANN_DCMI_LIB",
-    root_subdirs: &["lib64", "driver/lib64"],
-    fixed_dirs: &DRIVER_DIRS,
-};
+/// Where DCMI is searched for (see the crate documentation for the order;
+/// [`cann_loader::libraries::DCMI`]).
+pub const SPEC: LibrarySpec = cann_loader::libraries::DCMI;
 
 /// The driver directories that may hold `libdcmi.so`, searched after the CANN
 /// install roots.
-pub const DRIVER_DIRS: [&str; 3] = [
-    "/usr/local/Ascend/driver/lib64/driver",
-    "/usr/local/Ascend/driver/lib64",
-    "/usr/local/dcmi",
-];
+pub const DRIVER_DIRS: [&str; 3] = cann_loader::libraries::DCMI_DRIVER_DIRS;
 
 /// A library path inside the default driver install, used to find the
 /// driver's `version.info` when the library came through the system loader.
@@ -433,9 +423,9 @@ mod tests {
             .candidates(&env)
             .into_iter()
             .map(|c| match c {
-                acl_sys::loader::Candidate::File(p) => p.display().to_string(),
-                acl_sys::loader::Candidate::Soname(s) => format!("soname {s}"),
-                acl_sys::loader::Candidate::EnvVar(p) => format!("env {}", p.display()),
+                cann_loader::Candidate::File(p) => p.display().to_string(),
+                cann_loader::Candidate::Soname(s) => format!("soname {s}"),
+                cann_loader::Candidate::EnvVar(p) => format!("env {}", p.display()),
             })
             .collect();
         assert_eq!(
@@ -458,7 +448,7 @@ mod tests {
         let env = |name: &str| (name == "CANN_DCMI_LIB").then(|| OsString::from("/x/libdcmi.so"));
         assert_eq!(
             SPEC.candidates(&env),
-            [acl_sys::loader::Candidate::EnvVar("/x/libdcmi.so".into())]
+            [cann_loader::Candidate::EnvVar("/x/libdcmi.so".into())]
         );
     }
 

@@ -15,3 +15,8 @@ int aclrtGetVersion(int32_t *major, int32_t *minor, int32_t *patch) {
 }
 
 const char *aclGetRecentErrMsg(void) { return NULL; }
+
+/* Exported with an older signature than the bindings' (theirs dates from
+ * ACL 1.15; this library says 1.2.3): the loader must leave it out of the
+ * table, so that it is never called with the wrong arguments. */
+int aclrtUnuseStreamResInCurrentThread(void) { return 0; }

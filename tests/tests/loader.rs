@@ -105,6 +105,20 @@ fn missing_symbol_fails_only_that_call_and_names_symbol_and_version() {
 }
 
 #[test]
+fn a_function_exported_with_an_older_signature_is_left_out_and_named() {
+    let out = probe(&[("CANN_ACL_LIB", Path::new(FAKE))]);
+    let got = &out["aclrtUnuseStreamResInCurrentThread"];
+    assert!(
+        got.starts_with(
+            "error aclrtUnuseStreamResInCurrentThread needs ACL ≥ 1.15 (CANN 8.5.0) (its \
+             signature changed there; the loaded library declares it differently, so it is not \
+             called); the loaded AscendCL is ACL 1.2.3"
+        ),
+        "{got}"
+    );
+}
+
+#[test]
 fn env_var_naming_a_missing_file_is_an_error_not_a_fallback() {
     let root = fake_root("bad-env");
     let out = probe(&[

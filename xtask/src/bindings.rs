@@ -95,7 +95,7 @@ pub fn dcmi(root: &Path, check: bool) -> Result<bool, String> {
             headers: "hand-written declarations (dcmi-sys/declarations.rs) from the documented DCMI API",
             generator: "acl_sys::codegen",
             command: "`cargo xtask bindgen` (dcmi-sys needs no headers)",
-            prelude: "use acl_sys::LoadError;",
+            prelude: "use cann_loader::LoadError;",
             library_fn: "crate::library",
         },
         &decl,

@@ -36,14 +36,9 @@ pub use bindings::*;
 
 use crate::loader::{LibrarySpec, Source};
 
-/// Where aclnn (`libopapi.so`) is searched for.
-pub const SPEC: LibrarySpec = LibrarySpec {
-    name: "aclnn",
-    soname: "libopapi.so",
-    env_var: "CANN_OPAPI_LIB",
-    root_subdirs: &["lib64", "aarch64-linux/lib64", "x86_64-linux/lib64"],
-    fixed_dirs: &[],
-};
+/// Where aclnn (`libopapi.so`) is searched for
+/// ([`cann_loader::libraries::OPAPI`]).
+pub const SPEC: LibrarySpec = cann_loader::libraries::OPAPI;
 
 fn version_probe(_api: &Api, _source: &Source) -> Option<String> {
     // aclnn has no version function; the version is the toolkit's.

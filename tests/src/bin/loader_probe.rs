@@ -19,6 +19,12 @@ fn main() {
         Ok(rc) => println!("aclrtGetDeviceCount: rc={rc} n={n}"),
         Err(e) => println!("aclrtGetDeviceCount: error {e}"),
     }
+    // SAFETY: a null stream; the call is refused before it reaches a
+    // library that declares the function differently.
+    match unsafe { acl_sys::aclrtUnuseStreamResInCurrentThread(std::ptr::null_mut()) } {
+        Ok(rc) => println!("aclrtUnuseStreamResInCurrentThread: rc={rc}"),
+        Err(e) => println!("aclrtUnuseStreamResInCurrentThread: error {e}"),
+    }
     match hccl_sys::library() {
         Ok(lib) => println!("hccl.source: {}", lib.source()),
         Err(e) => println!("hccl.error: {}", e.to_string().replace('\n', " | ")),
