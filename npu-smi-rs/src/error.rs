@@ -29,12 +29,12 @@ pub enum Error {
         /// The header's name for the code, when it has one.
         name: Option<&'static str>,
         /// The library's own explanation, when it gives one (the simulator
-        /// does, through `aclGetRecentErrMsg`).
+        /// does; the real DCMI has no error-message function).
         message: Option<String>,
     },
     /// `libdcmi.so` (or one of its functions) could not be loaded.
     #[error(transparent)]
-    Load(#[from] acl_sys::LoadError),
+    Load(#[from] dcmi_sys::LoadError),
     /// No backend could be found: neither DCMI nor an `npu-smi` binary.
     #[error("{0}")]
     NoBackend(String),

@@ -8,11 +8,15 @@
 //! a private `CANN_SIM_SHM_DIR`, so other simulated processes on the
 //! machine cannot disturb the counts.
 
+use cann_sim::acl;
 use npu_smi_rs::{BackendChoice, Npu, Utilization};
 use std::time::{Duration, Instant};
 
 const CHILD_MIB: u64 = 128;
 const DEVICE: i32 = 2;
+/// `ACL_MEM_MALLOC_HUGE_FIRST` and `ACL_MEMCPY_HOST_TO_DEVICE` of `acl_rt.h`.
+const ACL_MEM_MALLOC_HUGE_FIRST: u32 = 0;
+const ACL_MEMCPY_HOST_TO_DEVICE: u32 = 1;
 
 #[test]
 #[ignore = "the child side of workload_in_another_process_is_seen_rising_and_falling"]
@@ -22,17 +26,16 @@ fn child_workload() {
         return;
     }
     cann_sim::install().unwrap();
-    // SAFETY: plain calls on the installed simulator with valid arguments.
-    unsafe {
-        assert_eq!(acl_sys::aclInit(std::ptr::null()).unwrap(), 0);
-        assert_eq!(acl_sys::aclrtSetDevice(DEVICE).unwrap(), 0);
-    }
+    // The workload calls the simulator's AscendCL directly (telemetry has no
+    // AscendCL bindings).
+    // SAFETY: a null configuration path is allowed.
+    assert_eq!(unsafe { acl::aclInit(std::ptr::null()) }, 0);
+    assert_eq!(acl::aclrtSetDevice(DEVICE), 0);
     let size = (CHILD_MIB << 20) as usize;
     let mut dev = std::ptr::null_mut();
     // SAFETY: `dev` is a valid out-pointer.
     assert_eq!(
-        unsafe { acl_sys::aclrtMalloc(&mut dev, size, acl_sys::ACL_MEM_MALLOC_HUGE_FIRST) }
-            .unwrap(),
+        unsafe { acl::aclrtMalloc(&mut dev, size, ACL_MEM_MALLOC_HUGE_FIRST) },
         0
     );
     let host = vec![7u8; 4 << 20];
@@ -45,22 +48,21 @@ fn child_workload() {
         let t = Instant::now();
         // SAFETY: `dev` holds `size >= host.len()` bytes; `host` is readable.
         let rc = unsafe {
-            acl_sys::aclrtMemcpy(
+            acl::aclrtMemcpy(
                 dev,
                 size,
                 host.as_ptr().cast(),
                 host.len(),
-                acl_sys::ACL_MEMCPY_HOST_TO_DEVICE,
+                ACL_MEMCPY_HOST_TO_DEVICE,
             )
-        }
-        .unwrap();
+        };
         assert_eq!(rc, 0);
         // What the stream workers report after each task.
         cann_sim::telemetry::record_busy(DEVICE as u32, t.elapsed());
         cann_sim::telemetry::record_transfer(DEVICE as u32, host.len() as u64);
     }
     // SAFETY: allocated above, freed once.
-    assert_eq!(unsafe { acl_sys::aclrtFree(dev) }.unwrap(), 0);
+    assert_eq!(unsafe { acl::aclrtFree(dev) }, 0);
 }
 
 fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool, show: impl Fn() -> String) {

@@ -5,7 +5,11 @@
 //! One test binary, one process: the tests share the simulator, so the one
 //! that allocates uses device 3 only and the others do not assert on it.
 
+use cann_sim::acl;
 use npu_smi_rs::*;
+
+/// `ACL_MEM_MALLOC_HUGE_FIRST` of `acl_rt.h`.
+const ACL_MEM_MALLOC_HUGE_FIRST: u32 = 0;
 
 fn npu() -> Npu {
     // Nothing else may publish into this test's view of the machine.
@@ -122,15 +126,14 @@ fn allocating_on_the_sim_shows_in_hbm_use_and_processes() {
     cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let npu = npu();
     let d = npu.device_by_logical_id(3).unwrap();
-    // SAFETY: plain calls with valid arguments on the installed simulator.
-    unsafe {
-        assert_eq!(acl_sys::aclInit(std::ptr::null()).unwrap(), 0);
-        assert_eq!(acl_sys::aclrtSetDevice(3).unwrap(), 0);
-    }
+    // The workload calls the simulator's AscendCL directly (the process-wide
+    // AscendCL is the sim here; telemetry has no AscendCL bindings).
+    // SAFETY: a null configuration path is allowed.
+    assert_eq!(unsafe { acl::aclInit(std::ptr::null()) }, 0);
+    assert_eq!(acl::aclrtSetDevice(3), 0);
     let mut p = std::ptr::null_mut();
     // SAFETY: `p` is a valid out-pointer.
-    let rc = unsafe { acl_sys::aclrtMalloc(&mut p, 96 << 20, acl_sys::ACL_MEM_MALLOC_HUGE_FIRST) }
-        .unwrap();
+    let rc = unsafe { acl::aclrtMalloc(&mut p, 96 << 20, ACL_MEM_MALLOC_HUGE_FIRST) };
     assert_eq!(rc, 0);
     // The snapshot is cached for 50 ms.
     std::thread::sleep(std::time::Duration::from_millis(60));
@@ -142,7 +145,7 @@ fn allocating_on_the_sim_shows_in_hbm_use_and_processes() {
     assert!(procs[0].memory_bytes >= 96 << 20);
     assert!(procs[0].name.is_some());
     // SAFETY: `p` came from aclrtMalloc and is freed once.
-    assert_eq!(unsafe { acl_sys::aclrtFree(p) }.unwrap(), 0);
+    assert_eq!(unsafe { acl::aclrtFree(p) }, 0);
     std::thread::sleep(std::time::Duration::from_millis(60));
     assert_eq!(d.hbm_info().unwrap().used_mib, 0);
     assert_eq!(d.processes().unwrap(), vec![]);

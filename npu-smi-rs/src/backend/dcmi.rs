@@ -12,31 +12,43 @@ pub(crate) struct Dcmi {
 }
 
 /// The simulator's explanation of the last failure on this thread (the real
-/// library has none to give).
+/// library has none to give: DCMI has no error-message function).
+///
+/// Every failing DCMI call of the sim records a message in the sim's
+/// per-thread error record, the one AscendCL's `aclGetRecentErrMsg` reads;
+/// it is read here through the sim's own export of that function (the
+/// [`BackendKind::Sim`] backend exists only with the `sim` feature, which
+/// links the sim in), so that telemetry needs no AscendCL bindings.
 ///
 /// The sim answers in the runtime error manager's format: the newest text
 /// first, each error stamped `...[PID: <pid>] <time> <title>(<code>): `, and
 /// on a thread without an AscendCL context (as here) the previous read's text
-/// again after it. Every failing DCMI call of the sim records a message, so
-/// the first stamped message is this failure's; it is returned without the
-/// stamp, as the `acl` crate keeps messages.
+/// again after it. The first stamped message is this failure's; it is
+/// returned without the stamp, as the `acl` crate keeps messages.
+#[cfg(feature = "sim")]
 fn recent_message(kind: BackendKind) -> Option<String> {
     if kind != BackendKind::Sim {
         return None;
     }
-    // SAFETY: takes no arguments; returns null or a NUL-terminated string
-    // valid until the next call on this thread, copied out at once.
-    let p = unsafe { acl_sys::aclGetRecentErrMsg() }.ok()?;
+    let p = cann_sim::acl::aclGetRecentErrMsg();
     if p.is_null() {
         return None;
     }
-    // SAFETY: non-null and NUL-terminated (see above).
+    // SAFETY: non-null, NUL-terminated and valid until the next call on
+    // this thread (the function's contract); copied out at once.
     let s = unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy();
     let msg = first_stamped_message(&s).unwrap_or(&s).trim();
     (!msg.is_empty()).then(|| msg.to_string())
 }
 
+/// Without the simulator, no backend has messages to give.
+#[cfg(not(feature = "sim"))]
+fn recent_message(_kind: BackendKind) -> Option<String> {
+    None
+}
+
 /// The message after the first `[PID: ...] ... (<code>): ` stamp of `text`.
+#[cfg(any(feature = "sim", test))]
 fn first_stamped_message(text: &str) -> Option<&str> {
     let line = text.lines().find(|l| l.contains("[PID: "))?;
     let at = line.find("[PID: ")?;

@@ -151,12 +151,21 @@ fn gather(cli: &Cli) -> Vec<Finding> {
             e.to_string().replace('\n', "\n    ")
         ))),
     }
-    match acl_sys::library() {
-        Ok(lib) => out.push(info(format!(
-            "AscendCL: {} (version {})",
-            lib.source(),
-            lib.version()
-        ))),
+    // AscendCL is only searched for, with the loader's search order and no
+    // bindings (telemetry does not call it), and is not installed as the
+    // process-wide AscendCL: a simulator backend chosen below can still
+    // install its table.
+    match cann_loader::libraries::ASCENDCL.open(&cann_loader::ProcessEnv) {
+        Ok((handle, source)) => {
+            let version = source
+                .path()
+                .and_then(cann_loader::toolkit_version_near)
+                .map_or_else(|| "unknown".to_string(), |v| format!("CANN {v}"));
+            // Kept loaded, as a -sys crate keeps its library: the runtime is
+            // not known to support being unloaded.
+            std::mem::forget(handle);
+            out.push(info(format!("AscendCL: {source} (version {version})")));
+        }
         Err(_) => out.push(info("AscendCL (libascendcl.so): not found")),
     }
     match crate::backend::smi::find_on_path() {
