@@ -48,9 +48,6 @@ pub mod since;
 
 pub mod aclnn;
 
-#[cfg(feature = "codegen")]
-pub mod codegen;
-
 pub use cann_loader::define_library;
 pub use loader::LoadError;
 

@@ -33,7 +33,7 @@
 use crate::abi_checks::{self, Check};
 use crate::sim_exports::{api_functions, implemented};
 use crate::workspace_root;
-use acl_sys::codegen::headers::HeaderDirs;
+use cann_codegen::headers::HeaderDirs;
 use hccl_sys::HcclCommConfig;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;

@@ -255,7 +255,7 @@ pub fn run(root: &Path, src: &HeaderSource) -> Result<bool, String> {
     let text = text.into_text();
     std::fs::write(&source, &text).map_err(|e| format!("{}: {e}", source.display()))?;
     let exe = out_dir.join("abi_release");
-    let dirs = acl_sys::codegen::headers::HeaderDirs::find(cmp.shim())?;
+    let dirs = cann_codegen::headers::HeaderDirs::find(cmp.shim())?;
     abi::compile(&dirs, &source, &exe, lib_dir, &export_lines)?;
     let output = std::process::Command::new(&exe)
         .output()

@@ -1,11 +1,14 @@
 //! `cargo xtask bindgen`: regenerates (or checks) the three -sys crates' bindings.
 
 use crate::{headers, workspace_root, write_or_check};
-use acl_sys::codegen::{self, Provenance, headers::HeaderDirs};
+use cann_codegen::{self as codegen, Provenance, headers::HeaderDirs};
 use std::path::{Path, PathBuf};
 
 /// The command line that regenerates the files, recorded in them.
 const COMMAND: &str = "`cargo xtask bindgen`";
+
+/// The code generator, named in the files.
+const GENERATOR: &str = "cann_codegen";
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut check = false;
@@ -29,7 +32,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     };
     let dirs = HeaderDirs::find(&header_root)?;
     let bindgen_version = locked_version(&root, "bindgen").unwrap_or_else(|| "unknown".into());
-    let generator = format!("bindgen {bindgen_version} (parsed as C++14), then acl_sys::codegen");
+    let generator = format!("bindgen {bindgen_version} (parsed as C++14), then {GENERATOR}");
     let source = header_source(&header_root, &dirs);
 
     let mut fresh = true;
@@ -93,7 +96,7 @@ pub fn dcmi(root: &Path, check: bool) -> Result<bool, String> {
     let out = codegen::generate(
         &Provenance {
             headers: "hand-written declarations (dcmi-sys/declarations.rs) from the documented DCMI API",
-            generator: "acl_sys::codegen",
+            generator: GENERATOR,
             command: "`cargo xtask bindgen` (dcmi-sys needs no headers)",
             prelude: "use cann_loader::LoadError;",
             library_fn: "crate::library",
@@ -112,7 +115,7 @@ pub fn aclnn(root: &Path, check: bool) -> Result<bool, String> {
     let out = codegen::generate(
         &Provenance {
             headers: "hand-written declarations (acl-sys/aclnn_declarations.rs) from the documented aclnn API",
-            generator: "acl_sys::codegen",
+            generator: GENERATOR,
             command: "`cargo xtask bindgen` (aclnn needs no headers)",
             prelude: "use crate::loader::LoadError;",
             library_fn: "crate::aclnn::library",

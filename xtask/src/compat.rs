@@ -24,7 +24,7 @@
 
 use crate::headers;
 use crate::{workspace_root, write_or_check};
-use acl_sys::codegen::{self, headers::HeaderDirs};
+use cann_codegen::{self as codegen, headers::HeaderDirs};
 use quote::ToTokens;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -159,34 +159,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// The ACL version a header set declares (in `acl_rt.h` since ACL 1.15, in
-/// `acl.h` before).
-pub fn acl_version(acl_inc: &Path) -> Option<String> {
-    for file in ["acl/acl_rt.h", "acl/acl.h"] {
-        let Ok(text) = std::fs::read_to_string(acl_inc.join(file)) else {
-            continue;
-        };
-        let get = |name: &str| {
-            text.lines().find_map(|l| {
-                let mut it = l.split_whitespace();
-                (it.next() == Some("#define") && it.next() == Some(name))
-                    .then(|| it.next().map(str::to_string))
-                    .flatten()
-            })
-        };
-        if let (Some(a), Some(b), Some(c)) = (
-            get("ACL_MAJOR_VERSION"),
-            get("ACL_MINOR_VERSION"),
-            get("ACL_PATCH_VERSION"),
-        ) {
-            return Some(format!("{a}.{b}.{c}"));
-        }
-    }
-    None
-}
-
 /// A copy of a release's header tree that the bindgen setup of
-/// `acl_sys::codegen::headers` accepts: headers of its list that the release
+/// `cann_codegen::headers` accepts: headers of its list that the release
 /// lacks (old wheels have no `ge_error_codes.h` and no HCCL headers) are
 /// empty files. The fetched headers themselves are left untouched.
 /// Returns the copy's root and the headers that were missing.
@@ -268,7 +242,7 @@ fn read_release(root: &Path, dir: &Path, version: &str) -> Result<Decls, String>
 pub fn read_shim(shim_root: &Path, missing: Vec<String>, version: &str) -> Result<Decls, String> {
     let dirs = HeaderDirs::find(shim_root)?;
     let mut decls = Decls {
-        acl_version: acl_version(&dirs.acl_inc)
+        acl_version: codegen::headers::acl_version(&dirs.acl_inc)
             .ok_or_else(|| format!("torch-npu {version}: no ACL version in acl.h or acl_rt.h"))?,
         has_hccl: !missing.iter().any(|h| h == "hccl/hccl.h"),
         missing_headers: missing,

@@ -1,6 +1,10 @@
-//! Turns bindgen's output (or hand-written `extern "C"` declarations) into
-//! the loader-based form the -sys crates use. Behind the `codegen` feature:
-//! used by `cargo xtask bindgen` and by the `bindgen` build feature.
+//! The code generator of the CANN -sys crates: turns bindgen's output (or
+//! hand-written `extern "C"` declarations) into the loader-based form that
+//! `cann-acl-sys`, `hccl-sys` and `dcmi-sys` use. A tool, not a run-time
+//! dependency: `cargo xtask bindgen` runs it to produce the checked-in
+//! bindings, and the -sys crates' build scripts run it only with their
+//! `bindgen` feature. The generated code loads through the `cann-loader`
+//! crate.
 //!
 //! Input: a Rust file with type items and `extern "C" { fn ...; }` blocks.
 //! Output: the same type items, and for the functions
@@ -258,7 +262,70 @@ pub fn generate(provenance: &Provenance<'_>, source: &str) -> Result<String, Str
     render(provenance, &items, &functions)
 }
 
-/// Running bindgen over the real CANN headers (feature `bindgen`).
+/// The `bindgen` feature of a -sys crate: its build script regenerates the
+/// bindings from the local CANN install into `$OUT_DIR/bindings.rs`.
+pub mod build {
+    use super::{Provenance, generate, headers};
+    use std::path::PathBuf;
+
+    /// The header set a -sys crate is generated from.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum HeaderSet {
+        /// AscendCL ([`headers::ACL_HEADERS`]), for `cann-acl-sys`.
+        AscendCl,
+        /// HCCL ([`headers::HCCL_HEADERS`]), for `hccl-sys`.
+        Hccl,
+    }
+
+    /// Regenerates the bindings of `set` from the headers under
+    /// `$CANN_INCLUDE_DIR`, else `$ASCEND_HOME_PATH`, else
+    /// `/usr/local/Ascend/ascend-toolkit/latest`, into
+    /// `$OUT_DIR/bindings.rs`, with `prelude` before the items (see
+    /// [`Provenance::prelude`]). Call it from a build script: it prints the
+    /// `cargo:rerun-if-env-changed` lines for those variables.
+    ///
+    /// # Errors
+    ///
+    /// When no headers are found, bindgen fails (it needs libclang), or the
+    /// file cannot be written; the message says which.
+    pub fn regenerate(set: HeaderSet, prelude: &str) -> Result<(), String> {
+        println!("cargo:rerun-if-env-changed=CANN_INCLUDE_DIR");
+        println!("cargo:rerun-if-env-changed=ASCEND_HOME_PATH");
+        let root = std::env::var_os("CANN_INCLUDE_DIR")
+            .or_else(|| std::env::var_os("ASCEND_HOME_PATH"))
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/usr/local/Ascend/ascend-toolkit/latest"));
+        let dirs = headers::HeaderDirs::find(&root)?;
+        let (raw, headers) = match set {
+            HeaderSet::AscendCl => {
+                let version = dirs.acl_version().unwrap_or_else(|| "unknown".into());
+                (
+                    headers::bindgen_acl(&dirs)?,
+                    format!("{} (ACL {version}, build time)", dirs.acl_inc.display()),
+                )
+            }
+            HeaderSet::Hccl => (
+                headers::bindgen_hccl(&dirs)?,
+                format!("{} (build time)", dirs.hccl_inc.display()),
+            ),
+        };
+        let package = std::env::var("CARGO_PKG_NAME").unwrap_or_else(|_| "the -sys crate".into());
+        let command = format!("the `bindgen` feature of {package}");
+        let prov = Provenance {
+            headers: &headers,
+            generator: "bindgen (build-time, feature `bindgen`)",
+            command: &command,
+            prelude,
+            library_fn: "crate::library",
+        };
+        let out = generate(&prov, &raw)?;
+        let dir = std::env::var_os("OUT_DIR").ok_or("OUT_DIR is not set")?;
+        let path = PathBuf::from(dir).join("bindings.rs");
+        std::fs::write(&path, out).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+/// Running bindgen over the real CANN headers (needs libclang at run time).
 pub mod headers {
     use std::path::{Path, PathBuf};
 
@@ -343,7 +410,18 @@ pub mod headers {
 
         /// The ACL version the headers declare (`ACL_{MAJOR,MINOR,PATCH}_VERSION`).
         pub fn acl_version(&self) -> Option<String> {
-            let text = std::fs::read_to_string(self.acl_inc.join("acl/acl_rt.h")).ok()?;
+            acl_version(&self.acl_inc)
+        }
+    }
+
+    /// The ACL version a header set declares, `"1.17.0"`: the
+    /// `ACL_{MAJOR,MINOR,PATCH}_VERSION` defines of `acl/acl_rt.h` (since ACL
+    /// 1.15), else of `acl/acl.h` (before), under `acl_inc`.
+    pub fn acl_version(acl_inc: &Path) -> Option<String> {
+        for file in ["acl/acl_rt.h", "acl/acl.h"] {
+            let Ok(text) = std::fs::read_to_string(acl_inc.join(file)) else {
+                continue;
+            };
             let get = |name: &str| {
                 text.lines().find_map(|l| {
                     let mut it = l.split_whitespace();
@@ -352,13 +430,15 @@ pub mod headers {
                         .flatten()
                 })
             };
-            Some(format!(
-                "{}.{}.{}",
-                get("ACL_MAJOR_VERSION")?,
-                get("ACL_MINOR_VERSION")?,
-                get("ACL_PATCH_VERSION")?
-            ))
+            if let (Some(a), Some(b), Some(c)) = (
+                get("ACL_MAJOR_VERSION"),
+                get("ACL_MINOR_VERSION"),
+                get("ACL_PATCH_VERSION"),
+            ) {
+                return Some(format!("{a}.{b}.{c}"));
+            }
         }
+        None
     }
 
     fn base_builder(dirs: &HeaderDirs) -> bindgen::Builder {
