@@ -514,15 +514,17 @@ mod tests {
 
     #[test]
     fn version_probe_falls_back_to_the_version_file_next_to_the_library() {
-        let root = std::env::temp_dir().join(format!("dcmi-sys-ver-{}", std::process::id()));
-        let lib_dir = root.join("lib64").join("driver");
+        let root = tempfile::Builder::new()
+            .prefix("dcmi-sys-ver-")
+            .tempdir()
+            .unwrap();
+        let lib_dir = root.path().join("lib64").join("driver");
         std::fs::create_dir_all(&lib_dir).unwrap();
-        std::fs::write(root.join("version.info"), "Version=24.1.rc3\n").unwrap();
+        std::fs::write(root.path().join("version.info"), "Version=24.1.rc3\n").unwrap();
         let mut api = Api::empty();
         api.dcmi_get_dcmi_version = Some(failing_version);
         let source = Source::SearchPath(lib_dir.join("libdcmi.so"));
         let got = version_probe(&api, &source);
-        std::fs::remove_dir_all(&root).unwrap();
         assert_eq!(got.as_deref(), Some("install 24.1.rc3"));
         assert_eq!(version_probe(&api, &Source::Installed("test")), None);
     }

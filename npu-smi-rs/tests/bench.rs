@@ -12,17 +12,14 @@
 //!   `BENCH_EXPORTER_BIN` runs another build of the binary (to compare),
 //!   `BENCH_SLOW_CLIENTS` sets their number (0 for a baseline).
 
+mod common;
+
 use npu_smi_rs::{BackendChoice, Npu};
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
 fn npu() -> Npu {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let dir = std::env::temp_dir().join(format!("npu-smi-rs-bench-{}", std::process::id()));
-        // SAFETY: set once, before the simulator reads the environment.
-        unsafe { std::env::set_var("CANN_SIM_SHM_DIR", dir) };
-    });
+    common::private_sim_dir("npu-smi-rs-bench-");
     Npu::with_backend(BackendChoice::Sim).unwrap()
 }
 
@@ -132,19 +129,22 @@ fn bench_exporter_10_scrapes_per_second_for_60_s() {
 struct ExporterProcess {
     child: std::process::Child,
     addr: String,
-    dir: std::path::PathBuf,
+    /// The telemetry directory, removed when dropped.
+    _dir: tempfile::TempDir,
 }
 
 impl ExporterProcess {
     fn start() -> ExporterProcess {
         let bin = std::env::var("BENCH_EXPORTER_BIN")
             .unwrap_or_else(|_| env!("CARGO_BIN_EXE_npu-smi-rs").to_string());
-        let dir =
-            std::env::temp_dir().join(format!("npu-smi-rs-bench-slow-{}", std::process::id()));
+        let dir = tempfile::Builder::new()
+            .prefix("npu-smi-rs-bench-slow-")
+            .tempdir()
+            .unwrap();
         let mut child = std::process::Command::new(bin)
             .args(["export", "--backend", "sim", "--listen", "127.0.0.1:0"])
             .env_clear()
-            .env("CANN_SIM_SHM_DIR", &dir)
+            .env("CANN_SIM_SHM_DIR", dir.path())
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
@@ -165,7 +165,11 @@ impl ExporterProcess {
             .and_then(|r| r.split('/').next())
             .unwrap_or_else(|| panic!("{line}"))
             .to_string();
-        ExporterProcess { child, addr, dir }
+        ExporterProcess {
+            child,
+            addr,
+            _dir: dir,
+        }
     }
 
     /// `VmRSS` and `VmHWM` (peak) of the exporter, in KiB.
@@ -187,7 +191,7 @@ impl Drop for ExporterProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
+        // The directory is removed after this, when the fields drop.
     }
 }
 

@@ -6,32 +6,56 @@
 //! parser.
 
 use std::io::{Read, Write};
+use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_npu-smi-rs");
 
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("npu-smi-rs-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// An empty scratch directory, removed with its contents when dropped.
+fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("npu-smi-rs-cli-{name}-"))
+        .tempdir()
+        .unwrap()
+}
+
+/// A command of the binary and the scratch directory it runs in (its `bin/`
+/// is the PATH, its `shm/` the simulator's telemetry directory), removed
+/// when the `Cmd` is dropped.
+struct Cmd {
+    command: Command,
+    dir: tempfile::TempDir,
+}
+
+impl Deref for Cmd {
+    type Target = Command;
+    fn deref(&self) -> &Command {
+        &self.command
+    }
+}
+
+impl DerefMut for Cmd {
+    fn deref_mut(&mut self) -> &mut Command {
+        &mut self.command
+    }
 }
 
 /// The binary with a clean environment: no CANN variables, an empty PATH
 /// (so no `npu-smi`), and a private, empty simulator telemetry directory.
-fn cmd(name: &str, args: &[&str]) -> Command {
+fn cmd(name: &str, args: &[&str]) -> Cmd {
     let dir = scratch(name);
-    let mut c = Command::new(BIN);
-    c.args(args)
+    let mut command = Command::new(BIN);
+    command
+        .args(args)
         .env_clear()
-        .env("PATH", dir.join("bin"))
-        .env("CANN_SIM_SHM_DIR", dir.join("shm"))
+        .env("PATH", dir.path().join("bin"))
+        .env("CANN_SIM_SHM_DIR", dir.path().join("shm"))
         .stdin(Stdio::null());
-    c
+    Cmd { command, dir }
 }
 
-fn run(mut c: Command) -> (i32, String, String) {
+fn run(mut c: Cmd) -> (i32, String, String) {
     let Output {
         status,
         stdout,
@@ -160,11 +184,7 @@ fn fake_npu_smi(dir: &Path, layout: &str) -> PathBuf {
 fn without_dcmi_the_npu_smi_on_path_is_used() {
     cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let c = cmd("fallback", &["info", "--json"]);
-    let dir = PathBuf::from(c.get_envs().find(|(k, _)| *k == "PATH").unwrap().1.unwrap())
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    fake_npu_smi(&dir, "910b_tight_pairs");
+    fake_npu_smi(c.dir.path(), "910b_tight_pairs");
     let (code, out, err) = run(c);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -185,8 +205,9 @@ fn without_dcmi_the_npu_smi_on_path_is_used() {
 #[test]
 fn json_reports_ddr_used_as_it_does_for_hbm() {
     cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
-    let dir = scratch("ddr-310p");
-    let fake = fake_npu_smi(&dir, "310p");
+    let tmp = scratch("ddr-310p");
+    let dir = tmp.path();
+    let fake = fake_npu_smi(dir, "310p");
     let mut c = cmd(
         "ddr-310p-run",
         &["info", "--json", "--backend", "npu-smi", "--npu-smi"],
@@ -214,8 +235,9 @@ fn json_reports_ddr_used_as_it_does_for_hbm() {
 #[test]
 fn npu_smi_backend_table_for_an_a3_machine_matches_the_snapshot() {
     cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
-    let dir = scratch("a3");
-    let fake = fake_npu_smi(&dir, "a3");
+    let tmp = scratch("a3");
+    let dir = tmp.path();
+    let fake = fake_npu_smi(dir, "a3");
     let mut c = cmd("a3-run", &["info", "--backend", "npu-smi", "--npu-smi"]);
     c.arg(&fake);
     let (code, out, err) = run(c);
@@ -226,7 +248,8 @@ fn npu_smi_backend_table_for_an_a3_machine_matches_the_snapshot() {
 #[test]
 fn malformed_npu_smi_output_is_an_error_not_a_panic() {
     cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
-    let dir = scratch("garbage");
+    let tmp = scratch("garbage");
+    let dir = tmp.path();
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let fake = bin.join("npu-smi");

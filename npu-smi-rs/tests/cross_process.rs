@@ -80,10 +80,14 @@ fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool, show: im
 #[test]
 fn workload_in_another_process_is_seen_rising_and_falling() {
     cann_sim::sim_only!("configures the simulator through CANN_SIM_* variables");
-    let dir = std::env::temp_dir().join(format!("npu-smi-rs-e2e-{}", std::process::id()));
+    let tmp = tempfile::Builder::new()
+        .prefix("npu-smi-rs-e2e-")
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path();
     // SAFETY: the only test of this binary that runs by default sets it
     // before anything reads the environment.
-    unsafe { std::env::set_var("CANN_SIM_SHM_DIR", &dir) };
+    unsafe { std::env::set_var("CANN_SIM_SHM_DIR", dir) };
     let npu = Npu::with_backend(BackendChoice::Sim).unwrap();
     let d = npu.device_by_logical_id(DEVICE as u32).unwrap();
     assert_eq!(d.hbm_info().unwrap().used_mib, 0);
@@ -101,12 +105,12 @@ fn workload_in_another_process_is_seen_rising_and_falling() {
         ])
         .env("CHILD_WORKLOAD", "1")
         .env("CHILD_SECONDS", "3")
-        .env("CANN_SIM_SHM_DIR", &dir)
+        .env("CANN_SIM_SHM_DIR", dir)
         .spawn()
         .unwrap();
     let pid = child.id();
     let show = || {
-        let files: Vec<String> = std::fs::read_dir(&dir)
+        let files: Vec<String> = std::fs::read_dir(dir)
             .map(|r| {
                 r.flatten()
                     .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -160,5 +164,4 @@ fn workload_in_another_process_is_seen_rising_and_falling() {
         !dir.join(format!("proc-{pid}.rec")).exists(),
         "a cleanly exiting process removes its record"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -5,18 +5,18 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_npu-smi-rs");
 
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("npu-smi-rs-exporter-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// An empty scratch directory, removed with its contents when dropped.
+fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("npu-smi-rs-exporter-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 /// The binary with a clean environment (no CANN variables, an empty PATH)
@@ -37,7 +37,8 @@ fn command(dir: &std::path::Path, args: &[&str]) -> Command {
 struct Exporter {
     child: Child,
     addr: String,
-    dir: PathBuf,
+    /// Removed after `Drop::drop` has stopped the child.
+    _dir: tempfile::TempDir,
     /// Standard error after the first line, as it arrives.
     stderr: Arc<Mutex<String>>,
 }
@@ -51,7 +52,7 @@ impl Exporter {
         let dir = scratch(name);
         let mut args = vec!["export", "--backend", "sim", "--listen", "127.0.0.1:0"];
         args.extend_from_slice(extra);
-        let mut c = command(&dir, &args);
+        let mut c = command(dir.path(), &args);
         setup(&mut c);
         let mut child = c.spawn().unwrap();
         let mut err = child.stderr.take().unwrap();
@@ -74,7 +75,7 @@ impl Exporter {
         let mut exporter = Exporter {
             child,
             addr: String::new(),
-            dir,
+            _dir: dir,
             stderr,
         };
         exporter.addr = line
@@ -109,7 +110,6 @@ impl Drop for Exporter {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -384,10 +384,12 @@ fn a_port_in_use_is_a_fatal_error_with_a_message() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
     let dir = scratch("bind");
-    let out = command(&dir, &["export", "--backend", "sim", "--listen", &addr])
-        .output()
-        .unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
+    let out = command(
+        dir.path(),
+        &["export", "--backend", "sim", "--listen", &addr],
+    )
+    .output()
+    .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(

@@ -5,6 +5,8 @@
 //! One test binary, one process: the tests share the simulator, so the one
 //! that allocates uses device 3 only and the others do not assert on it.
 
+mod common;
+
 use cann_sim::acl;
 use npu_smi_rs::*;
 
@@ -13,13 +15,7 @@ const ACL_MEM_MALLOC_HUGE_FIRST: u32 = 0;
 
 fn npu() -> Npu {
     // Nothing else may publish into this test's view of the machine.
-    static DIR: std::sync::Once = std::sync::Once::new();
-    DIR.call_once(|| {
-        let dir = std::env::temp_dir().join(format!("npu-smi-rs-sim-test-{}", std::process::id()));
-        // SAFETY: called once, before any thread of this test binary reads
-        // the environment through the simulator (the Once orders it first).
-        unsafe { std::env::set_var("CANN_SIM_SHM_DIR", &dir) };
-    });
+    common::private_sim_dir("npu-smi-rs-sim-test-");
     Npu::with_backend(BackendChoice::Sim).unwrap()
 }
 

@@ -2,16 +2,15 @@
 //! simulator's devices, then from changing samples: the gauges, labels and
 //! sparklines show what the devices report.
 
+mod common;
+
 use npu_smi_rs::cli::watch::{Dashboard, HISTORY};
 use npu_smi_rs::{BackendChoice, DeviceStatus, Npu};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 fn sim_statuses() -> Vec<DeviceStatus> {
-    let dir = std::env::temp_dir().join(format!("npu-smi-rs-watch-test-{}", std::process::id()));
-    // SAFETY: set before the simulator first reads it; this binary's only
-    // test that touches the simulator does so once, here.
-    unsafe { std::env::set_var("CANN_SIM_SHM_DIR", dir) };
+    common::private_sim_dir("npu-smi-rs-watch-test-");
     let npu = Npu::with_backend(BackendChoice::Sim).unwrap();
     npu.devices()
         .unwrap()

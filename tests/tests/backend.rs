@@ -71,9 +71,11 @@ fn child_sim_only() {
 
 #[test]
 fn sim_only_skips_on_a_real_backend_with_its_reason_and_runs_on_the_simulator() {
-    let dir = std::env::temp_dir().join(format!("cann-backend-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let skips = dir.join("skips.txt");
+    let dir = tempfile::Builder::new()
+        .prefix("cann-backend-test-")
+        .tempdir()
+        .unwrap();
+    let skips = dir.path().join("skips.txt");
     let (ok, out) = child(
         "child_sim_only",
         &[
@@ -83,7 +85,6 @@ fn sim_only_skips_on_a_real_backend_with_its_reason_and_runs_on_the_simulator() 
     );
     let recorded = std::fs::read_to_string(&skips).unwrap_or_default();
     let (ok_sim, out_sim) = child("child_sim_only", &[("CANN_BACKEND", "sim")]);
-    std::fs::remove_dir_all(&dir).unwrap();
     assert!(ok, "{out}");
     assert!(
         out.contains("skipped on a real NPU: backend::child_sim_only: proves the macro"),

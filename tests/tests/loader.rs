@@ -57,11 +57,14 @@ fn sim_cdylib() -> PathBuf {
     panic!("libcann_sim.so not found next to {}", exe.display());
 }
 
-/// A fake CANN install root with `lib64/libascendcl.so`.
-fn fake_root(name: &str) -> PathBuf {
-    let root = std::env::temp_dir().join(format!("cann-loader-test-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(root.join("lib64")).unwrap();
-    std::fs::copy(FAKE, root.join("lib64/libascendcl.so")).unwrap();
+/// A fake CANN install root with `lib64/libascendcl.so`, removed when dropped.
+fn fake_root(name: &str) -> tempfile::TempDir {
+    let root = tempfile::Builder::new()
+        .prefix(&format!("cann-loader-test-{name}-"))
+        .tempdir()
+        .unwrap();
+    std::fs::create_dir_all(root.path().join("lib64")).unwrap();
+    std::fs::copy(FAKE, root.path().join("lib64/libascendcl.so")).unwrap();
     root
 }
 
@@ -120,10 +123,11 @@ fn a_function_exported_with_an_older_signature_is_left_out_and_named() {
 
 #[test]
 fn env_var_naming_a_missing_file_is_an_error_not_a_fallback() {
-    let root = fake_root("bad-env");
+    let tmp = fake_root("bad-env");
+    let root = tmp.path();
     let out = probe(&[
         ("CANN_ACL_LIB", Path::new("/nonexistent/libascendcl.so")),
-        ("ASCEND_HOME_PATH", &root),
+        ("ASCEND_HOME_PATH", root),
     ]);
     let err = &out["acl.error"];
     assert!(
@@ -137,7 +141,7 @@ fn env_var_naming_a_missing_file_is_an_error_not_a_fallback() {
 fn env_var_takes_precedence_over_install_directories() {
     let root = fake_root("env-first");
     let sim = sim_cdylib();
-    let out = probe(&[("CANN_ACL_LIB", &sim), ("ASCEND_HOME_PATH", &root)]);
+    let out = probe(&[("CANN_ACL_LIB", &sim), ("ASCEND_HOME_PATH", root.path())]);
     assert_eq!(
         out["acl.source"],
         format!("{} (from $CANN_ACL_LIB)", sim.display())
@@ -146,17 +150,14 @@ fn env_var_takes_precedence_over_install_directories() {
 
 #[test]
 fn ascend_home_path_is_searched_before_toolkit_home() {
-    let first = fake_root("home");
-    let second = fake_root("toolkit");
-    let out = probe(&[
-        ("ASCEND_HOME_PATH", &first),
-        ("ASCEND_TOOLKIT_HOME", &second),
-    ]);
+    let (home, toolkit) = (fake_root("home"), fake_root("toolkit"));
+    let (first, second) = (home.path(), toolkit.path());
+    let out = probe(&[("ASCEND_HOME_PATH", first), ("ASCEND_TOOLKIT_HOME", second)]);
     assert_eq!(
         out["acl.source"],
         first.join("lib64/libascendcl.so").display().to_string()
     );
-    let out = probe(&[("ASCEND_TOOLKIT_HOME", &second)]);
+    let out = probe(&[("ASCEND_TOOLKIT_HOME", second)]);
     assert_eq!(
         out["acl.source"],
         second.join("lib64/libascendcl.so").display().to_string()
@@ -166,7 +167,7 @@ fn ascend_home_path_is_searched_before_toolkit_home() {
 #[test]
 fn soname_through_the_system_loader_comes_last() {
     let root = fake_root("soname");
-    let out = probe(&[("LD_LIBRARY_PATH", &root.join("lib64"))]);
+    let out = probe(&[("LD_LIBRARY_PATH", &root.path().join("lib64"))]);
     assert_eq!(out["acl.source"], "libascendcl.so (via the system loader)");
     assert_eq!(out["aclrtGetVersion"], "rc=0 1.2.3");
 }
@@ -200,14 +201,15 @@ fn sim_cdylib_loads_through_dlopen_for_all_three_libraries() {
 /// once, naming the path and what it is.
 #[test]
 fn a_fifo_as_the_library_path_is_refused_without_blocking() {
-    let dir = std::env::temp_dir().join(format!("cann-loader-fifo-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let fifo = dir.join("libascendcl.so");
+    let dir = tempfile::Builder::new()
+        .prefix("cann-loader-fifo-")
+        .tempdir()
+        .unwrap();
+    let fifo = dir.path().join("libascendcl.so");
     let status = Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(status.success());
     let started = std::time::Instant::now();
     let out = probe(&[("CANN_ACL_LIB", &fifo), ("CANN_DCMI_LIB", &fifo)]);
-    std::fs::remove_dir_all(&dir).unwrap();
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
     for key in ["acl.error", "dcmi.error"] {
         let err = &out[key];
