@@ -151,11 +151,17 @@ fn start_publisher(pid: u32) {
     if PUBLISHER_PID.load(Ordering::Acquire) == pid {
         return;
     }
+    // Published before the thread starts: its first check compares this
+    // value with its pid and would end the loop at once if it still saw
+    // the previous one (that race left the directory empty in about half
+    // of the cross-process test runs).
+    let previous = PUBLISHER_PID.swap(pid, Ordering::AcqRel);
     let spawned = std::thread::Builder::new()
         .name("cann-sim-telemetry".into())
         .spawn(move || publisher_loop(pid));
     if spawned.is_err() {
         // No thread, no telemetry; the simulated workload itself still runs.
+        PUBLISHER_PID.store(previous, Ordering::Release);
         return;
     }
     static AT_EXIT: std::sync::Once = std::sync::Once::new();
@@ -164,7 +170,6 @@ fn start_publisher(pid: u32) {
         // unwinds; registering it has no other precondition.
         unsafe { libc::atexit(remove_own_record) };
     });
-    PUBLISHER_PID.store(pid, Ordering::Release);
 }
 
 extern "C" fn remove_own_record() {
