@@ -3,6 +3,8 @@
 //!
 //! `cargo bench -p acl --bench allocator`
 
+#![allow(missing_docs, reason = "criterion's macros generate the entry points")]
+
 use acl::allocator::{AllocatorConfig, Backend, Block, CachingAllocator};
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
 use std::ptr::NonNull;

@@ -159,6 +159,7 @@ fn in_place_add_reads_inputs_before_writing() {
     let dc = desc(DataType::Float, &[2]);
     let raw = a.as_raw_mut_ptr();
     // Through the raw API: the same buffer as both inputs and the output.
+    // SAFETY: data buffers only record the address and size.
     let (ad, ab) = unsafe {
         (
             acl_sys::aclCreateDataBuffer(raw, 8).unwrap(),
@@ -169,6 +170,8 @@ fn in_place_add_reads_inputs_before_writing() {
     let mut in_b = [ad, ad];
     let mut out_d = [dc.as_raw()];
     let mut out_b = [ab];
+    // SAFETY: live descriptions and data buffers, arrays valid for their
+    // counts; `a` outlives the operator (synchronised below).
     let rc = unsafe {
         acl_sys::aclopExecuteV2(
             c"Add".as_ptr(),
@@ -184,6 +187,7 @@ fn in_place_add_reads_inputs_before_writing() {
         .unwrap()
     };
     assert_eq!(rc, 0);
+    // SAFETY: made above, destroyed once; the call that used them returned.
     unsafe {
         acl_sys::aclDestroyDataBuffer(ad).unwrap();
         acl_sys::aclDestroyDataBuffer(ab).unwrap();
@@ -555,6 +559,7 @@ fn descriptions_round_trip_through_the_runtime() {
     assert_eq!(d.format(), Format::Nchw);
     assert_eq!(d.data_type(), Some(DataType::BFloat16));
     // The runtime's view agrees.
+    // SAFETY: `d` is a live description.
     unsafe {
         assert_eq!(
             acl_sys::aclGetTensorDescType(d.as_raw()).unwrap(),
@@ -687,6 +692,7 @@ fn compile_flag_accepts_both_modes() {
     cann_sim::install().unwrap();
     acl::aclop::set_compile_flag(CompileFlag::Fuzz).unwrap();
     acl::aclop::set_compile_flag(CompileFlag::Default).unwrap();
+    // SAFETY: a plain integer argument (an invalid one, refused).
     let rc = unsafe { acl_sys::aclopSetCompileFlag(7).unwrap() };
     assert_eq!(rc, acl_sys::ACL_ERROR_INVALID_PARAM);
 }
@@ -729,6 +735,9 @@ fn memory_freed_before_the_operator_runs_faults_at_synchronize() {
     })
     .unwrap();
     let raw = acl::result::malloc(16, acl_sys::ACL_MEM_MALLOC_HUGE_FIRST).unwrap();
+    // SAFETY: live descriptions; data buffers over live device memory
+    // (`raw`, `c`) that outlives the queued operator (the stream is
+    // synchronised before either is released, except the free under test).
     let rc = unsafe {
         let ib = acl_sys::aclCreateDataBuffer(raw, 16).unwrap();
         let ob = acl_sys::aclCreateDataBuffer(c.as_raw_mut_ptr(), 16).unwrap();
@@ -790,6 +799,8 @@ fn host_memory_as_an_operator_buffer_is_param_invalid() {
     let dc = desc(DataType::Float, &[2]);
     let host = [1.0f32, 2.0];
     let mut c = s.alloc_zeros::<f32>(2).unwrap();
+    // SAFETY: live descriptions and buffers; the host array is the misuse
+    // under test, refused by the runtime before anything reads it.
     let rc = unsafe {
         let ib = acl_sys::aclCreateDataBuffer(host.as_ptr().cast_mut().cast(), 8).unwrap();
         let ob = acl_sys::aclCreateDataBuffer(c.as_raw_mut_ptr(), 8).unwrap();

@@ -172,6 +172,7 @@ fn into_raw_waits_for_queued_work_and_hands_the_memory_over() {
         let _ = held.recv_timeout(std::time::Duration::from_secs(20));
     })
     .unwrap();
+    // SAFETY: filled below before anything reads it.
     let mut buf = unsafe { s.alloc::<u64>(8) }.unwrap();
     s.fill(&mut buf, 42).unwrap();
     let waiter = std::thread::spawn(move || buf.into_raw().map(|p| p as usize).map_err(|(e, _)| e));

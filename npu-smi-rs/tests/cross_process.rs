@@ -34,10 +34,8 @@ fn child_workload() {
     let size = (CHILD_MIB << 20) as usize;
     let mut dev = std::ptr::null_mut();
     // SAFETY: `dev` is a valid out-pointer.
-    assert_eq!(
-        unsafe { acl::aclrtMalloc(&mut dev, size, ACL_MEM_MALLOC_HUGE_FIRST) },
-        0
-    );
+    let rc = unsafe { acl::aclrtMalloc(&mut dev, size, ACL_MEM_MALLOC_HUGE_FIRST) };
+    assert_eq!(rc, 0);
     let host = vec![7u8; 4 << 20];
     let seconds: u64 = std::env::var("CHILD_SECONDS")
         .ok()

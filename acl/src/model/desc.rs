@@ -78,7 +78,7 @@ impl ModelDesc {
         let d = RawDesc(result::mdl_create_desc()?);
         // SAFETY: a live description.
         unsafe { result::mdl_get_desc(d.0, id) }?;
-        // SAFETY (every call below): a live, filled description.
+        // SAFETY: a live, filled description (so are the calls below).
         let n_in = unsafe { result::mdl_get_num_inputs(d.0) }?;
         // SAFETY: as above.
         let n_out = unsafe { result::mdl_get_num_outputs(d.0) }?;
