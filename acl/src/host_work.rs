@@ -73,6 +73,8 @@ pub(crate) struct Shared {
     /// Every access of a generation up to this one has finished (a
     /// synchronisation of the queue succeeded after it was recorded).
     pub(crate) synced: std::sync::atomic::AtomicU64,
+    /// The graph capture under way on the queue, if any.
+    pub(crate) capture: crate::graph::CaptureState,
 }
 
 impl Shared {

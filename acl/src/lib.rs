@@ -92,6 +92,7 @@ pub mod completion;
 pub mod device;
 pub mod error;
 pub mod event;
+pub mod graph;
 pub mod host_work;
 pub mod kernel;
 mod lock;

@@ -108,7 +108,7 @@ fn two_phase(
         crate::memory::track::record_accesses(
             stream,
             &crate::memory::track::Seen::Unknown,
-            [(&**alloc, true)].into_iter(),
+            [(alloc, true)].into_iter(),
         );
     }
     drop(workspace);

@@ -176,7 +176,7 @@ impl Stream {
         }
         let bytes = dst.size_bytes();
         let dst_ptr = dst.device_ptr_mut();
-        let uses = [(&**src.allocation(), false), (&**dst.allocation(), true)];
+        let uses = [(src.allocation(), false), (dst.allocation(), true)];
         let seen = wait_for_conflicts(self, uses.into_iter())?;
         // SAFETY: `dst` is live device memory of `bytes` bytes and `src`
         // pinned memory of the same size; both stay allocated and unaliased
@@ -216,7 +216,7 @@ impl Stream {
         }
         let bytes = src.size_bytes();
         let host = dst.as_mut_ptr();
-        let uses = [(&**src.allocation(), false), (&**dst.allocation(), true)];
+        let uses = [(src.allocation(), false), (dst.allocation(), true)];
         let seen = wait_for_conflicts(self, uses.into_iter())?;
         // SAFETY: as `copy_htod`, in the other direction.
         unsafe {
@@ -257,7 +257,7 @@ impl Stream {
         }
         let bytes = src.size_bytes();
         let dst_ptr = dst.device_ptr_mut();
-        let uses = [(&**src.allocation(), false), (&**dst.allocation(), true)];
+        let uses = [(src.allocation(), false), (dst.allocation(), true)];
         let seen = wait_for_conflicts(self, uses.into_iter())?;
         // SAFETY: both are live device memory of `bytes` bytes, kept and
         // ordered with their other uses by the recorded accesses; `&mut dst`
@@ -292,7 +292,7 @@ impl Stream {
         }
         let bytes = dst.size_bytes();
         let dst_ptr = dst.device_ptr_mut();
-        let uses = [(&**dst.allocation(), true)];
+        let uses = [(dst.allocation(), true)];
         let seen = wait_for_conflicts(self, uses.into_iter())?;
         // SAFETY: `dst` is live device memory of `bytes` bytes, ordered with
         // its other uses by the recorded accesses.
@@ -355,7 +355,7 @@ impl Stream {
         }
         if size == 4 && (ptr as usize).is_multiple_of(4) {
             let word = u32::from_ne_bytes([pattern[0], pattern[1], pattern[2], pattern[3]]);
-            let uses = [(&**dst.allocation(), true)];
+            let uses = [(dst.allocation(), true)];
             let seen = wait_for_conflicts(self, uses.into_iter())?;
             // SAFETY: `dst` is live device memory of `len` 4-byte elements,
             // ordered with its other uses by the recorded accesses.
@@ -365,7 +365,7 @@ impl Stream {
         }
         let chunk = len.min((4096 / size).max(1));
         let seed = PinnedHostBuffer::from_slice(self.device(), &vec![value; chunk])?;
-        let uses = [(&**seed.allocation(), false), (&**dst.allocation(), true)];
+        let uses = [(seed.allocation(), false), (dst.allocation(), true)];
         let seen = wait_for_conflicts(self, uses.into_iter())?;
         let stream = self.as_raw();
         let mut queued = Ok(());

@@ -110,10 +110,10 @@ impl Drop for PoolInner {
 /// for batch in 0..3u32 {
 ///     let staging = pool.from_slice(&[batch; 1024])?;
 ///     let on_device = stream.clone_from_pinned(&staging)?;
-///     drop(staging); // back to the pool once the copy has run
+///     drop(staging); // back to the pool once the copy has run,
+///     stream.synchronize()?; // which it has here
 ///     # let _ = on_device;
 /// }
-/// stream.synchronize()?;
 /// assert_eq!(pool.stats().host_allocations, 1);
 /// # Ok::<(), acl::Error>(())
 /// ```

@@ -933,7 +933,7 @@ pub fn record(stream: &Stream, uses: &[Access]) {
     record_accesses(
         stream,
         &Seen::Unknown,
-        uses.iter().map(|u| (&*u.alloc, u.write)),
+        uses.iter().map(|u| (&u.alloc, u.write)),
     );
 }
 
@@ -965,7 +965,7 @@ impl<C: AsRef<[Access]>> std::fmt::Debug for Prepared<'_, C> {
 /// The runtime's error from recording or waiting for an event; nothing is
 /// recorded then, and the work must not be queued.
 pub fn prepare<C: AsRef<[Access]>>(stream: &Stream, uses: C) -> Result<Prepared<'_, C>> {
-    let seen = wait_for_conflicts(stream, uses.as_ref().iter().map(|u| (&*u.alloc, u.write)))?;
+    let seen = wait_for_conflicts(stream, uses.as_ref().iter().map(|u| (&u.alloc, u.write)))?;
     Ok(Prepared { stream, uses, seen })
 }
 
@@ -995,13 +995,19 @@ impl Seen {
 #[inline]
 pub(crate) fn wait_for_conflicts<'a>(
     stream: &Stream,
-    uses: impl Iterator<Item = (&'a Allocation, bool)>,
+    uses: impl Iterator<Item = (&'a Arc<Allocation>, bool)>,
 ) -> Result<Seen> {
     let device = stream.device();
     if crate::device::in_host_fn() {
         // Before any lock: a thread holding one may be waiting for this
         // very host function.
         return Err(crate::device::host_fn_error("memory::prepare"));
+    }
+    if stream.shared().capture.is_active() {
+        // Captured work does not run now: it is ordered when the graph is
+        // launched (`Graph::launch` waits for these uses then).
+        device.bind()?;
+        return Ok(Seen::Unknown);
     }
     if !note_stream(stream) {
         // Single-stream mode: every recorded access is on this stream,
@@ -1067,8 +1073,15 @@ pub(crate) fn wait_for_conflicts<'a>(
 pub(crate) fn record_accesses<'a>(
     stream: &Stream,
     seen: &Seen,
-    uses: impl Iterator<Item = (&'a Allocation, bool)>,
+    uses: impl Iterator<Item = (&'a Arc<Allocation>, bool)>,
 ) {
+    let capture = &stream.shared().capture;
+    if capture.is_active() {
+        // Recorded into the graph, which keeps the memory and orders it at
+        // each launch; nothing runs now, so there is no mark to make.
+        capture.add(uses.map(|(a, w)| (Arc::clone(a), w)));
+        return;
+    }
     let multi = is_multi_stream();
     if !multi && matches!(seen, Seen::Single) {
         // Single-stream mode, and the wait saw it too: every mark is on this
@@ -1191,7 +1204,7 @@ impl<C: AsRef<[Access]>> Prepared<'_, C> {
         record_accesses(
             self.stream,
             &self.seen,
-            self.uses.as_ref().iter().map(|u| (&*u.alloc, u.write)),
+            self.uses.as_ref().iter().map(|u| (&u.alloc, u.write)),
         );
     }
 

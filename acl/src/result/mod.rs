@@ -36,6 +36,7 @@ macro_rules! call {
 
 mod aclnn;
 mod aclop;
+mod graph;
 mod kernel;
 mod mdl;
 pub mod raw;
@@ -43,6 +44,7 @@ mod vmm;
 
 pub use aclnn::*;
 pub use aclop::*;
+pub use graph::*;
 pub use kernel::*;
 pub use mdl::*;
 pub use vmm::*;
