@@ -2,14 +2,17 @@
 //! returning the runtime's code with a message that starts with the
 //! function's name.
 
+use crate::ops::OpError;
 use crate::recent_error::fail;
 use crate::rt::handles::{self, Lookup};
 use crate::rt::stream::{Fault, SyncError};
 use crate::rt::{self, Context, Event, Stream, code};
 use crate::state;
 use acl_sys::{
-    ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_INVALID_HANDLE,
-    ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_STREAM_CONTEXT, aclError, aclrtEvent, aclrtStream,
+    ACL_ERROR_INVALID_PARAM, ACL_ERROR_OP_ATTR_NOT_MATCH, ACL_ERROR_OP_INPUT_NOT_MATCH,
+    ACL_ERROR_OP_NOT_FOUND, ACL_ERROR_OP_OUTPUT_NOT_MATCH, ACL_ERROR_RT_CONTEXT_NULL,
+    ACL_ERROR_RT_INVALID_HANDLE, ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_STREAM_CONTEXT,
+    ACL_ERROR_UNSUPPORTED_DATA_TYPE, aclError, aclrtEvent, aclrtStream,
 };
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -153,6 +156,17 @@ pub fn deadline(function: &str, timeout: i32) -> Result<Option<Instant>, aclErro
     }
 }
 
+/// The `aclError` of an operator that cannot run.
+pub fn op_error_code(e: &OpError) -> aclError {
+    match e {
+        OpError::NotFound(_) => ACL_ERROR_OP_NOT_FOUND,
+        OpError::Input(_) => ACL_ERROR_OP_INPUT_NOT_MATCH,
+        OpError::Output(_) => ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+        OpError::Attr(_) => ACL_ERROR_OP_ATTR_NOT_MATCH,
+        OpError::DType(_) => ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+    }
+}
+
 /// Reports a fault of queued work from `function`.
 pub fn report_fault(function: &str, f: Fault) -> aclError {
     fail(
@@ -172,5 +186,20 @@ pub fn report_sync(function: &str, s: &Stream, e: SyncError, timeout_code: aclEr
             ),
         ),
         SyncError::Fault(f) => report_fault(function, f),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operator_errors_map_to_the_runtime_codes() {
+        let code = |e: OpError| op_error_code(&e);
+        assert_eq!(code(OpError::NotFound(String::new())), 100024);
+        assert_eq!(code(OpError::Input(String::new())), 100021);
+        assert_eq!(code(OpError::Output(String::new())), 100022);
+        assert_eq!(code(OpError::Attr(String::new())), 100023);
+        assert_eq!(code(OpError::DType(String::new())), 100026);
     }
 }

@@ -273,8 +273,12 @@ pub(crate) fn plan(
         inputs.push((spec, constant));
     }
     let specs: Vec<TensorSpec> = inputs.iter().map(|(s, _)| s.clone()).collect();
-    let mut inferred = ops::infer(op_type, &specs, &attrs)
-        .map_err(|e| fail(e.code(), format!("{function}: {op_type}: {}", e.message())))?;
+    let mut inferred = ops::infer(op_type, &specs, &attrs).map_err(|e| {
+        fail(
+            super::common::op_error_code(&e),
+            format!("{function}: {op_type}: {}", e.message()),
+        )
+    })?;
     let unknown = inferred.iter().any(|o| o.shape.iter().any(|&x| x < 0));
     if unknown && inputs.iter().any(|(_, c)| c.is_some()) {
         // Output shapes that depend on input values (axes, perm, dims):
@@ -298,8 +302,12 @@ pub(crate) fn plan(
                 data: c.as_deref().unwrap_or(filler),
             })
             .collect();
-        inferred = ops::infer_with_values(op_type, &with_values, &attrs)
-            .map_err(|e| fail(e.code(), format!("{function}: {op_type}: {}", e.message())))?;
+        inferred = ops::infer_with_values(op_type, &with_values, &attrs).map_err(|e| {
+            fail(
+                super::common::op_error_code(&e),
+                format!("{function}: {op_type}: {}", e.message()),
+            )
+        })?;
     }
     if inferred.len() != out.len() {
         return Err(fail(
@@ -807,8 +815,12 @@ pub unsafe extern "C" fn aclopInferShape(
             .enumerate()
             .map(|(i, d)| input_spec(F, &op_type, i, d))
             .collect::<Result<Vec<_>, _>>()?;
-        let inferred = ops::infer(&op_type, &specs, &attrs)
-            .map_err(|e| fail(e.code(), format!("{F}: {op_type}: {}", e.message())))?;
+        let inferred = ops::infer(&op_type, &specs, &attrs).map_err(|e| {
+            fail(
+                super::common::op_error_code(&e),
+                format!("{F}: {op_type}: {}", e.message()),
+            )
+        })?;
         if inferred.len() != out_d.len() {
             return Err(fail(
                 ACL_ERROR_OP_OUTPUT_NOT_MATCH,
