@@ -15,18 +15,28 @@
 //! - [`algo`]: the collectives (ring, chain and direct algorithms) running as
 //!   tasks on stream workers, asynchronous to the host; [`direct`]: their
 //!   versions for ranks that all share one host.
-//! - [`exports`]: the C functions, their argument checks and codes.
 //! - [`reduce`]: data types and reductions (with the SoC's restrictions).
 //!
-//! - [`exports_config`]: `HcclGetCommConfigCapability`, process-wide and
+//! The C functions, each checking its arguments at the call with HCCL's
+//! codes: a null pointer is `HCCL_E_PTR`, an invalid value (a rank out of
+//! range, an unknown handle, a buffer that is not device memory of the
+//! communicator's device, a length that overflows) `HCCL_E_PARA`, a type or
+//! op the SoC does not reduce `HCCL_E_NOT_SUPPORT`, a suspended communicator
+//! `HCCL_E_SUSPENDING`:
+//!
+//! - [`communicator`]: root info, communicator creation, destruction and
+//!   queries, error strings, suspension.
+//! - [`collective`]: every collective, queued on the stream's worker.
+//! - [`p2p`]: send, receive, batches and groups.
+//! - [`settings`]: `HcclGetCommConfigCapability`, process-wide and
 //!   per-communicator settings (`HcclSetConfig`, `HcclSetCommConfig`, and
 //!   their getters).
-//! - [`exports_window`]: memory registration (`HcclCommRegister`,
-//!   `HcclCommDeregister`, `HcclCommExchangeMem`)
-//!
-//!   and virtual memory given to a communicator (`HcclCommSetMemoryRange`,
+//! - [`memory`]: memory registration (`HcclCommRegister`,
+//!   `HcclCommDeregister`, `HcclCommExchangeMem`) and virtual memory given
+//!   to a communicator (`HcclCommSetMemoryRange`,
 //!   `HcclCommActivateCommMemory` and their inverses, over
 //!   [`crate::acl::vmm`]).
+//! - [`common`]: what they share (early returns, code names, messages).
 //!
 //! Everything else of `hccl.h` is in `unsupported` (generated), returning
 //! `HCCL_E_NOT_SUPPORT`: `HcclCommWorkingDevNicSet` (switching to a backup
@@ -38,7 +48,7 @@
 //! messages `aclGetRecentErrMsg` shows). The simulator records a message for
 //! every failing HCCL call in the calling thread's recent-error slot, read
 //! with `aclGetRecentErrMsg`, and failures of queued collectives in the
-//! stream's fault, reported by its next synchronisation (see [`exports`]).
+//! stream's fault, reported by its next synchronisation (see [`collective`]).
 //!
 //! # Configuration
 //!
@@ -59,21 +69,27 @@
 
 pub mod algo;
 pub mod bootstrap;
+pub mod collective;
 pub mod comm;
+pub mod common;
+pub mod communicator;
 pub mod direct;
 pub mod env;
-pub mod exports;
-pub mod exports_config;
-pub mod exports_window;
 pub mod local;
 pub mod mem;
+pub mod memory;
+pub mod p2p;
 pub mod ranktable;
 pub mod reduce;
+pub mod settings;
 pub mod transport;
 mod unsupported;
 pub mod wire;
 
-pub use exports::*;
-pub use exports_config::*;
-pub use exports_window::*;
+pub use collective::*;
+pub use common::{HCCL_E_IN_STATUS, code_name};
+pub use communicator::*;
+pub use memory::*;
+pub use p2p::*;
+pub use settings::*;
 pub use unsupported::*;

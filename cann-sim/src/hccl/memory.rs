@@ -19,7 +19,7 @@
 #![allow(non_snake_case)]
 
 use super::comm::{self, Window};
-use super::exports::{check_injected, fail_with, null, para, tri};
+use super::common::{check_injected, fail_with, null, para, tri};
 use super::transport::Fail;
 use super::wire;
 use crate::state::{self, Region};

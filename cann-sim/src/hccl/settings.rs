@@ -18,7 +18,7 @@
 #![allow(non_snake_case)]
 
 use super::comm;
-use super::exports::{check_injected, null, para, tri};
+use super::common::{check_injected, null, para, tri};
 use crate::recent_error::fail;
 use hccl_sys::*;
 use std::sync::atomic::{AtomicI32, Ordering};
