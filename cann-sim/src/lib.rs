@@ -47,6 +47,7 @@ pub mod acl;
 pub mod aclnn;
 pub mod backend;
 pub mod check;
+pub mod comm;
 pub mod config;
 pub mod dcmi;
 pub mod faults;

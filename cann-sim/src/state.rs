@@ -245,7 +245,7 @@ impl Allocation {
 /// - device memory in a shared memory file (`memfd`), which HCCL's direct
 ///   links map read-only into the other rank processes of the host, so that
 ///   collectives read a peer's buffers without copying them through the
-///   kernel ([`crate::hccl::local`]); at most a quarter of the descriptor
+///   kernel ([`crate::comm::local`]); at most a quarter of the descriptor
 ///   limit is used so, and forked children do not inherit these mappings;
 /// - pinned host memory (and device memory when no memory file can be
 ///   made) privately, 2 MiB aligned and advised to use transparent huge

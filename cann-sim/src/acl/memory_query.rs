@@ -285,8 +285,8 @@ pub unsafe extern "C" fn aclrtDeviceGetUuid(deviceId: i32, uuid: *mut aclrtUuid)
             format!("{F}: device {deviceId} does not exist ({count} devices)"),
         );
     }
-    let host = crate::hccl::local::host_key();
-    let hi = crate::hccl::wire::fnv(
+    let host = crate::comm::local::host_key();
+    let hi = crate::comm::wire::fnv(
         &[host.to_le_bytes(), u64::from(deviceId as u32).to_le_bytes()].concat(),
     );
     let mut bytes = [0u8; 16];

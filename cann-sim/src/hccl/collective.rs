@@ -16,12 +16,12 @@
 
 #![allow(non_snake_case)]
 
-use super::algo::{self, Coll};
-use super::comm::{self, Comm, InUse};
 use super::common::{check_injected, code_name, injected, para, tri, u64s};
-use super::mem::Mem;
-use super::reduce;
-use super::transport::Fail;
+use crate::comm::algo::{self, Coll};
+use crate::comm::communicator::{self, Comm, InUse};
+use crate::comm::mem::Mem;
+use crate::comm::reduce;
+use crate::comm::transport::Fail;
 use crate::recent_error::fail;
 use crate::rt::handles::Lookup;
 use crate::rt::stream::{Stream, TaskKind};
@@ -188,7 +188,7 @@ pub(super) fn common(
     comm: HcclComm,
     stream: aclrtStream,
 ) -> Result<(Arc<Comm>, Arc<Stream>, InUse), HcclResult> {
-    let c = comm::lookup(f, comm)?;
+    let c = communicator::lookup(f, comm)?;
     let busy = c.enter();
     let s = stream_arg(f, stream, &c)?;
     not_suspended(f, &c)?;
@@ -849,7 +849,7 @@ pub unsafe extern "C" fn HcclAlltoAllVC(
     };
     let (sd, rd) = (prefix(&sc), prefix(&rc));
     let bytes: Vec<u8> = m.iter().flat_map(|x| x.to_le_bytes()).collect();
-    let fp = super::wire::fnv(&bytes) | 1;
+    let fp = crate::comm::wire::fnv(&bytes) | 1;
     all_to_all_v(
         F,
         c,

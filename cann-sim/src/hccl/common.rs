@@ -4,7 +4,7 @@
 //! `aclGetRecentErrMsg`, where real CANN's error manager also reports HCCL's
 //! EIxxxx errors).
 
-use super::transport::Fail;
+use crate::comm::transport::Fail;
 use crate::faults;
 use crate::recent_error::fail;
 use crate::state;
@@ -105,9 +105,11 @@ pub(super) fn current_device(function: &str) -> Result<u32, HcclResult> {
     })
 }
 
-/// The process's HCCL environment (read once; see [`super::env`]).
+/// The process's HCCL environment (read once; see [`crate::comm::env`]).
 pub(super) fn env_arg(f: &str) -> Result<(), HcclResult> {
-    super::env::get().map(drop).map_err(|e| fail_with(f, e))
+    crate::comm::env::get()
+        .map(drop)
+        .map_err(|e| fail_with(f, e))
 }
 
 /// Reads `n` u64 values from a C array.

@@ -5,14 +5,14 @@
 
 #![allow(non_snake_case)]
 
-use super::bootstrap;
-use super::comm::{self, Comm, Options};
 use super::common::{
     HCCL_E_IN_STATUS, check_injected, code_name, current_device, env_arg, fail_with, null, para,
     tri,
 };
-use super::transport::Fail;
-use super::wire::Root;
+use crate::comm::bootstrap;
+use crate::comm::communicator::{self, Comm, Options};
+use crate::comm::transport::Fail;
+use crate::comm::wire::Root;
 use crate::recent_error::fail;
 use hccl_sys::*;
 use std::ffi::c_char;
@@ -38,7 +38,7 @@ unsafe fn register_out(f: &str, made: Result<Comm, Fail>, out: *mut HcclComm) ->
     match made {
         Ok(c) => {
             // SAFETY: the caller's contract.
-            unsafe { *out = comm::register(c) };
+            unsafe { *out = communicator::register(c) };
             HCCL_SUCCESS
         }
         Err(e) => fail_with(f, e),
@@ -62,7 +62,7 @@ unsafe fn query<T>(
     if out.is_null() {
         return null(f, what);
     }
-    let c = tri!(comm::lookup(f, comm));
+    let c = tri!(communicator::lookup(f, comm));
     // SAFETY: checked non-null; the caller's contract.
     unsafe { *out = get(&c) };
     HCCL_SUCCESS
@@ -72,7 +72,7 @@ unsafe fn query<T>(
 /// `HcclCommResume`).
 fn set_suspended(f: &str, comm: HcclComm, suspended: bool) -> HcclResult {
     check_injected!(f);
-    let c = tri!(comm::lookup(f, comm));
+    let c = tri!(communicator::lookup(f, comm));
     c.suspended.store(suspended, Ordering::Release);
     HCCL_SUCCESS
 }
@@ -353,7 +353,7 @@ unsafe fn init_cluster(
             );
         }
     };
-    let (ranks, fp) = match super::ranktable::read(&text) {
+    let (ranks, fp) = match crate::comm::ranktable::read(&text) {
         Ok(t) => t,
         Err(e) => return para(f, format!("rank table {path}: {e}")),
     };
@@ -441,7 +441,7 @@ pub unsafe extern "C" fn HcclCommInitAll(
     }
     for (i, c) in made.into_iter().enumerate() {
         // SAFETY: `comms` is valid for `ndev` writes (the caller's contract).
-        unsafe { *comms.add(i) = comm::register(c) };
+        unsafe { *comms.add(i) = communicator::register(c) };
     }
     HCCL_SUCCESS
 }
@@ -474,7 +474,7 @@ pub unsafe extern "C" fn HcclCreateSubCommConfig(
         return null(F, "subComm");
     }
     // SAFETY: checked non-null; the caller's contract.
-    let parent = tri!(comm::lookup(F, unsafe { *comm }));
+    let parent = tri!(communicator::lookup(F, unsafe { *comm }));
     if rankNum == 0 || rankNum > parent.nranks {
         return para(
             F,
@@ -536,7 +536,7 @@ pub unsafe extern "C" fn HcclCommDestroy(comm: HcclComm) -> HcclResult {
     if comm.is_null() {
         return HCCL_SUCCESS;
     }
-    tri!(comm::destroy(F, comm));
+    tri!(communicator::destroy(F, comm));
     HCCL_SUCCESS
 }
 
@@ -575,7 +575,7 @@ pub unsafe extern "C" fn HcclGetCommName(comm: HcclComm, commName: *mut c_char) 
     if commName.is_null() {
         return null(F, "commName");
     }
-    let c = tri!(comm::lookup(F, comm));
+    let c = tri!(communicator::lookup(F, comm));
     let bytes = c.name.as_bytes();
     let n = bytes.len().min(COMM_NAME_MAX_LENGTH as usize - 1);
     // SAFETY: the caller's contract: 128 writable bytes; n + 1 <= 128.

@@ -18,10 +18,10 @@
 
 #![allow(non_snake_case)]
 
-use super::comm::{self, Window};
 use super::common::{check_injected, fail_with, null, para, tri};
-use super::transport::Fail;
-use super::wire;
+use crate::comm::communicator::{self, Window};
+use crate::comm::transport::Fail;
+use crate::comm::wire;
 use crate::state::{self, Region};
 use hccl_sys::*;
 use std::ffi::c_void;
@@ -63,7 +63,7 @@ pub unsafe extern "C" fn HcclCommRegister(
     if flag != 0 {
         return para(F, format!("flag is {flag}; it is reserved and must be 0"));
     }
-    let c = tri!(comm::lookup(F, comm));
+    let c = tri!(communicator::lookup(F, comm));
     let region = state::memory()
         .read()
         .check_range(addr as usize, size as usize);
@@ -114,7 +114,7 @@ pub unsafe extern "C" fn HcclCommDeregister(comm: HcclComm, handle: *mut c_void)
     if handle.is_null() {
         return null(F, "handle");
     }
-    let c = tri!(comm::lookup(F, comm));
+    let c = tri!(communicator::lookup(F, comm));
     if c.windows.lock().remove(&(handle as u64)).is_none() {
         return para(F, not_a_window(handle));
     }
@@ -149,7 +149,7 @@ pub unsafe extern "C" fn HcclCommExchangeMem(
     if peerRankNum > 0 && peerRanks.is_null() {
         return null(F, "peerRanks");
     }
-    let c = tri!(comm::lookup(F, comm));
+    let c = tri!(communicator::lookup(F, comm));
     let peers: Vec<u32> = if peerRankNum == 0 {
         Vec::new()
     } else {
@@ -190,7 +190,11 @@ pub unsafe extern "C" fn HcclCommExchangeMem(
 }
 
 /// Sends `w` to every one of `peers` and receives their windows.
-fn exchange(c: &comm::Comm, w: &Window, peers: &[u32]) -> Result<Vec<(u32, u64, u64)>, Fail> {
+fn exchange(
+    c: &communicator::Comm,
+    w: &Window,
+    peers: &[u32],
+) -> Result<Vec<(u32, u64, u64)>, Fail> {
     let stop = AtomicBool::new(false);
     let deadline = Some(Instant::now() + wire::connect_timeout());
     let mut msg = (w.addr as u64).to_le_bytes().to_vec();
@@ -256,7 +260,7 @@ pub unsafe extern "C" fn HcclCommSetMemoryRange(
     if alignment != 0 || flags != 0 {
         return para(F, "alignment and flags must be 0");
     }
-    let c = tri!(comm::lookup(F, comm));
+    let c = tri!(communicator::lookup(F, comm));
     let base = baseVirPtr as usize;
     match crate::acl::vmm::reservation(base) {
         Some((rsize, device)) if device == c.device && size > 0 && size <= rsize => {}
@@ -301,7 +305,7 @@ pub unsafe extern "C" fn HcclCommUnsetMemoryRange(
     if baseVirPtr.is_null() {
         return null(F, "baseVirPtr");
     }
-    let c = tri!(comm::lookup(F, comm));
+    let c = tri!(communicator::lookup(F, comm));
     let base = baseVirPtr as usize;
     let mut vm = c.vm.lock();
     let Some(&size) = vm.ranges.get(&base) else {
@@ -351,7 +355,7 @@ pub unsafe extern "C" fn HcclCommActivateCommMemory(
     if offset != 0 || flags != 0 {
         return para(F, "offset and flags must be 0");
     }
-    let c = tri!(comm::lookup(F, comm));
+    let c = tri!(communicator::lookup(F, comm));
     let addr = virPtr as usize;
     let mut vm = c.vm.lock();
     let inside = vm
@@ -395,7 +399,7 @@ pub unsafe extern "C" fn HcclCommDeactivateCommMemory(
     if virPtr.is_null() {
         return null(F, "virPtr");
     }
-    let c = tri!(comm::lookup(F, comm));
+    let c = tri!(communicator::lookup(F, comm));
     if c.vm.lock().active.remove(&(virPtr as usize)).is_none() {
         return para(
             F,

@@ -4,10 +4,10 @@
 
 #![allow(non_snake_case)]
 
-use super::algo::{self, P2p};
 use super::collective::{begin, buf_arg, common, enqueue, type_arg};
-use super::comm::Comm;
 use super::common::{check_injected, null, para, tri};
+use crate::comm::algo::{self, P2p};
+use crate::comm::communicator::Comm;
 use crate::rt::stream::Stream;
 use acl_sys::aclrtStream;
 use hccl_sys::*;

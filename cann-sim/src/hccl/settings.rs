@@ -11,14 +11,14 @@
 //!
 //! The process-wide deterministic setting starts from `HCCL_DETERMINISTIC`
 //! in the environment (`true` or `strict` on, `false` or unset off; any
-//! other value fails the environment check, see [`super::env`]) and is the
+//! other value fails the environment check, see [`crate::comm::env`]) and is the
 //! default of communicators created afterwards whose config does not set
 //! `hcclDeterministic`.
 
 #![allow(non_snake_case)]
 
-use super::comm;
 use super::common::{check_injected, null, para, tri};
+use crate::comm::communicator;
 use crate::recent_error::fail;
 use hccl_sys::*;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -160,7 +160,7 @@ pub unsafe extern "C" fn HcclSetCommConfig(
 ) -> HcclResult {
     const F: &str = "HcclSetCommConfig";
     check_injected!(F);
-    let c = tri!(comm::lookup(F, comm));
+    let c = tri!(communicator::lookup(F, comm));
     // SAFETY: the union has one member, an i32.
     let v = unsafe { configValue.value };
     tri!(check(F, config, v));
@@ -187,7 +187,7 @@ pub unsafe extern "C" fn HcclGetCommConfig(
     if configValue.is_null() {
         return null(F, "configValue");
     }
-    let c = tri!(comm::lookup(F, comm));
+    let c = tri!(communicator::lookup(F, comm));
     // SAFETY: checked non-null; the caller's contract.
     unsafe {
         report(

@@ -24,7 +24,7 @@
 //! | send / recv, batches | direct, with a rendezvous (the receiver says it is ready); on one host the receiver copies straight from the sender's buffer and says when it is done |
 //! | barrier | the signature exchange alone |
 
-use super::comm::Comm;
+use super::communicator::Comm;
 use super::direct::Ext;
 use super::mem::Mem;
 use super::reduce::{op_name, type_name};

@@ -21,7 +21,7 @@
 //! connects to the others directly; the table's content identifies the
 //! communicator.
 
-use super::comm::{Comm, Options};
+use super::communicator::{Comm, Options};
 use super::env::Ports;
 use super::transport::{self, Fail};
 use super::wire::{self, Reader, Root, Writer};

@@ -218,7 +218,7 @@ impl Comm {
     ) -> Comm {
         let deterministic = options
             .deterministic
-            .map_or_else(super::settings::deterministic, |d| d as i32);
+            .map_or_else(crate::hccl::settings::deterministic, |d| d as i32);
         let nranks = members.len() as u32;
         let name = options
             .name
