@@ -21,7 +21,10 @@
 //! - [`mem`]: the device buffers of a collective, checked again whenever
 //!   they are touched.
 //! - [`reduce`]: data types and reductions (with the SoC's restrictions).
-//! - [`env`]: the `HCCL_*` environment.
+//! - [`window`]: memory registered with a communicator and exchanged, and
+//!   virtual memory given to it.
+//! - [`mod@env`]: the `HCCL_*` environment; [`settings`]: the process-wide
+//!   settings (`HcclSetConfig`).
 //!
 //! # Configuration
 //!
@@ -45,9 +48,14 @@ pub mod bootstrap;
 pub mod communicator;
 pub mod direct;
 pub mod env;
+pub mod error;
 pub mod local;
 pub mod mem;
 pub mod ranktable;
 pub mod reduce;
+pub mod settings;
 pub mod transport;
+pub mod window;
 pub mod wire;
+
+pub use error::{ErrorKind, Fail};

@@ -12,87 +12,131 @@
 //! (`Ascend910B*`, `Ascend910_93*`, the default) reduce int8, int16, int32,
 //! int64, fp16, fp32 and bf16, without `prod` for int16 and bf16; Ascend 950
 //! (`Ascend950*`) adds uint64 and fp64. Every other pair is
-//! `HCCL_E_NOT_SUPPORT`. Collectives that only move data accept every type.
+//! [`ErrorKind::NotSupported`] (`HCCL_E_NOT_SUPPORT`). Collectives that only
+//! move data accept every [`DataType`]; the exports refuse the types of the
+//! header the simulator does not move (int128, the fp8 family).
 
-use hccl_sys::*;
+use super::error::{ErrorKind, Fail};
 
-/// Element size in bytes of a data type HCCL can move, or `None` for types
-/// the simulator does not handle (int128, the fp8 family, unknown values).
-pub fn type_size(dt: HcclDataType) -> Option<usize> {
-    Some(match dt {
-        HCCL_DATA_TYPE_INT8 | HCCL_DATA_TYPE_UINT8 => 1,
-        HCCL_DATA_TYPE_INT16
-        | HCCL_DATA_TYPE_UINT16
-        | HCCL_DATA_TYPE_FP16
-        | HCCL_DATA_TYPE_BFP16 => 2,
-        HCCL_DATA_TYPE_INT32 | HCCL_DATA_TYPE_UINT32 | HCCL_DATA_TYPE_FP32 => 4,
-        HCCL_DATA_TYPE_INT64 | HCCL_DATA_TYPE_UINT64 | HCCL_DATA_TYPE_FP64 => 8,
-        _ => return None,
-    })
+/// The element types HCCL collectives move (`HcclDataType`'s, less int128
+/// and the fp8 family, which the simulator does not handle).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DataType {
+    /// int8.
+    Int8,
+    /// int16.
+    Int16,
+    /// int32.
+    Int32,
+    /// fp16.
+    Fp16,
+    /// fp32.
+    Fp32,
+    /// int64.
+    Int64,
+    /// uint64.
+    Uint64,
+    /// uint8.
+    Uint8,
+    /// uint16.
+    Uint16,
+    /// uint32.
+    Uint32,
+    /// fp64.
+    Fp64,
+    /// bfp16 (bfloat16).
+    Bfp16,
 }
 
-/// The header's name of a data type, for messages.
-pub fn type_name(dt: HcclDataType) -> String {
-    match dt {
-        HCCL_DATA_TYPE_INT8 => "int8".into(),
-        HCCL_DATA_TYPE_INT16 => "int16".into(),
-        HCCL_DATA_TYPE_INT32 => "int32".into(),
-        HCCL_DATA_TYPE_FP16 => "fp16".into(),
-        HCCL_DATA_TYPE_FP32 => "fp32".into(),
-        HCCL_DATA_TYPE_INT64 => "int64".into(),
-        HCCL_DATA_TYPE_UINT64 => "uint64".into(),
-        HCCL_DATA_TYPE_UINT8 => "uint8".into(),
-        HCCL_DATA_TYPE_UINT16 => "uint16".into(),
-        HCCL_DATA_TYPE_UINT32 => "uint32".into(),
-        HCCL_DATA_TYPE_FP64 => "fp64".into(),
-        HCCL_DATA_TYPE_BFP16 => "bfp16".into(),
-        HCCL_DATA_TYPE_INT128 => "int128".into(),
-        HCCL_DATA_TYPE_HIF8 => "hif8".into(),
-        HCCL_DATA_TYPE_FP8E4M3 => "fp8e4m3".into(),
-        HCCL_DATA_TYPE_FP8E5M2 => "fp8e5m2".into(),
-        HCCL_DATA_TYPE_FP8E8M0 => "fp8e8m0".into(),
-        other => format!("unknown data type {other}"),
-    }
-}
+impl DataType {
+    const ALL: [DataType; 12] = [
+        DataType::Int8,
+        DataType::Int16,
+        DataType::Int32,
+        DataType::Fp16,
+        DataType::Fp32,
+        DataType::Int64,
+        DataType::Uint64,
+        DataType::Uint8,
+        DataType::Uint16,
+        DataType::Uint32,
+        DataType::Fp64,
+        DataType::Bfp16,
+    ];
 
-/// The header's name of a reduce op, for messages.
-pub fn op_name(op: HcclReduceOp) -> String {
-    match op {
-        HCCL_REDUCE_SUM => "sum".into(),
-        HCCL_REDUCE_PROD => "prod".into(),
-        HCCL_REDUCE_MAX => "max".into(),
-        HCCL_REDUCE_MIN => "min".into(),
-        other => format!("unknown reduce op {other}"),
-    }
-}
-
-/// Checks that `dt` can be moved (any collective).
-///
-/// # Errors
-///
-/// `(HCCL_E_NOT_SUPPORT, why)` for int128 and the fp8 family,
-/// `(HCCL_E_PARA, why)` for values outside the enum.
-pub fn check_type(dt: HcclDataType) -> Result<usize, (HcclResult, String)> {
-    match type_size(dt) {
-        Some(s) => Ok(s),
-        None if matches!(
-            dt,
-            HCCL_DATA_TYPE_INT128
-                | HCCL_DATA_TYPE_HIF8
-                | HCCL_DATA_TYPE_FP8E4M3
-                | HCCL_DATA_TYPE_FP8E5M2
-                | HCCL_DATA_TYPE_FP8E8M0
-        ) =>
-        {
-            Err((
-                HCCL_E_NOT_SUPPORT,
-                format!("data type {} is not supported by cann-sim", type_name(dt)),
-            ))
+    /// Element size in bytes.
+    pub fn size(self) -> usize {
+        match self {
+            DataType::Int8 | DataType::Uint8 => 1,
+            DataType::Int16 | DataType::Uint16 | DataType::Fp16 | DataType::Bfp16 => 2,
+            DataType::Int32 | DataType::Uint32 | DataType::Fp32 => 4,
+            DataType::Int64 | DataType::Uint64 | DataType::Fp64 => 8,
         }
-        None => Err((
-            HCCL_E_PARA,
-            format!("dataType {dt} is not a valid HcclDataType"),
-        )),
+    }
+
+    /// The header's name, for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            DataType::Int8 => "int8",
+            DataType::Int16 => "int16",
+            DataType::Int32 => "int32",
+            DataType::Fp16 => "fp16",
+            DataType::Fp32 => "fp32",
+            DataType::Int64 => "int64",
+            DataType::Uint64 => "uint64",
+            DataType::Uint8 => "uint8",
+            DataType::Uint16 => "uint16",
+            DataType::Uint32 => "uint32",
+            DataType::Fp64 => "fp64",
+            DataType::Bfp16 => "bfp16",
+        }
+    }
+
+    /// Its number in signatures exchanged between ranks.
+    pub(super) fn to_wire(self) -> u32 {
+        super::wire::number_of(&Self::ALL, &self)
+    }
+
+    /// The type numbered `n` by [`DataType::to_wire`].
+    pub(super) fn from_wire(n: u32) -> Option<DataType> {
+        super::wire::numbered(&Self::ALL, n)
+    }
+}
+
+/// The reduction operations (`HcclReduceOp`'s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// sum.
+    Sum,
+    /// prod.
+    Prod,
+    /// max.
+    Max,
+    /// min.
+    Min,
+}
+
+impl ReduceOp {
+    const ALL: [ReduceOp; 4] = [ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min];
+
+    /// The header's name, for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Prod => "prod",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+        }
+    }
+
+    /// Its number in signatures exchanged between ranks.
+    pub(super) fn to_wire(self) -> u32 {
+        super::wire::number_of(&Self::ALL, &self)
+    }
+
+    /// The op numbered `n` by [`ReduceOp::to_wire`].
+    pub(super) fn from_wire(n: u32) -> Option<ReduceOp> {
+        super::wire::numbered(&Self::ALL, n)
     }
 }
 
@@ -102,49 +146,42 @@ fn soc_is_950() -> bool {
 }
 
 /// Checks that a reduction of `dt` with `op` is supported on the simulated
-/// SoC (see the module docs); returns the element size.
+/// SoC (see the module docs).
 ///
 /// # Errors
 ///
-/// `(HCCL_E_PARA, why)` for an op outside the enum, `(HCCL_E_NOT_SUPPORT,
-/// why)` for a pair the SoC does not reduce.
-pub fn check_reduce(dt: HcclDataType, op: HcclReduceOp) -> Result<usize, (HcclResult, String)> {
-    let size = check_type(dt)?;
-    if op > HCCL_REDUCE_MIN {
-        return Err((
-            HCCL_E_PARA,
-            format!("op {op} is not a valid HcclReduceOp (sum 0, prod 1, max 2, min 3)"),
-        ));
-    }
+/// [`ErrorKind::NotSupported`] for a pair the SoC does not reduce.
+pub fn check_reduce(dt: DataType, op: ReduceOp) -> Result<(), Fail> {
     let wide = soc_is_950();
     let typed = match dt {
-        HCCL_DATA_TYPE_INT8 | HCCL_DATA_TYPE_INT16 | HCCL_DATA_TYPE_INT32
-        | HCCL_DATA_TYPE_INT64 | HCCL_DATA_TYPE_FP16 | HCCL_DATA_TYPE_FP32
-        | HCCL_DATA_TYPE_BFP16 => true,
-        HCCL_DATA_TYPE_UINT64 | HCCL_DATA_TYPE_FP64 => wide,
+        DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::Fp16
+        | DataType::Fp32
+        | DataType::Bfp16 => true,
+        DataType::Uint64 | DataType::Fp64 => wide,
         _ => false,
     };
     let soc = crate::config::get().map_or("Ascend910B3", |c| c.soc_name.as_str());
     if !typed {
-        return Err((
-            HCCL_E_NOT_SUPPORT,
+        return Err(Fail::new(
+            ErrorKind::NotSupported,
             format!(
                 "reductions of {} are not supported on {soc} (Atlas A2/A3 reduce int8, int16, \
                  int32, int64, fp16, fp32 and bfp16)",
-                type_name(dt)
+                dt.name()
             ),
         ));
     }
-    if op == HCCL_REDUCE_PROD && matches!(dt, HCCL_DATA_TYPE_INT16 | HCCL_DATA_TYPE_BFP16) {
-        return Err((
-            HCCL_E_NOT_SUPPORT,
-            format!(
-                "the prod reduction does not support {} on {soc}",
-                type_name(dt)
-            ),
+    if op == ReduceOp::Prod && matches!(dt, DataType::Int16 | DataType::Bfp16) {
+        return Err(Fail::new(
+            ErrorKind::NotSupported,
+            format!("the prod reduction does not support {} on {soc}", dt.name()),
         ));
     }
-    Ok(size)
+    Ok(())
 }
 
 /// `acc[i] = f(acc[i], x[i])` over the `N`-byte elements of two byte
@@ -196,9 +233,9 @@ macro_rules! kernel {
         const N: usize = std::mem::size_of::<$t>();
         let (ld, st) = (<$t>::from_ne_bytes, <$t>::to_ne_bytes);
         match $op {
-            HCCL_REDUCE_SUM => zip_typed::<N, $t>($acc, $x, ld, st, $sum),
-            HCCL_REDUCE_PROD => zip_typed::<N, $t>($acc, $x, ld, st, $prod),
-            HCCL_REDUCE_MAX => zip_typed::<N, $t>($acc, $x, ld, st, |a, b| a.max(b)),
+            ReduceOp::Sum => zip_typed::<N, $t>($acc, $x, ld, st, $sum),
+            ReduceOp::Prod => zip_typed::<N, $t>($acc, $x, ld, st, $prod),
+            ReduceOp::Max => zip_typed::<N, $t>($acc, $x, ld, st, |a, b| a.max(b)),
             _ => zip_typed::<N, $t>($acc, $x, ld, st, |a, b| a.min(b)),
         }
     }};
@@ -222,32 +259,31 @@ macro_rules! half_kernel {
         let ld = |b: [u8; 2]| <$t>::from_bits(u16::from_ne_bytes(b)).to_f32();
         let st = |v: f32| <$t>::from_f32(v).to_bits().to_ne_bytes();
         match $op {
-            HCCL_REDUCE_SUM => zip_apply::<2, f32>($acc, $x, ld, st, |a, b| a + b),
-            HCCL_REDUCE_PROD => zip_apply::<2, f32>($acc, $x, ld, st, |a, b| a * b),
-            HCCL_REDUCE_MAX => zip_apply::<2, f32>($acc, $x, ld, st, f32::max),
+            ReduceOp::Sum => zip_apply::<2, f32>($acc, $x, ld, st, |a, b| a + b),
+            ReduceOp::Prod => zip_apply::<2, f32>($acc, $x, ld, st, |a, b| a * b),
+            ReduceOp::Max => zip_apply::<2, f32>($acc, $x, ld, st, f32::max),
             _ => zip_apply::<2, f32>($acc, $x, ld, st, f32::min),
         }
     }};
 }
 
 /// `acc[i] = acc[i] op x[i]` over the elements of two equal byte ranges.
-/// Types and ops must have been checked ([`check_reduce`]); anything else
-/// leaves `acc` unchanged.
-pub fn reduce(dt: HcclDataType, op: HcclReduceOp, acc: &mut [u8], x: &[u8]) {
+/// Every type and op computes here; which pairs a collective may ask for is
+/// [`check_reduce`]'s to say.
+pub fn reduce(dt: DataType, op: ReduceOp, acc: &mut [u8], x: &[u8]) {
     match dt {
-        HCCL_DATA_TYPE_INT8 => int_kernel!(i8, acc, x, op),
-        HCCL_DATA_TYPE_UINT8 => int_kernel!(u8, acc, x, op),
-        HCCL_DATA_TYPE_INT16 => int_kernel!(i16, acc, x, op),
-        HCCL_DATA_TYPE_UINT16 => int_kernel!(u16, acc, x, op),
-        HCCL_DATA_TYPE_INT32 => int_kernel!(i32, acc, x, op),
-        HCCL_DATA_TYPE_UINT32 => int_kernel!(u32, acc, x, op),
-        HCCL_DATA_TYPE_INT64 => int_kernel!(i64, acc, x, op),
-        HCCL_DATA_TYPE_UINT64 => int_kernel!(u64, acc, x, op),
-        HCCL_DATA_TYPE_FP32 => float_kernel!(f32, acc, x, op),
-        HCCL_DATA_TYPE_FP64 => float_kernel!(f64, acc, x, op),
-        HCCL_DATA_TYPE_FP16 => half_kernel!(half::f16, acc, x, op),
-        HCCL_DATA_TYPE_BFP16 => half_kernel!(half::bf16, acc, x, op),
-        _ => {}
+        DataType::Int8 => int_kernel!(i8, acc, x, op),
+        DataType::Uint8 => int_kernel!(u8, acc, x, op),
+        DataType::Int16 => int_kernel!(i16, acc, x, op),
+        DataType::Uint16 => int_kernel!(u16, acc, x, op),
+        DataType::Int32 => int_kernel!(i32, acc, x, op),
+        DataType::Uint32 => int_kernel!(u32, acc, x, op),
+        DataType::Int64 => int_kernel!(i64, acc, x, op),
+        DataType::Uint64 => int_kernel!(u64, acc, x, op),
+        DataType::Fp32 => float_kernel!(f32, acc, x, op),
+        DataType::Fp64 => float_kernel!(f64, acc, x, op),
+        DataType::Fp16 => half_kernel!(half::f16, acc, x, op),
+        DataType::Bfp16 => half_kernel!(half::bf16, acc, x, op),
     }
 }
 
@@ -263,12 +299,12 @@ mod tests {
     fn integer_reductions_wrap_like_the_hardware() {
         let mut acc = bytes(&[i8::MAX, -3, 5, 7], i8::to_ne_bytes);
         let x = bytes(&[1i8, 4, -9, 7], i8::to_ne_bytes);
-        reduce(HCCL_DATA_TYPE_INT8, HCCL_REDUCE_SUM, &mut acc, &x);
+        reduce(DataType::Int8, ReduceOp::Sum, &mut acc, &x);
         assert_eq!(acc, bytes(&[i8::MIN, 1, -4, 14], i8::to_ne_bytes));
         let mut acc = bytes(&[3u32, 9, 2], u32::to_ne_bytes);
         let x = bytes(&[5u32, 1, 2], u32::to_ne_bytes);
-        reduce(HCCL_DATA_TYPE_UINT32, HCCL_REDUCE_MIN, &mut acc.clone(), &x);
-        reduce(HCCL_DATA_TYPE_UINT32, HCCL_REDUCE_MAX, &mut acc, &x);
+        reduce(DataType::Uint32, ReduceOp::Min, &mut acc.clone(), &x);
+        reduce(DataType::Uint32, ReduceOp::Max, &mut acc, &x);
         assert_eq!(acc, bytes(&[5u32, 9, 2], u32::to_ne_bytes));
     }
 
@@ -276,7 +312,7 @@ mod tests {
     fn half_types_reduce_through_f32() {
         let mut acc = bytes(&[half::f16::from_f32(1.5)], |v| v.to_bits().to_ne_bytes());
         let x = bytes(&[half::f16::from_f32(2.25)], |v| v.to_bits().to_ne_bytes());
-        reduce(HCCL_DATA_TYPE_FP16, HCCL_REDUCE_PROD, &mut acc, &x);
+        reduce(DataType::Fp16, ReduceOp::Prod, &mut acc, &x);
         assert_eq!(
             acc,
             bytes(&[half::f16::from_f32(3.375)], |v| v.to_bits().to_ne_bytes())
@@ -285,27 +321,27 @@ mod tests {
 
     #[test]
     fn a2_rejects_prod_of_int16_and_reductions_of_unsigned_types() {
-        assert_eq!(check_reduce(HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM), Ok(4));
+        assert_eq!(check_reduce(DataType::Fp32, ReduceOp::Sum), Ok(()));
+        let kind = |dt, op| check_reduce(dt, op).map_err(|f| f.kind);
         assert_eq!(
-            check_reduce(HCCL_DATA_TYPE_INT16, HCCL_REDUCE_PROD)
-                .unwrap_err()
-                .0,
-            HCCL_E_NOT_SUPPORT
+            kind(DataType::Int16, ReduceOp::Prod),
+            Err(ErrorKind::NotSupported)
         );
         assert_eq!(
-            check_reduce(HCCL_DATA_TYPE_UINT32, HCCL_REDUCE_SUM)
-                .unwrap_err()
-                .0,
-            HCCL_E_NOT_SUPPORT
+            kind(DataType::Uint32, ReduceOp::Sum),
+            Err(ErrorKind::NotSupported)
         );
-        assert_eq!(
-            check_reduce(HCCL_DATA_TYPE_FP32, 7).unwrap_err().0,
-            HCCL_E_PARA
-        );
-        assert_eq!(check_type(99).unwrap_err().0, HCCL_E_PARA);
-        assert_eq!(
-            check_type(HCCL_DATA_TYPE_INT128).unwrap_err().0,
-            HCCL_E_NOT_SUPPORT
-        );
+    }
+
+    #[test]
+    fn types_and_ops_round_trip_through_their_wire_numbers() {
+        for d in DataType::ALL {
+            assert_eq!(DataType::from_wire(d.to_wire()), Some(d));
+        }
+        for o in ReduceOp::ALL {
+            assert_eq!(ReduceOp::from_wire(o.to_wire()), Some(o));
+        }
+        assert_eq!(DataType::from_wire(12), None);
+        assert_eq!(ReduceOp::from_wire(4), None);
     }
 }

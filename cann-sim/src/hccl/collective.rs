@@ -16,12 +16,15 @@
 
 #![allow(non_snake_case)]
 
-use super::common::{check_injected, code_name, injected, para, tri, u64s};
+use super::common::{
+    arg_fail, check_injected, code, code_name, comm_arg, data_type, injected, para, reduce_op, tri,
+    type_name, u64s,
+};
 use crate::comm::algo::{self, Coll};
-use crate::comm::communicator::{self, Comm, InUse};
+use crate::comm::communicator::{Comm, InUse};
 use crate::comm::mem::Mem;
-use crate::comm::reduce;
-use crate::comm::transport::Fail;
+use crate::comm::reduce::{self, DataType, ReduceOp};
+use crate::comm::{ErrorKind, Fail};
 use crate::recent_error::fail;
 use crate::rt::handles::Lookup;
 use crate::rt::stream::{Stream, TaskKind};
@@ -37,7 +40,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 fn acl_code(f: &Fail) -> aclError {
     if f.memory {
         crate::rt::stream::MEMORY_FAULT as aclError
-    } else if f.code == HCCL_E_TIMEOUT {
+    } else if f.kind == ErrorKind::Timeout {
         ACL_ERROR_RT_FFTS_PLUS_TIMEOUT as aclError
     } else {
         ACL_ERROR_RT_SUSPECT_REMOTE_ERROR as aclError
@@ -124,8 +127,11 @@ pub(super) fn mem(
     comm: &Comm,
     align: usize,
 ) -> Result<Mem, HcclResult> {
-    Mem::arg(function, role, ptr, bytes, comm.device, align)
-        .map_err(|(code, msg)| fail(code, format!("{function}: {msg}")))
+    if bytes > 0 && ptr.is_null() {
+        return Err(fail(HCCL_E_PTR, format!("{function}: {role} is null")));
+    }
+    Mem::arg(function, role, ptr as usize, bytes, comm.device, align)
+        .map_err(|e| arg_fail(function, e))
 }
 
 /// Queues `work` on `s`; a failure is recorded in the communicator (and
@@ -143,10 +149,8 @@ pub(super) fn enqueue(
         Ok(()) => Ok(()),
         Err(f) => {
             comm.fail(seq, &f);
-            Err((
-                acl_code(&f),
-                format!("{} ({}): {}", code_name(f.code), f.code, f.msg),
-            ))
+            let rc = code(f.kind);
+            Err((acl_code(&f), format!("{} ({rc}): {}", code_name(rc), f.msg)))
         }
     });
     match s.enqueue(|_| TaskKind::Hccl {
@@ -188,45 +192,78 @@ pub(super) fn common(
     comm: HcclComm,
     stream: aclrtStream,
 ) -> Result<(Arc<Comm>, Arc<Stream>, InUse), HcclResult> {
-    let c = communicator::lookup(f, comm)?;
+    let c = comm_arg(f, comm)?;
     let busy = c.enter();
     let s = stream_arg(f, stream, &c)?;
     not_suspended(f, &c)?;
     Ok((c, s, busy))
 }
 
-pub(super) fn type_arg(f: &str, dt: HcclDataType) -> Result<usize, HcclResult> {
-    reduce::check_type(dt).map_err(|(code, msg)| fail(code, format!("{f}: {msg}")))
+/// The engine's type for `dt` ([`data_type`]).
+pub(super) fn type_arg(f: &str, dt: HcclDataType) -> Result<DataType, HcclResult> {
+    data_type(dt).map_err(|(code, msg)| fail(code, format!("{f}: {msg}")))
 }
 
-fn reduce_arg(f: &str, dt: HcclDataType, op: HcclReduceOp) -> Result<usize, HcclResult> {
-    reduce::check_reduce(dt, op).map_err(|(code, msg)| fail(code, format!("{f}: {msg}")))
+/// The engine's type and op for a reduction of `dt` with `op`: each valid,
+/// and a pair the simulated SoC reduces ([`reduce::check_reduce`]).
+fn reduce_arg(
+    f: &str,
+    dt: HcclDataType,
+    op: HcclReduceOp,
+) -> Result<(DataType, ReduceOp), HcclResult> {
+    let dt = type_arg(f, dt)?;
+    let op = reduce_op(op).map_err(|(code, msg)| fail(code, format!("{f}: {msg}")))?;
+    reduce::check_reduce(dt, op).map_err(|e| arg_fail(f, e))?;
+    Ok((dt, op))
 }
 
 /// The prologue of a collective: the injected fault; a `count` of 0
-/// (`Some(0)`) succeeds at once, as `Err(HCCL_SUCCESS)`; the data type (and
-/// with `op`, the reduction); then the checks of [`common`]. Yields the
-/// element size, the communicator and the stream.
-pub(super) fn begin(
+/// (`Some(0)`) succeeds at once, as `Err(HCCL_SUCCESS)`; the element type
+/// (`typed`); then the checks of [`common`]. Yields the type, the
+/// communicator and the stream.
+fn prologue<T>(
     f: &str,
     count: Option<u64>,
-    dt: HcclDataType,
-    op: Option<HcclReduceOp>,
+    typed: impl FnOnce() -> Result<T, HcclResult>,
     comm: HcclComm,
     stream: aclrtStream,
-) -> Result<(usize, Arc<Comm>, Arc<Stream>, InUse), HcclResult> {
+) -> Result<Begun<T>, HcclResult> {
     if let Some(c) = injected(f) {
         return Err(c);
     }
     if count == Some(0) {
         return Err(HCCL_SUCCESS);
     }
-    let size = match op {
-        Some(op) => reduce_arg(f, dt, op)?,
-        None => type_arg(f, dt)?,
-    };
+    let t = typed()?;
     let (c, s, busy) = common(f, comm, stream)?;
-    Ok((size, c, s, busy))
+    Ok((t, c, s, busy))
+}
+
+/// [`prologue`] of a collective that moves data of type `dt`.
+pub(super) fn begin(
+    f: &str,
+    count: Option<u64>,
+    dt: HcclDataType,
+    comm: HcclComm,
+    stream: aclrtStream,
+) -> Result<Begun<DataType>, HcclResult> {
+    prologue(f, count, || type_arg(f, dt), comm, stream)
+}
+
+/// What [`prologue`] yields: the element type, the communicator (in use),
+/// the stream.
+type Begun<T> = (T, Arc<Comm>, Arc<Stream>, InUse);
+
+/// [`prologue`] of a collective that reduces `dt` with `op`.
+fn begin_reduce(
+    f: &str,
+    count: Option<u64>,
+    dt: HcclDataType,
+    op: HcclReduceOp,
+    comm: HcclComm,
+    stream: aclrtStream,
+) -> Result<Begun<(DataType, ReduceOp)>, HcclResult> {
+    prologue(f, count, || reduce_arg(f, dt, op), comm, stream)
 }
 
 /// A buffer argument of `count` elements of `size` bytes: the length
@@ -304,7 +341,8 @@ pub unsafe extern "C" fn HcclAllReduce(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclAllReduce";
-    let (size, c, s, _busy) = tri!(begin(F, Some(count), dataType, Some(op), comm, stream));
+    let ((dt, op), c, s, _busy) = tri!(begin_reduce(F, Some(count), dataType, op, comm, stream));
+    let size = dt.size();
     let send = tri!(buf_arg(F, "sendBuf", sendBuf, count, size, &c));
     let recv = tri!(buf_arg(F, "recvBuf", recvBuf, count, size, &c));
     enqueue_coll(
@@ -315,7 +353,7 @@ pub unsafe extern "C" fn HcclAllReduce(
             send,
             recv,
             count,
-            dt: dataType,
+            dt,
             op,
         },
     )
@@ -336,7 +374,8 @@ pub unsafe extern "C" fn HcclBroadcast(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclBroadcast";
-    let (size, c, s, _busy) = tri!(begin(F, Some(count), dataType, None, comm, stream));
+    let (dt, c, s, _busy) = tri!(begin(F, Some(count), dataType, comm, stream));
+    let size = dt.size();
     tri!(root_arg(F, root, &c));
     let buf = tri!(buf_arg(F, "buf", buf, count, size, &c));
     enqueue_coll(
@@ -346,7 +385,7 @@ pub unsafe extern "C" fn HcclBroadcast(
         Coll::Broadcast {
             buf,
             count,
-            dt: dataType,
+            dt,
             root,
         },
     )
@@ -369,7 +408,8 @@ pub unsafe extern "C" fn HcclReduce(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclReduce";
-    let (size, c, s, _busy) = tri!(begin(F, Some(count), dataType, Some(op), comm, stream));
+    let ((dt, op), c, s, _busy) = tri!(begin_reduce(F, Some(count), dataType, op, comm, stream));
+    let size = dt.size();
     tri!(root_arg(F, root, &c));
     let send = tri!(buf_arg(F, "sendBuf", sendBuf, count, size, &c));
     let recv_count = if c.rank == root { count } else { 0 };
@@ -382,7 +422,7 @@ pub unsafe extern "C" fn HcclReduce(
             send,
             recv,
             count,
-            dt: dataType,
+            dt,
             op,
             root,
         },
@@ -404,7 +444,8 @@ pub unsafe extern "C" fn HcclAllGather(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclAllGather";
-    let (size, c, s, _busy) = tri!(begin(F, Some(sendCount), dataType, None, comm, stream));
+    let (dt, c, s, _busy) = tri!(begin(F, Some(sendCount), dataType, comm, stream));
+    let size = dt.size();
     let bytes = tri!(bytes_of(F, sendCount, size));
     let total = tri!(bytes_of(
         F,
@@ -421,7 +462,7 @@ pub unsafe extern "C" fn HcclAllGather(
             send,
             recv,
             count: sendCount,
-            dt: dataType,
+            dt,
         },
     )
 }
@@ -471,7 +512,8 @@ pub unsafe extern "C" fn HcclAllGatherV(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclAllGatherV";
-    let (size, c, s, _busy) = tri!(begin(F, None, dataType, None, comm, stream));
+    let (dt, c, s, _busy) = tri!(begin(F, None, dataType, comm, stream));
+    let size = dt.size();
     // SAFETY: the caller's contract.
     let (counts, displs, extent) = tri!(unsafe {
         v_args(
@@ -496,7 +538,7 @@ pub unsafe extern "C" fn HcclAllGatherV(
             recv,
             counts,
             displs,
-            dt: dataType,
+            dt,
         },
     )
 }
@@ -517,7 +559,9 @@ pub unsafe extern "C" fn HcclReduceScatter(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclReduceScatter";
-    let (size, c, s, _busy) = tri!(begin(F, Some(recvCount), dataType, Some(op), comm, stream));
+    let ((dt, op), c, s, _busy) =
+        tri!(begin_reduce(F, Some(recvCount), dataType, op, comm, stream));
+    let size = dt.size();
     let bytes = tri!(bytes_of(F, recvCount, size));
     let total = tri!(bytes_of(
         F,
@@ -534,7 +578,7 @@ pub unsafe extern "C" fn HcclReduceScatter(
             send,
             recv,
             count: recvCount,
-            dt: dataType,
+            dt,
             op,
         },
     )
@@ -559,7 +603,8 @@ pub unsafe extern "C" fn HcclReduceScatterV(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclReduceScatterV";
-    let (size, c, s, _busy) = tri!(begin(F, None, dataType, Some(op), comm, stream));
+    let ((dt, op), c, s, _busy) = tri!(begin_reduce(F, None, dataType, op, comm, stream));
+    let size = dt.size();
     // SAFETY: the caller's contract.
     let (counts, displs, extent) = tri!(unsafe {
         v_args(
@@ -584,7 +629,7 @@ pub unsafe extern "C" fn HcclReduceScatterV(
             recv,
             counts,
             displs,
-            dt: dataType,
+            dt,
             op,
         },
     )
@@ -607,7 +652,8 @@ pub unsafe extern "C" fn HcclScatter(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclScatter";
-    let (size, c, s, _busy) = tri!(begin(F, Some(recvCount), dataType, None, comm, stream));
+    let (dt, c, s, _busy) = tri!(begin(F, Some(recvCount), dataType, comm, stream));
+    let size = dt.size();
     tri!(root_arg(F, root, &c));
     let bytes = tri!(bytes_of(F, recvCount, size));
     let total = if c.rank == root {
@@ -629,7 +675,7 @@ pub unsafe extern "C" fn HcclScatter(
             send,
             recv,
             count: recvCount,
-            dt: dataType,
+            dt,
             root,
         },
     )
@@ -654,14 +700,15 @@ pub unsafe extern "C" fn HcclAlltoAll(
 ) -> HcclResult {
     const F: &str = "HcclAlltoAll";
     check_injected!(F);
-    let size = tri!(type_arg(F, sendType));
+    let dt = tri!(type_arg(F, sendType));
+    let size = dt.size();
     if sendType != recvType {
         return para(
             F,
             format!(
                 "sendType {} differs from recvType {}",
-                reduce::type_name(sendType),
-                reduce::type_name(recvType)
+                type_name(sendType),
+                type_name(recvType)
             ),
         );
     }
@@ -695,7 +742,7 @@ pub unsafe extern "C" fn HcclAlltoAll(
             recv,
             send_count: sendCount,
             recv_count: recvCount,
-            dt: sendType,
+            dt,
         },
     )
 }
@@ -708,16 +755,16 @@ fn all_to_all_v_begin(
     recv_type: HcclDataType,
     comm: HcclComm,
     stream: aclrtStream,
-) -> Result<(usize, Arc<Comm>, Arc<Stream>, InUse), HcclResult> {
+) -> Result<(DataType, Arc<Comm>, Arc<Stream>, InUse), HcclResult> {
     if let Some(c) = injected(f) {
         return Err(c);
     }
-    let size = type_arg(f, send_type)?;
+    let dt = type_arg(f, send_type)?;
     if send_type != recv_type {
         return Err(para(f, "sendType differs from recvType"));
     }
     let (c, s, busy) = common(f, comm, stream)?;
-    Ok((size, c, s, busy))
+    Ok((dt, c, s, busy))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -727,13 +774,13 @@ fn all_to_all_v(
     s: Arc<Stream>,
     send_buf: *const c_void,
     recv_buf: *const c_void,
-    size: usize,
-    dt: HcclDataType,
+    dt: DataType,
     vc: bool,
     matrix: u64,
     (send_counts, sdispls): (Vec<u64>, Vec<u64>),
     (recv_counts, rdispls): (Vec<u64>, Vec<u64>),
 ) -> HcclResult {
+    let size = dt.size();
     let me = c.rank as usize;
     if send_counts.get(me) != recv_counts.get(me) {
         return para(
@@ -788,7 +835,7 @@ pub unsafe extern "C" fn HcclAlltoAllV(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclAlltoAllV";
-    let (size, c, s, _busy) = tri!(all_to_all_v_begin(F, sendType, recvType, comm, stream));
+    let (dt, c, s, _busy) = tri!(all_to_all_v_begin(F, sendType, recvType, comm, stream));
     let n = c.nranks as usize;
     // SAFETY: the caller's contract, for each array.
     let (sc, sd, rc, rd) = unsafe {
@@ -799,19 +846,7 @@ pub unsafe extern "C" fn HcclAlltoAllV(
             tri!(u64s(F, "rdispls", rdispls, n)),
         )
     };
-    all_to_all_v(
-        F,
-        c,
-        s,
-        sendBuf,
-        recvBuf,
-        size,
-        sendType,
-        false,
-        0,
-        (sc, sd),
-        (rc, rd),
-    )
+    all_to_all_v(F, c, s, sendBuf, recvBuf, dt, false, 0, (sc, sd), (rc, rd))
 }
 
 /// `HcclAlltoAllVC`: `sendCountMatrix[i * ranks + j]` elements go from rank
@@ -831,7 +866,7 @@ pub unsafe extern "C" fn HcclAlltoAllVC(
     stream: aclrtStream,
 ) -> HcclResult {
     const F: &str = "HcclAlltoAllVC";
-    let (size, c, s, _busy) = tri!(all_to_all_v_begin(F, sendType, recvType, comm, stream));
+    let (dt, c, s, _busy) = tri!(all_to_all_v_begin(F, sendType, recvType, comm, stream));
     let n = c.nranks as usize;
     // SAFETY: the caller's contract.
     let m = tri!(unsafe { u64s(F, "sendCountMatrix", sendCountMatrix, n * n) });
@@ -850,19 +885,7 @@ pub unsafe extern "C" fn HcclAlltoAllVC(
     let (sd, rd) = (prefix(&sc), prefix(&rc));
     let bytes: Vec<u8> = m.iter().flat_map(|x| x.to_le_bytes()).collect();
     let fp = crate::comm::wire::fnv(&bytes) | 1;
-    all_to_all_v(
-        F,
-        c,
-        s,
-        sendBuf,
-        recvBuf,
-        size,
-        sendType,
-        true,
-        fp,
-        (sc, sd),
-        (rc, rd),
-    )
+    all_to_all_v(F, c, s, sendBuf, recvBuf, dt, true, fp, (sc, sd), (rc, rd))
 }
 
 /// `HcclBarrier`: completes on each rank when every rank has reached it.

@@ -4,12 +4,15 @@
 //! `aclGetRecentErrMsg`, where real CANN's error manager also reports HCCL's
 //! EIxxxx errors).
 
-use crate::comm::transport::Fail;
+use crate::comm::communicator::{self, Comm};
+use crate::comm::reduce::{DataType, ReduceOp};
+use crate::comm::{ErrorKind, Fail};
 use crate::faults;
 use crate::recent_error::fail;
 use crate::state;
 use hccl_sys::*;
 use std::ffi::c_void;
+use std::sync::Arc;
 
 /// `tri!(expr)`: the value of an `Ok`, or `return rc` for an `Err(rc)` —
 /// the early return of a C export whose checks yield its `HcclResult`.
@@ -75,11 +78,34 @@ pub fn code_name(code: HcclResult) -> &'static str {
     }
 }
 
+/// The code of an engine failure of `kind`.
+pub fn code(kind: ErrorKind) -> HcclResult {
+    match kind {
+        ErrorKind::Para => HCCL_E_PARA,
+        ErrorKind::Memory => HCCL_E_MEMORY,
+        ErrorKind::Internal => HCCL_E_INTERNAL,
+        ErrorKind::NotSupported => HCCL_E_NOT_SUPPORT,
+        ErrorKind::Unavailable => HCCL_E_UNAVAIL,
+        ErrorKind::Timeout => HCCL_E_TIMEOUT,
+        ErrorKind::TcpConnect => HCCL_E_TCP_CONNECT,
+        ErrorKind::TcpTransfer => HCCL_E_TCP_TRANSFER,
+        ErrorKind::Remote => HCCL_E_REMOTE,
+        ErrorKind::Again => HCCL_E_AGAIN,
+        ErrorKind::OpenFile => HCCL_E_OPEN_FILE_FAILURE,
+    }
+}
+
+/// Records a failure of the engine in `function` (named by its code) and
+/// returns its code.
 pub(super) fn fail_with(function: &str, f: Fail) -> HcclResult {
-    fail(
-        f.code,
-        format!("{function}: {}: {}", code_name(f.code), f.msg),
-    )
+    let rc = code(f.kind);
+    fail(rc, format!("{function}: {}: {}", code_name(rc), f.msg))
+}
+
+/// Records an argument the engine refused in `function` and returns its
+/// code.
+pub(super) fn arg_fail(function: &str, f: Fail) -> HcclResult {
+    fail(code(f.kind), format!("{function}: {}", f.msg))
 }
 
 pub(super) fn para(function: &str, msg: impl std::fmt::Display) -> HcclResult {
@@ -102,6 +128,93 @@ pub(super) fn current_device(function: &str) -> Result<u32, HcclResult> {
                  call aclrtSetDevice first"
             ),
         )
+    })
+}
+
+/// The communicator of handle `h`.
+///
+/// # Errors
+///
+/// `HCCL_E_PTR` for null, `HCCL_E_PARA` for a destroyed or unknown handle,
+/// each with a message starting with `function`.
+pub(super) fn comm_arg(function: &str, h: HcclComm) -> Result<Arc<Comm>, HcclResult> {
+    if h.is_null() {
+        return Err(fail(HCCL_E_PTR, format!("{function}: comm is null")));
+    }
+    communicator::find(h as usize).map_err(|e| arg_fail(function, e))
+}
+
+/// The header's name of a data type, for messages.
+pub(super) fn type_name(dt: HcclDataType) -> String {
+    match dt {
+        HCCL_DATA_TYPE_INT128 => "int128".into(),
+        HCCL_DATA_TYPE_HIF8 => "hif8".into(),
+        HCCL_DATA_TYPE_FP8E4M3 => "fp8e4m3".into(),
+        HCCL_DATA_TYPE_FP8E5M2 => "fp8e5m2".into(),
+        HCCL_DATA_TYPE_FP8E8M0 => "fp8e8m0".into(),
+        other => data_type(other).map_or_else(
+            |_| format!("unknown data type {other}"),
+            |d| d.name().into(),
+        ),
+    }
+}
+
+/// The engine's type for `dt`.
+///
+/// # Errors
+///
+/// `(HCCL_E_NOT_SUPPORT, why)` for int128 and the fp8 family, which the
+/// simulator does not move; `(HCCL_E_PARA, why)` for values outside the enum.
+pub(super) fn data_type(dt: HcclDataType) -> Result<DataType, (HcclResult, String)> {
+    Ok(match dt {
+        HCCL_DATA_TYPE_INT8 => DataType::Int8,
+        HCCL_DATA_TYPE_INT16 => DataType::Int16,
+        HCCL_DATA_TYPE_INT32 => DataType::Int32,
+        HCCL_DATA_TYPE_FP16 => DataType::Fp16,
+        HCCL_DATA_TYPE_FP32 => DataType::Fp32,
+        HCCL_DATA_TYPE_INT64 => DataType::Int64,
+        HCCL_DATA_TYPE_UINT64 => DataType::Uint64,
+        HCCL_DATA_TYPE_UINT8 => DataType::Uint8,
+        HCCL_DATA_TYPE_UINT16 => DataType::Uint16,
+        HCCL_DATA_TYPE_UINT32 => DataType::Uint32,
+        HCCL_DATA_TYPE_FP64 => DataType::Fp64,
+        HCCL_DATA_TYPE_BFP16 => DataType::Bfp16,
+        HCCL_DATA_TYPE_INT128
+        | HCCL_DATA_TYPE_HIF8
+        | HCCL_DATA_TYPE_FP8E4M3
+        | HCCL_DATA_TYPE_FP8E5M2
+        | HCCL_DATA_TYPE_FP8E8M0 => {
+            return Err((
+                HCCL_E_NOT_SUPPORT,
+                format!("data type {} is not supported by cann-sim", type_name(dt)),
+            ));
+        }
+        _ => {
+            return Err((
+                HCCL_E_PARA,
+                format!("dataType {dt} is not a valid HcclDataType"),
+            ));
+        }
+    })
+}
+
+/// The engine's op for `op`.
+///
+/// # Errors
+///
+/// `(HCCL_E_PARA, why)` for values outside the enum.
+pub(super) fn reduce_op(op: HcclReduceOp) -> Result<ReduceOp, (HcclResult, String)> {
+    Ok(match op {
+        HCCL_REDUCE_SUM => ReduceOp::Sum,
+        HCCL_REDUCE_PROD => ReduceOp::Prod,
+        HCCL_REDUCE_MAX => ReduceOp::Max,
+        HCCL_REDUCE_MIN => ReduceOp::Min,
+        _ => {
+            return Err((
+                HCCL_E_PARA,
+                format!("op {op} is not a valid HcclReduceOp (sum 0, prod 1, max 2, min 3)"),
+            ));
+        }
     })
 }
 
@@ -128,4 +241,23 @@ pub(super) unsafe fn u64s(
     }
     // SAFETY: the caller's contract.
     Ok(unsafe { std::slice::from_raw_parts(p.cast::<u64>(), n) }.to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn types_outside_the_enum_are_para_and_unmoved_ones_not_supported() {
+        assert_eq!(data_type(HCCL_DATA_TYPE_FP32), Ok(DataType::Fp32));
+        assert_eq!(data_type(99).unwrap_err().0, HCCL_E_PARA);
+        assert_eq!(
+            data_type(HCCL_DATA_TYPE_INT128).unwrap_err().0,
+            HCCL_E_NOT_SUPPORT
+        );
+        assert_eq!(reduce_op(HCCL_REDUCE_MIN), Ok(ReduceOp::Min));
+        assert_eq!(reduce_op(7).unwrap_err().0, HCCL_E_PARA);
+        assert_eq!(type_name(HCCL_DATA_TYPE_FP8E5M2), "fp8e5m2");
+        assert_eq!(type_name(99), "unknown data type 99");
+    }
 }

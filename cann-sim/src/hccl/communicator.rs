@@ -6,17 +6,116 @@
 #![allow(non_snake_case)]
 
 use super::common::{
-    HCCL_E_IN_STATUS, check_injected, code_name, current_device, env_arg, fail_with, null, para,
-    tri,
+    HCCL_E_IN_STATUS, arg_fail, check_injected, code, code_name, comm_arg, current_device, env_arg,
+    fail_with, null, para, tri,
 };
+use crate::comm::Fail;
 use crate::comm::bootstrap;
 use crate::comm::communicator::{self, Comm, Options};
-use crate::comm::transport::Fail;
 use crate::comm::wire::Root;
 use crate::recent_error::fail;
 use hccl_sys::*;
 use std::ffi::c_char;
 use std::sync::atomic::Ordering;
+
+/// The options of a config made by `HcclCommConfigInit` (null: all
+/// defaults).
+///
+/// # Errors
+///
+/// `HCCL_E_PARA` for a config whose header was not initialised by
+/// `HcclCommConfigInit`, a buffer size below 1 MB, a deterministic value
+/// other than 0 or 1, a name without its terminating NUL, or a zero-copy
+/// flag above 1. An op expansion mode above 4 is ignored. An exec timeout
+/// is checked later, against the SoC, and ignored when out of range
+/// (hicann/hcomm
+/// `src/legacy/ascend910/framework/communicator/comm_config.cc`,
+/// `SetConfigExecTimeout`: a warning, not an error). (The op expansion
+/// mode selects the AIV timeout rules; the world rank id, job id and
+/// zero-copy flag are accepted but change nothing here: the simulator
+/// has one execution engine and no graph capture.)
+///
+/// # Safety
+///
+/// `config` is null or points to a readable `HcclCommConfig`.
+unsafe fn read_config(config: *const HcclCommConfig) -> Result<Options, (HcclResult, String)> {
+    if config.is_null() {
+        return Ok(Options::default());
+    }
+    // SAFETY: the caller's contract.
+    let c = unsafe { &*config };
+    let raw: Vec<u8> = c.reserved.iter().map(|&b| b as u8).collect();
+    let magic = u32::from_ne_bytes(raw[8..12].try_into().unwrap_or_default());
+    if magic != HCCL_COMM_CONFIG_MAGIC_WORD {
+        return Err((
+            HCCL_E_PARA,
+            format!(
+                "config: the magic word is {magic:#x}, not {HCCL_COMM_CONFIG_MAGIC_WORD:#x}: \
+                 initialise the config with HcclCommConfigInit first"
+            ),
+        ));
+    }
+    let mut o = Options::default();
+    if c.hcclBufferSize != HCCL_COMM_BUFFSIZE_CONFIG_NOT_SET {
+        if c.hcclBufferSize == 0 {
+            return Err((
+                HCCL_E_PARA,
+                "config: hcclBufferSize is 0 MB; the minimum is 1 MB".to_string(),
+            ));
+        }
+        o.buffer_mib = Some(c.hcclBufferSize);
+    }
+    if c.hcclDeterministic != HCCL_COMM_DETERMINISTIC_CONFIG_NOT_SET {
+        if c.hcclDeterministic > 1 {
+            return Err((
+                HCCL_E_PARA,
+                format!(
+                    "config: hcclDeterministic is {}; expected 0 (off) or 1 (on)",
+                    c.hcclDeterministic
+                ),
+            ));
+        }
+        o.deterministic = Some(c.hcclDeterministic);
+    }
+    let name: Vec<u8> = c.hcclCommName.iter().map(|&b| b as u8).collect();
+    let Some(end) = name.iter().position(|&b| b == 0) else {
+        return Err((
+            HCCL_E_PARA,
+            format!(
+                "config: hcclCommName has no terminating NUL within {COMM_NAME_MAX_LENGTH} bytes"
+            ),
+        ));
+    };
+    if end > 0 {
+        o.name = Some(String::from_utf8_lossy(&name[..end]).into_owned());
+    }
+    // 0 default, 1 host, 2 AI CPU, 3 AIV, 4 AIV only; another value is
+    // ignored (the environment's mode applies), as
+    // `CommConfig::SetConfigOpExpansionMode` does with a warning
+    // (hicann/hcomm
+    // `src/legacy/ascend910/framework/communicator/comm_config.cc`).
+    if c.hcclOpExpansionMode > 4 {
+        crate::recent_error::record(format!(
+            "HcclCommConfig: hcclOpExpansionMode {} is ignored (expected 0 default, 1 host, \
+             2 AI CPU, 3 AIV or 4 AIV only); HCCL_OP_EXPANSION_MODE applies",
+            c.hcclOpExpansionMode
+        ));
+    }
+    if c.aclGraphZeroCopyEnable > 1 {
+        return Err((
+            HCCL_E_PARA,
+            format!(
+                "config: aclGraphZeroCopyEnable is {}; expected 0 (off) or 1 (on)",
+                c.aclGraphZeroCopyEnable
+            ),
+        ));
+    }
+    if c.hcclExecTimeOut != HCCL_COMM_EXECTIMEOUT_CONFIG_NOT_SET {
+        o.exec_timeout_s = Some(c.hcclExecTimeOut);
+    }
+    o.aiv = matches!(c.hcclOpExpansionMode, 3 | 4);
+    Ok(o)
+}
 
 /// The communicator options of `config` (null: the defaults).
 ///
@@ -25,7 +124,7 @@ use std::sync::atomic::Ordering;
 /// `config` is null or a readable `HcclCommConfig`.
 unsafe fn options_arg(f: &str, config: *const HcclCommConfig) -> Result<Options, HcclResult> {
     // SAFETY: the caller's contract.
-    unsafe { Options::read(config) }.map_err(|(code, msg)| fail(code, format!("{f}: {msg}")))
+    unsafe { read_config(config) }.map_err(|(code, msg)| fail(code, format!("{f}: {msg}")))
 }
 
 /// Stores the handle of a newly made communicator in `*out`, or reports
@@ -38,7 +137,7 @@ unsafe fn register_out(f: &str, made: Result<Comm, Fail>, out: *mut HcclComm) ->
     match made {
         Ok(c) => {
             // SAFETY: the caller's contract.
-            unsafe { *out = communicator::register(c) };
+            unsafe { *out = communicator::register(c) as HcclComm };
             HCCL_SUCCESS
         }
         Err(e) => fail_with(f, e),
@@ -62,7 +161,7 @@ unsafe fn query<T>(
     if out.is_null() {
         return null(f, what);
     }
-    let c = tri!(communicator::lookup(f, comm));
+    let c = tri!(comm_arg(f, comm));
     // SAFETY: checked non-null; the caller's contract.
     unsafe { *out = get(&c) };
     HCCL_SUCCESS
@@ -72,7 +171,7 @@ unsafe fn query<T>(
 /// `HcclCommResume`).
 fn set_suspended(f: &str, comm: HcclComm, suspended: bool) -> HcclResult {
     check_injected!(f);
-    let c = tri!(communicator::lookup(f, comm));
+    let c = tri!(comm_arg(f, comm));
     c.suspended.store(suspended, Ordering::Release);
     HCCL_SUCCESS
 }
@@ -104,8 +203,13 @@ unsafe fn get_root_info(F: &str, rootInfo: *mut HcclRootInfo) -> HcclResult {
     tri!(env_arg(F));
     match bootstrap::start_root_server(device) {
         Ok(root) => {
+            let mut blob = [0u8; HCCL_ROOT_INFO_BYTES as usize];
+            root.encode(&mut blob);
             // SAFETY: checked non-null; the caller's contract.
-            root.encode(unsafe { &mut *rootInfo });
+            let info = unsafe { &mut *rootInfo };
+            for (c, b) in info.internal.iter_mut().zip(blob) {
+                *c = b as c_char;
+            }
             HCCL_SUCCESS
         }
         Err(f) => fail_with(F, f),
@@ -217,7 +321,9 @@ unsafe fn init_root_infos(
     let mut decoded = Vec::with_capacity(nroots as usize);
     for k in 0..nroots as usize {
         // SAFETY: checked non-null; the caller's contract: `nroots` root infos.
-        match Root::decode(unsafe { &*roots.add(k) }) {
+        let info = unsafe { &*roots.add(k) };
+        let blob: Vec<u8> = info.internal.iter().map(|&c| c as u8).collect();
+        match Root::decode(&blob) {
             Ok(r) if decoded.iter().any(|d: &Root| d.uid == r.uid) => {
                 return para(f, format!("root info {k} repeats an earlier one"));
             }
@@ -344,18 +450,9 @@ unsafe fn init_cluster(
     let path = unsafe { std::ffi::CStr::from_ptr(path) }
         .to_string_lossy()
         .into_owned();
-    let text = match std::fs::read_to_string(&path) {
+    let (ranks, fp) = match crate::comm::ranktable::load(&path) {
         Ok(t) => t,
-        Err(e) => {
-            return fail(
-                HCCL_E_OPEN_FILE_FAILURE,
-                format!("{f}: cannot read the rank table {path}: {e}"),
-            );
-        }
-    };
-    let (ranks, fp) = match crate::comm::ranktable::read(&text) {
-        Ok(t) => t,
-        Err(e) => return para(f, format!("rank table {path}: {e}")),
+        Err(e) => return arg_fail(f, e),
     };
     if rank as usize >= ranks.len() {
         return para(
@@ -409,39 +506,14 @@ pub unsafe extern "C" fn HcclCommInitAll(
         }
     }
     tri!(env_arg(F));
-    let root = match bootstrap::start_root_server(devs[0] as u32) {
-        Ok(r) => r,
+    let devs: Vec<u32> = devs.iter().map(|&d| d as u32).collect();
+    let made = match bootstrap::init_all(&devs) {
+        Ok(m) => m,
         Err(e) => return fail_with(F, e),
     };
-    let results: Vec<Result<Comm, Fail>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = devs
-            .iter()
-            .enumerate()
-            .map(|(i, &d)| {
-                scope.spawn(move || {
-                    bootstrap::init_root(ndev, root, i as u32, d as u32, Options::default())
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(Fail::new(HCCL_E_INTERNAL, "a rank's init thread panicked"))
-                })
-            })
-            .collect()
-    });
-    let mut made = Vec::new();
-    for r in results {
-        match r {
-            Ok(c) => made.push(c),
-            Err(e) => return fail_with(F, e),
-        }
-    }
     for (i, c) in made.into_iter().enumerate() {
         // SAFETY: `comms` is valid for `ndev` writes (the caller's contract).
-        unsafe { *comms.add(i) = communicator::register(c) };
+        unsafe { *comms.add(i) = communicator::register(c) as HcclComm };
     }
     HCCL_SUCCESS
 }
@@ -474,7 +546,7 @@ pub unsafe extern "C" fn HcclCreateSubCommConfig(
         return null(F, "subComm");
     }
     // SAFETY: checked non-null; the caller's contract.
-    let parent = tri!(communicator::lookup(F, unsafe { *comm }));
+    let parent = tri!(comm_arg(F, unsafe { *comm }));
     if rankNum == 0 || rankNum > parent.nranks {
         return para(
             F,
@@ -536,7 +608,9 @@ pub unsafe extern "C" fn HcclCommDestroy(comm: HcclComm) -> HcclResult {
     if comm.is_null() {
         return HCCL_SUCCESS;
     }
-    tri!(communicator::destroy(F, comm));
+    if let Err(e) = communicator::destroy(comm as usize) {
+        return arg_fail(F, e);
+    }
     HCCL_SUCCESS
 }
 
@@ -575,7 +649,7 @@ pub unsafe extern "C" fn HcclGetCommName(comm: HcclComm, commName: *mut c_char) 
     if commName.is_null() {
         return null(F, "commName");
     }
-    let c = tri!(communicator::lookup(F, comm));
+    let c = tri!(comm_arg(F, comm));
     let bytes = c.name.as_bytes();
     let n = bytes.len().min(COMM_NAME_MAX_LENGTH as usize - 1);
     // SAFETY: the caller's contract: 128 writable bytes; n + 1 <= 128.
@@ -607,11 +681,11 @@ pub unsafe extern "C" fn HcclGetCommAsyncError(
             if let Some(f) = &e {
                 crate::recent_error::record(format!(
                     "{F}: the communicator failed: {}: {}",
-                    code_name(f.code),
+                    code_name(code(f.kind)),
                     f.msg
                 ));
             }
-            e.map_or(HCCL_SUCCESS, |f| f.code)
+            e.map_or(HCCL_SUCCESS, |f| code(f.kind))
         })
     }
 }

@@ -49,7 +49,8 @@ fn p2p(
     comm: HcclComm,
     stream: aclrtStream,
 ) -> HcclResult {
-    let (size, c, s, _busy) = tri!(begin(f, Some(count), dt, None, comm, stream));
+    let (dt, c, s, _busy) = tri!(begin(f, Some(count), dt, comm, stream));
+    let size = dt.size();
     let what = if send { "destRank" } else { "srcRank" };
     if peer >= c.nranks || peer == c.rank {
         return para(
@@ -167,7 +168,8 @@ pub unsafe extern "C" fn HcclBatchSendRecv(
                 );
             }
         };
-        let size = tri!(type_arg(F, it.dataType));
+        let dt = tri!(type_arg(F, it.dataType));
+        let size = dt.size();
         if it.remoteRank >= c.nranks || it.remoteRank == c.rank {
             return para(
                 F,
@@ -183,7 +185,7 @@ pub unsafe extern "C" fn HcclBatchSendRecv(
             "item receive buffer"
         };
         let buf = tri!(buf_arg(F, role, it.buf, it.count, size, &c));
-        items.push((send, it.remoteRank, buf, it.count, it.dataType));
+        items.push((send, it.remoteRank, buf, it.count, dt));
     }
     let items: Vec<P2p> = items
         .into_iter()
