@@ -35,6 +35,7 @@
 //!   ([`set_device_implicitly`]); `aclrtGetDevice` reports it without
 //!   setting it (`ApiImpl::GetDevice`, `GetSetDefaultDevIdFlag`).
 
+use super::common::rt_fail;
 use crate::recent_error::fail;
 use crate::{faults, rt, state};
 use acl_sys::{
@@ -134,13 +135,13 @@ pub extern "C" fn aclrtSetDevice(device_id: i32) -> aclError {
     let device = tri!(check_id("aclrtSetDevice", device_id));
     match set_device(device) {
         Ok(_) => ACL_SUCCESS,
-        Err((code, msg)) => fail(code, format!("aclrtSetDevice: {msg}")),
+        Err(e) => rt_fail("aclrtSetDevice", e),
     }
 }
 
 /// Retains `device` (a valid logical id) and makes its primary context the
 /// calling thread's current context.
-fn set_device(device: u32) -> Result<std::sync::Arc<rt::Context>, (aclError, String)> {
+fn set_device(device: u32) -> Result<std::sync::Arc<rt::Context>, rt::Error> {
     let _setup = SETUP.lock();
     let existing = state::global().lock().device(device).primary.clone();
     let ctx = match existing {

@@ -38,10 +38,10 @@
 //! context: the binary is loaded onto that context's device (107002
 //! without one), and its kernels may only be launched there.
 
+use super::common::code;
 use super::common::{self, PARAM_INVALID};
 use crate::faults;
 use crate::recent_error::fail;
-use crate::rt::code;
 use crate::rt::handles::{self, Lookup, Table};
 use acl_sys::{
     ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_INVALID_HANDLE, ACL_RT_BINARY_LOAD_OPT_CPU_KERNEL_MODE,

@@ -19,6 +19,7 @@
 //! reported by the next synchronisation. Launch attributes (`cfg`) are
 //! accepted and have no effect.
 
+use super::common::rt_fail;
 use super::common::{self, PARAM_INVALID};
 use super::kernel_args::args_arg;
 use super::kernel_binary::{Function, function_arg};
@@ -26,8 +27,8 @@ use super::stream::takes_host_work;
 use crate::check::Use;
 use crate::faults;
 use crate::recent_error::fail;
+use crate::rt::Stream;
 use crate::rt::stream::{Expect, TaskKind, TaskRange};
-use crate::rt::{Stream, code};
 use crate::state::{self, Region};
 use acl_sys::{
     ACL_ERROR_INVALID_PARAM, ACL_SUCCESS, aclError, aclrtArgsHandle, aclrtFuncHandle,
@@ -212,8 +213,8 @@ fn enqueue(
             // holds its binary (so the library) loaded. The convention is
             // the documented one.
             unsafe { call(func.entry, &words, block, blocks) }.map_err(|e| {
-                (
-                    code(acl_sys::ACL_ERROR_RT_AICORE_EXCEPTION),
+                crate::rt::Error::new(
+                    crate::rt::ErrorKind::KernelFault,
                     format!("kernel {name}: {e}"),
                 )
             })?;
@@ -227,7 +228,7 @@ fn enqueue(
         kernel,
     }) {
         Ok(_) => ACL_SUCCESS,
-        Err((code, msg)) => fail(code, format!("{function}: {msg}")),
+        Err(e) => rt_fail(function, e),
     }
 }
 

@@ -31,6 +31,8 @@
 //! `aclmdlExecute`, the task's fault for `aclmdlExecuteAsync`. Executions
 //! of one model run one at a time (they share its work memory).
 
+use super::common::code;
+use super::common::rt_fail;
 use super::common::{self, PARAM_INVALID};
 use super::mdl_dataset::dataset;
 use super::mdl_load::{Loaded, ModelMem, loaded};
@@ -41,7 +43,6 @@ use crate::check::{Access, Use};
 use crate::faults;
 use crate::model::{Gear, Memory, execute};
 use crate::recent_error::fail;
-use crate::rt::code;
 use crate::rt::stream::{TaskKind, TaskRange};
 use crate::state;
 use acl_sys::{
@@ -361,8 +362,8 @@ pub unsafe extern "C" fn aclmdlExecute(
             .iter()
             .map(|r| Access::new(r.what, r.addr, r.len, r.how))
             .collect();
-        if let Err((code, msg)) = crate::check::host_access(F, &accesses) {
-            return fail(code, format!("{F}: {msg}"));
+        if let Err(e) = crate::check::host_access(F, &accesses) {
+            return rt_fail(F, e);
         }
     }
     let table = state::memory().read();
@@ -424,14 +425,16 @@ pub unsafe extern "C" fn aclmdlExecuteAsync(
     }
     let p = tri!(plan(F, l, input, output));
     let ranges = p.ranges.clone();
-    let kernel = Box::new(move || run(&p).map_err(|e| (code(ACL_ERROR_RT_MODEL_EXECUTE), e)));
+    let kernel = Box::new(move || {
+        run(&p).map_err(|e| crate::rt::Error::new(crate::rt::ErrorKind::ModelFault, e))
+    });
     match s.enqueue(|_| TaskKind::Op {
         api: F,
         ranges,
         kernel,
     }) {
         Ok(_) => ACL_SUCCESS,
-        Err((code, msg)) => fail(code, format!("{F}: {msg}")),
+        Err(e) => rt_fail(F, e),
     }
 }
 

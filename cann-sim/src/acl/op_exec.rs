@@ -39,6 +39,7 @@
 //! Then the kernel is queued on the stream and the call returns: operators
 //! are asynchronous, as on a device.
 
+use super::common::rt_fail;
 use super::common::{self, PARAM_INVALID};
 use super::op_attr::attrs_of;
 use super::op_desc::{self, DataBuffer, TensorDesc, dtype_name};
@@ -498,8 +499,7 @@ fn host_inputs(
             b.size,
             crate::check::Use::Read,
         )];
-        crate::check::host_access(function, &read)
-            .map_err(|(code, msg)| fail(code, format!("{function}: {msg}")))?;
+        crate::check::host_access(function, &read).map_err(|e| rt_fail(function, e))?;
         let table = crate::state::memory().read();
         if let Err(e) = table.check_range(b.addr, b.size) {
             return Err(fail(

@@ -16,14 +16,14 @@
 //! other are refused at the call (107000): the result would be undefined.
 
 use super::common::PARAM_INVALID;
+use super::common::rt_fail;
 use crate::check::Use;
 use crate::ops::{self, Attrs, Input, Output, TensorSpec};
 use crate::recent_error::fail;
-use crate::rt::Stream;
-use crate::rt::code;
 use crate::rt::stream::{Expect, TaskKind, TaskRange};
+use crate::rt::{self, Stream};
 use crate::state::{self, Region};
-use acl_sys::{ACL_ERROR_RT_AICORE_EXCEPTION, ACL_SUCCESS, aclError};
+use acl_sys::{ACL_SUCCESS, aclError};
 
 /// Where an input's bytes come from.
 #[derive(Debug, Clone)]
@@ -259,7 +259,7 @@ pub(crate) fn launch(
         kernel,
     }) {
         Ok(_) => ACL_SUCCESS,
-        Err((code, msg)) => fail(code, format!("{function}: {msg}")),
+        Err(e) => rt_fail(function, e),
     }
 }
 
@@ -270,7 +270,7 @@ fn run_kernel(
     attrs: &Attrs,
     inputs: &[LaunchInput],
     outputs: &[LaunchOutput],
-) -> Result<(), (aclError, String)> {
+) -> Result<(), rt::Error> {
     let out_ranges = output_ranges(outputs);
     // Inputs that alias an output are copied first: a `&[u8]` and a
     // `&mut [u8]` over the same bytes may not coexist. Strided views are
@@ -344,8 +344,8 @@ fn run_kernel(
         })
         .collect();
     ops::run(op_type, &ins, attrs, &mut outs).map_err(|e| {
-        (
-            code(ACL_ERROR_RT_AICORE_EXCEPTION),
+        rt::Error::new(
+            rt::ErrorKind::KernelFault,
             format!("{op_type} kernel failed: {}", e.message()),
         )
     })?;

@@ -26,10 +26,11 @@
 //! which would let an operator's input and output share bytes at different
 //! addresses unseen.
 
+use super::common::code;
+use super::common::rt_fail;
 use super::memory::no_device;
 use crate::faults;
 use crate::recent_error::fail;
-use crate::rt::code;
 use crate::state;
 use acl_sys::*;
 use parking_lot::Mutex;
@@ -620,7 +621,7 @@ pub unsafe extern "C" fn aclrtUnmapMem(virPtr: *mut c_void) -> aclError {
         // unmapped then. The check holds its lock until the unmap is done.
         return match crate::check::guard_free(F, addr, None, || unmap(&mut v, virPtr)) {
             Ok(rc) => rc,
-            Err((code, msg)) => fail(code, format!("{F}: {msg}")),
+            Err(e) => rt_fail(F, e),
         };
     }
     unmap(&mut v, virPtr)

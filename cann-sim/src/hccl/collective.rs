@@ -26,24 +26,26 @@ use crate::comm::mem::Mem;
 use crate::comm::reduce::{self, DataType, ReduceOp};
 use crate::comm::{ErrorKind, Fail};
 use crate::recent_error::fail;
+use crate::rt;
 use crate::rt::handles::Lookup;
 use crate::rt::stream::{Stream, TaskKind};
-use acl_sys::{
-    ACL_ERROR_RT_FFTS_PLUS_TIMEOUT, ACL_ERROR_RT_SUSPECT_REMOTE_ERROR, aclError, aclrtStream,
-};
+use acl_sys::aclrtStream;
 use hccl_sys::*;
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// The stream fault code of a failed HCCL task.
-fn acl_code(f: &Fail) -> aclError {
+/// The stream fault of a failed HCCL task: a memory fault
+/// (`ACL_ERROR_RT_SYS_DMA`), a timeout (`ACL_ERROR_RT_FFTS_PLUS_TIMEOUT`,
+/// the code real HCCL timeouts surface as), or a remote error
+/// (`ACL_ERROR_RT_SUSPECT_REMOTE_ERROR`).
+fn fault_kind(f: &Fail) -> rt::ErrorKind {
     if f.memory {
-        crate::rt::stream::MEMORY_FAULT as aclError
+        rt::ErrorKind::MemoryFault
     } else if f.kind == ErrorKind::Timeout {
-        ACL_ERROR_RT_FFTS_PLUS_TIMEOUT as aclError
+        rt::ErrorKind::CollectiveTimeout
     } else {
-        ACL_ERROR_RT_SUSPECT_REMOTE_ERROR as aclError
+        rt::ErrorKind::RemoteFault
     }
 }
 
@@ -81,7 +83,7 @@ pub(super) fn stream_arg(
             ),
         ));
     }
-    if s.is_non_host() {
+    if crate::acl::common::is_non_host(&s) {
         return Err(fail(
             HCCL_E_NOT_SUPPORT,
             format!(
@@ -150,7 +152,10 @@ pub(super) fn enqueue(
         Err(f) => {
             comm.fail(seq, &f);
             let rc = code(f.kind);
-            Err((acl_code(&f), format!("{} ({rc}): {}", code_name(rc), f.msg)))
+            Err(rt::Error::new(
+                fault_kind(&f),
+                format!("{} ({rc}): {}", code_name(rc), f.msg),
+            ))
         }
     });
     match s.enqueue(|_| TaskKind::Hccl {
@@ -159,7 +164,7 @@ pub(super) fn enqueue(
         mem,
     }) {
         Ok(_) => HCCL_SUCCESS,
-        Err((_, msg)) => fail(HCCL_E_RUNTIME, format!("{function}: {msg}")),
+        Err(e) => fail(HCCL_E_RUNTIME, format!("{function}: {}", e.msg)),
     }
 }
 
