@@ -63,6 +63,9 @@ mod tables;
 pub mod telemetry;
 
 pub use kernels::sample_kernels;
+/// Virtual memory (`aclrtReserveMemAddress`, `aclrtMapMem`...): the
+/// granularity and the live reservations and physical allocations.
+pub use rt::vmm;
 pub use stats::{DeviceStats, Stats, stats};
 pub use tables::*;
 

@@ -289,7 +289,7 @@ enum Block {
     /// From the global allocator.
     Heap(Layout),
     /// Physical memory mapped into a reserved range (`aclrtMapMem`): owned
-    /// by the virtual-memory table (`crate::acl::vmm`), which maps and
+    /// by the virtual-memory table (`crate::rt::vmm`), which maps and
     /// unmaps it; the table only validates accesses.
     External {
         /// Bytes mapped.

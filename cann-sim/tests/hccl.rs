@@ -354,7 +354,7 @@ fn child_many_large_blocks() {
 #[test]
 fn all_reduce_over_a_buffer_spanning_two_virtual_memory_mappings() {
     use acl_sys::{ACL_MEM_LOCATION_TYPE_DEVICE, aclrtPhysicalMemProp};
-    const G: usize = cann_sim::acl::vmm::GRANULARITY;
+    const G: usize = cann_sim::vmm::GRANULARITY;
     let results = ranks(2, None, |r, comm, s| {
         let mut va = null_mut();
         // SAFETY: valid out-pointers and plain data throughout.

@@ -85,7 +85,7 @@ pub use stream::*;
 mod stream_config;
 pub use stream_config::*;
 
-pub mod vmm;
+mod vmm;
 pub use vmm::{
     aclrtFreePhysical, aclrtMallocPhysical, aclrtMapMem, aclrtMemGetAllocationGranularity,
     aclrtMemGetAllocationPropertiesFromHandle, aclrtReleaseMemAddress, aclrtReserveMemAddress,

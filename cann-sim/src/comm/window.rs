@@ -192,7 +192,7 @@ impl Comm {
     /// `base` that is not a reservation of this rank's device, a size of 0
     /// or beyond the reservation, a range already set.
     pub fn set_memory_range(&self, base: usize, size: usize) -> Result<(), Fail> {
-        match crate::acl::vmm::reservation(base) {
+        match crate::rt::vmm::reservation(base) {
             Some((rsize, device)) if device == self.device && size > 0 && size <= rsize => {}
             Some((rsize, device)) => {
                 return Err(para(format!(
@@ -259,7 +259,7 @@ impl Comm {
                 "[{addr:#x}, +{size}) is not inside a range HcclCommSetMemoryRange set"
             )));
         }
-        if crate::acl::vmm::mapped_handle(addr, size).map(|(h, _)| h) != Some(handle) {
+        if crate::rt::vmm::mapped_handle(addr, size).map(|(h, _)| h) != Some(handle) {
             return Err(para(format!(
                 "[{addr:#x}, +{size}) is not mapped to {handle:#x} (map it with aclrtMapMem \
                  first)"

@@ -20,7 +20,7 @@
 //!   `HcclCommDeregister`, `HcclCommExchangeMem`) and virtual memory given
 //!   to a communicator (`HcclCommSetMemoryRange`,
 //!   `HcclCommActivateCommMemory` and their inverses, over
-//!   [`crate::acl::vmm`]).
+//!   [`crate::vmm`]).
 //! - [`common`]: what they share (early returns, code names, messages).
 //!
 //! Everything else of `hccl.h` is in `unsupported` (generated), returning

@@ -12,6 +12,7 @@ pub mod event;
 pub mod handles;
 pub mod report;
 pub mod stream;
+pub mod vmm;
 
 pub use context::Context;
 pub use error::{Error, ErrorKind};
