@@ -2,9 +2,11 @@
 //! returning the runtime's code with a message that starts with the
 //! function's name.
 
-use crate::ops::OpError;
+use crate::ops::{Attrs, OpError};
 use crate::recent_error::fail;
 use crate::rt::handles::{self, Lookup};
+use crate::rt::op::{LaunchInput, LaunchOutput};
+use crate::rt::stream::Expect;
 use crate::rt::stream::{Fault, SyncError};
 use crate::rt::{self, Context, ErrorKind, Event, Stream};
 use crate::state;
@@ -18,7 +20,7 @@ use acl_sys::{
     ACL_ERROR_RT_STREAM_NOT_COMPLETE, ACL_ERROR_RT_STREAM_SUBSCRIBE,
     ACL_ERROR_RT_SUSPECT_REMOTE_ERROR, ACL_ERROR_RT_SYS_DMA, ACL_ERROR_RT_THREAD_SUBSCRIBE,
     ACL_ERROR_UNSUPPORTED_DATA_TYPE, ACL_STREAM_CPU_SCHEDULE, ACL_STREAM_DEVICE_USE_ONLY,
-    ACL_STREAM_PERSISTENT, aclError, aclrtEvent, aclrtStream,
+    ACL_STREAM_PERSISTENT, ACL_SUCCESS, aclError, aclrtEvent, aclrtStream,
 };
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -68,6 +70,32 @@ pub const NON_HOST_FLAGS: u32 =
 /// device-only).
 pub fn is_non_host(s: &Stream) -> bool {
     s.flags & NON_HOST_FLAGS != 0
+}
+
+/// [`rt::op::device_range`], its failure recorded in `function`.
+pub(crate) fn device_range(
+    function: &str,
+    what: &str,
+    addr: usize,
+    bytes: usize,
+    device: u32,
+) -> Result<Option<Expect>, aclError> {
+    rt::op::device_range(function, what, addr, bytes, device).map_err(|e| rt_fail(function, e))
+}
+
+/// [`rt::op::launch`], its failure recorded in `function`.
+pub(crate) fn launch_op(
+    function: &'static str,
+    s: &Stream,
+    op_type: String,
+    attrs: Attrs,
+    inputs: Vec<LaunchInput>,
+    outputs: Vec<LaunchOutput>,
+) -> aclError {
+    match rt::op::launch(function, s, op_type, attrs, inputs, outputs) {
+        Ok(()) => ACL_SUCCESS as aclError,
+        Err(e) => rt_fail(function, e),
+    }
 }
 
 /// `ACL_ERROR_RT_PARAM_INVALID` (107000) as an `aclError`.

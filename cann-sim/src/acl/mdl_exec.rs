@@ -32,12 +32,12 @@
 //! of one model run one at a time (they share its work memory).
 
 use super::common::code;
+use super::common::device_range;
 use super::common::rt_fail;
 use super::common::{self, PARAM_INVALID};
 use super::mdl_dataset::dataset;
 use super::mdl_load::loaded;
 use super::op_desc::{self, DataBuffer};
-use super::op_launch::device_range;
 use super::stream::takes_host_work;
 use crate::check::{Access, Use};
 use crate::faults;

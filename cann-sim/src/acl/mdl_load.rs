@@ -24,7 +24,6 @@
 //! before is a fault of the execution, 507015 at the next synchronisation).
 
 use super::common::{self, PARAM_INVALID};
-use super::op_launch;
 use crate::faults;
 use crate::model::loaded::{self, Loaded, MemError};
 use crate::model::{self, LoadError, LoadErrorKind, Model};
@@ -149,7 +148,7 @@ fn user_mem(
             ),
         ));
     }
-    let at = op_launch::device_range(function, &format!("{what}Ptr"), ptr as usize, size, device)?;
+    let at = common::device_range(function, &format!("{what}Ptr"), ptr as usize, size, device)?;
     Ok(Some((ptr as usize, size, at)))
 }
 

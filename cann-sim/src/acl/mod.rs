@@ -74,8 +74,6 @@ pub use op_desc::*;
 mod op_exec;
 pub use op_exec::*;
 
-pub(crate) mod op_launch;
-
 mod peer;
 pub use peer::*;
 

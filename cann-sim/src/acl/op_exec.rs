@@ -41,14 +41,15 @@
 
 use super::common::rt_fail;
 use super::common::{self, PARAM_INVALID};
+use super::common::{device_range, launch_op};
 use super::op_attr::attrs_of;
 use super::op_desc::{self, DataBuffer, TensorDesc, dtype_name};
-use super::op_launch::{self, LaunchInput, LaunchOutput, Source};
 use super::stream::takes_host_work;
 use crate::faults;
 use crate::ops::{self, AttrValue, Attrs, DType, TensorSpec};
 use crate::recent_error::{fail, record};
 use crate::rt::handles::{self, Lookup, Registry, Table};
+use crate::rt::op::{LaunchInput, LaunchOutput, Source};
 use acl_sys::{
     ACL_ERROR_INVALID_PARAM, ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_OUTPUT_NOT_MATCH,
     ACL_ERROR_UNSUPPORTED_DATA_TYPE, ACL_SUCCESS, aclDataBuffer, aclError, aclOpCompileFlag,
@@ -423,8 +424,7 @@ fn bind_and_launch(
                     ),
                 );
             }
-            match op_launch::device_range(function, &format!("input {i}"), b.addr, need, ctx.device)
-            {
+            match device_range(function, &format!("input {i}"), b.addr, need, ctx.device) {
                 Ok(Some(at)) => Source::Device {
                     addr: b.addr,
                     at,
@@ -455,13 +455,7 @@ fn bind_and_launch(
                 ),
             );
         }
-        let dst = match op_launch::device_range(
-            function,
-            &format!("output {i}"),
-            b.addr,
-            need,
-            ctx.device,
-        ) {
+        let dst = match device_range(function, &format!("output {i}"), b.addr, need, ctx.device) {
             Ok(at) => at.map(|at| (b.addr, at)),
             Err(rc) => return rc,
         };
@@ -471,7 +465,7 @@ fn bind_and_launch(
             strides: None,
         });
     }
-    op_launch::launch(
+    launch_op(
         function,
         &s,
         plan.op_type.clone(),
