@@ -10,6 +10,7 @@ pub mod context;
 pub mod error;
 pub mod event;
 pub mod handles;
+pub mod kernel;
 pub mod op;
 pub mod report;
 pub mod stream;
