@@ -174,7 +174,7 @@ pub fn default_device() -> Option<u32> {
 /// deviceId)`, which `ApiImpl::CurrentContext()` calls with
 /// `isNeedSetDevice = true`).
 pub fn current_context() -> Option<Arc<Context>> {
-    own_context().or_else(|| crate::acl::set_device_implicitly(default_device()?))
+    own_context().or_else(|| crate::rt::device::set_implicitly(default_device()?))
 }
 
 /// The calling thread's current device: its current context's device.

@@ -13,6 +13,8 @@ pub enum ErrorKind {
     NoStreamResource,
     /// No event left on the device (`ACL_ERROR_RT_NO_EVENT_RESOURCE`).
     NoEventResource,
+    /// A device reset that was not set (`ACL_ERROR_RT_CONTEXT_RELEASE_ERROR`).
+    ContextRelease,
     /// A thread that cannot be started (`ACL_ERROR_RT_RESOURCE_ALLOC_FAIL`).
     ResourceAllocFail,
     /// A stream already bound to, or not bound to, a callback thread

@@ -7,6 +7,7 @@
 
 pub mod completion;
 pub mod context;
+pub mod device;
 pub mod error;
 pub mod event;
 pub mod handles;
