@@ -53,6 +53,7 @@ pub mod dcmi;
 pub mod faults;
 pub mod hccl;
 pub mod kernels;
+pub mod machine;
 pub mod model;
 pub mod ops;
 mod recent_error;
