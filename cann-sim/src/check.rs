@@ -67,14 +67,9 @@
 //! assert_eq!(check::reports().count, 0, "{:#?}", check::reports().recent);
 //! ```
 
-use crate::rt::Stream;
-use crate::rt::code;
 use crate::rt::stream::{Shared, TaskKind};
+use crate::rt::{Error, ErrorKind, Stream};
 use crate::state::{self, MemKind, MemTable, Region};
-use acl_sys::{
-    ACL_ERROR_RT_MEMORY_FREE, ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_STREAM_NOT_COMPLETE,
-    aclError,
-};
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -602,11 +597,7 @@ static PENDING: LazyLock<Mutex<Pending>> = LazyLock::new(|| Mutex::new(Pending::
 ///
 /// A `stream-race` report: 507004 and the message (after the caller's
 /// function name); the task must not be queued.
-pub(crate) fn on_enqueue(
-    stream: &Stream,
-    seq: u64,
-    kind: &TaskKind,
-) -> Result<bool, (aclError, String)> {
+pub(crate) fn on_enqueue(stream: &Stream, seq: u64, kind: &TaskKind) -> Result<bool, Error> {
     if let TaskKind::Wait(record) = kind {
         if let Some(c) = &record.clock {
             join(&mut stream.shared.clock.lock(), c);
@@ -644,8 +635,8 @@ pub(crate) fn on_enqueue(
                 t.api,
                 me.id,
             );
-            return Err((
-                code(ACL_ERROR_RT_STREAM_NOT_COMPLETE),
+            return Err(Error::new(
+                ErrorKind::StreamNotComplete,
                 report(Kind::StreamRace, api, &body),
             ));
         }
@@ -673,7 +664,7 @@ pub(crate) fn on_complete(uid: u64, seq: u64) {
 ///
 /// A `host-race` report: 507004 and the message (after `api`); the call
 /// must do nothing.
-pub(crate) fn host_access(api: &str, accesses: &[Access]) -> Result<(), (aclError, String)> {
+pub(crate) fn host_access(api: &str, accesses: &[Access]) -> Result<(), Error> {
     if !enabled() {
         return Ok(());
     }
@@ -704,8 +695,8 @@ pub(crate) fn host_access(api: &str, accesses: &[Access]) -> Result<(), (aclErro
                 pa.describe(),
                 t.stream.id,
             );
-            return Err((
-                code(ACL_ERROR_RT_STREAM_NOT_COMPLETE),
+            return Err(Error::new(
+                ErrorKind::StreamNotComplete,
                 report(Kind::HostRace, api, &body),
             ));
         }
@@ -726,7 +717,7 @@ pub(crate) fn guard_free<R>(
     addr: usize,
     device: Option<bool>,
     free: impl FnOnce() -> R,
-) -> Result<R, (aclError, String)> {
+) -> Result<R, Error> {
     let pending = PENDING.lock();
     let found = {
         let table = state::memory().read();
@@ -755,16 +746,16 @@ pub(crate) fn guard_free<R>(
                     a.describe(),
                     t.stream.id,
                 );
-                return Err((
-                    code(ACL_ERROR_RT_MEMORY_FREE),
+                return Err(Error::new(
+                    ErrorKind::MemoryFree,
                     report(Kind::FreeWhilePending, api, &body),
                 ));
             }
         }
         Err(Some(freed)) => {
             let body = format!("{api}({addr:#x}) frees {freed} again (a double free)");
-            return Err((
-                code(ACL_ERROR_RT_PARAM_INVALID),
+            return Err(Error::new(
+                ErrorKind::ParamInvalid,
                 report(Kind::UseAfterFree, api, &body),
             ));
         }

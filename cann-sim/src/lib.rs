@@ -42,16 +42,59 @@
 //! let rc = unsafe { acl_sys::aclrtGetDeviceCount(&mut n) }.unwrap();
 //! assert_eq!((rc, n), (0, 8));
 //! ```
+//!
+//! # Layout: exports and engine
+//!
+//! Every area follows one rule.
+//!
+//! - **Exports** — [`acl`], [`aclnn`], [`hccl`], [`dcmi`], one directory
+//!   per C library (the `xtask` tools read them: every `extern "C"`
+//!   function lives there, and each directory's `unsupported.rs` is
+//!   generated): the C functions and what they need to speak C. They check
+//!   the arguments, read and write C types (raw pointers, C strings,
+//!   structs and enums, handles), keep the objects the C API creates for its
+//!   caller (tensor and model descriptions, data buffers, attribute sets,
+//!   datasets, aclnn tensors, kernel argument lists, stream configs), call
+//!   the engine, and turn its results into the library's codes and the
+//!   messages `aclGetRecentErrMsg` reads.
+//! - **Engine** — every other module: the simulated NPU, in Rust types. Its
+//!   signatures hold no raw pointers from the ABI and no `acl_sys`,
+//!   `hccl_sys` or `dcmi_sys` types or codes. Each engine reports failures
+//!   as a Rust error (`rt::ErrorKind`, [`comm::ErrorKind`],
+//!   [`model::LoadErrorKind`], [`ops::OpError`], [`vmm::VmError`]) that the
+//!   exports map to codes (`acl::common::rt_code`, `hccl::common::code`,
+//!   [`acl::load_error_code`], ...); objects are named by addresses in its
+//!   handle tables; it never calls into an exports directory.
+//!
+//! | module | holds |
+//! |---|---|
+//! | `rt` | the runtime: devices, contexts, streams and their workers, events, host callbacks, handle tables, operator tasks (`rt::op`), kernel binaries and launches (`rt::kernel`), virtual memory ([`vmm`]) |
+//! | `state` | the allocation table (device and pinned memory, HBM budgets), devices' reference counts, each thread's current context |
+//! | [`check`] | the check mode, a sanitizer over queued work |
+//! | [`ops`] | the CPU operator kernels and their shape and dtype rules |
+//! | [`model`] | the model format, its loader and executor, loaded models |
+//! | [`comm`] | the collective engine behind HCCL: communicators, bootstrap, transport, algorithms, reductions, memory windows |
+//! | [`machine`], [`telemetry`] | the machine the management driver (DCMI) sees; live device state shared between processes |
+//! | both sides | [`config`] (the environment), [`faults`] (injected faults), `recent_error` (the messages), [`stats`](stats()), [`backend`], [`kernels`], `tables` (generated) |
+//!
+//! Not yet on the engine side: synchronous copies and fills (`aclrtMemcpy`,
+//! `aclrtMemset`, their 2D and D32 forms, pageable `aclrtMemcpyAsync`) copy
+//! in `acl/memory*.rs` over the engine's allocation table; the planning of
+//! aclop, aclnn and model executions reads the C API's objects in the
+//! exports; [`ops::DType`] carries CANN's data type numbers (operator
+//! attributes such as Cast's `dst_type` are in them).
 
 pub mod acl;
 pub mod aclnn;
 pub mod backend;
 pub mod check;
+pub mod comm;
 pub mod config;
 pub mod dcmi;
 pub mod faults;
 pub mod hccl;
 pub mod kernels;
+pub mod machine;
 pub mod model;
 pub mod ops;
 mod recent_error;
@@ -62,6 +105,9 @@ mod tables;
 pub mod telemetry;
 
 pub use kernels::sample_kernels;
+/// Virtual memory (`aclrtReserveMemAddress`, `aclrtMapMem`...): the
+/// granularity and the live reservations and physical allocations.
+pub use rt::vmm;
 pub use stats::{DeviceStats, Stats, stats};
 pub use tables::*;
 

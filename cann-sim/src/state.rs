@@ -174,7 +174,7 @@ pub fn default_device() -> Option<u32> {
 /// deviceId)`, which `ApiImpl::CurrentContext()` calls with
 /// `isNeedSetDevice = true`).
 pub fn current_context() -> Option<Arc<Context>> {
-    own_context().or_else(|| crate::acl::set_device_implicitly(default_device()?))
+    own_context().or_else(|| crate::rt::device::set_implicitly(default_device()?))
 }
 
 /// The calling thread's current device: its current context's device.
@@ -245,7 +245,7 @@ impl Allocation {
 /// - device memory in a shared memory file (`memfd`), which HCCL's direct
 ///   links map read-only into the other rank processes of the host, so that
 ///   collectives read a peer's buffers without copying them through the
-///   kernel ([`crate::hccl::local`]); at most a quarter of the descriptor
+///   kernel ([`crate::comm::local`]); at most a quarter of the descriptor
 ///   limit is used so, and forked children do not inherit these mappings;
 /// - pinned host memory (and device memory when no memory file can be
 ///   made) privately, 2 MiB aligned and advised to use transparent huge
@@ -289,7 +289,7 @@ enum Block {
     /// From the global allocator.
     Heap(Layout),
     /// Physical memory mapped into a reserved range (`aclrtMapMem`): owned
-    /// by the virtual-memory table (`crate::acl::vmm`), which maps and
+    /// by the virtual-memory table (`crate::rt::vmm`), which maps and
     /// unmaps it; the table only validates accesses.
     External {
         /// Bytes mapped.

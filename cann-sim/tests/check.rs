@@ -144,7 +144,7 @@ fn free_host_of_pinned_memory_a_pending_copy_writes_is_refused() {
 #[test]
 fn unmap_of_a_mapping_a_pending_fill_writes_is_refused() {
     let _g = setup();
-    let g = cann_sim::acl::vmm::GRANULARITY;
+    let g = cann_sim::vmm::GRANULARITY;
     let s = create_stream();
     let mut va = null_mut();
     // SAFETY: plain data; all-zero is a valid value.

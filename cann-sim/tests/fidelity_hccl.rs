@@ -11,6 +11,7 @@
 mod common;
 
 use acl_sys::aclrtStream;
+use cann_sim::comm::{env, wire};
 use cann_sim::hccl::*;
 use common::*;
 use hccl_sys::{
@@ -101,7 +102,7 @@ fn one_rank(config: Option<&HcclCommConfig>) -> Result<HcclComm, HcclResult> {
 
 /// The exec timeout a communicator got, in ms (`never` for none).
 fn exec_timeout_of(comm: HcclComm) -> String {
-    let c = cann_sim::hccl::comm::lookup("test", comm).unwrap();
+    let c = cann_sim::comm::communicator::find(comm as usize).unwrap();
     c.exec_timeout
         .map_or_else(|| "never".to_string(), |d| d.as_millis().to_string())
 }
@@ -198,7 +199,8 @@ fn child_hccl_env() {
             let mut r = HcclRootInfo::default();
             // SAFETY: a valid out-pointer.
             let rc = unsafe { HcclGetRootInfo(&mut r) };
-            let port = wire::Root::decode(&r).map_or(0, |r| r.addr.port());
+            let blob: Vec<u8> = r.internal.iter().map(|&c| c as u8).collect();
+            let port = wire::Root::decode(&blob).map_or(0, |r| r.addr.port());
             format!("{rc} {port}")
         }
         other => panic!("unknown role {other}"),
@@ -515,7 +517,7 @@ fn destroying_a_null_communicator_succeeds() {
 #[test]
 fn a_communicator_in_use_is_again_and_queued_work_is_not_use() {
     let comm = one_rank(None).unwrap();
-    let c = cann_sim::hccl::comm::lookup("test", comm).unwrap();
+    let c = cann_sim::comm::communicator::find(comm as usize).unwrap();
     let busy = c.enter();
     // SAFETY: handles are looked up, not dereferenced.
     let msg = {

@@ -207,9 +207,9 @@ fn null_and_unknown_handles_get_hccl_codes() {
 
 #[test]
 fn thread_ranks_all_reduce_over_direct_links() {
-    let before = cann_sim::hccl::algo::runs();
+    let before = cann_sim::comm::algo::runs();
     all_reduce_sums_across_four_thread_ranks();
-    let after = cann_sim::hccl::algo::runs();
+    let after = cann_sim::comm::algo::runs();
     assert!(
         after.direct >= before.direct + 4,
         "{before:?} -> {after:?}: the four ranks did not use direct links"
@@ -278,7 +278,7 @@ fn child_all_reduce_path() {
         return;
     }
     all_reduce_sums_across_four_thread_ranks();
-    let runs = cann_sim::hccl::algo::runs();
+    let runs = cann_sim::comm::algo::runs();
     println!("PATH direct={} tcp={}", runs.direct, runs.tcp);
 }
 
@@ -287,7 +287,7 @@ fn in_place_all_to_all_of_megabytes_is_exact_on_four_thread_ranks() {
     // send == recv: the direct links would overwrite blocks peers still
     // read, so such a call must take the TCP path (which sends first).
     const CNT: usize = 1 << 18;
-    let before = cann_sim::hccl::algo::runs();
+    let before = cann_sim::comm::algo::runs();
     let results = ranks(4, None, |r, comm, s| {
         let data: Vec<i32> = (0..4 * CNT)
             .map(|k| (r as usize * 1000 + k / CNT) as i32)
@@ -319,7 +319,7 @@ fn in_place_all_to_all_of_megabytes_is_exact_on_four_thread_ranks() {
             .count();
         assert_eq!(bad, 0, "rank {r}: {bad} wrong elements");
     }
-    let after = cann_sim::hccl::algo::runs();
+    let after = cann_sim::comm::algo::runs();
     assert!(after.tcp >= before.tcp + 4, "{before:?} -> {after:?}");
 }
 
@@ -354,7 +354,7 @@ fn child_many_large_blocks() {
 #[test]
 fn all_reduce_over_a_buffer_spanning_two_virtual_memory_mappings() {
     use acl_sys::{ACL_MEM_LOCATION_TYPE_DEVICE, aclrtPhysicalMemProp};
-    const G: usize = cann_sim::acl::vmm::GRANULARITY;
+    const G: usize = cann_sim::vmm::GRANULARITY;
     let results = ranks(2, None, |r, comm, s| {
         let mut va = null_mut();
         // SAFETY: valid out-pointers and plain data throughout.

@@ -13,9 +13,9 @@ use acl_sys::{
     ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, ACL_SUCCESS, aclrtDrvMemHandle,
     aclrtPhysicalMemProp, aclrtStream,
 };
-use cann_sim::acl::vmm::GRANULARITY as G;
 use cann_sim::acl::*;
 use cann_sim::check::{Kind, Mode};
+use cann_sim::vmm::GRANULARITY as G;
 use common::*;
 use std::ffi::c_void;
 use std::ptr::null_mut;
@@ -151,7 +151,7 @@ fn an_expandable_segment_grows_behind_its_end_and_copies_cross_the_seam() {
         ok(aclrtReleaseMemAddress(va));
     }
     assert_eq!(hbm_free(), free0, "freeing gives the HBM back");
-    assert_eq!(cann_sim::acl::vmm::live(), (0, 0));
+    assert_eq!(cann_sim::vmm::live(), (0, 0));
 }
 
 /// Unmapping virtual memory a queued copy reads: with the check off (in a
@@ -222,6 +222,6 @@ fn unmapping_under_queued_work_is_a_fault_of_that_work() {
         ok(aclrtFreePhysical(h));
         ok(aclrtReleaseMemAddress(va));
     }
-    assert_eq!(cann_sim::acl::vmm::live(), (0, 0));
+    assert_eq!(cann_sim::vmm::live(), (0, 0));
     assert_eq!(reports.made(), u64::from(mode != Mode::Off));
 }

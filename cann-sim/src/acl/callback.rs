@@ -31,11 +31,10 @@
 //! - `aclrtLaunchHostFunc`: null `fn` → 107000; a stream bound to a user
 //!   thread → 107011; no context → 107002; another context's stream → 107003.
 
-use super::common::{self, PARAM_INVALID};
+use super::common::{self, PARAM_INVALID, code, rt_fail};
 use super::stream::takes_host_work;
 use crate::faults;
 use crate::recent_error::fail;
-use crate::rt::code;
 use crate::rt::report::{self, HostFn, Take};
 use crate::rt::stream::{Subscription, TaskKind};
 use acl_sys::{
@@ -46,6 +45,33 @@ use acl_sys::{
 };
 use std::ffi::c_void;
 use std::time::{Duration, Instant};
+
+/// A C function and its argument.
+struct UserFn {
+    f: unsafe extern "C" fn(*mut c_void),
+    data: *mut c_void,
+}
+
+// SAFETY: `data` is the user's opaque pointer; the C API hands it to another
+// thread by design (callbacks run on the subscribed thread or the runtime's
+// host-function thread), so the user is responsible for its thread safety.
+// The simulator never dereferences it.
+unsafe impl Send for UserFn {}
+
+impl UserFn {
+    fn call(self) {
+        // SAFETY: the caller of aclrtLaunchCallback/aclrtLaunchHostFunc
+        // passed a function that may be called with its own argument on a
+        // runtime thread.
+        unsafe { (self.f)(self.data) }
+    }
+}
+
+/// `f(data)` as the runtime's host function, called once.
+fn user_fn(f: unsafe extern "C" fn(*mut c_void), data: *mut c_void) -> HostFn {
+    let u = UserFn { f, data };
+    HostFn::new(move || u.call())
+}
 
 /// `aclrtLaunchCallback`: queues `fn_(user_data)` on `stream`; when the
 /// stream reaches it, the thread subscribed to the stream runs it in its
@@ -105,12 +131,12 @@ pub unsafe extern "C" fn aclrtLaunchCallback(
     }
     tri!(takes_host_work(F, &s));
     let task = TaskKind::Callback {
-        f: HostFn { f, data: user_data },
+        f: user_fn(f, user_data),
         block: block_type == ACL_CALLBACK_BLOCK,
     };
     match s.enqueue(|_| task) {
         Ok(_) => ACL_SUCCESS,
-        Err((code, msg)) => fail(code, format!("{F}: {msg}")),
+        Err(e) => rt_fail(F, e),
     }
 }
 
@@ -137,7 +163,7 @@ pub unsafe extern "C" fn aclrtSubscribeReport(thread_id: u64, stream: aclrtStrea
     };
     match report::subscribe(thread_id, &s) {
         Ok(()) => ACL_SUCCESS,
-        Err((code, msg)) => fail(code, format!("{F}: {msg}")),
+        Err(e) => rt_fail(F, e),
     }
 }
 
@@ -164,7 +190,7 @@ pub unsafe extern "C" fn aclrtUnSubscribeReport(thread_id: u64, stream: aclrtStr
     };
     match report::unsubscribe(thread_id, &s) {
         Ok(()) => ACL_SUCCESS,
-        Err((code, msg)) => fail(code, format!("{F}: {msg}")),
+        Err(e) => rt_fail(F, e),
     }
 }
 
@@ -274,11 +300,11 @@ pub unsafe extern "C" fn aclrtLaunchHostFunc(
         );
     }
     let task = TaskKind::HostFunc {
-        f: HostFn { f, data: args },
+        f: user_fn(f, args),
         ctx: std::sync::Arc::downgrade(&ctx),
     };
     match s.enqueue(|_| task) {
         Ok(_) => ACL_SUCCESS,
-        Err((code, msg)) => fail(code, format!("{F}: {msg}")),
+        Err(e) => rt_fail(F, e),
     }
 }

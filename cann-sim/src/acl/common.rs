@@ -2,17 +2,102 @@
 //! returning the runtime's code with a message that starts with the
 //! function's name.
 
+use crate::ops::{Attrs, OpError};
 use crate::recent_error::fail;
 use crate::rt::handles::{self, Lookup};
+use crate::rt::op::{LaunchInput, LaunchOutput};
+use crate::rt::stream::Expect;
 use crate::rt::stream::{Fault, SyncError};
-use crate::rt::{self, Context, Event, Stream, code};
+use crate::rt::{self, Context, ErrorKind, Event, Stream};
 use crate::state;
 use acl_sys::{
-    ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_INVALID_HANDLE,
-    ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_STREAM_CONTEXT, aclError, aclrtEvent, aclrtStream,
+    ACL_ERROR_INVALID_PARAM, ACL_ERROR_OP_ATTR_NOT_MATCH, ACL_ERROR_OP_INPUT_NOT_MATCH,
+    ACL_ERROR_OP_NOT_FOUND, ACL_ERROR_OP_OUTPUT_NOT_MATCH, ACL_ERROR_RT_AICORE_EXCEPTION,
+    ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, ACL_ERROR_RT_DRV_INTERNAL_ERROR,
+    ACL_ERROR_RT_FFTS_PLUS_TIMEOUT, ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_INVALID_HANDLE,
+    ACL_ERROR_RT_MEMORY_FREE, ACL_ERROR_RT_MODEL_EXECUTE, ACL_ERROR_RT_NO_EVENT_RESOURCE,
+    ACL_ERROR_RT_NO_STREAM_RESOURCE, ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_RESOURCE_ALLOC_FAIL,
+    ACL_ERROR_RT_STREAM_CONTEXT, ACL_ERROR_RT_STREAM_NOT_COMPLETE, ACL_ERROR_RT_STREAM_SUBSCRIBE,
+    ACL_ERROR_RT_SUSPECT_REMOTE_ERROR, ACL_ERROR_RT_SYS_DMA, ACL_ERROR_RT_THREAD_SUBSCRIBE,
+    ACL_ERROR_UNSUPPORTED_DATA_TYPE, ACL_STREAM_CPU_SCHEDULE, ACL_STREAM_DEVICE_USE_ONLY,
+    ACL_STREAM_PERSISTENT, ACL_SUCCESS, aclError, aclrtEvent, aclrtStream,
 };
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// An rt error constant (the bindings type them `u32`) as an `aclError`.
+pub const fn code(c: u32) -> aclError {
+    c as aclError
+}
+
+/// The code of a runtime failure of `kind` (see [`rt::ErrorKind`]).
+pub fn rt_code(kind: ErrorKind) -> aclError {
+    code(match kind {
+        ErrorKind::ParamInvalid => ACL_ERROR_RT_PARAM_INVALID,
+        ErrorKind::NoStreamResource => ACL_ERROR_RT_NO_STREAM_RESOURCE,
+        ErrorKind::NoEventResource => ACL_ERROR_RT_NO_EVENT_RESOURCE,
+        ErrorKind::ContextRelease => ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
+        ErrorKind::ResourceAllocFail => ACL_ERROR_RT_RESOURCE_ALLOC_FAIL,
+        ErrorKind::StreamSubscribe => ACL_ERROR_RT_STREAM_SUBSCRIBE,
+        ErrorKind::ThreadSubscribe => ACL_ERROR_RT_THREAD_SUBSCRIBE,
+        ErrorKind::Internal => ACL_ERROR_RT_INTERNAL_ERROR,
+        ErrorKind::DrvInternal => ACL_ERROR_RT_DRV_INTERNAL_ERROR,
+        // Copies and fills run on the SDMA engine; the runtime maps its copy
+        // errors (`RT_ERROR_TSFW_SDMA_COPY_ERROR`) to `ACL_ERROR_RT_SYS_DMA`
+        // (507013, hicann/runtime `src/runtime/core/src/common/errcode_manage.cc`),
+        // the closest documented code for "a queued copy touched memory it
+        // may not".
+        ErrorKind::MemoryFault => ACL_ERROR_RT_SYS_DMA,
+        ErrorKind::KernelFault => ACL_ERROR_RT_AICORE_EXCEPTION,
+        ErrorKind::ModelFault => ACL_ERROR_RT_MODEL_EXECUTE,
+        ErrorKind::CollectiveTimeout => ACL_ERROR_RT_FFTS_PLUS_TIMEOUT,
+        ErrorKind::RemoteFault => ACL_ERROR_RT_SUSPECT_REMOTE_ERROR,
+        ErrorKind::StreamNotComplete => ACL_ERROR_RT_STREAM_NOT_COMPLETE,
+        ErrorKind::MemoryFree => ACL_ERROR_RT_MEMORY_FREE,
+    })
+}
+
+/// Records a runtime failure in `function` and returns its code.
+pub fn rt_fail(function: &str, e: rt::Error) -> aclError {
+    fail(rt_code(e.kind), format!("{function}: {}", e.msg))
+}
+
+/// Flags whose streams do not take host work: the runtime returns at once
+/// from synchronising them (`docs/zh/api_ref/06_stream_management.md`).
+pub const NON_HOST_FLAGS: u32 =
+    ACL_STREAM_PERSISTENT | ACL_STREAM_CPU_SCHEDULE | ACL_STREAM_DEVICE_USE_ONLY;
+
+/// Whether `s` takes no host work (persistent, CPU-schedule or
+/// device-only).
+pub fn is_non_host(s: &Stream) -> bool {
+    s.flags & NON_HOST_FLAGS != 0
+}
+
+/// [`rt::op::device_range`], its failure recorded in `function`.
+pub(crate) fn device_range(
+    function: &str,
+    what: &str,
+    addr: usize,
+    bytes: usize,
+    device: u32,
+) -> Result<Option<Expect>, aclError> {
+    rt::op::device_range(function, what, addr, bytes, device).map_err(|e| rt_fail(function, e))
+}
+
+/// [`rt::op::launch`], its failure recorded in `function`.
+pub(crate) fn launch_op(
+    function: &'static str,
+    s: &Stream,
+    op_type: String,
+    attrs: Attrs,
+    inputs: Vec<LaunchInput>,
+    outputs: Vec<LaunchOutput>,
+) -> aclError {
+    match rt::op::launch(function, s, op_type, attrs, inputs, outputs) {
+        Ok(()) => ACL_SUCCESS as aclError,
+        Err(e) => rt_fail(function, e),
+    }
+}
 
 /// `ACL_ERROR_RT_PARAM_INVALID` (107000) as an `aclError`.
 pub const PARAM_INVALID: aclError = code(ACL_ERROR_RT_PARAM_INVALID);
@@ -153,10 +238,21 @@ pub fn deadline(function: &str, timeout: i32) -> Result<Option<Instant>, aclErro
     }
 }
 
+/// The `aclError` of an operator that cannot run.
+pub fn op_error_code(e: &OpError) -> aclError {
+    match e {
+        OpError::NotFound(_) => ACL_ERROR_OP_NOT_FOUND,
+        OpError::Input(_) => ACL_ERROR_OP_INPUT_NOT_MATCH,
+        OpError::Output(_) => ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+        OpError::Attr(_) => ACL_ERROR_OP_ATTR_NOT_MATCH,
+        OpError::DType(_) => ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+    }
+}
+
 /// Reports a fault of queued work from `function`.
 pub fn report_fault(function: &str, f: Fault) -> aclError {
     fail(
-        f.code,
+        rt_code(f.kind),
         format!("{function}: a task queued earlier failed: {}", f.msg),
     )
 }
@@ -172,5 +268,20 @@ pub fn report_sync(function: &str, s: &Stream, e: SyncError, timeout_code: aclEr
             ),
         ),
         SyncError::Fault(f) => report_fault(function, f),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operator_errors_map_to_the_runtime_codes() {
+        let code = |e: OpError| op_error_code(&e);
+        assert_eq!(code(OpError::NotFound(String::new())), 100024);
+        assert_eq!(code(OpError::Input(String::new())), 100021);
+        assert_eq!(code(OpError::Output(String::new())), 100022);
+        assert_eq!(code(OpError::Attr(String::new())), 100023);
+        assert_eq!(code(OpError::DType(String::new())), 100026);
     }
 }

@@ -24,10 +24,12 @@
 //! - `aclrtGetCurrentContext`: null → 100000; none → 107002.
 //! - `aclrtCtxGetCurrentDefaultStream`: null → 100000; none → 107002.
 
+use super::common::code;
+use super::common::rt_fail;
 use super::common::{self, PARAM_INVALID};
 use crate::recent_error::fail;
 use crate::rt::handles::{self, Lookup};
-use crate::rt::{self, CONTEXTS, code};
+use crate::rt::{self, CONTEXTS};
 use crate::{faults, state};
 use acl_sys::{ACL_ERROR_RT_CONTEXT_NULL, ACL_SUCCESS, aclError, aclrtContext, aclrtStream};
 use std::sync::Arc;
@@ -52,9 +54,9 @@ pub unsafe extern "C" fn aclrtCreateContext(
     let device = tri!(super::device::check_id(F, device_id));
     let ctx = match rt::create_context(device, false) {
         Ok(c) => c,
-        Err((code, msg)) => return fail(code, format!("{F}: {msg}")),
+        Err(e) => return rt_fail(F, e),
     };
-    let h = ctx.handle();
+    let h = ctx.handle() as aclrtContext;
     state::set_current_context(Some(ctx));
     // SAFETY: checked non-null; the caller passes a writable handle.
     unsafe { *context = h };
@@ -159,7 +161,7 @@ pub unsafe extern "C" fn aclrtGetCurrentContext(context: *mut aclrtContext) -> a
     }
     let ctx = tri!(common::current(F));
     // SAFETY: checked non-null; the caller passes a writable handle.
-    unsafe { *context = ctx.handle() };
+    unsafe { *context = ctx.handle() as aclrtContext };
     ACL_SUCCESS
 }
 
@@ -179,7 +181,7 @@ pub unsafe extern "C" fn aclrtCtxGetCurrentDefaultStream(stream: *mut aclrtStrea
         return common::null_arg(F, "stream");
     }
     let ctx = tri!(common::current(F));
-    let h = Arc::clone(&ctx.default_stream).handle();
+    let h = Arc::clone(&ctx.default_stream).handle() as aclrtStream;
     // SAFETY: checked non-null; the caller passes a writable handle.
     unsafe { *stream = h };
     ACL_SUCCESS

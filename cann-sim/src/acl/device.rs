@@ -35,17 +35,13 @@
 //!   ([`set_device_implicitly`]); `aclrtGetDevice` reports it without
 //!   setting it (`ApiImpl::GetDevice`, `GetSetDefaultDevIdFlag`).
 
+use super::common::rt_fail;
 use crate::recent_error::fail;
 use crate::{faults, rt, state};
 use acl_sys::{
-    ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
-    ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_NO_DEVICE, ACL_ERROR_RT_PARAM_INVALID, ACL_SUCCESS,
-    aclError,
+    ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_INVALID_DEVICEID,
+    ACL_ERROR_RT_NO_DEVICE, ACL_SUCCESS, aclError,
 };
-use parking_lot::Mutex;
-
-/// Serialises the creation of primary contexts.
-static SETUP: Mutex<()> = Mutex::new(());
 
 fn config(function: &str) -> Result<&'static crate::config::Config, aclError> {
     crate::config::get().map_err(|msg| {
@@ -132,86 +128,17 @@ pub extern "C" fn aclrtSetDevice(device_id: i32) -> aclError {
         return code;
     }
     let device = tri!(check_id("aclrtSetDevice", device_id));
-    match set_device(device) {
+    match rt::device::set(device) {
         Ok(_) => ACL_SUCCESS,
-        Err((code, msg)) => fail(code, format!("aclrtSetDevice: {msg}")),
+        Err(e) => rt_fail("aclrtSetDevice", e),
     }
-}
-
-/// Retains `device` (a valid logical id) and makes its primary context the
-/// calling thread's current context.
-fn set_device(device: u32) -> Result<std::sync::Arc<rt::Context>, (aclError, String)> {
-    let _setup = SETUP.lock();
-    let existing = state::global().lock().device(device).primary.clone();
-    let ctx = match existing {
-        Some(ctx) => ctx,
-        None => {
-            let ctx = rt::create_context(device, true)?;
-            state::global().lock().device(device).primary = Some(ctx.clone());
-            ctx
-        }
-    };
-    state::global().lock().retain_device(device);
-    state::set_current_context(Some(ctx.clone()));
-    // A process using a device publishes its telemetry (npu-smi-rs --backend sim).
-    crate::telemetry::activate();
-    Ok(ctx)
-}
-
-/// The default device of `aclInit`'s config, set on a thread without a
-/// context by a call that needs one, as the runtime does
-/// (hicann/runtime `src/runtime/core/src/runtime.cc`,
-/// `Runtime::CurrentContext(isNeedSetDevice, deviceId)`: `SetDevice(defaultDeviceId)`
-/// and its primary context). `None` when it cannot be set (the call then
-/// fails as without a context).
-pub(crate) fn set_device_implicitly(device: u32) -> Option<std::sync::Arc<rt::Context>> {
-    let count = crate::config::get().ok()?.device_count();
-    if device >= count {
-        return None;
-    }
-    set_device(device).ok()
 }
 
 fn reset(function: &str, device_id: i32, force: bool) -> aclError {
     let device = tri!(check_id(function, device_id));
-    let (left, primary) = {
-        let _setup = SETUP.lock();
-        let mut st = state::global().lock();
-        let last = force || st.device(device).refs == 1;
-        if last
-            && let Some(p) = &st.device(device).primary
-            && p.is_running_own_callback()
-        {
-            return fail(
-                ACL_ERROR_RT_PARAM_INVALID as aclError,
-                format!(
-                    "{function}: called from a blocking callback or host function of a stream of \
-                     device {device_id}'s primary context; the reset waits for that stream, so \
-                     it would never return"
-                ),
-            );
-        }
-        let left = st.release_device(device, force);
-        let primary = if left == Some(0) {
-            st.device(device).primary.take()
-        } else {
-            None
-        };
-        (left, primary)
-    };
-    match left {
-        None => fail(
-            ACL_ERROR_RT_CONTEXT_RELEASE_ERROR as aclError,
-            format!("{function}: device {device_id} has not been set, or has already been reset"),
-        ),
-        Some(_) => {
-            if let Some(ctx) = primary {
-                // Waits for the work queued on its streams, then destroys
-                // them; threads whose current context it was have none.
-                ctx.tear_down();
-            }
-            ACL_SUCCESS
-        }
+    match rt::device::reset(device, force) {
+        Ok(()) => ACL_SUCCESS,
+        Err(e) => rt_fail(function, e),
     }
 }
 

@@ -48,14 +48,16 @@
 //! - `ACL_EVENT_EXTERNAL` events cannot be synchronised, queried or timed
 //!   (207000).
 
+use super::common::code;
+use super::common::rt_fail;
 use super::common::{self, PARAM_INVALID};
 use super::stream::takes_host_work;
 use crate::faults;
 use crate::recent_error::fail;
+use crate::rt;
 use crate::rt::completion::{Status, Wait};
-use crate::rt::event::{Event, RT_EVENT_DEFAULT, Record};
+use crate::rt::event::{Event, Record};
 use crate::rt::stream::TaskKind;
-use crate::rt::{self, code};
 use acl_sys::{
     ACL_ERROR_API_NOT_SUPPORT, ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
     ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
@@ -68,18 +70,32 @@ use acl_sys::{
 use std::sync::Arc;
 use std::time::Instant;
 
+/// `RT_EVENT_DDSYNC` (`pkg_inc/runtime/runtime/event.h`): a runtime flag
+/// (no ACL name) that the default event carries; it makes the event waitable.
+pub const RT_EVENT_DDSYNC: u32 = 0x4;
+/// `RT_EVENT_DEFAULT = DDSYNC | TIME_LINE | STREAM_MARK`: the flags of
+/// `aclrtCreateEvent` (`pkg_inc/runtime/runtime/event.h`).
+pub const RT_EVENT_DEFAULT: u32 =
+    RT_EVENT_DDSYNC | ACL_EVENT_TIME_LINE | ACL_EVENT_CAPTURE_STREAM_PROGRESS;
+
+/// Whether `e` can be waited for (`IsEventWithoutWaitTask` in
+/// `src/runtime/core/inc/event/event.hpp`, inverted).
+pub(super) fn is_waitable(e: &Event) -> bool {
+    e.flags & (RT_EVENT_DDSYNC | ACL_EVENT_SYNC | ACL_EVENT_EXTERNAL | ACL_EVENT_IPC) != 0
+}
+
 /// `RT_EVENT_FLAG_MAX` (`src/runtime/core/inc/event/event.hpp`): the bits
 /// `aclrtCreateEventWithFlag` accepts.
 const FLAG_MAX: u32 = ACL_EVENT_SYNC
     | ACL_EVENT_CAPTURE_STREAM_PROGRESS
-    | rt::event::RT_EVENT_DDSYNC
+    | RT_EVENT_DDSYNC
     | ACL_EVENT_TIME_LINE
     | ACL_EVENT_DEVICE_USE_ONLY
     | ACL_EVENT_EXTERNAL;
 /// The bits `aclrtCreateEventExWithFlag` accepts (`EventCreateEx`).
 const EX_FLAG_MAX: u32 = ACL_EVENT_SYNC
     | ACL_EVENT_CAPTURE_STREAM_PROGRESS
-    | rt::event::RT_EVENT_DDSYNC
+    | RT_EVENT_DDSYNC
     | ACL_EVENT_TIME_LINE
     | ACL_EVENT_IPC;
 
@@ -118,10 +134,10 @@ unsafe fn create(function: &str, event: *mut aclrtEvent, flags: u32, ex_mode: bo
     match rt::create_event(ctx.device, flags, ex_mode) {
         Ok(e) => {
             // SAFETY: the callers checked `event` non-null; it is writable.
-            unsafe { *event = e.handle() };
+            unsafe { *event = e.handle() as aclrtEvent };
             ACL_SUCCESS
         }
-        Err((code, msg)) => fail(code, format!("{function}: {msg}")),
+        Err(e) => rt_fail(function, e),
     }
 }
 
@@ -288,7 +304,7 @@ pub unsafe extern "C" fn aclrtRecordEvent(event: aclrtEvent, stream: aclrtStream
     let shared = s.shared.clone();
     match s.enqueue(|seq| TaskKind::Record(e.new_record(&shared, seq))) {
         Ok(_) => ACL_SUCCESS,
-        Err((code, msg)) => fail(code, format!("{F}: {msg}")),
+        Err(e) => rt_fail(F, e),
     }
 }
 
@@ -310,7 +326,7 @@ pub unsafe extern "C" fn aclrtResetEvent(event: aclrtEvent, stream: aclrtStream)
     let e = tri!(common::event_arg(F, event));
     let s = tri!(common::stream_arg(F, stream));
     tri!(device_only(F, &e));
-    if !e.is_waitable() {
+    if !is_waitable(&e) {
         return feature(
             F,
             format!(
@@ -334,7 +350,7 @@ pub unsafe extern "C" fn aclrtResetEvent(event: aclrtEvent, stream: aclrtStream)
     let upto = e.generation();
     match s.enqueue(|_| TaskKind::ResetEvent(e.clone(), upto)) {
         Ok(_) => ACL_SUCCESS,
-        Err((code, msg)) => fail(code, format!("{F}: {msg}")),
+        Err(e) => rt_fail(F, e),
     }
 }
 

@@ -22,12 +22,13 @@
 //! A parameter handle is `argsHandle + 1 + index`: an opaque value checked
 //! against the argument list it is used with, never dereferenced.
 
+use super::common::code;
 use super::common::{self, PARAM_INVALID};
-use super::kernel_binary::{Function, function_arg};
+use super::kernel_binary::function_arg;
 use crate::faults;
 use crate::recent_error::fail;
-use crate::rt::code;
 use crate::rt::handles::{self, Lookup, Table};
+use crate::rt::kernel::Function;
 use acl_sys::{
     ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_INVALID_HANDLE,
     ACL_SUCCESS, aclError, aclrtArgsHandle, aclrtFuncHandle, aclrtParamHandle,

@@ -23,7 +23,9 @@
 //! one word; a placeholder argument is the address of its data; a 16-byte
 //! argument is two words. Floating-point scalars arrive as their bits in an
 //! integer (declare them `uint32_t` and copy the bits), as do structs. At
-//! most [`MAX_ARG_WORDS`](super::kernel_launch::MAX_ARG_WORDS) words.
+//! most [`MAX_ARG_WORDS`](crate::rt::kernel::MAX_ARG_WORDS) words.
+//!
+//! Loading, symbols and calls are the runtime's ([`crate::rt::kernel`]).
 //!
 //! # Codes
 //!
@@ -38,56 +40,21 @@
 //! context: the binary is loaded onto that context's device (107002
 //! without one), and its kernels may only be launched there.
 
-use super::common::{self, PARAM_INVALID};
+use super::common::{self, PARAM_INVALID, code, rt_fail};
 use crate::faults;
 use crate::recent_error::fail;
-use crate::rt::code;
-use crate::rt::handles::{self, Lookup, Table};
+use crate::rt;
+use crate::rt::handles::{self, Lookup};
+use crate::rt::kernel::{self, BINARIES, Binary, FUNCTIONS, Function};
 use acl_sys::{
     ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_INVALID_HANDLE, ACL_RT_BINARY_LOAD_OPT_CPU_KERNEL_MODE,
     ACL_RT_BINARY_LOAD_OPT_LAZY_LOAD, ACL_RT_BINARY_LOAD_OPT_MAGIC, ACL_RT_BINARY_MAGIC_ELF_AICORE,
     ACL_RT_BINARY_MAGIC_ELF_CUBE_CORE, ACL_RT_BINARY_MAGIC_ELF_VECTOR_CORE, ACL_SUCCESS, aclError,
     aclrtBinHandle, aclrtBinaryLoadOptions, aclrtFuncHandle,
 };
-use std::ffi::{CStr, CString, c_char, c_void};
+use std::ffi::{CStr, c_char, c_void};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-
-/// A loaded kernel binary: a `dlopen`ed host library.
-pub(crate) struct Binary {
-    /// The `dlopen` handle (closed when the last reference goes).
-    lib: usize,
-    /// Where it came from, for messages.
-    pub origin: String,
-    /// The device it was loaded onto.
-    pub device: u32,
-    /// Cleared by `aclrtBinaryUnLoad`: its functions may no longer be used.
-    pub loaded: AtomicBool,
-}
-
-impl Drop for Binary {
-    fn drop(&mut self) {
-        // SAFETY: `lib` came from a successful `dlopen` and is closed once,
-        // here; queued launches hold an `Arc<Binary>`, so no kernel of it
-        // runs any more.
-        unsafe { libc::dlclose(self.lib as *mut c_void) };
-    }
-}
-
-/// A kernel of a loaded binary.
-pub(crate) struct Function {
-    /// Its binary (kept loaded while the function or a launch of it lives).
-    pub binary: Arc<Binary>,
-    /// The kernel's name.
-    pub name: String,
-    /// The exported symbol's address.
-    pub entry: usize,
-}
-
-/// Live binaries.
-pub(crate) static BINARIES: Table<Binary> = Table::new(Default::default);
-/// Live functions.
-pub(crate) static FUNCTIONS: Table<Function> = Table::new(Default::default);
+use std::sync::atomic::Ordering;
 
 /// Looks a function handle up.
 ///
@@ -218,54 +185,25 @@ unsafe fn check_options(
     Ok(())
 }
 
-fn dlerror() -> String {
-    // SAFETY: dlerror returns null or a NUL-terminated string valid until the
-    // next dl* call on this thread; it is copied at once.
-    let e = unsafe { libc::dlerror() };
-    if e.is_null() {
-        "unknown dlopen error".into()
-    } else {
-        // SAFETY: non-null and NUL-terminated, as above.
-        unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned()
+/// Stores the handle of a loaded binary in `*out`, or reports why it could
+/// not be loaded.
+///
+/// # Safety
+///
+/// `out` is a non-null out-pointer.
+unsafe fn loaded_out(
+    function: &str,
+    loaded: Result<usize, rt::Error>,
+    out: *mut aclrtBinHandle,
+) -> aclError {
+    match loaded {
+        Ok(h) => {
+            // SAFETY: the caller's contract.
+            unsafe { *out = h as aclrtBinHandle };
+            ACL_SUCCESS
+        }
+        Err(e) => rt_fail(function, e),
     }
-}
-
-const ELF_MAGIC: &[u8; 4] = b"\x7fELF";
-
-fn open(function: &str, path: &std::path::Path, origin: &str) -> Result<usize, aclError> {
-    let c = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| {
-        fail(
-            PARAM_INVALID,
-            format!("{function}: {origin}: the path contains a NUL byte"),
-        )
-    })?;
-    // SAFETY: `c` is a NUL-terminated path. Loading runs the library's
-    // initialisers: the caller vouches for the binary, as on a device.
-    let lib = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
-    if lib.is_null() {
-        return Err(fail(
-            PARAM_INVALID,
-            format!(
-                "{function}: {origin} is not a loadable kernel binary: {}. cann-sim's kernel \
-                 binaries are host shared libraries (see the cann-sim README)",
-                dlerror()
-            ),
-        ));
-    }
-    Ok(lib as usize)
-}
-
-fn register(out: *mut aclrtBinHandle, lib: usize, origin: String, device: u32) -> aclError {
-    let b = Arc::new(Binary {
-        lib,
-        origin,
-        device,
-        loaded: AtomicBool::new(true),
-    });
-    let h = BINARIES.lock().insert(b);
-    // SAFETY: `out` is a non-null out-pointer (checked by the caller).
-    unsafe { *out = h as aclrtBinHandle };
-    ACL_SUCCESS
 }
 
 /// `aclrtBinaryLoadFromFile`: loads a kernel binary (for the simulator, a
@@ -298,30 +236,8 @@ pub unsafe extern "C" fn aclrtBinaryLoadFromFile(
     let path = unsafe { CStr::from_ptr(bin_path) }
         .to_string_lossy()
         .into_owned();
-    let head = match std::fs::File::open(&path).and_then(|mut f| {
-        let mut head = [0u8; 4];
-        let n = std::io::Read::read(&mut f, &mut head)?;
-        Ok(head[..n].to_vec())
-    }) {
-        Ok(h) => h,
-        Err(e) => {
-            return fail(
-                PARAM_INVALID,
-                format!("{F}: cannot read the binary file {path:?}: {e}"),
-            );
-        }
-    };
-    if head.as_slice() != ELF_MAGIC {
-        return fail(
-            PARAM_INVALID,
-            format!(
-                "{F}: {path:?} is not a kernel binary (no ELF header); cann-sim's kernel binaries \
-                 are host shared libraries (see the cann-sim README)"
-            ),
-        );
-    }
-    let lib = tri!(open(F, std::path::Path::new(&path), &format!("{path:?}")));
-    register(bin_handle, lib, path, ctx.device)
+    // SAFETY: checked non-null.
+    unsafe { loaded_out(F, kernel::load_file(&path, ctx.device), bin_handle) }
 }
 
 /// `aclrtBinaryLoadFromData`: loads a kernel binary from memory (for the
@@ -356,33 +272,8 @@ pub unsafe extern "C" fn aclrtBinaryLoadFromData(
     let ctx = tri!(common::current(F));
     // SAFETY: valid for `length` bytes, by the caller's contract.
     let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), length) };
-    if !bytes.starts_with(ELF_MAGIC) {
-        return fail(
-            PARAM_INVALID,
-            format!(
-                "{F}: the {length} bytes are not a kernel binary (no ELF header); cann-sim's \
-                 kernel binaries are host shared libraries (see the cann-sim README)"
-            ),
-        );
-    }
-    // dlopen needs a file: write the bytes to a private temporary one.
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let tmp = std::env::temp_dir().join(format!(
-        "cann-sim-kernel-{}-{}.so",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    if let Err(e) = std::fs::write(&tmp, bytes) {
-        return fail(
-            PARAM_INVALID,
-            format!("{F}: cannot stage the binary in {}: {e}", tmp.display()),
-        );
-    }
-    let origin = format!("the {length}-byte binary in memory");
-    let lib = open(F, &tmp, &origin);
-    let _ = std::fs::remove_file(&tmp);
-    let lib = tri!(lib);
-    register(bin_handle, lib, origin, ctx.device)
+    // SAFETY: checked non-null.
+    unsafe { loaded_out(F, kernel::load_data(bytes, ctx.device), bin_handle) }
 }
 
 /// `aclrtBinaryUnLoad`: unloads a binary; its function handles become
@@ -398,15 +289,7 @@ pub unsafe extern "C" fn aclrtBinaryUnLoad(bin_handle: aclrtBinHandle) -> aclErr
         return code;
     }
     let b = tri!(binary_arg(F, bin_handle));
-    b.loaded.store(false, Ordering::Release);
-    BINARIES.lock().remove(bin_handle as usize);
-    // Its functions go too (a queued launch keeps the library loaded).
-    let mut functions = FUNCTIONS.lock();
-    for f in functions.all() {
-        if Arc::ptr_eq(&f.binary, &b) {
-            functions.remove(Arc::as_ptr(&f) as usize);
-        }
-    }
+    kernel::unload(&b, bin_handle as usize);
     ACL_SUCCESS
 }
 
@@ -438,46 +321,15 @@ pub unsafe extern "C" fn aclrtBinaryGetFunction(
     let b = tri!(binary_arg(F, bin_handle));
     // SAFETY: non-null and NUL-terminated, by the caller's contract.
     let name = unsafe { CStr::from_ptr(kernel_name) };
-    let shown = name.to_string_lossy().into_owned();
     if name.is_empty() {
         return fail(ACL_ERROR_INVALID_PARAM, format!("{F}: kernelName is empty"));
     }
-    // Reuse the handle of a function already looked up.
-    {
-        let functions = FUNCTIONS.lock();
-        if let Some(f) = functions
-            .all()
-            .into_iter()
-            .find(|f| Arc::ptr_eq(&f.binary, &b) && f.name == shown)
-        {
+    match kernel::function(b, name) {
+        Ok(h) => {
             // SAFETY: non-null out-pointer (checked above).
-            unsafe { *func_handle = Arc::as_ptr(&f).cast_mut().cast() };
-            return ACL_SUCCESS;
+            unsafe { *func_handle = h as aclrtFuncHandle };
+            ACL_SUCCESS
         }
+        Err(e) => rt_fail(F, e),
     }
-    // SAFETY: `b.lib` is a live dlopen handle (held by `b`); `name` is
-    // NUL-terminated. dlerror is cleared first so a null symbol is told apart.
-    let sym = unsafe {
-        libc::dlerror();
-        libc::dlsym(b.lib as *mut c_void, name.as_ptr())
-    };
-    if sym.is_null() {
-        return fail(
-            PARAM_INVALID,
-            format!(
-                "{F}: the binary ({}) has no kernel named {shown:?}: {}",
-                b.origin,
-                dlerror()
-            ),
-        );
-    }
-    let f = Arc::new(Function {
-        binary: b,
-        name: shown,
-        entry: sym as usize,
-    });
-    let h = FUNCTIONS.lock().insert(f);
-    // SAFETY: non-null out-pointer (checked above).
-    unsafe { *func_handle = h as aclrtFuncHandle };
-    ACL_SUCCESS
 }

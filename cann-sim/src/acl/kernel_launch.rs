@@ -7,7 +7,7 @@
 //! destroyed stream or function → 107017; no current context → 107002; a
 //! stream of another context → 107003; a function loaded on another device,
 //! an argument list made for another function, more than
-//! [`MAX_ARG_WORDS`] argument words, or a placeholder without data →
+//! [`MAX_ARG_WORDS`](crate::rt::kernel::MAX_ARG_WORDS) argument words, or a placeholder without data →
 //! `ACL_ERROR_RT_PARAM_INVALID` (107000).
 //!
 //! The argument buffer is copied at the call (the runtime copies it to the
@@ -19,217 +19,20 @@
 //! reported by the next synchronisation. Launch attributes (`cfg`) are
 //! accepted and have no effect.
 
-use super::common::{self, PARAM_INVALID};
+use super::common::{self, PARAM_INVALID, rt_fail};
 use super::kernel_args::args_arg;
-use super::kernel_binary::{Function, function_arg};
+use super::kernel_binary::function_arg;
 use super::stream::takes_host_work;
-use crate::check::Use;
 use crate::faults;
 use crate::recent_error::fail;
-use crate::rt::stream::{Expect, TaskKind, TaskRange};
-use crate::rt::{Stream, code};
-use crate::state::{self, Region};
+use crate::rt::Stream;
+use crate::rt::kernel::{self, Launch, MAX_ARG_WORDS, words_of};
 use acl_sys::{
     ACL_ERROR_INVALID_PARAM, ACL_SUCCESS, aclError, aclrtArgsHandle, aclrtFuncHandle,
     aclrtLaunchKernelCfg, aclrtStream,
 };
 use std::ffi::c_void;
 use std::sync::Arc;
-
-/// The most 8-byte argument words a simulator kernel takes.
-pub const MAX_ARG_WORDS: usize = 24;
-
-macro_rules! call_kernel {
-    ($entry:expr, $w:expr, $b:expr, $n:expr; $($i:tt)*) => {{
-        // SAFETY (of the caller): `entry` is the address of an exported C
-        // function with this signature (the documented convention).
-        let f = unsafe {
-            std::mem::transmute::<usize, unsafe extern "C" fn($(call_kernel!(@ty $i),)* u32, u32)>($entry)
-        };
-        // SAFETY: as above; the arguments are plain integers.
-        unsafe { f($($w[$i],)* $b, $n) }
-    }};
-    (@ty $i:tt) => { u64 };
-}
-
-/// Calls the kernel at `entry` with `words` and the block coordinates.
-///
-/// # Safety
-///
-/// `entry` is a C function taking `words.len()` 64-bit integers then two
-/// `u32`, loaded and kept loaded; what it does with its arguments is its own
-/// business (as a kernel on a device).
-unsafe fn call(entry: usize, w: &[u64], block: u32, blocks: u32) -> Result<(), String> {
-    match w.len() {
-        0 => call_kernel!(entry, w, block, blocks;),
-        1 => call_kernel!(entry, w, block, blocks; 0),
-        2 => call_kernel!(entry, w, block, blocks; 0 1),
-        3 => call_kernel!(entry, w, block, blocks; 0 1 2),
-        4 => call_kernel!(entry, w, block, blocks; 0 1 2 3),
-        5 => call_kernel!(entry, w, block, blocks; 0 1 2 3 4),
-        6 => call_kernel!(entry, w, block, blocks; 0 1 2 3 4 5),
-        7 => call_kernel!(entry, w, block, blocks; 0 1 2 3 4 5 6),
-        8 => call_kernel!(entry, w, block, blocks; 0 1 2 3 4 5 6 7),
-        9 => call_kernel!(entry, w, block, blocks; 0 1 2 3 4 5 6 7 8),
-        10 => call_kernel!(entry, w, block, blocks; 0 1 2 3 4 5 6 7 8 9),
-        11 => call_kernel!(entry, w, block, blocks; 0 1 2 3 4 5 6 7 8 9 10),
-        12 => call_kernel!(entry, w, block, blocks; 0 1 2 3 4 5 6 7 8 9 10 11),
-        13 => call_kernel!(entry, w, block, blocks; 0 1 2 3 4 5 6 7 8 9 10 11 12),
-        14 => call_kernel!(entry, w, block, blocks; 0 1 2 3 4 5 6 7 8 9 10 11 12 13),
-        15 => call_kernel!(entry, w, block, blocks; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14),
-        16 => call_kernel!(entry, w, block, blocks; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15),
-        17 => call_kernel!(entry, w, block, blocks; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16),
-        18 => call_kernel!(entry, w, block, blocks; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17),
-        19 => {
-            call_kernel!(entry, w, block, blocks; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18)
-        }
-        20 => {
-            call_kernel!(entry, w, block, blocks; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19)
-        }
-        21 => {
-            call_kernel!(entry, w, block, blocks; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20)
-        }
-        22 => {
-            call_kernel!(entry, w, block, blocks; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21)
-        }
-        23 => {
-            call_kernel!(entry, w, block, blocks; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22)
-        }
-        24 => {
-            call_kernel!(entry, w, block, blocks; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23)
-        }
-        n => return Err(format!("{n} argument words (at most {MAX_ARG_WORDS})")),
-    }
-    Ok(())
-}
-
-/// What a launch needs once its arguments are known: the argument words
-/// (placeholders not yet resolved) and where placeholders point into `data`.
-struct Launch {
-    /// The argument words.
-    words: Vec<u64>,
-    /// (word index, offset in `data`) of each placeholder.
-    placeholders: Vec<(usize, usize)>,
-    /// The argument buffer's bytes (placeholder data included).
-    data: Vec<u8>,
-}
-
-fn words_of(bytes: &[u8]) -> Vec<u64> {
-    bytes
-        .chunks(8)
-        .map(|c| {
-            let mut w = [0u8; 8];
-            w[..c.len()].copy_from_slice(c);
-            u64::from_le_bytes(w)
-        })
-        .collect()
-}
-
-/// Validates and queues a launch of `func` on `s` (already checked to be
-/// in the current context).
-fn enqueue(
-    function: &'static str,
-    s: &Arc<Stream>,
-    device: u32,
-    func: Arc<Function>,
-    blocks: u32,
-    launch: Launch,
-) -> aclError {
-    if func.binary.device != device {
-        return fail(
-            PARAM_INVALID,
-            format!(
-                "{function}: kernel {} was loaded on device {}, but the stream is on device \
-                 {device}; load the binary with a context of that device current",
-                func.name, func.binary.device
-            ),
-        );
-    }
-    if launch.words.len() > MAX_ARG_WORDS {
-        return fail(
-            PARAM_INVALID,
-            format!(
-                "{function}: kernel {}: the arguments are {} 8-byte words; cann-sim kernels take \
-                 at most {MAX_ARG_WORDS}",
-                func.name,
-                launch.words.len()
-            ),
-        );
-    }
-    // Words that point into device memory: checked again when the kernel runs.
-    let mut ranges = Vec::new();
-    {
-        let table = state::memory().read();
-        for (i, &w) in launch.words.iter().enumerate() {
-            if launch.placeholders.iter().any(|&(p, _)| p == i) {
-                continue;
-            }
-            let Ok(region) = table.check_range(w as usize, 1) else {
-                continue;
-            };
-            match region {
-                Region::Device { device: d, .. } if d != device => {
-                    return fail(
-                        PARAM_INVALID,
-                        format!(
-                            "{function}: kernel {}: argument word {i} ({w:#x}) is memory of \
-                             device {d}, but the kernel runs on device {device}",
-                            func.name
-                        ),
-                    );
-                }
-                Region::Device { .. } => {
-                    if let Some(at) = Expect::of(region) {
-                        // Which bytes the kernel touches, and how, is
-                        // unknown: an opaque use for the check mode.
-                        ranges.push(TaskRange {
-                            what: "kernel argument",
-                            addr: w as usize,
-                            len: 1,
-                            at,
-                            how: Use::Opaque,
-                        });
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    let name = func.name.clone();
-    let kernel = Box::new(move || {
-        let Launch {
-            mut words,
-            placeholders,
-            data,
-        } = launch;
-        // Placeholders point at their data in this task's own copy of the
-        // argument buffer (the device copy, on hardware).
-        for &(i, offset) in &placeholders {
-            words[i] = data.as_ptr() as u64 + offset as u64;
-        }
-        for block in 0..blocks {
-            // SAFETY: `func.entry` is the kernel's exported symbol; `func`
-            // holds its binary (so the library) loaded. The convention is
-            // the documented one.
-            unsafe { call(func.entry, &words, block, blocks) }.map_err(|e| {
-                (
-                    code(acl_sys::ACL_ERROR_RT_AICORE_EXCEPTION),
-                    format!("kernel {name}: {e}"),
-                )
-            })?;
-        }
-        drop(data);
-        Ok(())
-    });
-    match s.enqueue(|_| TaskKind::Op {
-        api: function,
-        ranges,
-        kernel,
-    }) {
-        Ok(_) => ACL_SUCCESS,
-        Err((code, msg)) => fail(code, format!("{function}: {msg}")),
-    }
-}
 
 /// The checks every launch shares: stream, context, host-work capability.
 fn launch_stream(function: &str, stream: aclrtStream) -> Result<(Arc<Stream>, u32), aclError> {
@@ -341,7 +144,10 @@ pub unsafe extern "C" fn aclrtLaunchKernelWithConfig(
             data,
         }
     };
-    enqueue(F, &s, device, func, num_blocks, launch)
+    match kernel::launch(F, &s, device, func, num_blocks, launch) {
+        Ok(()) => ACL_SUCCESS,
+        Err(e) => rt_fail(F, e),
+    }
 }
 
 /// `aclrtLaunchKernel`: queues `funcHandle` on `stream` with `numBlocks`
@@ -394,5 +200,8 @@ pub unsafe extern "C" fn aclrtLaunchKernel(
         placeholders: Vec::new(),
         data,
     };
-    enqueue(F, &s, device, func, num_blocks, launch)
+    match kernel::launch(F, &s, device, func, num_blocks, launch) {
+        Ok(()) => ACL_SUCCESS,
+        Err(e) => rt_fail(F, e),
+    }
 }

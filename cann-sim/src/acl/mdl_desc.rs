@@ -18,12 +18,14 @@
 use super::common;
 use super::mdl_load::loaded;
 use crate::faults;
-use crate::model::{Model, Tensor};
+use crate::model::{self, Format, Model, Tensor};
 use crate::recent_error::{fail, record};
 use crate::rt::handles::{self, Lookup, Table};
 use acl_sys::{
-    ACL_DT_UNDEFINED, ACL_ERROR_INVALID_PARAM, ACL_FORMAT_UNDEFINED, ACL_SUCCESS, aclDataType,
-    aclError, aclFormat, aclmdlBatch, aclmdlDesc, aclmdlHW, aclmdlIODims,
+    ACL_DT_UNDEFINED, ACL_ERROR_INVALID_PARAM, ACL_FORMAT_NCHW, ACL_FORMAT_ND, ACL_FORMAT_NHWC,
+    ACL_FORMAT_UNDEFINED, ACL_MAX_BATCH_NUM, ACL_MAX_DIM_CNT, ACL_MAX_HW_NUM,
+    ACL_MAX_TENSOR_NAME_LEN, ACL_SUCCESS, aclDataType, aclError, aclFormat, aclmdlBatch,
+    aclmdlDesc, aclmdlHW, aclmdlIODims,
 };
 use parking_lot::Mutex;
 use std::ffi::{CStr, CString, c_char};
@@ -424,7 +426,7 @@ pub unsafe extern "C" fn aclmdlGetInputFormat(
         model_desc,
         Side::Input,
         index,
-        |t, _| t.format,
+        |t, _| acl_format(t.format),
     )
     .unwrap_or(ACL_FORMAT_UNDEFINED)
 }
@@ -444,10 +446,28 @@ pub unsafe extern "C" fn aclmdlGetOutputFormat(
         model_desc,
         Side::Output,
         index,
-        |t, _| t.format,
+        |t, _| acl_format(t.format),
     )
     .unwrap_or(ACL_FORMAT_UNDEFINED)
 }
+
+/// The `aclFormat` of a model tensor's layout.
+fn acl_format(f: Format) -> aclFormat {
+    match f {
+        Format::Nd => ACL_FORMAT_ND,
+        Format::Nchw => ACL_FORMAT_NCHW,
+        Format::Nhwc => ACL_FORMAT_NHWC,
+    }
+}
+
+// The model format's limits are the sizes of the C API's arrays and name
+// buffers.
+const _: () = assert!(
+    model::MAX_DIMS == ACL_MAX_DIM_CNT as usize
+        && model::MAX_NAME_BYTES + 1 == ACL_MAX_TENSOR_NAME_LEN as usize
+        && model::MAX_BATCH_GEARS == ACL_MAX_BATCH_NUM as usize
+        && model::MAX_HW_GEARS == ACL_MAX_HW_NUM as usize
+);
 
 fn index_by_name(
     function: &str,

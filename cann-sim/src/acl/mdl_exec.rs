@@ -31,17 +31,18 @@
 //! `aclmdlExecute`, the task's fault for `aclmdlExecuteAsync`. Executions
 //! of one model run one at a time (they share its work memory).
 
+use super::common::code;
+use super::common::device_range;
+use super::common::rt_fail;
 use super::common::{self, PARAM_INVALID};
 use super::mdl_dataset::dataset;
-use super::mdl_load::{Loaded, ModelMem, loaded};
+use super::mdl_load::loaded;
 use super::op_desc::{self, DataBuffer};
-use super::op_launch::device_range;
 use super::stream::takes_host_work;
 use crate::check::{Access, Use};
 use crate::faults;
-use crate::model::{Gear, Memory, execute};
+use crate::model::loaded::{Loaded, ModelMem};
 use crate::recent_error::fail;
-use crate::rt::code;
 use crate::rt::stream::{TaskKind, TaskRange};
 use crate::state;
 use acl_sys::{
@@ -81,13 +82,6 @@ fn buffers(
 
 fn overlaps(a: usize, alen: usize, b: usize, blen: usize) -> bool {
     alen > 0 && blen > 0 && a < b.saturating_add(blen) && b < a.saturating_add(alen)
-}
-
-fn user_range(m: &ModelMem) -> Option<(usize, usize)> {
-    match m {
-        ModelMem::User { addr, size, .. } => Some((*addr, *size)),
-        ModelMem::Owned(_) => None,
-    }
 }
 
 /// Reads the gear the gear input holds; its index among the model's gears.
@@ -252,7 +246,7 @@ fn plan(
         out_ranges.push((b.addr, need));
     }
     let work = l.user_work.map(|(a, len, _)| (a, len));
-    let weights = user_range(&l.weights);
+    let weights = l.weights.user_range();
     for (what, mem, also_inputs) in [("work", work, true), ("weight", weights, false)] {
         let Some((a, alen)) = mem else { continue };
         let mut others: Vec<(&str, usize, usize)> =
@@ -310,31 +304,15 @@ fn plan(
 /// Runs a checked execution; every range in `plan.ranges` is live and the
 /// allocation table's read lock is held by the caller.
 fn run(plan: &Plan) -> Result<(), String> {
-    let mut work = plan.loaded.work.lock();
-    let work_addr = match &mut *work {
-        ModelMem::Owned(v) => v.as_mut_ptr() as usize,
-        ModelMem::User { addr, .. } => *addr,
-    };
-    let weights = match &plan.loaded.weights {
-        ModelMem::Owned(v) => v.as_ptr() as usize,
-        ModelMem::User { addr, .. } => *addr,
-    };
-    let mem = Memory {
-        inputs: plan.inputs.clone(),
-        outputs: plan.outputs.clone(),
-        work: work_addr,
-        weights,
-    };
     // SAFETY: the inputs and outputs are live device ranges of at least
     // their tensors' sizes at this gear (checked at the call and again by
     // the caller, under the read lock it holds); outputs do not overlap
     // each other nor the work and weight memory (checked at the call); the
-    // work memory is the model's own (held exclusively by the lock above)
-    // or the caller's, live and of at least `work_size` bytes; the weight
-    // memory holds the weights and is only read.
-    let r = unsafe { execute(&plan.loaded.model, Gear(plan.gear), &mem) };
-    drop(work);
-    r
+    // caller's work memory is among the ranges checked.
+    unsafe {
+        plan.loaded
+            .run(plan.gear, plan.inputs.clone(), plan.outputs.clone())
+    }
 }
 
 /// `aclmdlExecute`: runs model `modelId` on `input`, writing `output`, and
@@ -361,8 +339,8 @@ pub unsafe extern "C" fn aclmdlExecute(
             .iter()
             .map(|r| Access::new(r.what, r.addr, r.len, r.how))
             .collect();
-        if let Err((code, msg)) = crate::check::host_access(F, &accesses) {
-            return fail(code, format!("{F}: {msg}"));
+        if let Err(e) = crate::check::host_access(F, &accesses) {
+            return rt_fail(F, e);
         }
     }
     let table = state::memory().read();
@@ -424,14 +402,16 @@ pub unsafe extern "C" fn aclmdlExecuteAsync(
     }
     let p = tri!(plan(F, l, input, output));
     let ranges = p.ranges.clone();
-    let kernel = Box::new(move || run(&p).map_err(|e| (code(ACL_ERROR_RT_MODEL_EXECUTE), e)));
+    let kernel = Box::new(move || {
+        run(&p).map_err(|e| crate::rt::Error::new(crate::rt::ErrorKind::ModelFault, e))
+    });
     match s.enqueue(|_| TaskKind::Op {
         api: F,
         ranges,
         kernel,
     }) {
         Ok(_) => ACL_SUCCESS,
-        Err((code, msg)) => fail(code, format!("{F}: {msg}")),
+        Err(e) => rt_fail(F, e),
     }
 }
 

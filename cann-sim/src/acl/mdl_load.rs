@@ -24,105 +24,21 @@
 //! before is a fault of the execution, 507015 at the next synchronisation).
 
 use super::common::{self, PARAM_INVALID};
-use super::op_launch;
 use crate::faults;
-use crate::model::{self, LoadError, Model};
+use crate::model::loaded::{self, Loaded, MemError};
+use crate::model::{self, LoadError, LoadErrorKind, Model};
 use crate::recent_error::fail;
 use crate::rt::stream::Expect;
-use crate::state;
 use acl_sys::{
-    ACL_ERROR_INVALID_MODEL_ID, ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_MEMORY_ALLOCATION,
+    ACL_ERROR_API_NOT_SUPPORT, ACL_ERROR_DESERIALIZE_MODEL, ACL_ERROR_INVALID_FILE,
+    ACL_ERROR_INVALID_MODEL_ID, ACL_ERROR_INVALID_PARAM, ACL_ERROR_MODEL_MISSING_ATTR,
+    ACL_ERROR_MODEL_SIZE_INVALID, ACL_ERROR_PARSE_FILE, ACL_ERROR_PARSE_MODEL,
+    ACL_ERROR_READ_MODEL_FAILURE, ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_ERROR_WRITE_FILE,
     ACL_SUCCESS, aclError,
 };
-use parking_lot::Mutex;
-use std::collections::HashMap;
 use std::ffi::{CStr, c_char, c_void};
 use std::path::Path;
-use std::sync::{Arc, LazyLock};
-
-/// Memory of a loaded model: the simulator's own, or the caller's.
-#[derive(Debug)]
-pub(crate) enum ModelMem {
-    /// Host memory the simulator owns.
-    Owned(Vec<u8>),
-    /// The caller's device memory: first byte, bytes, and where it must still be.
-    User {
-        addr: usize,
-        size: usize,
-        at: Option<Expect>,
-    },
-}
-
-/// A loaded model.
-#[derive(Debug)]
-pub(crate) struct Loaded {
-    /// The model.
-    pub model: Arc<Model>,
-    /// Its device.
-    pub device: u32,
-    /// Work memory; the lock serialises executions of the model (they
-    /// share it).
-    pub work: Mutex<ModelMem>,
-    /// The caller's work memory, if it is (first byte, bytes, where it
-    /// must still be): known without taking the lock.
-    pub user_work: Option<(usize, usize, Option<Expect>)>,
-    /// Weight memory (holding the weights).
-    pub weights: ModelMem,
-    /// Bytes of the device's HBM charged for the memory the runtime owns
-    /// (work and weights not given by the caller); given back on unload.
-    charged: u64,
-}
-
-impl Drop for Loaded {
-    fn drop(&mut self) {
-        if self.charged > 0 {
-            state::memory().write().uncharge(self.device, self.charged);
-        }
-    }
-}
-
-/// `n` zero bytes, or `None` when the host cannot allocate them (instead of
-/// aborting the process).
-fn zeroed(n: usize) -> Option<Vec<u8>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(n).ok()?;
-    v.resize(n, 0);
-    Some(v)
-}
-
-/// Charges the memory a model loaded without the caller's memory needs (the
-/// runtime allocates it on the device) to `device`'s HBM, after checking
-/// that the host can back it: every size comes from the model file.
-fn charge_runtime_memory(function: &str, device: u32, bytes: u64) -> Result<(), aclError> {
-    let oom = |why: String| {
-        fail(
-            ACL_ERROR_RT_MEMORY_ALLOCATION as aclError,
-            format!("{function}: the model's work and weight memory ({bytes} bytes): {why}"),
-        )
-    };
-    if let Some(available) = state::host_available()
-        && bytes > available
-    {
-        return Err(oom(format!(
-            "the host has {available} bytes available to back it"
-        )));
-    }
-    let budget = crate::config::get()
-        .map(|c| c.hbm_bytes)
-        .map_err(|msg| fail(ACL_ERROR_INVALID_PARAM, format!("{function}: {msg}")))?;
-    state::memory()
-        .write()
-        .charge(device, bytes, budget)
-        .map_err(|e| oom(e.to_string()))
-}
-
-#[derive(Default)]
-struct Models {
-    next: u32,
-    live: HashMap<u32, Arc<Loaded>>,
-}
-
-static MODELS: LazyLock<Mutex<Models>> = LazyLock::new(Default::default);
+use std::sync::Arc;
 
 /// The loaded model `id`.
 ///
@@ -130,7 +46,7 @@ static MODELS: LazyLock<Mutex<Models>> = LazyLock::new(Default::default);
 ///
 /// `ACL_ERROR_INVALID_MODEL_ID` (100011, recorded) when no model has that id.
 pub(crate) fn loaded(function: &str, id: u32) -> Result<Arc<Loaded>, aclError> {
-    MODELS.lock().live.get(&id).cloned().ok_or_else(|| {
+    loaded::get(id).ok_or_else(|| {
         fail(
             ACL_ERROR_INVALID_MODEL_ID,
             format!("{function}: model id {id} names no loaded model (never loaded, or unloaded)"),
@@ -138,8 +54,23 @@ pub(crate) fn loaded(function: &str, id: u32) -> Result<Arc<Loaded>, aclError> {
     })
 }
 
+/// The code of a model that cannot be loaded.
+pub fn load_error_code(e: &LoadError) -> aclError {
+    match e.kind {
+        LoadErrorKind::OpenFile => ACL_ERROR_INVALID_FILE,
+        LoadErrorKind::ReadFile => ACL_ERROR_READ_MODEL_FAILURE,
+        LoadErrorKind::WriteFile => ACL_ERROR_WRITE_FILE,
+        LoadErrorKind::Size => ACL_ERROR_MODEL_SIZE_INVALID,
+        LoadErrorKind::NotJson => ACL_ERROR_DESERIALIZE_MODEL,
+        LoadErrorKind::NotAModel => ACL_ERROR_PARSE_FILE,
+        LoadErrorKind::MissingField => ACL_ERROR_MODEL_MISSING_ATTR,
+        LoadErrorKind::Invalid => ACL_ERROR_PARSE_MODEL,
+        LoadErrorKind::NotSupported => ACL_ERROR_API_NOT_SUPPORT,
+    }
+}
+
 fn load_error(function: &str, e: LoadError) -> aclError {
-    fail(e.code, format!("{function}: {}", e.message))
+    fail(load_error_code(&e), format!("{function}: {}", e.message))
 }
 
 /// # Safety
@@ -217,7 +148,7 @@ fn user_mem(
             ),
         ));
     }
-    let at = op_launch::device_range(function, &format!("{what}Ptr"), ptr as usize, size, device)?;
+    let at = common::device_range(function, &format!("{what}Ptr"), ptr as usize, size, device)?;
     Ok(Some((ptr as usize, size, at)))
 }
 
@@ -261,74 +192,15 @@ fn register(
             ),
         ));
     }
-    let owned = [
-        (user_work.is_none(), model.work_size),
-        (user_weights.is_none(), model.weights.len()),
-    ]
-    .iter()
-    .filter(|(runtime_owned, _)| *runtime_owned)
-    .fold(0u64, |sum, &(_, n)| sum.saturating_add(n as u64));
-    let weights = match user_weights {
-        Some((addr, size, at)) => {
-            if !model.weights.is_empty() {
-                let table = state::memory().read();
-                table
-                    .check_range(addr, model.weights.len())
-                    .map_err(|e| fail(PARAM_INVALID, format!("{function}: weightPtr: {e}")))?;
-                // SAFETY: a live device range of at least `weights.len()`
-                // bytes (checked under the read lock, held while writing);
-                // the weights are a separate host vector.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        model.weights.as_ptr(),
-                        addr as *mut u8,
-                        model.weights.len(),
-                    );
-                }
-                drop(table);
-            }
-            ModelMem::User { addr, size, at }
-        }
-        None => ModelMem::Owned(model.weights.clone()),
-    };
-    // Charged once nothing above can fail; given back if the work memory
-    // cannot be allocated, else when the model is unloaded.
-    if owned > 0 {
-        charge_runtime_memory(function, device, owned)?;
-    }
-    let uncharge = || state::memory().write().uncharge(device, owned);
-    let work = match user_work {
-        Some((addr, size, at)) => ModelMem::User { addr, size, at },
-        None => match zeroed(model.work_size) {
-            Some(v) => ModelMem::Owned(v),
-            None => {
-                uncharge();
-                return Err(fail(
-                    ACL_ERROR_RT_MEMORY_ALLOCATION as aclError,
-                    format!(
-                        "{function}: the host cannot allocate the model's {} bytes of work memory",
-                        model.work_size
-                    ),
-                ));
-            }
-        },
-    };
-    let loaded = Arc::new(Loaded {
-        model: Arc::new(model),
-        device,
-        work: Mutex::new(work),
-        user_work,
-        weights,
-        charged: owned,
-    });
-    let mut models = MODELS.lock();
-    let mut id = models.next.wrapping_add(1).max(1);
-    while models.live.contains_key(&id) {
-        id = id.wrapping_add(1).max(1);
-    }
-    models.next = id;
-    models.live.insert(id, loaded);
-    drop(models);
+    let l = Loaded::new(model, device, user_work, user_weights).map_err(|e| match e {
+        MemError::OutOfMemory(why) => fail(
+            ACL_ERROR_RT_MEMORY_ALLOCATION as aclError,
+            format!("{function}: {why}"),
+        ),
+        MemError::Config(msg) => fail(ACL_ERROR_INVALID_PARAM, format!("{function}: {msg}")),
+        MemError::Weights(e) => fail(PARAM_INVALID, format!("{function}: weightPtr: {e}")),
+    })?;
+    let id = loaded::insert(l);
     // SAFETY: non-null out-pointer (checked by the callers).
     unsafe { *model_id = id };
     Ok(ACL_SUCCESS)
@@ -535,7 +407,7 @@ pub unsafe extern "C" fn aclmdlUnload(model_id: u32) -> aclError {
     if let Some(code) = faults::check(F) {
         return code;
     }
-    if MODELS.lock().live.remove(&model_id).is_some() {
+    if loaded::remove(model_id) {
         return ACL_SUCCESS;
     }
     fail(

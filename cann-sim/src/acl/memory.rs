@@ -28,6 +28,7 @@
 //!   kind is 107000. (On hardware the driver's code for this is not visible in
 //!   the open source; 107000 is the runtime's invalid-value code.)
 
+use super::common::rt_fail;
 use crate::check::{self, Access, Use};
 use crate::faults;
 use crate::recent_error::fail;
@@ -203,7 +204,7 @@ fn free_checked(function: &str, addr: usize, device: bool) -> aclError {
     let result = if check::enabled() {
         match check::guard_free(function, addr, Some(device), free) {
             Ok(r) => r,
-            Err((code, msg)) => return fail(code, format!("{function}: {msg}")),
+            Err(e) => return rt_fail(function, e),
         }
     } else {
         free()
@@ -569,8 +570,8 @@ pub unsafe extern "C" fn aclrtMemcpy(
             Access::new("dst", dst_addr, count, Use::Write),
             Access::new("src", src_addr, count, Use::Read),
         ];
-        if let Err((code, msg)) = check::host_access(F, &ends) {
-            return fail(code, format!("{F}: {msg}"));
+        if let Err(e) = check::host_access(F, &ends) {
+            return rt_fail(F, e);
         }
     }
     // Held until the copy is done, so neither end can be freed under it.
@@ -675,8 +676,8 @@ pub unsafe extern "C" fn aclrtMemset(
     if check::enabled() {
         tri!(validate(&state::memory().read()));
         let range = [Access::new("devPtr", addr, count, Use::Write)];
-        if let Err((code, msg)) = check::host_access(F, &range) {
-            return fail(code, format!("{F}: {msg}"));
+        if let Err(e) = check::host_access(F, &range) {
+            return rt_fail(F, e);
         }
     }
     let table = state::memory().read();

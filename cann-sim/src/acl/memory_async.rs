@@ -32,13 +32,14 @@
 //! for `aclrtMemset` (count 0, null, `count > maxCount`, provenance), the
 //! fill queued and re-validated when it runs.
 
+use super::common::code;
+use super::common::rt_fail;
 use super::common::{self, PARAM_INVALID};
 use super::memory::{check_copy, kind_name};
 use super::stream::takes_host_work;
 use crate::check::{self, Access, Use};
 use crate::faults;
 use crate::recent_error::fail;
-use crate::rt::code;
 use crate::rt::stream::{Expect, Stream, TaskKind};
 use crate::state::{self, Region};
 use acl_sys::{
@@ -51,7 +52,7 @@ use std::sync::Arc;
 pub(crate) fn enqueue(function: &str, s: &Stream, task: TaskKind) -> aclError {
     match s.enqueue(|_| task) {
         Ok(_) => ACL_SUCCESS,
-        Err((code, msg)) => fail(code, format!("{function}: {msg}")),
+        Err(e) => rt_fail(function, e),
     }
 }
 
@@ -209,8 +210,8 @@ fn upload(
     // The host data is read now: a pinned source must not be written by
     // queued work meanwhile.
     let read = [Access::new("src", src as usize, count, Use::Read)];
-    if let Err((code, msg)) = check::host_access(function, &read) {
-        return fail(code, format!("{function}: {msg}"));
+    if let Err(e) = check::host_access(function, &read) {
+        return rt_fail(function, e);
     }
     let data = {
         // Held while reading, so a pinned source cannot be freed meanwhile.
@@ -241,7 +242,7 @@ fn pageable_copy(
     kind: aclrtMemcpyKind,
     current: u32,
 ) -> aclError {
-    if !s.is_non_host() {
+    if !common::is_non_host(s) {
         tri!(common::not_inside_own_callback(function, s));
         if let Err(e) = s.synchronize(None) {
             return common::report_sync(function, s, e, code(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT));
@@ -255,8 +256,8 @@ fn pageable_copy(
         Access::new("dst", dst_addr, count, Use::Write),
         Access::new("src", src_addr, count, Use::Read),
     ];
-    if let Err((code, msg)) = check::host_access(function, &ends) {
-        return fail(code, format!("{function}: {msg}"));
+    if let Err(e) = check::host_access(function, &ends) {
+        return rt_fail(function, e);
     }
     let table = state::memory().read();
     let checked = table

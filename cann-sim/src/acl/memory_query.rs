@@ -14,12 +14,13 @@
 
 #![allow(non_snake_case)]
 
+use super::common::code;
+use super::common::rt_fail;
 use super::common::{self, PARAM_INVALID};
 use super::memory::no_device;
 use crate::check::{Access, Use};
 use crate::faults;
 use crate::recent_error::fail;
-use crate::rt::code;
 use crate::rt::stream::{Expect, TaskKind};
 use crate::state::{self, MAPPED_BLOCK, Region};
 use acl_sys::*;
@@ -188,8 +189,8 @@ pub unsafe extern "C" fn aclrtMemsetD32(
     if crate::check::enabled() {
         tri!(validate(&state::memory().read()));
         let range = [Access::new("ptr", ptr as usize, bytes, Use::Write)];
-        if let Err((code, msg)) = crate::check::host_access(F, &range) {
-            return fail(code, format!("{F}: {msg}"));
+        if let Err(e) = crate::check::host_access(F, &range) {
+            return rt_fail(F, e);
         }
     }
     let table = state::memory().read();
@@ -285,8 +286,8 @@ pub unsafe extern "C" fn aclrtDeviceGetUuid(deviceId: i32, uuid: *mut aclrtUuid)
             format!("{F}: device {deviceId} does not exist ({count} devices)"),
         );
     }
-    let host = crate::hccl::local::host_key();
-    let hi = crate::hccl::wire::fnv(
+    let host = crate::comm::local::host_key();
+    let hi = crate::comm::wire::fnv(
         &[host.to_le_bytes(), u64::from(deviceId as u32).to_le_bytes()].concat(),
     );
     let mut bytes = [0u8; 16];
@@ -399,8 +400,7 @@ fn host_2d(
         rows.push(Access::new("dst", dst + i * dpitch, width, Use::Write));
         rows.push(Access::new("src", src + i * spitch, width, Use::Read));
     }
-    crate::check::host_access(function, &rows)
-        .map_err(|(code, msg)| fail(code, format!("{function}: {msg}")))
+    crate::check::host_access(function, &rows).map_err(|e| rt_fail(function, e))
 }
 
 /// Copies `height` rows of `width` bytes (the spans validated and kept
@@ -539,7 +539,7 @@ pub unsafe extern "C" fn aclrtMemcpy2dAsync(
     }
     if dr == Region::Unregistered || sr == Region::Unregistered {
         // Pageable host memory: wait for the stream, then copy now.
-        if !s.is_non_host() {
+        if !common::is_non_host(&s) {
             tri!(common::not_inside_own_callback(F, &s));
             if let Err(e) = s.synchronize(None) {
                 return common::report_sync(F, &s, e, code(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT));

@@ -74,8 +74,6 @@ pub use op_desc::*;
 mod op_exec;
 pub use op_exec::*;
 
-pub(crate) mod op_launch;
-
 mod peer;
 pub use peer::*;
 
@@ -85,7 +83,7 @@ pub use stream::*;
 mod stream_config;
 pub use stream_config::*;
 
-pub mod vmm;
+mod vmm;
 pub use vmm::{
     aclrtFreePhysical, aclrtMallocPhysical, aclrtMapMem, aclrtMemGetAllocationGranularity,
     aclrtMemGetAllocationPropertiesFromHandle, aclrtReleaseMemAddress, aclrtReserveMemAddress,

@@ -39,15 +39,17 @@
 //! Then the kernel is queued on the stream and the call returns: operators
 //! are asynchronous, as on a device.
 
+use super::common::rt_fail;
 use super::common::{self, PARAM_INVALID};
+use super::common::{device_range, launch_op};
 use super::op_attr::attrs_of;
 use super::op_desc::{self, DataBuffer, TensorDesc, dtype_name};
-use super::op_launch::{self, LaunchInput, LaunchOutput, Source};
 use super::stream::takes_host_work;
 use crate::faults;
 use crate::ops::{self, AttrValue, Attrs, DType, TensorSpec};
 use crate::recent_error::{fail, record};
 use crate::rt::handles::{self, Lookup, Registry, Table};
+use crate::rt::op::{LaunchInput, LaunchOutput, Source};
 use acl_sys::{
     ACL_ERROR_INVALID_PARAM, ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_OUTPUT_NOT_MATCH,
     ACL_ERROR_UNSUPPORTED_DATA_TYPE, ACL_SUCCESS, aclDataBuffer, aclError, aclOpCompileFlag,
@@ -273,8 +275,12 @@ pub(crate) fn plan(
         inputs.push((spec, constant));
     }
     let specs: Vec<TensorSpec> = inputs.iter().map(|(s, _)| s.clone()).collect();
-    let mut inferred = ops::infer(op_type, &specs, &attrs)
-        .map_err(|e| fail(e.code(), format!("{function}: {op_type}: {}", e.message())))?;
+    let mut inferred = ops::infer(op_type, &specs, &attrs).map_err(|e| {
+        fail(
+            super::common::op_error_code(&e),
+            format!("{function}: {op_type}: {}", e.message()),
+        )
+    })?;
     let unknown = inferred.iter().any(|o| o.shape.iter().any(|&x| x < 0));
     if unknown && inputs.iter().any(|(_, c)| c.is_some()) {
         // Output shapes that depend on input values (axes, perm, dims):
@@ -298,8 +304,12 @@ pub(crate) fn plan(
                 data: c.as_deref().unwrap_or(filler),
             })
             .collect();
-        inferred = ops::infer_with_values(op_type, &with_values, &attrs)
-            .map_err(|e| fail(e.code(), format!("{function}: {op_type}: {}", e.message())))?;
+        inferred = ops::infer_with_values(op_type, &with_values, &attrs).map_err(|e| {
+            fail(
+                super::common::op_error_code(&e),
+                format!("{function}: {op_type}: {}", e.message()),
+            )
+        })?;
     }
     if inferred.len() != out.len() {
         return Err(fail(
@@ -414,8 +424,7 @@ fn bind_and_launch(
                     ),
                 );
             }
-            match op_launch::device_range(function, &format!("input {i}"), b.addr, need, ctx.device)
-            {
+            match device_range(function, &format!("input {i}"), b.addr, need, ctx.device) {
                 Ok(Some(at)) => Source::Device {
                     addr: b.addr,
                     at,
@@ -446,13 +455,7 @@ fn bind_and_launch(
                 ),
             );
         }
-        let dst = match op_launch::device_range(
-            function,
-            &format!("output {i}"),
-            b.addr,
-            need,
-            ctx.device,
-        ) {
+        let dst = match device_range(function, &format!("output {i}"), b.addr, need, ctx.device) {
             Ok(at) => at.map(|at| (b.addr, at)),
             Err(rc) => return rc,
         };
@@ -462,7 +465,7 @@ fn bind_and_launch(
             strides: None,
         });
     }
-    op_launch::launch(
+    launch_op(
         function,
         &s,
         plan.op_type.clone(),
@@ -490,8 +493,7 @@ fn host_inputs(
             b.size,
             crate::check::Use::Read,
         )];
-        crate::check::host_access(function, &read)
-            .map_err(|(code, msg)| fail(code, format!("{function}: {msg}")))?;
+        crate::check::host_access(function, &read).map_err(|e| rt_fail(function, e))?;
         let table = crate::state::memory().read();
         if let Err(e) = table.check_range(b.addr, b.size) {
             return Err(fail(
@@ -807,8 +809,12 @@ pub unsafe extern "C" fn aclopInferShape(
             .enumerate()
             .map(|(i, d)| input_spec(F, &op_type, i, d))
             .collect::<Result<Vec<_>, _>>()?;
-        let inferred = ops::infer(&op_type, &specs, &attrs)
-            .map_err(|e| fail(e.code(), format!("{F}: {op_type}: {}", e.message())))?;
+        let inferred = ops::infer(&op_type, &specs, &attrs).map_err(|e| {
+            fail(
+                super::common::op_error_code(&e),
+                format!("{F}: {op_type}: {}", e.message()),
+            )
+        })?;
         if inferred.len() != out_d.len() {
             return Err(fail(
                 ACL_ERROR_OP_OUTPUT_NOT_MATCH,

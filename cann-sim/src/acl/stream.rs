@@ -34,11 +34,13 @@
 //! - A fault of queued work is returned by the next synchronisation or query
 //!   of the stream (see `rt::stream`), with the failing task in the message.
 
+use super::common::code;
+use super::common::rt_fail;
 use super::common::{self, PARAM_INVALID};
 use crate::faults;
 use crate::recent_error::fail;
+use crate::rt;
 use crate::rt::stream::{Stream, TaskKind};
-use crate::rt::{self, code};
 use acl_sys::{
     ACL_ERROR_API_NOT_SUPPORT, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
     ACL_EVENT_DEVICE_USE_ONLY, ACL_STREAM_CPU_SCHEDULE, ACL_STREAM_DEVICE_USE_ONLY,
@@ -63,7 +65,7 @@ pub const LEAST_PRIORITY: i32 = 7;
 
 /// Refuses host work on a stream that takes none.
 pub(crate) fn takes_host_work(function: &str, s: &Stream) -> Result<(), aclError> {
-    if !s.is_non_host() {
+    if !common::is_non_host(s) {
         return Ok(());
     }
     Err(fail(
@@ -107,10 +109,10 @@ pub(crate) unsafe fn create(
     match rt::create_stream(&ctx, priority, flags) {
         Ok(s) => {
             // SAFETY: checked non-null; the caller passes a writable handle.
-            unsafe { *stream = s.handle() };
+            unsafe { *stream = s.handle() as aclrtStream };
             ACL_SUCCESS
         }
-        Err((code, msg)) => fail(code, format!("{function}: {msg}")),
+        Err(e) => rt_fail(function, e),
     }
 }
 
@@ -214,7 +216,7 @@ fn synchronize(function: &str, stream: aclrtStream, timeout: i32, check_zero: bo
     };
     let ctx = tri!(common::current(function));
     let s = common::or_default(s, &ctx);
-    if s.is_non_host() {
+    if common::is_non_host(&s) {
         return ACL_SUCCESS;
     }
     tri!(common::not_inside_own_callback(function, &s));
@@ -277,7 +279,7 @@ pub extern "C" fn aclrtSynchronizeDevice() -> aclError {
         .lock()
         .all()
         .into_iter()
-        .filter(|s| s.device == ctx.device && !s.is_non_host())
+        .filter(|s| s.device == ctx.device && !common::is_non_host(s))
         .collect();
     let mut first = None;
     for s in &streams {
@@ -318,7 +320,7 @@ pub unsafe extern "C" fn aclrtStreamQuery(
     let s = tri!(common::stream_arg(F, stream));
     let ctx = tri!(common::current(F));
     let s = common::or_default(s, &ctx);
-    let done = if s.is_non_host() {
+    let done = if common::is_non_host(&s) {
         true
     } else {
         match s.query() {
@@ -367,7 +369,7 @@ pub unsafe extern "C" fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtE
             ),
         );
     }
-    if !e.is_waitable() {
+    if !super::event::is_waitable(&e) {
         return fail(
             code(ACL_ERROR_RT_FEATURE_NOT_SUPPORT),
             format!(
@@ -386,7 +388,7 @@ pub unsafe extern "C" fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtE
     };
     match s.enqueue(|_| TaskKind::Wait(record)) {
         Ok(_) => ACL_SUCCESS,
-        Err((code, msg)) => fail(code, format!("{F}: {msg}")),
+        Err(e) => rt_fail(F, e),
     }
 }
 

@@ -1,10 +1,11 @@
 //! The handle table of the aclnn objects, argument checks, executors (the
 //! plan `GetWorkspaceSize` makes) and their launch on a stream.
 
-use crate::acl::op_launch::{self, LaunchInput, LaunchOutput, Source};
+use crate::acl::common::{device_range, launch_op};
 use crate::ops::{self, Attrs, DType, TensorSpec};
 use crate::recent_error::fail;
 use crate::rt::handles::{Lookup, Registry};
+use crate::rt::op::{LaunchInput, LaunchOutput, Source, span_bytes};
 use acl_sys::aclnn::{
     ACLNN_ERR_INNER_FIND_KERNEL_ERROR, ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR,
     ACLNN_ERR_RUNTIME_ERROR, ACLNN_SUCCESS, aclOpExecutor, aclnnStatus,
@@ -590,11 +591,11 @@ fn run(function: &'static str, plan: &Plan, stream: aclrtStream) -> Result<(), i
                 },
             },
             PlanIn::Device(v) => {
-                let at = op_launch::device_range(
+                let at = device_range(
                     function,
                     &format!("input {i}"),
                     v.addr,
-                    op_launch::span_bytes(&v.spec, v.strides.as_deref()),
+                    span_bytes(&v.spec, v.strides.as_deref()),
                     ctx.device,
                 )?;
                 LaunchInput {
@@ -612,11 +613,11 @@ fn run(function: &'static str, plan: &Plan, stream: aclrtStream) -> Result<(), i
         });
     }
     let v = &plan.output;
-    let at = op_launch::device_range(
+    let at = device_range(
         function,
         "out",
         v.addr,
-        op_launch::span_bytes(&v.spec, v.strides.as_deref()),
+        span_bytes(&v.spec, v.strides.as_deref()),
         ctx.device,
     )?;
     let outputs = vec![LaunchOutput {
@@ -624,7 +625,7 @@ fn run(function: &'static str, plan: &Plan, stream: aclrtStream) -> Result<(), i
         dst: at.map(|at| (v.addr, at)),
         strides: v.strides.clone(),
     }];
-    let rc = op_launch::launch(
+    let rc = launch_op(
         function,
         &s,
         plan.op_type.to_string(),

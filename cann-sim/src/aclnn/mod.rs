@@ -16,7 +16,7 @@
 //!   once (or is released with `aclDestroyAclOpExecutor`).
 //! - **`aclnnXxx`** validates the memory (live device memory of the current
 //!   context's device) and queues the kernel on the stream through the path
-//!   `aclopExecuteV2` uses (`acl::op_launch`). A runtime failure (bad stream,
+//!   `aclopExecuteV2` uses (`rt::op`). A runtime failure (bad stream,
 //!   no context, bad memory) is `ACLNN_ERR_RUNTIME_ERROR` (361001) with the
 //!   runtime's message recorded; faults of the queued kernel are reported by
 //!   the next synchronisation, as for aclop.

@@ -1,6 +1,6 @@
 //! DCMI initialisation, versions, enumeration and id mapping.
 //!
-//! The simulated machine (`crate::config`) is seen as the driver sees it:
+//! The simulated machine ([`crate::machine`]) is seen as the driver sees it:
 //! every *physical* device, whatever the calling process's
 //! `ASCEND_RT_VISIBLE_DEVICES` (that variable renumbers devices for
 //! AscendCL, not for the management interface). Physical device `p` is chip
@@ -15,6 +15,7 @@
 //! out-pointer is `DCMI_ERR_CODE_INVALID_PARAMETER` (-8001); the reason is
 //! recorded for `aclGetRecentErrMsg`.
 
+use crate::machine::{self, Machine};
 use crate::recent_error::fail;
 use core::ffi::{c_char, c_int, c_uint};
 use dcmi_sys::{
@@ -22,123 +23,26 @@ use dcmi_sys::{
     DCMI_ERR_CODE_INVALID_PARAMETER, DCMI_ERR_CODE_NOT_REDAY, DCMI_OK, MCU_TYPE, NPU_TYPE,
     dcmi_unit_type,
 };
-use std::sync::atomic::{AtomicBool, Ordering};
-
-static INITIALIZED: AtomicBool = AtomicBool::new(false);
 
 /// The version string `dcmi_get_dcmi_version` and `dcmi_get_driver_version`
 /// report.
 pub const VERSION: &str = concat!("cann-sim ", env!("CARGO_PKG_VERSION"));
 
-/// What the simulator knows about the configured SoC.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Model {
-    /// Chips on one card (2 on Atlas A3, 1 elsewhere).
-    pub chips_per_card: u32,
-    /// The chip name DCMI reports (`910B3`).
-    pub chip_name: String,
-    /// AI Cores per chip.
-    pub aicore_count: u32,
-    /// HBM (Atlas A2/A3 training parts) or DDR (310P) device memory.
-    pub has_hbm: bool,
-    /// `dcmi_get_device_multi_utilization_rate` is supported (A2 and later).
-    pub multi_utilization: bool,
-    /// The PCI device id.
-    pub pci_device_id: c_uint,
-}
-
-impl Model {
-    pub(crate) fn of(soc: &str) -> Model {
-        let chip_name = soc.strip_prefix("Ascend").unwrap_or(soc).to_string();
-        let a3 = chip_name.starts_with("910_93");
-        let p310 = chip_name.starts_with("310");
-        let aicore_count = match chip_name.as_str() {
-            "910B1" | "910B2" | "910B2C" => 24,
-            _ if a3 => 24,
-            _ if p310 => 8,
-            _ => 20,
-        };
-        Model {
-            chips_per_card: if a3 { 2 } else { 1 },
-            chip_name,
-            aicore_count,
-            has_hbm: !p310,
-            multi_utilization: !p310,
-            pci_device_id: if p310 { 0xd500 } else { 0xd802 },
-        }
-    }
-}
-
-/// The simulated machine as DCMI sees it.
-pub(crate) struct Machine {
-    pub config: &'static crate::config::Config,
-    pub model: Model,
-}
-
-impl Machine {
-    pub fn cards(&self) -> u32 {
-        self.config
-            .physical_devices
-            .div_ceil(self.model.chips_per_card)
-    }
-
-    pub fn chips_in(&self, card: u32) -> u32 {
-        let first = card * self.model.chips_per_card;
-        self.config
-            .physical_devices
-            .saturating_sub(first)
-            .min(self.model.chips_per_card)
-    }
-
-    pub fn physical(&self, card: u32, chip: u32) -> u32 {
-        card * self.model.chips_per_card + chip
-    }
-
-    pub fn card_chip(&self, physical: u32) -> (u32, u32) {
-        (
-            physical / self.model.chips_per_card,
-            physical % self.model.chips_per_card,
-        )
-    }
-
-    pub fn hbm_total_bytes(&self) -> u64 {
-        self.config.hbm_bytes
-    }
-}
-
-/// The simulated machine as the driver sees it: the `CANN_SIM_*`
-/// configuration without `ASCEND_RT_VISIBLE_DEVICES`, which renumbers
-/// devices for AscendCL only (so a wrong list does not hide the machine from
-/// the management interface, as on hardware).
-fn dcmi_config() -> Result<&'static crate::config::Config, &'static str> {
-    static CONFIG: std::sync::LazyLock<Result<crate::config::Config, String>> =
-        std::sync::LazyLock::new(|| {
-            crate::config::Config::from_vars(|name| {
-                (name != "ASCEND_RT_VISIBLE_DEVICES")
-                    .then(|| std::env::var(name).ok().filter(|v| !v.is_empty()))
-                    .flatten()
-            })
-        });
-    CONFIG.as_ref().map_err(String::as_str)
-}
-
 /// The machine, once `dcmi_init` has succeeded; otherwise the code to return
 /// (recorded with a message naming `function`).
 pub(crate) fn machine(function: &str) -> Result<Machine, c_int> {
-    if !INITIALIZED.load(Ordering::Acquire) {
+    if !machine::initialized() {
         return Err(fail(
             DCMI_ERR_CODE_NOT_REDAY,
             format!("{function}: DCMI is not initialised; call dcmi_init first"),
         ));
     }
-    let config = dcmi_config().map_err(|msg| {
+    machine::get().map_err(|msg| {
         fail(
             DCMI_ERR_CODE_INNER_ERR,
             format!("{function}: cann-sim configuration: {msg}"),
         )
-    })?;
-    let model = Model::of(&config.soc_name);
-    Ok(Machine { config, model })
+    })
 }
 
 /// The physical id of (card, device), or the DCMI error for an id out of
@@ -241,14 +145,13 @@ unsafe fn put_str(function: &str, buf: *mut c_char, len: usize, text: &str) -> R
 /// (`CANN_SIM_*`) is malformed.
 #[unsafe(no_mangle)]
 pub extern "C" fn dcmi_init() -> c_int {
-    if let Err(msg) = dcmi_config() {
-        return fail(
+    match machine::init() {
+        Ok(()) => DCMI_OK,
+        Err(msg) => fail(
             DCMI_ERR_CODE_INNER_ERR,
             format!("dcmi_init: cann-sim configuration: {msg}"),
-        );
+        ),
     }
-    INITIALIZED.store(true, Ordering::Release);
-    DCMI_OK
 }
 
 /// `dcmi_get_dcmi_version`: the library version (`cann-sim <version>`);
@@ -545,28 +448,4 @@ pub unsafe extern "C" fn dcmi_get_card_id_device_id_from_phyid(
             put(F, "device_id", device_id, chip as c_int)
         }
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn models_follow_the_soc_name() {
-        let b3 = Model::of("Ascend910B3");
-        assert_eq!(
-            (b3.chips_per_card, b3.chip_name.as_str(), b3.aicore_count),
-            (1, "910B3", 20)
-        );
-        let a3 = Model::of("Ascend910_9391");
-        assert_eq!(
-            (a3.chips_per_card, a3.aicore_count, a3.has_hbm),
-            (2, 24, true)
-        );
-        let p = Model::of("Ascend310P3");
-        assert_eq!(
-            (p.chips_per_card, p.has_hbm, p.multi_utilization),
-            (1, false, false)
-        );
-    }
 }

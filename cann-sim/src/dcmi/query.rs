@@ -13,7 +13,8 @@
 //! A3 parts (they have HBM only), DDR clocks and bandwidth there, and
 //! `dcmi_get_device_multi_utilization_rate` on a 310P.
 
-use super::device::{Machine, chip, code, put};
+use super::device::{chip, code, put};
+use crate::machine::Machine;
 use crate::recent_error::fail;
 use crate::telemetry::{self, DeviceLoad};
 use core::ffi::{c_int, c_uint};

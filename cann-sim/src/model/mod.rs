@@ -49,24 +49,30 @@
 //!   `ascend_mbatch_shape_data` (`ACL_DYNAMIC_TENSOR_NAME`), as ATC adds.
 //!
 //! Loading checks the file fully and never panics: each problem is a
-//! [`LoadError`] with the real code and a message naming it:
+//! [`LoadError`] with its [`LoadErrorKind`] and a message naming it. The
+//! AscendCL exports return the real code of each kind
+//! (`cann_sim::acl::load_error_code`):
 //!
-//! | problem | code |
-//! |---|---|
-//! | the file cannot be opened (missing, a directory) | `ACL_ERROR_INVALID_FILE` (100003) |
-//! | reading it fails | `ACL_ERROR_READ_MODEL_FAILURE` (100014) |
-//! | empty, or larger than 1 GiB; a tensor over 2 GiB | `ACL_ERROR_MODEL_SIZE_INVALID` (100015) |
-//! | not JSON (syntax error, truncated, not UTF-8) | `ACL_ERROR_DESERIALIZE_MODEL` (100012) |
-//! | JSON, but not a `cann-sim-model` object | `ACL_ERROR_PARSE_FILE` (100006) |
-//! | a required field is missing | `ACL_ERROR_MODEL_MISSING_ATTR` (100016) |
-//! | anything else invalid (types, names, shapes, graph, ops, gears) | `ACL_ERROR_PARSE_MODEL` (100013) |
+//! | problem | kind | code |
+//! |---|---|---|
+//! | the file cannot be opened (missing, a directory) | `OpenFile` | `ACL_ERROR_INVALID_FILE` (100003) |
+//! | reading it fails | `ReadFile` | `ACL_ERROR_READ_MODEL_FAILURE` (100014) |
+//! | empty, or larger than 1 GiB; a tensor over 2 GiB | `Size` | `ACL_ERROR_MODEL_SIZE_INVALID` (100015) |
+//! | not JSON (syntax error, truncated, not UTF-8) | `NotJson` | `ACL_ERROR_DESERIALIZE_MODEL` (100012) |
+//! | JSON, but not a `cann-sim-model` object | `NotAModel` | `ACL_ERROR_PARSE_FILE` (100006) |
+//! | a required field is missing | `MissingField` | `ACL_ERROR_MODEL_MISSING_ATTR` (100016) |
+//! | anything else invalid (types, names, shapes, graph, ops, gears) | `Invalid` | `ACL_ERROR_PARSE_MODEL` (100013) |
+//! | a shape only known from a constant's values | `NotSupported` | `ACL_ERROR_API_NOT_SUPPORT` (200001) |
 
 mod exec;
+pub(crate) mod loaded;
 mod parse;
 
 pub use exec::run_on_host;
-pub(crate) use exec::{Gear, Memory, execute};
-pub use parse::{DYNAMIC_INPUT, Model, Tensor, dtype_by_name, dtype_name, parse};
+pub use parse::{
+    DYNAMIC_INPUT, Format, MAX_BATCH_GEARS, MAX_DIMS, MAX_HW_GEARS, MAX_NAME_BYTES, Model, Tensor,
+    dtype_by_name, dtype_name, parse,
+};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -186,18 +192,42 @@ impl ModelDesc {
     }
 }
 
-/// Why a model cannot be loaded: the `aclError` and a message.
+/// What kind of problem keeps a model from loading (see the module
+/// documentation for each kind's code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LoadErrorKind {
+    /// The file cannot be opened, or is not a regular file.
+    OpenFile,
+    /// Reading the file fails.
+    ReadFile,
+    /// Writing the file fails ([`write()`]).
+    WriteFile,
+    /// Empty, or too large; a tensor too large.
+    Size,
+    /// Not JSON.
+    NotJson,
+    /// JSON, but not a `cann-sim-model` object.
+    NotAModel,
+    /// A required field is missing.
+    MissingField,
+    /// Anything else invalid.
+    Invalid,
+    /// A shape the simulator's inference cannot know.
+    NotSupported,
+}
+
+/// Why a model cannot be loaded: what kind of problem, and a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoadError {
-    /// The code (`ACL_ERROR_*`).
-    pub code: i32,
+    /// What kind of problem.
+    pub kind: LoadErrorKind,
     /// What is wrong.
     pub message: String,
 }
 
 impl std::fmt::Display for LoadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} ({})", self.message, self.code)
+        write!(f, "{} ({:?})", self.message, self.kind)
     }
 }
 
@@ -208,12 +238,12 @@ impl std::error::Error for LoadError {}
 /// # Errors
 ///
 /// The [`LoadError`] the model would fail to load with, or the I/O error
-/// (as a `LoadError` with `ACL_ERROR_WRITE_FILE`, 100004).
+/// (as a `LoadError` of kind [`LoadErrorKind::WriteFile`]).
 pub fn write(desc: &ModelDesc, path: impl AsRef<Path>) -> Result<(), LoadError> {
     let bytes = desc.to_bytes();
     parse(&bytes)?;
     std::fs::write(path.as_ref(), bytes).map_err(|e| LoadError {
-        code: acl_sys::ACL_ERROR_WRITE_FILE,
+        kind: LoadErrorKind::WriteFile,
         message: format!("cannot write {}: {e}", path.as_ref().display()),
     })
 }
@@ -227,16 +257,16 @@ pub fn load_file(path: &Path) -> Result<Model, LoadError> {
     use std::io::Read;
     let shown = path.display();
     let mut f = std::fs::File::open(path).map_err(|e| LoadError {
-        code: acl_sys::ACL_ERROR_INVALID_FILE,
+        kind: LoadErrorKind::OpenFile,
         message: format!("cannot open the model file {shown}: {e}"),
     })?;
     let meta = f.metadata().map_err(|e| LoadError {
-        code: acl_sys::ACL_ERROR_READ_MODEL_FAILURE,
+        kind: LoadErrorKind::ReadFile,
         message: format!("cannot read the model file {shown}: {e}"),
     })?;
     if !meta.is_file() {
         return Err(LoadError {
-            code: acl_sys::ACL_ERROR_INVALID_FILE,
+            kind: LoadErrorKind::OpenFile,
             message: format!("the model path {shown} is not a regular file"),
         });
     }
@@ -245,18 +275,18 @@ pub fn load_file(path: &Path) -> Result<Model, LoadError> {
     }
     let mut bytes = Vec::new();
     f.read_to_end(&mut bytes).map_err(|e| LoadError {
-        code: acl_sys::ACL_ERROR_READ_MODEL_FAILURE,
+        kind: LoadErrorKind::ReadFile,
         message: format!("cannot read the model file {shown}: {e}"),
     })?;
     parse(&bytes).map_err(|e| LoadError {
-        code: e.code,
+        kind: e.kind,
         message: format!("{shown}: {}", e.message),
     })
 }
 
 fn size_error(len: u64) -> LoadError {
     LoadError {
-        code: acl_sys::ACL_ERROR_MODEL_SIZE_INVALID,
+        kind: LoadErrorKind::Size,
         message: if len == 0 {
             "the model is empty (0 bytes)".into()
         } else {

@@ -2,14 +2,10 @@
 //! description `aclmdlGetDesc` answers, and the plan the executor runs
 //! (where each tensor lives, its shape at each gear).
 
-use super::{FORMAT, LoadError, MAX_MODEL_BYTES, MAX_TENSOR_BYTES, ModelDesc, VERSION};
-use crate::ops::{self, AttrValue, Attrs, DType, TensorSpec};
-use acl_sys::{
-    ACL_ERROR_API_NOT_SUPPORT, ACL_ERROR_DESERIALIZE_MODEL, ACL_ERROR_MODEL_MISSING_ATTR,
-    ACL_ERROR_MODEL_SIZE_INVALID, ACL_ERROR_PARSE_FILE, ACL_ERROR_PARSE_MODEL, ACL_FORMAT_NCHW,
-    ACL_FORMAT_ND, ACL_FORMAT_NHWC, ACL_MAX_BATCH_NUM, ACL_MAX_DIM_CNT, ACL_MAX_HW_NUM,
-    ACL_MAX_TENSOR_NAME_LEN,
+use super::{
+    FORMAT, LoadError, LoadErrorKind, MAX_MODEL_BYTES, MAX_TENSOR_BYTES, ModelDesc, VERSION,
 };
+use crate::ops::{self, AttrValue, Attrs, DType, TensorSpec};
 use std::collections::HashMap;
 
 /// The name of the extra input of a model with gears (`ACL_DYNAMIC_TENSOR_NAME`).
@@ -28,13 +24,36 @@ pub struct Tensor {
     pub name: String,
     /// Its element type.
     pub dtype: DType,
-    /// `aclFormat`.
-    pub format: i32,
+    /// Its layout.
+    pub format: Format,
     /// Dimensions; `-1` for the ones a gear sets.
     pub dims: Vec<i64>,
     /// Bytes at the largest gear (`aclmdlGetInputSizeByIndex`).
     pub size: usize,
 }
+
+/// The layouts of a model's inputs and outputs (`aclFormat`'s `ND`, `NCHW`,
+/// `NHWC`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// No layout (`ND`).
+    Nd,
+    /// `NCHW`.
+    Nchw,
+    /// `NHWC`.
+    Nhwc,
+}
+
+/// The longest tensor name, in bytes (the C API's name buffers hold
+/// `ACL_MAX_TENSOR_NAME_LEN` = 128 bytes with the NUL).
+pub const MAX_NAME_BYTES: usize = 127;
+/// The most dimensions of a tensor (`ACL_MAX_DIM_CNT`, the size of
+/// `aclmdlIODims`).
+pub const MAX_DIMS: usize = 128;
+/// The most batch gears (`ACL_MAX_BATCH_NUM`, the size of `aclmdlBatch`).
+pub const MAX_BATCH_GEARS: usize = 128;
+/// The most height-width gears (`ACL_MAX_HW_NUM`, the size of `aclmdlHW`).
+pub const MAX_HW_GEARS: usize = 128;
 
 /// Where a tensor of the graph lives when the model runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,15 +152,15 @@ impl Model {
     }
 }
 
-fn err(code: i32, message: impl Into<String>) -> LoadError {
+fn err(kind: LoadErrorKind, message: impl Into<String>) -> LoadError {
     LoadError {
-        code,
+        kind,
         message: message.into(),
     }
 }
 
 fn bad(message: impl Into<String>) -> LoadError {
-    err(ACL_ERROR_PARSE_MODEL, message)
+    err(LoadErrorKind::Invalid, message)
 }
 
 /// The element type named `name`.
@@ -175,11 +194,11 @@ pub fn dtype_name(d: DType) -> &'static str {
     }
 }
 
-fn format_by_name(name: &str) -> Option<i32> {
+fn format_by_name(name: &str) -> Option<Format> {
     Some(match name {
-        "ND" => ACL_FORMAT_ND,
-        "NCHW" => ACL_FORMAT_NCHW,
-        "NHWC" => ACL_FORMAT_NHWC,
+        "ND" => Format::Nd,
+        "NCHW" => Format::Nchw,
+        "NHWC" => Format::Nhwc,
         _ => return None,
     })
 }
@@ -188,10 +207,9 @@ fn check_name(what: &str, name: &str) -> Result<(), LoadError> {
     if name.is_empty() {
         return Err(bad(format!("{what} has an empty name")));
     }
-    if name.len() >= ACL_MAX_TENSOR_NAME_LEN as usize || name.contains('\0') {
+    if name.len() > MAX_NAME_BYTES || name.contains('\0') {
         return Err(bad(format!(
-            "{what} {name:?}: names are at most {} bytes, without NUL",
-            ACL_MAX_TENSOR_NAME_LEN - 1
+            "{what} {name:?}: names are at most {MAX_NAME_BYTES} bytes, without NUL"
         )));
     }
     Ok(())
@@ -207,9 +225,9 @@ fn dtype_of(what: &str, name: &str) -> Result<DType, LoadError> {
 }
 
 fn check_rank(what: &str, shape: &[i64]) -> Result<(), LoadError> {
-    if shape.len() > ACL_MAX_DIM_CNT as usize {
+    if shape.len() > MAX_DIMS {
         return Err(bad(format!(
-            "{what} has {} dimensions; at most {ACL_MAX_DIM_CNT}",
+            "{what} has {} dimensions; at most {MAX_DIMS}",
             shape.len()
         )));
     }
@@ -223,7 +241,7 @@ fn tensor_bytes(what: &str, spec: &TensorSpec) -> Result<usize, LoadError> {
         // than an attribute): the real runtime's shape inference reads the
         // constant; cann-sim's infers from shapes and attributes only.
         return Err(err(
-            ACL_ERROR_API_NOT_SUPPORT,
+            LoadErrorKind::NotSupported,
             format!(
                 "{what} has unknown dimensions {:?}: its shape depends on the values of a                  constant input (perm, axes or dims), which cann-sim's shape inference does not                  read; give them as the node's attributes",
                 spec.shape
@@ -233,7 +251,7 @@ fn tensor_bytes(what: &str, spec: &TensorSpec) -> Result<usize, LoadError> {
     match spec.checked_bytes() {
         Some(b) if b <= MAX_TENSOR_BYTES => Ok(b),
         _ => Err(err(
-            ACL_ERROR_MODEL_SIZE_INVALID,
+            LoadErrorKind::Size,
             format!(
                 "{what} of shape {:?} is larger than the {MAX_TENSOR_BYTES} bytes a cann-sim \
                  tensor may have",
@@ -359,7 +377,7 @@ pub fn parse(bytes: &[u8]) -> Result<Model, LoadError> {
     }
     let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
         err(
-            ACL_ERROR_DESERIALIZE_MODEL,
+            LoadErrorKind::NotJson,
             format!("the model is not valid JSON: {e}"),
         )
     })?;
@@ -367,13 +385,13 @@ pub fn parse(bytes: &[u8]) -> Result<Model, LoadError> {
         Some(FORMAT) => {}
         Some(other) => {
             return Err(err(
-                ACL_ERROR_PARSE_FILE,
+                LoadErrorKind::NotAModel,
                 format!("the model's format is {other:?}, not {FORMAT:?}"),
             ));
         }
         None => {
             return Err(err(
-                ACL_ERROR_PARSE_FILE,
+                LoadErrorKind::NotAModel,
                 format!(
                     "not a cann-sim model: a JSON object with \"format\": {FORMAT:?} is expected \
                      (real .om files cannot be loaded by the simulator)"
@@ -385,7 +403,7 @@ pub fn parse(bytes: &[u8]) -> Result<Model, LoadError> {
         let m = e.to_string();
         if m.starts_with("missing field") {
             err(
-                ACL_ERROR_MODEL_MISSING_ATTR,
+                LoadErrorKind::MissingField,
                 format!("the model is missing an attribute: {m}"),
             )
         } else {
@@ -411,7 +429,7 @@ enum GearKind<'a> {
     Dims(&'a [u64]),
 }
 
-fn gear_dims(dims: &[i64], format: i32, g: GearKind<'_>, offset: usize) -> Vec<i64> {
+fn gear_dims(dims: &[i64], format: Format, g: GearKind<'_>, offset: usize) -> Vec<i64> {
     let mut out = dims.to_vec();
     match g {
         GearKind::Static => {}
@@ -426,7 +444,7 @@ fn gear_dims(dims: &[i64], format: i32, g: GearKind<'_>, offset: usize) -> Vec<i
             }
         }
         GearKind::Hw(h, w) => {
-            let (hi, wi) = if format == ACL_FORMAT_NHWC {
+            let (hi, wi) = if format == Format::Nhwc {
                 (1, 2)
             } else {
                 (2, 3)
@@ -463,8 +481,8 @@ fn validate(desc: ModelDesc) -> Result<Model, LoadError> {
         ));
     }
     let gears: Vec<GearKind> = if !desc.dynamic_batch.is_empty() {
-        if desc.dynamic_batch.len() > ACL_MAX_BATCH_NUM as usize {
-            return Err(bad(format!("more than {ACL_MAX_BATCH_NUM} batch gears")));
+        if desc.dynamic_batch.len() > MAX_BATCH_GEARS {
+            return Err(bad(format!("more than {MAX_BATCH_GEARS} batch gears")));
         }
         for (i, &b) in desc.dynamic_batch.iter().enumerate() {
             if b == 0 || b > i32::MAX as u64 || desc.dynamic_batch[..i].contains(&b) {
@@ -479,10 +497,8 @@ fn validate(desc: ModelDesc) -> Result<Model, LoadError> {
             .map(|&b| GearKind::Batch(b))
             .collect()
     } else if !desc.dynamic_hw.is_empty() {
-        if desc.dynamic_hw.len() > ACL_MAX_HW_NUM as usize {
-            return Err(bad(format!(
-                "more than {ACL_MAX_HW_NUM} height-width gears"
-            )));
+        if desc.dynamic_hw.len() > MAX_HW_GEARS {
+            return Err(bad(format!("more than {MAX_HW_GEARS} height-width gears")));
         }
         for (i, &[h, w]) in desc.dynamic_hw.iter().enumerate() {
             if h == 0
@@ -567,11 +583,11 @@ fn validate(desc: ModelDesc) -> Result<Model, LoadError> {
                 let ok = match gears[0] {
                     GearKind::Static => false,
                     GearKind::Batch(_) => d == 0,
-                    GearKind::Dims(_) => format == ACL_FORMAT_ND,
+                    GearKind::Dims(_) => format == Format::Nd,
                     GearKind::Hw(..) => {
                         io.shape.len() == 4
-                            && format != ACL_FORMAT_ND
-                            && if format == ACL_FORMAT_NHWC {
+                            && format != Format::Nd
+                            && if format == Format::Nhwc {
                                 d == 1 || d == 2
                             } else {
                                 d == 2 || d == 3
@@ -729,10 +745,7 @@ fn validate(desc: ModelDesc) -> Result<Model, LoadError> {
                 None => {
                     let offset = work.div_ceil(ALIGN) * ALIGN;
                     work = offset.checked_add(max).ok_or_else(|| {
-                        err(
-                            ACL_ERROR_MODEL_SIZE_INVALID,
-                            "the work memory size overflows",
-                        )
+                        err(LoadErrorKind::Size, "the work memory size overflows")
                     })?;
                     Loc::Work(offset)
                 }
@@ -811,7 +824,7 @@ fn validate(desc: ModelDesc) -> Result<Model, LoadError> {
         inputs.push(super::Tensor {
             name: DYNAMIC_INPUT.into(),
             dtype: DType::I64,
-            format: ACL_FORMAT_ND,
+            format: Format::Nd,
             dims: vec![count],
             size: 8 * count as usize,
         });

@@ -313,7 +313,7 @@ fn unknown_op_type_is_not_found_and_lists_the_supported_ones() {
     };
     assert!(msg.starts_with("op type Conv2D is not supported by cann-sim; supported: Abs, Add,"));
     assert!(msg.contains("MatMul") && msg.contains("ZerosLike"));
-    assert_eq!(e.code(), 100024);
+    assert!(matches!(e, OpError::NotFound(_)), "{e:?}");
     assert!(matches!(
         infer("addn", &[], &no_attrs()),
         Err(OpError::NotFound(_))
@@ -328,7 +328,7 @@ fn wrong_input_count_is_an_input_error_naming_the_expected_inputs() {
         e,
         OpError::Input("Add: expects 2 inputs (x1, x2), got 1".into())
     );
-    assert_eq!(e.code(), 100021);
+    assert!(matches!(e, OpError::Input(_)), "{e:?}");
     let e = expect_err(exec("MatMul", &[&x, &x, &x, &x], &no_attrs()));
     assert_eq!(
         e,
@@ -380,7 +380,7 @@ fn output_spec_or_buffer_that_does_not_match_inference_is_an_output_error() {
         }];
         let e = run("Add", &inputs, &no_attrs(), &mut outs).unwrap_err();
         assert_eq!(e, OpError::Output(want.into()));
-        assert_eq!(e.code(), 100022);
+        assert!(matches!(e, OpError::Output(_)), "{e:?}");
         assert!(data.iter().all(|&b| b == 7), "nothing written on error");
     };
     check(
@@ -496,7 +496,7 @@ fn ill_typed_or_missing_attributes_are_attr_errors() {
         e,
         OpError::Attr("ReduceSum: attribute keep_dims must be a bool, got Int(1)".into())
     );
-    assert_eq!(e.code(), 100023);
+    assert!(matches!(e, OpError::Attr(_)), "{e:?}");
     let e = expect_err(exec(
         "MatMul",
         &[&x, &x],
@@ -692,7 +692,7 @@ fn binary_ops_reject_unsupported_dtypes_with_a_dtype_error() {
                 .into()
         )
     );
-    assert_eq!(e.code(), 100026);
+    assert!(matches!(e, OpError::DType(_)), "{e:?}");
 }
 
 #[test]
@@ -2003,7 +2003,7 @@ fn axpy_adds_alpha_times_x2_with_broadcasting_and_needs_integral_alpha_for_integ
         }],
     )
     .unwrap_err();
-    assert_eq!(e.code(), 100023, "{}", e.message());
+    assert!(matches!(e, OpError::Attr(_)), "{}", e.message());
     let three = Attrs::from([("alpha".to_string(), AttrValue::Float(3.0))]);
     run(
         "Axpy",

@@ -55,9 +55,10 @@ impl Context {
         }
     }
 
-    /// The C handle.
-    pub fn handle(self: &Arc<Self>) -> *mut std::ffi::c_void {
-        Arc::as_ptr(self).cast_mut().cast()
+    /// Its handle: its address, under which the handle table knows it
+    /// (the exports give it to C as an opaque pointer).
+    pub fn handle(self: &Arc<Self>) -> usize {
+        Arc::as_ptr(self) as usize
     }
 
     /// Whether it has not been destroyed.

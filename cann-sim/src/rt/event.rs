@@ -13,14 +13,6 @@ use super::stream::Shared;
 use parking_lot::Mutex;
 use std::sync::{Arc, Weak};
 
-/// `RT_EVENT_DDSYNC` (`pkg_inc/runtime/runtime/event.h`): a runtime flag
-/// (no ACL name) that the default event carries; it makes the event waitable.
-pub const RT_EVENT_DDSYNC: u32 = 0x4;
-/// `RT_EVENT_DEFAULT = DDSYNC | TIME_LINE | STREAM_MARK`: the flags of
-/// `aclrtCreateEvent` (`pkg_inc/runtime/runtime/event.h`).
-pub const RT_EVENT_DEFAULT: u32 =
-    RT_EVENT_DDSYNC | acl_sys::ACL_EVENT_TIME_LINE | acl_sys::ACL_EVENT_CAPTURE_STREAM_PROGRESS;
-
 /// One record of an event.
 #[derive(Debug)]
 pub struct Record {
@@ -72,9 +64,10 @@ impl Event {
         }
     }
 
-    /// The C handle.
-    pub fn handle(self: &Arc<Self>) -> *mut std::ffi::c_void {
-        Arc::as_ptr(self).cast_mut().cast()
+    /// Its handle: its address, under which the handle table knows it
+    /// (the exports give it to C as an opaque pointer).
+    pub fn handle(self: &Arc<Self>) -> usize {
+        Arc::as_ptr(self) as usize
     }
 
     /// Starts a new record on `stream` as task `seq`; it becomes the latest.
@@ -117,16 +110,5 @@ impl Event {
     pub fn is_complete(&self) -> Option<bool> {
         self.latest()
             .map(|r| matches!(r.done.status(), Status::Done(_)))
-    }
-
-    /// Whether the event can be waited for (`IsEventWithoutWaitTask` in
-    /// `src/runtime/core/inc/event/event.hpp`, inverted).
-    pub fn is_waitable(&self) -> bool {
-        self.flags
-            & (RT_EVENT_DDSYNC
-                | acl_sys::ACL_EVENT_SYNC
-                | acl_sys::ACL_EVENT_EXTERNAL
-                | acl_sys::ACL_EVENT_IPC)
-            != 0
     }
 }

@@ -7,17 +7,22 @@
 
 pub mod completion;
 pub mod context;
+pub mod device;
+pub mod error;
 pub mod event;
 pub mod handles;
+pub mod kernel;
+pub mod op;
 pub mod report;
 pub mod stream;
+pub mod vmm;
 
 pub use context::Context;
+pub use error::{Error, ErrorKind};
 pub use event::Event;
 pub use stream::Stream;
 
 use crate::state;
-use acl_sys::{ACL_ERROR_RT_NO_EVENT_RESOURCE, ACL_ERROR_RT_NO_STREAM_RESOURCE, aclError};
 use handles::{Registry, Table};
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -32,11 +37,6 @@ pub static EVENTS: Table<Event> = Table::new(|| Mutex::new(Registry::default()))
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// An rt error constant (the bindings type them `u32`) as an `aclError`.
-pub const fn code(c: u32) -> aclError {
-    c as aclError
-}
-
 fn max_streams() -> u32 {
     crate::config::get().map_or(crate::config::DEFAULT_MAX_STREAMS, |c| c.max_streams)
 }
@@ -45,10 +45,10 @@ fn max_events() -> u32 {
     crate::config::get().map_or(crate::config::DEFAULT_MAX_EVENTS, |c| c.max_events)
 }
 
-fn no_stream(device: u32) -> (aclError, String) {
+fn no_stream(device: u32) -> Error {
     let max = max_streams();
-    (
-        code(ACL_ERROR_RT_NO_STREAM_RESOURCE),
+    Error::new(
+        ErrorKind::NoStreamResource,
         format!(
             "device {device} has no stream left: {max} streams are live, default streams included \
              (CANN_SIM_MAX_STREAMS); destroy streams or contexts first"
@@ -62,7 +62,7 @@ fn no_stream(device: u32) -> (aclError, String) {
 ///
 /// `ACL_ERROR_RT_NO_STREAM_RESOURCE` (207008) when the device has no stream
 /// left for the default stream.
-pub fn create_context(device: u32, primary: bool) -> Result<Arc<Context>, (aclError, String)> {
+pub fn create_context(device: u32, primary: bool) -> Result<Arc<Context>, Error> {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     let sid = state::global()
         .lock()
@@ -84,11 +84,7 @@ pub fn create_context(device: u32, primary: bool) -> Result<Arc<Context>, (aclEr
 /// `ACL_ERROR_RT_NO_STREAM_RESOURCE` (207008) when the device has
 /// `CANN_SIM_MAX_STREAMS` streams already (the driver's
 /// `DRV_ERROR_NO_STREAM_RESOURCES`, `src/runtime/core/src/common/errcode_manage.cc`).
-pub fn create_stream(
-    ctx: &Arc<Context>,
-    priority: u32,
-    flags: u32,
-) -> Result<Arc<Stream>, (aclError, String)> {
+pub fn create_stream(ctx: &Arc<Context>, priority: u32, flags: u32) -> Result<Arc<Stream>, Error> {
     let sid = state::global()
         .lock()
         .alloc_stream_id(ctx.device, max_streams())
@@ -132,18 +128,14 @@ pub fn destroy_stream(s: &Arc<Stream>, force: bool) {
 /// `CANN_SIM_MAX_EVENTS` events. (The runtime takes an event id at record
 /// time and blocks there while none is free; the simulator counts events
 /// at creation instead, so that a leak shows up as an error, not a hang.)
-pub fn create_event(
-    device: u32,
-    flags: u32,
-    ex_mode: bool,
-) -> Result<Arc<Event>, (aclError, String)> {
+pub fn create_event(device: u32, flags: u32, ex_mode: bool) -> Result<Arc<Event>, Error> {
     {
         let max = max_events();
         let mut st = state::global().lock();
         let d = st.device(device);
         if d.events >= max {
-            return Err((
-                code(ACL_ERROR_RT_NO_EVENT_RESOURCE),
+            return Err(Error::new(
+                ErrorKind::NoEventResource,
                 format!(
                     "device {device} has no event left: {max} events are live (CANN_SIM_MAX_EVENTS); \
                      destroy events first"

@@ -16,35 +16,32 @@
 //! posts a report and (when blocking) waits for its completion; the thread
 //! runs reports with no simulator lock held.
 
-use super::code;
 use super::completion::Completion;
+use super::error::{Error, ErrorKind};
 use super::stream::{Shared, Stream, Subscription};
-use acl_sys::{
-    ACL_ERROR_RT_DRV_INTERNAL_ERROR, ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_STREAM_SUBSCRIBE,
-    ACL_ERROR_RT_THREAD_SUBSCRIBE, aclError,
-};
 use parking_lot::{Condvar, Mutex};
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
-use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, LazyLock, Weak};
 use std::time::Instant;
 
-/// A user function and its argument.
-#[derive(Debug, Clone, Copy)]
-pub struct HostFn {
-    /// The function.
-    pub f: unsafe extern "C" fn(*mut c_void),
-    /// Its argument, passed through untouched.
-    pub data: *mut c_void,
+/// A user function, called once on a callback or host-function thread
+/// (the exports wrap the C function and its argument in it).
+pub struct HostFn(Box<dyn FnOnce() + Send>);
+
+impl HostFn {
+    /// `f`, to be called once.
+    pub fn new(f: impl FnOnce() + Send + 'static) -> HostFn {
+        HostFn(Box::new(f))
+    }
 }
 
-// SAFETY: `data` is the user's opaque pointer; the C API hands it to another
-// thread by design (callbacks run on the subscribed thread or the runtime's
-// host-function thread), so the user is responsible for its thread safety.
-// The simulator never dereferences it.
-unsafe impl Send for HostFn {}
+impl std::fmt::Debug for HostFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HostFn")
+    }
+}
 
 /// A callback handed to a thread.
 pub struct Report {
@@ -184,7 +181,7 @@ fn cancel(r: Report, why: &str) {
         done.cancel(msg);
     } else if let Some(s) = r.stream.upgrade() {
         s.record_fault(
-            code(ACL_ERROR_RT_DRV_INTERNAL_ERROR),
+            ErrorKind::DrvInternal,
             format!("{msg} (on {})", s.label()),
             r.seq,
         );
@@ -231,13 +228,11 @@ pub fn run(r: Report) {
         _ => (0, 0),
     };
     let previous_task = RUNNING_TASK.try_with(|c| c.replace(task)).unwrap_or((0, 0));
-    let f = r.f;
+    let f = r.f.0;
     // A panic cannot unwind out of an `extern "C"` function (Rust aborts),
     // but catch one anyway so that nothing unwinds into the simulator's
     // thread loops.
-    // SAFETY: the caller of aclrtLaunchCallback/aclrtLaunchHostFunc passed a
-    // function that may be called with its own argument on a runtime thread.
-    let _ = catch_unwind(AssertUnwindSafe(|| unsafe { (f.f)(f.data) }));
+    let _ = catch_unwind(AssertUnwindSafe(f));
     let _ = RUNNING_FOR.try_with(|c| c.set(previous));
     let _ = RUNNING_TASK.try_with(|c| c.set(previous_task));
     if let Some(done) = r.done {
@@ -262,14 +257,14 @@ pub const MAX_SUBSCRIBED_THREADS: usize = 1024;
 /// callback thread → `ACL_ERROR_RT_STREAM_SUBSCRIBE` (107011); the thread
 /// serves another device → `ACL_ERROR_RT_THREAD_SUBSCRIBE` (107012); too
 /// many threads → 507000 (`RT_ERROR_SUBSCRIBE_GROUP`).
-pub fn subscribe(tid: u64, stream: &Stream) -> Result<(), (aclError, String)> {
+pub fn subscribe(tid: u64, stream: &Stream) -> Result<(), Error> {
     let mut users = USER.lock();
     let mut sub = stream.shared.subscription.lock();
     match *sub {
         Subscription::None => {}
         Subscription::User(t) => {
-            return Err((
-                code(ACL_ERROR_RT_STREAM_SUBSCRIBE),
+            return Err(Error::new(
+                ErrorKind::StreamSubscribe,
                 format!(
                     "{} is already bound to thread {t:#x}; a stream has one callback thread",
                     stream.label()
@@ -277,8 +272,8 @@ pub fn subscribe(tid: u64, stream: &Stream) -> Result<(), (aclError, String)> {
             ));
         }
         Subscription::Runtime => {
-            return Err((
-                code(ACL_ERROR_RT_STREAM_SUBSCRIBE),
+            return Err(Error::new(
+                ErrorKind::StreamSubscribe,
                 format!(
                     "{} runs host functions (aclrtLaunchHostFunc) and cannot be bound to a \
                      callback thread; the two callback APIs cannot be mixed on one stream",
@@ -289,8 +284,8 @@ pub fn subscribe(tid: u64, stream: &Stream) -> Result<(), (aclError, String)> {
     }
     let s = match users.get(&tid) {
         Some(s) if s.device != stream.device => {
-            return Err((
-                code(ACL_ERROR_RT_THREAD_SUBSCRIBE),
+            return Err(Error::new(
+                ErrorKind::ThreadSubscribe,
                 format!(
                     "thread {tid:#x} already handles callbacks of device {}; a thread serves one \
                      device",
@@ -301,8 +296,8 @@ pub fn subscribe(tid: u64, stream: &Stream) -> Result<(), (aclError, String)> {
         Some(s) => s.clone(),
         None => {
             if users.len() >= MAX_SUBSCRIBED_THREADS {
-                return Err((
-                    code(ACL_ERROR_RT_INTERNAL_ERROR),
+                return Err(Error::new(
+                    ErrorKind::Internal,
                     format!("{MAX_SUBSCRIBED_THREADS} threads are subscribed already"),
                 ));
             }
@@ -323,14 +318,14 @@ pub fn subscribe(tid: u64, stream: &Stream) -> Result<(), (aclError, String)> {
 ///
 /// The stream has no callback thread → 107011; another thread → 107012
 /// (`CbSubscribe::Delete`).
-pub fn unsubscribe(tid: u64, stream: &Stream) -> Result<(), (aclError, String)> {
+pub fn unsubscribe(tid: u64, stream: &Stream) -> Result<(), Error> {
     let mut users = USER.lock();
     let mut sub = stream.shared.subscription.lock();
     match *sub {
         Subscription::User(t) if t == tid => {}
         Subscription::User(t) => {
-            return Err((
-                code(ACL_ERROR_RT_THREAD_SUBSCRIBE),
+            return Err(Error::new(
+                ErrorKind::ThreadSubscribe,
                 format!(
                     "{} is bound to thread {t:#x}, not to thread {tid:#x}",
                     stream.label()
@@ -338,8 +333,8 @@ pub fn unsubscribe(tid: u64, stream: &Stream) -> Result<(), (aclError, String)> 
             ));
         }
         _ => {
-            return Err((
-                code(ACL_ERROR_RT_STREAM_SUBSCRIBE),
+            return Err(Error::new(
+                ErrorKind::StreamSubscribe,
                 format!("{} is not bound to a callback thread", stream.label()),
             ));
         }

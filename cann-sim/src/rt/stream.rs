@@ -33,15 +33,12 @@
 //! dropped, before the stream counts it completed.
 
 use super::completion::{Completion, Wait};
+use super::error::{Error, ErrorKind};
 use super::event::{Event, Record};
 use super::report::{self, HostFn, Report};
-use super::{Context, STREAMS, code};
+use super::{Context, STREAMS};
 use crate::check::{self, Access, Clock, Use};
 use crate::state::{self, MemTable, Region};
-use acl_sys::{
-    ACL_ERROR_RT_DRV_INTERNAL_ERROR, ACL_ERROR_RT_RESOURCE_ALLOC_FAIL, ACL_ERROR_RT_SYS_DMA,
-    aclError,
-};
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -53,8 +50,8 @@ use std::time::Instant;
 /// A fault of queued work, reported by the next synchronisation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fault {
-    /// The code the synchronising call returns.
-    pub code: aclError,
+    /// What kind of fault (the code the synchronising call returns).
+    pub kind: ErrorKind,
     /// What failed and why (without the reporting function's name).
     pub msg: String,
     /// The task's seq on its stream.
@@ -159,7 +156,7 @@ pub enum TaskKind {
         /// Device ranges the kernel reads or writes.
         ranges: Vec<TaskRange>,
         /// Runs the kernel; called only when every range is still valid.
-        kernel: Box<dyn FnOnce() -> Result<(), (aclError, String)> + Send>,
+        kernel: Box<dyn FnOnce() -> Result<(), Error> + Send>,
     },
     /// `aclrtRecordEvent`: complete the record.
     Record(Arc<Record>),
@@ -190,7 +187,7 @@ pub enum TaskKind {
         api: &'static str,
         /// The work; its error becomes the task's fault.
         #[allow(clippy::type_complexity)]
-        run: Box<dyn FnOnce(&AtomicBool) -> Result<(), (aclError, String)> + Send>,
+        run: Box<dyn FnOnce(&AtomicBool) -> Result<(), Error> + Send>,
         /// The buffers it reads and writes (for the check mode; empty when
         /// the check is off).
         mem: Vec<Access>,
@@ -302,9 +299,9 @@ impl Shared {
     }
 
     /// Records a fault of the task numbered `seq`.
-    pub fn record_fault(&self, code: aclError, msg: String, seq: u64) {
+    pub fn record_fault(&self, kind: ErrorKind, msg: String, seq: u64) {
         let mut q = self.q.lock();
-        record(&mut q, Fault { code, msg, seq });
+        record(&mut q, Fault { kind, msg, seq });
     }
 
     /// Takes the pending fault if it happened at or before task `seq`.
@@ -374,12 +371,6 @@ pub enum SyncError {
     Fault(Fault),
 }
 
-/// Flags whose streams do not take host work: the runtime returns at once
-/// from synchronising them (`docs/zh/api_ref/06_stream_management.md`).
-pub const NON_HOST_FLAGS: u32 = acl_sys::ACL_STREAM_PERSISTENT
-    | acl_sys::ACL_STREAM_CPU_SCHEDULE
-    | acl_sys::ACL_STREAM_DEVICE_USE_ONLY;
-
 impl Stream {
     /// A new stream object (not registered; see [`super::create_stream`]).
     pub fn new(
@@ -426,20 +417,15 @@ impl Stream {
         }
     }
 
-    /// The C handle.
-    pub fn handle(self: &Arc<Self>) -> *mut std::ffi::c_void {
-        Arc::as_ptr(self).cast_mut().cast()
+    /// Its handle: its address, under which the handle table knows it
+    /// (the exports give it to C as an opaque pointer).
+    pub fn handle(self: &Arc<Self>) -> usize {
+        Arc::as_ptr(self) as usize
     }
 
     /// "stream 3 on device 0".
     pub fn label(&self) -> String {
         self.shared.label()
-    }
-
-    /// Whether the stream takes no host work (persistent, CPU-schedule or
-    /// device-only).
-    pub fn is_non_host(&self) -> bool {
-        self.flags & NON_HOST_FLAGS != 0
     }
 
     /// Queues the task `make(seq)` builds; returns its seq.
@@ -448,7 +434,7 @@ impl Stream {
     ///
     /// The code and message (without the function's name) when the stream
     /// is being destroyed or its worker cannot be started.
-    pub fn enqueue(&self, make: impl FnOnce(u64) -> TaskKind) -> Result<u64, (aclError, String)> {
+    pub fn enqueue(&self, make: impl FnOnce(u64) -> TaskKind) -> Result<u64, Error> {
         self.ensure_worker()?;
         let mut q = self.shared.q.lock();
         if q.shutdown {
@@ -469,14 +455,14 @@ impl Stream {
         Ok(seq)
     }
 
-    fn destroyed(&self) -> (aclError, String) {
-        (
-            code(acl_sys::ACL_ERROR_RT_PARAM_INVALID),
+    fn destroyed(&self) -> Error {
+        Error::new(
+            ErrorKind::ParamInvalid,
             format!("{} is being destroyed", self.label()),
         )
     }
 
-    fn ensure_worker(&self) -> Result<(), (aclError, String)> {
+    fn ensure_worker(&self) -> Result<(), Error> {
         let mut w = self.worker.lock();
         if w.is_some() {
             return Ok(());
@@ -491,8 +477,8 @@ impl Stream {
             .name(format!("cann-sim-stream-{}-dev{}", self.id, self.device))
             .spawn(move || worker_main(shared))
             .map_err(|e| {
-                (
-                    code(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL),
+                Error::new(
+                    ErrorKind::ResourceAllocFail,
                     format!("cannot start the worker thread of {}: {e}", self.label()),
                 )
             })?;
@@ -633,13 +619,13 @@ fn worker_main(shared: Arc<Shared>) {
         crate::telemetry::record_busy(shared.device, started.elapsed());
         let fault = match outcome {
             Ok(Ok(())) => None,
-            Ok(Err((code, why))) => Some(Fault {
-                code,
-                msg: format!("{name} task #{seq} on {} failed: {why}", shared.label()),
+            Ok(Err(e)) => Some(Fault {
+                kind: e.kind,
+                msg: format!("{name} task #{seq} on {} failed: {}", shared.label(), e.msg),
                 seq,
             }),
             Err(_) => Some(Fault {
-                code: code(ACL_ERROR_RT_DRV_INTERNAL_ERROR),
+                kind: ErrorKind::DrvInternal,
                 msg: format!(
                     "{name} task #{seq} on {} failed: the simulator panicked running it \
                      (a cann-sim bug)",
@@ -660,13 +646,6 @@ fn worker_main(shared: Arc<Shared>) {
         shared.cv.notify_all();
     }
 }
-
-/// The code of a copy or fill task that faults. Memory tasks run on the
-/// SDMA engine; the runtime maps its copy errors (`RT_ERROR_TSFW_SDMA_COPY_ERROR`)
-/// to `ACL_ERROR_RT_SYS_DMA` (507013, hicann/runtime
-/// `src/runtime/core/src/common/errcode_manage.cc`), the closest documented
-/// code for "a queued copy touched memory it may not".
-pub const MEMORY_FAULT: u32 = ACL_ERROR_RT_SYS_DMA;
 
 fn check_at(
     table: &MemTable,
@@ -694,7 +673,7 @@ fn check_at(
     }
 }
 
-fn run(shared: &Arc<Shared>, task: Task) -> Result<(), (aclError, String)> {
+fn run(shared: &Arc<Shared>, task: Task) -> Result<(), Error> {
     let seq = task.seq;
     match task.kind {
         TaskKind::Copy {
@@ -708,7 +687,7 @@ fn run(shared: &Arc<Shared>, task: Task) -> Result<(), (aclError, String)> {
             let table = state::memory().read();
             check_at(&table, "dst", dst, count, dst_at)
                 .and_then(|()| check_at(&table, "src", src, count, src_at))
-                .map_err(|e| (code(MEMORY_FAULT), e))?;
+                .map_err(|e| Error::new(ErrorKind::MemoryFault, e))?;
             // SAFETY: both ranges lie in live allocations (checked just now,
             // kept alive by the read lock); `copy` allows overlap.
             unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, count) };
@@ -720,7 +699,7 @@ fn run(shared: &Arc<Shared>, task: Task) -> Result<(), (aclError, String)> {
         } => {
             let table = state::memory().read();
             check_at(&table, "dst", dst, data.len(), dst_at)
-                .map_err(|e| (code(MEMORY_FAULT), e))?;
+                .map_err(|e| Error::new(ErrorKind::MemoryFault, e))?;
             // SAFETY: the range lies in a live allocation (checked just now,
             // kept alive by the read lock); `data` is a separate buffer.
             unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst as *mut u8, data.len()) };
@@ -735,7 +714,8 @@ fn run(shared: &Arc<Shared>, task: Task) -> Result<(), (aclError, String)> {
             ..
         } => {
             let table = state::memory().read();
-            check_at(&table, "devPtr", dst, count, dst_at).map_err(|e| (code(MEMORY_FAULT), e))?;
+            check_at(&table, "devPtr", dst, count, dst_at)
+                .map_err(|e| Error::new(ErrorKind::MemoryFault, e))?;
             // SAFETY: the range lies in a live allocation, kept alive by the
             // read lock.
             unsafe { std::ptr::write_bytes(dst as *mut u8, value, count) };
@@ -746,7 +726,7 @@ fn run(shared: &Arc<Shared>, task: Task) -> Result<(), (aclError, String)> {
             let table = state::memory().read();
             for r in &ranges {
                 check_at(&table, r.what, r.addr, r.len, r.at)
-                    .map_err(|e| (code(acl_sys::ACL_ERROR_RT_AICORE_EXCEPTION), e))?;
+                    .map_err(|e| Error::new(ErrorKind::KernelFault, e))?;
             }
             // The ranges lie in live allocations (checked just now), kept
             // alive by the read lock while the kernel runs.
@@ -764,14 +744,14 @@ fn run(shared: &Arc<Shared>, task: Task) -> Result<(), (aclError, String)> {
         }
         TaskKind::Wait(record) => match record.done.wait(Some(&shared.abort), None) {
             Wait::Done(_) | Wait::Aborted | Wait::TimedOut => Ok(()),
-            Wait::Cancelled(why) => Err((code(ACL_ERROR_RT_DRV_INTERNAL_ERROR), why)),
+            Wait::Cancelled(why) => Err(Error::new(ErrorKind::DrvInternal, why)),
         },
         TaskKind::Callback { f, block } => {
             let tid = match *shared.subscription.lock() {
                 Subscription::User(tid) => tid,
                 _ => {
-                    return Err((
-                        code(ACL_ERROR_RT_DRV_INTERNAL_ERROR),
+                    return Err(Error::new(
+                        ErrorKind::DrvInternal,
                         "no thread is subscribed to the stream any more (aclrtUnSubscribeReport \
                          before the callback ran); the callback was not called"
                             .to_string(),
@@ -788,13 +768,13 @@ fn run(shared: &Arc<Shared>, task: Task) -> Result<(), (aclError, String)> {
                     seq,
                 },
             )
-            .map_err(|e| (code(ACL_ERROR_RT_DRV_INTERNAL_ERROR), e))?;
+            .map_err(|e| Error::new(ErrorKind::DrvInternal, e))?;
             wait_done(shared, done)
         }
         TaskKind::HostFunc { f, ctx } => {
             let Some(ctx) = ctx.upgrade() else {
-                return Err((
-                    code(ACL_ERROR_RT_DRV_INTERNAL_ERROR),
+                return Err(Error::new(
+                    ErrorKind::DrvInternal,
                     "the stream's context is gone; the host function was not called".to_string(),
                 ));
             };
@@ -805,7 +785,7 @@ fn run(shared: &Arc<Shared>, task: Task) -> Result<(), (aclError, String)> {
                 stream: Arc::downgrade(shared),
                 seq,
             })
-            .map_err(|e| (code(ACL_ERROR_RT_DRV_INTERNAL_ERROR), e))?;
+            .map_err(|e| Error::new(ErrorKind::DrvInternal, e))?;
             drop(ctx);
             wait_done(shared, Some(done))
         }
@@ -813,11 +793,11 @@ fn run(shared: &Arc<Shared>, task: Task) -> Result<(), (aclError, String)> {
     }
 }
 
-fn wait_done(shared: &Shared, done: Option<Arc<Completion>>) -> Result<(), (aclError, String)> {
+fn wait_done(shared: &Shared, done: Option<Arc<Completion>>) -> Result<(), Error> {
     let Some(done) = done else { return Ok(()) };
     match done.wait(Some(&shared.abort), None) {
         Wait::Done(_) | Wait::Aborted | Wait::TimedOut => Ok(()),
-        Wait::Cancelled(why) => Err((code(ACL_ERROR_RT_DRV_INTERNAL_ERROR), why)),
+        Wait::Cancelled(why) => Err(Error::new(ErrorKind::DrvInternal, why)),
     }
 }
 

@@ -32,7 +32,7 @@
 //! (`hicann/hccl` `docs/zh/user_guide/hccl_env/HCCL_INTRA_ROCE_ENABLE.md`
 //! gives the same table for the hardware.)
 
-use hccl_sys::*;
+use super::error::{ErrorKind, Fail};
 use std::sync::OnceLock;
 
 /// The value a peer reads back to prove it can read this process.
@@ -52,12 +52,12 @@ pub enum Mode {
 /// # Errors
 ///
 /// `HCCL_E_PARA` and a sentence for a combination HCCL does not support.
-pub fn mode() -> Result<Mode, (HcclResult, String)> {
+pub fn mode() -> Result<Mode, Fail> {
     mode_from(|name| std::env::var(name).ok())
 }
 
 /// [`mode`] with the variables read by `var`.
-fn mode_from(var: impl Fn(&str) -> Option<String>) -> Result<Mode, (HcclResult, String)> {
+fn mode_from(var: impl Fn(&str) -> Option<String>) -> Result<Mode, Fail> {
     let flag = |name: &str| {
         var(name)
             .map(|v| v.trim().to_string())
@@ -73,15 +73,15 @@ fn mode_from(var: impl Fn(&str) -> Option<String>) -> Result<Mode, (HcclResult, 
             && v != "0"
             && v != "1"
         {
-            return Err((
-                HCCL_E_PARA,
+            return Err(Fail::new(
+                ErrorKind::Para,
                 format!("{name}={v} is not valid: it must be 0 or 1"),
             ));
         }
     }
     let refuse = |why: &str| {
-        Err((
-            HCCL_E_PARA,
+        Err(Fail::new(
+            ErrorKind::Para,
             format!(
                 "HCCL_INTRA_PCIE_ENABLE={} with HCCL_INTRA_ROCE_ENABLE={} is not a supported \
                  combination ({why}); set HCCL_INTRA_ROCE_ENABLE=1 for RoCE (TCP here) inside a \
@@ -311,13 +311,13 @@ impl Drop for Mapping {
 mod tests {
     use super::*;
 
-    fn mode_with(pcie: Option<&str>, roce: Option<&str>) -> Result<Mode, HcclResult> {
+    fn mode_with(pcie: Option<&str>, roce: Option<&str>) -> Result<Mode, ErrorKind> {
         mode_from(|name| match name {
             "HCCL_INTRA_PCIE_ENABLE" => pcie.map(str::to_string),
             "HCCL_INTRA_ROCE_ENABLE" => roce.map(str::to_string),
             _ => None,
         })
-        .map_err(|(code, _)| code)
+        .map_err(|f| f.kind)
     }
 
     #[test]
@@ -328,10 +328,10 @@ mod tests {
         assert_eq!(mode_with(Some("0"), Some("0")), Ok(Mode::Direct));
         assert_eq!(mode_with(Some("0"), Some("1")), Ok(Mode::Tcp));
         assert_eq!(mode_with(None, Some("1")), Ok(Mode::Tcp));
-        assert_eq!(mode_with(Some("1"), Some("1")), Err(HCCL_E_PARA));
-        assert_eq!(mode_with(Some("0"), None), Err(HCCL_E_PARA));
-        assert_eq!(mode_with(None, Some("0")), Err(HCCL_E_PARA));
-        assert_eq!(mode_with(Some("yes"), None), Err(HCCL_E_PARA));
+        assert_eq!(mode_with(Some("1"), Some("1")), Err(ErrorKind::Para));
+        assert_eq!(mode_with(Some("0"), None), Err(ErrorKind::Para));
+        assert_eq!(mode_with(None, Some("0")), Err(ErrorKind::Para));
+        assert_eq!(mode_with(Some("yes"), None), Err(ErrorKind::Para));
         assert_eq!(mode_with(None, Some(" ")), Ok(Mode::Direct));
     }
 

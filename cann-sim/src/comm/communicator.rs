@@ -1,17 +1,17 @@
 //! Communicators: one rank's view of a group, and the table of handles.
 
+use super::error::{ErrorKind, Fail};
 use super::local::Mapping;
-use super::transport::{Fail, Transport};
-use crate::recent_error::fail;
+use super::transport::Transport;
 use crate::rt::handles::{self, Lookup, Registry, Table};
-use hccl_sys::*;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// What a `HcclCommConfig` asks for (the options the simulator reads).
+/// What a communicator's config asks for (the options the simulator reads;
+/// the HCCL exports read them from an `HcclCommConfig`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Options {
     /// `hcclBufferSize` in MB, when set.
@@ -25,106 +25,6 @@ pub struct Options {
     pub exec_timeout_s: Option<i32>,
     /// `hcclOpExpansionMode` is 3 (AIV) or 4 (AIV only).
     pub aiv: bool,
-}
-
-impl Options {
-    /// Reads a config made by `HcclCommConfigInit` (null: all defaults).
-    ///
-    /// # Errors
-    ///
-    /// `HCCL_E_PARA` for a config whose header was not initialised by
-    /// `HcclCommConfigInit`, a buffer size below 1 MB, a deterministic value
-    /// other than 0 or 1, a name without its terminating NUL, or a zero-copy
-    /// flag above 1. An op expansion mode above 4 is ignored. An exec timeout
-    /// is checked later, against the SoC, and ignored when out of range
-    /// (hicann/hcomm
-    /// `src/legacy/ascend910/framework/communicator/comm_config.cc`,
-    /// `SetConfigExecTimeout`: a warning, not an error). (The op expansion
-    /// mode selects the AIV timeout rules; the world rank id, job id and
-    /// zero-copy flag are accepted but change nothing here: the simulator
-    /// has one execution engine and no graph capture.)
-    ///
-    /// # Safety
-    ///
-    /// `config` is null or points to a readable `HcclCommConfig`.
-    pub unsafe fn read(config: *const HcclCommConfig) -> Result<Options, (HcclResult, String)> {
-        if config.is_null() {
-            return Ok(Options::default());
-        }
-        // SAFETY: the caller's contract.
-        let c = unsafe { &*config };
-        let raw: Vec<u8> = c.reserved.iter().map(|&b| b as u8).collect();
-        let magic = u32::from_ne_bytes(raw[8..12].try_into().unwrap_or_default());
-        if magic != HCCL_COMM_CONFIG_MAGIC_WORD {
-            return Err((
-                HCCL_E_PARA,
-                format!(
-                    "config: the magic word is {magic:#x}, not {HCCL_COMM_CONFIG_MAGIC_WORD:#x}: \
-                     initialise the config with HcclCommConfigInit first"
-                ),
-            ));
-        }
-        let mut o = Options::default();
-        if c.hcclBufferSize != HCCL_COMM_BUFFSIZE_CONFIG_NOT_SET {
-            if c.hcclBufferSize == 0 {
-                return Err((
-                    HCCL_E_PARA,
-                    "config: hcclBufferSize is 0 MB; the minimum is 1 MB".to_string(),
-                ));
-            }
-            o.buffer_mib = Some(c.hcclBufferSize);
-        }
-        if c.hcclDeterministic != HCCL_COMM_DETERMINISTIC_CONFIG_NOT_SET {
-            if c.hcclDeterministic > 1 {
-                return Err((
-                    HCCL_E_PARA,
-                    format!(
-                        "config: hcclDeterministic is {}; expected 0 (off) or 1 (on)",
-                        c.hcclDeterministic
-                    ),
-                ));
-            }
-            o.deterministic = Some(c.hcclDeterministic);
-        }
-        let name: Vec<u8> = c.hcclCommName.iter().map(|&b| b as u8).collect();
-        let Some(end) = name.iter().position(|&b| b == 0) else {
-            return Err((
-                HCCL_E_PARA,
-                format!(
-                    "config: hcclCommName has no terminating NUL within {COMM_NAME_MAX_LENGTH} bytes"
-                ),
-            ));
-        };
-        if end > 0 {
-            o.name = Some(String::from_utf8_lossy(&name[..end]).into_owned());
-        }
-        // 0 default, 1 host, 2 AI CPU, 3 AIV, 4 AIV only; another value is
-        // ignored (the environment's mode applies), as
-        // `CommConfig::SetConfigOpExpansionMode` does with a warning
-        // (hicann/hcomm
-        // `src/legacy/ascend910/framework/communicator/comm_config.cc`).
-        if c.hcclOpExpansionMode > 4 {
-            crate::recent_error::record(format!(
-                "HcclCommConfig: hcclOpExpansionMode {} is ignored (expected 0 default, 1 host, \
-                 2 AI CPU, 3 AIV or 4 AIV only); HCCL_OP_EXPANSION_MODE applies",
-                c.hcclOpExpansionMode
-            ));
-        }
-        if c.aclGraphZeroCopyEnable > 1 {
-            return Err((
-                HCCL_E_PARA,
-                format!(
-                    "config: aclGraphZeroCopyEnable is {}; expected 0 (off) or 1 (on)",
-                    c.aclGraphZeroCopyEnable
-                ),
-            ));
-        }
-        if c.hcclExecTimeOut != HCCL_COMM_EXECTIMEOUT_CONFIG_NOT_SET {
-            o.exec_timeout_s = Some(c.hcclExecTimeOut);
-        }
-        o.aiv = matches!(c.hcclOpExpansionMode, 3 | 4);
-        Ok(o)
-    }
 }
 
 /// One rank's communicator.
@@ -218,7 +118,7 @@ impl Comm {
     ) -> Comm {
         let deterministic = options
             .deterministic
-            .map_or_else(super::exports_config::deterministic, |d| d as i32);
+            .map_or_else(super::settings::deterministic, |d| d as i32);
         let nranks = members.len() as u32;
         let name = options
             .name
@@ -344,7 +244,7 @@ impl Comm {
         self.error
             .lock()
             .clone()
-            .filter(|f| f.code == HCCL_E_TIMEOUT)
+            .filter(|f| f.kind == ErrorKind::Timeout)
     }
 
     /// `HcclGetCommAsyncError`: only what HCCL reports there (hicann/hcomm
@@ -355,20 +255,20 @@ impl Comm {
     /// of this rank's queued work is not reported here: it surfaces at the
     /// stream's synchronisation (507048, 507013), as on hardware.
     pub fn async_error(&self) -> Option<Fail> {
-        let reported = |f: &Fail| matches!(f.code, HCCL_E_REMOTE | HCCL_E_PARA);
+        let reported = |f: &Fail| matches!(f.kind, ErrorKind::Remote | ErrorKind::Para);
         if let Some(f) = self.error.lock().clone().filter(reported) {
             return Some(f);
         }
         if let Some(a) = self.transport.abort_of(self.uid)
-            && a.code != HCCL_E_TIMEOUT
+            && a.kind != ErrorKind::Timeout
         {
-            let code = if a.code == HCCL_E_PARA {
-                HCCL_E_PARA
+            let kind = if a.kind == ErrorKind::Para {
+                ErrorKind::Para
             } else {
-                HCCL_E_REMOTE
+                ErrorKind::Remote
             };
             return Some(Fail {
-                code,
+                kind,
                 msg: format!("rank {} reported a failure: {}", a.from, a.msg),
                 memory: false,
                 remote: true,
@@ -390,39 +290,32 @@ pub struct Handle {
 /// Live communicators.
 pub static COMMS: Table<Handle> = Table::new(|| Mutex::new(Registry::default()));
 
-/// Registers `comm`; returns its handle.
-pub fn register(comm: Comm) -> HcclComm {
+/// Registers `comm`; returns its handle (the address C code is given).
+pub fn register(comm: Comm) -> usize {
     let h = Arc::new(Handle {
         comm: Mutex::new(Some(Arc::new(comm))),
     });
-    COMMS.lock().insert(h) as HcclComm
+    COMMS.lock().insert(h)
 }
 
-/// Looks a communicator handle up.
+/// The communicator of handle `h`.
 ///
 /// # Errors
 ///
-/// `HCCL_E_PTR` for null, `HCCL_E_PARA` for a destroyed or unknown handle,
-/// each with a message starting with `function`.
-pub fn lookup(function: &str, h: HcclComm) -> Result<Arc<Comm>, HcclResult> {
-    if h.is_null() {
-        return Err(fail(HCCL_E_PTR, format!("{function}: comm is null")));
-    }
-    let found = COMMS.lock().get(h as usize);
+/// [`ErrorKind::Para`] for a destroyed or unknown handle.
+pub fn find(h: usize) -> Result<Arc<Comm>, Fail> {
+    let found = COMMS.lock().get(h);
     match found {
         Lookup::Live(handle) => match handle.comm.lock().clone() {
             Some(c) => Ok(c),
-            None => Err(fail(
-                HCCL_E_PARA,
-                format!("{function}: communicator {h:p} has been destroyed"),
+            None => Err(Fail::new(
+                ErrorKind::Para,
+                format!("communicator {h:#x} has been destroyed"),
             )),
         },
-        bad => Err(fail(
-            HCCL_E_PARA,
-            format!(
-                "{function}: {}",
-                handles::describe_bad("communicator", h as usize, &bad)
-            ),
+        bad => Err(Fail::new(
+            ErrorKind::Para,
+            handles::describe_bad("communicator", h, &bad),
         )),
     }
 }
@@ -432,22 +325,21 @@ pub fn lookup(function: &str, h: HcclComm) -> Result<Arc<Comm>, HcclResult> {
 ///
 /// # Errors
 ///
-/// As [`lookup`]; `HCCL_E_AGAIN` while another thread is inside a call on
-/// it (hicann/hcomm `src/legacy/ascend910/framework/op_base/src/op_base.cc`,
+/// As [`find`]; [`ErrorKind::Again`] while another thread is inside a call
+/// on it (hicann/hcomm `src/legacy/ascend910/framework/op_base/src/op_base.cc`,
 /// `HcclCommDestroy`: "comm is in use, please try again later").
-pub fn destroy(function: &str, h: HcclComm) -> Result<(), HcclResult> {
-    let c = lookup(function, h)?;
+pub fn destroy(h: usize) -> Result<(), Fail> {
+    let c = find(h)?;
     if c.in_use() {
-        return Err(fail(
-            HCCL_E_AGAIN,
+        return Err(Fail::new(
+            ErrorKind::Again,
             format!(
-                "{function}: communicator {h:p} is in use by a call on another thread (comm is in \
-                 use, please try again later); destroy it once that call has returned"
+                "communicator {h:#x} is in use by a call on another thread (comm is in use,                  please try again later); destroy it once that call has returned"
             ),
         ));
     }
     drop(c);
-    let removed = COMMS.lock().remove(h as usize);
+    let removed = COMMS.lock().remove(h);
     if let Some(handle) = removed {
         let comm = handle.comm.lock().take();
         drop(comm);

@@ -21,11 +21,11 @@
 //! connects to the others directly; the table's content identifies the
 //! communicator.
 
-use super::comm::{Comm, Options};
+use super::communicator::{Comm, Options};
 use super::env::Ports;
-use super::transport::{self, Fail};
+use super::error::{ErrorKind, Fail};
+use super::transport;
 use super::wire::{self, Reader, Root, Writer};
-use hccl_sys::*;
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -56,7 +56,7 @@ pub fn start_root_server(device: u32) -> Result<Root, Fail> {
     let listener = listen_root(ip, &env.ports, physical_id(device))?;
     let addr = listener
         .local_addr()
-        .map_err(|e| Fail::new(HCCL_E_TCP_CONNECT, format!("{ip}: {e}")))?;
+        .map_err(|e| Fail::new(ErrorKind::TcpConnect, format!("{ip}: {e}")))?;
     let uid = wire::unique_id();
     let timeout = wire::connect_timeout();
     std::thread::Builder::new()
@@ -64,7 +64,7 @@ pub fn start_root_server(device: u32) -> Result<Root, Fail> {
         .spawn(move || serve(listener, uid, timeout))
         .map_err(|e| {
             Fail::new(
-                HCCL_E_INTERNAL,
+                ErrorKind::Internal,
                 format!("cannot start the root server: {e}"),
             )
         })?;
@@ -85,13 +85,13 @@ fn listen_root(ip: IpAddr, ports: &Ports, phys: u32) -> Result<TcpListener, Fail
     let bind = |port: u16| TcpListener::bind(SocketAddr::new(ip, port));
     let other = |port: u16, e: std::io::Error| {
         Fail::new(
-            HCCL_E_TCP_CONNECT,
+            ErrorKind::TcpConnect,
             format!("cannot listen on {ip}:{port} for the root info (HCCL_IF_IP): {e}"),
         )
     };
     let in_use = |what: String| {
         Fail::new(
-            HCCL_E_UNAVAIL,
+            ErrorKind::Unavailable,
             format!(
                 "{what} already in use (EI0019): another process or communicator listens there; \
                  set HCCL_IF_BASE_PORT or HCCL_HOST_SOCKET_PORT_RANGE (e.g. \"auto\") to free ports"
@@ -126,7 +126,7 @@ fn listen_root(ip: IpAddr, ports: &Ports, phys: u32) -> Result<TcpListener, Fail
         Ports::Base(base) => {
             let port = u16::try_from(u32::from(*base) + phys).map_err(|_| {
                 Fail::new(
-                    HCCL_E_PARA,
+                    ErrorKind::Para,
                     format!("HCCL_IF_BASE_PORT {base} + physical device {phys} is past port 65535; lower it"),
                 )
             })?;
@@ -180,7 +180,7 @@ fn serve(listener: TcpListener, uid: u64, timeout: Duration) {
                 timeout.as_secs_f64()
             );
             for r in &mut regs {
-                reply_err(&mut r.sock, HCCL_E_TIMEOUT, &msg);
+                reply_err(&mut r.sock, ErrorKind::Timeout, &msg);
             }
             return;
         }
@@ -217,7 +217,7 @@ fn serve(listener: TcpListener, uid: u64, timeout: Duration) {
         if their_uid != uid {
             reply_err(
                 &mut sock,
-                HCCL_E_PARA,
+                ErrorKind::Para,
                 &format!(
                     "the root server at {here} serves another communicator (the root info is \
                      stale or from another job)"
@@ -251,7 +251,7 @@ fn serve(listener: TcpListener, uid: u64, timeout: Duration) {
         regs.push(Registered { rank, addr, sock });
         if let Some(msg) = &error {
             for g in &mut regs {
-                reply_err(&mut g.sock, HCCL_E_PARA, msg);
+                reply_err(&mut g.sock, ErrorKind::Para, msg);
             }
             regs.clear();
             // Keep refusing late ranks until the deadline.
@@ -269,9 +269,51 @@ fn serve(listener: TcpListener, uid: u64, timeout: Duration) {
     }
 }
 
-fn reply_err(sock: &mut TcpStream, code: HcclResult, msg: &str) {
-    let body = Writer::default().u32(REPLY_ERR).u32(code).str(msg).b;
+fn reply_err(sock: &mut TcpStream, kind: ErrorKind, msg: &str) {
+    let body = Writer::default()
+        .u32(REPLY_ERR)
+        .u32(kind.to_wire())
+        .str(msg)
+        .b;
     let _ = wire::send_msg(sock, &body, Instant::now() + Duration::from_secs(2));
+}
+
+/// `HcclCommInitAll`: one communicator per device of `devices` (all of this
+/// process), `devices[0]` being rank 0, made together on threads of this
+/// call.
+///
+/// # Errors
+///
+/// As [`start_root_server`] and [`init_root`] (the first rank's failure);
+/// [`ErrorKind::Internal`] when a rank's thread panicked or `devices` is
+/// empty.
+pub fn init_all(devices: &[u32]) -> Result<Vec<Comm>, Fail> {
+    let first = *devices
+        .first()
+        .ok_or_else(|| Fail::new(ErrorKind::Internal, "no devices"))?;
+    let root = start_root_server(first)?;
+    let n = devices.len() as u32;
+    // Every thread is joined here (a panic becomes its rank's failure)
+    // before the first failure is returned.
+    let results: Vec<Result<Comm, Fail>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = devices
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| scope.spawn(move || init_root(n, root, i as u32, d, Options::default())))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(Fail::new(
+                        ErrorKind::Internal,
+                        "a rank's init thread panicked",
+                    ))
+                })
+            })
+            .collect()
+    });
+    results.into_iter().collect()
 }
 
 /// `HcclCommInitRootInfo`: joins the communicator of `root` as `rank` of
@@ -313,7 +355,7 @@ pub fn init_roots(
     let deadline = Instant::now() + wire::connect_timeout();
     let first = roots
         .first()
-        .ok_or_else(|| Fail::new(HCCL_E_PARA, "no root info"))?;
+        .ok_or_else(|| Fail::new(ErrorKind::Para, "no root info"))?;
     let mut listener = None;
     let mut table: Option<Vec<SocketAddr>> = None;
     for (k, root) in roots.iter().enumerate() {
@@ -321,7 +363,7 @@ pub fn init_roots(
         match &table {
             Some(t) if *t != addrs => {
                 return Err(Fail::new(
-                    HCCL_E_INTERNAL,
+                    ErrorKind::Internal,
                     format!(
                         "rank {rank}: root {k} at {} returned another table of ranks than root 0 \
                          at {}",
@@ -334,7 +376,7 @@ pub fn init_roots(
         }
     }
     let (Some(listener), Some(addrs)) = (listener, table) else {
-        return Err(Fail::new(HCCL_E_INTERNAL, "no rendezvous took place"));
+        return Err(Fail::new(ErrorKind::Internal, "no rendezvous took place"));
     };
     let uid = if roots.len() == 1 {
         first.uid
@@ -359,7 +401,7 @@ fn rendezvous(
 ) -> Result<Vec<SocketAddr>, Fail> {
     let mut conn = wire::connect_retry(root.addr, deadline).map_err(|e| {
         Fail::new(
-            HCCL_E_TCP_CONNECT,
+            ErrorKind::TcpConnect,
             format!(
                 "rank {rank} cannot connect to the root server at {} (the process that called \
                  HcclGetRootInfo; is it running?): {e}",
@@ -373,7 +415,7 @@ fn rendezvous(
             .map_or_else(|_| wire::local_ip(), |a| a.ip());
         let l = TcpListener::bind(SocketAddr::new(local_ip, 0)).map_err(|e| {
             Fail::new(
-                HCCL_E_TCP_CONNECT,
+                ErrorKind::TcpConnect,
                 format!("rank {rank} cannot listen on {local_ip}: {e}"),
             )
         })?;
@@ -382,7 +424,7 @@ fn rendezvous(
     let me = listener
         .as_ref()
         .and_then(|l| l.local_addr().ok())
-        .ok_or_else(|| Fail::new(HCCL_E_TCP_CONNECT, "no listening address"))?;
+        .ok_or_else(|| Fail::new(ErrorKind::TcpConnect, "no listening address"))?;
     let reg = Writer::default()
         .u32(REG_MAGIC)
         .u64(root.uid)
@@ -392,7 +434,7 @@ fn rendezvous(
         .b;
     wire::send_msg(&mut conn, &reg, deadline).map_err(|e| {
         Fail::new(
-            HCCL_E_TCP_CONNECT,
+            ErrorKind::TcpConnect,
             format!(
                 "rank {rank} cannot register with the root server at {}: {e}",
                 root.addr
@@ -403,7 +445,7 @@ fn rendezvous(
     let reply = wire::recv_msg(&mut conn, deadline + Duration::from_secs(5)).map_err(|e| {
         if wire::is_would_block(&e) {
             Fail::new(
-                HCCL_E_TIMEOUT,
+                ErrorKind::Timeout,
                 format!(
                     "rank {rank}: the root server at {} did not complete the rendezvous within \
                      the connect timeout",
@@ -412,7 +454,7 @@ fn rendezvous(
             )
         } else {
             Fail::new(
-                HCCL_E_TCP_CONNECT,
+                ErrorKind::TcpConnect,
                 format!(
                     "rank {rank}: the root server at {} closed the connection ({e}); its \
                      process may have exited",
@@ -422,13 +464,15 @@ fn rendezvous(
         }
     })?;
     let mut r = Reader::new(&reply);
-    let bad = |e: String| Fail::new(HCCL_E_INTERNAL, format!("root server reply: {e}"));
+    let bad = |e: String| Fail::new(ErrorKind::Internal, format!("root server reply: {e}"));
     match r.u32().map_err(bad)? {
         REPLY_OK => {}
         _ => {
-            let code = r.u32().map_err(bad)?;
+            let n = r.u32().map_err(bad)?;
+            let kind =
+                ErrorKind::from_wire(n).ok_or_else(|| bad(format!("unknown failure kind {n}")))?;
             let msg = r.str().map_err(bad)?;
-            return Err(Fail::new(code, msg));
+            return Err(Fail::new(kind, msg));
         }
     }
     let n = r.u32().map_err(bad)?;
@@ -472,7 +516,7 @@ pub fn init_table(
     let me = ranks[rank as usize].addr;
     let listener = TcpListener::bind(me).map_err(|e| {
         Fail::new(
-            HCCL_E_TCP_CONNECT,
+            ErrorKind::TcpConnect,
             format!("rank {rank} cannot listen on {me} (from the rank table): {e}"),
         )
     })?;
@@ -531,7 +575,7 @@ pub fn sub_comm(
         let got = t
             .recv(uid, HANDSHAKE_TAG, 0, m, &members, deadline, &never)
             .map_err(|mut f| {
-                if f.code == HCCL_E_TIMEOUT {
+                if f.kind == ErrorKind::Timeout {
                     f.msg = format!(
                         "parent rank {} did not create sub-communicator {id} within the connect \
                          timeout",
@@ -542,7 +586,7 @@ pub fn sub_comm(
             })?;
         if got != hello {
             return Err(Fail::new(
-                HCCL_E_PARA,
+                ErrorKind::Para,
                 format!(
                     "parent rank {} created sub-communicator {id} with another rank list; \
                      every member must pass the same rankIds",

@@ -4,7 +4,7 @@
 //! All integers are little-endian. Every socket is TCP; addresses are
 //! whatever the root info or the rank table names (loopback in tests).
 
-use hccl_sys::*;
+use super::error::ErrorKind;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
@@ -28,13 +28,13 @@ pub struct Root {
 }
 
 impl Root {
-    /// The 4,108-byte blob: magic, version, port, unique id, host text.
-    pub fn encode(&self, out: &mut HcclRootInfo) {
-        let b = &mut out.internal;
-        b.fill(0);
+    /// Writes the blob into `out` (the 4,108 bytes of an `HcclRootInfo`):
+    /// magic, version, port, unique id, host text, zeros.
+    pub fn encode(&self, out: &mut [u8]) {
+        out.fill(0);
         let mut put = |at: usize, bytes: &[u8]| {
-            for (i, &x) in bytes.iter().enumerate() {
-                b[at + i] = x as core::ffi::c_char;
+            if let Some(o) = out.get_mut(at..at + bytes.len()) {
+                o.copy_from_slice(bytes);
             }
         };
         put(0, ROOT_MAGIC);
@@ -51,25 +51,30 @@ impl Root {
     ///
     /// A sentence when the blob was not made by this simulator's
     /// `HcclGetRootInfo` (all zeros, another version, garbage).
-    pub fn decode(info: &HcclRootInfo) -> Result<Root, String> {
-        let b: Vec<u8> = info.internal.iter().map(|&c| c as u8).collect();
-        if &b[..8] != ROOT_MAGIC {
+    pub fn decode(b: &[u8]) -> Result<Root, String> {
+        if b.get(..8) != Some(&ROOT_MAGIC[..]) {
             return Err(if b.iter().all(|&x| x == 0) {
                 "the root info is all zeros (it was not filled by HcclGetRootInfo)".to_string()
             } else {
                 "the root info was not made by cann-sim's HcclGetRootInfo (wrong magic)".to_string()
             });
         }
-        let version = u32::from_le_bytes(b[8..12].try_into().unwrap_or_default());
+        let version = u32_at(b, 8);
         if version != ROOT_VERSION {
             return Err(format!(
                 "the root info has layout version {version}; this cann-sim reads version {ROOT_VERSION}"
             ));
         }
-        let port = u16::from_le_bytes(b[12..14].try_into().unwrap_or_default());
-        let uid = u64::from_le_bytes(b[16..24].try_into().unwrap_or_default());
-        let host_bytes = &b[HOST_AT..HOST_AT + HOST_ROOM];
-        let end = host_bytes.iter().position(|&x| x == 0).unwrap_or(HOST_ROOM);
+        let port = u16::from_le_bytes([
+            b.get(12).copied().unwrap_or(0),
+            b.get(13).copied().unwrap_or(0),
+        ]);
+        let uid = u64_at(b, 16);
+        let host_bytes = b.get(HOST_AT..HOST_AT + HOST_ROOM).unwrap_or_default();
+        let end = host_bytes
+            .iter()
+            .position(|&x| x == 0)
+            .unwrap_or(host_bytes.len());
         let host = std::str::from_utf8(&host_bytes[..end])
             .ok()
             .and_then(|h| h.parse::<IpAddr>().ok())
@@ -111,6 +116,17 @@ pub fn u32_at(b: &[u8], i: usize) -> u32 {
     b.get(i..i + 4)
         .and_then(|s| s.try_into().ok())
         .map_or(0, u32::from_le_bytes)
+}
+
+/// The number of `v` on the wire: its position in `all`, the list of every
+/// value of its enum (each side of a connection runs the same simulator).
+pub fn number_of<T: PartialEq>(all: &[T], v: &T) -> u32 {
+    all.iter().position(|x| x == v).unwrap_or(0) as u32
+}
+
+/// The value numbered `n` by [`number_of`].
+pub fn numbered<T: Copy>(all: &[T], n: u32) -> Option<T> {
+    all.get(usize::try_from(n).ok()?).copied()
 }
 
 /// FNV-1a, for fingerprints of argument lists and rank tables.
@@ -348,12 +364,12 @@ impl Writer {
     }
 }
 
-/// The `HcclResult` of an `io::Error` met while connecting.
-pub fn connect_code(e: &io::Error) -> HcclResult {
+/// The kind of failure of an `io::Error` met while connecting.
+pub fn connect_kind(e: &io::Error) -> ErrorKind {
     if is_would_block(e) {
-        HCCL_E_TIMEOUT
+        ErrorKind::Timeout
     } else {
-        HCCL_E_TCP_CONNECT
+        ErrorKind::TcpConnect
     }
 }
 
@@ -367,11 +383,10 @@ mod tests {
             addr: "10.1.2.3:60001".parse().unwrap(),
             uid: 0xDEAD_BEEF_1234,
         };
-        let mut blob = HcclRootInfo::default();
+        let mut blob = [0xAAu8; 4108];
         r.encode(&mut blob);
         assert_eq!(Root::decode(&blob).unwrap(), r);
-        let zero = HcclRootInfo::default();
-        assert!(Root::decode(&zero).unwrap_err().contains("all zeros"));
+        assert!(Root::decode(&[0; 4108]).unwrap_err().contains("all zeros"));
     }
 
     #[test]

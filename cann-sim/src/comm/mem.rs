@@ -7,9 +7,9 @@
 //! reallocated) after the call but before the task is done is a fault of the
 //! task (`ACL_ERROR_RT_SYS_DMA`, as for queued copies).
 
-use super::transport::Fail;
+use super::error::{ErrorKind, Fail};
+use super::reduce::{DataType, ReduceOp};
 use crate::state::{self, MemTable, Region};
-use hccl_sys::*;
 
 /// A device range a collective reads or writes.
 #[derive(Debug, Clone, Copy)]
@@ -25,43 +25,39 @@ pub struct Mem {
 }
 
 impl Mem {
-    /// Validates a buffer argument of `function`: `len` bytes at `ptr`,
-    /// device memory of `device`, aligned to `align` bytes. An empty range
-    /// may be null.
+    /// Validates a buffer argument of `function`: `len` bytes at `addr`
+    /// (not null unless empty), device memory of `device`, aligned to
+    /// `align` bytes. An empty range may be anywhere.
     ///
     /// # Errors
     ///
-    /// `HCCL_E_PTR` for a null pointer to data, `HCCL_E_PARA` for memory
-    /// that is not device memory of `device` (host memory, another device,
-    /// freed, past the end of its allocation) or misaligned.
+    /// [`ErrorKind::Para`] for memory that is not device memory of `device`
+    /// (host memory, another device, freed, past the end of its allocation)
+    /// or misaligned.
     pub fn arg(
         function: &str,
         role: &'static str,
-        ptr: *const core::ffi::c_void,
+        addr: usize,
         len: usize,
         device: u32,
         align: usize,
-    ) -> Result<Mem, (HcclResult, String)> {
+    ) -> Result<Mem, Fail> {
         if len == 0 {
             return Ok(Mem {
-                addr: ptr as usize,
+                addr,
                 len: 0,
                 alloc: None,
                 role,
             });
         }
-        if ptr.is_null() {
-            return Err((HCCL_E_PTR, format!("{role} is null")));
-        }
-        let addr = ptr as usize;
+        let para = |msg: String| Fail::new(ErrorKind::Para, msg);
         if !addr.is_multiple_of(align) {
-            return Err((
-                HCCL_E_PARA,
-                format!("{role} {addr:#x} is not aligned to the element size ({align} bytes)"),
-            ));
+            return Err(para(format!(
+                "{role} {addr:#x} is not aligned to the element size ({align} bytes)"
+            )));
         }
         let region = crate::check::range(&state::memory().read(), function, role, addr, len)
-            .map_err(|e| (HCCL_E_PARA, format!("{role}: {e}")))?;
+            .map_err(|e| para(format!("{role}: {e}")))?;
         match region {
             Region::Device { device: d, id, .. } if d == device => Ok(Mem {
                 addr,
@@ -69,17 +65,13 @@ impl Mem {
                 alloc: Some(id),
                 role,
             }),
-            Region::Device { device: d, .. } => Err((
-                HCCL_E_PARA,
-                format!(
-                    "{role} {addr:#x} is memory of device {d}, but the communicator's rank runs on \
-                     device {device}"
-                ),
-            )),
-            other => Err((
-                HCCL_E_PARA,
-                format!("{role} {addr:#x} ({len} bytes) is not device memory: it is {other}"),
-            )),
+            Region::Device { device: d, .. } => Err(para(format!(
+                "{role} {addr:#x} is memory of device {d}, but the communicator's rank runs on \
+                 device {device}"
+            ))),
+            other => Err(para(format!(
+                "{role} {addr:#x} ({len} bytes) is not device memory: it is {other}"
+            ))),
         }
     }
 
@@ -94,7 +86,7 @@ impl Mem {
     fn check(&self, table: &MemTable, off: usize, len: usize) -> Result<usize, Fail> {
         if off + len > self.len {
             return Err(Fail::new(
-                HCCL_E_INTERNAL,
+                ErrorKind::Internal,
                 format!(
                     "internal: {} access [{off}, {}) past its {} bytes",
                     self.role,
@@ -108,7 +100,7 @@ impl Mem {
         match table.check_range(self.addr, off + len) {
             Ok(r) if r.alloc_id().is_some() && r.alloc_id() == self.alloc => Ok(self.addr + off),
             _ => Err(Fail {
-                code: HCCL_E_MEMORY,
+                kind: ErrorKind::Memory,
                 msg: format!(
                     "{} {:#x} ({} bytes) was freed before the collective used it",
                     self.role, self.addr, self.len
@@ -254,8 +246,8 @@ impl Mem {
         &self,
         off: usize,
         acc: &mut [u8],
-        dt: HcclDataType,
-        op: HcclReduceOp,
+        dt: DataType,
+        op: ReduceOp,
     ) -> Result<(), Fail> {
         if acc.is_empty() {
             return Ok(());

@@ -35,13 +35,12 @@
 //! bits do not depend on the path either.
 
 use super::algo::{Coll, Ctx, pieces_of};
+use super::error::{ErrorKind, Fail};
 use super::local::{self, Mapping};
 use super::mem::Mem;
-use super::reduce::reduce;
-use super::transport::Fail;
+use super::reduce::{DataType, ReduceOp, reduce};
 use super::wire::u64_at;
 use crate::state::{self, Region};
-use hccl_sys::*;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -380,7 +379,7 @@ impl<'a, 'c> Direct<'a, 'c> {
     fn stopped(&self) -> Result<(), Fail> {
         if self.ctx.stop.load(Ordering::Relaxed) {
             return Err(Fail::new(
-                HCCL_E_INTERNAL,
+                ErrorKind::Internal,
                 "the stream was destroyed while the collective ran",
             ));
         }
@@ -394,7 +393,7 @@ impl<'a, 'c> Direct<'a, 'c> {
     /// The failure for an unreadable range of rank `p`.
     fn unreadable(&self, p: usize, which: Which, why: &str) -> Fail {
         Fail::new(
-            HCCL_E_REMOTE,
+            ErrorKind::Remote,
             format!(
                 "rank {} cannot read rank {p}'s {} (process {}) in collective #{}: {why}; rank \
                  {p} freed it before the collective finished",
@@ -410,7 +409,7 @@ impl<'a, 'c> Direct<'a, 'c> {
         move |e| {
             if e.raw_os_error() == Some(libc::ESRCH) {
                 Fail::new(
-                    HCCL_E_REMOTE,
+                    ErrorKind::Remote,
                     format!(
                         "rank {p} (process {}) exited during collective #{}",
                         self.pids[p], self.ctx.seq
@@ -498,8 +497,8 @@ impl<'a, 'c> Direct<'a, 'c> {
         mine_off: usize,
         off: usize,
         len: usize,
-        dt: HcclDataType,
-        op: HcclReduceOp,
+        dt: DataType,
+        op: ReduceOp,
         out: &Mem,
         out_off: usize,
     ) -> Result<(), Fail> {
@@ -542,7 +541,7 @@ impl<'a, 'c> Direct<'a, 'c> {
         let (p, m) = self.ctx.recv_any(from)?;
         if m != [DONE] {
             return Err(Fail::new(
-                HCCL_E_INTERNAL,
+                ErrorKind::Internal,
                 format!(
                     "rank {p} sent {} bytes where a sync was expected (protocol error)",
                     m.len()

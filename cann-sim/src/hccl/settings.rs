@@ -11,39 +11,17 @@
 //!
 //! The process-wide deterministic setting starts from `HCCL_DETERMINISTIC`
 //! in the environment (`true` or `strict` on, `false` or unset off; any
-//! other value fails the environment check, see [`super::env`]) and is the
+//! other value fails the environment check, see [`crate::comm::env`]) and is the
 //! default of communicators created afterwards whose config does not set
 //! `hcclDeterministic`.
 
 #![allow(non_snake_case)]
 
-use super::comm;
-use super::exports::{check_injected, null, para, tri};
+use super::common::{check_injected, comm_arg, null, para, tri};
+use crate::comm::settings;
 use crate::recent_error::fail;
 use hccl_sys::*;
-use std::sync::atomic::{AtomicI32, Ordering};
-
-/// The process-wide deterministic setting (-1: not set, see the variable).
-static DETERMINISTIC: AtomicI32 = AtomicI32::new(-1);
-/// The process-wide accelerator setting.
-static ACCELERATOR: AtomicI32 = AtomicI32::new(0);
-
-/// The process-wide deterministic setting: 0 or 1.
-pub fn deterministic() -> i32 {
-    match DETERMINISTIC.load(Ordering::Relaxed) {
-        v if v >= 0 => v,
-        _ => match std::env::var("HCCL_DETERMINISTIC")
-            .map(|v| v.trim().to_ascii_lowercase())
-            .as_deref()
-        {
-            // `true` or `strict` (hicann/hcomm
-            // `src/legacy/ascend910/platform/common/externalinput.cc`,
-            // `ParseDeterministic`; other values fail the environment check).
-            Ok("true" | "strict") => 1,
-            _ => 0,
-        },
-    }
-}
+use std::sync::atomic::Ordering;
 
 fn accelerator_name(v: i32) -> Option<&'static str> {
     Some(match v {
@@ -114,8 +92,8 @@ pub unsafe extern "C" fn HcclSetConfig(
     let v = unsafe { configValue.value };
     tri!(check(F, config, v));
     match config {
-        HCCL_DETERMINISTIC => DETERMINISTIC.store(v, Ordering::Relaxed),
-        _ => ACCELERATOR.store(v, Ordering::Relaxed),
+        HCCL_DETERMINISTIC => settings::set_deterministic(v),
+        _ => settings::set_accelerator(v),
     }
     HCCL_SUCCESS
 }
@@ -141,8 +119,8 @@ pub unsafe extern "C" fn HcclGetConfig(
             F,
             config,
             configValue,
-            deterministic(),
-            ACCELERATOR.load(Ordering::Relaxed),
+            settings::deterministic(),
+            settings::accelerator(),
         )
     }
 }
@@ -160,7 +138,7 @@ pub unsafe extern "C" fn HcclSetCommConfig(
 ) -> HcclResult {
     const F: &str = "HcclSetCommConfig";
     check_injected!(F);
-    let c = tri!(comm::lookup(F, comm));
+    let c = tri!(comm_arg(F, comm));
     // SAFETY: the union has one member, an i32.
     let v = unsafe { configValue.value };
     tri!(check(F, config, v));
@@ -187,7 +165,7 @@ pub unsafe extern "C" fn HcclGetCommConfig(
     if configValue.is_null() {
         return null(F, "configValue");
     }
-    let c = tri!(comm::lookup(F, comm));
+    let c = tri!(comm_arg(F, comm));
     // SAFETY: checked non-null; the caller's contract.
     unsafe {
         report(

@@ -20,9 +20,9 @@
 //! Sub-communicators share their parent's mesh; the communicator id in each
 //! frame keeps their traffic apart.
 
+use super::error::{ErrorKind, Fail};
 use super::local::{self, Card};
 use super::wire::{self, POLL};
-use hccl_sys::*;
 use parking_lot::{Condvar, Mutex};
 use std::collections::{HashMap, VecDeque};
 use std::io::Read;
@@ -39,38 +39,13 @@ const KIND_ABORT: u32 = 1;
 const KIND_BYE: u32 = 2;
 const HELLO_MAGIC: u64 = 0x4F4C_4C45_484D_4953; // "SIMHELLO"
 
-/// Why an operation failed: the HCCL code and a sentence.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fail {
-    /// The code `HcclGetCommAsyncError` reports.
-    pub code: HcclResult,
-    /// What happened.
-    pub msg: String,
-    /// Whether a buffer was freed before the task used it (a memory fault).
-    pub memory: bool,
-    /// Whether the failure was reported by another rank (not re-broadcast).
-    pub remote: bool,
-}
-
-impl Fail {
-    /// A failure with `code`.
-    pub fn new(code: HcclResult, msg: impl Into<String>) -> Fail {
-        Fail {
-            code,
-            msg: msg.into(),
-            memory: false,
-            remote: false,
-        }
-    }
-}
-
 /// An abort received from a peer.
 #[derive(Debug, Clone)]
 pub struct Abort {
     /// The sender's rank in the mesh.
     pub from: u32,
-    /// Its failure code.
-    pub code: HcclResult,
+    /// What kind of failure.
+    pub kind: ErrorKind,
     /// The collective (sequence number) that failed there.
     pub seq: u64,
     /// Its message.
@@ -158,7 +133,7 @@ pub fn build(
     deadline: Instant,
 ) -> Result<Transport, Fail> {
     let nranks = addrs.len() as u32;
-    let mode = local::mode().map_err(|(code, msg)| Fail::new(code, msg))?;
+    let mode = local::mode()?;
     let mine = Card::mine(mode);
     let mut links: Vec<Option<u32>> = (0..nranks).map(|_| None).collect();
     if mode == local::Mode::Direct {
@@ -172,7 +147,7 @@ pub fn build(
             let addr = addrs[j as usize];
             let mut s = wire::connect_retry(addr, deadline).map_err(|e| {
                 Fail::new(
-                    wire::connect_code(&e),
+                    wire::connect_kind(&e),
                     format!("rank {rank} cannot connect to rank {j} at {addr}: {e}"),
                 )
             })?;
@@ -184,7 +159,7 @@ pub fn build(
                 })
                 .map_err(|e| {
                     Fail::new(
-                        HCCL_E_TCP_TRANSFER,
+                        ErrorKind::TcpTransfer,
                         format!("rank {rank} cannot greet rank {j} at {addr}: {e}"),
                     )
                 })?;
@@ -198,7 +173,7 @@ pub fn build(
                 }
                 Ok(()) | Err(_) if Instant::now() < deadline => {
                     return Err(Fail::new(
-                        HCCL_E_PARA,
+                        ErrorKind::Para,
                         format!(
                             "rank {j} at {addr} turned rank {rank} away: it belongs to another \
                              communicator (different root info or rank table), or another \
@@ -208,16 +183,19 @@ pub fn build(
                 }
                 _ => {
                     return Err(Fail::new(
-                        HCCL_E_TIMEOUT,
+                        ErrorKind::Timeout,
                         format!("rank {j} at {addr} did not answer rank {rank}'s greeting in time"),
                     ));
                 }
             }
             socks[j as usize] = Some(s);
         }
-        acceptor
-            .join()
-            .unwrap_or_else(|_| Err(Fail::new(HCCL_E_INTERNAL, "the acceptor thread panicked")))
+        acceptor.join().unwrap_or_else(|_| {
+            Err(Fail::new(
+                ErrorKind::Internal,
+                "the acceptor thread panicked",
+            ))
+        })
     })?;
     for (j, s, link) in accepted {
         socks[j as usize] = Some(s);
@@ -238,7 +216,7 @@ fn accept_higher(
     let mut got: Vec<(u32, TcpStream, Option<u32>)> = Vec::new();
     listener
         .set_nonblocking(true)
-        .map_err(|e| Fail::new(HCCL_E_TCP_CONNECT, format!("listener: {e}")))?;
+        .map_err(|e| Fail::new(ErrorKind::TcpConnect, format!("listener: {e}")))?;
     while (got.len() as u32) < want {
         match listener.accept() {
             Ok((mut s, _)) => {
@@ -277,7 +255,7 @@ fn accept_higher(
                         .collect();
                     missing.sort_unstable();
                     return Err(Fail::new(
-                        HCCL_E_TIMEOUT,
+                        ErrorKind::Timeout,
                         format!(
                             "rank {rank} waited for ranks {missing:?} to connect to {} until the \
                              connect timeout",
@@ -291,7 +269,7 @@ fn accept_higher(
             }
             Err(e) => {
                 return Err(Fail::new(
-                    HCCL_E_TCP_CONNECT,
+                    ErrorKind::TcpConnect,
                     format!("rank {rank} cannot accept connections: {e}"),
                 ));
             }
@@ -383,7 +361,7 @@ impl Transport {
     ) -> Result<(), Fail> {
         let Some(Some(peer)) = self.peers.get(to as usize) else {
             return Err(Fail::new(
-                HCCL_E_INTERNAL,
+                ErrorKind::Internal,
                 format!("no connection to rank {to}"),
             ));
         };
@@ -409,7 +387,7 @@ impl Transport {
         outcome.map_err(|e| {
             if e.kind() == std::io::ErrorKind::TimedOut {
                 Fail::new(
-                    HCCL_E_TIMEOUT,
+                    ErrorKind::Timeout,
                     format!(
                         "rank {} (at {}) did not take data from rank {} within the exec timeout \
                          (it stalls)",
@@ -420,7 +398,7 @@ impl Transport {
                 )
             } else {
                 Fail::new(
-                    HCCL_E_REMOTE,
+                    ErrorKind::Remote,
                     format!(
                         "sending to rank {to} (at {}) failed: {e}; the rank is gone",
                         self.addr(to)
@@ -513,13 +491,13 @@ impl Transport {
                 // too (on hardware it would wait for its own exec timeout:
                 // the simulator ends the wait early), which
                 // HcclGetCommAsyncError does not report.
-                let code = match a.code {
-                    HCCL_E_PARA if a.seq == seq => HCCL_E_PARA,
-                    HCCL_E_TIMEOUT => HCCL_E_TIMEOUT,
-                    _ => HCCL_E_REMOTE,
+                let kind = match a.kind {
+                    ErrorKind::Para if a.seq == seq => ErrorKind::Para,
+                    ErrorKind::Timeout => ErrorKind::Timeout,
+                    _ => ErrorKind::Remote,
                 };
                 return Err(Fail {
-                    code,
+                    kind,
                     msg: format!("rank {} reported a failure: {}", a.from, a.msg),
                     memory: false,
                     remote: true,
@@ -532,11 +510,14 @@ impl Transport {
                 return Err(f);
             }
             if self.shared.closing.load(Ordering::Relaxed) {
-                return Err(Fail::new(HCCL_E_INTERNAL, "the communicator was destroyed"));
+                return Err(Fail::new(
+                    ErrorKind::Internal,
+                    "the communicator was destroyed",
+                ));
             }
             if stop.load(Ordering::Relaxed) {
                 return Err(Fail::new(
-                    HCCL_E_INTERNAL,
+                    ErrorKind::Internal,
                     "the stream was destroyed while the collective waited",
                 ));
             }
@@ -545,7 +526,7 @@ impl Transport {
             if let Some(d) = deadline {
                 if now >= d {
                     return Err(Fail::new(
-                        HCCL_E_TIMEOUT,
+                        ErrorKind::Timeout,
                         format!(
                             "rank {} waited for {} until the exec timeout; it did not call the \
                              same collective (or stalls)",
@@ -569,11 +550,11 @@ impl Transport {
         members.iter().find_map(|&j| match peers.get(j as usize)? {
             PeerState::Up => None,
             PeerState::Left => Some(Fail::new(
-                HCCL_E_REMOTE,
+                ErrorKind::Remote,
                 format!("rank {j} (at {}) destroyed its communicator", self.addr(j)),
             )),
             PeerState::Dead(why) => Some(Fail::new(
-                HCCL_E_REMOTE,
+                ErrorKind::Remote,
                 format!("rank {j} (at {}) is gone: {why}", self.addr(j)),
             )),
         })
@@ -584,7 +565,7 @@ impl Transport {
         let peers = self.shared.peers.lock();
         members.iter().find_map(|&j| match peers.get(j as usize)? {
             PeerState::Dead(why) => Some(Fail::new(
-                HCCL_E_REMOTE,
+                ErrorKind::Remote,
                 format!("rank {j} (at {}) is gone: {why}", self.addr(j)),
             )),
             _ => None,
@@ -600,7 +581,7 @@ impl Transport {
     /// here (best effort, each send bounded to one second).
     pub fn broadcast_abort(&self, uid: u64, members: &[u32], seq: u64, fail: &Fail) {
         let body = wire::Writer::default()
-            .u32(fail.code)
+            .u32(fail.kind.to_wire())
             .u64(seq)
             .str(&fail.msg)
             .b;
@@ -708,13 +689,17 @@ fn reader(shared: Arc<Shared>, from: u32, mut s: TcpStream) {
             }
             KIND_ABORT => {
                 let mut r = wire::Reader::new(&body);
-                let code = r.u32().unwrap_or(HCCL_E_REMOTE);
+                let kind = r
+                    .u32()
+                    .ok()
+                    .and_then(ErrorKind::from_wire)
+                    .unwrap_or(ErrorKind::Remote);
                 let seq = r.u64().unwrap_or(0);
                 let msg = r.str().unwrap_or_default();
                 let mut inbox = shared.inbox.lock();
                 inbox.aborts.entry(uid).or_insert(Abort {
                     from,
-                    code,
+                    kind,
                     seq,
                     msg,
                 });

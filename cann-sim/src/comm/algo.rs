@@ -24,12 +24,11 @@
 //! | send / recv, batches | direct, with a rendezvous (the receiver says it is ready); on one host the receiver copies straight from the sender's buffer and says when it is done |
 //! | barrier | the signature exchange alone |
 
-use super::comm::Comm;
+use super::communicator::Comm;
 use super::direct::Ext;
+use super::error::{ErrorKind, Fail};
 use super::mem::Mem;
-use super::reduce::{op_name, type_name};
-use super::transport::Fail;
-use hccl_sys::*;
+use super::reduce::{DataType, ReduceOp};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Bytes per frame of bulk data.
@@ -58,14 +57,14 @@ pub enum Coll {
         send: Mem,
         recv: Mem,
         count: u64,
-        dt: HcclDataType,
-        op: HcclReduceOp,
+        dt: DataType,
+        op: ReduceOp,
     },
     /// `HcclBroadcast`.
     Broadcast {
         buf: Mem,
         count: u64,
-        dt: HcclDataType,
+        dt: DataType,
         root: u32,
     },
     /// `HcclReduce`.
@@ -73,8 +72,8 @@ pub enum Coll {
         send: Mem,
         recv: Mem,
         count: u64,
-        dt: HcclDataType,
-        op: HcclReduceOp,
+        dt: DataType,
+        op: ReduceOp,
         root: u32,
     },
     /// `HcclAllGather` (`count` per rank).
@@ -82,7 +81,7 @@ pub enum Coll {
         send: Mem,
         recv: Mem,
         count: u64,
-        dt: HcclDataType,
+        dt: DataType,
     },
     /// `HcclAllGatherV`.
     AllGatherV {
@@ -90,15 +89,15 @@ pub enum Coll {
         recv: Mem,
         counts: Vec<u64>,
         displs: Vec<u64>,
-        dt: HcclDataType,
+        dt: DataType,
     },
     /// `HcclReduceScatter` (`count` per rank).
     ReduceScatter {
         send: Mem,
         recv: Mem,
         count: u64,
-        dt: HcclDataType,
-        op: HcclReduceOp,
+        dt: DataType,
+        op: ReduceOp,
     },
     /// `HcclReduceScatterV`.
     ReduceScatterV {
@@ -106,15 +105,15 @@ pub enum Coll {
         recv: Mem,
         counts: Vec<u64>,
         displs: Vec<u64>,
-        dt: HcclDataType,
-        op: HcclReduceOp,
+        dt: DataType,
+        op: ReduceOp,
     },
     /// `HcclScatter` (`count` per rank).
     Scatter {
         send: Mem,
         recv: Mem,
         count: u64,
-        dt: HcclDataType,
+        dt: DataType,
         root: u32,
     },
     /// `HcclAlltoAll` (`send_count` to each rank, `recv_count` from each).
@@ -123,7 +122,7 @@ pub enum Coll {
         recv: Mem,
         send_count: u64,
         recv_count: u64,
-        dt: HcclDataType,
+        dt: DataType,
     },
     /// `HcclAlltoAllV` and `HcclAlltoAllVC` (counts and displacements per rank).
     AlltoAllV {
@@ -135,7 +134,7 @@ pub enum Coll {
         sdispls: Vec<u64>,
         recv_counts: Vec<u64>,
         rdispls: Vec<u64>,
-        dt: HcclDataType,
+        dt: DataType,
         /// A fingerprint of the VC matrix (the same on every rank).
         matrix: u64,
     },
@@ -239,12 +238,13 @@ impl Sig {
 
     /// How it reads in a message, e.g. `HcclAllReduce(count 8, fp32, sum)`.
     fn describe(&self) -> String {
-        let name = kind_name(self.kind);
+        let kind = Kind::from_wire(self.kind);
+        let name = kind.map_or("a collective", Kind::name);
         let mut parts = Vec::new();
-        if self.kind == HCCL_CMD_BARRIER {
+        if kind == Some(Kind::Barrier) {
             return format!("{name}()");
         }
-        if self.kind == HCCL_CMD_ALLTOALLV || self.kind == HCCL_CMD_ALLTOALL {
+        if matches!(kind, Some(Kind::AlltoAllV | Kind::AlltoAll)) {
             parts.push(format!("sending {} and expecting {}", self.a, self.b));
         } else if self.extra != 0 {
             parts.push(format!("counts fingerprint {:#x}", self.extra));
@@ -262,22 +262,76 @@ impl Sig {
     }
 }
 
-fn kind_name(kind: u32) -> &'static str {
-    match kind {
-        HCCL_CMD_ALLREDUCE => "HcclAllReduce",
-        HCCL_CMD_BROADCAST => "HcclBroadcast",
-        HCCL_CMD_REDUCE => "HcclReduce",
-        HCCL_CMD_ALLGATHER => "HcclAllGather",
-        HCCL_CMD_ALLGATHER_V => "HcclAllGatherV",
-        HCCL_CMD_REDUCE_SCATTER => "HcclReduceScatter",
-        HCCL_CMD_REDUCE_SCATTER_V => "HcclReduceScatterV",
-        HCCL_CMD_SCATTER => "HcclScatter",
-        HCCL_CMD_ALLTOALL => "HcclAlltoAll",
-        HCCL_CMD_ALLTOALLV => "HcclAlltoAllV",
-        HCCL_CMD_ALLTOALLVC => "HcclAlltoAllVC",
-        HCCL_CMD_BARRIER => "HcclBarrier",
-        _ => "a collective",
+/// The collectives, as signatures name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    AllReduce,
+    Broadcast,
+    Reduce,
+    AllGather,
+    AllGatherV,
+    ReduceScatter,
+    ReduceScatterV,
+    Scatter,
+    AlltoAll,
+    AlltoAllV,
+    AlltoAllVC,
+    Barrier,
+}
+
+impl Kind {
+    const ALL: [Kind; 12] = [
+        Kind::AllReduce,
+        Kind::Broadcast,
+        Kind::Reduce,
+        Kind::AllGather,
+        Kind::AllGatherV,
+        Kind::ReduceScatter,
+        Kind::ReduceScatterV,
+        Kind::Scatter,
+        Kind::AlltoAll,
+        Kind::AlltoAllV,
+        Kind::AlltoAllVC,
+        Kind::Barrier,
+    ];
+
+    /// The function a user calls for it.
+    fn name(self) -> &'static str {
+        match self {
+            Kind::AllReduce => "HcclAllReduce",
+            Kind::Broadcast => "HcclBroadcast",
+            Kind::Reduce => "HcclReduce",
+            Kind::AllGather => "HcclAllGather",
+            Kind::AllGatherV => "HcclAllGatherV",
+            Kind::ReduceScatter => "HcclReduceScatter",
+            Kind::ReduceScatterV => "HcclReduceScatterV",
+            Kind::Scatter => "HcclScatter",
+            Kind::AlltoAll => "HcclAlltoAll",
+            Kind::AlltoAllV => "HcclAlltoAllV",
+            Kind::AlltoAllVC => "HcclAlltoAllVC",
+            Kind::Barrier => "HcclBarrier",
+        }
     }
+
+    /// Its number in signatures.
+    fn to_wire(self) -> u32 {
+        super::wire::number_of(&Self::ALL, &self)
+    }
+
+    /// The kind numbered `n` by [`Kind::to_wire`].
+    fn from_wire(n: u32) -> Option<Kind> {
+        super::wire::numbered(&Self::ALL, n)
+    }
+}
+
+/// A type's name from its number in a signature.
+fn type_name(dt: u32) -> String {
+    DataType::from_wire(dt).map_or_else(|| format!("unknown data type {dt}"), |d| d.name().into())
+}
+
+/// An op's name from its number in a signature.
+fn op_name(op: u32) -> String {
+    ReduceOp::from_wire(op).map_or_else(|| format!("unknown reduce op {op}"), |o| o.name().into())
 }
 
 fn counts_fp(a: &[u64], b: &[u64]) -> u64 {
@@ -287,46 +341,58 @@ fn counts_fp(a: &[u64], b: &[u64]) -> u64 {
 
 impl Coll {
     fn sig(&self, peer: usize) -> Sig {
-        let s = |kind, dt, op, root, a, b, extra| Sig {
-            kind,
-            dt,
-            op,
+        let s = |kind: Kind, dt: Option<DataType>, op: Option<ReduceOp>, root, a, b, extra| Sig {
+            kind: kind.to_wire(),
+            dt: dt.map_or(NONE, DataType::to_wire),
+            op: op.map_or(NONE, ReduceOp::to_wire),
             root,
             a,
             b,
             extra,
         };
         match self {
-            Coll::AllReduce { count, dt, op, .. } => {
-                s(HCCL_CMD_ALLREDUCE, *dt, *op, NONE, *count, *count, 0)
-            }
+            Coll::AllReduce { count, dt, op, .. } => s(
+                Kind::AllReduce,
+                Some(*dt),
+                Some(*op),
+                NONE,
+                *count,
+                *count,
+                0,
+            ),
             Coll::Broadcast {
                 count, dt, root, ..
-            } => s(HCCL_CMD_BROADCAST, *dt, NONE, *root, *count, *count, 0),
+            } => s(Kind::Broadcast, Some(*dt), None, *root, *count, *count, 0),
             Coll::Reduce {
                 count,
                 dt,
                 op,
                 root,
                 ..
-            } => s(HCCL_CMD_REDUCE, *dt, *op, *root, *count, *count, 0),
+            } => s(Kind::Reduce, Some(*dt), Some(*op), *root, *count, *count, 0),
             Coll::AllGather { count, dt, .. } => {
-                s(HCCL_CMD_ALLGATHER, *dt, NONE, NONE, *count, *count, 0)
+                s(Kind::AllGather, Some(*dt), None, NONE, *count, *count, 0)
             }
             Coll::AllGatherV {
                 counts, displs, dt, ..
             } => s(
-                HCCL_CMD_ALLGATHER_V,
-                *dt,
-                NONE,
+                Kind::AllGatherV,
+                Some(*dt),
+                None,
                 NONE,
                 0,
                 0,
                 counts_fp(counts, displs),
             ),
-            Coll::ReduceScatter { count, dt, op, .. } => {
-                s(HCCL_CMD_REDUCE_SCATTER, *dt, *op, NONE, *count, *count, 0)
-            }
+            Coll::ReduceScatter { count, dt, op, .. } => s(
+                Kind::ReduceScatter,
+                Some(*dt),
+                Some(*op),
+                NONE,
+                *count,
+                *count,
+                0,
+            ),
             Coll::ReduceScatterV {
                 counts,
                 displs,
@@ -334,9 +400,9 @@ impl Coll {
                 op,
                 ..
             } => s(
-                HCCL_CMD_REDUCE_SCATTER_V,
-                *dt,
-                *op,
+                Kind::ReduceScatterV,
+                Some(*dt),
+                Some(*op),
                 NONE,
                 0,
                 0,
@@ -344,16 +410,16 @@ impl Coll {
             ),
             Coll::Scatter {
                 count, dt, root, ..
-            } => s(HCCL_CMD_SCATTER, *dt, NONE, *root, *count, *count, 0),
+            } => s(Kind::Scatter, Some(*dt), None, *root, *count, *count, 0),
             Coll::AlltoAll {
                 send_count,
                 recv_count,
                 dt,
                 ..
             } => s(
-                HCCL_CMD_ALLTOALL,
-                *dt,
-                NONE,
+                Kind::AlltoAll,
+                Some(*dt),
+                None,
                 NONE,
                 *send_count,
                 *recv_count,
@@ -368,18 +434,18 @@ impl Coll {
                 ..
             } => s(
                 if *vc {
-                    HCCL_CMD_ALLTOALLVC
+                    Kind::AlltoAllVC
                 } else {
-                    HCCL_CMD_ALLTOALLV
+                    Kind::AlltoAllV
                 },
-                *dt,
-                NONE,
+                Some(*dt),
+                None,
                 NONE,
                 send_counts[peer],
                 recv_counts[peer],
                 *matrix,
             ),
-            Coll::Barrier => s(HCCL_CMD_BARRIER, NONE, NONE, NONE, 0, 0, 0),
+            Coll::Barrier => s(Kind::Barrier, None, None, NONE, 0, 0, 0),
         }
     }
 }
@@ -400,7 +466,7 @@ impl Coll {
             | Coll::AlltoAllV { dt, .. } => *dt,
             Coll::Barrier => return 1,
         };
-        super::reduce::type_size(dt).unwrap_or(1)
+        dt.size()
     }
 
     /// The per-rank blocks, (offset, bytes), of the buffer the collective
@@ -512,7 +578,7 @@ impl Ctx<'_> {
                 (r, frame)
             })
             .map_err(|mut f| {
-                if f.code == HCCL_E_TIMEOUT {
+                if f.kind == ErrorKind::Timeout {
                     let who = from
                         .iter()
                         .map(|&r| {
@@ -536,7 +602,7 @@ impl Ctx<'_> {
         let v = self.recv(from)?;
         if v.len() != len {
             return Err(Fail::new(
-                HCCL_E_INTERNAL,
+                ErrorKind::Internal,
                 format!(
                     "rank {from} sent {} bytes where {len} were expected (protocol error)",
                     v.len()
@@ -566,13 +632,13 @@ impl Ctx<'_> {
             let (sig, ext) = got.split_at(got.len().min(SIG));
             exts[j as usize] = Ext::parse(ext).ok_or_else(|| {
                 Fail::new(
-                    HCCL_E_INTERNAL,
+                    ErrorKind::Internal,
                     format!("rank {j} sent a malformed signature"),
                 )
             })?;
             let theirs = Sig::parse(sig).ok_or_else(|| {
                 Fail::new(
-                    HCCL_E_INTERNAL,
+                    ErrorKind::Internal,
                     format!("rank {j} sent a malformed signature"),
                 )
             })?;
@@ -590,7 +656,7 @@ impl Ctx<'_> {
             }
         }
         match first_bad {
-            Some(m) => Err(Fail::new(HCCL_E_PARA, m)),
+            Some(m) => Err(Fail::new(ErrorKind::Para, m)),
             None if exts.iter().all(|e| e.linked) => Ok(Some(exts)),
             None => Ok(None),
         }
@@ -625,7 +691,7 @@ pub fn runs() -> Runs {
 fn not_stopped(stop: &AtomicBool) -> Result<(), Fail> {
     if stop.load(Ordering::Relaxed) {
         return Err(Fail::new(
-            HCCL_E_INTERNAL,
+            ErrorKind::Internal,
             "the stream stopped (destroyed, or stopped on an earlier failure) before this task ran",
         ));
     }
@@ -648,7 +714,7 @@ pub fn run(comm: &Comm, seq: u64, coll: &Coll, stop: &AtomicBool) -> Result<(), 
     // listed in FIDELITY.md's known differences.
     if let Some(f) = comm.timed_out() {
         return Err(Fail {
-            code: HCCL_E_TIMEOUT,
+            kind: ErrorKind::Timeout,
             msg: format!(
                 "collective #{seq} was not run: an earlier collective of this communicator \
                  timed out ({})",
@@ -737,8 +803,8 @@ fn all_reduce(
     send: &Mem,
     recv: &Mem,
     blocks: &[(usize, usize)],
-    dt: HcclDataType,
-    op: HcclReduceOp,
+    dt: DataType,
+    op: ReduceOp,
 ) -> Result<(), Fail> {
     let me = ctx.me() as usize;
     let base = blocks[me].0;
@@ -761,8 +827,8 @@ fn ring_reduce_scatter(
     ctx: &Ctx<'_>,
     src: &Mem,
     blocks: &[(usize, usize)],
-    dt: HcclDataType,
-    op: HcclReduceOp,
+    dt: DataType,
+    op: ReduceOp,
     mut out: impl FnMut(usize, Vec<u8>) -> Result<(), Fail>,
 ) -> Result<(), Fail> {
     let n = ctx.n() as usize;
@@ -880,8 +946,8 @@ fn chain_reduce(
     send: &Mem,
     recv: &Mem,
     bytes: usize,
-    dt: HcclDataType,
-    op: HcclReduceOp,
+    dt: DataType,
+    op: ReduceOp,
     root: u32,
 ) -> Result<(), Fail> {
     let n = ctx.n();
@@ -970,14 +1036,14 @@ pub struct P2p {
     /// Elements.
     pub count: u64,
     /// Their type.
-    pub dt: HcclDataType,
+    pub dt: DataType,
     /// Its number among the sends to (receives from) `peer`.
     pub seq: u64,
 }
 
 fn p2p_sig(p: &P2p) -> Vec<u8> {
     let mut v = p.count.to_le_bytes().to_vec();
-    v.extend_from_slice(&p.dt.to_le_bytes());
+    v.extend_from_slice(&p.dt.to_wire().to_le_bytes());
     v
 }
 
@@ -1007,7 +1073,7 @@ pub fn run_p2p(comm: &Comm, items: &[P2p], stop: &AtomicBool) -> Result<(), Fail
     let t = &comm.transport;
     let tag = |seq: u64, kind: u64| P2P | (seq << 2) | kind;
     let waited_for = |mut f: Fail, peers: &[u32]| {
-        if f.code == HCCL_E_TIMEOUT {
+        if f.kind == ErrorKind::Timeout {
             let who = peers
                 .iter()
                 .map(|&r| format!("rank {r} (at {})", t.addr(comm.mesh(r))))
@@ -1050,7 +1116,7 @@ pub fn run_p2p(comm: &Comm, items: &[P2p], stop: &AtomicBool) -> Result<(), Fail
             ("receives", "sends")
         };
         Fail::new(
-            HCCL_E_PARA,
+            ErrorKind::Para,
             format!(
                 "rank {} {me} {} {} rank {}, which {them} {}; HcclSend and HcclRecv must agree on \
                  count and type",
@@ -1102,7 +1168,7 @@ pub fn run_p2p(comm: &Comm, items: &[P2p], stop: &AtomicBool) -> Result<(), Fail
         }
         if rest.len() != 1 + BUF {
             return Err(Fail::new(
-                HCCL_E_INTERNAL,
+                ErrorKind::Internal,
                 format!("rank {} sent a malformed header (protocol error)", p.peer),
             ));
         }
@@ -1117,7 +1183,7 @@ pub fn run_p2p(comm: &Comm, items: &[P2p], stop: &AtomicBool) -> Result<(), Fail
             );
             let unreadable = |why: &str| {
                 Fail::new(
-                    HCCL_E_REMOTE,
+                    ErrorKind::Remote,
                     format!(
                         "rank {} cannot read rank {}'s send buffer (process {pid}): {why}; rank {} \
                          freed it before the send finished",
@@ -1128,7 +1194,7 @@ pub fn run_p2p(comm: &Comm, items: &[P2p], stop: &AtomicBool) -> Result<(), Fail
             for (po, pl) in pieces(p.buf.len) {
                 if stop.load(Ordering::Relaxed) {
                     return Err(Fail::new(
-                        HCCL_E_INTERNAL,
+                        ErrorKind::Internal,
                         "the stream was destroyed while the receive ran",
                     ));
                 }
@@ -1142,7 +1208,7 @@ pub fn run_p2p(comm: &Comm, items: &[P2p], stop: &AtomicBool) -> Result<(), Fail
             let x = recv(p.peer, tag(p.seq, DATA))?;
             if x.len() != pl {
                 return Err(Fail::new(
-                    HCCL_E_INTERNAL,
+                    ErrorKind::Internal,
                     format!(
                         "rank {} sent a piece of {} bytes, not {pl}",
                         p.peer,
@@ -1208,7 +1274,7 @@ pub fn run_p2p(comm: &Comm, items: &[P2p], stop: &AtomicBool) -> Result<(), Fail
                 Ok(())
             } else {
                 Err(Fail::new(
-                    HCCL_E_REMOTE,
+                    ErrorKind::Remote,
                     format!(
                         "rank {} failed before reading what rank {} sent it",
                         p.peer, comm.rank
@@ -1237,8 +1303,8 @@ mod tests {
     #[test]
     fn signatures_match_only_when_crossed_counts_agree() {
         let a = Sig {
-            kind: HCCL_CMD_ALLTOALLV,
-            dt: 4,
+            kind: Kind::AlltoAllV.to_wire(),
+            dt: DataType::Fp32.to_wire(),
             op: NONE,
             root: NONE,
             a: 3,

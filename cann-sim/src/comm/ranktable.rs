@@ -17,6 +17,7 @@
 //! NPU-side `device_ip` is not a host address and is only checked for form.
 
 use super::bootstrap::TableRank;
+use super::error::{ErrorKind, Fail};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 
@@ -233,6 +234,23 @@ fn number(v: &Json, what: &str) -> Result<u64, String> {
         _ => None,
     };
     n.ok_or_else(|| format!("{what} must be a whole number (as a string or a number), got {v:?}"))
+}
+
+/// Reads the rank table file at `path` ([`read`]).
+///
+/// # Errors
+///
+/// [`ErrorKind::OpenFile`] when the file cannot be read,
+/// [`ErrorKind::Para`] for a table [`read`] refuses; each sentence names
+/// the file.
+pub fn load(path: &str) -> Result<(Vec<TableRank>, u64), Fail> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Fail::new(
+            ErrorKind::OpenFile,
+            format!("cannot read the rank table {path}: {e}"),
+        )
+    })?;
+    read(&text).map_err(|e| Fail::new(ErrorKind::Para, format!("rank table {path}: {e}")))
 }
 
 /// Reads and validates a rank table; returns its ranks by `rank_id` and a

@@ -1,29 +1,27 @@
-//! What the two operator APIs share: validating the memory an operator
-//! touches, and queueing its CPU kernel on a stream as an `Op` task.
+//! Operator tasks, what the two operator APIs (`aclop*`, `aclnn*`) and the
+//! model executor share: validating the memory an operator touches, and
+//! queueing its CPU kernel ([`crate::ops`]) on a stream as an `Op` task.
 //!
 //! At the call, every device range is checked against the allocation table
 //! (live, in bounds, device memory of the current device): a bad one is
-//! `ACL_ERROR_RT_PARAM_INVALID` (107000), as for copies. When the task runs,
+//! [`ErrorKind::ParamInvalid`] (107000), as for copies. When the task runs,
 //! each range is checked again: memory freed (or reallocated) in between is
-//! a fault of the queued task, `ACL_ERROR_RT_AICORE_EXCEPTION` (507015),
-//! reported by the next synchronisation, as an AI Core exception is on a
-//! device. A kernel that fails when it runs (a value-dependent check) is
-//! reported the same way.
+//! a fault of the queued task, [`ErrorKind::KernelFault`]
+//! (`ACL_ERROR_RT_AICORE_EXCEPTION`, 507015), reported by the next
+//! synchronisation, as an AI Core exception is on a device. A kernel that
+//! fails when it runs (a value-dependent check) is reported the same way.
 //!
 //! Inputs that overlap an output (an in-place `Add`, say) are copied before
 //! the kernel runs, so the kernel sees the values from before the call, as
 //! a device kernel reading its inputs first does. Outputs that overlap each
 //! other are refused at the call (107000): the result would be undefined.
 
-use super::common::PARAM_INVALID;
+use super::Stream;
+use super::error::{Error, ErrorKind};
+use super::stream::{Expect, TaskKind, TaskRange};
 use crate::check::Use;
 use crate::ops::{self, Attrs, Input, Output, TensorSpec};
-use crate::recent_error::fail;
-use crate::rt::Stream;
-use crate::rt::code;
-use crate::rt::stream::{Expect, TaskKind, TaskRange};
 use crate::state::{self, Region};
-use acl_sys::{ACL_ERROR_RT_AICORE_EXCEPTION, ACL_SUCCESS, aclError};
 
 /// Where an input's bytes come from.
 #[derive(Debug, Clone)]
@@ -158,42 +156,35 @@ unsafe fn scatter(addr: usize, spec: &TensorSpec, strides: &[i64], data: &[u8]) 
 ///
 /// # Errors
 ///
-/// 107000 (recorded, naming `function` and `what`) when the range is not
-/// live device memory of `device`.
+/// [`ErrorKind::ParamInvalid`] (naming `what`) when the range is not live
+/// device memory of `device`.
 pub(crate) fn device_range(
     function: &str,
     what: &str,
     addr: usize,
     bytes: usize,
     device: u32,
-) -> Result<Option<Expect>, aclError> {
+) -> Result<Option<Expect>, Error> {
     if bytes == 0 {
         return Ok(None);
     }
+    let invalid = |msg: String| Error::new(ErrorKind::ParamInvalid, msg);
     if addr == 0 {
-        return Err(fail(
-            PARAM_INVALID,
-            format!("{function}: {what}: the address is null but the tensor holds {bytes} bytes"),
-        ));
+        return Err(invalid(format!(
+            "{what}: the address is null but the tensor holds {bytes} bytes"
+        )));
     }
     let region = crate::check::range(&state::memory().read(), function, what, addr, bytes)
-        .map_err(|e| fail(PARAM_INVALID, format!("{function}: {what}: {e}")))?;
+        .map_err(|e| invalid(format!("{what}: {e}")))?;
     match region {
         Region::Device { device: d, .. } if d == device => Ok(Expect::of(region)),
-        Region::Device { device: d, .. } => Err(fail(
-            PARAM_INVALID,
-            format!(
-                "{function}: {what}: {addr:#x} is memory of device {d}, but the operator runs on \
-                 device {device}"
-            ),
-        )),
-        other => Err(fail(
-            PARAM_INVALID,
-            format!(
-                "{function}: {what}: {addr:#x} is not device memory (it is {other}); operators \
-                 read and write device memory only"
-            ),
-        )),
+        Region::Device { device: d, .. } => Err(invalid(format!(
+            "{what}: {addr:#x} is memory of device {d}, but the operator runs on device {device}"
+        ))),
+        other => Err(invalid(format!(
+            "{what}: {addr:#x} is not device memory (it is {other}); operators read and write \
+             device memory only"
+        ))),
     }
 }
 
@@ -205,8 +196,8 @@ fn overlaps(a: usize, alen: usize, b: usize, blen: usize) -> bool {
 ///
 /// # Errors
 ///
-/// 107000 when two outputs overlap; the stream's error when it is being
-/// destroyed.
+/// [`ErrorKind::ParamInvalid`] when two outputs overlap; the stream's error
+/// when it is being destroyed.
 pub(crate) fn launch(
     function: &'static str,
     s: &Stream,
@@ -214,18 +205,18 @@ pub(crate) fn launch(
     attrs: Attrs,
     inputs: Vec<LaunchInput>,
     outputs: Vec<LaunchOutput>,
-) -> aclError {
+) -> Result<(), Error> {
     let out_ranges = output_ranges(&outputs);
     for (i, &(a, alen)) in out_ranges.iter().enumerate() {
         for &(b, blen) in &out_ranges[i + 1..] {
             if overlaps(a, alen, b, blen) {
-                return fail(
-                    PARAM_INVALID,
+                return Err(Error::new(
+                    ErrorKind::ParamInvalid,
                     format!(
-                        "{function}: {op_type}: two outputs overlap ({a:#x} + {alen} and {b:#x} + \
-                         {blen} bytes); the result would be undefined"
+                        "{op_type}: two outputs overlap ({a:#x} + {alen} and {b:#x} + {blen} \
+                         bytes); the result would be undefined"
                     ),
-                );
+                ));
             }
         }
     }
@@ -253,14 +244,12 @@ pub(crate) fn launch(
         }
     }
     let kernel = Box::new(move || run_kernel(&op_type, &attrs, &inputs, &outputs));
-    match s.enqueue(|_| TaskKind::Op {
+    s.enqueue(|_| TaskKind::Op {
         api: function,
         ranges,
         kernel,
-    }) {
-        Ok(_) => ACL_SUCCESS,
-        Err((code, msg)) => fail(code, format!("{function}: {msg}")),
-    }
+    })
+    .map(drop)
 }
 
 /// Runs on the stream's worker, with every device range validated and the
@@ -270,7 +259,7 @@ fn run_kernel(
     attrs: &Attrs,
     inputs: &[LaunchInput],
     outputs: &[LaunchOutput],
-) -> Result<(), (aclError, String)> {
+) -> Result<(), Error> {
     let out_ranges = output_ranges(outputs);
     // Inputs that alias an output are copied first: a `&[u8]` and a
     // `&mut [u8]` over the same bytes may not coexist. Strided views are
@@ -344,8 +333,8 @@ fn run_kernel(
         })
         .collect();
     ops::run(op_type, &ins, attrs, &mut outs).map_err(|e| {
-        (
-            code(ACL_ERROR_RT_AICORE_EXCEPTION),
+        Error::new(
+            ErrorKind::KernelFault,
             format!("{op_type} kernel failed: {}", e.message()),
         )
     })?;

@@ -21,8 +21,7 @@
 //! without the 20 s margin) and `CANN_SIM_HCCL_EXEC_TIMEOUT_MS` (the exec
 //! timeout in ms unless a communicator's config sets one).
 
-use super::transport::Fail;
-use hccl_sys::*;
+use super::error::{ErrorKind, Fail};
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::time::Duration;
@@ -153,7 +152,7 @@ impl Env {
     pub fn from_vars(var: impl Fn(&str) -> Option<String>, rules: SocRules) -> Result<Env, Fail> {
         let bad = |name: &str, v: &str, want: &str| {
             Fail::new(
-                HCCL_E_PARA,
+                ErrorKind::Para,
                 format!(
                     "environment variable {name}={v:?} is invalid: expected {want}; fix or unset it"
                 ),
@@ -308,7 +307,7 @@ fn check_others(var: &impl Fn(&str) -> Option<String>, rules: SocRules) -> Resul
             String::new()
         };
         Err(Fail::new(
-            HCCL_E_PARA,
+            ErrorKind::Para,
             format!(
                 "environment variable {name}={v:?} is invalid: expected a whole number from {min} \
                  to {max}{steps}; fix or unset it"
@@ -327,7 +326,7 @@ fn check_others(var: &impl Fn(&str) -> Option<String>, rules: SocRules) -> Resul
         && v != "AF_INET6"
     {
         return Err(Fail::new(
-            HCCL_E_PARA,
+            ErrorKind::Para,
             format!(
                 "environment variable HCCL_SOCKET_FAMILY={v:?} is invalid: expected AF_INET or AF_INET6"
             ),
@@ -339,14 +338,14 @@ fn check_others(var: &impl Fn(&str) -> Option<String>, rules: SocRules) -> Resul
             "STRICT" if wide => {}
             "STRICT" => {
                 return Err(Fail::new(
-                    HCCL_E_NOT_SUPPORT,
+                    ErrorKind::NotSupported,
                     "HCCL_DETERMINISTIC=strict (reduction order preservation) is supported on \
                      Atlas A2 / A3 only; use true",
                 ));
             }
             _ => {
                 return Err(Fail::new(
-                    HCCL_E_PARA,
+                    ErrorKind::Para,
                     format!(
                         "environment variable HCCL_DETERMINISTIC={v:?} is invalid: expected true, \
                          false or strict"
@@ -447,7 +446,7 @@ mod tests {
             "150.5",
             "99999999999",
         ] {
-            assert_eq!(w(bad).unwrap_err().code, HCCL_E_PARA, "{bad:?}");
+            assert_eq!(w(bad).unwrap_err().kind, ErrorKind::Para, "{bad:?}");
         }
     }
 
@@ -458,14 +457,14 @@ mod tests {
         assert_eq!(wide("0.05").unwrap(), Some(0.05));
         assert_eq!(wide("2147483647").unwrap(), Some(2_147_483_647.0));
         for bad in ["2147483648", "1.234", "-1", "1e3", "abc", ".5", "5."] {
-            assert_eq!(wide(bad).unwrap_err().code, HCCL_E_PARA, "{bad:?}");
+            assert_eq!(wide(bad).unwrap_err().kind, ErrorKind::Para, "{bad:?}");
         }
         let narrow = |v: &str| env(&[("HCCL_EXEC_TIMEOUT", v)], SocRules::Narrow).map(|e| e.exec_s);
         assert_eq!(narrow("600").unwrap(), Some(544.0));
         assert_eq!(narrow("10").unwrap(), Some(68.0));
         assert_eq!(narrow("17340").unwrap(), Some(17340.0));
         for bad in ["0", "17341"] {
-            assert_eq!(narrow(bad).unwrap_err().code, HCCL_E_PARA, "{bad:?}");
+            assert_eq!(narrow(bad).unwrap_err().kind, ErrorKind::Para, "{bad:?}");
         }
     }
 
@@ -504,8 +503,8 @@ mod tests {
         );
         for bad in ["1023", "65521", "x"] {
             assert_eq!(
-                p(&[("HCCL_IF_BASE_PORT", bad)]).unwrap_err().code,
-                HCCL_E_PARA
+                p(&[("HCCL_IF_BASE_PORT", bad)]).unwrap_err().kind,
+                ErrorKind::Para
             );
         }
         assert_eq!(
@@ -522,15 +521,15 @@ mod tests {
         );
         for bad in ["60000-50000", "1-10,5", "0", "x"] {
             assert_eq!(
-                p(&[("HCCL_HOST_SOCKET_PORT_RANGE", bad)]).unwrap_err().code,
-                HCCL_E_PARA
+                p(&[("HCCL_HOST_SOCKET_PORT_RANGE", bad)]).unwrap_err().kind,
+                ErrorKind::Para
             );
         }
     }
 
     #[test]
     fn other_variables_real_hccl_checks_are_checked() {
-        let code = |k: &str, v: &str, r| env(&[(k, v)], r).err().map(|f| f.code);
+        let kind = |k: &str, v: &str, r| env(&[(k, v)], r).err().map(|f| f.kind);
         for (k, v) in [
             ("HCCL_WHITELIST_DISABLE", "1"),
             ("HCCL_RDMA_TC", "132"),
@@ -542,7 +541,7 @@ mod tests {
             ("HCCL_DETERMINISTIC", "True"),
             ("HCCL_DETERMINISTIC", "strict"),
         ] {
-            assert_eq!(code(k, v, SocRules::Wide), None, "{k}={v}");
+            assert_eq!(kind(k, v, SocRules::Wide), None, "{k}={v}");
         }
         for (k, v) in [
             ("HCCL_WHITELIST_DISABLE", "2"),
@@ -556,12 +555,12 @@ mod tests {
             ("HCCL_SOCKET_FAMILY", "inet"),
             ("HCCL_DETERMINISTIC", "1"),
         ] {
-            assert_eq!(code(k, v, SocRules::Wide), Some(HCCL_E_PARA), "{k}={v}");
+            assert_eq!(kind(k, v, SocRules::Wide), Some(ErrorKind::Para), "{k}={v}");
         }
-        assert_eq!(code("HCCL_RDMA_TIMEOUT", "24", SocRules::Narrow), None);
+        assert_eq!(kind("HCCL_RDMA_TIMEOUT", "24", SocRules::Narrow), None);
         assert_eq!(
-            code("HCCL_DETERMINISTIC", "strict", SocRules::Narrow),
-            Some(HCCL_E_NOT_SUPPORT)
+            kind("HCCL_DETERMINISTIC", "strict", SocRules::Narrow),
+            Some(ErrorKind::NotSupported)
         );
     }
 

@@ -1,0 +1,327 @@
+//! The operators the library runs ([`Op`]): their CANN names, input and
+//! output names, and the dispatch of inference and kernels to the modules
+//! that implement them.
+
+use super::{
+    Arg, Attrs, Input, OpError, Output, TensorSpec, bad_shape, cast, elementwise, fill, fmt_shape,
+    matmul, reduce, softmax, transpose,
+};
+
+/// Every operator type the library runs, by its CANN name, sorted.
+pub(super) const OP_TYPES: &[&str] = &[
+    "Abs",
+    "Add",
+    "Axpy",
+    "BatchMatMul",
+    "Cast",
+    "Exp",
+    "Fill",
+    "Gelu",
+    "Log",
+    "LogSoftmaxV2",
+    "MatMul",
+    "Maximum",
+    "Minimum",
+    "Mul",
+    "Neg",
+    "OnesLike",
+    "RealDiv",
+    "ReduceMax",
+    "ReduceMean",
+    "ReduceSum",
+    "Relu",
+    "ReluGrad",
+    "Rsqrt",
+    "Sigmoid",
+    "SoftmaxV2",
+    "Sqrt",
+    "Sub",
+    "Tanh",
+    "Transpose",
+    "ZerosLike",
+];
+
+/// The operators, by CANN name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Op {
+    Abs,
+    Add,
+    Axpy,
+    BatchMatMul,
+    Cast,
+    Exp,
+    Fill,
+    Gelu,
+    Log,
+    LogSoftmaxV2,
+    MatMul,
+    Maximum,
+    Minimum,
+    Mul,
+    Neg,
+    OnesLike,
+    RealDiv,
+    ReduceMax,
+    ReduceMean,
+    ReduceSum,
+    Relu,
+    ReluGrad,
+    Rsqrt,
+    Sigmoid,
+    SoftmaxV2,
+    Sqrt,
+    Sub,
+    Tanh,
+    Transpose,
+    ZerosLike,
+}
+
+impl Op {
+    /// Every operator, in the order of [`OP_TYPES`].
+    #[cfg(test)]
+    pub(crate) const ALL: [Op; 30] = [
+        Op::Abs,
+        Op::Add,
+        Op::Axpy,
+        Op::BatchMatMul,
+        Op::Cast,
+        Op::Exp,
+        Op::Fill,
+        Op::Gelu,
+        Op::Log,
+        Op::LogSoftmaxV2,
+        Op::MatMul,
+        Op::Maximum,
+        Op::Minimum,
+        Op::Mul,
+        Op::Neg,
+        Op::OnesLike,
+        Op::RealDiv,
+        Op::ReduceMax,
+        Op::ReduceMean,
+        Op::ReduceSum,
+        Op::Relu,
+        Op::ReluGrad,
+        Op::Rsqrt,
+        Op::Sigmoid,
+        Op::SoftmaxV2,
+        Op::Sqrt,
+        Op::Sub,
+        Op::Tanh,
+        Op::Transpose,
+        Op::ZerosLike,
+    ];
+
+    pub(super) fn parse(op_type: &str) -> Result<Op, OpError> {
+        Ok(match op_type {
+            "Abs" => Op::Abs,
+            "Add" => Op::Add,
+            "Axpy" => Op::Axpy,
+            "BatchMatMul" => Op::BatchMatMul,
+            "Cast" => Op::Cast,
+            "Exp" => Op::Exp,
+            "Fill" => Op::Fill,
+            "Gelu" => Op::Gelu,
+            "Log" => Op::Log,
+            "LogSoftmaxV2" => Op::LogSoftmaxV2,
+            "MatMul" => Op::MatMul,
+            "Maximum" => Op::Maximum,
+            "Minimum" => Op::Minimum,
+            "Mul" => Op::Mul,
+            "Neg" => Op::Neg,
+            "OnesLike" => Op::OnesLike,
+            "RealDiv" => Op::RealDiv,
+            "ReduceMax" => Op::ReduceMax,
+            "ReduceMean" => Op::ReduceMean,
+            "ReduceSum" => Op::ReduceSum,
+            "Relu" => Op::Relu,
+            "ReluGrad" => Op::ReluGrad,
+            "Rsqrt" => Op::Rsqrt,
+            "Sigmoid" => Op::Sigmoid,
+            "SoftmaxV2" => Op::SoftmaxV2,
+            "Sqrt" => Op::Sqrt,
+            "Sub" => Op::Sub,
+            "Tanh" => Op::Tanh,
+            "Transpose" => Op::Transpose,
+            "ZerosLike" => Op::ZerosLike,
+            _ => {
+                return Err(OpError::NotFound(format!(
+                    "op type {op_type} is not supported by cann-sim; supported: {}",
+                    OP_TYPES.join(", ")
+                )));
+            }
+        })
+    }
+
+    /// The CANN name.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Op::Abs => "Abs",
+            Op::Add => "Add",
+            Op::Axpy => "Axpy",
+            Op::BatchMatMul => "BatchMatMul",
+            Op::Cast => "Cast",
+            Op::Exp => "Exp",
+            Op::Fill => "Fill",
+            Op::Gelu => "Gelu",
+            Op::Log => "Log",
+            Op::LogSoftmaxV2 => "LogSoftmaxV2",
+            Op::MatMul => "MatMul",
+            Op::Maximum => "Maximum",
+            Op::Minimum => "Minimum",
+            Op::Mul => "Mul",
+            Op::Neg => "Neg",
+            Op::OnesLike => "OnesLike",
+            Op::RealDiv => "RealDiv",
+            Op::ReduceMax => "ReduceMax",
+            Op::ReduceMean => "ReduceMean",
+            Op::ReduceSum => "ReduceSum",
+            Op::Relu => "Relu",
+            Op::ReluGrad => "ReluGrad",
+            Op::Rsqrt => "Rsqrt",
+            Op::Sigmoid => "Sigmoid",
+            Op::SoftmaxV2 => "SoftmaxV2",
+            Op::Sqrt => "Sqrt",
+            Op::Sub => "Sub",
+            Op::Tanh => "Tanh",
+            Op::Transpose => "Transpose",
+            Op::ZerosLike => "ZerosLike",
+        }
+    }
+
+    /// Input names in CANN's order, and how many of them are required (the
+    /// rest are optional).
+    pub(crate) fn input_names(self) -> &'static [&'static str] {
+        match self {
+            Op::Add | Op::Axpy | Op::Sub | Op::Mul | Op::RealDiv | Op::Maximum | Op::Minimum => {
+                &["x1", "x2"]
+            }
+            Op::ReluGrad => &["gradients", "features"],
+            Op::MatMul => &["x1", "x2", "bias"],
+            Op::BatchMatMul => &["x1", "x2"],
+            Op::ReduceSum | Op::ReduceMean | Op::ReduceMax => &["x", "axes"],
+            Op::LogSoftmaxV2 => &["logits"],
+            Op::Transpose => &["x", "perm"],
+            Op::Fill => &["dims", "value"],
+            _ => &["x"],
+        }
+    }
+
+    fn required_inputs(self) -> usize {
+        match self {
+            Op::MatMul => 2,
+            _ => self.input_names().len(),
+        }
+    }
+
+    pub(crate) fn output_names(self) -> &'static [&'static str] {
+        match self {
+            Op::ReluGrad => &["backprops"],
+            Op::LogSoftmaxV2 => &["logsoftmax"],
+            _ => &["y"],
+        }
+    }
+
+    pub(super) fn infer(self, args: &[Arg<'_>], attrs: &Attrs) -> Result<Vec<TensorSpec>, OpError> {
+        let names = self.input_names();
+        let (min, max) = (self.required_inputs(), names.len());
+        if args.len() < min || args.len() > max {
+            let list = if min == max {
+                names.join(", ")
+            } else {
+                format!("{}[, {}]", names[..min].join(", "), names[min..].join(", "))
+            };
+            let count = if min == max {
+                format!("{min}")
+            } else {
+                format!("{min} or {max}")
+            };
+            return Err(OpError::Input(format!(
+                "{}: expects {count} input{} ({list}), got {}",
+                self.name(),
+                if max == 1 { "" } else { "s" },
+                args.len()
+            )));
+        }
+        for (arg, name) in args.iter().zip(names) {
+            if arg.spec.checked_numel().is_none() {
+                return Err(bad_shape(self, name, arg.spec));
+            }
+        }
+        let out = match self {
+            Op::Add
+            | Op::Axpy
+            | Op::Sub
+            | Op::Mul
+            | Op::RealDiv
+            | Op::Maximum
+            | Op::Minimum
+            | Op::ReluGrad => elementwise::infer_binary(self, args[0].spec, args[1].spec)?,
+            Op::Neg
+            | Op::Abs
+            | Op::Exp
+            | Op::Log
+            | Op::Sqrt
+            | Op::Rsqrt
+            | Op::Relu
+            | Op::Sigmoid
+            | Op::Tanh
+            | Op::Gelu => elementwise::infer_unary(self, args[0].spec, attrs)?,
+            Op::Cast => cast::infer(args[0].spec, attrs)?,
+            Op::MatMul | Op::BatchMatMul => matmul::infer(self, args, attrs)?,
+            Op::ReduceSum | Op::ReduceMean | Op::ReduceMax => reduce::infer(self, args, attrs)?,
+            Op::SoftmaxV2 | Op::LogSoftmaxV2 => softmax::infer(self, args[0].spec, attrs)?,
+            Op::Transpose => transpose::infer(args)?,
+            Op::Fill | Op::ZerosLike | Op::OnesLike => fill::infer(self, args)?,
+        };
+        if out.shape.iter().all(|&d| d >= 0) && out.checked_numel().is_none() {
+            return Err(OpError::Input(format!(
+                "{}: the output shape {} is too large",
+                self.name(),
+                fmt_shape(&out.shape)
+            )));
+        }
+        Ok(vec![out])
+    }
+
+    pub(super) fn run(
+        self,
+        inputs: &[Input<'_>],
+        attrs: &Attrs,
+        outputs: &mut [Output<'_>],
+    ) -> Result<(), OpError> {
+        let [out] = outputs else {
+            return Err(OpError::Output(format!(
+                "{}: expects 1 output, got {}",
+                self.name(),
+                outputs.len()
+            )));
+        };
+        match self {
+            Op::Add
+            | Op::Axpy
+            | Op::Sub
+            | Op::Mul
+            | Op::RealDiv
+            | Op::Maximum
+            | Op::Minimum
+            | Op::ReluGrad => elementwise::run_binary(self, &inputs[0], &inputs[1], attrs, out),
+            Op::Neg
+            | Op::Abs
+            | Op::Exp
+            | Op::Log
+            | Op::Sqrt
+            | Op::Rsqrt
+            | Op::Relu
+            | Op::Sigmoid
+            | Op::Tanh
+            | Op::Gelu => elementwise::run_unary(self, &inputs[0], attrs, out),
+            Op::Cast => cast::run(&inputs[0], out),
+            Op::MatMul | Op::BatchMatMul => matmul::run(self, inputs, attrs, out),
+            Op::ReduceSum | Op::ReduceMean | Op::ReduceMax => reduce::run(self, inputs, attrs, out),
+            Op::SoftmaxV2 | Op::LogSoftmaxV2 => softmax::run(self, &inputs[0], attrs, out),
+            Op::Transpose => transpose::run(inputs, out),
+            Op::Fill | Op::ZerosLike | Op::OnesLike => fill::run(self, inputs, out),
+        }
+    }
+}

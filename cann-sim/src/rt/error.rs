@@ -1,0 +1,71 @@
+//! Why a runtime operation failed, or why a queued task faulted: an
+//! [`Error`], whose [`ErrorKind`] the exports turn into the library's code
+//! (`crate::acl::common::rt_code` for AscendCL; aclnn and HCCL report any
+//! runtime failure as their own "runtime error" code).
+
+/// What kind of failure: one per code AscendCL returns for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// An argument or object state the runtime refuses: a stream being
+    /// destroyed, memory freed twice (`ACL_ERROR_RT_PARAM_INVALID`).
+    ParamInvalid,
+    /// No stream left on the device (`ACL_ERROR_RT_NO_STREAM_RESOURCE`).
+    NoStreamResource,
+    /// No event left on the device (`ACL_ERROR_RT_NO_EVENT_RESOURCE`).
+    NoEventResource,
+    /// A device reset that was not set (`ACL_ERROR_RT_CONTEXT_RELEASE_ERROR`).
+    ContextRelease,
+    /// A thread that cannot be started (`ACL_ERROR_RT_RESOURCE_ALLOC_FAIL`).
+    ResourceAllocFail,
+    /// A stream already bound to, or not bound to, a callback thread
+    /// (`ACL_ERROR_RT_STREAM_SUBSCRIBE`).
+    StreamSubscribe,
+    /// A callback thread of another device or stream
+    /// (`ACL_ERROR_RT_THREAD_SUBSCRIBE`).
+    ThreadSubscribe,
+    /// Too many callback threads (`ACL_ERROR_RT_INTERNAL_ERROR`).
+    Internal,
+    /// A queued task that could not do its work: a callback nobody runs
+    /// any more, a panic of the simulator (`ACL_ERROR_RT_DRV_INTERNAL_ERROR`).
+    DrvInternal,
+    /// A queued copy or fill whose memory went away
+    /// (`ACL_ERROR_RT_SYS_DMA`).
+    MemoryFault,
+    /// A queued kernel or operator whose memory went away, or that failed
+    /// (`ACL_ERROR_RT_AICORE_EXCEPTION`).
+    KernelFault,
+    /// A queued model whose execution failed (`ACL_ERROR_RT_MODEL_EXECUTE`).
+    ModelFault,
+    /// A queued collective whose peer never came
+    /// (`ACL_ERROR_RT_FFTS_PLUS_TIMEOUT`).
+    CollectiveTimeout,
+    /// A queued collective whose peers failed, are gone or were called
+    /// differently (`ACL_ERROR_RT_SUSPECT_REMOTE_ERROR`).
+    RemoteFault,
+    /// Work still pending that an access would race (check mode:
+    /// `ACL_ERROR_RT_STREAM_NOT_COMPLETE`).
+    StreamNotComplete,
+    /// A free of memory a pending task uses (check mode:
+    /// `ACL_ERROR_RT_MEMORY_FREE`).
+    MemoryFree,
+}
+
+/// Why a runtime operation failed: its kind and a sentence (without the
+/// calling function's name).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    /// What kind of failure.
+    pub kind: ErrorKind,
+    /// What happened.
+    pub msg: String,
+}
+
+impl Error {
+    /// A failure of `kind`.
+    pub fn new(kind: ErrorKind, msg: impl Into<String>) -> Error {
+        Error {
+            kind,
+            msg: msg.into(),
+        }
+    }
+}
