@@ -116,5 +116,5 @@ pub use memory::{
 pub use model::{Model, ModelDesc};
 pub use ops::Tensor;
 pub use release::{ReleaseError, take_release_errors};
-pub use runtime::{Runtime, Version};
+pub use runtime::{RunMode, Runtime, Version};
 pub use stream::{Stream, StreamConfig};

@@ -13,6 +13,7 @@
 //! under its feet.
 
 use crate::error::{Error, Result};
+use crate::result::raw;
 use crate::{ErrorCode, release, result};
 use std::sync::Mutex;
 
@@ -53,6 +54,18 @@ impl std::fmt::Display for Version {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
     }
+}
+
+/// Where the program runs (`aclrtRunMode`), from [`Runtime::run_mode`].
+///
+/// `Send + Sync`: a plain value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RunMode {
+    /// On a device's own control CPU (`ACL_DEVICE`, the runtime's offline
+    /// mode): host and device memory are one.
+    Device,
+    /// On a host with the devices attached (`ACL_HOST`).
+    Host,
 }
 
 impl Runtime {
@@ -117,6 +130,20 @@ impl Runtime {
     #[doc(alias = "aclrtGetSocName")]
     pub fn soc_name(&self) -> Result<String> {
         result::get_soc_name()
+    }
+
+    /// Where this program runs: on a host with the devices attached (the
+    /// usual server case) or on a device's own control CPU.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Acl`] from `aclrtGetRunMode`.
+    #[doc(alias = "aclrtGetRunMode")]
+    pub fn run_mode(&self) -> Result<RunMode> {
+        Ok(match result::get_run_mode()? {
+            raw::ACL_DEVICE => RunMode::Device,
+            _ => RunMode::Host,
+        })
     }
 
     /// Device `ordinal`: the same [`Device`](crate::Device) for every call

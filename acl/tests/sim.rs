@@ -29,6 +29,12 @@ fn runtime_reports_version_count_and_soc() {
 }
 
 #[test]
+fn a_server_program_runs_in_host_mode() {
+    // Every Atlas server (and the simulator) runs programs on the host.
+    assert_eq!(runtime().run_mode().unwrap(), acl::RunMode::Host);
+}
+
+#[test]
 fn second_runtime_shares_the_session() {
     let a = runtime();
     let b = Runtime::init().unwrap();

@@ -101,6 +101,16 @@ pub fn get_recent_err_msg() -> Result<String> {
     Ok(unsafe { c_string(sys::aclGetRecentErrMsg()?) })
 }
 
+/// `aclrtGetRunMode`: whether the program runs on the device's own CPU
+/// (`ACL_DEVICE`) or on a host with the devices attached (`ACL_HOST`).
+#[doc(alias = "aclrtGetRunMode")]
+pub fn get_run_mode() -> Result<sys::aclrtRunMode> {
+    let mut mode: sys::aclrtRunMode = 0;
+    // SAFETY: a valid out-pointer.
+    unsafe { call!(aclrtGetRunMode(&mut mode)) }?;
+    Ok(mode)
+}
+
 /// `aclrtGetVersion`: (major, minor, patch).
 #[doc(alias = "aclrtGetVersion")]
 pub fn get_version() -> Result<(i32, i32, i32)> {

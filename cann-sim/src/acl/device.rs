@@ -39,8 +39,8 @@ use super::common::rt_fail;
 use crate::recent_error::fail;
 use crate::{faults, rt, state};
 use acl_sys::{
-    ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_INVALID_DEVICEID,
-    ACL_ERROR_RT_NO_DEVICE, ACL_SUCCESS, aclError,
+    ACL_DEVICE, ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_INVALID_DEVICEID,
+    ACL_ERROR_RT_NO_DEVICE, ACL_HOST, ACL_SUCCESS, aclError, aclrtRunMode,
 };
 
 fn config(function: &str) -> Result<&'static crate::config::Config, aclError> {
@@ -114,6 +114,35 @@ pub unsafe extern "C" fn aclrtGetDeviceCount(count: *mut u32) -> aclError {
         }
         Err(rc) => rc,
     }
+}
+
+/// `aclrtGetRunMode`: `ACL_HOST` — the simulated program runs on a host
+/// with the devices attached. The real runtime maps the driver's offline
+/// mode to `ACL_DEVICE` and every other to `ACL_HOST`, and needs no device
+/// or context (hicann/runtime `src/acl/aclrt_impl/device.cpp`
+/// `aclrtGetRunModeImpl`).
+///
+/// Null `run_mode` → `ACL_ERROR_INVALID_PARAM` (100000).
+///
+/// # Safety
+///
+/// `run_mode` is null or valid for writing an `aclrtRunMode`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtGetRunMode(run_mode: *mut aclrtRunMode) -> aclError {
+    if let Some(code) = faults::check("aclrtGetRunMode") {
+        return code;
+    }
+    if run_mode.is_null() {
+        return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetRunMode: runMode is null");
+    }
+    let mode = if rt::device::runs_on_host() {
+        ACL_HOST
+    } else {
+        ACL_DEVICE
+    };
+    // SAFETY: checked non-null; the caller passes a writable aclrtRunMode.
+    unsafe { *run_mode = mode };
+    ACL_SUCCESS
 }
 
 /// `aclrtSetDevice`: retains `device_id` (creating its primary context on

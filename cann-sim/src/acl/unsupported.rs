@@ -2344,12 +2344,6 @@ pub unsafe extern "C" fn aclrtGetResInCurrentThread(
     crate::recent_error::not_supported("aclrtGetResInCurrentThread");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtGetRunMode`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtGetRunMode(_arg0: *mut aclrtRunMode) -> aclError {
-    crate::recent_error::not_supported("aclrtGetRunMode");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtGetStreamAttribute`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtGetStreamAttribute(

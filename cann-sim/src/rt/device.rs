@@ -7,6 +7,13 @@ use crate::state;
 use parking_lot::Mutex;
 use std::sync::Arc;
 
+/// Whether programs run on a host with the devices attached — the runtime's
+/// "online" mode — rather than on a device's own control CPU ("offline"):
+/// always, for the simulated machine (a server with NPU cards).
+pub fn runs_on_host() -> bool {
+    true
+}
+
 /// Serialises the creation of primary contexts.
 static SETUP: Mutex<()> = Mutex::new(());
 

@@ -92,6 +92,14 @@ ABI_CHECK(aclrtGetDeviceCount) {
     EXPECT_RC(aclrtGetDeviceCount(nullptr), ACL_ERROR_INVALID_PARAM);
 }
 
+ABI_CHECK(aclrtGetRunMode) {
+    aclrtRunMode mode = ACL_DEVICE;
+    EXPECT_RC(aclrtGetRunMode(&mode), ACL_SUCCESS);           // no device or context needed
+    EXPECT(mode == ACL_HOST);
+    EXPECT_RC(aclrtGetRunMode(nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT(!abi_recent().empty());
+}
+
 ABI_CHECK(aclrtSetDevice) {
     int32_t dev = -1;
     EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
