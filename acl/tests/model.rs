@@ -10,7 +10,6 @@ use acl::model::{Gear, Gears, Model, ModelDesc, TensorInfo};
 use acl::{DataType, Error, ErrorCode};
 use cann_sim::model::{self as sim, Constant, IoDesc, Node};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 fn io(name: &str, format: &str, shape: &[i64]) -> IoDesc {
     IoDesc {
@@ -67,8 +66,14 @@ fn host_dense(x: &[f32]) -> Vec<f32> {
         .collect()
 }
 
-fn write(m: &sim::ModelDesc, tag: &str) -> PathBuf {
-    let path = std::env::temp_dir().join(format!("acl-model-{tag}-{}.json", std::process::id()));
+/// Writes `m` to a temporary file, deleted when the returned path is dropped.
+fn write(m: &sim::ModelDesc, tag: &str) -> tempfile::TempPath {
+    let path = tempfile::Builder::new()
+        .prefix(&format!("acl-model-{tag}-"))
+        .suffix(".json")
+        .tempfile()
+        .unwrap()
+        .into_temp_path();
     sim::write(m, &path).unwrap();
     path
 }
@@ -471,16 +476,15 @@ fn gear_values_above_i64_max_leave_dims_unknown_instead_of_negative() {
 #[test]
 fn model_paths_that_are_not_regular_files_are_refused_without_blocking() {
     let npu = common::device(0);
-    let dir = std::env::temp_dir().join(format!("acl-model-fifo-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let fifo = dir.join("model.om");
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("model.om");
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     // SAFETY: a NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let started = std::time::Instant::now();
     let cases: [(&std::path::Path, &str); 3] = [
         (&fifo, "(a FIFO)"),
-        (&dir, "(a directory)"),
+        (dir.path(), "(a directory)"),
         (std::path::Path::new("/dev/zero"), "(a device)"),
     ];
     let mut messages = Vec::new();
@@ -498,8 +502,8 @@ fn model_paths_that_are_not_regular_files_are_refused_without_blocking() {
             messages.push(msg);
         }
     }
-    let missing = Model::load_file(&npu, dir.join("missing.om")).unwrap_err();
-    std::fs::remove_dir_all(&dir).unwrap();
+    let missing = Model::load_file(&npu, dir.path().join("missing.om")).unwrap_err();
+
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
     assert_eq!(missing.code(), Some(ErrorCode::InvalidFile), "{missing}");
 }

@@ -573,8 +573,8 @@ mod tests {
     /// skipped at once; a real record beside it is still read.
     #[test]
     fn a_fifo_in_the_telemetry_directory_is_skipped_without_blocking() {
-        let dir = std::env::temp_dir().join(format!("cann-sim-fifo-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
         let fifo = dir.join("proc-1.rec");
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         // SAFETY: a NUL-terminated path.
@@ -582,7 +582,6 @@ mod tests {
         let started = std::time::Instant::now();
         let fifo_record = read_record(&fifo);
         let snap = read_snapshot(&dir);
-        std::fs::remove_dir_all(&dir).unwrap();
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
         assert_eq!(fifo_record, None);
         assert!(
@@ -643,8 +642,8 @@ mod tests {
 
     #[test]
     fn records_of_dead_processes_are_ignored_and_removed() {
-        let dir =
-            std::env::temp_dir().join(format!("cann-sim-telemetry-test-{}", std::process::id()));
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("telemetry");
         create_dir(&dir).unwrap();
         let dead = u32::MAX - 2;
         let path = record_path(&dir, dead);
@@ -676,7 +675,6 @@ mod tests {
         )
         .unwrap();
         assert_eq!(read_snapshot(&dir).device(5).hbm_used_bytes, 0);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

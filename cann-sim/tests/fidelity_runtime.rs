@@ -59,13 +59,14 @@ fn isolated(test: &str, env: &[(&str, &str)]) -> bool {
     false
 }
 
-/// A config file with `content`, in a fresh temporary directory.
-fn config_file(name: &str, content: &str) -> CString {
-    let dir = std::env::temp_dir().join(format!("cann-sim-fidelity-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+/// A config file with `content`, in a fresh temporary directory (removed
+/// when the returned guard is dropped).
+fn config_file(name: &str, content: &str) -> (tempfile::TempDir, CString) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
     std::fs::write(&path, content).unwrap();
-    CString::new(path.to_str().unwrap()).unwrap()
+    let c = CString::new(path.to_str().unwrap()).unwrap();
+    (dir, c)
 }
 
 fn init(config: Option<&CString>) -> aclError {
@@ -121,9 +122,9 @@ fn init_again_with_another_config_is_refused() {
     if !isolated("init_again_with_another_config_is_refused", &[]) {
         return;
     }
-    let a = config_file("a.json", "{\"err_msg_mode\": \"0\"}");
-    let same = config_file("same.json", "{\"err_msg_mode\": \"0\"}");
-    let other = config_file("other.json", "{}");
+    let (_a_dir, a) = config_file("a.json", "{\"err_msg_mode\": \"0\"}");
+    let (_same_dir, same) = config_file("same.json", "{\"err_msg_mode\": \"0\"}");
+    let (_other_dir, other) = config_file("other.json", "{}");
     assert_eq!(init(Some(&a)), ACL_SUCCESS);
     assert_eq!(aclFinalize(), ACL_SUCCESS);
     assert_contains(
@@ -149,17 +150,17 @@ fn config_file_errors_have_the_parsers_codes() {
     }
     let missing = CString::new("/nonexistent/cann-sim/acl.json").unwrap();
     assert_fails(init(Some(&missing)), ACL_ERROR_INVALID_FILE, "aclInit");
-    let bad = config_file("bad.json", "{\"dump\": ");
+    let (_bad_dir, bad) = config_file("bad.json", "{\"dump\": ");
     assert_contains(
         &assert_fails(init(Some(&bad)), ACL_ERROR_PARSE_FILE, "aclInit"),
         "not valid JSON",
     );
-    let deep = config_file(
+    let (_deep_dir, deep) = config_file(
         "deep.json",
         &format!("{}{}", "[".repeat(11), "]".repeat(11)),
     );
     assert_fails(init(Some(&deep)), ACL_ERROR_PARSE_FILE, "aclInit");
-    let empty = config_file("empty.json", "");
+    let (_empty_dir, empty) = config_file("empty.json", "");
     assert_eq!(init(Some(&empty)), ACL_SUCCESS);
     assert_eq!(aclFinalize(), ACL_SUCCESS);
 }
@@ -180,7 +181,7 @@ fn a_default_device_in_the_config_is_set_implicitly() {
     if !isolated("a_default_device_in_the_config_is_set_implicitly", &[]) {
         return;
     }
-    let cfg = config_file(
+    let (_cfg_dir, cfg) = config_file(
         "default.json",
         "{\"defaultDevice\": {\"default_device\": \"2\"}}",
     );
@@ -225,13 +226,13 @@ fn an_invalid_default_device_fails_init() {
         ("neg.json", "\"-1\""),
         ("lead.json", "\"01\""),
     ] {
-        let cfg = config_file(
+        let (_cfg_dir, cfg) = config_file(
             name,
             &format!("{{\"defaultDevice\": {{\"default_device\": {value}}}}}"),
         );
         assert_fails(init(Some(&cfg)), ACL_ERROR_FAILURE, "aclInit");
     }
-    let far = config_file(
+    let (_far_dir, far) = config_file(
         "far.json",
         "{\"defaultDevice\": {\"default_device\": \"8\"}}",
     );

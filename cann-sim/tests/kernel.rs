@@ -237,8 +237,8 @@ fn malformed_binaries_and_bad_arguments_are_rejected_with_the_runtime_codes() {
         "cannot read",
     );
     // A file that is not ELF.
-    let dir = std::env::temp_dir().join(format!("cann-sim-kernel-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let text = dir.join("not_elf.so");
     std::fs::write(&text, b"hello").unwrap();
     let c = CString::new(text.to_str().unwrap()).unwrap();
@@ -288,7 +288,6 @@ fn malformed_binaries_and_bad_arguments_are_rejected_with_the_runtime_codes() {
         &assert_fails(r, PARAM_INVALID, "aclrtBinaryLoadFromFile"),
         "magic",
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -71,10 +71,10 @@ fn floats(b: &[u8]) -> Vec<f32> {
 
 #[test]
 fn a_written_model_loads_with_its_declared_description() {
-    let path = std::env::temp_dir().join(format!("cann-sim-dense-{}.json", std::process::id()));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dense.json");
     model::write(&dense(&[1, 2, 4]), &path).unwrap();
     let m = model::load_file(&path).unwrap();
-    std::fs::remove_file(&path).unwrap();
     assert_eq!(m.name, "dense");
     assert_eq!(m.inputs.len(), 2, "x and the gear input");
     assert_eq!(m.inputs[0].dims, [-1, 3]);

@@ -13,9 +13,9 @@ fn stream() -> acl::Stream {
 
 #[test]
 fn infers_at_every_gear_and_matches_the_host() {
-    let dir = std::env::temp_dir().join(format!("infer-model-test-{}", std::process::id()));
+    let dir = tempfile::tempdir().unwrap();
     let cfg = Config {
-        path: dir.join("mlp.json"),
+        path: dir.path().join("mlp.json"),
         runs: 3,
         ..Config::default()
     };
@@ -59,5 +59,4 @@ fn infers_at_every_gear_and_matches_the_host() {
         err.to_string(),
         "batch 3 is not one of the model's gears [1, 2, 4, 8, 16, 32]"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }

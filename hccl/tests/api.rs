@@ -178,9 +178,8 @@ fn rank_tables_create_communicators_and_bad_ones_are_named() {
         .map(|_| hccl::launch::free_port("127.0.0.1").unwrap())
         .collect();
     let table = RankTable::local(3, &ports);
-    let dir = std::env::temp_dir().join(format!("hccl-ranktable-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("table.json");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("table.json");
     std::fs::write(&path, table.to_json()).unwrap();
     let rt = runtime();
     let hs: Vec<_> = (0..3u32)
@@ -216,7 +215,6 @@ fn rank_tables_create_communicators_and_bad_ones_are_named() {
         matches!(&e, Error::RankTable { reason, .. } if reason.contains("appears twice")),
         "{e}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
