@@ -356,8 +356,8 @@ mod tests {
 
     fn read() -> Option<String> {
         let p = take();
-        // SAFETY: null or NUL-terminated, valid until the next read here.
         (!p.is_null()).then(|| {
+            // SAFETY: null or NUL-terminated, valid until the next read here.
             unsafe { std::ffi::CStr::from_ptr(p) }
                 .to_string_lossy()
                 .into_owned()

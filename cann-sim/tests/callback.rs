@@ -99,16 +99,16 @@ fn blocking_callback_runs_on_the_subscribed_thread_and_holds_the_stream() {
     );
     std::thread::sleep(Duration::from_millis(10));
     assert!(!is_complete(s), "ACL_CALLBACK_BLOCK holds the stream");
-    // SAFETY: 256 readable pinned bytes.
     assert!(
+        // SAFETY: 256 readable pinned bytes.
         unsafe { std::slice::from_raw_parts(host, 256) }
             .iter()
             .all(|&b| b == 0)
     );
     release_tx.send(()).unwrap();
     ok(sync(s));
-    // SAFETY: as above.
     assert!(
+        // SAFETY: as above.
         unsafe { std::slice::from_raw_parts(host, 256) }
             .iter()
             .all(|&b| b == 0x3C)
@@ -198,11 +198,11 @@ fn process_report_checks_its_timeout_subscription_and_times_out() {
     let s = create_stream();
     let h = s as usize;
     on_new_thread(move || {
-        // SAFETY: pthread_self has no preconditions.
         #[allow(
             clippy::unnecessary_cast,
             reason = "pthread_t is not u64 on every target"
         )]
+        // SAFETY: pthread_self has no preconditions.
         let me = unsafe { libc::pthread_self() } as u64;
         ok(subscribe(me, h as aclrtStream));
         assert_fails(

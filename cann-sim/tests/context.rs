@@ -266,8 +266,8 @@ fn destroy_context_finishes_queued_work_and_destroys_its_streams() {
         // SAFETY: live context.
         ok(unsafe { aclrtDestroyContext(c) });
         t.join().unwrap();
-        // SAFETY: 64 KiB of pinned memory.
         assert!(
+            // SAFETY: 64 KiB of pinned memory.
             unsafe { std::slice::from_raw_parts(host, 1 << 16) }
                 .iter()
                 .all(|&b| b == 9)
@@ -300,8 +300,8 @@ fn last_reset_device_waits_for_the_primary_contexts_work_then_destroys_its_strea
         });
         ok(aclrtResetDevice(7));
         t.join().unwrap();
-        // SAFETY: 256 pinned bytes.
         assert!(
+            // SAFETY: 256 pinned bytes.
             unsafe { std::slice::from_raw_parts(host, 256) }
                 .iter()
                 .all(|&b| b == 3)

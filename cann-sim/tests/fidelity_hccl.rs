@@ -519,8 +519,8 @@ fn a_communicator_in_use_is_again_and_queued_work_is_not_use() {
     let comm = one_rank(None).unwrap();
     let c = cann_sim::comm::communicator::find(comm as usize).unwrap();
     let busy = c.enter();
-    // SAFETY: handles are looked up, not dereferenced.
     let msg = {
+        // SAFETY: handles are looked up, not dereferenced.
         let rc = unsafe { HcclCommDestroy(comm) };
         assert_eq!(rc, HCCL_E_AGAIN);
         recent_error()

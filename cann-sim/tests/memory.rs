@@ -37,8 +37,8 @@ fn use_device(device: i32) {
 
 fn malloc(size: usize) -> *mut u8 {
     let mut p = null_mut();
-    // SAFETY: `p` is a valid out-pointer.
     assert_eq!(
+        // SAFETY: `p` is a valid out-pointer.
         unsafe { aclrtMalloc(&mut p, size, ACL_MEM_MALLOC_HUGE_FIRST) },
         ACL_SUCCESS
     );
@@ -81,8 +81,8 @@ fn to_host(src: *const u8, count: usize) -> Vec<u8> {
 
 fn mem_info(attr: aclrtMemAttr) -> (usize, usize) {
     let (mut free, mut total) = (0, 0);
-    // SAFETY: valid out-pointers.
     assert_eq!(
+        // SAFETY: valid out-pointers.
         unsafe { aclrtGetMemInfo(attr, &mut free, &mut total) },
         ACL_SUCCESS
     );

@@ -91,7 +91,7 @@ fn download(p: *mut u8) -> [f32; 4] {
 #[test]
 fn misuse_is_reported_with_its_code_and_a_message() {
     use_device(0);
-    // SAFETY (every call below): plain calls with valid or deliberately
+    // SAFETY: plain calls with valid or deliberately
     // wrong (looked-up) arguments.
     unsafe {
         let msg = assert_fails(
@@ -311,7 +311,7 @@ fn download_n(p: *mut u8, n: usize) -> Vec<f32> {
 #[test]
 fn dims_gears_are_described_set_and_run_at() {
     use_device(0);
-    // SAFETY (every call below): plain calls with valid or deliberately
+    // SAFETY: plain calls with valid or deliberately
     // wrong (looked-up) arguments; out-pointers valid.
     unsafe {
         let id = load(&dims_model());

@@ -296,8 +296,8 @@ fn queued_copy_happens_later_than_the_call_and_synchronize_waits_for_it() {
     ok(memcpy_async(dst, d, 4096, ACL_MEMCPY_DEVICE_TO_HOST, s));
     std::thread::sleep(Duration::from_millis(20));
     assert!(!is_complete(s), "the host function still blocks the stream");
-    // SAFETY: 4096 readable pinned bytes.
     assert!(
+        // SAFETY: 4096 readable pinned bytes.
         unsafe { std::slice::from_raw_parts(dst, 4096) }
             .iter()
             .all(|&b| b == 0),
@@ -306,8 +306,8 @@ fn queued_copy_happens_later_than_the_call_and_synchronize_waits_for_it() {
     release.send(()).unwrap();
     ok(sync(s));
     assert!(is_complete(s));
-    // SAFETY: as above.
     assert!(
+        // SAFETY: as above.
         unsafe { std::slice::from_raw_parts(dst, 4096) }
             .iter()
             .all(|&b| b == 0x5A)
@@ -391,8 +391,8 @@ fn destroy_stream_waits_for_its_queued_work() {
         "destroy waited for the host function"
     );
     t.join().unwrap();
-    // SAFETY: 1024 readable pinned bytes.
     assert!(
+        // SAFETY: 1024 readable pinned bytes.
         unsafe { std::slice::from_raw_parts(host, 1024) }
             .iter()
             .all(|&b| b == 0x11)
@@ -473,16 +473,16 @@ fn stream_wait_event_orders_work_across_streams() {
     ok(memcpy_async(host, d, 512, ACL_MEMCPY_DEVICE_TO_HOST, b));
     std::thread::sleep(Duration::from_millis(20));
     assert!(!is_complete(b), "b waits for a's event");
-    // SAFETY: 512 readable pinned bytes.
     assert!(
+        // SAFETY: 512 readable pinned bytes.
         unsafe { std::slice::from_raw_parts(host, 512) }
             .iter()
             .all(|&x| x == 0)
     );
     release.send(()).unwrap();
     ok(sync(b));
-    // SAFETY: as above.
     assert!(
+        // SAFETY: as above.
         unsafe { std::slice::from_raw_parts(host, 512) }
             .iter()
             .all(|&x| x == 0x42)

@@ -95,8 +95,9 @@ impl Drop for PoolInner {
     }
 }
 
-/// A cache of pinned host memory for [`PinnedHostBuffer`]s (see the
-/// [module docs](self)).
+/// A cache of pinned host memory for [`PinnedHostBuffer`]s: a block comes
+/// back when its buffer is dropped and the copies queued on it have run,
+/// and serves the next buffer of its power-of-two size class.
 ///
 /// Cloning gives another handle to the same pool. `Send + Sync`: the state
 /// is behind a lock.

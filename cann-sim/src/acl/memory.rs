@@ -493,7 +493,7 @@ pub(crate) fn report_copy_kind(function: &str, finding: Option<String>) {
 /// without copying; no current device → 107002. Then provenance, each failure
 /// 107000: both ranges must be in bounds of the allocation they start in;
 /// the kind is corrected from the pointers as the runtime does
-/// ([`check_copy`]: between device and pinned memory any kind is replaced
+/// (`check_copy`: between device and pinned memory any kind is replaced
 /// by the one the addresses imply; a pageable end accepts only the kinds it
 /// allows); device ends must be on the current device; device to device
 /// across devices needs one end on the current device and peer access

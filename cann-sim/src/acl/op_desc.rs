@@ -732,10 +732,10 @@ pub unsafe extern "C" fn aclSetTensorValueRange(
                 "valueRange is null but valueCount is {value_count}"
             ));
         }
-        // SAFETY: valid for `value_count` pairs (the caller's contract).
         d.value_range = if value_count == 0 {
             Vec::new()
         } else {
+            // SAFETY: valid for `value_count` pairs (the caller's contract).
             unsafe { std::slice::from_raw_parts(value_range, value_count) }.to_vec()
         };
         Ok(())

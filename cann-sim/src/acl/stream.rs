@@ -502,7 +502,7 @@ pub unsafe extern "C" fn aclrtDeviceGetStreamPriorityRange(
 
 /// `aclrtSetStreamFailureMode`: `ACL_CONTINUE_ON_FAILURE` (0, the default)
 /// or `ACL_STOP_ON_FAILURE` (1) for `stream` (null: the current context's
-/// default stream); see [`crate::rt::stream`] for what stopping does.
+/// default stream); see `rt::stream` for what stopping does.
 ///
 /// # Safety
 ///

@@ -15,6 +15,7 @@ use acl_sys::*;
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclCreateGraphDumpOpt() -> *mut aclGraphDumpOption {
     crate::recent_error::not_supported("aclCreateGraphDumpOpt");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclDestroyGraphDumpOpt`: not supported by cann-sim.
@@ -46,12 +47,14 @@ pub unsafe extern "C" fn aclFinalizeCallbackUnRegister(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclFloat16ToFloat(_arg0: aclFloat16) -> f32 {
     crate::recent_error::not_supported("aclFloat16ToFloat");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclFloatToFloat16`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclFloatToFloat16(_arg0: f32) -> aclFloat16 {
     crate::recent_error::not_supported("aclFloatToFloat16");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclGenGraphAndDumpForOp`: not supported by cann-sim.
@@ -101,6 +104,7 @@ pub unsafe extern "C" fn aclGetCompileopt(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclGetCompileoptSize(_arg0: aclCompileOpt) -> usize {
     crate::recent_error::not_supported("aclGetCompileoptSize");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclGetTensorDescAddress`: not supported by cann-sim.
@@ -109,6 +113,7 @@ pub unsafe extern "C" fn aclGetTensorDescAddress(
     _arg0: *const aclTensorDesc,
 ) -> *mut ::core::ffi::c_void {
     crate::recent_error::not_supported("aclGetTensorDescAddress");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclGetTensorDescByIndex`: not supported by cann-sim.
@@ -118,6 +123,7 @@ pub unsafe extern "C" fn aclGetTensorDescByIndex(
     _arg1: usize,
 ) -> *mut aclTensorDesc {
     crate::recent_error::not_supported("aclGetTensorDescByIndex");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclInitCallbackRegister`: not supported by cann-sim.
@@ -168,6 +174,7 @@ pub unsafe extern "C" fn aclTransTensorDescFormat(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn acldumpGetPath(_arg0: acldumpType) -> *const ::core::ffi::c_char {
     crate::recent_error::not_supported("acldumpGetPath");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`acldumpRegCallback`: not supported by cann-sim.
@@ -190,6 +197,7 @@ pub unsafe extern "C" fn acldumpUnregCallback() {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlBundleCreateQueryInfo() -> *mut aclmdlBundleQueryInfo {
     crate::recent_error::not_supported("aclmdlBundleCreateQueryInfo");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclmdlBundleDestroyQueryInfo`: not supported by cann-sim.
@@ -357,6 +365,7 @@ pub unsafe extern "C" fn aclmdlBundleUnloadModel(_arg0: u32, _arg1: u32) -> aclE
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlCreateAIPP(_arg0: u64) -> *mut aclmdlAIPP {
     crate::recent_error::not_supported("aclmdlCreateAIPP");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclmdlCreateAndGetOpDesc`: not supported by cann-sim.
@@ -379,12 +388,14 @@ pub unsafe extern "C" fn aclmdlCreateAndGetOpDesc(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlCreateConfigHandle() -> *mut aclmdlConfigHandle {
     crate::recent_error::not_supported("aclmdlCreateConfigHandle");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclmdlCreateExecConfigHandle`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlCreateExecConfigHandle() -> *mut aclmdlExecConfigHandle {
     crate::recent_error::not_supported("aclmdlCreateExecConfigHandle");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclmdlDestroyAIPP`: not supported by cann-sim.
@@ -471,6 +482,7 @@ pub unsafe extern "C" fn aclmdlGetDatasetTensorDesc(
     _arg1: usize,
 ) -> *mut aclTensorDesc {
     crate::recent_error::not_supported("aclmdlGetDatasetTensorDesc");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclmdlGetDescFromFile`: not supported by cann-sim.
@@ -530,6 +542,7 @@ pub unsafe extern "C" fn aclmdlGetOpAttr(
     _arg2: *const ::core::ffi::c_char,
 ) -> *const ::core::ffi::c_char {
     crate::recent_error::not_supported("aclmdlGetOpAttr");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclmdlGetTensorRealName`: not supported by cann-sim.
@@ -539,6 +552,7 @@ pub unsafe extern "C" fn aclmdlGetTensorRealName(
     _arg1: *const ::core::ffi::c_char,
 ) -> *const ::core::ffi::c_char {
     crate::recent_error::not_supported("aclmdlGetTensorRealName");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclmdlInitDump`: not supported by cann-sim.
@@ -1224,18 +1238,21 @@ pub unsafe extern "C" fn aclprofCreateConfig(
     _arg4: u64,
 ) -> *mut aclprofConfig {
     crate::recent_error::not_supported("aclprofCreateConfig");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclprofCreateStamp`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclprofCreateStamp() -> *mut ::core::ffi::c_void {
     crate::recent_error::not_supported("aclprofCreateStamp");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclprofCreateStepInfo`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclprofCreateStepInfo() -> *mut aclprofStepInfo {
     crate::recent_error::not_supported("aclprofCreateStepInfo");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclprofCreateSubscribeConfig`: not supported by cann-sim.
@@ -1246,6 +1263,7 @@ pub unsafe extern "C" fn aclprofCreateSubscribeConfig(
     _arg2: *mut ::core::ffi::c_void,
 ) -> *mut aclprofSubscribeConfig {
     crate::recent_error::not_supported("aclprofCreateSubscribeConfig");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclprofDestroyConfig`: not supported by cann-sim.
@@ -1286,6 +1304,7 @@ pub unsafe extern "C" fn aclprofGetModelId(
     _arg2: u32,
 ) -> usize {
     crate::recent_error::not_supported("aclprofGetModelId");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclprofGetOpAttriValue`: not supported by cann-sim.
@@ -1297,6 +1316,7 @@ pub unsafe extern "C" fn aclprofGetOpAttriValue(
     _arg3: aclprofSubscribeOpAttri,
 ) -> *const ::core::ffi::c_char {
     crate::recent_error::not_supported("aclprofGetOpAttriValue");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclprofGetOpDescSize`: not supported by cann-sim.
@@ -1313,6 +1333,7 @@ pub unsafe extern "C" fn aclprofGetOpDuration(
     _arg2: u32,
 ) -> u64 {
     crate::recent_error::not_supported("aclprofGetOpDuration");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclprofGetOpEnd`: not supported by cann-sim.
@@ -1323,6 +1344,7 @@ pub unsafe extern "C" fn aclprofGetOpEnd(
     _arg2: u32,
 ) -> u64 {
     crate::recent_error::not_supported("aclprofGetOpEnd");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclprofGetOpFlag`: not supported by cann-sim.
@@ -1333,6 +1355,7 @@ pub unsafe extern "C" fn aclprofGetOpFlag(
     _arg2: u32,
 ) -> aclprofSubscribeOpFlag {
     crate::recent_error::not_supported("aclprofGetOpFlag");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclprofGetOpName`: not supported by cann-sim.
@@ -1376,6 +1399,7 @@ pub unsafe extern "C" fn aclprofGetOpStart(
     _arg2: u32,
 ) -> u64 {
     crate::recent_error::not_supported("aclprofGetOpStart");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclprofGetOpType`: not supported by cann-sim.
@@ -1523,6 +1547,7 @@ pub unsafe extern "C" fn aclprofStop(_arg0: *const aclprofConfig) -> aclError {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclprofStr2Id(_arg0: *const ::core::ffi::c_char) -> u64 {
     crate::recent_error::not_supported("aclprofStr2Id");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclrtActiveStream`: not supported by cann-sim.
@@ -1541,6 +1566,7 @@ pub unsafe extern "C" fn aclrtAllocBuf(_arg0: *mut aclrtMbuf, _arg1: usize) -> a
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtAllocatorCreateDesc() -> aclrtAllocatorDesc {
     crate::recent_error::not_supported("aclrtAllocatorCreateDesc");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclrtAllocatorDestroyDesc`: not supported by cann-sim.
@@ -1838,12 +1864,14 @@ pub unsafe extern "C" fn aclrtCreateBinary(
     _arg1: usize,
 ) -> aclrtBinary {
     crate::recent_error::not_supported("aclrtCreateBinary");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclrtCreateGroupInfo`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtCreateGroupInfo() -> *mut aclrtGroupInfo {
     crate::recent_error::not_supported("aclrtCreateGroupInfo");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclrtCreateLabel`: not supported by cann-sim.
@@ -2088,6 +2116,7 @@ pub unsafe extern "C" fn aclrtGetDeviceIdFromExceptionInfo(
     _arg0: *const aclrtExceptionInfo,
 ) -> u32 {
     crate::recent_error::not_supported("aclrtGetDeviceIdFromExceptionInfo");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclrtGetDeviceResLimit`: not supported by cann-sim.
@@ -2127,6 +2156,7 @@ pub unsafe extern "C" fn aclrtGetErrorCodeFromExceptionInfo(
     _arg0: *const aclrtExceptionInfo,
 ) -> u32 {
     crate::recent_error::not_supported("aclrtGetErrorCodeFromExceptionInfo");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclrtGetErrorVerbose`: not supported by cann-sim.
@@ -2366,6 +2396,7 @@ pub unsafe extern "C" fn aclrtGetStreamIdFromExceptionInfo(
     _arg0: *const aclrtExceptionInfo,
 ) -> u32 {
     crate::recent_error::not_supported("aclrtGetStreamIdFromExceptionInfo");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclrtGetStreamOverflowSwitch`: not supported by cann-sim.
@@ -2415,6 +2446,7 @@ pub unsafe extern "C" fn aclrtGetSysParamOpt(_arg0: aclSysParamOpt, _arg1: *mut 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtGetTaskIdFromExceptionInfo(_arg0: *const aclrtExceptionInfo) -> u32 {
     crate::recent_error::not_supported("aclrtGetTaskIdFromExceptionInfo");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclrtGetThreadIdFromExceptionInfo`: not supported by cann-sim.
@@ -2423,6 +2455,7 @@ pub unsafe extern "C" fn aclrtGetThreadIdFromExceptionInfo(
     _arg0: *const aclrtExceptionInfo,
 ) -> u32 {
     crate::recent_error::not_supported("aclrtGetThreadIdFromExceptionInfo");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
 ///`aclrtGetThreadLastTaskId`: not supported by cann-sim.

@@ -54,86 +54,138 @@ pub(super) fn pieces_of(len: usize, piece: usize) -> impl Iterator<Item = (usize
 pub enum Coll {
     /// `HcclAllReduce`.
     AllReduce {
+        /// The send buffer.
         send: Mem,
+        /// The receive buffer.
         recv: Mem,
+        /// Elements.
         count: u64,
+        /// The element type.
         dt: DataType,
+        /// The reduction.
         op: ReduceOp,
     },
     /// `HcclBroadcast`.
     Broadcast {
+        /// The buffer: sent by the root, received by the others.
         buf: Mem,
+        /// Elements.
         count: u64,
+        /// The element type.
         dt: DataType,
+        /// The root rank.
         root: u32,
     },
     /// `HcclReduce`.
     Reduce {
+        /// The send buffer.
         send: Mem,
+        /// The receive buffer.
         recv: Mem,
+        /// Elements.
         count: u64,
+        /// The element type.
         dt: DataType,
+        /// The reduction.
         op: ReduceOp,
+        /// The root rank.
         root: u32,
     },
     /// `HcclAllGather` (`count` per rank).
     AllGather {
+        /// The send buffer.
         send: Mem,
+        /// The receive buffer.
         recv: Mem,
+        /// Elements.
         count: u64,
+        /// The element type.
         dt: DataType,
     },
     /// `HcclAllGatherV`.
     AllGatherV {
+        /// The send buffer.
         send: Mem,
+        /// The receive buffer.
         recv: Mem,
+        /// Elements per rank.
         counts: Vec<u64>,
+        /// Offsets per rank, in elements.
         displs: Vec<u64>,
+        /// The element type.
         dt: DataType,
     },
     /// `HcclReduceScatter` (`count` per rank).
     ReduceScatter {
+        /// The send buffer.
         send: Mem,
+        /// The receive buffer.
         recv: Mem,
+        /// Elements.
         count: u64,
+        /// The element type.
         dt: DataType,
+        /// The reduction.
         op: ReduceOp,
     },
     /// `HcclReduceScatterV`.
     ReduceScatterV {
+        /// The send buffer.
         send: Mem,
+        /// The receive buffer.
         recv: Mem,
+        /// Elements per rank.
         counts: Vec<u64>,
+        /// Offsets per rank, in elements.
         displs: Vec<u64>,
+        /// The element type.
         dt: DataType,
+        /// The reduction.
         op: ReduceOp,
     },
     /// `HcclScatter` (`count` per rank).
     Scatter {
+        /// The send buffer.
         send: Mem,
+        /// The receive buffer.
         recv: Mem,
+        /// Elements.
         count: u64,
+        /// The element type.
         dt: DataType,
+        /// The root rank.
         root: u32,
     },
     /// `HcclAlltoAll` (`send_count` to each rank, `recv_count` from each).
     AlltoAll {
+        /// The send buffer.
         send: Mem,
+        /// The receive buffer.
         recv: Mem,
+        /// Elements sent to each rank.
         send_count: u64,
+        /// Elements received from each rank.
         recv_count: u64,
+        /// The element type.
         dt: DataType,
     },
     /// `HcclAlltoAllV` and `HcclAlltoAllVC` (counts and displacements per rank).
     AlltoAllV {
         /// Which C function.
         vc: bool,
+        /// The send buffer.
         send: Mem,
+        /// The receive buffer.
         recv: Mem,
+        /// Elements sent to each rank.
         send_counts: Vec<u64>,
+        /// Offsets of what goes to each rank, in elements.
         sdispls: Vec<u64>,
+        /// Elements received from each rank.
         recv_counts: Vec<u64>,
+        /// Offsets of what comes from each rank, in elements.
         rdispls: Vec<u64>,
+        /// The element type.
         dt: DataType,
         /// A fingerprint of the VC matrix (the same on every rank).
         matrix: u64,

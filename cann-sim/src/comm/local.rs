@@ -199,9 +199,10 @@ pub unsafe fn read_raw(pid: u32, addr: usize, dst: *mut u8, len: usize) -> std::
     let mut done = 0usize;
     while done < len {
         let rest = len - done;
+        // SAFETY: `done < len`: the offset stays inside the caller's range.
+        let base = unsafe { dst.add(done) };
         let local = libc::iovec {
-            // SAFETY (of the offset): `done < len`, inside the caller's range.
-            iov_base: unsafe { dst.add(done) }.cast(),
+            iov_base: base.cast(),
             iov_len: rest,
         };
         let remote = libc::iovec {

@@ -206,8 +206,8 @@ pub const MAX_ARG_WORDS: usize = 24;
 
 macro_rules! call_kernel {
     ($entry:expr, $w:expr, $b:expr, $n:expr; $($i:tt)*) => {{
-        // SAFETY (of the caller): `entry` is the address of an exported C
-        // function with this signature (the documented convention).
+        // SAFETY: `entry` is the address of an exported C function with
+        // this signature (the documented convention; `call`'s contract).
         let f = unsafe {
             std::mem::transmute::<usize, unsafe extern "C" fn($(call_kernel!(@ty $i),)* u32, u32)>($entry)
         };
