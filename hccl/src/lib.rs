@@ -72,6 +72,7 @@ pub mod error;
 pub mod launch;
 pub mod ranktable;
 pub mod release;
+pub mod result;
 pub mod root_info;
 pub mod settings;
 pub mod types;
