@@ -56,12 +56,11 @@
 //! ```
 
 use crate::comm::Comm;
-use crate::error::{Error, Result, check, clear_recent};
+use crate::error::{Error, Result};
+use crate::result::{self, raw};
 use crate::types::{DataType, HcclType, ReduceOp};
 use acl::memory::Access;
 use acl::{DeviceMemory, DeviceMemoryMut, Stream};
-use acl_sys::LoadError;
-use hccl_sys as sys;
 use std::ffi::c_void;
 use std::marker::PhantomData;
 
@@ -97,16 +96,16 @@ fn ordered(stream: &Stream, uses: Vec<Access>, op: impl FnOnce() -> Result<()>) 
     Ok(())
 }
 
-/// The shape of `HcclBroadcast`, `HcclSend` and `HcclRecv`:
-/// `(buf, count, type, root or peer, comm, stream)`.
+/// The shape of [`result::broadcast`], [`result::send`] and
+/// [`result::recv`]: `(buf, count, type, root or peer, comm, stream)`.
 type OneBufferFn = unsafe fn(
     *mut c_void,
     u64,
-    sys::HcclDataType,
+    raw::HcclDataType,
     u32,
-    sys::HcclComm,
-    acl_sys::aclrtStream,
-) -> std::result::Result<u32, LoadError>;
+    raw::HcclComm,
+    raw::aclrtStream,
+) -> Result<()>;
 
 fn len_u64(n: usize) -> u64 {
     n as u64
@@ -164,14 +163,14 @@ impl Comm {
     }
 
     /// Checks the stream and the buffers' devices, binds the device, and
-    /// calls `raw` ordered with the buffers' other accesses (`uses`).
+    /// calls `call` (a [`result`] function) ordered with the buffers' other
+    /// accesses (`uses`).
     fn issue(
         &self,
         f: &'static str,
-        c_name: &'static str,
         stream: &Stream,
         uses: Vec<(&str, Access)>,
-        raw: impl FnOnce() -> std::result::Result<u32, LoadError>,
+        call: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
         self.check_stream(f, stream)?;
         for (what, a) in &uses {
@@ -188,8 +187,7 @@ impl Comm {
         let uses = uses.into_iter().map(|(_, a)| a).collect();
         ordered(stream, uses, || {
             self.device().bind()?;
-            clear_recent();
-            check(c_name, raw())
+            call()
         })
     }
 
@@ -203,39 +201,39 @@ impl Comm {
         Ok(())
     }
 
-    /// [`Comm::issue`] for a collective from `send` into `recv`: `raw` gets
+    /// [`Comm::issue`] for a collective from `send` into `recv`: `call` gets
     /// their device pointers and runs ordered with the buffers' accesses.
     fn issue_send_recv<T: HcclType>(
         &self,
-        (f, c_name): (&'static str, &'static str),
+        f: &'static str,
         stream: &Stream,
         send: &(impl DeviceMemory<T> + ?Sized),
         recv: &mut (impl DeviceMemoryMut<T> + ?Sized),
-        raw: impl FnOnce(*mut c_void, *mut c_void) -> std::result::Result<u32, LoadError>,
+        call: impl FnOnce(*mut c_void, *mut c_void) -> Result<()>,
     ) -> Result<()> {
         let (s, r) = (send.device_ptr().cast_mut(), recv.device_ptr_mut());
         let uses = vec![("send", send.read_access()), ("recv", recv.write_access())];
-        self.issue(f, c_name, stream, uses, || raw(s, r))
+        self.issue(f, stream, uses, || call(s, r))
     }
 
     /// [`Comm::issue`] for the one-buffer calls of the shape
-    /// `raw(buf, count, type, rank, comm, stream)` (`HcclBroadcast`,
-    /// `HcclSend`, `HcclRecv`; `rank` is the root or the peer): `ptr` is
-    /// `buf`'s device pointer, for reading or writing as `raw` does.
+    /// `call(buf, count, type, rank, comm, stream)` ([`result::broadcast`],
+    /// [`result::send`], [`result::recv`]; `rank` is the root or the peer):
+    /// `ptr` is `buf`'s device pointer, for reading or writing as `call` does.
     fn issue_one_buffer<T: HcclType>(
         &self,
-        (f, c_name): (&'static str, &'static str),
+        f: &'static str,
         stream: &Stream,
-        raw: OneBufferFn,
+        call: OneBufferFn,
         (buf, ptr, access): (&(impl DeviceMemory<T> + ?Sized), *mut c_void, Access),
         rank: u32,
     ) -> Result<()> {
         let n = len_u64(buf.len());
-        self.issue(f, c_name, stream, vec![("buf", access)], || {
+        self.issue(f, stream, vec![("buf", access)], || {
             // SAFETY: a live device buffer of `n` elements of T, ordered
             // with its other uses by `issue`.
             unsafe {
-                raw(
+                call(
                     ptr,
                     n,
                     T::DATA_TYPE.raw(),
@@ -287,11 +285,11 @@ impl Comm {
     ) -> Result<()> {
         const F: &str = "Comm::all_reduce";
         self.need(F, "recv", recv.len(), send.len(), "the length of send")?;
-        self.issue_send_recv((F, "HcclAllReduce"), stream, send, recv, |s, r| {
+        self.issue_send_recv(F, stream, send, recv, |s, r| {
             // SAFETY: live device buffers of `len` elements of T, ordered
             // with their other uses by `issue`.
             unsafe {
-                sys::HcclAllReduce(
+                result::all_reduce(
                     s,
                     r,
                     len_u64(send.len()),
@@ -319,26 +317,20 @@ impl Comm {
         let p = buf.device_ptr_mut();
         let n = len_u64(buf.len());
         let uses = vec![("buf", buf.write_access())];
-        self.issue(
-            "Comm::all_reduce_in_place",
-            "HcclAllReduce",
-            stream,
-            uses,
-            || {
-                // SAFETY: as `all_reduce`, with send == recv (allowed by HCCL).
-                unsafe {
-                    sys::HcclAllReduce(
-                        p,
-                        p,
-                        n,
-                        T::DATA_TYPE.raw(),
-                        op.raw(),
-                        self.as_raw(),
-                        stream.as_raw(),
-                    )
-                }
-            },
-        )
+        self.issue("Comm::all_reduce_in_place", stream, uses, || {
+            // SAFETY: as `all_reduce`, with send == recv (allowed by HCCL).
+            unsafe {
+                result::all_reduce(
+                    p,
+                    p,
+                    n,
+                    T::DATA_TYPE.raw(),
+                    op.raw(),
+                    self.as_raw(),
+                    stream.as_raw(),
+                )
+            }
+        })
     }
 
     /// Copies the root's `buf` into every other rank's `buf` (same length
@@ -358,8 +350,7 @@ impl Comm {
         self.check_root(F, root)?;
         let p = buf.device_ptr_mut();
         let a = buf.write_access();
-        let names = (F, "HcclBroadcast");
-        self.issue_one_buffer(names, stream, sys::HcclBroadcast, (buf, p, a), root)
+        self.issue_one_buffer(F, stream, result::broadcast, (buf, p, a), root)
     }
 
     fn check_root(&self, f: &'static str, root: u32) -> Result<()> {
@@ -405,10 +396,10 @@ impl Comm {
         };
         let s = send.device_ptr().cast_mut();
         let n = len_u64(send.len());
-        self.issue(F, "HcclReduce", stream, uses, || {
+        self.issue(F, stream, uses, || {
             // SAFETY: live device buffers of `n` elements (recv only on the root).
             unsafe {
-                sys::HcclReduce(
+                result::reduce(
                     s,
                     r,
                     n,
@@ -441,10 +432,10 @@ impl Comm {
         let how = format!("send × ranks = {} × {}", send.len(), self.size());
         self.need(F, "recv", recv.len(), want, &how)?;
         let n = len_u64(send.len());
-        self.issue_send_recv((F, "HcclAllGather"), stream, send, recv, |s, r| {
+        self.issue_send_recv(F, stream, send, recv, |s, r| {
             // SAFETY: live device buffers of the checked lengths.
             unsafe {
-                sys::HcclAllGather(s, r, n, T::DATA_TYPE.raw(), self.as_raw(), stream.as_raw())
+                result::all_gather(s, r, n, T::DATA_TYPE.raw(), self.as_raw(), stream.as_raw())
             }
         })
     }
@@ -511,10 +502,10 @@ impl Comm {
                 ),
             ));
         }
-        self.issue_send_recv((F, "HcclAllGatherV"), stream, send, recv, |s, r| {
+        self.issue_send_recv(F, stream, send, recv, |s, r| {
             // SAFETY: buffers and arrays of the checked lengths.
             unsafe {
-                sys::HcclAllGatherV(
+                result::all_gather_v(
                     s,
                     mine,
                     r,
@@ -548,10 +539,10 @@ impl Comm {
         let how = format!("recv × ranks = {} × {}", recv.len(), self.size());
         self.need(F, "send", send.len(), want, &how)?;
         let n = len_u64(recv.len());
-        self.issue_send_recv((F, "HcclReduceScatter"), stream, send, recv, |s, r| {
+        self.issue_send_recv(F, stream, send, recv, |s, r| {
             // SAFETY: live device buffers of the checked lengths.
             unsafe {
-                sys::HcclReduceScatter(
+                result::reduce_scatter(
                     s,
                     r,
                     n,
@@ -595,10 +586,10 @@ impl Comm {
                 ),
             ));
         }
-        self.issue_send_recv((F, "HcclReduceScatterV"), stream, send, recv, |s, r| {
+        self.issue_send_recv(F, stream, send, recv, |s, r| {
             // SAFETY: buffers and arrays of the checked lengths.
             unsafe {
-                sys::HcclReduceScatterV(
+                result::reduce_scatter_v(
                     s,
                     send_counts.as_ptr().cast(),
                     send_displs.as_ptr().cast(),
@@ -644,10 +635,10 @@ impl Comm {
             None => std::ptr::null_mut(),
         };
         let n = len_u64(recv.len());
-        self.issue(F, "HcclScatter", stream, uses, || {
+        self.issue(F, stream, uses, || {
             // SAFETY: live device buffers of the checked lengths.
             unsafe {
-                sys::HcclScatter(
+                result::scatter(
                     s,
                     r,
                     n,
@@ -693,9 +684,9 @@ impl Comm {
         };
         let block = len_u64(block);
         let dt = T::DATA_TYPE.raw();
-        self.issue_send_recv((F, "HcclAlltoAll"), stream, send, recv, |s, r| {
+        self.issue_send_recv(F, stream, send, recv, |s, r| {
             // SAFETY: live device buffers of the checked lengths.
-            unsafe { sys::HcclAlltoAll(s, block, dt, r, block, dt, self.as_raw(), stream.as_raw()) }
+            unsafe { result::allto_all(s, block, dt, r, block, dt, self.as_raw(), stream.as_raw()) }
         })
     }
 
@@ -723,10 +714,10 @@ impl Comm {
         self.check_v(F, send_counts, send_displs, send.len(), "send")?;
         self.check_v(F, recv_counts, recv_displs, recv.len(), "recv")?;
         let dt = T::DATA_TYPE.raw();
-        self.issue_send_recv((F, "HcclAlltoAllV"), stream, send, recv, |s, r| {
+        self.issue_send_recv(F, stream, send, recv, |s, r| {
             // SAFETY: buffers and arrays of the checked lengths.
             unsafe {
-                sys::HcclAlltoAllV(
+                result::allto_all_v(
                     s,
                     send_counts.as_ptr().cast(),
                     send_displs.as_ptr().cast(),
@@ -802,10 +793,10 @@ impl Comm {
             ));
         }
         let dt = T::DATA_TYPE.raw();
-        self.issue_send_recv((F, "HcclAlltoAllVC"), stream, send, recv, |s, r| {
+        self.issue_send_recv(F, stream, send, recv, |s, r| {
             // SAFETY: buffers of the checked lengths, a matrix of n² u64.
             unsafe {
-                sys::HcclAlltoAllVC(
+                result::allto_all_vc(
                     s,
                     matrix.as_ptr().cast(),
                     dt,
@@ -852,7 +843,7 @@ impl Comm {
         self.check_peer(F, peer)?;
         let p = buf.device_ptr().cast_mut();
         let a = buf.read_access();
-        self.issue_one_buffer((F, "HcclSend"), stream, sys::HcclSend, (buf, p, a), peer)
+        self.issue_one_buffer(F, stream, result::send, (buf, p, a), peer)
     }
 
     /// Receives `buf.len()` elements from rank `peer`.
@@ -871,7 +862,7 @@ impl Comm {
         self.check_peer(F, peer)?;
         let p = buf.device_ptr_mut();
         let a = buf.write_access();
-        self.issue_one_buffer((F, "HcclRecv"), stream, sys::HcclRecv, (buf, p, a), peer)
+        self.issue_one_buffer(F, stream, result::recv, (buf, p, a), peer)
     }
 
     /// Runs several sends and receives as one operation, in an order that
@@ -890,13 +881,13 @@ impl Comm {
         for op in ops.iter() {
             self.check_peer(F, op.peer)?;
         }
-        let mut items: Vec<sys::HcclSendRecvItem> = ops
+        let mut items: Vec<raw::HcclSendRecvItem> = ops
             .iter()
-            .map(|op| sys::HcclSendRecvItem {
+            .map(|op| raw::HcclSendRecvItem {
                 sendRecvType: if op.send {
-                    sys::HCCL_SEND
+                    raw::HCCL_SEND
                 } else {
-                    sys::HCCL_RECV
+                    raw::HCCL_RECV
                 },
                 buf: op.ptr,
                 count: len_u64(op.len),
@@ -907,9 +898,11 @@ impl Comm {
         let uses: Vec<(&str, Access)> =
             ops.iter().map(|op| ("buffer", op.access.clone())).collect();
         let n = items.len() as u32;
-        self.issue(F, "HcclBatchSendRecv", stream, uses, || {
+        self.issue(F, stream, uses, || {
             // SAFETY: `items` describes live device buffers, borrowed by `ops`.
-            unsafe { sys::HcclBatchSendRecv(items.as_mut_ptr(), n, self.as_raw(), stream.as_raw()) }
+            unsafe {
+                result::batch_send_recv(items.as_mut_ptr(), n, self.as_raw(), stream.as_raw())
+            }
         })
     }
 
@@ -920,9 +913,9 @@ impl Comm {
     /// As [`Comm::all_reduce`].
     #[doc(alias = "HcclBarrier")]
     pub fn barrier(&self, stream: &Stream) -> Result<()> {
-        self.issue("Comm::barrier", "HcclBarrier", stream, Vec::new(), || {
+        self.issue("Comm::barrier", stream, Vec::new(), || {
             // SAFETY: live handles.
-            unsafe { sys::HcclBarrier(self.as_raw(), stream.as_raw()) }
+            unsafe { result::barrier(self.as_raw(), stream.as_raw()) }
         })
     }
 }
@@ -999,9 +992,7 @@ impl<'a> P2pOp<'a> {
 #[doc(alias = "HcclGroupStart")]
 #[doc(alias = "HcclGroupEnd")]
 pub fn group<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
-    clear_recent();
-    // SAFETY: no arguments.
-    check("HcclGroupStart", unsafe { sys::HcclGroupStart() })?;
+    result::group_start()?;
     GROUP.with(|g| g.borrow_mut().0 += 1);
     let guard = OpenGroup { ended: false };
     let out = f();
@@ -1066,9 +1057,8 @@ fn end_group() -> Result<()> {
             }
         }
     }
-    clear_recent();
-    // SAFETY: no arguments; ends the group started by `group`.
-    let ended = check("HcclGroupEnd", unsafe { sys::HcclGroupEnd() });
+    // Ends the group started by `group`.
+    let ended = result::group_end();
     // Queued (or not, on failure: recording extra accesses is harmless).
     for p in prepared {
         p.commit();

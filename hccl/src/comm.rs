@@ -1,11 +1,11 @@
 //! [`Comm`]: one rank's communicator.
 
 use crate::config::CommConfig;
-use crate::error::{Error, ErrorCode, Result, check, clear_recent};
+use crate::error::{Error, ErrorCode, Result};
 use crate::ranktable::RankTable;
+use crate::result::{self, raw};
 use crate::root_info::RootInfo;
 use acl::Device;
-use hccl_sys as sys;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -27,7 +27,7 @@ use std::sync::Mutex;
 /// on one communicator are serialised by a lock, so that the order in which
 /// collectives reach HCCL is the order in which they were issued.
 pub struct Comm {
-    raw: sys::HcclComm,
+    raw: raw::HcclComm,
     device: Device,
     rank: u32,
     size: u32,
@@ -60,14 +60,13 @@ fn bind(device: &Device) -> Result<()> {
 }
 
 impl Comm {
-    fn wrap(raw: sys::HcclComm, device: &Device) -> Result<Comm> {
-        let mut rank = 0u32;
-        let mut size = 0u32;
-        // SAFETY: `raw` is a live communicator; the out-pointers are valid.
+    fn wrap(raw: raw::HcclComm, device: &Device) -> Result<Comm> {
+        // SAFETY: `raw` is a live communicator.
         let ids = unsafe {
-            check("HcclGetRankId", sys::HcclGetRankId(raw, &mut rank))
-                .and_then(|()| check("HcclGetRankSize", sys::HcclGetRankSize(raw, &mut size)))
+            result::get_rank_id(raw).and_then(|rank| Ok((rank, result::get_rank_size(raw)?)))
         };
+        // Wrapped even when a query failed, so that dropping it destroys it.
+        let (rank, size) = ids.as_ref().map_or((0, 0), |&ids| ids);
         let comm = Comm {
             raw,
             device: device.clone(),
@@ -76,7 +75,7 @@ impl Comm {
             lock: Mutex::new(()),
             streams: Mutex::new(Vec::new()),
         };
-        ids.map(|()| comm)
+        ids.map(|_| comm)
     }
 
     /// Joins the communicator of `root` as `rank` of `size`, on `device`.
@@ -116,12 +115,7 @@ impl Comm {
         let cfg = config.to_raw()?;
         let raw_root = root.to_raw();
         bind(device)?;
-        let mut raw = std::ptr::null_mut();
-        clear_recent();
-        // SAFETY: every pointer is valid for the call; HCCL copies what it keeps.
-        check("HcclCommInitRootInfoConfig", unsafe {
-            sys::HcclCommInitRootInfoConfig(size, &raw_root, rank, &cfg, &mut raw)
-        })?;
+        let raw = result::comm_init_root_info_config(size, &raw_root, rank, &cfg)?;
         Comm::wrap(raw, device)
     }
 
@@ -159,23 +153,9 @@ impl Comm {
             ));
         }
         let cfg = config.to_raw()?;
-        let raw_roots: Vec<sys::HcclRootInfo> = roots.iter().map(RootInfo::to_raw).collect();
+        let raw_roots: Vec<raw::HcclRootInfo> = roots.iter().map(RootInfo::to_raw).collect();
         bind(device)?;
-        let mut raw = std::ptr::null_mut();
-        clear_recent();
-        // SAFETY: `raw_roots` holds `len` root infos; the other pointers are
-        // valid for the call; HCCL copies what it keeps.
-        check("HcclCommInitRootInfoScalable", unsafe {
-            sys::HcclCommInitRootInfoScalable(
-                size,
-                raw_roots.len() as u32,
-                raw_roots.as_ptr(),
-                rank,
-                0,
-                &cfg,
-                &mut raw,
-            )
-        })?;
+        let raw = result::comm_init_root_info_scalable(size, &raw_roots, rank, 0, &cfg)?;
         Comm::wrap(raw, device)
     }
 
@@ -211,12 +191,7 @@ impl Comm {
             })?;
         let mut cfg = config.to_raw()?;
         bind(device)?;
-        let mut raw = std::ptr::null_mut();
-        clear_recent();
-        // SAFETY: valid NUL-terminated path, config and out-pointer.
-        check("HcclCommInitClusterInfoConfig", unsafe {
-            sys::HcclCommInitClusterInfoConfig(path.as_ptr(), rank, &mut cfg, &mut raw)
-        })?;
+        let raw = result::comm_init_cluster_info_config(&path, rank, &mut cfg)?;
         Comm::wrap(raw, device)
     }
 
@@ -242,12 +217,7 @@ impl Comm {
             ids.push(o);
         }
         bind(&devices[0])?;
-        let mut raws: Vec<sys::HcclComm> = vec![std::ptr::null_mut(); devices.len()];
-        clear_recent();
-        // SAFETY: `ids` and `raws` hold `devices.len()` elements each.
-        check("HcclCommInitAll", unsafe {
-            sys::HcclCommInitAll(devices.len() as u32, ids.as_mut_ptr(), raws.as_mut_ptr())
-        })?;
+        let raws = result::comm_init_all(&mut ids)?;
         let mut out = Vec::with_capacity(devices.len());
         let mut first_err = None;
         for (raw, d) in raws.into_iter().zip(devices) {
@@ -293,21 +263,10 @@ impl Comm {
         let mut cfg = config.to_raw()?;
         bind(&self.device)?;
         let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
-        let mut parent = self.raw;
-        let mut raw = std::ptr::null_mut();
-        clear_recent();
-        // SAFETY: all pointers are valid for the call.
-        check("HcclCreateSubCommConfig", unsafe {
-            sys::HcclCreateSubCommConfig(
-                &mut parent,
-                ids.len() as u32,
-                ids.as_mut_ptr(),
-                id,
-                sub_rank as u32,
-                &mut cfg,
-                &mut raw,
-            )
-        })?;
+        // SAFETY: a live communicator.
+        let raw = unsafe {
+            result::create_sub_comm_config(self.raw, &mut ids, id, sub_rank as u32, &mut cfg)
+        }?;
         Comm::wrap(raw, &self.device)
     }
 
@@ -329,7 +288,7 @@ impl Comm {
     }
 
     /// The raw handle, for C APIs.
-    pub fn as_raw(&self) -> sys::HcclComm {
+    pub fn as_raw(&self) -> raw::HcclComm {
         self.raw
     }
 
@@ -340,18 +299,8 @@ impl Comm {
     /// HCCL's error.
     #[doc(alias = "HcclGetCommName")]
     pub fn name(&self) -> Result<String> {
-        let mut buf = [0 as core::ffi::c_char; sys::COMM_NAME_MAX_LENGTH as usize];
-        clear_recent();
-        // SAFETY: a live communicator and a buffer of COMM_NAME_MAX_LENGTH bytes.
-        check("HcclGetCommName", unsafe {
-            sys::HcclGetCommName(self.raw, buf.as_mut_ptr())
-        })?;
-        let bytes: Vec<u8> = buf
-            .iter()
-            .take_while(|&&c| c != 0)
-            .map(|&c| c as u8)
-            .collect();
-        Ok(String::from_utf8_lossy(&bytes).into_owned())
+        // SAFETY: a live communicator.
+        unsafe { result::get_comm_name(self.raw) }
     }
 
     /// An asynchronous failure HCCL saw on the communicator, if any: what a
@@ -367,13 +316,9 @@ impl Comm {
     /// HCCL's error from the query itself.
     #[doc(alias = "HcclGetCommAsyncError")]
     pub fn async_error(&self) -> Result<Option<ErrorCode>> {
-        let mut code = sys::HCCL_SUCCESS;
-        clear_recent();
-        // SAFETY: a live communicator and a valid out-pointer.
-        check("HcclGetCommAsyncError", unsafe {
-            sys::HcclGetCommAsyncError(self.raw, &mut code)
-        })?;
-        Ok((code != sys::HCCL_SUCCESS).then(|| ErrorCode::from_raw(code)))
+        // SAFETY: a live communicator.
+        let code = unsafe { result::get_comm_async_error(self.raw) }?;
+        Ok((code != raw::HCCL_SUCCESS).then(|| ErrorCode::from_raw(code)))
     }
 
     /// Suspends the communicator: collectives fail with
@@ -384,9 +329,8 @@ impl Comm {
     /// HCCL's error (`NotSupport` on libraries without it).
     #[doc(alias = "HcclCommSuspend")]
     pub fn suspend(&self) -> Result<()> {
-        clear_recent();
         // SAFETY: a live communicator.
-        check("HcclCommSuspend", unsafe { sys::HcclCommSuspend(self.raw) })
+        unsafe { result::comm_suspend(self.raw) }
     }
 
     /// Resumes a suspended communicator.
@@ -396,9 +340,8 @@ impl Comm {
     /// HCCL's error.
     #[doc(alias = "HcclCommResume")]
     pub fn resume(&self) -> Result<()> {
-        clear_recent();
         // SAFETY: a live communicator.
-        check("HcclCommResume", unsafe { sys::HcclCommResume(self.raw) })
+        unsafe { result::comm_resume(self.raw) }
     }
 
     /// Destroys the communicator now, reporting a failure.
@@ -423,9 +366,8 @@ impl Comm {
             }
         }
         let _ = self.device.bind();
-        clear_recent();
         // SAFETY: the communicator is live and destroyed only here.
-        let destroyed = check("HcclCommDestroy", unsafe { sys::HcclCommDestroy(self.raw) });
+        let destroyed = unsafe { result::comm_destroy(self.raw) };
         waited.and(destroyed)
     }
 }

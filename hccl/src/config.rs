@@ -1,7 +1,7 @@
 //! [`CommConfig`]: options of a new communicator (`HcclCommConfig`).
 
 use crate::error::{Error, Result};
-use hccl_sys as sys;
+use crate::result::{self, raw};
 use std::time::Duration;
 
 /// Options for a new communicator. Unset options keep HCCL's defaults (and
@@ -67,12 +67,11 @@ impl CommConfig {
     /// [`Error::InvalidArgument`] for a buffer of 0 MiB, a name of 128 bytes
     /// or more or with a NUL, an exec timeout beyond `i32::MAX` seconds.
     #[doc(alias = "HcclCommConfigInit")]
-    pub fn to_raw(&self) -> Result<sys::HcclCommConfig> {
+    pub fn to_raw(&self) -> Result<raw::HcclCommConfig> {
         const F: &str = "CommConfig";
-        let mut c = sys::comm_config_default();
         // The loaded HCCL's own defaults (releases before CANN 8.5 do not
-        // know the "not set" values; see `hccl_sys::comm_config_init_for`).
-        sys::comm_config_init_for(&mut c, loaded_acl_version());
+        // know the "not set" values; see `result::comm_config_init`).
+        let mut c = result::comm_config_init();
         if let Some(mib) = self.buffer_size_mib {
             if mib == 0 {
                 return Err(Error::invalid(F, "buffer_size_mib must be at least 1"));
@@ -83,7 +82,7 @@ impl CommConfig {
             c.hcclDeterministic = u32::from(d);
         }
         if let Some(name) = &self.name {
-            let max = sys::COMM_NAME_MAX_LENGTH as usize - 1;
+            let max = raw::COMM_NAME_MAX_LENGTH as usize - 1;
             if name.len() > max || name.as_bytes().contains(&0) {
                 return Err(Error::invalid(
                     F,
@@ -106,13 +105,6 @@ impl CommConfig {
     }
 }
 
-/// The ACL version of the loaded AscendCL (the same CANN install as
-/// `libhccl.so`, which has no version function), if known.
-fn loaded_acl_version() -> Option<(u32, u32, u32)> {
-    let lib = acl_sys::library().ok()?;
-    acl_sys::loader::parse_acl_version(lib.version())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,8 +112,8 @@ mod tests {
     #[test]
     fn unset_options_keep_the_not_set_values() {
         let c = CommConfig::default().to_raw().unwrap();
-        assert_eq!(c.hcclBufferSize, sys::HCCL_COMM_BUFFSIZE_CONFIG_NOT_SET);
-        assert_eq!(c.hcclExecTimeOut, sys::HCCL_COMM_EXECTIMEOUT_CONFIG_NOT_SET);
+        assert_eq!(c.hcclBufferSize, raw::HCCL_COMM_BUFFSIZE_CONFIG_NOT_SET);
+        assert_eq!(c.hcclExecTimeOut, raw::HCCL_COMM_EXECTIMEOUT_CONFIG_NOT_SET);
         assert_eq!(c.hcclCommName[0], 0);
     }
 

@@ -13,8 +13,8 @@
 //! [`Error::Acl`] (e.g. 507048 for a timed-out peer) and
 //! [`Comm::async_error`](crate::Comm::async_error) says what HCCL saw.
 
-use acl_sys::LoadError;
-use hccl_sys::*;
+// The `HcclResult` codes by name, `HcclResult` and `LoadError`.
+use crate::result::raw::*;
 use std::fmt;
 
 /// The result type of this crate.
@@ -246,10 +246,11 @@ pub(crate) fn clear_recent() {
     let _ = recent_message();
 }
 
-/// Turns a raw call's outcome into a `Result`.
-pub(crate) fn check(function: &'static str, rc: Result<u32, LoadError>) -> Result<()> {
+/// Turns a raw call's outcome into a `Result` (for [`result`](crate::result)'s
+/// `call!`).
+pub(crate) fn check(function: &'static str, rc: Result<HcclResult, LoadError>) -> Result<()> {
     match rc? {
-        hccl_sys::HCCL_SUCCESS => Ok(()),
+        HCCL_SUCCESS => Ok(()),
         code => Err(Error::from_code(function, code)),
     }
 }

@@ -1,12 +1,12 @@
 //! [`RootInfo`]: the 4,108-byte blob that names a communicator.
 
-use crate::error::{Error, Result, check, clear_recent};
-use hccl_sys as sys;
+use crate::error::{Error, Result};
+use crate::result::{self, raw};
 use std::fmt;
 use std::str::FromStr;
 
 /// Bytes in a root info (`HCCL_ROOT_INFO_BYTES`).
-pub const ROOT_INFO_BYTES: usize = sys::HCCL_ROOT_INFO_BYTES as usize;
+pub const ROOT_INFO_BYTES: usize = raw::HCCL_ROOT_INFO_BYTES as usize;
 
 /// The prefix of a root info's text form.
 const TEXT_PREFIX: &str = "hccl-root-v1:";
@@ -54,11 +54,7 @@ impl RootInfo {
     /// for an invalid `HCCL_*` variable; or the library's error.
     #[doc(alias = "HcclGetRootInfo")]
     pub fn new() -> Result<RootInfo> {
-        let mut raw = sys::HcclRootInfo::default();
-        clear_recent();
-        // SAFETY: `raw` is a valid out-pointer for the duration of the call.
-        check("HcclGetRootInfo", unsafe { sys::HcclGetRootInfo(&mut raw) })?;
-        Ok(RootInfo::from_raw(&raw))
+        Ok(RootInfo::from_raw(&result::get_root_info()?))
     }
 
     /// As [`RootInfo::new`], on `device` (bound to the calling thread
@@ -90,13 +86,7 @@ impl RootInfo {
     /// As [`RootInfo::new`].
     #[doc(alias = "HcclGetRootInfoScalable")]
     pub fn new_scalable() -> Result<RootInfo> {
-        let mut raw = sys::HcclRootInfo::default();
-        clear_recent();
-        // SAFETY: `raw` is a valid out-pointer for the duration of the call.
-        check("HcclGetRootInfoScalable", unsafe {
-            sys::HcclGetRootInfoScalable(&mut raw)
-        })?;
-        Ok(RootInfo::from_raw(&raw))
+        Ok(RootInfo::from_raw(&result::get_root_info_scalable()?))
     }
 
     /// A root info from its bytes.
@@ -125,8 +115,8 @@ impl RootInfo {
     }
 
     /// The C struct.
-    pub fn to_raw(&self) -> sys::HcclRootInfo {
-        let mut raw = sys::HcclRootInfo::default();
+    pub fn to_raw(&self) -> raw::HcclRootInfo {
+        let mut raw = raw::HcclRootInfo::default();
         for (d, &s) in raw.internal.iter_mut().zip(self.bytes.iter()) {
             *d = s as core::ffi::c_char;
         }
@@ -134,7 +124,7 @@ impl RootInfo {
     }
 
     /// From the C struct.
-    pub fn from_raw(raw: &sys::HcclRootInfo) -> RootInfo {
+    pub fn from_raw(raw: &raw::HcclRootInfo) -> RootInfo {
         let mut bytes = Box::new([0u8; ROOT_INFO_BYTES]);
         for (d, &s) in bytes.iter_mut().zip(raw.internal.iter()) {
             *d = s as u8;

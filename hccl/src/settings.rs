@@ -12,8 +12,8 @@
 //! [`Comm::set_deterministic`](crate::Comm::set_deterministic) override it.
 
 use crate::comm::Comm;
-use crate::error::{Result, check, clear_recent};
-use hccl_sys as sys;
+use crate::error::Result;
+use crate::result::{self, raw};
 
 /// The engine that expands and schedules collectives (`HCCL_ACCELERATOR`).
 ///
@@ -129,32 +129,7 @@ impl ConfigCapability {
 /// [`Error::Load`](crate::Error::Load) when no library can be loaded or it lacks the function.
 #[doc(alias = "HcclGetCommConfigCapability")]
 pub fn config_capability() -> Result<ConfigCapability> {
-    // SAFETY: no arguments.
-    let raw = unsafe { sys::HcclGetCommConfigCapability() }?;
-    Ok(ConfigCapability(raw))
-}
-
-fn value(v: i32) -> sys::HcclConfigValue {
-    sys::HcclConfigValue { value: v }
-}
-
-fn set(config: sys::HcclConfig, v: i32) -> Result<()> {
-    clear_recent();
-    // SAFETY: plain values.
-    check("HcclSetConfig", unsafe {
-        sys::HcclSetConfig(config, value(v))
-    })
-}
-
-fn get(config: sys::HcclConfig) -> Result<i32> {
-    let mut out = value(0);
-    clear_recent();
-    // SAFETY: a valid out-pointer.
-    check("HcclGetConfig", unsafe {
-        sys::HcclGetConfig(config, &mut out)
-    })?;
-    // SAFETY: the union has one member, an i32.
-    Ok(unsafe { out.value })
+    result::get_comm_config_capability().map(ConfigCapability)
 }
 
 /// Turns deterministic reductions on or off for this process.
@@ -164,7 +139,7 @@ fn get(config: sys::HcclConfig) -> Result<i32> {
 /// The library's error.
 #[doc(alias = "HcclSetConfig")]
 pub fn set_deterministic(on: bool) -> Result<()> {
-    set(sys::HCCL_DETERMINISTIC, i32::from(on))
+    result::set_config(raw::HCCL_DETERMINISTIC, i32::from(on))
 }
 
 /// Whether deterministic reductions are on for this process.
@@ -174,7 +149,7 @@ pub fn set_deterministic(on: bool) -> Result<()> {
 /// The library's error.
 #[doc(alias = "HcclGetConfig")]
 pub fn deterministic() -> Result<bool> {
-    get(sys::HCCL_DETERMINISTIC).map(|v| v != 0)
+    result::get_config(raw::HCCL_DETERMINISTIC).map(|v| v != 0)
 }
 
 /// Chooses the engine that runs collectives, for this process.
@@ -185,7 +160,7 @@ pub fn deterministic() -> Result<bool> {
 /// the SoC (or the simulator, which has only the default) lacks.
 #[doc(alias = "HcclSetConfig")]
 pub fn set_accelerator(a: Accelerator) -> Result<()> {
-    set(sys::HCCL_ACCELERATOR, a.raw())
+    result::set_config(raw::HCCL_ACCELERATOR, a.raw())
 }
 
 /// The engine that runs collectives, for this process.
@@ -195,27 +170,18 @@ pub fn set_accelerator(a: Accelerator) -> Result<()> {
 /// The library's error.
 #[doc(alias = "HcclGetConfig")]
 pub fn accelerator() -> Result<Accelerator> {
-    get(sys::HCCL_ACCELERATOR).map(Accelerator::from_raw)
+    result::get_config(raw::HCCL_ACCELERATOR).map(Accelerator::from_raw)
 }
 
 impl Comm {
-    fn set_config(&self, config: sys::HcclConfig, v: i32) -> Result<()> {
-        clear_recent();
-        // SAFETY: a live communicator and plain values.
-        check("HcclSetCommConfig", unsafe {
-            sys::HcclSetCommConfig(self.as_raw(), config, value(v))
-        })
+    fn set_config(&self, config: raw::HcclConfig, v: i32) -> Result<()> {
+        // SAFETY: a live communicator.
+        unsafe { result::set_comm_config(self.as_raw(), config, v) }
     }
 
-    fn get_config(&self, config: sys::HcclConfig) -> Result<i32> {
-        let mut out = value(0);
-        clear_recent();
-        // SAFETY: a live communicator and a valid out-pointer.
-        check("HcclGetCommConfig", unsafe {
-            sys::HcclGetCommConfig(self.as_raw(), config, &mut out)
-        })?;
-        // SAFETY: the union has one member, an i32.
-        Ok(unsafe { out.value })
+    fn get_config(&self, config: raw::HcclConfig) -> Result<i32> {
+        // SAFETY: a live communicator.
+        unsafe { result::get_comm_config(self.as_raw(), config) }
     }
 
     /// Turns deterministic reductions on or off for this communicator.
@@ -225,7 +191,7 @@ impl Comm {
     /// The library's error.
     #[doc(alias = "HcclSetCommConfig")]
     pub fn set_deterministic(&self, on: bool) -> Result<()> {
-        self.set_config(sys::HCCL_DETERMINISTIC, i32::from(on))
+        self.set_config(raw::HCCL_DETERMINISTIC, i32::from(on))
     }
 
     /// Whether this communicator reduces deterministically.
@@ -235,7 +201,7 @@ impl Comm {
     /// The library's error.
     #[doc(alias = "HcclGetCommConfig")]
     pub fn deterministic(&self) -> Result<bool> {
-        self.get_config(sys::HCCL_DETERMINISTIC).map(|v| v != 0)
+        self.get_config(raw::HCCL_DETERMINISTIC).map(|v| v != 0)
     }
 
     /// Chooses the engine that runs this communicator's collectives.
@@ -245,7 +211,7 @@ impl Comm {
     /// As [`set_accelerator`].
     #[doc(alias = "HcclSetCommConfig")]
     pub fn set_accelerator(&self, a: Accelerator) -> Result<()> {
-        self.set_config(sys::HCCL_ACCELERATOR, a.raw())
+        self.set_config(raw::HCCL_ACCELERATOR, a.raw())
     }
 
     /// The engine that runs this communicator's collectives.
@@ -255,7 +221,7 @@ impl Comm {
     /// The library's error.
     #[doc(alias = "HcclGetCommConfig")]
     pub fn accelerator(&self) -> Result<Accelerator> {
-        self.get_config(sys::HCCL_ACCELERATOR)
+        self.get_config(raw::HCCL_ACCELERATOR)
             .map(Accelerator::from_raw)
     }
 }

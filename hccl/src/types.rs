@@ -1,6 +1,6 @@
 //! Element types and reduction operations.
 
-use hccl_sys as sys;
+use crate::result::raw;
 
 /// An `HcclDataType` this crate moves. (HCCL's numbers differ from
 /// `aclDataType`'s.)
@@ -53,20 +53,20 @@ impl DataType {
     ];
 
     /// The raw `HcclDataType`.
-    pub fn raw(self) -> sys::HcclDataType {
+    pub fn raw(self) -> raw::HcclDataType {
         match self {
-            DataType::Int8 => sys::HCCL_DATA_TYPE_INT8,
-            DataType::Uint8 => sys::HCCL_DATA_TYPE_UINT8,
-            DataType::Int16 => sys::HCCL_DATA_TYPE_INT16,
-            DataType::Uint16 => sys::HCCL_DATA_TYPE_UINT16,
-            DataType::Int32 => sys::HCCL_DATA_TYPE_INT32,
-            DataType::Uint32 => sys::HCCL_DATA_TYPE_UINT32,
-            DataType::Int64 => sys::HCCL_DATA_TYPE_INT64,
-            DataType::Uint64 => sys::HCCL_DATA_TYPE_UINT64,
-            DataType::Fp16 => sys::HCCL_DATA_TYPE_FP16,
-            DataType::Bf16 => sys::HCCL_DATA_TYPE_BFP16,
-            DataType::Fp32 => sys::HCCL_DATA_TYPE_FP32,
-            DataType::Fp64 => sys::HCCL_DATA_TYPE_FP64,
+            DataType::Int8 => raw::HCCL_DATA_TYPE_INT8,
+            DataType::Uint8 => raw::HCCL_DATA_TYPE_UINT8,
+            DataType::Int16 => raw::HCCL_DATA_TYPE_INT16,
+            DataType::Uint16 => raw::HCCL_DATA_TYPE_UINT16,
+            DataType::Int32 => raw::HCCL_DATA_TYPE_INT32,
+            DataType::Uint32 => raw::HCCL_DATA_TYPE_UINT32,
+            DataType::Int64 => raw::HCCL_DATA_TYPE_INT64,
+            DataType::Uint64 => raw::HCCL_DATA_TYPE_UINT64,
+            DataType::Fp16 => raw::HCCL_DATA_TYPE_FP16,
+            DataType::Bf16 => raw::HCCL_DATA_TYPE_BFP16,
+            DataType::Fp32 => raw::HCCL_DATA_TYPE_FP32,
+            DataType::Fp64 => raw::HCCL_DATA_TYPE_FP64,
         }
     }
 
@@ -168,12 +168,12 @@ impl ReduceOp {
     pub const ALL: [ReduceOp; 4] = [ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min];
 
     /// The raw `HcclReduceOp`.
-    pub fn raw(self) -> sys::HcclReduceOp {
+    pub fn raw(self) -> raw::HcclReduceOp {
         match self {
-            ReduceOp::Sum => sys::HCCL_REDUCE_SUM,
-            ReduceOp::Prod => sys::HCCL_REDUCE_PROD,
-            ReduceOp::Max => sys::HCCL_REDUCE_MAX,
-            ReduceOp::Min => sys::HCCL_REDUCE_MIN,
+            ReduceOp::Sum => raw::HCCL_REDUCE_SUM,
+            ReduceOp::Prod => raw::HCCL_REDUCE_PROD,
+            ReduceOp::Max => raw::HCCL_REDUCE_MAX,
+            ReduceOp::Min => raw::HCCL_REDUCE_MIN,
         }
     }
 
@@ -207,19 +207,19 @@ mod tests {
     fn types_map_by_rust_type_not_by_size() {
         assert_eq!(
             <u16 as HcclType>::DATA_TYPE.raw(),
-            sys::HCCL_DATA_TYPE_UINT16
+            raw::HCCL_DATA_TYPE_UINT16
         );
         assert_eq!(
             <i16 as HcclType>::DATA_TYPE.raw(),
-            sys::HCCL_DATA_TYPE_INT16
+            raw::HCCL_DATA_TYPE_INT16
         );
         assert_eq!(
             <half::f16 as HcclType>::DATA_TYPE.raw(),
-            sys::HCCL_DATA_TYPE_FP16
+            raw::HCCL_DATA_TYPE_FP16
         );
         assert_eq!(
             <half::bf16 as HcclType>::DATA_TYPE.raw(),
-            sys::HCCL_DATA_TYPE_BFP16
+            raw::HCCL_DATA_TYPE_BFP16
         );
         for d in DataType::ALL {
             assert_eq!(DataType::from_name(d.name()), Some(d));

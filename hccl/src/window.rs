@@ -9,9 +9,9 @@
 //! kept for [`take_release_errors`](crate::take_release_errors)).
 
 use crate::comm::Comm;
-use crate::error::{Error, Result, check, clear_recent};
+use crate::error::{Error, Result};
+use crate::result;
 use acl::{DeviceMemory, DeviceRepr};
-use hccl_sys as sys;
 use std::ffi::c_void;
 use std::marker::PhantomData;
 
@@ -51,19 +51,16 @@ impl Comm {
         if bytes == 0 {
             return Err(Error::invalid("Comm::register", "the memory is empty"));
         }
-        let mut handle = std::ptr::null_mut();
-        clear_recent();
-        // SAFETY: a live communicator, live device memory of `bytes` bytes
-        // (borrowed for the window's life) and a valid out-pointer.
-        check("HcclCommRegister", unsafe {
-            sys::HcclCommRegister(
+        // SAFETY: a live communicator and live device memory of `bytes`
+        // bytes (borrowed for the window's life).
+        let handle = unsafe {
+            result::comm_register(
                 self.as_raw(),
                 memory.device_ptr().cast_mut(),
                 bytes as u64,
-                &mut handle,
                 0,
             )
-        })?;
+        }?;
         Ok(Window {
             comm: self,
             handle,
@@ -102,16 +99,8 @@ impl Window<'_> {
             }
         }
         let mut ranks = peers.to_vec();
-        clear_recent();
-        // SAFETY: a live communicator and window; `ranks` holds `len` ranks.
-        check("HcclCommExchangeMem", unsafe {
-            sys::HcclCommExchangeMem(
-                self.comm.as_raw(),
-                self.handle,
-                ranks.as_mut_ptr(),
-                ranks.len() as u32,
-            )
-        })
+        // SAFETY: a live communicator and window.
+        unsafe { result::comm_exchange_mem(self.comm.as_raw(), self.handle, &mut ranks) }
     }
 
     /// Deregisters now, reporting a failure.
@@ -127,11 +116,8 @@ impl Window<'_> {
     }
 
     fn release(&self) -> Result<()> {
-        clear_recent();
         // SAFETY: a live communicator and a window deregistered only here.
-        check("HcclCommDeregister", unsafe {
-            sys::HcclCommDeregister(self.comm.as_raw(), self.handle)
-        })
+        unsafe { result::comm_deregister(self.comm.as_raw(), self.handle) }
     }
 }
 
@@ -194,12 +180,11 @@ impl Comm {
         &'a self,
         range: &'a acl::vmm::VirtualRange,
     ) -> Result<MemoryRange<'a>> {
-        clear_recent();
         // SAFETY: a live communicator and reservation (borrowed for the
         // result's life).
-        check("HcclCommSetMemoryRange", unsafe {
-            sys::HcclCommSetMemoryRange(self.as_raw(), range.as_ptr(), range.size_bytes(), 0, 0)
-        })?;
+        unsafe {
+            result::comm_set_memory_range(self.as_raw(), range.as_ptr(), range.size_bytes(), 0, 0)
+        }?;
         Ok(MemoryRange {
             comm: self,
             base: range.as_ptr(),
@@ -231,11 +216,10 @@ impl MemoryRange<'_> {
                 ),
             ));
         }
-        clear_recent();
         // SAFETY: a live communicator, mapping and handle (all borrowed for
         // the result's life).
-        check("HcclCommActivateCommMemory", unsafe {
-            sys::HcclCommActivateCommMemory(
+        unsafe {
+            result::comm_activate_comm_memory(
                 self.comm.as_raw(),
                 mapping.device_ptr(),
                 mapping.size_bytes(),
@@ -243,7 +227,7 @@ impl MemoryRange<'_> {
                 memory.as_raw(),
                 0,
             )
-        })?;
+        }?;
         Ok(ActiveMemory {
             comm: self.comm,
             ptr: mapping.device_ptr(),
@@ -263,11 +247,8 @@ impl MemoryRange<'_> {
     }
 
     fn give_back(&self) -> Result<()> {
-        clear_recent();
         // SAFETY: a live communicator and a range set by `set_memory_range`.
-        check("HcclCommUnsetMemoryRange", unsafe {
-            sys::HcclCommUnsetMemoryRange(self.comm.as_raw(), self.base)
-        })
+        unsafe { result::comm_unset_memory_range(self.comm.as_raw(), self.base) }
     }
 }
 
@@ -295,11 +276,8 @@ impl ActiveMemory<'_> {
     }
 
     fn give_back(&self) -> Result<()> {
-        clear_recent();
         // SAFETY: a live communicator and memory activated by `activate`.
-        check("HcclCommDeactivateCommMemory", unsafe {
-            sys::HcclCommDeactivateCommMemory(self.comm.as_raw(), self.ptr)
-        })
+        unsafe { result::comm_deactivate_comm_memory(self.comm.as_raw(), self.ptr) }
     }
 }
 
