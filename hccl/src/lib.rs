@@ -25,6 +25,21 @@
 //! - [`Error`]: every failure, with the HCCL code by name, the C function,
 //!   and the library's message.
 //!
+//! # Layers
+//!
+//! `hccl-sys` (raw FFI, loaded at run time) → [`result`] (one thin
+//! `Result`-returning function per HCCL function, named by a fixed rule: the
+//! C name without `Hccl`, in snake_case — `HcclCommInitRootInfoConfig` →
+//! [`result::comm_init_root_info_config`], `HcclAllReduce` →
+//! [`result::all_reduce`], `HcclGetRootInfo` → [`result::get_root_info`]) →
+//! the safe types here, as in cudarc. [`result`] is the only module that
+//! names the -sys crates (`hccl-sys`, and `cann-acl-sys` for AscendCL's
+//! types; checked by a test, `tests/layers.rs`); the C types the safe types
+//! hold come from [`result::raw`]. Each [`result`] function, and each safe
+//! method that calls C, carries `#[doc(alias = "<C name>")]`, so rustdoc's
+//! search finds it by the C name. AscendCL itself is reached through the
+//! `acl` crate.
+//!
 //! # Backends
 //!
 //! HCCL is loaded at run time (`libhccl.so` of a CANN install, or
