@@ -15,6 +15,10 @@
 //! right after the call on the same thread (the thread's stale message is
 //! cleared before each call, so the one read is the call's own). The files of
 //! this module group the functions by family; all are re-exported here.
+//! Two stand apart: [`get_comm_config_capability`] returns its C function's
+//! count as is (it returns no status), and [`comm_config_init`] calls
+//! nothing (`HcclCommConfigInit` is inline in the header, not exported; this
+//! is its Rust equivalent for the loaded CANN release).
 //!
 //! Functions that take raw pointers or handles are `unsafe`, with the C
 //! contract as their safety condition.
