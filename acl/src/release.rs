@@ -24,21 +24,57 @@ pub struct ReleaseError {
     pub error: Error,
 }
 
-static FAILURES: Mutex<Vec<ReleaseError>> = Mutex::new(Vec::new());
+/// A process-wide log of release failures, keeping the last [`CAPACITY`]
+/// (the oldest are dropped first). This crate keeps one of
+/// [`ReleaseError`]s; a crate built on it (`hccl`) keeps its own with its
+/// error type, so both behave alike.
+///
+/// `Send + Sync` for `T: Send`: the entries are behind a lock.
+#[derive(Debug)]
+pub struct ReleaseLog<T> {
+    entries: Mutex<Vec<T>>,
+}
+
+impl<T> ReleaseLog<T> {
+    /// An empty log (usable in a `static`).
+    pub const fn new() -> ReleaseLog<T> {
+        ReleaseLog {
+            entries: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Keeps `entry`, dropping the oldest one when the log is full.
+    pub fn push(&self, entry: T) {
+        let mut v = crate::lock::lock(&self.entries);
+        if v.len() >= CAPACITY {
+            v.remove(0);
+        }
+        v.push(entry);
+    }
+
+    /// Takes (and clears) the entries kept so far.
+    pub fn take(&self) -> Vec<T> {
+        std::mem::take(&mut *crate::lock::lock(&self.entries))
+    }
+}
+
+impl<T> Default for ReleaseLog<T> {
+    fn default() -> Self {
+        ReleaseLog::new()
+    }
+}
+
+static FAILURES: ReleaseLog<ReleaseError> = ReleaseLog::new();
 
 /// Records a failed release: logs it and keeps it for [`take_release_errors`].
 pub(crate) fn record(resource: &'static str, error: Error) {
     log::warn!(target: "acl", "releasing {resource} failed: {error}");
-    let mut v = crate::lock::lock(&FAILURES);
-    if v.len() >= CAPACITY {
-        v.remove(0);
-    }
-    v.push(ReleaseError { resource, error });
+    FAILURES.push(ReleaseError { resource, error });
 }
 
 /// Takes (and clears) the release failures recorded so far in this process.
 pub fn take_release_errors() -> Vec<ReleaseError> {
-    std::mem::take(&mut *crate::lock::lock(&FAILURES))
+    FAILURES.take()
 }
 
 /// Work to run where a `Drop` may not run it: inside a host function (no

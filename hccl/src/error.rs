@@ -15,6 +15,7 @@
 
 // The `HcclResult` codes by name, `HcclResult` and `LoadError`.
 use crate::result::raw::*;
+use acl::error::MessageSuffix;
 use std::fmt;
 
 /// The result type of this crate.
@@ -185,17 +186,6 @@ pub enum Error {
         /// Why.
         reason: String,
     },
-}
-
-struct MessageSuffix<'a>(&'a Option<String>);
-
-impl fmt::Display for MessageSuffix<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            Some(m) => write!(f, ": {m}"),
-            None => Ok(()),
-        }
-    }
 }
 
 impl Error {

@@ -16,7 +16,8 @@
 //!   barrier, [`group`]s — methods of [`Comm`] that queue work on an `acl`
 //!   stream, over typed device buffers ([`HcclType`]), with lengths checked
 //!   against the communicator's size and stream-ordered memory safety.
-//! - [`settings`]: deterministic reductions and the collective engine,
+//! - [`config`]: a new communicator's options ([`CommConfig`]), and deterministic
+//!   reductions and the collective engine,
 //!   process-wide or per communicator; which config items the library reads.
 //! - [`Window`] (registered device memory, exchanged with peers) and
 //!   [`MemoryRange`] / [`ActiveMemory`] (virtual memory from `acl::vmm`
@@ -89,7 +90,7 @@ pub mod ranktable;
 pub mod release;
 pub mod result;
 pub mod root_info;
-pub mod settings;
+
 pub mod types;
 pub mod window;
 
@@ -97,10 +98,10 @@ pub use bootstrap::{BootstrapConfig, exchange_root_info, init_comm};
 pub use collectives::{P2pOp, group};
 pub use comm::Comm;
 pub use config::CommConfig;
+pub use config::{Accelerator, ConfigCapability, ConfigItem};
 pub use error::{BootstrapErrorKind, Error, ErrorCode, Result};
 pub use ranktable::RankTable;
 pub use release::{ReleaseError, take_release_errors};
 pub use root_info::{ROOT_INFO_BYTES, RootInfo};
-pub use settings::{Accelerator, ConfigCapability, ConfigItem};
 pub use types::{DataType, HcclType, ReduceOp};
 pub use window::{ActiveMemory, MemoryRange, Window};

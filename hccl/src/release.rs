@@ -4,10 +4,11 @@
 //! reports the failure instead.
 
 use crate::Error;
-use std::sync::Mutex;
+use acl::release::ReleaseLog;
 
-/// How many release failures are kept (the oldest are dropped first).
-pub const CAPACITY: usize = 64;
+/// How many release failures are kept (the oldest are dropped first): the
+/// same as `acl`'s.
+pub const CAPACITY: usize = acl::release::CAPACITY;
 
 /// One failed release.
 ///
@@ -20,18 +21,14 @@ pub struct ReleaseError {
     pub error: Error,
 }
 
-static FAILURES: Mutex<Vec<ReleaseError>> = Mutex::new(Vec::new());
+static FAILURES: ReleaseLog<ReleaseError> = ReleaseLog::new();
 
 pub(crate) fn record(resource: &'static str, error: Error) {
     log::warn!(target: "hccl", "releasing {resource} failed: {error}");
-    let mut v = FAILURES.lock().unwrap_or_else(|p| p.into_inner());
-    if v.len() >= CAPACITY {
-        v.remove(0);
-    }
-    v.push(ReleaseError { resource, error });
+    FAILURES.push(ReleaseError { resource, error });
 }
 
 /// Takes (and clears) the release failures recorded so far in this process.
 pub fn take_release_errors() -> Vec<ReleaseError> {
-    std::mem::take(&mut *FAILURES.lock().unwrap_or_else(|p| p.into_inner()))
+    FAILURES.take()
 }

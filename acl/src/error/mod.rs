@@ -74,7 +74,10 @@ pub enum Error {
     },
 }
 
-struct MessageSuffix<'a>(&'a Option<String>);
+/// Displays a runtime message as `": message"`, or nothing without one:
+/// the tail of this crate's (and `hccl`'s) error texts.
+#[derive(Debug, Clone, Copy)]
+pub struct MessageSuffix<'a>(pub &'a Option<String>);
 
 impl fmt::Display for MessageSuffix<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -1,15 +1,4 @@
-//! Settings outside a communicator's config: process-wide
-//! ([`set_deterministic`], [`set_accelerator`]: `HcclSetConfig`) and per
-//! communicator ([`Comm::set_deterministic`](crate::Comm::set_deterministic):
-//! `HcclSetCommConfig`), and which [`CommConfig`](crate::CommConfig) items
-//! the loaded library reads ([`config_capability`]:
-//! `HcclGetCommConfigCapability`).
-//!
-//! Deterministic mode makes reductions reproducible run to run (a fixed
-//! reduction order, usually at some cost in speed); torch_npu turns it on
-//! with `torch.use_deterministic_algorithms`. The process-wide value is the
-//! default of communicators created afterwards; a communicator's config or
-//! [`Comm::set_deterministic`](crate::Comm::set_deterministic) override it.
+//! Process-wide settings and what the loaded library can configure.
 
 use crate::comm::Comm;
 use crate::error::Result;
@@ -119,7 +108,7 @@ impl ConfigCapability {
 ///
 /// ```
 /// # cann_sim::install().unwrap();
-/// use hccl::settings::{ConfigItem, config_capability};
+/// use hccl::config::{ConfigItem, config_capability};
 /// assert!(config_capability()?.supports(ConfigItem::CommName));
 /// # Ok::<(), hccl::Error>(())
 /// ```

@@ -6,7 +6,7 @@ mod common;
 
 use acl::{Device, DeviceBuffer};
 use common::{runtime, serial, threads};
-use hccl::settings::{self, config_capability};
+use hccl::config::{self as settings, config_capability};
 use hccl::{Accelerator, Comm, CommConfig, ConfigItem, Error, ErrorCode, ReduceOp, RootInfo};
 
 #[track_caller]
