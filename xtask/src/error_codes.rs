@@ -1,5 +1,7 @@
-//! Generates `acl/src/error/codes.rs`: one named `ErrorCode` variant per
-//! `ACL_ERROR_*` constant of the AscendCL headers (from the checked-in bindings).
+//! Generates the `ErrorCode` enums from the checked-in bindings:
+//! `acl/src/error/codes.rs` (one variant per `ACL_ERROR_*` constant of the
+//! AscendCL headers) and `hccl/src/error/codes.rs` (one per `HcclResult`
+//! of `hccl_types.h`, plus the codes of newer headers listed below).
 
 use crate::write_or_check;
 use quote::{format_ident, quote};
@@ -11,19 +13,15 @@ struct Code {
     value: i64,
 }
 
-fn codes(bindings: &str) -> Result<Vec<Code>, String> {
-    let file =
-        syn::parse_file(bindings).map_err(|e| format!("cannot parse acl-sys bindings: {e}"))?;
+/// The constants of `bindings` that `wanted(name, type)` accepts.
+fn codes(bindings: &str, wanted: impl Fn(&str, &str) -> bool) -> Result<Vec<Code>, String> {
+    let file = syn::parse_file(bindings).map_err(|e| format!("cannot parse the bindings: {e}"))?;
     let mut out: Vec<Code> = Vec::new();
     for item in file.items {
         let syn::Item::Const(c) = item else { continue };
         let name = c.ident.to_string();
-        if !name.starts_with("ACL_ERROR_") {
-            continue;
-        }
-        // `ACL_ERROR` alone is a log level, not a code.
-        let ty = quote!(#c.ty).to_string();
-        if ty.contains("aclLogLevel") {
+        let ty = &c.ty;
+        if !wanted(&name, &quote!(#ty).to_string()) {
             continue;
         }
         let value = match &*c.expr {
@@ -54,8 +52,8 @@ fn codes(bindings: &str) -> Result<Vec<Code>, String> {
     Ok(out)
 }
 
-fn variant(name: &str) -> String {
-    name.trim_start_matches("ACL_ERROR_")
+fn variant(name: &str, prefix: &str) -> String {
+    name.trim_start_matches(prefix)
         .split('_')
         .filter(|w| !w.is_empty())
         .map(|w| {
@@ -69,14 +67,24 @@ fn variant(name: &str) -> String {
         .collect()
 }
 
+/// Both files.
 pub fn generate(root: &Path, check: bool) -> Result<bool, String> {
+    let acl = generate_acl(root, check)?;
+    let hccl = generate_hccl(root, check)?;
+    Ok(acl && hccl)
+}
+
+fn generate_acl(root: &Path, check: bool) -> Result<bool, String> {
     let path = root.join("acl-sys/src/bindings.rs");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let codes = codes(&text)?;
+    // `ACL_ERROR` alone is a log level, not a code.
+    let codes = codes(&text, |name, ty| {
+        name.starts_with("ACL_ERROR_") && !ty.contains("aclLogLevel")
+    })?;
     let mut seen = std::collections::BTreeSet::new();
     let variants: Vec<_> = codes
         .iter()
-        .map(|c| format_ident!("{}", variant(&c.name)))
+        .map(|c| format_ident!("{}", variant(&c.name, "ACL_ERROR_")))
         .collect();
     let decls = codes.iter().zip(&variants).map(|(c, v)| {
         let doc = format!("`{}` ({})", c.name, c.value);
@@ -152,4 +160,124 @@ pub fn generate(root: &Path, check: bool) -> Result<bool, String> {
         prettyplease::unparse(&file)
     );
     write_or_check(&root.join("acl/src/error/codes.rs"), &out, check)
+}
+
+/// `HcclResult` codes of headers newer than the ones `hccl-sys` is generated
+/// from: (name, value, where it is defined).
+const NEWER_HCCL_CODES: &[(&str, i64, &str)] = &[(
+    "HCCL_E_IN_STATUS",
+    1041,
+    "hicann/hcomm include/hccl/hccl_types.h",
+)];
+
+fn generate_hccl(root: &Path, check: bool) -> Result<bool, String> {
+    let path = root.join("hccl-sys/src/bindings.rs");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // `HCCL_E_RESERVED` ends the enum: it is not a code.
+    let mut codes = codes(&text, |name, ty| {
+        ty == "HcclResult"
+            && (name == "HCCL_SUCCESS" || name.starts_with("HCCL_E_"))
+            && name != "HCCL_E_RESERVED"
+    })?;
+    let header_count = codes.len();
+    for &(name, value, _) in NEWER_HCCL_CODES {
+        if !codes.iter().any(|c| c.name == name) {
+            codes.push(Code {
+                name: name.to_string(),
+                value,
+            });
+        }
+    }
+    let variants: Vec<_> = codes
+        .iter()
+        .map(|c| {
+            let v = if c.name == "HCCL_SUCCESS" {
+                "Success".to_string()
+            } else {
+                variant(&c.name, "HCCL_E_")
+            };
+            format_ident!("{}", v)
+        })
+        .collect();
+    let decls = codes.iter().zip(&variants).enumerate().map(|(i, (c, v))| {
+        let doc = if i < header_count {
+            format!("`{}` ({})", c.name, c.value)
+        } else {
+            let source = NEWER_HCCL_CODES
+                .iter()
+                .find(|n| n.0 == c.name)
+                .map_or("", |n| n.2);
+            format!("`{}` ({}), from newer headers ({source})", c.name, c.value)
+        };
+        quote!(#[doc = #doc] #v,)
+    });
+    let lit = |c: &Code| proc_macro2::Literal::u32_unsuffixed(c.value as u32);
+    let from_arms = codes.iter().zip(&variants).map(|(c, v)| {
+        let value = lit(c);
+        quote!(#value => ErrorCode::#v,)
+    });
+    let raw_arms = codes.iter().zip(&variants).map(|(c, v)| {
+        let value = lit(c);
+        quote!(ErrorCode::#v => #value,)
+    });
+    let name_arms = codes.iter().zip(&variants).map(|(c, v)| {
+        let name = &c.name;
+        quote!(ErrorCode::#v => #name,)
+    });
+    let count = codes.len();
+    let all = variants.iter().map(|v| quote!(ErrorCode::#v));
+    let tokens = quote! {
+        //! Every `HcclResult` code of the HCCL headers, generated by
+        //! `cargo xtask generate` from the checked-in `hccl-sys` bindings.
+
+        /// An `HcclResult`: one named variant per code of `hccl_types.h`
+        /// (and of newer headers, where noted); values the headers do not
+        /// name keep their number in [`ErrorCode::Unknown`].
+        ///
+        /// `Send + Sync`: a plain value.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum ErrorCode {
+            #(#decls)*
+            /// A value the headers do not name.
+            Unknown(u32),
+        }
+
+        impl ErrorCode {
+            /// Every named code, in numeric order.
+            pub const ALL: [ErrorCode; #count] = [#(#all),*];
+
+            /// The code for a raw `HcclResult`.
+            pub const fn from_raw(raw: u32) -> ErrorCode {
+                match raw {
+                    #(#from_arms)*
+                    other => ErrorCode::Unknown(other),
+                }
+            }
+
+            /// The raw `HcclResult`.
+            pub const fn raw(self) -> u32 {
+                match self {
+                    #(#raw_arms)*
+                    ErrorCode::Unknown(v) => v,
+                }
+            }
+
+            /// The header's name, e.g. `"HCCL_E_TIMEOUT"` (`"HCCL_E_UNKNOWN"`
+            /// for an unnamed value).
+            pub const fn name(self) -> &'static str {
+                match self {
+                    #(#name_arms)*
+                    ErrorCode::Unknown(_) => "HCCL_E_UNKNOWN",
+                }
+            }
+        }
+    };
+    let file: syn::File =
+        syn::parse2(tokens).map_err(|e| format!("generated code does not parse: {e}"))?;
+    let out = format!(
+        "// @generated by `cargo xtask generate`. Do not edit.\n\n{}",
+        prettyplease::unparse(&file)
+    );
+    write_or_check(&root.join("hccl/src/error/codes.rs"), &out, check)
 }
