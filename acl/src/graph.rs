@@ -42,7 +42,7 @@
 //! (Rules and codes: hicann/runtime `src/runtime/core/src/api_impl/api_impl.cc`
 //! capture checks, summarised in the project's research notes.)
 //!
-//! ```
+//! ```no_run
 //! # cann_sim::install().unwrap();
 //! use acl::{Device, Runtime, graph::CaptureMode};
 //! let npu = Device::new(&Runtime::init()?, 0)?;
