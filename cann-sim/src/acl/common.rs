@@ -22,6 +22,14 @@ use acl_sys::{
     ACL_ERROR_UNSUPPORTED_DATA_TYPE, ACL_STREAM_CPU_SCHEDULE, ACL_STREAM_DEVICE_USE_ONLY,
     ACL_STREAM_PERSISTENT, ACL_SUCCESS, aclError, aclrtEvent, aclrtStream,
 };
+use acl_sys::{
+    ACL_ERROR_RT_CAPTURE_DEPENDENCY, ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC,
+    ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT,
+    ACL_ERROR_RT_EVENT_CAPTURED, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_MODEL_CAPTURED,
+    ACL_ERROR_RT_MODEL_RUNNING, ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT,
+    ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD, ACL_ERROR_RT_STREAM_CAPTURED,
+    ACL_ERROR_RT_STREAM_NOT_CAPTURED, ACL_ERROR_STREAM_CAPTURE_CONFLICT,
+};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -54,6 +62,17 @@ pub fn rt_code(kind: ErrorKind) -> aclError {
         ErrorKind::RemoteFault => ACL_ERROR_RT_SUSPECT_REMOTE_ERROR,
         ErrorKind::StreamNotComplete => ACL_ERROR_RT_STREAM_NOT_COMPLETE,
         ErrorKind::MemoryFree => ACL_ERROR_RT_MEMORY_FREE,
+        ErrorKind::FeatureNotSupport => ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+        ErrorKind::StreamCaptured => ACL_ERROR_RT_STREAM_CAPTURED,
+        ErrorKind::StreamNotCaptured => ACL_ERROR_RT_STREAM_NOT_CAPTURED,
+        ErrorKind::CaptureWrongThread => ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD,
+        ErrorKind::ModelCaptured => ACL_ERROR_RT_MODEL_CAPTURED,
+        ErrorKind::ModelRunning => ACL_ERROR_RT_MODEL_RUNNING,
+        ErrorKind::CaptureModeNotSupport => ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT,
+        ErrorKind::EventCaptured => ACL_ERROR_RT_EVENT_CAPTURED,
+        ErrorKind::StreamCaptureImplicit => ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT,
+        ErrorKind::CaptureDependency => ACL_ERROR_RT_CAPTURE_DEPENDENCY,
+        ErrorKind::CaptureConflict => ACL_ERROR_STREAM_CAPTURE_CONFLICT,
     })
 }
 
@@ -193,6 +212,80 @@ pub fn in_context(function: &str, s: &Stream, ctx: &Context) -> Result<(), aclEr
             ctx.label()
         ),
     ))
+}
+
+/// Refuses a synchronisation, query or destruction of a capturing stream.
+///
+/// # Errors
+///
+/// `ACL_ERROR_RT_STREAM_CAPTURED` (107027; hicann/runtime
+/// `src/runtime/api/impl/api_error.cc` `StreamSynchronize`, `StreamQuery`,
+/// `StreamDestroy`).
+pub fn not_capturing(function: &str, s: &Stream) -> Result<(), aclError> {
+    if s.capture.lock().is_none() {
+        return Ok(());
+    }
+    Err(fail(
+        code(ACL_ERROR_RT_STREAM_CAPTURED),
+        format!(
+            "{function}: {} is capturing (aclmdlRICaptureBegin); end the capture first",
+            s.label()
+        ),
+    ))
+}
+
+/// Refuses a synchronisation or query of an event recorded in an active
+/// capture (107028, `api_error.cc` `EventSynchronize`, `EventQuery`...).
+///
+/// # Errors
+///
+/// `ACL_ERROR_RT_EVENT_CAPTURED`.
+pub fn event_not_captured(function: &str, e: &Arc<Event>) -> Result<(), aclError> {
+    rt::capture::event_captured(e).map_err(|e| rt_fail(function, e))
+}
+
+/// Refuses a synchronous copy or fill that an active capture's mode forbids
+/// on this thread (107030, `api_impl.cc` `MemCopySync`, `MemSetSync`,
+/// `MemCopy2DSync`).
+///
+/// # Errors
+///
+/// `ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT`.
+pub fn capture_mode_allows(function: &str) -> Result<(), aclError> {
+    match state::current_context() {
+        Some(ctx) => rt::capture::check_unsafe_call(ctx.id).map_err(|e| rt_fail(function, e)),
+        None => Ok(()),
+    }
+}
+
+/// Refuses an asynchronous copy with pageable host memory (a stream
+/// synchronisation and a synchronous copy) on a capturing stream (107000),
+/// or that an active capture's mode forbids on this thread (107041) —
+/// hicann/runtime HEAD `api_error.cc` `ApiErrorDecorator::MemcpyAsync`,
+/// `MemCopy2DAsync`.
+///
+/// # Errors
+///
+/// `ACL_ERROR_RT_PARAM_INVALID` or `ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC`.
+pub fn pageable_copy_allowed(function: &str, s: &Stream) -> Result<(), aclError> {
+    if s.capture.lock().is_some() {
+        return Err(fail(
+            PARAM_INVALID,
+            format!(
+                "{function}: {} is capturing, and a copy with pageable host memory cannot be                  captured; use pinned host memory (aclrtMallocHost)",
+                s.label()
+            ),
+        ));
+    }
+    rt::capture::check_unsafe_call(s.ctx_id).map_err(|e| {
+        fail(
+            code(ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC),
+            format!(
+                "{function}: a copy with pageable host memory is synchronous: {}",
+                e.msg
+            ),
+        )
+    })
 }
 
 /// Refuses a call that waits for `s` from inside a blocking callback or host

@@ -301,6 +301,12 @@ pub unsafe extern "C" fn aclrtRecordEvent(event: aclrtEvent, stream: aclrtStream
     let s = common::or_default(s, &ctx);
     tri!(common::in_context(F, &s, &ctx));
     tri!(takes_host_work(F, &s));
+    if let Some(m) = s.capture.lock().clone() {
+        return match rt::capture::record_event(&m, &e) {
+            Ok(()) => ACL_SUCCESS,
+            Err(e) => rt_fail(F, e),
+        };
+    }
     let shared = s.shared.clone();
     match s.enqueue(|seq| TaskKind::Record(e.new_record(&shared, seq))) {
         Ok(_) => ACL_SUCCESS,
@@ -347,6 +353,12 @@ pub unsafe extern "C" fn aclrtResetEvent(event: aclrtEvent, stream: aclrtStream)
     let s = common::or_default(s, &ctx);
     tri!(common::in_context(F, &s, &ctx));
     tri!(takes_host_work(F, &s));
+    if let Some(m) = s.capture.lock().clone() {
+        return match rt::capture::reset_event(&m, &e) {
+            Ok(()) => ACL_SUCCESS,
+            Err(e) => rt_fail(F, e),
+        };
+    }
     let upto = e.generation();
     match s.enqueue(|_| TaskKind::ResetEvent(e.clone(), upto)) {
         Ok(_) => ACL_SUCCESS,
@@ -375,6 +387,7 @@ pub unsafe extern "C" fn aclrtQueryEventStatus(
         return common::null_arg(F, "status");
     }
     let e = tri!(common::event_arg(F, event));
+    tri!(common::event_not_captured(F, &e));
     tri!(external(F, &e));
     let complete = e.is_complete().unwrap_or(e.ex_mode);
     // SAFETY: checked non-null; the caller passes a writable status.
@@ -418,6 +431,7 @@ pub unsafe extern "C" fn aclrtQueryEvent(
                 .into(),
         );
     }
+    tri!(common::event_not_captured(F, &e));
     tri!(external(F, &e));
     let pending = e.is_complete() == Some(false);
     // SAFETY: checked non-null; the caller passes a writable status.
@@ -431,7 +445,8 @@ pub unsafe extern "C" fn aclrtQueryEvent(
     ACL_SUCCESS
 }
 
-fn synchronize(function: &str, e: &Event, deadline: Option<Instant>) -> aclError {
+fn synchronize(function: &str, e: &Arc<Event>, deadline: Option<Instant>) -> aclError {
+    tri!(common::event_not_captured(function, e));
     tri!(external(function, e));
     let Some(record) = e.latest() else {
         return ACL_SUCCESS;
@@ -588,6 +603,8 @@ pub unsafe extern "C" fn aclrtEventElapsedTime(
     if s.flags == ACL_EVENT_EXTERNAL || e.flags == ACL_EVENT_EXTERNAL {
         return feature(F, "ACL_EVENT_EXTERNAL events cannot be timed".into());
     }
+    tri!(common::event_not_captured(F, &s));
+    tri!(common::event_not_captured(F, &e));
     // The runtime checks "recorded" for both before the timestamps.
     for (which, ev) in [("startEvent", &s), ("endEvent", &e)] {
         if ev.latest().is_none() {
@@ -631,6 +648,7 @@ pub unsafe extern "C" fn aclrtEventGetTimestamp(
     if e.flags == ACL_EVENT_EXTERNAL {
         return feature(F, "ACL_EVENT_EXTERNAL events have no timestamp".into());
     }
+    tri!(common::event_not_captured(F, &e));
     match timestamp(F, "the event", &e) {
         Ok(t) => {
             // SAFETY: checked non-null; the caller passes a writable u64.

@@ -402,7 +402,7 @@ pub unsafe extern "C" fn aclmdlExecuteAsync(
     }
     let p = tri!(plan(F, l, input, output));
     let ranges = p.ranges.clone();
-    let kernel = Box::new(move || {
+    let kernel = std::sync::Arc::new(move || {
         run(&p).map_err(|e| crate::rt::Error::new(crate::rt::ErrorKind::ModelFault, e))
     });
     match s.enqueue(|_| TaskKind::Op {

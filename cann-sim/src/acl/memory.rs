@@ -28,7 +28,7 @@
 //!   kind is 107000. (On hardware the driver's code for this is not visible in
 //!   the open source; 107000 is the runtime's invalid-value code.)
 
-use super::common::rt_fail;
+use super::common::{self, rt_fail};
 use crate::check::{self, Access, Use};
 use crate::faults;
 use crate::recent_error::fail;
@@ -552,6 +552,7 @@ pub unsafe extern "C" fn aclrtMemcpy(
     let Some(current) = state::current_device() else {
         return no_device(F);
     };
+    tri!(common::capture_mode_allows(F));
     let (dst_addr, src_addr) = (dst as usize, src as usize);
     let validate = |table: &state::MemTable| -> Result<(CheckedCopy, Region), aclError> {
         let dst_region = check::range(table, F, "dst", dst_addr, count)
@@ -645,6 +646,7 @@ pub unsafe extern "C" fn aclrtMemset(
     let Some(current) = state::current_device() else {
         return no_device(F);
     };
+    tri!(common::capture_mode_allows(F));
     if count > max_count {
         return fail(
             PARAM_INVALID,

@@ -242,6 +242,7 @@ fn pageable_copy(
     kind: aclrtMemcpyKind,
     current: u32,
 ) -> aclError {
+    tri!(common::pageable_copy_allowed(function, s));
     if !common::is_non_host(s) {
         tri!(common::not_inside_own_callback(function, s));
         if let Err(e) = s.synchronize(None) {

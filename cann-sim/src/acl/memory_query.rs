@@ -460,6 +460,7 @@ pub unsafe extern "C" fn aclrtMemcpy2d(
     let Some(current) = state::current_device() else {
         return no_device(F);
     };
+    tri!(common::capture_mode_allows(F));
     let regions = |table: &state::MemTable| {
         regions_2d(
             F,
@@ -539,6 +540,7 @@ pub unsafe extern "C" fn aclrtMemcpy2dAsync(
     }
     if dr == Region::Unregistered || sr == Region::Unregistered {
         // Pageable host memory: wait for the stream, then copy now.
+        tri!(common::pageable_copy_allowed(F, &s));
         if !common::is_non_host(&s) {
             tri!(common::not_inside_own_callback(F, &s));
             if let Err(e) = s.synchronize(None) {

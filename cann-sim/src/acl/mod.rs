@@ -50,6 +50,9 @@ pub use mdl_load::*;
 mod memory;
 pub use memory::*;
 
+mod model_ri;
+pub use model_ri::*;
+
 mod kernel_args;
 pub use kernel_args::*;
 

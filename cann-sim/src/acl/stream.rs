@@ -171,6 +171,7 @@ fn destroy(function: &str, stream: aclrtStream, force: bool) -> aclError {
             ),
         );
     }
+    tri!(common::not_capturing(function, &s));
     tri!(common::not_inside_own_callback(function, &s));
     rt::destroy_stream(&s, force);
     ACL_SUCCESS
@@ -216,6 +217,7 @@ fn synchronize(function: &str, stream: aclrtStream, timeout: i32, check_zero: bo
     };
     let ctx = tri!(common::current(function));
     let s = common::or_default(s, &ctx);
+    tri!(common::not_capturing(function, &s));
     if common::is_non_host(&s) {
         return ACL_SUCCESS;
     }
@@ -282,6 +284,10 @@ pub extern "C" fn aclrtSynchronizeDevice() -> aclError {
         .filter(|s| s.device == ctx.device && !common::is_non_host(s))
         .collect();
     let mut first = None;
+    // `context.cc` `Context::Synchronize`: not while a stream captures.
+    for s in &streams {
+        tri!(common::not_capturing(F, s));
+    }
     for s in &streams {
         tri!(common::not_inside_own_callback(F, s));
     }
@@ -320,6 +326,7 @@ pub unsafe extern "C" fn aclrtStreamQuery(
     let s = tri!(common::stream_arg(F, stream));
     let ctx = tri!(common::current(F));
     let s = common::or_default(s, &ctx);
+    tri!(common::not_capturing(F, &s));
     let done = if common::is_non_host(&s) {
         true
     } else {
@@ -383,9 +390,21 @@ pub unsafe extern "C" fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtE
     let s = common::or_default(s, &ctx);
     tri!(common::in_context(F, &s, &ctx));
     tri!(takes_host_work(F, &s));
+    let capturing = s.capture.lock().clone();
+    let checked = match &capturing {
+        Some(m) => rt::capture::wait_event(m, &e),
+        None => rt::capture::check_wait_outside(&s, &e),
+    };
+    if let Err(err) = checked {
+        return rt_fail(F, err);
+    }
     let Some(record) = e.latest() else {
         return ACL_SUCCESS;
     };
+    if capturing.is_some() {
+        // Recorded earlier in the same capture: ordered by the stream.
+        return ACL_SUCCESS;
+    }
     match s.enqueue(|_| TaskKind::Wait(record)) {
         Ok(_) => ACL_SUCCESS,
         Err(e) => rt_fail(F, e),

@@ -647,31 +647,6 @@ pub unsafe extern "C" fn aclmdlRIBuildEnd(
     crate::recent_error::not_supported("aclmdlRIBuildEnd");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclmdlRICaptureBegin`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRICaptureBegin(
-    _arg0: aclrtStream,
-    _arg1: aclmdlRICaptureMode,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRICaptureBegin");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRICaptureEnd`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRICaptureEnd(_arg0: aclrtStream, _arg1: *mut aclmdlRI) -> aclError {
-    crate::recent_error::not_supported("aclmdlRICaptureEnd");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRICaptureGetInfo`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRICaptureGetInfo(
-    _arg0: aclrtStream,
-    _arg1: *mut aclmdlRICaptureStatus,
-    _arg2: *mut aclmdlRI,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRICaptureGetInfo");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclmdlRICaptureTaskGrpBegin`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlRICaptureTaskGrpBegin(_arg0: aclrtStream) -> aclError {
@@ -700,14 +675,6 @@ pub unsafe extern "C" fn aclmdlRICaptureTaskUpdateBegin(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlRICaptureTaskUpdateEnd(_arg0: aclrtStream) -> aclError {
     crate::recent_error::not_supported("aclmdlRICaptureTaskUpdateEnd");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRICaptureThreadExchangeMode`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRICaptureThreadExchangeMode(
-    _arg0: *mut aclmdlRICaptureMode,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRICaptureThreadExchangeMode");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclmdlRICaptureToModelRIBegin`: not supported by cann-sim.
@@ -756,12 +723,6 @@ pub unsafe extern "C" fn aclmdlRIDebugPrint(_arg0: aclmdlRI) -> aclError {
     crate::recent_error::not_supported("aclmdlRIDebugPrint");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclmdlRIDestroy`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRIDestroy(_arg0: aclmdlRI) -> aclError {
-    crate::recent_error::not_supported("aclmdlRIDestroy");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclmdlRIDestroyRegisterCallback`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlRIDestroyRegisterCallback(
@@ -785,18 +746,6 @@ pub unsafe extern "C" fn aclmdlRIDestroyUnregisterCallback(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlRIEndTask(_arg0: aclmdlRI, _arg1: aclrtStream) -> aclError {
     crate::recent_error::not_supported("aclmdlRIEndTask");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRIExecute`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRIExecute(_arg0: aclmdlRI, _arg1: i32) -> aclError {
-    crate::recent_error::not_supported("aclmdlRIExecute");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRIExecuteAsync`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRIExecuteAsync(_arg0: aclmdlRI, _arg1: aclrtStream) -> aclError {
-    crate::recent_error::not_supported("aclmdlRIExecuteAsync");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclmdlRIGetId`: not supported by cann-sim.

@@ -48,6 +48,33 @@ pub enum ErrorKind {
     /// A free of memory a pending task uses (check mode:
     /// `ACL_ERROR_RT_MEMORY_FREE`).
     MemoryFree,
+    /// Something the runtime does not support, such as capturing on a
+    /// default stream (`ACL_ERROR_RT_FEATURE_NOT_SUPPORT`).
+    FeatureNotSupport,
+    /// A stream that is capturing (`ACL_ERROR_RT_STREAM_CAPTURED`).
+    StreamCaptured,
+    /// A stream that is not capturing (`ACL_ERROR_RT_STREAM_NOT_CAPTURED`).
+    StreamNotCaptured,
+    /// A capture ended by another thread
+    /// (`ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD`).
+    CaptureWrongThread,
+    /// A model still being captured (`ACL_ERROR_RT_MODEL_CAPTURED`).
+    ModelCaptured,
+    /// A model still running (`ACL_ERROR_RT_MODEL_RUNNING`).
+    ModelRunning,
+    /// A synchronous call a capture mode forbids
+    /// (`ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT`).
+    CaptureModeNotSupport,
+    /// An event part of an active capture (`ACL_ERROR_RT_EVENT_CAPTURED`).
+    EventCaptured,
+    /// A capture's event used on a default stream
+    /// (`ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT`).
+    StreamCaptureImplicit,
+    /// A capture depending on work outside it
+    /// (`ACL_ERROR_RT_CAPTURE_DEPENDENCY`).
+    CaptureDependency,
+    /// An event linking two captures (`ACL_ERROR_STREAM_CAPTURE_CONFLICT`).
+    CaptureConflict,
 }
 
 /// Why a runtime operation failed: its kind and a sentence (without the

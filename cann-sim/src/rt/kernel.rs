@@ -360,15 +360,14 @@ pub(crate) fn launch(
         }
     }
     let name = func.name.clone();
-    let kernel = Box::new(move || {
-        let Launch {
-            mut words,
-            placeholders,
-            data,
-        } = launch;
+    let kernel = Arc::new(move || {
+        // Each run has its own copy of the words and of the argument buffer
+        // (a captured launch runs again at each launch of its graph).
+        let mut words = launch.words.clone();
+        let data = launch.data.clone();
         // Placeholders point at their data in this task's own copy of the
         // argument buffer (the device copy, on hardware).
-        for &(i, offset) in &placeholders {
+        for &(i, offset) in &launch.placeholders {
             words[i] = data.as_ptr() as u64 + offset as u64;
         }
         for block in 0..blocks {

@@ -5,6 +5,7 @@
 //! simulator validates each handle the user passes back by looking it up,
 //! never by dereferencing it.
 
+pub mod capture;
 pub mod completion;
 pub mod context;
 pub mod device;
@@ -110,6 +111,7 @@ pub fn destroy_stream(s: &Arc<Stream>, force: bool) {
     if STREAMS.lock().remove(Arc::as_ptr(s) as usize).is_none() {
         return;
     }
+    capture::abandon(s);
     s.shut_down(force);
     report::forget_stream(s);
     state::global().lock().free_stream_id(s.device, s.id);

@@ -22,6 +22,7 @@ use super::stream::{Expect, TaskKind, TaskRange};
 use crate::check::Use;
 use crate::ops::{self, Attrs, Input, Output, TensorSpec};
 use crate::state::{self, Region};
+use std::sync::Arc;
 
 /// Where an input's bytes come from.
 #[derive(Debug, Clone)]
@@ -243,7 +244,7 @@ pub(crate) fn launch(
             });
         }
     }
-    let kernel = Box::new(move || run_kernel(&op_type, &attrs, &inputs, &outputs));
+    let kernel = Arc::new(move || run_kernel(&op_type, &attrs, &inputs, &outputs));
     s.enqueue(|_| TaskKind::Op {
         api: function,
         ranges,

@@ -156,7 +156,9 @@ pub enum TaskKind {
         /// Device ranges the kernel reads or writes.
         ranges: Vec<TaskRange>,
         /// Runs the kernel; called only when every range is still valid.
-        kernel: Box<dyn FnOnce() -> Result<(), Error> + Send>,
+        /// Shared, so that a captured operator runs again at each launch of
+        /// its graph ([`super::capture`]).
+        kernel: Arc<dyn Fn() -> Result<(), Error> + Send + Sync>,
     },
     /// `aclrtRecordEvent`: complete the record.
     Record(Arc<Record>),
@@ -205,7 +207,7 @@ impl TaskKind {
     }
 
     /// The enqueueing API (`aclrtMemcpyAsync`, `aclnnAdd`...).
-    pub(crate) fn name(&self) -> &'static str {
+    pub fn name(&self) -> &'static str {
         match self {
             TaskKind::Copy { api, .. }
             | TaskKind::Upload { api, .. }
@@ -360,6 +362,8 @@ pub struct Stream {
     pub flags: u32,
     /// Whether it is its context's default stream.
     pub is_default: bool,
+    /// The model it captures into, while it captures ([`super::capture`]).
+    pub capture: Mutex<Option<Arc<super::capture::Model>>>,
     worker: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -413,6 +417,7 @@ impl Stream {
             priority,
             flags,
             is_default,
+            capture: Mutex::new(None),
             worker: Mutex::new(None),
         }
     }
@@ -428,13 +433,19 @@ impl Stream {
         self.shared.label()
     }
 
-    /// Queues the task `make(seq)` builds; returns its seq.
+    /// Queues the task `make(seq)` builds; returns its seq. While the
+    /// stream captures, the task is recorded into the capture's model
+    /// instead (`seq` is then its number in the model).
     ///
     /// # Errors
     ///
     /// The code and message (without the function's name) when the stream
     /// is being destroyed or its worker cannot be started.
     pub fn enqueue(&self, make: impl FnOnce(u64) -> TaskKind) -> Result<u64, Error> {
+        // While the stream captures, its work is recorded, not run.
+        if let Some(m) = self.capture.lock().clone() {
+            return m.record_task(self, make);
+        }
         self.ensure_worker()?;
         let mut q = self.shared.q.lock();
         if q.shutdown {

@@ -1,0 +1,287 @@
+//! `aclmdlRI*` graph capture: `aclmdlRICaptureBegin`, `…End`, `…GetInfo`,
+//! `…ThreadExchangeMode`, `aclmdlRIExecuteAsync`, `aclmdlRIExecute`,
+//! `aclmdlRIDestroy` — argument checks and codes; the capture itself is
+//! [`crate::rt::capture`].
+//!
+//! The ACL layer null-checks and forwards (hicann/runtime
+//! `src/acl/aclrt_impl/model_ri.cpp`); the runtime's rules are cited in
+//! `rt::capture`.
+
+use super::common::{self, PARAM_INVALID, code, rt_fail};
+use crate::faults;
+use crate::recent_error::fail;
+use crate::rt::capture::{self, Mode, Model};
+use crate::rt::handles::{self, Lookup};
+use acl_sys::{
+    ACL_ERROR_RT_INVALID_HANDLE, ACL_ERROR_RT_STREAM_CONTEXT, ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE,
+    ACL_MODEL_RI_CAPTURE_STATUS_NONE, ACL_SUCCESS, aclError, aclmdlRI, aclmdlRICaptureMode,
+    aclmdlRICaptureStatus, aclrtStream,
+};
+use std::sync::Arc;
+
+fn model_arg(function: &str, h: aclmdlRI) -> Result<Arc<Model>, aclError> {
+    if h.is_null() {
+        return Err(common::null_arg(function, "modelRI"));
+    }
+    match capture::lookup(h as usize) {
+        Lookup::Live(m) => Ok(m),
+        bad => Err(fail(
+            code(ACL_ERROR_RT_INVALID_HANDLE),
+            format!(
+                "{function}: {}",
+                handles::describe_bad("model run instance", h as usize, &bad)
+            ),
+        )),
+    }
+}
+
+fn mode_arg(function: &str, mode: aclmdlRICaptureMode) -> Result<Mode, aclError> {
+    Mode::from_raw(mode).ok_or_else(|| {
+        fail(
+            PARAM_INVALID,
+            format!(
+                "{function}: capture mode {mode} is invalid; expected GLOBAL (0), THREAD_LOCAL \
+                 (1) or RELAXED (2)"
+            ),
+        )
+    })
+}
+
+/// `aclmdlRICaptureBegin`: from now on, the work queued on `stream` is
+/// recorded into a new model instead of run.
+///
+/// Null stream → 100000 (the ACL layer's check); the default stream →
+/// 207000; a stream capturing already → 107027; an invalid mode → 107000
+/// (`api_error_aclgraph.cc` `ApiErrorDecorator::StreamBeginCapture`).
+///
+/// # Safety
+///
+/// None beyond the C contract: the handle is validated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclmdlRICaptureBegin(
+    stream: aclrtStream,
+    mode: aclmdlRICaptureMode,
+) -> aclError {
+    const F: &str = "aclmdlRICaptureBegin";
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    if stream.is_null() {
+        return common::null_arg(F, "stream");
+    }
+    let mode = tri!(mode_arg(F, mode));
+    let s = tri!(common::stream_arg(F, stream));
+    let ctx = tri!(common::current(F));
+    let s = common::or_default(s, &ctx);
+    tri!(common::in_context(F, &s, &ctx));
+    match capture::begin(&s, mode, common::is_non_host(&s)) {
+        Ok(()) => ACL_SUCCESS,
+        Err(e) => rt_fail(F, e),
+    }
+}
+
+/// `aclmdlRICaptureEnd`: ends the capture of `stream`; `*modelRI` is the
+/// model holding its work (null after a failure).
+///
+/// Null stream → 100000; null `modelRI` → 107000; not capturing → 107029;
+/// another thread, mode not RELAXED → 107038 (the capture ends and its
+/// model is destroyed all the same).
+///
+/// # Safety
+///
+/// `modelRI` is null or valid for writing an `aclmdlRI`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclmdlRICaptureEnd(stream: aclrtStream, model_ri: *mut aclmdlRI) -> aclError {
+    const F: &str = "aclmdlRICaptureEnd";
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    if stream.is_null() {
+        return common::null_arg(F, "stream");
+    }
+    if model_ri.is_null() {
+        // `api_impl_aclgraph.cc` `ApiImpl::StreamEndCapture`.
+        return fail(PARAM_INVALID, format!("{F}: modelRI is null"));
+    }
+    // SAFETY: checked non-null; the caller passes a writable handle.
+    unsafe { *model_ri = std::ptr::null_mut() };
+    let s = tri!(common::stream_arg(F, stream));
+    let ctx = tri!(common::current(F));
+    let s = common::or_default(s, &ctx);
+    match capture::end(&s) {
+        Ok(m) => {
+            // SAFETY: as above.
+            unsafe { *model_ri = m.handle() as aclmdlRI };
+            ACL_SUCCESS
+        }
+        Err(e) => rt_fail(F, e),
+    }
+}
+
+/// `aclmdlRICaptureGetInfo`: whether `stream` captures, and into which
+/// model (`ACL_MODEL_RI_CAPTURE_STATUS_NONE` and null when it does not).
+///
+/// Null stream, or both outputs null → 100000.
+///
+/// # Safety
+///
+/// `status` and `modelRI` are null or valid for writing.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclmdlRICaptureGetInfo(
+    stream: aclrtStream,
+    status: *mut aclmdlRICaptureStatus,
+    model_ri: *mut aclmdlRI,
+) -> aclError {
+    const F: &str = "aclmdlRICaptureGetInfo";
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    if stream.is_null() {
+        return common::null_arg(F, "stream");
+    }
+    if status.is_null() && model_ri.is_null() {
+        return common::null_arg(F, "status and modelRI");
+    }
+    let s = tri!(common::stream_arg(F, stream));
+    let ctx = tri!(common::current(F));
+    let s = common::or_default(s, &ctx);
+    let m = capture::info(&s);
+    if !status.is_null() {
+        // SAFETY: checked non-null; the caller passes a writable status.
+        unsafe {
+            *status = if m.is_some() {
+                ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE
+            } else {
+                ACL_MODEL_RI_CAPTURE_STATUS_NONE
+            };
+        }
+    }
+    if !model_ri.is_null() {
+        // SAFETY: checked non-null; the caller passes a writable handle.
+        unsafe {
+            *model_ri = m.map_or(std::ptr::null_mut(), |m| m.handle() as aclmdlRI);
+        }
+    }
+    ACL_SUCCESS
+}
+
+/// `aclmdlRICaptureThreadExchangeMode`: sets the calling thread's capture
+/// mode to `*mode` and writes the previous one there (GLOBAL at first).
+///
+/// Null or invalid → 107000 (`ApiErrorDecorator::ThreadExchangeCaptureMode`).
+///
+/// # Safety
+///
+/// `mode` is null or valid for reading and writing.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclmdlRICaptureThreadExchangeMode(
+    mode: *mut aclmdlRICaptureMode,
+) -> aclError {
+    const F: &str = "aclmdlRICaptureThreadExchangeMode";
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    if mode.is_null() {
+        return fail(PARAM_INVALID, format!("{F}: mode is null"));
+    }
+    // SAFETY: checked non-null; the caller passes a readable mode.
+    let new = tri!(mode_arg(F, unsafe { *mode }));
+    let old = capture::exchange_thread_mode(new);
+    // SAFETY: as above, writable.
+    unsafe { *mode = old as aclmdlRICaptureMode };
+    ACL_SUCCESS
+}
+
+/// `aclmdlRIExecuteAsync`: queues the captured work on `stream` (null: the
+/// current context's default stream).
+///
+/// Null model → 100000; a model still capturing → 107026; a capturing
+/// stream → 107027; a stream of another context than the model's → 107003.
+///
+/// # Safety
+///
+/// None beyond the C contract: the handles are validated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclmdlRIExecuteAsync(model_ri: aclmdlRI, stream: aclrtStream) -> aclError {
+    const F: &str = "aclmdlRIExecuteAsync";
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    let m = tri!(model_arg(F, model_ri));
+    let s = tri!(common::stream_arg(F, stream));
+    let ctx = tri!(common::current(F));
+    let s = common::or_default(s, &ctx);
+    tri!(common::in_context(F, &s, &ctx));
+    if s.ctx_id != m.ctx_id {
+        // `model.cc` `Model::Execute`: RT_ERROR_STREAM_CONTEXT.
+        return fail(
+            code(ACL_ERROR_RT_STREAM_CONTEXT),
+            format!(
+                "{F}: {} is not in the context the model was captured in",
+                s.label()
+            ),
+        );
+    }
+    if common::is_non_host(&s) {
+        return fail(
+            PARAM_INVALID,
+            format!("{F}: {} takes no host work", s.label()),
+        );
+    }
+    match m.execute(&s) {
+        Ok(()) => ACL_SUCCESS,
+        Err(e) => rt_fail(F, e),
+    }
+}
+
+/// `aclmdlRIExecute`: synchronous execution, for models built with
+/// `aclmdlRIBuildBegin/End` (not simulated); a captured model is refused
+/// with 107000 (`api_error.cc` `ApiErrorDecorator::ModelExecuteSync`), as
+/// is a timeout of 0 or below −1.
+///
+/// # Safety
+///
+/// None beyond the C contract: the handle is validated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclmdlRIExecute(model_ri: aclmdlRI, timeout: i32) -> aclError {
+    const F: &str = "aclmdlRIExecute";
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    let _m = tri!(model_arg(F, model_ri));
+    if timeout == 0 || timeout < -1 {
+        return fail(
+            PARAM_INVALID,
+            format!("{F}: timeout {timeout} is invalid; expected -1 or a positive number of ms"),
+        );
+    }
+    fail(
+        PARAM_INVALID,
+        format!(
+            "{F}: the model was made by a capture; run it with aclmdlRIExecuteAsync and \
+             synchronise the stream"
+        ),
+    )
+}
+
+/// `aclmdlRIDestroy`: destroys a captured model once no execution of it is
+/// queued (polling for up to 10 s).
+///
+/// Null → 100000; still capturing → 107026; still running after 10 s →
+/// 107037 (`context.cc` `Context::ModelDestroy`).
+///
+/// # Safety
+///
+/// None beyond the C contract: the handle is validated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclmdlRIDestroy(model_ri: aclmdlRI) -> aclError {
+    const F: &str = "aclmdlRIDestroy";
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    let m = tri!(model_arg(F, model_ri));
+    match m.destroy() {
+        Ok(()) => ACL_SUCCESS,
+        Err(e) => rt_fail(F, e),
+    }
+}

@@ -1,0 +1,718 @@
+//! Graph capture (`aclmdlRI*`): the work queued on a capturing stream is
+//! recorded into a model run instance instead of run, and the model queues
+//! copies of it on any stream of its context, as often as it is executed.
+//!
+//! The rules follow hicann/runtime (`src/runtime/feature/aclgraph/`,
+//! `src/runtime/core/src/context/context.cc`, `src/runtime/api/impl/api_error.cc`;
+//! the research notes cite lines):
+//!
+//! - [`begin`]: not on a default stream (207000, `api_impl_aclgraph.cc`
+//!   `ApiImpl::StreamBeginCapture`), not on a stream capturing already
+//!   (107027, `context_aclgraph.cc` `Context::StreamBeginCapture`). Captures
+//!   of several streams may be active at once; their modes are counted per
+//!   context and per beginning thread (`Context::CaptureModeEnter`).
+//! - While a stream captures, [`super::Stream::enqueue`] hands its tasks to
+//!   [`Model::record_task`]: copies, fills, operators and kernels are kept as
+//!   data (operator kernels are shared closures) and run at each execution.
+//!   Host functions, callbacks and collectives are refused (see
+//!   [`Model::record_task`]).
+//! - [`end`]: the stream must capture (107029); another thread may end it
+//!   only in RELAXED mode (107038, `capture_model_utils.cc`
+//!   `CheckCaptureStreamThreadIsMatch`); a failed end still takes the
+//!   stream out of capture and destroys the model (`Context::StreamEndCapture`,
+//!   `ClearCaptureModel`).
+//! - [`Model::execute`]: not while the model captures (107026,
+//!   `capture_model.cc` `CaptureModel::CheckExecuteReady`), not on a
+//!   capturing stream (107027, `api_error.cc` `ModelExecute`).
+//! - [`Model::destroy`]: not while it captures (107026); while launches are
+//!   queued, it polls every 1 ms up to 10 000 times, then fails with 107037
+//!   (`context.cc` `Context::ModelDestroy`).
+//! - [`check_unsafe_call`]: the mode rule for synchronous copies and fills
+//!   (107030, `context_aclgraph.cc` `Context::IsCaptureModeSupport`).
+//! - Events recorded in a capture are part of it while it is active: their
+//!   synchronisation and queries fail with 107028 (`api_error.cc`
+//!   `EventSynchronize`, `EventQuery`...). A capturing stream waiting on an
+//!   event recorded outside the capture is 107024 (`api_impl.cc`
+//!   `StreamWaitEvent`). Cross-stream capture (another stream joining the
+//!   capture by waiting on one of its events) is not simulated: refused
+//!   with 207000.
+
+use super::error::{Error, ErrorKind};
+use super::event::Event;
+use super::handles::{Lookup, Table};
+use super::stream::{Stream, TaskKind};
+use parking_lot::Mutex;
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock, Weak};
+use std::thread::ThreadId;
+
+/// Which threads' unsafe calls (synchronous copies and fills) a capture
+/// forbids (`aclmdlRICaptureMode`; the runtime's values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Every thread of the context, unless it exchanged its mode.
+    Global = 0,
+    /// The thread that began the capture.
+    ThreadLocal = 1,
+    /// None.
+    Relaxed = 2,
+}
+
+impl Mode {
+    /// The mode of a runtime value, `None` for an invalid one.
+    pub fn from_raw(v: u32) -> Option<Mode> {
+        match v {
+            0 => Some(Mode::Global),
+            1 => Some(Mode::ThreadLocal),
+            2 => Some(Mode::Relaxed),
+            _ => None,
+        }
+    }
+}
+
+/// Where a model is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Its stream is capturing into it.
+    Capturing,
+    /// Captured: it can be executed.
+    Ready,
+    /// Its stream was destroyed with its context while capturing.
+    Abandoned,
+}
+
+/// One recorded step of a captured model.
+enum Step {
+    /// A copy, upload, fill, operator or kernel: queued again as a replica.
+    Task(TaskKind),
+    /// `aclrtRecordEvent` in the capture: each execution records the event
+    /// on the executing stream.
+    Record(Arc<Event>),
+    /// `aclrtResetEvent` in the capture.
+    Reset(Arc<Event>),
+}
+
+struct Inner {
+    phase: Phase,
+    steps: Vec<Step>,
+    /// Events recorded in the capture.
+    events: Vec<Weak<Event>>,
+}
+
+/// A model run instance made by a capture (`aclmdlRI`).
+pub struct Model {
+    /// The capturing stream's context.
+    pub ctx_id: u64,
+    /// The capture mode.
+    pub mode: Mode,
+    /// The thread that began the capture.
+    thread: ThreadId,
+    /// The capturing stream, for messages.
+    origin: String,
+    inner: Mutex<Inner>,
+    /// Executions queued and not yet finished.
+    running: Arc<AtomicUsize>,
+}
+
+/// Live models.
+pub static MODELS: Table<Model> = Table::new(Default::default);
+
+/// Active captures (a fast path for [`check_unsafe_call`]).
+static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// Active captures per context and per beginning thread, by mode.
+#[derive(Default)]
+struct Modes {
+    contexts: HashMap<u64, [u32; 3]>,
+    threads: HashMap<ThreadId, [u32; 3]>,
+}
+
+static MODES: LazyLock<Mutex<Modes>> = LazyLock::new(Default::default);
+
+/// Events recorded in an active capture, by address.
+static CAPTURED_EVENTS: LazyLock<Mutex<HashMap<usize, (Weak<Event>, Weak<Model>)>>> =
+    LazyLock::new(Default::default);
+
+thread_local! {
+    /// `aclmdlRICaptureThreadExchangeMode`'s value; GLOBAL at first
+    /// (`src/runtime/core/src/common/inner_thread_local.cpp`).
+    static EXCHANGE: Cell<Mode> = const { Cell::new(Mode::Global) };
+}
+
+fn err(kind: ErrorKind, msg: impl Into<String>) -> Error {
+    Error::new(kind, msg)
+}
+
+fn enter(m: &Model) {
+    let mut modes = MODES.lock();
+    modes.contexts.entry(m.ctx_id).or_default()[m.mode as usize] += 1;
+    modes.threads.entry(m.thread).or_default()[m.mode as usize] += 1;
+    ACTIVE.fetch_add(1, Ordering::AcqRel);
+}
+
+fn exit(m: &Model) {
+    let mut modes = MODES.lock();
+    if let Some(c) = modes.contexts.get_mut(&m.ctx_id) {
+        c[m.mode as usize] = c[m.mode as usize].saturating_sub(1);
+        if *c == [0; 3] {
+            modes.contexts.remove(&m.ctx_id);
+        }
+    }
+    if let Some(t) = modes.threads.get_mut(&m.thread) {
+        t[m.mode as usize] = t[m.mode as usize].saturating_sub(1);
+        if *t == [0; 3] {
+            modes.threads.remove(&m.thread);
+        }
+    }
+    ACTIVE.fetch_sub(1, Ordering::AcqRel);
+}
+
+/// `aclmdlRICaptureBegin`: `s` (of context `ctx_id`) records its work into
+/// a new model from now on.
+///
+/// # Errors
+///
+/// 207000 for a default stream, 107027 for a stream capturing already,
+/// 507000 for a stream that takes no host work.
+pub fn begin(s: &Stream, mode: Mode, non_host: bool) -> Result<(), Error> {
+    if s.is_default {
+        return Err(err(
+            ErrorKind::FeatureNotSupport,
+            format!(
+                "{} is its context's default stream, which cannot capture; capture on a stream \
+                 made with aclrtCreateStream",
+                s.label()
+            ),
+        ));
+    }
+    if non_host {
+        // hicann/runtime v100/capture_adapt_v100.cc StreamFlagIsSupportCapture:
+        // RT_ERROR_STREAM_INVALID, which the ACL layer returns as 507000.
+        return Err(err(
+            ErrorKind::Internal,
+            format!(
+                "{} was created with flags {:#x}, which do not support capture",
+                s.label(),
+                s.flags
+            ),
+        ));
+    }
+    let mut slot = s.capture.lock();
+    if slot.is_some() {
+        return Err(err(
+            ErrorKind::StreamCaptured,
+            format!("{} is capturing already", s.label()),
+        ));
+    }
+    let m = Arc::new(Model {
+        ctx_id: s.ctx_id,
+        mode,
+        thread: std::thread::current().id(),
+        origin: s.label(),
+        inner: Mutex::new(Inner {
+            phase: Phase::Capturing,
+            steps: Vec::new(),
+            events: Vec::new(),
+        }),
+        running: Arc::new(AtomicUsize::new(0)),
+    });
+    MODELS.lock().insert(m.clone());
+    enter(&m);
+    *slot = Some(m);
+    Ok(())
+}
+
+/// `aclmdlRICaptureEnd`: ends the capture of `s` and returns its model.
+///
+/// # Errors
+///
+/// 107029 when `s` is not capturing; 107038 when another thread ends a
+/// capture whose mode is not RELAXED (the capture is ended and its model
+/// destroyed all the same, as the runtime's `ClearCaptureModel` does).
+pub fn end(s: &Stream) -> Result<Arc<Model>, Error> {
+    let Some(m) = s.capture.lock().take() else {
+        return Err(err(
+            ErrorKind::StreamNotCaptured,
+            format!("{} is not capturing", s.label()),
+        ));
+    };
+    let wrong_thread = m.mode != Mode::Relaxed && m.thread != std::thread::current().id();
+    finish(&m, if wrong_thread { Phase::Abandoned } else { Phase::Ready });
+    if wrong_thread {
+        MODELS.lock().remove(m.handle());
+        return Err(err(
+            ErrorKind::CaptureWrongThread,
+            format!(
+                "the capture of {} was begun on another thread and its mode is not RELAXED; the \
+                 capture is ended and its model destroyed",
+                s.label()
+            ),
+        ));
+    }
+    Ok(m)
+}
+
+/// Leaves the capturing phase: the events recorded in it are no longer
+/// part of a capture, the mode no longer counts.
+fn finish(m: &Model, phase: Phase) {
+    let events = {
+        let mut inner = m.inner.lock();
+        inner.phase = phase;
+        std::mem::take(&mut inner.events)
+    };
+    let mut captured = CAPTURED_EVENTS.lock();
+    for e in events {
+        let addr = e.as_ptr() as usize;
+        if captured
+            .get(&addr)
+            .is_some_and(|(_, owner)| std::ptr::eq(owner.as_ptr(), m))
+        {
+            captured.remove(&addr);
+        }
+    }
+    drop(captured);
+    exit(m);
+}
+
+/// Ends the capture of a stream being destroyed with its context or
+/// device: its model can no longer be executed.
+pub fn abandon(s: &Stream) {
+    if let Some(m) = s.capture.lock().take() {
+        finish(&m, Phase::Abandoned);
+    }
+}
+
+/// `aclmdlRICaptureGetInfo`: the model `s` captures into, if any.
+pub fn info(s: &Stream) -> Option<Arc<Model>> {
+    s.capture.lock().clone()
+}
+
+/// `aclmdlRICaptureThreadExchangeMode`: sets the calling thread's mode and
+/// returns the previous one (`Context::ThreadExchangeCaptureMode`).
+pub fn exchange_thread_mode(mode: Mode) -> Mode {
+    EXCHANGE.with(|c| c.replace(mode))
+}
+
+fn strictest(counts: &[u32; 3]) -> Option<Mode> {
+    [Mode::Global, Mode::ThreadLocal, Mode::Relaxed]
+        .into_iter()
+        .find(|m| counts[*m as usize] > 0)
+}
+
+/// Whether the calling thread may make an unsafe call (a synchronous copy
+/// or fill) in context `ctx_id`: the rule of hicann/runtime
+/// `context_aclgraph.cc` `Context::IsCaptureModeSupport`.
+///
+/// # Errors
+///
+/// 107030, naming the capture mode that forbids it.
+pub fn check_unsafe_call(ctx_id: u64) -> Result<(), Error> {
+    if ACTIVE.load(Ordering::Acquire) == 0 {
+        return Ok(());
+    }
+    let exchange = EXCHANGE.with(Cell::get);
+    if exchange == Mode::Relaxed {
+        return Ok(());
+    }
+    let modes = MODES.lock();
+    let Some(ctx) = modes.contexts.get(&ctx_id).and_then(strictest) else {
+        return Ok(());
+    };
+    let thread = modes
+        .threads
+        .get(&std::thread::current().id())
+        .and_then(strictest);
+    drop(modes);
+    let blocked = match exchange {
+        Mode::Global => ctx == Mode::Global || thread == Some(Mode::ThreadLocal),
+        _ => matches!(thread, Some(Mode::Global | Mode::ThreadLocal)),
+    };
+    if !blocked {
+        return Ok(());
+    }
+    let why = if ctx == Mode::Global && exchange == Mode::Global {
+        "a GLOBAL capture is active in the context"
+    } else {
+        "this thread began a capture that is not RELAXED"
+    };
+    Err(err(
+        ErrorKind::CaptureModeNotSupport,
+        format!(
+            "synchronous copies and fills are not allowed while {why}; queue the work \
+             asynchronously (pinned host memory for host copies), copy before the capture, or \
+             exchange the thread's mode to RELAXED (aclmdlRICaptureThreadExchangeMode)"
+        ),
+    ))
+}
+
+/// The 107028 error if `e` was recorded in an active capture.
+pub fn event_captured(e: &Arc<Event>) -> Result<(), Error> {
+    if ACTIVE.load(Ordering::Acquire) == 0 {
+        return Ok(());
+    }
+    match captured_by(e) {
+        Some(m) => Err(err(
+            ErrorKind::EventCaptured,
+            format!(
+                "the event was recorded in the capture of {}, which is still active: it cannot \
+                 be synchronised or queried until the capture ends",
+                m.origin
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The active capture `e` was recorded in.
+fn captured_by(e: &Arc<Event>) -> Option<Arc<Model>> {
+    let captured = CAPTURED_EVENTS.lock();
+    let (ev, m) = captured.get(&(Arc::as_ptr(e) as usize))?;
+    if !std::ptr::eq(ev.as_ptr(), Arc::as_ptr(e)) {
+        return None;
+    }
+    m.upgrade().filter(|m| m.inner.lock().phase == Phase::Capturing)
+}
+
+/// `aclrtStreamWaitEvent` on a stream that is not capturing, of an event
+/// that may be part of a capture.
+///
+/// # Errors
+///
+/// 107031 on a default stream; 207000 elsewhere (cross-stream capture is
+/// not simulated).
+pub fn check_wait_outside(s: &Stream, e: &Arc<Event>) -> Result<(), Error> {
+    if ACTIVE.load(Ordering::Acquire) == 0 {
+        return Ok(());
+    }
+    let Some(m) = captured_by(e) else {
+        return Ok(());
+    };
+    if s.is_default {
+        return Err(err(
+            ErrorKind::StreamCaptureImplicit,
+            format!(
+                "the event is part of the capture of {}; the default stream cannot wait on it",
+                m.origin
+            ),
+        ));
+    }
+    Err(err(
+        ErrorKind::FeatureNotSupport,
+        format!(
+            "the event is part of the capture of {}: {} would join the capture (cross-stream \
+             capture), which cann-sim does not simulate",
+            m.origin,
+            s.label()
+        ),
+    ))
+}
+
+impl Model {
+    /// Its handle: its address, under which [`MODELS`] knows it.
+    pub fn handle(&self) -> usize {
+        self as *const Model as usize
+    }
+
+    /// Whether its stream is still capturing into it.
+    pub fn is_capturing(&self) -> bool {
+        self.inner.lock().phase == Phase::Capturing
+    }
+
+    /// Records the task `make(seq)` builds (`seq`: its number in the
+    /// capture) instead of queueing it; called by
+    /// [`super::Stream::enqueue`] while the stream captures.
+    ///
+    /// # Errors
+    ///
+    /// 207000 for host functions, callbacks and collectives: a host
+    /// function is called once (`aclrtLaunchHostFunc` takes a function and
+    /// its data, but the simulator's host-function tasks are one-shot), and
+    /// collectives in a capture are not simulated; event tasks come through
+    /// [`record_event`], [`wait_event`] and [`reset_event`].
+    pub(crate) fn record_task(
+        &self,
+        s: &Stream,
+        make: impl FnOnce(u64) -> TaskKind,
+    ) -> Result<u64, Error> {
+        let mut inner = self.inner.lock();
+        let seq = inner.steps.len() as u64 + 1;
+        let kind = make(seq);
+        match kind {
+            TaskKind::Copy { .. }
+            | TaskKind::Upload { .. }
+            | TaskKind::Fill { .. }
+            | TaskKind::Op { .. } => {
+                inner.steps.push(Step::Task(kind));
+                Ok(seq)
+            }
+            other => {
+                if let TaskKind::Record(r) = &other {
+                    r.done.cancel("the record was refused by a capture".to_string());
+                }
+                Err(err(
+                    ErrorKind::FeatureNotSupport,
+                    format!(
+                        "{} tasks cannot be captured by cann-sim ({} is capturing); queue them \
+                         outside the capture",
+                        other.name(),
+                        s.label()
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// `aclmdlRIExecuteAsync`: queues a copy of every recorded task on `s`.
+    ///
+    /// # Errors
+    ///
+    /// 107026 while the model captures; 107027 on a capturing stream;
+    /// 507011 for a model whose capture was abandoned; the stream's error
+    /// (it is being destroyed; check mode: a race) — the tasks queued before
+    /// it stay queued.
+    pub fn execute(&self, s: &Stream) -> Result<(), Error> {
+        if s.capture.lock().is_some() {
+            return Err(err(
+                ErrorKind::StreamCaptured,
+                format!(
+                    "{} is capturing; a captured model cannot be executed inside a capture",
+                    s.label()
+                ),
+            ));
+        }
+        let inner = self.inner.lock();
+        match inner.phase {
+            Phase::Capturing => {
+                return Err(err(
+                    ErrorKind::ModelCaptured,
+                    format!("the model is still being captured on {}", self.origin),
+                ));
+            }
+            Phase::Abandoned => {
+                return Err(err(
+                    ErrorKind::ModelFault,
+                    format!(
+                        "the capture of {} was abandoned (its stream was destroyed)",
+                        self.origin
+                    ),
+                ));
+            }
+            Phase::Ready => {}
+        }
+        self.running.fetch_add(1, Ordering::AcqRel);
+        let guard = Running(self.running.clone());
+        for step in &inner.steps {
+            s.enqueue(|seq| match step {
+                Step::Task(t) => replica(t),
+                Step::Record(e) => TaskKind::Record(e.new_record(&s.shared, seq)),
+                Step::Reset(e) => TaskKind::ResetEvent(e.clone(), e.generation()),
+            })?;
+        }
+        drop(inner);
+        // The end of the execution: `guard` goes when this task is done (or
+        // dropped by a forced destroy).
+        s.enqueue(move |_| TaskKind::Op {
+            api: "aclmdlRIExecuteAsync",
+            ranges: Vec::new(),
+            kernel: Arc::new(move || {
+                let _ = &guard;
+                Ok(())
+            }),
+        })
+        .map(drop)
+    }
+
+    /// `aclmdlRIDestroy`: unregisters the model once no execution is
+    /// queued (polling every 1 ms, at most 10 000 times).
+    ///
+    /// # Errors
+    ///
+    /// 107026 while it captures; 107037 when executions are still queued
+    /// after the polling.
+    pub fn destroy(&self) -> Result<(), Error> {
+        if self.is_capturing() {
+            return Err(err(
+                ErrorKind::ModelCaptured,
+                format!(
+                    "the model is still being captured on {}; end the capture first",
+                    self.origin
+                ),
+            ));
+        }
+        let mut polls = 0;
+        while self.running.load(Ordering::Acquire) > 0 {
+            if polls == 10_000 {
+                return Err(err(
+                    ErrorKind::ModelRunning,
+                    "the model is still running after 10 s of polling; synchronise the streams \
+                     it runs on first",
+                ));
+            }
+            polls += 1;
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        MODELS.lock().remove(self.handle());
+        Ok(())
+    }
+}
+
+/// Counts an execution until its last task is done.
+struct Running(Arc<AtomicUsize>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// A copy of a recorded copy, upload, fill or operator task.
+fn replica(t: &TaskKind) -> TaskKind {
+    match t {
+        TaskKind::Copy {
+            api,
+            dst,
+            src,
+            count,
+            dst_at,
+            src_at,
+        } => TaskKind::Copy {
+            api,
+            dst: *dst,
+            src: *src,
+            count: *count,
+            dst_at: *dst_at,
+            src_at: *src_at,
+        },
+        TaskKind::Upload {
+            api,
+            dst,
+            data,
+            dst_at,
+        } => TaskKind::Upload {
+            api,
+            dst: *dst,
+            data: data.clone(),
+            dst_at: *dst_at,
+        },
+        TaskKind::Fill {
+            api,
+            dst,
+            count,
+            value,
+            dst_at,
+        } => TaskKind::Fill {
+            api,
+            dst: *dst,
+            count: *count,
+            value: *value,
+            dst_at: *dst_at,
+        },
+        TaskKind::Op {
+            api,
+            ranges,
+            kernel,
+        } => TaskKind::Op {
+            api,
+            ranges: ranges.clone(),
+            kernel: kernel.clone(),
+        },
+        // `record_task` keeps nothing else.
+        _ => unreachable!("only copies, uploads, fills and operators are recorded"),
+    }
+}
+
+/// `aclrtRecordEvent` on the capturing stream `s`: each execution records
+/// `e`; until the capture ends, `e` is part of it.
+///
+/// # Errors
+///
+/// 207000 for an event not made by `aclrtCreateEventExWithFlag`
+/// (`api_impl.cc` `EventRecord`); 107032 for an event part of another
+/// active capture.
+pub fn record_event(m: &Arc<Model>, e: &Arc<Event>) -> Result<(), Error> {
+    if !e.ex_mode {
+        return Err(not_ex());
+    }
+    let mut captured = CAPTURED_EVENTS.lock();
+    let addr = Arc::as_ptr(e) as usize;
+    if let Some((ev, other)) = captured.get(&addr)
+        && std::ptr::eq(ev.as_ptr(), Arc::as_ptr(e))
+        && let Some(other) = other.upgrade()
+        && !Arc::ptr_eq(&other, m)
+        && other.is_capturing()
+    {
+        return Err(conflict(&other));
+    }
+    captured.insert(addr, (Arc::downgrade(e), Arc::downgrade(m)));
+    drop(captured);
+    let mut inner = m.inner.lock();
+    inner.events.push(Arc::downgrade(e));
+    inner.steps.push(Step::Record(e.clone()));
+    Ok(())
+}
+
+/// `aclrtStreamWaitEvent` on the capturing stream of `m`: a wait on an
+/// event recorded earlier in the same capture is ordered by the stream
+/// already; an event never recorded is a no-op.
+///
+/// # Errors
+///
+/// 107024 for an event recorded outside the capture (`api_impl.cc`
+/// `StreamWaitEvent`: wait for it before the capture, or record it inside);
+/// 107032 for an event part of another active capture.
+pub fn wait_event(m: &Arc<Model>, e: &Arc<Event>) -> Result<(), Error> {
+    match captured_by(e) {
+        Some(owner) if Arc::ptr_eq(&owner, m) => Ok(()),
+        Some(owner) => Err(conflict(&owner)),
+        None if e.latest().is_some() => Err(err(
+            ErrorKind::CaptureDependency,
+            format!(
+                "the event was recorded outside the capture of {}; a capture cannot depend on \
+                 work outside it (wait for the event before beginning the capture)",
+                m.origin
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `aclrtResetEvent` on the capturing stream of `m`: each execution resets
+/// `e`.
+///
+/// # Errors
+///
+/// 107032 for an event part of another active capture.
+pub fn reset_event(m: &Arc<Model>, e: &Arc<Event>) -> Result<(), Error> {
+    if let Some(owner) = captured_by(e)
+        && !Arc::ptr_eq(&owner, m)
+    {
+        return Err(conflict(&owner));
+    }
+    m.inner.lock().steps.push(Step::Reset(e.clone()));
+    Ok(())
+}
+
+fn not_ex() -> Error {
+    err(
+        ErrorKind::FeatureNotSupport,
+        "events recorded or waited on in a capture must be created with \
+         aclrtCreateEventExWithFlag",
+    )
+}
+
+fn conflict(other: &Model) -> Error {
+    err(
+        ErrorKind::CaptureConflict,
+        format!(
+            "the event is part of another active capture (of {})",
+            other.origin
+        ),
+    )
+}
+
+/// Looks a model handle up.
+pub fn lookup(addr: usize) -> Lookup<Model> {
+    MODELS.lock().get(addr)
+}
