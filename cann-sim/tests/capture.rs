@@ -1,0 +1,422 @@
+//! Graph capture (`aclmdlRI*`) on the simulator: capture and replay, and
+//! every rule of the runtime with its exact code.
+//!
+//! A GLOBAL capture blocks synchronous copies on every thread of its
+//! context, so each test works in a context of its own.
+
+mod common;
+
+use acl_sys::{
+    ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CAPTURE_DEPENDENCY, ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC,
+    ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, ACL_ERROR_RT_EVENT_CAPTURED,
+    ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_MODEL_CAPTURED, ACL_ERROR_RT_PARAM_INVALID,
+    ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD, ACL_ERROR_RT_STREAM_CAPTURED,
+    ACL_ERROR_RT_STREAM_NOT_CAPTURED, ACL_EVENT_SYNC, ACL_MEMCPY_DEVICE_TO_DEVICE,
+    ACL_MEMCPY_HOST_TO_DEVICE, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL, ACL_MODEL_RI_CAPTURE_MODE_RELAXED,
+    ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL, ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE,
+    ACL_MODEL_RI_CAPTURE_STATUS_NONE, aclError, aclmdlRI, aclrtContext, aclrtEvent, aclrtStream,
+};
+use cann_sim::acl::*;
+use common::*;
+use std::ptr::null_mut;
+
+const STREAM_CAPTURED: i32 = rc(ACL_ERROR_RT_STREAM_CAPTURED);
+const NOT_CAPTURED: i32 = rc(ACL_ERROR_RT_STREAM_NOT_CAPTURED);
+const MODE_NOT_SUPPORT: i32 = rc(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT);
+const EVENT_CAPTURED: i32 = rc(ACL_ERROR_RT_EVENT_CAPTURED);
+const MODEL_CAPTURED: i32 = rc(ACL_ERROR_RT_MODEL_CAPTURED);
+const WRONG_THREAD: i32 = rc(ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD);
+const FEATURE: i32 = rc(ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+const PARAM_INVALID: i32 = rc(ACL_ERROR_RT_PARAM_INVALID);
+const DEPENDENCY: i32 = rc(ACL_ERROR_RT_CAPTURE_DEPENDENCY);
+
+/// A context of its own on device 0, current on this thread.
+fn own_context() -> aclrtContext {
+    let mut ctx = null_mut();
+    // SAFETY: valid out-pointer.
+    ok(unsafe { aclrtCreateContext(&mut ctx, 0) });
+    ctx
+}
+
+fn set_context(ctx: aclrtContext) {
+    // SAFETY: a live context of the test's.
+    ok(unsafe { aclrtSetCurrentContext(ctx) });
+}
+
+fn destroy_context(ctx: aclrtContext) {
+    // SAFETY: a live context of the test's.
+    ok(unsafe { aclrtDestroyContext(ctx) });
+}
+
+/// Runs `f` on a new thread with `ctx` current; its code, and its message
+/// when it failed.
+fn on_thread_in(ctx: usize, f: impl FnOnce() -> aclError + Send + 'static) -> (aclError, String) {
+    on_new_thread(move || {
+        set_context(ctx as aclrtContext);
+        let r = f();
+        (r, if r == 0 { String::new() } else { recent_error() })
+    })
+}
+
+#[track_caller]
+fn assert_failed(got: (aclError, String), want: aclError, function: &str) {
+    assert_eq!(got.0, want, "{function} returned {}, expected {want}", got.0);
+    assert!(got.1.starts_with(function), "{}", got.1);
+}
+
+fn begin(s: aclrtStream, mode: u32) -> aclError {
+    // SAFETY: the handle is validated.
+    unsafe { aclmdlRICaptureBegin(s, mode) }
+}
+
+fn end(s: aclrtStream) -> Result<aclmdlRI, aclError> {
+    let mut m = 1usize as aclmdlRI;
+    // SAFETY: valid out-pointer; the handle is validated.
+    match unsafe { aclmdlRICaptureEnd(s, &mut m) } {
+        0 => Ok(m),
+        r => {
+            assert!(m.is_null(), "a failed end gives a null model");
+            Err(r)
+        }
+    }
+}
+
+fn info(s: aclrtStream) -> (u32, aclmdlRI) {
+    let (mut st, mut m) = (99, 1usize as aclmdlRI);
+    // SAFETY: valid out-pointers; the handle is validated.
+    ok(unsafe { aclmdlRICaptureGetInfo(s, &mut st, &mut m) });
+    (st, m)
+}
+
+fn execute(m: aclmdlRI, s: aclrtStream) -> aclError {
+    // SAFETY: the handles are validated.
+    unsafe { aclmdlRIExecuteAsync(m, s) }
+}
+
+fn destroy(m: aclmdlRI) -> aclError {
+    // SAFETY: the handle is validated.
+    unsafe { aclmdlRIDestroy(m) }
+}
+
+fn exchange(mode: u32) -> u32 {
+    let mut m = mode;
+    // SAFETY: valid in/out pointer.
+    ok(unsafe { aclmdlRICaptureThreadExchangeMode(&mut m) });
+    m
+}
+
+fn ex_event() -> aclrtEvent {
+    let mut e = null_mut();
+    // SAFETY: valid out-pointer.
+    ok(unsafe { aclrtCreateEventExWithFlag(&mut e, ACL_EVENT_SYNC) });
+    e
+}
+
+fn memset_sync(p: *mut u8, n: usize, v: i32) -> aclError {
+    // SAFETY: the range is validated.
+    unsafe { aclrtMemset(p.cast(), n, v, n) }
+}
+
+fn sync_event(e: aclrtEvent) -> aclError {
+    // SAFETY: the handle is validated.
+    unsafe { aclrtSynchronizeEvent(e) }
+}
+
+fn wait(s: aclrtStream, e: aclrtEvent) -> aclError {
+    // SAFETY: the handles are validated.
+    unsafe { aclrtStreamWaitEvent(s, e) }
+}
+
+#[test]
+fn captured_work_runs_at_each_execution_on_any_stream() {
+    let ctx = own_context();
+    let (s, other) = (create_stream(), create_stream());
+    let (a, b) = (malloc(64), malloc(64));
+    ok(memset_async(a, 64, 1, s));
+    ok(memset_async(b, 64, 0, s));
+    ok(sync(s));
+    ok(begin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+    let (st, m) = info(s);
+    assert_eq!(st, ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE);
+    assert!(!m.is_null());
+    ok(memset_async(a, 32, 7, s));
+    ok(memcpy_async(b, a, 64, ACL_MEMCPY_DEVICE_TO_DEVICE, s));
+    let model = end(s).unwrap();
+    assert_eq!(model, m, "GetInfo names the model End returns");
+    assert_eq!(info(s), (ACL_MODEL_RI_CAPTURE_STATUS_NONE, null_mut()));
+    // Captured, not run.
+    ok(sync(s));
+    assert_eq!(to_host(b, 64), vec![0; 64]);
+    for round in 0..3 {
+        ok(memset_async(a, 64, round, other));
+        ok(execute(model, other));
+        ok(sync(other));
+        let mut want = vec![7u8; 32];
+        want.extend(vec![round as u8; 32]);
+        assert_eq!(to_host(b, 64), want);
+    }
+    // The capturing stream and the default stream (null) can run it too.
+    ok(execute(model, s));
+    ok(execute(model, null_mut()));
+    ok(sync(s));
+    ok(sync(null_mut()));
+    ok(destroy(model));
+    assert_fails(destroy(model), rc(acl_sys::ACL_ERROR_RT_INVALID_HANDLE), "aclmdlRIDestroy");
+    free(a);
+    free(b);
+    destroy_stream(s);
+    destroy_stream(other);
+    destroy_context(ctx);
+}
+
+#[test]
+fn begin_and_end_refuse_what_the_runtime_refuses() {
+    let ctx = own_context();
+    let s = create_stream();
+    assert_fails(
+        begin(null_mut(), 0),
+        ACL_ERROR_INVALID_PARAM,
+        "aclmdlRICaptureBegin",
+    );
+    let mut default = null_mut();
+    // SAFETY: valid out-pointer.
+    ok(unsafe { aclrtCtxGetCurrentDefaultStream(&mut default) });
+    assert_fails(begin(default, 0), FEATURE, "aclmdlRICaptureBegin");
+    assert_fails(begin(s, 3), PARAM_INVALID, "aclmdlRICaptureBegin");
+    assert_fails(end(s).unwrap_err(), NOT_CAPTURED, "aclmdlRICaptureEnd");
+    ok(begin(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+    assert_fails(
+        begin(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED),
+        STREAM_CAPTURED,
+        "aclmdlRICaptureBegin",
+    );
+    // SAFETY: a null out-pointer, refused.
+    let rc_null = unsafe { aclmdlRICaptureEnd(s, null_mut()) };
+    assert_fails(rc_null, PARAM_INVALID, "aclmdlRICaptureEnd");
+    // An empty capture ends with an empty model.
+    let m = end(s).unwrap();
+    ok(execute(m, s));
+    ok(sync(s));
+    ok(destroy(m));
+    // GetInfo: both outputs null → 100000; a stream not capturing: NONE.
+    // SAFETY: null outputs, refused.
+    let r = unsafe { aclmdlRICaptureGetInfo(s, null_mut(), null_mut()) };
+    assert_fails(r, ACL_ERROR_INVALID_PARAM, "aclmdlRICaptureGetInfo");
+    destroy_stream(s);
+    destroy_context(ctx);
+}
+
+#[test]
+fn another_thread_ends_only_a_relaxed_capture() {
+    let ctx = own_context();
+    let s = create_stream();
+    let (ctx_addr, s_addr) = (ctx as usize, s as usize);
+    ok(begin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+    let r = on_thread_in(ctx_addr, move || end(s_addr as aclrtStream).map_or_else(|e| e, |_| 0));
+    assert_failed(r, WRONG_THREAD, "aclmdlRICaptureEnd");
+    // The failed end ended the capture (the runtime's ClearCaptureModel).
+    assert_eq!(info(s).0, ACL_MODEL_RI_CAPTURE_STATUS_NONE);
+    ok(sync(s));
+    ok(begin(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+    let m = on_new_thread(move || {
+        set_context(ctx_addr as aclrtContext);
+        end(s_addr as aclrtStream).map(|m| m as usize)
+    })
+    .unwrap();
+    ok(destroy(m as aclmdlRI));
+    destroy_stream(s);
+    destroy_context(ctx);
+}
+
+#[test]
+fn a_capturing_stream_cannot_be_synchronised_queried_or_destroyed() {
+    let ctx = own_context();
+    let (s, other) = (create_stream(), create_stream());
+    ok(begin(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+    assert_fails(sync(s), STREAM_CAPTURED, "aclrtSynchronizeStream");
+    let mut status = 0;
+    // SAFETY: valid out-pointer.
+    let r = unsafe { aclrtStreamQuery(s, &mut status) };
+    assert_fails(r, STREAM_CAPTURED, "aclrtStreamQuery");
+    // SAFETY: the handle is validated.
+    assert_fails(unsafe { aclrtDestroyStream(s) }, STREAM_CAPTURED, "aclrtDestroyStream");
+    assert_fails(aclrtSynchronizeDevice(), STREAM_CAPTURED, "aclrtSynchronizeDevice");
+    // Other streams are not affected.
+    ok(sync(other));
+    // Executing on a capturing stream, or a model still capturing.
+    let (_, in_capture) = info(s);
+    assert_fails(execute(in_capture, other), MODEL_CAPTURED, "aclmdlRIExecuteAsync");
+    assert_fails(destroy(in_capture), MODEL_CAPTURED, "aclmdlRIDestroy");
+    ok(begin(other, ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+    let m2 = end(other).unwrap();
+    assert_fails(execute(m2, s), STREAM_CAPTURED, "aclmdlRIExecuteAsync");
+    // SAFETY: the handle is validated.
+    assert_fails(unsafe { aclmdlRIExecute(m2, -1) }, PARAM_INVALID, "aclmdlRIExecute");
+    let m = end(s).unwrap();
+    assert_eq!(m, in_capture);
+    ok(aclrtSynchronizeDevice());
+    ok(destroy(m));
+    ok(destroy(m2));
+    destroy_stream(s);
+    destroy_stream(other);
+    destroy_context(ctx);
+}
+
+#[test]
+fn events_in_a_capture() {
+    let ctx = own_context();
+    let (s, other) = (create_stream(), create_stream());
+    let p = malloc(16);
+    let (e, outside, plain) = (ex_event(), ex_event(), create_event());
+    record(outside, other);
+    ok(sync(other));
+    ok(begin(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+    // Only events of aclrtCreateEventExWithFlag take part in a capture.
+    // SAFETY: the handles are validated.
+    let r = unsafe { aclrtRecordEvent(plain, s) };
+    assert_fails(r, FEATURE, "aclrtRecordEvent");
+    ok(memset_async(p, 16, 3, s));
+    record(e, s);
+    assert_fails(sync_event(e), EVENT_CAPTURED, "aclrtSynchronizeEvent");
+    let mut st = 0;
+    // SAFETY: valid out-pointer.
+    let r = unsafe { aclrtQueryEventStatus(e, &mut st) };
+    assert_fails(r, EVENT_CAPTURED, "aclrtQueryEventStatus");
+    // Waiting inside on the capture's own event is fine; on an event
+    // recorded outside it is a dependency the capture cannot have.
+    ok(wait(s, e));
+    assert_fails(wait(s, outside), DEPENDENCY, "aclrtStreamWaitEvent");
+    // Another stream joining the capture: not simulated.
+    assert_fails(wait(other, e), FEATURE, "aclrtStreamWaitEvent");
+    // Work that cannot be captured.
+    assert_fails(host_fn(s, || {}), FEATURE, "aclrtLaunchHostFunc");
+    let host = [0u8; 16];
+    assert_fails(
+        memcpy_async(p, host.as_ptr(), 16, ACL_MEMCPY_HOST_TO_DEVICE, s),
+        PARAM_INVALID,
+        "aclrtMemcpyAsync",
+    );
+    let m = end(s).unwrap();
+    // The event is no longer part of a capture; it was never recorded.
+    ok(sync_event(e));
+    ok(execute(m, other));
+    // Each execution records the event on the executing stream.
+    ok(sync_event(e));
+    assert_eq!(to_host(p, 16), vec![3; 16]);
+    ok(destroy(m));
+    for ev in [e, outside, plain] {
+        destroy_event(ev);
+    }
+    free(p);
+    destroy_stream(s);
+    destroy_stream(other);
+    destroy_context(ctx);
+}
+
+#[test]
+fn global_capture_blocks_synchronous_copies_on_every_thread_of_the_context() {
+    let ctx = own_context();
+    let s = create_stream();
+    let p = malloc(16);
+    let (ctx_addr, p_addr) = (ctx as usize, p as usize);
+    let from_other_thread =
+        move || on_thread_in(ctx_addr, move || memset_sync(p_addr as *mut u8, 16, 1));
+    ok(begin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+    assert_fails(memset_sync(p, 16, 1), MODE_NOT_SUPPORT, "aclrtMemset");
+    assert_failed(from_other_thread(), MODE_NOT_SUPPORT, "aclrtMemset");
+    // A thread that exchanged its mode to RELAXED may.
+    let relaxed = on_new_thread(move || {
+        set_context(ctx_addr as aclrtContext);
+        assert_eq!(exchange(ACL_MODEL_RI_CAPTURE_MODE_RELAXED), ACL_MODEL_RI_CAPTURE_MODE_GLOBAL);
+        memset_sync(p_addr as *mut u8, 16, 1)
+    });
+    ok(relaxed);
+    // The capturing thread with THREAD_LOCAL is still blocked by its own
+    // capture; with RELAXED it may.
+    assert_eq!(
+        exchange(ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL),
+        ACL_MODEL_RI_CAPTURE_MODE_GLOBAL
+    );
+    assert_fails(memset_sync(p, 16, 1), MODE_NOT_SUPPORT, "aclrtMemset");
+    exchange(ACL_MODEL_RI_CAPTURE_MODE_RELAXED);
+    ok(memset_sync(p, 16, 1));
+    exchange(ACL_MODEL_RI_CAPTURE_MODE_GLOBAL);
+    // Another context is not affected.
+    let other_ctx = on_new_thread(|| {
+        let c = own_context();
+        let q = malloc(16);
+        let r = memset_sync(q, 16, 1);
+        free(q);
+        destroy_context(c);
+        r
+    });
+    ok(other_ctx);
+    // A pageable async copy on another stream is a synchronous copy: 107041.
+    let other = create_stream();
+    let mut host = [0u8; 16];
+    let r = memcpy_async(host.as_mut_ptr(), p, 16, acl_sys::ACL_MEMCPY_DEVICE_TO_HOST, other);
+    assert_fails(r, rc(ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC), "aclrtMemcpyAsync");
+    let m = end(s).unwrap();
+    ok(memset_sync(p, 16, 1));
+    ok(from_other_thread().0);
+    ok(destroy(m));
+    free(p);
+    destroy_stream(s);
+    destroy_stream(other);
+    destroy_context(ctx);
+}
+
+#[test]
+fn thread_local_and_relaxed_captures() {
+    let ctx = own_context();
+    let s = create_stream();
+    let p = malloc(16);
+    let (ctx_addr, p_addr) = (ctx as usize, p as usize);
+    let from_other_thread =
+        move || on_thread_in(ctx_addr, move || memset_sync(p_addr as *mut u8, 16, 1));
+    ok(begin(s, ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL));
+    assert_fails(memset_sync(p, 16, 1), MODE_NOT_SUPPORT, "aclrtMemset");
+    ok(from_other_thread().0);
+    let m = end(s).unwrap();
+    ok(destroy(m));
+    ok(begin(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+    ok(memset_sync(p, 16, 1));
+    ok(from_other_thread().0);
+    let m = end(s).unwrap();
+    ok(destroy(m));
+    free(p);
+    destroy_stream(s);
+    destroy_context(ctx);
+}
+
+#[test]
+fn exchange_mode_checks_its_argument() {
+    // SAFETY: null, refused.
+    let r = unsafe { aclmdlRICaptureThreadExchangeMode(null_mut()) };
+    assert_fails(r, PARAM_INVALID, "aclmdlRICaptureThreadExchangeMode");
+    let mut bad = 7;
+    // SAFETY: valid in/out pointer.
+    let r = unsafe { aclmdlRICaptureThreadExchangeMode(&mut bad) };
+    assert_fails(r, PARAM_INVALID, "aclmdlRICaptureThreadExchangeMode");
+    on_new_thread(|| {
+        assert_eq!(exchange(ACL_MODEL_RI_CAPTURE_MODE_RELAXED), ACL_MODEL_RI_CAPTURE_MODE_GLOBAL);
+        assert_eq!(exchange(ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), ACL_MODEL_RI_CAPTURE_MODE_RELAXED);
+    });
+}
+
+#[test]
+fn destroying_the_context_abandons_a_capture() {
+    let ctx = own_context();
+    let s = create_stream();
+    ok(begin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+    let (_, m) = info(s);
+    destroy_context(ctx);
+    // The model can no longer run, but can be destroyed.
+    ok(destroy(m));
+    // The GLOBAL capture no longer blocks anything.
+    let c = own_context();
+    let p = malloc(16);
+    ok(memset_sync(p, 16, 0));
+    free(p);
+    destroy_context(c);
+}
