@@ -32,11 +32,14 @@
 //! (107027), to query or synchronise an event recorded in the capture
 //! (107028), and — in [`CaptureMode::Global`] and
 //! [`CaptureMode::ThreadLocal`] — synchronous copies and fills on the
-//! threads the mode covers (`ACL_ERROR_RT_STREAM_CAPTURE_UNSUPPORTED`,
+//! threads the mode covers (`ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT`,
 //! 107030): copies from ordinary host memory are synchronous, so stage host
 //! data in a [`PinnedHostBuffer`](crate::PinnedHostBuffer) or copy it
-//! before the capture. The default stream cannot capture
-//! (`ACL_ERROR_RT_FEATURE_NOT_SUPPORT`, 207000). These come back as errors
+//! before the capture. The default stream cannot capture: its handle here
+//! is null, which `aclmdlRICaptureBegin` refuses with
+//! `ACL_ERROR_INVALID_PARAM` (100000; given the context's real default
+//! stream handle, the runtime answers `ACL_ERROR_RT_FEATURE_NOT_SUPPORT`,
+//! 207000). These come back as errors
 //! from the calls inside the closure; [`Stream::capture`] then returns the
 //! closure's error and destroys the partial graph.
 //! (Rules and codes: hicann/runtime `src/runtime/core/src/api_impl/api_impl.cc`
@@ -179,8 +182,8 @@ impl Stream {
     ///
     /// [`Error::InvalidArgument`] when this stream is capturing already
     /// (a capture inside `f`); the runtime's error from
-    /// `aclmdlRICaptureBegin` (207000 for the default stream, or on a
-    /// runtime without capture) or `aclmdlRICaptureEnd` (507903 for a
+    /// `aclmdlRICaptureBegin` (100000 for the default stream, whose handle is
+    /// null; 207000 on a runtime without capture) or `aclmdlRICaptureEnd` (507903 for a
     /// capture the runtime invalidated, 107025 when another stream joined
     /// and did not rejoin); `f`'s error, after the capture is ended and its
     /// partial graph destroyed.
@@ -234,13 +237,19 @@ impl Stream {
         ))
     }
 
-    /// Whether this stream is capturing (`aclmdlRICaptureGetInfo`).
+    /// Whether this stream is capturing (`aclmdlRICaptureGetInfo`); the
+    /// default stream never is.
     ///
     /// # Errors
     ///
     /// The runtime's error.
     #[doc(alias = "aclmdlRICaptureGetInfo")]
     pub fn capture_status(&self) -> Result<CaptureStatus> {
+        if self.as_raw().is_null() {
+            // The default stream (a null handle, which the runtime's query
+            // refuses) never captures.
+            return Ok(CaptureStatus::None);
+        }
         self.device().bind()?;
         // SAFETY: the stream is live (borrowed).
         let (status, _) = unsafe { result::mdl_ri_capture_get_info(self.as_raw()) }?;

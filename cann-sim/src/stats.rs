@@ -36,6 +36,8 @@ pub struct Stats {
     pub host_allocations: usize,
     /// User threads subscribed with `aclrtSubscribeReport`.
     pub subscribed_threads: usize,
+    /// Live captured models (`aclmdlRICaptureBegin` … `aclmdlRIDestroy`).
+    pub captured_models: usize,
 }
 
 impl Stats {
@@ -103,5 +105,6 @@ pub fn stats() -> Stats {
         devices,
         host_allocations,
         subscribed_threads: rt::report::user_subscriber_count(),
+        captured_models: rt::capture::MODELS.lock().all().len(),
     }
 }

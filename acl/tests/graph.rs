@@ -1,0 +1,212 @@
+//! Graph capture through the safe API on the simulator: capture once,
+//! launch many times; memory the captured work used stays alive; launches
+//! are ordered with host reads on any stream; the runtime's refusals come
+//! back as errors and leave the stream usable; a graph dropped while its
+//! launches are queued is destroyed later without error.
+//!
+//! A global capture refuses synchronous copies on every thread of the
+//! context, and the tests share the device's primary context: they run one
+//! at a time.
+
+mod common;
+
+use acl::aclnn::{self, Tensor, TensorMut};
+use acl::graph::{CaptureMode, CaptureStatus, exchange_thread_capture_mode};
+use acl::{Device, ErrorCode};
+use std::sync::{Mutex, MutexGuard};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn setup() -> (MutexGuard<'static, ()>, Device) {
+    let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    (guard, common::device(0))
+}
+
+#[test]
+fn a_graph_launched_many_times_gives_the_right_data() {
+    let (_g, npu) = setup();
+    let s = npu.new_stream().unwrap();
+    let x = s.clone_from_host(&[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    let mut acc = s.alloc_zeros::<f32>(4).unwrap();
+    let mut tmp = s.alloc_zeros::<f32>(4).unwrap();
+    s.synchronize().unwrap();
+    // acc += x, by way of a temporary: one aclnn add and one copy.
+    let (graph, ()) = s
+        .capture(CaptureMode::Global, |s| {
+            {
+                let (tx, ta) = (Tensor::new(&x, &[4])?, Tensor::new(&acc, &[4])?);
+                let mut tt = TensorMut::new(&mut tmp, &[4])?;
+                aclnn::add(s, &tx, &ta, &mut tt)?;
+            }
+            s.copy_dtod(&tmp, &mut acc)
+        })
+        .unwrap();
+    assert_eq!(acc.to_host_vec().unwrap(), [0.0; 4], "captured, not run");
+    for n in 1..=5 {
+        graph.launch(&s).unwrap();
+        let want: Vec<f32> = [1.0, 2.0, 3.0, 4.0].iter().map(|v| v * n as f32).collect();
+        assert_eq!(acc.to_host_vec().unwrap(), want);
+    }
+    assert_eq!(graph.buffer_count(), 3);
+}
+
+#[test]
+fn buffers_dropped_inside_the_closure_stay_alive_across_launches() {
+    let (_g, npu) = setup();
+    let s = npu.new_stream().unwrap();
+    let x = s.clone_from_host(&[2.0f32, 4.0, 6.0]).unwrap();
+    let mut y = s.alloc_zeros::<f32>(3).unwrap();
+    s.synchronize().unwrap();
+    let (graph, ()) = s
+        .capture(CaptureMode::Global, |s| {
+            // Temporaries used and dropped inside: the graph keeps them.
+            let mut t1 = s.alloc_zeros::<f32>(3)?;
+            {
+                let (tx, tx2) = (Tensor::new(&x, &[3])?, Tensor::new(&x, &[3])?);
+                let mut to = TensorMut::new(&mut t1, &[3])?;
+                aclnn::add(s, &tx, &tx2, &mut to)?;
+            }
+            let mut t2 = s.alloc_zeros::<u8>(12)?;
+            s.fill(&mut t2, 0)?;
+            drop(t2);
+            s.copy_dtod(&t1, &mut y)
+        })
+        .unwrap();
+    // Allocations made now must not reuse the graph's temporaries.
+    let mut junk = Vec::new();
+    for _ in 0..4 {
+        let mut b = s.alloc_zeros::<f32>(3).unwrap();
+        s.fill(&mut b, 99.0).unwrap();
+        junk.push(b);
+    }
+    for _ in 0..3 {
+        graph.launch(&s).unwrap();
+        assert_eq!(y.to_host_vec().unwrap(), [4.0, 8.0, 12.0]);
+    }
+    drop(junk);
+}
+
+#[test]
+fn a_launch_on_another_stream_is_ordered_with_host_reads() {
+    let (_g, npu) = setup();
+    let s = npu.new_stream().unwrap();
+    let other = npu.new_stream().unwrap();
+    let x = s.clone_from_host(&[7u32; 1024]).unwrap();
+    let mut y = s.alloc_zeros::<u32>(1024).unwrap();
+    let (graph, ()) = s
+        .capture(CaptureMode::ThreadLocal, |s| s.copy_dtod(&x, &mut y))
+        .unwrap();
+    graph.launch(&other).unwrap();
+    // No synchronisation: the read waits for the launch.
+    assert_eq!(y.to_host_vec().unwrap(), vec![7u32; 1024]);
+    // The default stream launches it too.
+    s.fill(&mut y, 0).unwrap();
+    graph.launch(&npu.default_stream()).unwrap();
+    assert_eq!(y.to_host_vec().unwrap(), vec![7u32; 1024]);
+}
+
+#[test]
+fn the_default_stream_cannot_capture() {
+    let (_g, npu) = setup();
+    let s = npu.default_stream();
+    let e = s.capture(CaptureMode::Global, |_| Ok(())).unwrap_err();
+    // Its handle is null, which the ACL layer refuses (its real handle:
+    // ACL_ERROR_RT_FEATURE_NOT_SUPPORT).
+    assert_eq!(e.code(), Some(ErrorCode::InvalidParam), "{e}");
+    assert_eq!(s.capture_status().unwrap(), CaptureStatus::None);
+}
+
+#[test]
+fn a_synchronous_copy_in_a_global_capture_fails_and_the_stream_stays_usable() {
+    let (_g, npu) = setup();
+    let s = npu.new_stream().unwrap();
+    let mut y = s.alloc_zeros::<u32>(4).unwrap();
+    let e = s
+        .capture(CaptureMode::Global, |s| {
+            assert_eq!(s.capture_status()?, CaptureStatus::Active);
+            s.fill(&mut y, 1)?;
+            // A copy from ordinary host memory is synchronous.
+            let _staged = s.clone_from_host(&[1u32, 2, 3, 4])?;
+            Ok(())
+        })
+        .unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::RtCaptureModeNotSupport), "{e}");
+    assert_eq!(s.capture_status().unwrap(), CaptureStatus::None);
+    s.fill(&mut y, 3).unwrap();
+    s.synchronize().unwrap();
+    assert_eq!(y.to_host_vec().unwrap(), [3; 4]);
+    // In a relaxed capture the same copy is allowed (it runs now).
+    let (graph, staged) = s
+        .capture(CaptureMode::Relaxed, |s| s.clone_from_host(&[5u32, 6, 7, 8]))
+        .unwrap();
+    assert_eq!(staged.to_host_vec().unwrap(), [5, 6, 7, 8]);
+    drop(graph);
+    // A thread that exchanged to relaxed may copy during a global capture.
+    let old = exchange_thread_capture_mode(CaptureMode::Relaxed).unwrap();
+    assert_eq!(old, CaptureMode::Global);
+    let (graph, staged) = s
+        .capture(CaptureMode::Global, |s| s.clone_from_host(&[9u32]))
+        .unwrap();
+    assert_eq!(
+        exchange_thread_capture_mode(old).unwrap(),
+        CaptureMode::Relaxed
+    );
+    assert_eq!(staged.to_host_vec().unwrap(), [9]);
+    drop(graph);
+}
+
+#[test]
+fn a_panic_inside_the_closure_ends_the_capture() {
+    let (_g, npu) = setup();
+    let s = npu.new_stream().unwrap();
+    let mut y = s.alloc_zeros::<u32>(4).unwrap();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = s.capture(CaptureMode::Global, |s| -> acl::Result<()> {
+            s.fill(&mut y, 1).unwrap();
+            panic!("inside the capture");
+        });
+    }));
+    assert!(r.is_err());
+    assert_eq!(s.capture_status().unwrap(), CaptureStatus::None);
+    s.fill(&mut y, 2).unwrap();
+    s.synchronize().unwrap();
+    assert_eq!(y.to_host_vec().unwrap(), [2; 4]);
+    // And it can capture again.
+    let (graph, ()) = s.capture(CaptureMode::Global, |s| s.fill(&mut y, 4)).unwrap();
+    graph.launch(&s).unwrap();
+    assert_eq!(y.to_host_vec().unwrap(), [4; 4]);
+    assert!(acl::take_release_errors().is_empty());
+}
+
+#[test]
+fn a_graph_dropped_while_its_launch_is_queued_is_destroyed_later() {
+    let (_g, npu) = setup();
+    // The graphs of the other tests (dropped in the background) go first.
+    let settle = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while cann_sim::stats().captured_models != 0 && std::time::Instant::now() < settle {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let before = cann_sim::stats().captured_models;
+    let s = npu.new_stream().unwrap();
+    let mut y = s.alloc_zeros::<u32>(256).unwrap();
+    let (graph, ()) = s.capture(CaptureMode::Global, |s| s.fill(&mut y, 5)).unwrap();
+    assert_eq!(cann_sim::stats().captured_models, before + 1);
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    s.launch_host_fn(move || {
+        let _ = rx.recv();
+    })
+    .unwrap();
+    graph.launch(&s).unwrap();
+    drop(graph);
+    // The launch is held back by the host function: not destroyed yet.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert_eq!(cann_sim::stats().captured_models, before + 1);
+    tx.send(()).unwrap();
+    assert_eq!(y.to_host_vec().unwrap(), vec![5; 256]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while cann_sim::stats().captured_models != before {
+        assert!(std::time::Instant::now() < deadline, "the model was never destroyed");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert!(acl::take_release_errors().is_empty());
+}
