@@ -157,8 +157,8 @@ fn captured_work_runs_at_each_execution_on_any_stream() {
     }
     // The capturing stream and the default stream (null) can run it too.
     ok(execute(model, s));
-    ok(execute(model, null_mut()));
     ok(sync(s));
+    ok(execute(model, null_mut()));
     ok(sync(null_mut()));
     ok(destroy(model));
     assert_fails(destroy(model), rc(acl_sys::ACL_ERROR_RT_INVALID_HANDLE), "aclmdlRIDestroy");
