@@ -958,3 +958,185 @@ ABI_CHECK(aclmdlSetInputDynamicDims) {
     aclrtFree(y);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
 }
+
+// Graph capture (aclmdlRI*): work queued on a capturing stream is recorded into
+// a model run instance and runs at each aclmdlRIExecuteAsync.
+
+ABI_CHECK(aclmdlRICaptureBegin) {
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtStream s = nullptr, def = nullptr;
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    EXPECT_RC(aclrtCtxGetCurrentDefaultStream(&def), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureBegin(nullptr, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlRICaptureBegin(def, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL),
+              ACL_ERROR_RT_FEATURE_NOT_SUPPORT);                  // the default stream
+    EXPECT_RC(aclmdlRICaptureBegin(s, (aclmdlRICaptureMode)3), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED), ACL_ERROR_RT_STREAM_CAPTURED);
+    EXPECT_RC(aclrtSynchronizeStream(s), ACL_ERROR_RT_STREAM_CAPTURED);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_ERROR_RT_STREAM_CAPTURED);
+    aclmdlRI m = nullptr;
+    EXPECT_RC(aclmdlRICaptureEnd(s, &m), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIDestroy(m), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclmdlRICaptureEnd) {
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtStream s = nullptr;
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    aclmdlRI m = nullptr;
+    EXPECT_RC(aclmdlRICaptureEnd(nullptr, &m), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlRICaptureEnd(s, &m), ACL_ERROR_RT_STREAM_NOT_CAPTURED);
+    EXPECT(m == nullptr);
+    // Another thread may end only a RELAXED capture; a failed end still ends it.
+    EXPECT_RC(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), ACL_SUCCESS);
+    aclrtContext ctx = nullptr;
+    EXPECT_RC(aclrtGetCurrentContext(&ctx), ACL_SUCCESS);
+    aclError other = ACL_SUCCESS;
+    std::thread([&] {
+        aclrtSetCurrentContext(ctx);
+        aclmdlRI mm = nullptr;
+        other = aclmdlRICaptureEnd(s, &mm);
+    }).join();
+    EXPECT(other == ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD);
+    EXPECT_RC(aclmdlRICaptureEnd(s, &m), ACL_ERROR_RT_STREAM_NOT_CAPTURED);
+    EXPECT_RC(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureEnd(s, nullptr), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclmdlRICaptureEnd(s, &m), ACL_SUCCESS);           // nothing captured: an empty model
+    EXPECT(m != nullptr);
+    EXPECT_RC(aclmdlRIDestroy(m), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclmdlRICaptureGetInfo) {
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtStream s = nullptr;
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    aclmdlRICaptureStatus st = ACL_MODEL_RI_CAPTURE_STATUS_INVALIDATED;
+    aclmdlRI m = nullptr, ended = nullptr;
+    EXPECT_RC(aclmdlRICaptureGetInfo(nullptr, &st, &m), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlRICaptureGetInfo(s, nullptr, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlRICaptureGetInfo(s, &st, &m), ACL_SUCCESS);
+    EXPECT(st == ACL_MODEL_RI_CAPTURE_STATUS_NONE && m == nullptr);
+    EXPECT_RC(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureGetInfo(s, &st, &m), ACL_SUCCESS);
+    EXPECT(st == ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE && m != nullptr);
+    EXPECT_RC(aclmdlRICaptureEnd(s, &ended), ACL_SUCCESS);
+    EXPECT(ended == m);
+    EXPECT_RC(aclmdlRIDestroy(m), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclmdlRICaptureThreadExchangeMode) {
+    EXPECT_RC(aclmdlRICaptureThreadExchangeMode(nullptr), ACL_ERROR_RT_PARAM_INVALID);
+    aclmdlRICaptureMode mode = (aclmdlRICaptureMode)9;
+    EXPECT_RC(aclmdlRICaptureThreadExchangeMode(&mode), ACL_ERROR_RT_PARAM_INVALID);
+    // A GLOBAL capture blocks synchronous fills on every thread of the
+    // context until the thread exchanges its mode to RELAXED.
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtStream s = nullptr;
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    void *p = nullptr;
+    EXPECT_RC(aclrtMalloc(&p, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemset(p, 64, 0, 64), ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT);
+    mode = ACL_MODEL_RI_CAPTURE_MODE_RELAXED;
+    EXPECT_RC(aclmdlRICaptureThreadExchangeMode(&mode), ACL_SUCCESS);
+    EXPECT(mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL);              // the previous mode
+    EXPECT_RC(aclrtMemset(p, 64, 0, 64), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureThreadExchangeMode(&mode), ACL_SUCCESS);
+    EXPECT(mode == ACL_MODEL_RI_CAPTURE_MODE_RELAXED);
+    aclmdlRI m = nullptr;
+    EXPECT_RC(aclmdlRICaptureEnd(s, &m), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemset(p, 64, 0, 64), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIDestroy(m), ACL_SUCCESS);
+    EXPECT_RC(aclrtFree(p), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclmdlRIExecuteAsync) {
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtStream s = nullptr, other = nullptr;
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    EXPECT_RC(aclrtCreateStream(&other), ACL_SUCCESS);
+    void *a = nullptr, *b = nullptr;
+    EXPECT_RC(aclrtMalloc(&a, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtMalloc(&b, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemset(b, 64, 0, 64), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIExecuteAsync(nullptr, s), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), ACL_SUCCESS);
+    aclmdlRICaptureStatus st;
+    aclmdlRI capturing = nullptr, m = nullptr;
+    EXPECT_RC(aclmdlRICaptureGetInfo(s, &st, &capturing), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemsetAsync(a, 64, 5, 64, s), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemcpyAsync(b, 64, a, 64, ACL_MEMCPY_DEVICE_TO_DEVICE, s), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIExecuteAsync(capturing, other), ACL_ERROR_RT_MODEL_CAPTURED);
+    EXPECT_RC(aclmdlRICaptureEnd(s, &m), ACL_SUCCESS);
+    unsigned char host[64] = {0};
+    EXPECT_RC(aclrtMemcpy(host, 64, b, 64, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT(host[0] == 0);                                         // captured, not run
+    for (int i = 0; i < 3; i++) {
+        EXPECT_RC(aclrtMemset(a, 64, 0, 64), ACL_SUCCESS);
+        EXPECT_RC(aclmdlRIExecuteAsync(m, other), ACL_SUCCESS);
+        EXPECT_RC(aclrtSynchronizeStream(other), ACL_SUCCESS);
+        EXPECT_RC(aclrtMemcpy(host, 64, b, 64, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+        EXPECT(host[0] == 5 && host[63] == 5);
+    }
+    // Not on a capturing stream.
+    EXPECT_RC(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIExecuteAsync(m, s), ACL_ERROR_RT_STREAM_CAPTURED);
+    aclmdlRI empty = nullptr;
+    EXPECT_RC(aclmdlRICaptureEnd(s, &empty), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIDestroy(empty), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIDestroy(m), ACL_SUCCESS);
+    EXPECT_RC(aclrtFree(a), ACL_SUCCESS);
+    EXPECT_RC(aclrtFree(b), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(other), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclmdlRIExecute) {
+    EXPECT_RC(aclmdlRIExecute(nullptr, -1), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtStream s = nullptr;
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    aclmdlRI m = nullptr;
+    EXPECT_RC(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureEnd(s, &m), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIExecute(m, 0), ACL_ERROR_RT_PARAM_INVALID);  // timeout 0
+    EXPECT_RC(aclmdlRIExecute(m, -1), ACL_ERROR_RT_PARAM_INVALID); // a captured model
+    EXPECT_RC(aclmdlRIDestroy(m), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclmdlRIDestroy) {
+    EXPECT_RC(aclmdlRIDestroy(nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtStream s = nullptr;
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    aclmdlRICaptureStatus st;
+    aclmdlRI m = nullptr, ended = nullptr;
+    EXPECT_RC(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureGetInfo(s, &st, &m), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIDestroy(m), ACL_ERROR_RT_MODEL_CAPTURED);  // still capturing
+    EXPECT_RC(aclmdlRICaptureEnd(s, &ended), ACL_SUCCESS);
+    // A model with an execution held back by a host function: destroyed
+    // once the execution has run.
+    AbiGate gate;
+    EXPECT_RC(aclrtLaunchHostFunc(s, abi_gate_fn, &gate), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIExecuteAsync(m, s), ACL_SUCCESS);
+    std::thread opener = abi_gate_open_later(gate, 20);
+    EXPECT_RC(aclmdlRIDestroy(m), ACL_SUCCESS);
+    opener.join();
+    EXPECT_RC(aclmdlRIDestroy(m), ACL_ERROR_RT_INVALID_HANDLE);  // twice
+    EXPECT_RC(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
