@@ -68,7 +68,7 @@
 //!
 //! | module | holds |
 //! |---|---|
-//! | `rt` | the runtime: devices, contexts, streams and their workers, events, host callbacks, handle tables, operator tasks (`rt::op`), kernel binaries and launches (`rt::kernel`), virtual memory ([`vmm`]) |
+//! | `rt` | the runtime: devices, contexts, streams and their workers, events, host callbacks, handle tables, operator tasks (`rt::op`), kernel binaries and launches (`rt::kernel`), virtual memory ([`vmm`]), graph capture (`rt::capture`) |
 //! | `state` | the allocation table (device and pinned memory, HBM budgets), devices' reference counts, each thread's current context |
 //! | [`check`] | the check mode, a sanitizer over queued work |
 //! | [`ops`] | the CPU operator kernels and their shape and dtype rules |
