@@ -5,7 +5,13 @@
 //! ```text
 //! overhead <op> <raw|safe> <iterations>
 //!   op: event-record | stream-query | htod-64 | cached-alloc-free | aclop-add | aclop-matmul | aclnn-add | aclnn-matmul
+//!       | fills-100 | graph-100
 //! ```
+//!
+//! `fills-100` queues 100 fills of 64-byte buffers per iteration; `graph-100`
+//! launches a graph that captured the same 100 fills (`aclmdlRIExecuteAsync`)
+//! once per iteration: the two compare issuing work one call at a time with
+//! launching it captured.
 //!
 //! Each run sets up on the simulator, then performs the operation
 //! `iterations` times. Two runs with different iteration counts give the
@@ -26,7 +32,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.len() != 3 {
         eprintln!(
-            "usage: overhead <event-record|stream-query|htod-64|cached-alloc-free|aclop-add|aclop-matmul|aclnn-add|aclnn-matmul> <raw|safe> <iterations>"
+            "usage: overhead <event-record|stream-query|htod-64|cached-alloc-free|aclop-add|aclop-matmul|aclnn-add|aclnn-matmul|fills-100|graph-100> <raw|safe> <iterations>"
         );
         std::process::exit(2);
     }
@@ -53,7 +59,10 @@ fn main() {
     // wakes, and how its lock contends with the caller's, changes each
     // run's count by up to 20%. The safe layer does not see the raw call,
     // so it stays in single-stream mode as a plain program would.
-    let held = matches!(args[0].as_str(), "event-record" | "htod-64");
+    let held = matches!(
+        args[0].as_str(),
+        "event-record" | "htod-64" | "fills-100" | "graph-100"
+    );
     let mut hold = Some(HOLD.lock().expect("hold"));
     if held {
         // SAFETY: a live stream; the function takes no argument and
@@ -302,6 +311,63 @@ fn main() {
                     }
                 }
             }
+            stream.synchronize().expect("sync");
+        }
+        "fills-100" | "graph-100" => {
+            let mut bufs: Vec<DeviceBuffer<u8>> = (0..100)
+                .map(|_| stream.alloc_zeros::<u8>(64).expect("alloc"))
+                .collect();
+            let ptrs: Vec<*mut std::ffi::c_void> =
+                bufs.iter_mut().map(|b| b.as_raw_mut_ptr().cast()).collect();
+            let raw_fills = || {
+                for &p in &ptrs {
+                    // SAFETY: live device buffers of 64 bytes.
+                    let rc = unsafe { sys::aclrtMemsetAsync(p, 64, 7, 64, raw_stream) }
+                        .expect("loaded");
+                    assert_eq!(rc, 0);
+                }
+            };
+            if args[0] == "fills-100" {
+                for _ in 0..n {
+                    if safe {
+                        for b in &mut bufs {
+                            stream.fill(b, 7u8).expect("fill");
+                        }
+                    } else {
+                        raw_fills();
+                    }
+                }
+            } else if safe {
+                let (graph, ()) = stream
+                    .capture(acl::graph::CaptureMode::Global, |s| {
+                        bufs.iter_mut().try_for_each(|b| s.fill(b, 7u8))
+                    })
+                    .expect("capture");
+                for _ in 0..n {
+                    graph.launch(&stream).expect("launch");
+                }
+            } else {
+                let mut model = std::ptr::null_mut();
+                // SAFETY: a live stream; the model is made, run and
+                // destroyed here.
+                unsafe {
+                    let rc = sys::aclmdlRICaptureBegin(raw_stream, 0).expect("loaded");
+                    assert_eq!(rc, 0);
+                    raw_fills();
+                    let rc = sys::aclmdlRICaptureEnd(raw_stream, &mut model).expect("loaded");
+                    assert_eq!(rc, 0);
+                    for _ in 0..n {
+                        let rc = sys::aclmdlRIExecuteAsync(model, raw_stream).expect("loaded");
+                        assert_eq!(rc, 0);
+                    }
+                }
+                drop(hold.take());
+                stream.synchronize().expect("sync");
+                // SAFETY: made above; its executions have run.
+                let rc = unsafe { sys::aclmdlRIDestroy(model) }.expect("loaded");
+                assert_eq!(rc, 0);
+            }
+            drop(hold.take());
             stream.synchronize().expect("sync");
         }
         other => {

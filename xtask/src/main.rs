@@ -10,7 +10,7 @@
 //! - `generate [--check]`: regenerate what derives from the checked-in
 //!   bindings: cann-sim's not-supported exports and installed tables, and the
 //!   `acl` crate's `ErrorCode` enum.
-//! - `bench-overhead`: instruction counts of the safe layer against the raw
+//! - `bench-overhead [OP...]`: instruction counts of the safe layer against the raw
 //!   calls, under callgrind (numbers for BENCHMARKS.md).
 //! - `test-real [--report FILE] [--library FILE|sim]`: run the tests that mean
 //!   something on hardware against the installed CANN and write a report
@@ -55,7 +55,7 @@ fn main() -> ExitCode {
         Some("fidelity") => fidelity::run(&args[1..]),
         Some("coverage") => coverage::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <headers [--version X] | compat [--check] | bindgen [--headers DIR] [--check] | generate [--check] | abi-check [--headers DIR | --release X] | bench-overhead | test-real [--report FILE] [--library FILE|sim] | fidelity [--check] | coverage [--check]>"
+            "usage: cargo xtask <headers [--version X] | compat [--check] | bindgen [--headers DIR] [--check] | generate [--check] | abi-check [--headers DIR | --release X] | bench-overhead [OP...] | test-real [--report FILE] [--library FILE|sim] | fidelity [--check] | coverage [--check]>"
                 .to_string(),
         ),
     };

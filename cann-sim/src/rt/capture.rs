@@ -502,24 +502,25 @@ impl Model {
             Phase::Ready => {}
         }
         self.running.fetch_add(1, Ordering::AcqRel);
-        let guard = Running(self.running.clone());
-        for step in &inner.steps {
-            s.enqueue(|seq| match step {
-                Step::Task(t) => replica(t),
-                Step::Record(e) => TaskKind::Record(e.new_record(&s.shared, seq)),
-                Step::Reset(e) => TaskKind::ResetEvent(e.clone(), e.generation()),
-            })?;
-        }
-        drop(inner);
-        // The end of the execution: `guard` goes when this task is done (or
-        // dropped by a forced destroy).
-        s.enqueue(move |_| TaskKind::Op {
-            api: "aclmdlRIExecuteAsync",
-            ranges: Vec::new(),
-            kernel: Arc::new(move || {
-                let _ = &guard;
-                Ok(())
-            }),
+        // The end of the execution: `guard` goes when the last task is done
+        // (or dropped by a forced destroy), or here if it is not queued.
+        let mut guard = Some(Running(self.running.clone()));
+        let n = inner.steps.len();
+        s.enqueue_all(n + 1, |i, seq| match inner.steps.get(i) {
+            Some(Step::Task(t)) => replica(t),
+            Some(Step::Record(e)) => TaskKind::Record(e.new_record(&s.shared, seq)),
+            Some(Step::Reset(e)) => TaskKind::ResetEvent(e.clone(), e.generation()),
+            None => {
+                let guard = guard.take();
+                TaskKind::Op {
+                    api: "aclmdlRIExecuteAsync",
+                    ranges: Vec::new(),
+                    kernel: Arc::new(move || {
+                        let _ = &guard;
+                        Ok(())
+                    }),
+                }
+            }
         })
         .map(drop)
     }

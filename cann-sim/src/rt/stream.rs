@@ -466,6 +466,49 @@ impl Stream {
         Ok(seq)
     }
 
+    /// Queues `count` tasks at once, the `i`th built by `make(i, seq)`
+    /// (one lock of the queue and one wake-up of the worker: a captured
+    /// model's execution, [`super::capture`]); returns the last seq. The
+    /// stream must not be capturing.
+    ///
+    /// # Errors
+    ///
+    /// As [`Stream::enqueue`]; the tasks built before a task the check mode
+    /// refuses stay queued.
+    pub(crate) fn enqueue_all(
+        &self,
+        count: usize,
+        mut make: impl FnMut(usize, u64) -> TaskKind,
+    ) -> Result<u64, Error> {
+        self.ensure_worker()?;
+        let mut q = self.shared.q.lock();
+        if q.shutdown {
+            return Err(self.destroyed());
+        }
+        let check = check::enabled();
+        let mut outcome = Ok(q.submitted);
+        for i in 0..count {
+            let seq = q.submitted + 1;
+            let kind = make(i, seq);
+            let tracked = if check {
+                match check::on_enqueue(self, seq, &kind) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        outcome = Err(e);
+                        break;
+                    }
+                }
+            } else {
+                false
+            };
+            q.submitted = seq;
+            q.tasks.push_back(Task { seq, kind, tracked });
+            outcome = Ok(seq);
+        }
+        self.shared.cv.notify_all();
+        outcome
+    }
+
     fn destroyed(&self) -> Error {
         Error::new(
             ErrorKind::ParamInvalid,
