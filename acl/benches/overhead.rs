@@ -322,8 +322,8 @@ fn main() {
             let raw_fills = || {
                 for &p in &ptrs {
                     // SAFETY: live device buffers of 64 bytes.
-                    let rc = unsafe { sys::aclrtMemsetAsync(p, 64, 7, 64, raw_stream) }
-                        .expect("loaded");
+                    let rc =
+                        unsafe { sys::aclrtMemsetAsync(p, 64, 7, 64, raw_stream) }.expect("loaded");
                     assert_eq!(rc, 0);
                 }
             };

@@ -137,7 +137,9 @@ fn a_synchronous_copy_in_a_global_capture_fails_and_the_stream_stays_usable() {
     assert_eq!(y.to_host_vec().unwrap(), [3; 4]);
     // In a relaxed capture the same copy is allowed (it runs now).
     let (graph, staged) = s
-        .capture(CaptureMode::Relaxed, |s| s.clone_from_host(&[5u32, 6, 7, 8]))
+        .capture(CaptureMode::Relaxed, |s| {
+            s.clone_from_host(&[5u32, 6, 7, 8])
+        })
         .unwrap();
     assert_eq!(staged.to_host_vec().unwrap(), [5, 6, 7, 8]);
     drop(graph);
@@ -172,7 +174,9 @@ fn a_panic_inside_the_closure_ends_the_capture() {
     s.synchronize().unwrap();
     assert_eq!(y.to_host_vec().unwrap(), [2; 4]);
     // And it can capture again.
-    let (graph, ()) = s.capture(CaptureMode::Global, |s| s.fill(&mut y, 4)).unwrap();
+    let (graph, ()) = s
+        .capture(CaptureMode::Global, |s| s.fill(&mut y, 4))
+        .unwrap();
     graph.launch(&s).unwrap();
     assert_eq!(y.to_host_vec().unwrap(), [4; 4]);
     assert!(acl::take_release_errors().is_empty());
@@ -189,7 +193,9 @@ fn a_graph_dropped_while_its_launch_is_queued_is_destroyed_later() {
     let before = cann_sim::stats().captured_models;
     let s = npu.new_stream().unwrap();
     let mut y = s.alloc_zeros::<u32>(256).unwrap();
-    let (graph, ()) = s.capture(CaptureMode::Global, |s| s.fill(&mut y, 5)).unwrap();
+    let (graph, ()) = s
+        .capture(CaptureMode::Global, |s| s.fill(&mut y, 5))
+        .unwrap();
     assert_eq!(cann_sim::stats().captured_models, before + 1);
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     s.launch_host_fn(move || {
@@ -205,7 +211,10 @@ fn a_graph_dropped_while_its_launch_is_queued_is_destroyed_later() {
     assert_eq!(y.to_host_vec().unwrap(), vec![5; 256]);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while cann_sim::stats().captured_models != before {
-        assert!(std::time::Instant::now() < deadline, "the model was never destroyed");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the model was never destroyed"
+        );
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
     assert!(acl::take_release_errors().is_empty());

@@ -7,14 +7,15 @@
 mod common;
 
 use acl_sys::{
-    ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CAPTURE_DEPENDENCY, ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC,
-    ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, ACL_ERROR_RT_EVENT_CAPTURED,
-    ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_MODEL_CAPTURED, ACL_ERROR_RT_PARAM_INVALID,
-    ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD, ACL_ERROR_RT_STREAM_CAPTURED,
-    ACL_ERROR_RT_STREAM_NOT_CAPTURED, ACL_EVENT_SYNC, ACL_MEMCPY_DEVICE_TO_DEVICE,
-    ACL_MEMCPY_HOST_TO_DEVICE, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL, ACL_MODEL_RI_CAPTURE_MODE_RELAXED,
-    ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL, ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE,
-    ACL_MODEL_RI_CAPTURE_STATUS_NONE, aclError, aclmdlRI, aclrtContext, aclrtEvent, aclrtStream,
+    ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CAPTURE_DEPENDENCY,
+    ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC, ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT,
+    ACL_ERROR_RT_EVENT_CAPTURED, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_MODEL_CAPTURED,
+    ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD,
+    ACL_ERROR_RT_STREAM_CAPTURED, ACL_ERROR_RT_STREAM_NOT_CAPTURED, ACL_EVENT_SYNC,
+    ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_HOST_TO_DEVICE, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL,
+    ACL_MODEL_RI_CAPTURE_MODE_RELAXED, ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL,
+    ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE, ACL_MODEL_RI_CAPTURE_STATUS_NONE, aclError, aclmdlRI,
+    aclrtContext, aclrtEvent, aclrtStream,
 };
 use cann_sim::acl::*;
 use common::*;
@@ -54,13 +55,24 @@ fn on_thread_in(ctx: usize, f: impl FnOnce() -> aclError + Send + 'static) -> (a
     on_new_thread(move || {
         set_context(ctx as aclrtContext);
         let r = f();
-        (r, if r == 0 { String::new() } else { recent_error() })
+        (
+            r,
+            if r == 0 {
+                String::new()
+            } else {
+                recent_error()
+            },
+        )
     })
 }
 
 #[track_caller]
 fn assert_failed(got: (aclError, String), want: aclError, function: &str) {
-    assert_eq!(got.0, want, "{function} returned {}, expected {want}", got.0);
+    assert_eq!(
+        got.0, want,
+        "{function} returned {}, expected {want}",
+        got.0
+    );
     assert!(got.1.starts_with(function), "{}", got.1);
 }
 
@@ -161,7 +173,11 @@ fn captured_work_runs_at_each_execution_on_any_stream() {
     ok(execute(model, null_mut()));
     ok(sync(null_mut()));
     ok(destroy(model));
-    assert_fails(destroy(model), rc(acl_sys::ACL_ERROR_RT_INVALID_HANDLE), "aclmdlRIDestroy");
+    assert_fails(
+        destroy(model),
+        rc(acl_sys::ACL_ERROR_RT_INVALID_HANDLE),
+        "aclmdlRIDestroy",
+    );
     free(a);
     free(b);
     destroy_stream(s);
@@ -212,7 +228,9 @@ fn another_thread_ends_only_a_relaxed_capture() {
     let s = create_stream();
     let (ctx_addr, s_addr) = (ctx as usize, s as usize);
     ok(begin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
-    let r = on_thread_in(ctx_addr, move || end(s_addr as aclrtStream).map_or_else(|e| e, |_| 0));
+    let r = on_thread_in(ctx_addr, move || {
+        end(s_addr as aclrtStream).map_or_else(|e| e, |_| 0)
+    });
     assert_failed(r, WRONG_THREAD, "aclmdlRICaptureEnd");
     // The failed end ended the capture (the runtime's ClearCaptureModel).
     assert_eq!(info(s).0, ACL_MODEL_RI_CAPTURE_STATUS_NONE);
@@ -239,19 +257,35 @@ fn a_capturing_stream_cannot_be_synchronised_queried_or_destroyed() {
     let r = unsafe { aclrtStreamQuery(s, &mut status) };
     assert_fails(r, STREAM_CAPTURED, "aclrtStreamQuery");
     // SAFETY: the handle is validated.
-    assert_fails(unsafe { aclrtDestroyStream(s) }, STREAM_CAPTURED, "aclrtDestroyStream");
-    assert_fails(aclrtSynchronizeDevice(), STREAM_CAPTURED, "aclrtSynchronizeDevice");
+    assert_fails(
+        unsafe { aclrtDestroyStream(s) },
+        STREAM_CAPTURED,
+        "aclrtDestroyStream",
+    );
+    assert_fails(
+        aclrtSynchronizeDevice(),
+        STREAM_CAPTURED,
+        "aclrtSynchronizeDevice",
+    );
     // Other streams are not affected.
     ok(sync(other));
     // Executing on a capturing stream, or a model still capturing.
     let (_, in_capture) = info(s);
-    assert_fails(execute(in_capture, other), MODEL_CAPTURED, "aclmdlRIExecuteAsync");
+    assert_fails(
+        execute(in_capture, other),
+        MODEL_CAPTURED,
+        "aclmdlRIExecuteAsync",
+    );
     assert_fails(destroy(in_capture), MODEL_CAPTURED, "aclmdlRIDestroy");
     ok(begin(other, ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
     let m2 = end(other).unwrap();
     assert_fails(execute(m2, s), STREAM_CAPTURED, "aclmdlRIExecuteAsync");
     // SAFETY: the handle is validated.
-    assert_fails(unsafe { aclmdlRIExecute(m2, -1) }, PARAM_INVALID, "aclmdlRIExecute");
+    assert_fails(
+        unsafe { aclmdlRIExecute(m2, -1) },
+        PARAM_INVALID,
+        "aclmdlRIExecute",
+    );
     let m = end(s).unwrap();
     assert_eq!(m, in_capture);
     ok(aclrtSynchronizeDevice());
@@ -313,21 +347,53 @@ fn events_in_a_capture() {
     destroy_context(ctx);
 }
 
+/// A context of its own, a stream and 16 bytes of device memory, for the
+/// capture-mode tests.
+struct ModeFixture {
+    ctx: aclrtContext,
+    s: aclrtStream,
+    p: *mut u8,
+}
+
+impl ModeFixture {
+    fn new() -> ModeFixture {
+        let ctx = own_context();
+        ModeFixture {
+            ctx,
+            s: create_stream(),
+            p: malloc(16),
+        }
+    }
+
+    /// A synchronous fill of the memory on a new thread in the context.
+    fn fill_on_other_thread(&self) -> (aclError, String) {
+        let p = self.p as usize;
+        on_thread_in(self.ctx as usize, move || memset_sync(p as *mut u8, 16, 1))
+    }
+
+    fn close(self) {
+        free(self.p);
+        destroy_stream(self.s);
+        destroy_context(self.ctx);
+    }
+}
+
 #[test]
 fn global_capture_blocks_synchronous_copies_on_every_thread_of_the_context() {
-    let ctx = own_context();
-    let s = create_stream();
-    let p = malloc(16);
+    let f = ModeFixture::new();
+    let (ctx, s, p) = (f.ctx, f.s, f.p);
     let (ctx_addr, p_addr) = (ctx as usize, p as usize);
-    let from_other_thread =
-        move || on_thread_in(ctx_addr, move || memset_sync(p_addr as *mut u8, 16, 1));
+    let from_other_thread = || f.fill_on_other_thread();
     ok(begin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
     assert_fails(memset_sync(p, 16, 1), MODE_NOT_SUPPORT, "aclrtMemset");
     assert_failed(from_other_thread(), MODE_NOT_SUPPORT, "aclrtMemset");
     // A thread that exchanged its mode to RELAXED may.
     let relaxed = on_new_thread(move || {
         set_context(ctx_addr as aclrtContext);
-        assert_eq!(exchange(ACL_MODEL_RI_CAPTURE_MODE_RELAXED), ACL_MODEL_RI_CAPTURE_MODE_GLOBAL);
+        assert_eq!(
+            exchange(ACL_MODEL_RI_CAPTURE_MODE_RELAXED),
+            ACL_MODEL_RI_CAPTURE_MODE_GLOBAL
+        );
         memset_sync(p_addr as *mut u8, 16, 1)
     });
     ok(relaxed);
@@ -354,26 +420,31 @@ fn global_capture_blocks_synchronous_copies_on_every_thread_of_the_context() {
     // A pageable async copy on another stream is a synchronous copy: 107041.
     let other = create_stream();
     let mut host = [0u8; 16];
-    let r = memcpy_async(host.as_mut_ptr(), p, 16, acl_sys::ACL_MEMCPY_DEVICE_TO_HOST, other);
-    assert_fails(r, rc(ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC), "aclrtMemcpyAsync");
+    let r = memcpy_async(
+        host.as_mut_ptr(),
+        p,
+        16,
+        acl_sys::ACL_MEMCPY_DEVICE_TO_HOST,
+        other,
+    );
+    assert_fails(
+        r,
+        rc(ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC),
+        "aclrtMemcpyAsync",
+    );
     let m = end(s).unwrap();
     ok(memset_sync(p, 16, 1));
     ok(from_other_thread().0);
     ok(destroy(m));
-    free(p);
-    destroy_stream(s);
     destroy_stream(other);
-    destroy_context(ctx);
+    f.close();
 }
 
 #[test]
 fn thread_local_and_relaxed_captures() {
-    let ctx = own_context();
-    let s = create_stream();
-    let p = malloc(16);
-    let (ctx_addr, p_addr) = (ctx as usize, p as usize);
-    let from_other_thread =
-        move || on_thread_in(ctx_addr, move || memset_sync(p_addr as *mut u8, 16, 1));
+    let f = ModeFixture::new();
+    let (s, p) = (f.s, f.p);
+    let from_other_thread = || f.fill_on_other_thread();
     ok(begin(s, ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL));
     assert_fails(memset_sync(p, 16, 1), MODE_NOT_SUPPORT, "aclrtMemset");
     ok(from_other_thread().0);
@@ -384,9 +455,7 @@ fn thread_local_and_relaxed_captures() {
     ok(from_other_thread().0);
     let m = end(s).unwrap();
     ok(destroy(m));
-    free(p);
-    destroy_stream(s);
-    destroy_context(ctx);
+    f.close();
 }
 
 #[test]
@@ -399,8 +468,14 @@ fn exchange_mode_checks_its_argument() {
     let r = unsafe { aclmdlRICaptureThreadExchangeMode(&mut bad) };
     assert_fails(r, PARAM_INVALID, "aclmdlRICaptureThreadExchangeMode");
     on_new_thread(|| {
-        assert_eq!(exchange(ACL_MODEL_RI_CAPTURE_MODE_RELAXED), ACL_MODEL_RI_CAPTURE_MODE_GLOBAL);
-        assert_eq!(exchange(ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), ACL_MODEL_RI_CAPTURE_MODE_RELAXED);
+        assert_eq!(
+            exchange(ACL_MODEL_RI_CAPTURE_MODE_RELAXED),
+            ACL_MODEL_RI_CAPTURE_MODE_GLOBAL
+        );
+        assert_eq!(
+            exchange(ACL_MODEL_RI_CAPTURE_MODE_GLOBAL),
+            ACL_MODEL_RI_CAPTURE_MODE_RELAXED
+        );
     });
 }
 

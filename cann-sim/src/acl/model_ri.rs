@@ -91,7 +91,10 @@ pub unsafe extern "C" fn aclmdlRICaptureBegin(
 ///
 /// `modelRI` is null or valid for writing an `aclmdlRI`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRICaptureEnd(stream: aclrtStream, model_ri: *mut aclmdlRI) -> aclError {
+pub unsafe extern "C" fn aclmdlRICaptureEnd(
+    stream: aclrtStream,
+    model_ri: *mut aclmdlRI,
+) -> aclError {
     const F: &str = "aclmdlRICaptureEnd";
     if let Some(code) = faults::check(F) {
         return code;

@@ -131,8 +131,11 @@ struct Modes {
 
 static MODES: LazyLock<Mutex<Modes>> = LazyLock::new(Default::default);
 
+/// An event recorded in a capture, and that capture's model.
+type CapturedEvent = (Weak<Event>, Weak<Model>);
+
 /// Events recorded in an active capture, by address.
-static CAPTURED_EVENTS: LazyLock<Mutex<HashMap<usize, (Weak<Event>, Weak<Model>)>>> =
+static CAPTURED_EVENTS: LazyLock<Mutex<HashMap<usize, CapturedEvent>>> =
     LazyLock::new(Default::default);
 
 thread_local! {
@@ -239,7 +242,14 @@ pub fn end(s: &Stream) -> Result<Arc<Model>, Error> {
         ));
     };
     let wrong_thread = m.mode != Mode::Relaxed && m.thread != std::thread::current().id();
-    finish(&m, if wrong_thread { Phase::Abandoned } else { Phase::Ready });
+    finish(
+        &m,
+        if wrong_thread {
+            Phase::Abandoned
+        } else {
+            Phase::Ready
+        },
+    );
     if wrong_thread {
         MODELS.lock().remove(m.handle());
         return Err(err(
@@ -372,7 +382,8 @@ fn captured_by(e: &Arc<Event>) -> Option<Arc<Model>> {
     if !std::ptr::eq(ev.as_ptr(), Arc::as_ptr(e)) {
         return None;
     }
-    m.upgrade().filter(|m| m.inner.lock().phase == Phase::Capturing)
+    m.upgrade()
+        .filter(|m| m.inner.lock().phase == Phase::Capturing)
 }
 
 /// `aclrtStreamWaitEvent` on a stream that is not capturing, of an event
@@ -449,7 +460,8 @@ impl Model {
             }
             other => {
                 if let TaskKind::Record(r) = &other {
-                    r.done.cancel("the record was refused by a capture".to_string());
+                    r.done
+                        .cancel("the record was refused by a capture".to_string());
                 }
                 Err(err(
                     ErrorKind::FeatureNotSupport,
