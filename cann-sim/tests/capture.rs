@@ -30,6 +30,9 @@ const WRONG_THREAD: i32 = rc(ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD);
 const FEATURE: i32 = rc(ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
 const PARAM_INVALID: i32 = rc(ACL_ERROR_RT_PARAM_INVALID);
 const DEPENDENCY: i32 = rc(ACL_ERROR_RT_CAPTURE_DEPENDENCY);
+const UNJOINED: i32 = rc(acl_sys::ACL_ERROR_RT_STREAM_UNJOINED);
+const UNMATCHED: i32 = rc(acl_sys::ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED);
+const IMPLICIT: i32 = rc(acl_sys::ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT);
 
 /// A context of its own on device 0, current on this thread.
 fn own_context() -> aclrtContext {
@@ -320,8 +323,6 @@ fn events_in_a_capture() {
     // recorded outside it is a dependency the capture cannot have.
     ok(wait(s, e));
     assert_fails(wait(s, outside), DEPENDENCY, "aclrtStreamWaitEvent");
-    // Another stream joining the capture: not simulated.
-    assert_fails(wait(other, e), FEATURE, "aclrtStreamWaitEvent");
     // Work that cannot be captured.
     assert_fails(host_fn(s, || {}), FEATURE, "aclrtLaunchHostFunc");
     let host = [0u8; 16];
@@ -344,6 +345,59 @@ fn events_in_a_capture() {
     free(p);
     destroy_stream(s);
     destroy_stream(other);
+    destroy_context(ctx);
+}
+
+#[test]
+fn another_stream_joins_a_capture_through_an_event_and_must_rejoin() {
+    let ctx = own_context();
+    let (s, side, other) = (create_stream(), create_stream(), create_stream());
+    let (p, q) = (malloc(16), malloc(16));
+    let (e1, e2) = (ex_event(), ex_event());
+    // Joined and not rejoined: the end fails and ends the capture everywhere.
+    ok(begin(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+    ok(memset_async(p, 16, 1, s));
+    record(e1, s);
+    let mut default = null_mut();
+    // SAFETY: valid out-pointer.
+    ok(unsafe { aclrtCtxGetCurrentDefaultStream(&mut default) });
+    assert_fails(wait(default, e1), IMPLICIT, "aclrtStreamWaitEvent");
+    ok(wait(side, e1));
+    assert_eq!(info(side).0, ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE);
+    assert_eq!(info(side).1, info(s).1, "the same model");
+    ok(memset_async(q, 16, 2, side));
+    assert_fails(sync(side), STREAM_CAPTURED, "aclrtSynchronizeStream");
+    assert_fails(end(side).unwrap_err(), UNMATCHED, "aclmdlRICaptureEnd");
+    assert_fails(end(s).unwrap_err(), UNJOINED, "aclmdlRICaptureEnd");
+    assert_eq!(info(s).0, ACL_MODEL_RI_CAPTURE_STATUS_NONE);
+    assert_eq!(info(side).0, ACL_MODEL_RI_CAPTURE_STATUS_NONE);
+    ok(sync(side));
+    // Joined and rejoined: one model runs the work of both streams.
+    ok(begin(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+    ok(memset_async(p, 16, 1, s));
+    record(e1, s);
+    ok(wait(side, e1));
+    ok(memset_async(q, 16, 2, side));
+    record(e2, side);
+    ok(wait(s, e2));
+    ok(memcpy_async(p, q, 8, ACL_MEMCPY_DEVICE_TO_DEVICE, s));
+    let m = end(s).unwrap();
+    assert_eq!(info(side).0, ACL_MODEL_RI_CAPTURE_STATUS_NONE);
+    ok(memset_async(q, 16, 0, side));
+    ok(sync(side));
+    ok(execute(m, other));
+    ok(sync(other));
+    assert_eq!(to_host(p, 16), [[2u8; 8], [1u8; 8]].concat());
+    assert_eq!(to_host(q, 16), vec![2u8; 16]);
+    ok(destroy(m));
+    for e in [e1, e2] {
+        destroy_event(e);
+    }
+    free(p);
+    free(q);
+    for st in [s, side, other] {
+        destroy_stream(st);
+    }
     destroy_context(ctx);
 }
 

@@ -301,8 +301,9 @@ pub unsafe extern "C" fn aclrtRecordEvent(event: aclrtEvent, stream: aclrtStream
     let s = common::or_default(s, &ctx);
     tri!(common::in_context(F, &s, &ctx));
     tri!(takes_host_work(F, &s));
-    if let Some(m) = s.capture.lock().clone() {
-        return match rt::capture::record_event(&m, &e) {
+    let capturing = s.capture.lock().clone();
+    if let Some(m) = capturing {
+        return match rt::capture::record_event(&m, &s, &e) {
             Ok(()) => ACL_SUCCESS,
             Err(e) => rt_fail(F, e),
         };
@@ -353,8 +354,9 @@ pub unsafe extern "C" fn aclrtResetEvent(event: aclrtEvent, stream: aclrtStream)
     let s = common::or_default(s, &ctx);
     tri!(common::in_context(F, &s, &ctx));
     tri!(takes_host_work(F, &s));
-    if let Some(m) = s.capture.lock().clone() {
-        return match rt::capture::reset_event(&m, &e) {
+    let capturing = s.capture.lock().clone();
+    if let Some(m) = capturing {
+        return match rt::capture::reset_event(&m, &s, &e) {
             Ok(()) => ACL_SUCCESS,
             Err(e) => rt_fail(F, e),
         };

@@ -391,20 +391,19 @@ pub unsafe extern "C" fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtE
     tri!(common::in_context(F, &s, &ctx));
     tri!(takes_host_work(F, &s));
     let capturing = s.capture.lock().clone();
-    let checked = match &capturing {
-        Some(m) => rt::capture::wait_event(m, &e),
-        None => rt::capture::check_wait_outside(&s, &e),
+    let in_capture = match &capturing {
+        Some(m) => rt::capture::wait_event(m, &e).map(|()| true),
+        None => rt::capture::join_by_wait(&s, &e),
     };
-    if let Err(err) = checked {
-        return rt_fail(F, err);
+    match in_capture {
+        // Recorded earlier in the capture: ordered by the recorded order.
+        Ok(true) => return ACL_SUCCESS,
+        Ok(false) => {}
+        Err(err) => return rt_fail(F, err),
     }
     let Some(record) = e.latest() else {
         return ACL_SUCCESS;
     };
-    if capturing.is_some() {
-        // Recorded earlier in the same capture: ordered by the stream.
-        return ACL_SUCCESS;
-    }
     match s.enqueue(|_| TaskKind::Wait(record)) {
         Ok(_) => ACL_SUCCESS,
         Err(e) => rt_fail(F, e),

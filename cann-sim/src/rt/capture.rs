@@ -33,9 +33,12 @@
 //!   synchronisation and queries fail with 107028 (`api_error.cc`
 //!   `EventSynchronize`, `EventQuery`...). A capturing stream waiting on an
 //!   event recorded outside the capture is 107024 (`api_impl.cc`
-//!   `StreamWaitEvent`). Cross-stream capture (another stream joining the
-//!   capture by waiting on one of its events) is not simulated: refused
-//!   with 207000.
+//!   `StreamWaitEvent`). A stream waiting on an event of an active capture
+//!   joins it (cross-stream capture, [`join_by_wait`]); it must rejoin
+//!   before the end (107025), and only the stream that began the capture
+//!   can end it (107036). Each execution runs the recorded tasks of all
+//!   its streams in the order they were recorded, on the executing stream
+//!   (an order every recorded dependency allows).
 
 use super::error::{Error, ErrorKind};
 use super::event::Event;
@@ -43,7 +46,7 @@ use super::handles::{Lookup, Table};
 use super::stream::{Stream, TaskKind};
 use parking_lot::Mutex;
 use std::cell::Cell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Weak};
 use std::thread::ThreadId;
@@ -99,6 +102,21 @@ struct Inner {
     steps: Vec<Step>,
     /// Events recorded in the capture.
     events: Vec<Weak<Event>>,
+    /// Events waited on in the capture, by address.
+    waited: HashSet<usize>,
+    /// Streams that joined the capture by waiting on one of its events.
+    joined: Vec<Joined>,
+}
+
+/// A stream that joined a capture (cross-stream capture).
+struct Joined {
+    /// Its `Shared::uid`.
+    uid: u64,
+    stream: Weak<Stream>,
+    label: String,
+    /// The event its last captured task recorded, if that task was a
+    /// record (the rejoin rule at the end).
+    last_record: Option<usize>,
 }
 
 /// A model run instance made by a capture (`aclmdlRI`).
@@ -111,6 +129,8 @@ pub struct Model {
     thread: ThreadId,
     /// The capturing stream, for messages.
     origin: String,
+    /// The capturing stream's `Shared::uid`.
+    origin_uid: u64,
     inner: Mutex<Inner>,
     /// Executions queued and not yet finished.
     running: Arc<AtomicUsize>,
@@ -214,10 +234,13 @@ pub fn begin(s: &Stream, mode: Mode, non_host: bool) -> Result<(), Error> {
         mode,
         thread: std::thread::current().id(),
         origin: s.label(),
+        origin_uid: s.shared.uid,
         inner: Mutex::new(Inner {
             phase: Phase::Capturing,
             steps: Vec::new(),
             events: Vec::new(),
+            waited: HashSet::new(),
+            joined: Vec::new(),
         }),
         running: Arc::new(AtomicUsize::new(0)),
     });
@@ -231,47 +254,90 @@ pub fn begin(s: &Stream, mode: Mode, non_host: bool) -> Result<(), Error> {
 ///
 /// # Errors
 ///
-/// 107029 when `s` is not capturing; 107038 when another thread ends a
-/// capture whose mode is not RELAXED (the capture is ended and its model
-/// destroyed all the same, as the runtime's `ClearCaptureModel` does).
+/// 107029 when `s` is not capturing; 107036 when it joined the capture
+/// but did not begin it. Then, with the capture ended and its model
+/// destroyed all the same (the runtime's `ClearCaptureModel`): 107038 when
+/// another thread ends a capture whose mode is not RELAXED
+/// (`capture_model_utils.cc` `CheckCaptureStreamThreadIsMatch`), 107025
+/// when a stream that joined did not rejoin: its last captured task must
+/// record an event that is waited on in the capture
+/// (`context_aclgraph.cc` `Context::CheckCaptureModelValidity`).
 pub fn end(s: &Stream) -> Result<Arc<Model>, Error> {
-    let Some(m) = s.capture.lock().take() else {
+    let Some(m) = s.capture.lock().clone() else {
         return Err(err(
             ErrorKind::StreamNotCaptured,
             format!("{} is not capturing", s.label()),
         ));
     };
-    let wrong_thread = m.mode != Mode::Relaxed && m.thread != std::thread::current().id();
-    finish(
-        &m,
-        if wrong_thread {
-            Phase::Abandoned
-        } else {
-            Phase::Ready
-        },
-    );
-    if wrong_thread {
-        MODELS.lock().remove(m.handle());
+    if m.origin_uid != s.shared.uid {
         return Err(err(
+            ErrorKind::CaptureUnmatched,
+            format!(
+                "{} joined the capture of {}; end it there",
+                s.label(),
+                m.origin
+            ),
+        ));
+    }
+    let failure = if m.mode != Mode::Relaxed && m.thread != std::thread::current().id() {
+        Some(err(
             ErrorKind::CaptureWrongThread,
             format!(
                 "the capture of {} was begun on another thread and its mode is not RELAXED; the \
                  capture is ended and its model destroyed",
                 s.label()
             ),
-        ));
+        ))
+    } else {
+        m.unjoined().map(|label| {
+            err(
+                ErrorKind::StreamUnjoined,
+                format!(
+                    "{label} joined the capture of {} and did not rejoin it (its last captured \
+                     task must record an event that a stream of the capture waits on); the \
+                     capture is ended and its model destroyed",
+                    s.label()
+                ),
+            )
+        })
+    };
+    *s.capture.lock() = None;
+    match failure {
+        Some(e) => {
+            finish(&m, Phase::Abandoned);
+            MODELS.lock().remove(m.handle());
+            Err(e)
+        }
+        None => {
+            finish(&m, Phase::Ready);
+            Ok(m)
+        }
     }
-    Ok(m)
 }
 
 /// Leaves the capturing phase: the events recorded in it are no longer
 /// part of a capture, the mode no longer counts.
 fn finish(m: &Model, phase: Phase) {
-    let events = {
+    let (events, joined) = {
         let mut inner = m.inner.lock();
         inner.phase = phase;
-        std::mem::take(&mut inner.events)
+        (
+            std::mem::take(&mut inner.events),
+            std::mem::take(&mut inner.joined),
+        )
     };
+    // The joined streams leave the capture too (`ExitCaptureNotify`).
+    for j in joined {
+        if let Some(js) = j.stream.upgrade() {
+            let mut slot = js.capture.lock();
+            if slot
+                .as_ref()
+                .is_some_and(|c| std::ptr::eq(Arc::as_ptr(c), m))
+            {
+                *slot = None;
+            }
+        }
+    }
     let mut captured = CAPTURED_EVENTS.lock();
     for e in events {
         let addr = e.as_ptr() as usize;
@@ -289,7 +355,8 @@ fn finish(m: &Model, phase: Phase) {
 /// Ends the capture of a stream being destroyed with its context or
 /// device: its model can no longer be executed.
 pub fn abandon(s: &Stream) {
-    if let Some(m) = s.capture.lock().take() {
+    let taken = s.capture.lock().take();
+    if let Some(m) = taken {
         finish(&m, Phase::Abandoned);
     }
 }
@@ -387,18 +454,21 @@ fn captured_by(e: &Arc<Event>) -> Option<Arc<Model>> {
 }
 
 /// `aclrtStreamWaitEvent` on a stream that is not capturing, of an event
-/// that may be part of a capture.
+/// that may be part of a capture: the stream joins that capture (cross-stream
+/// capture, `capture_model_utils.cc` `GetCaptureStream`): its later work is
+/// recorded into the same model until the capture ends, and it must rejoin
+/// (see [`end`]). Returns whether it joined (the wait itself is then ordered
+/// by the capture: each execution runs the recorded tasks in order).
 ///
 /// # Errors
 ///
-/// 107031 on a default stream; 207000 elsewhere (cross-stream capture is
-/// not simulated).
-pub fn check_wait_outside(s: &Stream, e: &Arc<Event>) -> Result<(), Error> {
+/// 107031 on a default stream (`api_impl.cc` `StreamWaitEvent`).
+pub fn join_by_wait(s: &Arc<Stream>, e: &Arc<Event>) -> Result<bool, Error> {
     if ACTIVE.load(Ordering::Acquire) == 0 {
-        return Ok(());
+        return Ok(false);
     }
     let Some(m) = captured_by(e) else {
-        return Ok(());
+        return Ok(false);
     };
     if s.is_default {
         return Err(err(
@@ -409,21 +479,40 @@ pub fn check_wait_outside(s: &Stream, e: &Arc<Event>) -> Result<(), Error> {
             ),
         ));
     }
-    Err(err(
-        ErrorKind::FeatureNotSupport,
-        format!(
-            "the event is part of the capture of {}: {} would join the capture (cross-stream \
-             capture), which cann-sim does not simulate",
-            m.origin,
-            s.label()
-        ),
-    ))
+    *s.capture.lock() = Some(m.clone());
+    let mut inner = m.inner.lock();
+    inner.waited.insert(Arc::as_ptr(e) as usize);
+    inner.joined.push(Joined {
+        uid: s.shared.uid,
+        stream: Arc::downgrade(s),
+        label: s.label(),
+        last_record: None,
+    });
+    Ok(true)
 }
 
 impl Model {
     /// Its handle: its address, under which [`MODELS`] knows it.
     pub fn handle(&self) -> usize {
         self as *const Model as usize
+    }
+
+    /// The label of a joined stream that did not rejoin.
+    fn unjoined(&self) -> Option<String> {
+        let inner = self.inner.lock();
+        inner
+            .joined
+            .iter()
+            .find(|j| !j.last_record.is_some_and(|e| inner.waited.contains(&e)))
+            .map(|j| j.label.clone())
+    }
+
+    /// Notes the last captured task of stream `uid`: a record of `event`, or
+    /// other work.
+    fn note_last(inner: &mut Inner, uid: u64, event: Option<usize>) {
+        if let Some(j) = inner.joined.iter_mut().find(|j| j.uid == uid) {
+            j.last_record = event;
+        }
     }
 
     /// Whether its stream is still capturing into it.
@@ -456,6 +545,7 @@ impl Model {
             | TaskKind::Fill { .. }
             | TaskKind::Op { .. } => {
                 inner.steps.push(Step::Task(kind));
+                Model::note_last(&mut inner, s.shared.uid, None);
                 Ok(seq)
             }
             other => {
@@ -644,7 +734,7 @@ fn replica(t: &TaskKind) -> TaskKind {
 /// 207000 for an event not made by `aclrtCreateEventExWithFlag`
 /// (`api_impl.cc` `EventRecord`); 107032 for an event part of another
 /// active capture.
-pub fn record_event(m: &Arc<Model>, e: &Arc<Event>) -> Result<(), Error> {
+pub fn record_event(m: &Arc<Model>, s: &Stream, e: &Arc<Event>) -> Result<(), Error> {
     if !e.ex_mode {
         return Err(not_ex());
     }
@@ -663,6 +753,7 @@ pub fn record_event(m: &Arc<Model>, e: &Arc<Event>) -> Result<(), Error> {
     let mut inner = m.inner.lock();
     inner.events.push(Arc::downgrade(e));
     inner.steps.push(Step::Record(e.clone()));
+    Model::note_last(&mut inner, s.shared.uid, Some(addr));
     Ok(())
 }
 
@@ -677,7 +768,10 @@ pub fn record_event(m: &Arc<Model>, e: &Arc<Event>) -> Result<(), Error> {
 /// 107032 for an event part of another active capture.
 pub fn wait_event(m: &Arc<Model>, e: &Arc<Event>) -> Result<(), Error> {
     match captured_by(e) {
-        Some(owner) if Arc::ptr_eq(&owner, m) => Ok(()),
+        Some(owner) if Arc::ptr_eq(&owner, m) => {
+            m.inner.lock().waited.insert(Arc::as_ptr(e) as usize);
+            Ok(())
+        }
         Some(owner) => Err(conflict(&owner)),
         None if e.latest().is_some() => Err(err(
             ErrorKind::CaptureDependency,
@@ -697,13 +791,15 @@ pub fn wait_event(m: &Arc<Model>, e: &Arc<Event>) -> Result<(), Error> {
 /// # Errors
 ///
 /// 107032 for an event part of another active capture.
-pub fn reset_event(m: &Arc<Model>, e: &Arc<Event>) -> Result<(), Error> {
+pub fn reset_event(m: &Arc<Model>, s: &Stream, e: &Arc<Event>) -> Result<(), Error> {
     if let Some(owner) = captured_by(e)
         && !Arc::ptr_eq(&owner, m)
     {
         return Err(conflict(&owner));
     }
-    m.inner.lock().steps.push(Step::Reset(e.clone()));
+    let mut inner = m.inner.lock();
+    inner.steps.push(Step::Reset(e.clone()));
+    Model::note_last(&mut inner, s.shared.uid, None);
     Ok(())
 }
 

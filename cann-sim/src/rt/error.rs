@@ -75,6 +75,12 @@ pub enum ErrorKind {
     CaptureDependency,
     /// An event linking two captures (`ACL_ERROR_STREAM_CAPTURE_CONFLICT`).
     CaptureConflict,
+    /// A capture ended on a stream that only joined it
+    /// (`ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED`).
+    CaptureUnmatched,
+    /// A stream that joined a capture and did not rejoin
+    /// (`ACL_ERROR_RT_STREAM_UNJOINED`).
+    StreamUnjoined,
 }
 
 /// Why a runtime operation failed: its kind and a sentence (without the

@@ -443,7 +443,8 @@ impl Stream {
     /// is being destroyed or its worker cannot be started.
     pub fn enqueue(&self, make: impl FnOnce(u64) -> TaskKind) -> Result<u64, Error> {
         // While the stream captures, its work is recorded, not run.
-        if let Some(m) = self.capture.lock().clone() {
+        let capturing = self.capture.lock().clone();
+        if let Some(m) = capturing {
             return m.record_task(self, make);
         }
         self.ensure_worker()?;
