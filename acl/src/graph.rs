@@ -42,10 +42,12 @@
 //! 207000). These come back as errors
 //! from the calls inside the closure; [`Stream::capture`] then returns the
 //! closure's error and destroys the partial graph.
-//! (Rules and codes: hicann/runtime `src/runtime/core/src/api_impl/api_impl.cc`
-//! capture checks, summarised in the project's research notes.)
+//! (Rules and codes: hicann/runtime `src/runtime/api/impl/api_error.cc`,
+//! `src/runtime/api/impl/api_impl.cc` and
+//! `src/runtime/feature/aclgraph/context_aclgraph.cc`; the simulator follows
+//! them, see cann-sim's README.)
 //!
-//! ```no_run
+//! ```
 //! # cann_sim::install().unwrap();
 //! use acl::{Device, Runtime, graph::CaptureMode};
 //! let npu = Device::new(&Runtime::init()?, 0)?;
