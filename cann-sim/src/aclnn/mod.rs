@@ -39,6 +39,9 @@ mod exec;
 mod operators;
 pub use operators::*;
 
+mod transformer;
+pub use transformer::*;
+
 mod unsupported;
 // Empty while every declared function is implemented.
 #[allow(unused_imports)]
