@@ -13,7 +13,7 @@
 
 #![allow(non_snake_case)]
 
-use super::exec::{View, bound, contiguous_strides, i64_input};
+use super::exec::{PlanIn, View, bound, contiguous_strides, i64_input};
 use super::operators::{Planned, dev, get_workspace_size, plan, plan_out, run_executor};
 use crate::ops::{AttrValue, Attrs};
 use crate::recent_error::fail;
@@ -34,19 +34,24 @@ fn embedding(
     indices: *const aclTensor,
     out: *const aclTensor,
 ) -> Planned {
+    // Every argument is looked up (null: 161001) before any is judged.
     let w = bound(f, "weight", weight as usize, false)?;
+    let indices = dev(f, "indices", indices as usize)?;
+    let out = bound(f, "out", out as usize, true)?;
     if w.spec.shape.len() != 2 {
         return Err(invalid(format!(
             "{f}: weight must be 2-D, got {:?}",
             w.spec.shape
         )));
     }
-    let inputs = vec![
-        super::exec::PlanIn::Device(w),
-        dev(f, "indices", indices as usize)?,
-        i64_input(&[0]),
-    ];
-    plan_out(f, "aclnnEmbedding", "GatherV2", Attrs::new(), inputs, out)
+    let inputs = vec![PlanIn::Device(w), indices, i64_input(&[0])];
+    Ok(plan(
+        "aclnnEmbedding",
+        "GatherV2",
+        Attrs::new(),
+        inputs,
+        out,
+    ))
 }
 
 fn rms_norm(
@@ -80,6 +85,7 @@ fn rotary(
         dev(f, "cos", cos as usize)?,
         dev(f, "sin", sin as usize)?,
     ];
+    let out = bound(f, "out", out as usize, true)?;
     match mode {
         0 | 1 => {}
         2 | 3 => {
@@ -93,14 +99,13 @@ fn rotary(
         _ => return Err(invalid(format!("{f}: mode {mode} is not 0..=3"))),
     }
     let attrs = Attrs::from([("mode".to_string(), AttrValue::Int(mode))]);
-    plan_out(
-        f,
+    Ok(plan(
         "aclnnRotaryPositionEmbedding",
         "RotaryPositionEmbedding",
         attrs,
         inputs,
         out,
-    )
+    ))
 }
 
 fn swi_glu(f: &str, x: *const aclTensor, dim: i64, out: *const aclTensor) -> Planned {
@@ -142,7 +147,7 @@ fn arg_max(
         "dtype".to_string(),
         AttrValue::DataType(out.spec.dtype.to_acl()),
     )]);
-    let inputs = vec![super::exec::PlanIn::Device(x), i64_input(&[dim])];
+    let inputs = vec![PlanIn::Device(x), i64_input(&[dim])];
     Ok(plan("aclnnArgMax", "ArgMaxV2", attrs, inputs, out))
 }
 
@@ -196,7 +201,7 @@ fn inplace_copy(f: &str, dst: *const aclTensor, src: *const aclTensor) -> Planne
         "aclnnInplaceCopy",
         "Cast",
         attrs,
-        vec![super::exec::PlanIn::Device(src)],
+        vec![PlanIn::Device(src)],
         dst,
     ))
 }

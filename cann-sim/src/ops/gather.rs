@@ -3,8 +3,9 @@
 //! x.shape[axis+1..]`. `axis` is an int32/int64 scalar (or 1-element) input;
 //! attribute `batch_dims` must be 0 here (cann-sim gathers without batch
 //! dimensions). Any element type; indices int32 or int64, negative ones
-//! counting from the end; an index out of range is an input error when the
-//! kernel runs (the device's result would be undefined).
+//! counting from the end; an index out of range is an input error (from
+//! inference when the indices' values are known, else when the kernel runs:
+//! the device's result would be undefined).
 
 use super::dtype::load_i64;
 use super::{
@@ -39,6 +40,23 @@ fn axis(args: &[Arg<'_>], attrs: &Attrs) -> Result<Option<usize>, OpError> {
     })
 }
 
+/// The rows `idx` names along dimension `a` (of size `n`), negative ones
+/// counted from the end.
+fn rows(idx: &[i64], n: i64, a: usize) -> Result<Vec<usize>, OpError> {
+    idx.iter()
+        .map(|&i| {
+            let j = if i < 0 { i + n } else { i };
+            if (0..n).contains(&j) {
+                Ok(j as usize)
+            } else {
+                Err(OpError::Input(format!(
+                    "GatherV2: index {i} is out of range for dimension {a} of x (size {n})"
+                )))
+            }
+        })
+        .collect()
+}
+
 pub(crate) fn infer(args: &[Arg<'_>], attrs: &Attrs) -> Result<TensorSpec, OpError> {
     check_dtype(
         Op::GatherV2,
@@ -58,6 +76,9 @@ pub(crate) fn infer(args: &[Arg<'_>], attrs: &Attrs) -> Result<TensorSpec, OpErr
             shape: vec![super::UNKNOWN_RANK],
         });
     };
+    if let Some(d) = args[1].data {
+        rows(&load_i64(args[1].spec.dtype, d), x.shape[a], a)?;
+    }
     let mut shape = x.shape[..a].to_vec();
     shape.extend_from_slice(&args[1].spec.shape);
     shape.extend_from_slice(&x.shape[a + 1..]);
@@ -88,17 +109,7 @@ pub(crate) fn run(
     let outer: usize = dims[..a].iter().map(|&d| d as usize).product();
     let inner: usize =
         dims[a + 1..].iter().map(|&d| d as usize).product::<usize>() * x.spec.dtype.size();
-    let idx = load_i64(inputs[1].spec.dtype, inputs[1].data);
-    let mut rows = Vec::with_capacity(idx.len());
-    for &i in &idx {
-        let j = if i < 0 { i + n } else { i };
-        if !(0..n).contains(&j) {
-            return Err(OpError::Input(format!(
-                "GatherV2: index {i} is out of range for dimension {a} of x (size {n})"
-            )));
-        }
-        rows.push(j as usize);
-    }
+    let rows = rows(&load_i64(inputs[1].spec.dtype, inputs[1].data), n, a)?;
     let mut at = 0;
     for o in 0..outer {
         let base = o * n as usize * inner;
