@@ -6,54 +6,25 @@
 //! (Values, dtypes and shape errors are tested through `acl::aclnn` in
 //! `acl/tests/aclnn.rs`.)
 
+#[path = "common/aclnn.rs"]
+mod aclnn_common;
 mod common;
 
 use acl_sys::aclnn::{
     ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS, aclOpExecutor, aclTensor,
-    aclnnStatus,
 };
 use acl_sys::{
-    ACL_FLOAT, ACL_FORMAT_ND, ACL_INT64, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE,
-    ACL_SUCCESS, aclDataType,
+    ACL_FLOAT, ACL_INT64, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, ACL_SUCCESS,
 };
+use aclnn_common::{fails, tensor};
 use cann_sim::acl::{aclrtMemcpy, aclrtSynchronizeDevice};
 use cann_sim::aclnn::*;
-use common::{discard_recent_error, free, malloc, ok, recent_error, use_device};
+use common::{discard_recent_error, free, malloc, ok, use_device};
 use std::ptr::{null, null_mut};
 use std::sync::Mutex;
 
 /// The tests count live handles: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
-
-#[track_caller]
-fn fails(got: aclnnStatus, want: aclnnStatus, function: &str) {
-    assert_eq!(got, want, "{function}");
-    let msg = recent_error();
-    assert!(msg.starts_with(function), "{msg}");
-}
-
-fn tensor(dims: &[i64], dtype: aclDataType, data: *mut u8) -> *mut aclTensor {
-    let n: i64 = dims.iter().product();
-    let strides: Vec<i64> = (0..dims.len())
-        .map(|i| dims[i + 1..].iter().product())
-        .collect();
-    // SAFETY: arrays valid for their lengths.
-    let t = unsafe {
-        aclCreateTensor(
-            dims.as_ptr(),
-            dims.len() as u64,
-            dtype,
-            strides.as_ptr(),
-            0,
-            ACL_FORMAT_ND,
-            [n].as_ptr(),
-            1,
-            data.cast(),
-        )
-    };
-    assert!(!t.is_null(), "{}", recent_error());
-    t
-}
 
 fn upload<T: Copy>(v: &[T]) -> *mut u8 {
     let bytes = std::mem::size_of_val(v);

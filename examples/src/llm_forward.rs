@@ -26,6 +26,7 @@
 //! values the device holds (rounded to the run's type) and follows the
 //! device's tokens, so each step's logits can be compared.
 
+use crate::rng::Rng;
 use acl::aclnn::{self, CubeMathType, Layout, RotaryMode, Tensor, TensorMut};
 use acl::{DeviceBuffer, Element, Stream};
 use half::{bf16, f16};
@@ -182,26 +183,11 @@ impl Report {
     }
 }
 
-/// SplitMix64: the seeded numbers of the weights and the prompt.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [-1, 1).
-    fn uniform(&mut self) -> f32 {
-        ((self.next_u64() >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-    }
-
-    fn fill(&mut self, n: usize, scale: f32, bias: f32) -> Vec<f32> {
-        (0..n).map(|_| bias + scale * self.uniform()).collect()
-    }
+/// Seeded values `bias + scale · u`, `u` uniform in (-1, 1).
+fn fill(rng: &mut Rng, n: usize, scale: f32, bias: f32) -> Vec<f32> {
+    (0..n)
+        .map(|_| bias + scale * (2.0 * rng.uniform() - 1.0))
+        .collect()
 }
 
 /// Host weights of one layer (already rounded to the run's type).
@@ -236,7 +222,7 @@ impl HostModel {
         let (d, f) = (c.dim, c.ffn);
         let sd = 1.0 / (d as f32).sqrt();
         let sf = 1.0 / (f as f32).sqrt();
-        let mut w = |n: usize, scale: f32, bias: f32| round::<T>(rng.fill(n, scale, bias));
+        let mut w = |n: usize, scale: f32, bias: f32| round::<T>(fill(rng, n, scale, bias));
         let embed = w(c.vocab * d, 1.0, 0.0);
         let layers = (0..c.layers)
             .map(|_| HostLayer {
@@ -434,6 +420,43 @@ fn layout(dims: &[usize], strides: &[usize], offset: usize, storage: usize) -> L
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
+/// `x [rows, k] · w [k, n]` into a new buffer.
+fn linear<T: Float>(
+    s: &Stream,
+    x: &Tensor<'_>,
+    rows: usize,
+    w: &DeviceBuffer<T>,
+    k: usize,
+    n: usize,
+) -> Res<DeviceBuffer<T>> {
+    let mut out = s.alloc_zeros::<T>(rows * n)?;
+    aclnn::matmul(
+        s,
+        x,
+        &Tensor::new(w, &[k, n])?,
+        &mut TensorMut::new(&mut out, &[rows, n])?,
+        CubeMathType::KeepDtype,
+    )?;
+    Ok(out)
+}
+
+/// `a + b`, both `[rows, n]`, into `out`.
+fn residual<T: Float>(
+    s: &Stream,
+    a: &DeviceBuffer<T>,
+    b: &DeviceBuffer<T>,
+    shape: &[usize],
+    out: &mut DeviceBuffer<T>,
+) -> Res<()> {
+    aclnn::add(
+        s,
+        &Tensor::new(a, shape)?,
+        &Tensor::new(b, shape)?,
+        &mut TensorMut::new(out, shape)?,
+    )?;
+    Ok(())
+}
+
 impl<T: Float> DeviceModel<T> {
     fn new(s: &Stream, c: &Config, m: &HostModel) -> acl::Result<DeviceModel<T>> {
         let cache = c.heads * c.max_seq() * c.head_dim();
@@ -515,18 +538,13 @@ impl<T: Float> DeviceModel<T> {
                 &mut TensorMut::new(&mut h, &[n, d])?,
                 &mut TensorMut::new(&mut rstd, &[n, 1])?,
             )?;
-            let proj = |wt: &DeviceBuffer<T>| -> Res<DeviceBuffer<T>> {
-                let mut out = s.alloc_zeros::<T>(n * d)?;
-                aclnn::matmul(
-                    s,
-                    &Tensor::new(&h, &[n, d])?,
-                    &Tensor::new(wt, &[d, d])?,
-                    &mut TensorMut::new(&mut out, &[n, d])?,
-                    mm,
-                )?;
-                Ok(out)
-            };
-            let (q, k, v) = (proj(&w.wq)?, proj(&w.wk)?, proj(&w.wv)?);
+            let th = Tensor::new(&h, &[n, d])?;
+            let (q, k, v) = (
+                linear(s, &th, n, &w.wq, d, d)?,
+                linear(s, &th, n, &w.wk, d, d)?,
+                linear(s, &th, n, &w.wv, d, d)?,
+            );
+            drop(th);
             let rope = |t: &DeviceBuffer<T>| -> Res<DeviceBuffer<T>> {
                 let mut out = s.alloc_zeros::<T>(n * d)?;
                 aclnn::rotary_position_embedding(
@@ -606,21 +624,9 @@ impl<T: Float> DeviceModel<T> {
                 &mut TensorMut::with_layout(&mut attn, &per_head)?,
                 mm,
             )?;
-            let mut o = s.alloc_zeros::<T>(n * d)?;
-            aclnn::matmul(
-                s,
-                &Tensor::new(&attn, &[n, d])?,
-                &Tensor::new(&w.wo, &[d, d])?,
-                &mut TensorMut::new(&mut o, &[n, d])?,
-                mm,
-            )?;
+            let o = linear(s, &Tensor::new(&attn, &[n, d])?, n, &w.wo, d, d)?;
             let mut x2 = s.alloc_zeros::<T>(n * d)?;
-            aclnn::add(
-                s,
-                &Tensor::new(&x, &[n, d])?,
-                &Tensor::new(&o, &[n, d])?,
-                &mut TensorMut::new(&mut x2, &[n, d])?,
-            )?;
+            residual(s, &x, &o, &[n, d], &mut x2)?;
             // MLP.
             aclnn::rms_norm(
                 s,
@@ -630,14 +636,7 @@ impl<T: Float> DeviceModel<T> {
                 &mut TensorMut::new(&mut h, &[n, d])?,
                 &mut TensorMut::new(&mut rstd, &[n, 1])?,
             )?;
-            let mut gu = s.alloc_zeros::<T>(n * 2 * f)?;
-            aclnn::matmul(
-                s,
-                &Tensor::new(&h, &[n, d])?,
-                &Tensor::new(&w.w_gate_up, &[d, 2 * f])?,
-                &mut TensorMut::new(&mut gu, &[n, 2 * f])?,
-                mm,
-            )?;
+            let gu = linear(s, &Tensor::new(&h, &[n, d])?, n, &w.w_gate_up, d, 2 * f)?;
             let mut act = s.alloc_zeros::<T>(n * f)?;
             aclnn::swi_glu(
                 s,
@@ -645,19 +644,8 @@ impl<T: Float> DeviceModel<T> {
                 -1,
                 &mut TensorMut::new(&mut act, &[n, f])?,
             )?;
-            aclnn::matmul(
-                s,
-                &Tensor::new(&act, &[n, f])?,
-                &Tensor::new(&w.w_down, &[f, d])?,
-                &mut TensorMut::new(&mut o, &[n, d])?,
-                mm,
-            )?;
-            aclnn::add(
-                s,
-                &Tensor::new(&x2, &[n, d])?,
-                &Tensor::new(&o, &[n, d])?,
-                &mut TensorMut::new(&mut x, &[n, d])?,
-            )?;
+            let down = linear(s, &Tensor::new(&act, &[n, f])?, n, &w.w_down, f, d)?;
+            residual(s, &x2, &down, &[n, d], &mut x)?;
         }
         // The last position only: final norm and logits.
         let mut h = s.alloc_zeros::<T>(d)?;
@@ -669,15 +657,7 @@ impl<T: Float> DeviceModel<T> {
             &mut TensorMut::new(&mut h, &[1, d])?,
             &mut TensorMut::with_layout(&mut rstd, &layout(&[1, 1], &[1, 1], 0, n))?,
         )?;
-        let mut logits = s.alloc_zeros::<T>(c.vocab)?;
-        aclnn::matmul(
-            s,
-            &Tensor::new(&h, &[1, d])?,
-            &Tensor::new(&self.w_out, &[d, c.vocab])?,
-            &mut TensorMut::new(&mut logits, &[1, c.vocab])?,
-            mm,
-        )?;
-        Ok(logits)
+        linear(s, &Tensor::new(&h, &[1, d])?, 1, &self.w_out, d, c.vocab)
     }
 }
 
@@ -700,7 +680,7 @@ pub fn run<T: Float>(s: &Stream, c: &Config, mut on_step: impl FnMut(&Step)) -> 
     let mut rng = Rng(c.seed);
     let host = HostModel::new::<T>(c, &mut rng);
     let prompt: Vec<i64> = (0..c.prompt)
-        .map(|_| (rng.next_u64() % c.vocab as u64) as i64)
+        .map(|_| (rng.next() % c.vocab as u64) as i64)
         .collect();
     let mut dev = DeviceModel::<T>::new(s, c, &host)?;
     let mut reference = Reference::new(c, &host);
