@@ -897,49 +897,19 @@ fn rms_norm_matches_the_host_over_one_or_more_trailing_dimensions() {
     let mut rh = s.alloc_zeros::<f16>(2).unwrap();
     let tx = Tensor::new(&x, &[2, 4]).unwrap();
     let mut ty = TensorMut::new(&mut y, &[2, 4]).unwrap();
-    // gamma not x's trailing shape; gamma of another dtype.
-    let e = aclnn::rms_norm(
-        &s,
-        &tx,
-        &Tensor::new(&g, &[2, 2]).unwrap(),
-        1e-6,
-        &mut ty,
-        &mut TensorMut::new(&mut r, &[2, 1]).unwrap(),
-    )
-    .unwrap_err();
-    assert_eq!(status(e), (161002, "aclnnRmsNormGetWorkspaceSize"));
-    let e = aclnn::rms_norm(
-        &s,
-        &tx,
-        &Tensor::new(&gh, &[4]).unwrap(),
-        1e-6,
-        &mut ty,
-        &mut TensorMut::new(&mut r, &[2, 1]).unwrap(),
-    )
-    .unwrap_err();
-    assert_eq!(status(e), (161002, "aclnnRmsNormGetWorkspaceSize"));
-    // rstd must be float32 of shape [2, 1].
+    let mut refused = |gamma: &Tensor<'_>, rstd: &mut TensorMut<'_>| {
+        let e = aclnn::rms_norm(&s, &tx, gamma, 1e-6, &mut ty, rstd).unwrap_err();
+        assert_eq!(status(e), (161002, "aclnnRmsNormGetWorkspaceSize"));
+    };
     let tg = Tensor::new(&g, &[4]).unwrap();
-    let e = aclnn::rms_norm(
-        &s,
-        &tx,
-        &tg,
-        1e-6,
-        &mut ty,
-        &mut TensorMut::new(&mut rh, &[2, 1]).unwrap(),
-    )
-    .unwrap_err();
-    assert_eq!(status(e), (161002, "aclnnRmsNormGetWorkspaceSize"));
-    let e = aclnn::rms_norm(
-        &s,
-        &tx,
-        &tg,
-        1e-6,
-        &mut ty,
-        &mut TensorMut::new(&mut r, &[2]).unwrap(),
-    )
-    .unwrap_err();
-    assert_eq!(status(e), (161002, "aclnnRmsNormGetWorkspaceSize"));
+    // gamma not x's trailing shape; gamma of another dtype.
+    let mut tr = TensorMut::new(&mut r, &[2, 1]).unwrap();
+    refused(&Tensor::new(&g, &[2, 2]).unwrap(), &mut tr);
+    refused(&Tensor::new(&gh, &[4]).unwrap(), &mut tr);
+    drop(tr);
+    // rstd must be float32 of shape [2, 1].
+    refused(&tg, &mut TensorMut::new(&mut rh, &[2, 1]).unwrap());
+    refused(&tg, &mut TensorMut::new(&mut r, &[2]).unwrap());
 }
 
 fn ropes<T: Num>(s: &Stream, mode: aclnn::RotaryMode) {

@@ -670,7 +670,11 @@ impl<T: Float> DeviceModel<T> {
 /// Any device error; a configuration that does not fit (odd head width,
 /// `dim` not a multiple of `heads`).
 pub fn run<T: Float>(s: &Stream, c: &Config, mut on_step: impl FnMut(&Step)) -> Res<Report> {
-    if c.heads == 0 || c.dim % c.heads != 0 || c.head_dim() % 2 != 0 || c.prompt == 0 {
+    if c.heads == 0
+        || !c.dim.is_multiple_of(c.heads)
+        || !c.head_dim().is_multiple_of(2)
+        || c.prompt == 0
+    {
         return Err(format!(
             "dim {} must split into {} heads of even width, and the prompt must not be empty",
             c.dim, c.heads
