@@ -22,7 +22,10 @@
 // - aclnnSwiGlu: the 8.1.RC1 header `aclnnop/aclnn_swi_glu.h`;
 // - aclnnArgMax: the 8.1.RC1 header `aclnnop/aclnn_argmax.h`;
 // - aclnnInplaceCopy: the 8.1.RC1 header `aclnnop/aclnn_copy.h` and hicann/ops-math
-//   `conversion/view_copy/docs/aclnnInplaceCopy.md`.
+//   `conversion/view_copy/docs/aclnnInplaceCopy.md`;
+// - aclnnMuls: the 8.1.RC1 header `aclnnop/aclnn_mul.h`;
+// - aclnnInplaceMaskedFillScalar: `aolapi/context/aclnnInplaceMaskedFillScalar.md`
+//   (`aclnnop/aclnn_masked_fill_scalar.h`).
 //
 // Rules for this file: items only (no `use`), fully-qualified types
 // (`crate::aclDataType`, `::core::ffi::c_void`).
@@ -202,4 +205,8 @@ unsafe extern "C" {
     pub fn aclnnArgMax(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
     pub fn aclnnInplaceCopyGetWorkspaceSize(selfRef: *mut aclTensor, src: *const aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
     pub fn aclnnInplaceCopy(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
+    pub fn aclnnMulsGetWorkspaceSize(self_: *const aclTensor, other: *const aclScalar, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
+    pub fn aclnnMuls(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
+    pub fn aclnnInplaceMaskedFillScalarGetWorkspaceSize(selfRef: *mut aclTensor, mask: *const aclTensor, value: *const aclScalar, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
+    pub fn aclnnInplaceMaskedFillScalar(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
 }

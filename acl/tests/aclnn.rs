@@ -1177,3 +1177,60 @@ fn inplace_copy_converts_broadcasts_and_writes_strided_views() {
     .unwrap_err();
     assert_eq!(status(e), (161002, "aclnnInplaceCopyGetWorkspaceSize"));
 }
+
+fn muls_and_masked_fills<T: Num>(s: &Stream) {
+    let x = [1.0, -2.0, 3.0, 4.0, 0.5, -6.0];
+    let dx = s.clone_from_host(&host::<T>(&x)).unwrap();
+    let mut dy = s.alloc_zeros::<T>(6).unwrap();
+    aclnn::muls(
+        s,
+        &Tensor::new(&dx, &[2, 3]).unwrap(),
+        &Scalar::new(0.5f32).unwrap(),
+        &mut TensorMut::new(&mut dy, &[2, 3]).unwrap(),
+    )
+    .unwrap();
+    let half: Vec<f64> = x.iter().map(|v| v * 0.5).collect();
+    close("muls", &dy.to_host_vec().unwrap(), &half);
+    // A causal mask [3] broadcast over the two rows of a [2, 3] view.
+    let mask = s
+        .clone_from_host(&[
+            acl::memory::Bool::FALSE,
+            acl::memory::Bool::TRUE,
+            acl::memory::Bool::TRUE,
+        ])
+        .unwrap();
+    aclnn::masked_fill_(
+        s,
+        &mut TensorMut::new(&mut dy, &[2, 3]).unwrap(),
+        &Tensor::new(&mask, &[3]).unwrap(),
+        &Scalar::new(-7.0f64).unwrap(),
+    )
+    .unwrap();
+    close(
+        "masked_fill_",
+        &dy.to_host_vec().unwrap(),
+        &[half[0], -7.0, -7.0, half[3], -7.0, -7.0],
+    );
+}
+
+#[test]
+fn muls_scales_by_a_host_scalar_and_masked_fill_writes_where_the_mask_is_true() {
+    let (_g, _d, s) = setup();
+    muls_and_masked_fills::<f32>(&s);
+    muls_and_masked_fills::<f16>(&s);
+    muls_and_masked_fills::<bf16>(&s);
+    let x = s.clone_from_host(&[1.0f32; 6]).unwrap();
+    let m = s.clone_from_host(&[1.0f32; 2]).unwrap();
+    let mut y = s.alloc_zeros::<f32>(6).unwrap();
+    let v = Scalar::new(0.0f32).unwrap();
+    let mut ty = TensorMut::new(&mut y, &[3, 2]).unwrap();
+    // out of another shape; a mask that is not bool; one that does not broadcast.
+    let e = aclnn::muls(&s, &Tensor::new(&x, &[2, 3]).unwrap(), &v, &mut ty).unwrap_err();
+    assert_eq!(status(e), (161002, "aclnnMulsGetWorkspaceSize"));
+    let f = "aclnnInplaceMaskedFillScalarGetWorkspaceSize";
+    let e = aclnn::masked_fill_(&s, &mut ty, &Tensor::new(&m, &[2]).unwrap(), &v).unwrap_err();
+    assert_eq!(status(e), (161002, f));
+    let b = s.clone_from_host(&[acl::memory::Bool::TRUE; 3]).unwrap();
+    let e = aclnn::masked_fill_(&s, &mut ty, &Tensor::new(&b, &[3]).unwrap(), &v).unwrap_err();
+    assert_eq!(status(e), (161002, f));
+}

@@ -1878,6 +1878,10 @@ pub fn aclnn_api() -> acl_sys::aclnn::Api {
         aclnnInplaceFillScalarGetWorkspaceSize: Some(
             crate::aclnn::aclnnInplaceFillScalarGetWorkspaceSize,
         ),
+        aclnnInplaceMaskedFillScalar: Some(crate::aclnn::aclnnInplaceMaskedFillScalar),
+        aclnnInplaceMaskedFillScalarGetWorkspaceSize: Some(
+            crate::aclnn::aclnnInplaceMaskedFillScalarGetWorkspaceSize,
+        ),
         aclnnInplaceOne: Some(crate::aclnn::aclnnInplaceOne),
         aclnnInplaceOneGetWorkspaceSize: Some(crate::aclnn::aclnnInplaceOneGetWorkspaceSize),
         aclnnInplaceZero: Some(crate::aclnn::aclnnInplaceZero),
@@ -1896,6 +1900,8 @@ pub fn aclnn_api() -> acl_sys::aclnn::Api {
         aclnnMinimumGetWorkspaceSize: Some(crate::aclnn::aclnnMinimumGetWorkspaceSize),
         aclnnMul: Some(crate::aclnn::aclnnMul),
         aclnnMulGetWorkspaceSize: Some(crate::aclnn::aclnnMulGetWorkspaceSize),
+        aclnnMuls: Some(crate::aclnn::aclnnMuls),
+        aclnnMulsGetWorkspaceSize: Some(crate::aclnn::aclnnMulsGetWorkspaceSize),
         aclnnNeg: Some(crate::aclnn::aclnnNeg),
         aclnnNegGetWorkspaceSize: Some(crate::aclnn::aclnnNegGetWorkspaceSize),
         aclnnPermute: Some(crate::aclnn::aclnnPermute),

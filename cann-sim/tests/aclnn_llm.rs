@@ -1,6 +1,7 @@
 //! The transformer operators of cann-sim's aclnn through the C ABI:
 //! `aclnnEmbedding`, `aclnnRmsNorm` (two outputs), `aclnnRotaryPositionEmbedding`,
-//! `aclnnSwiGlu`, `aclnnArgMax`, `aclnnInplaceCopy` — null arguments
+//! `aclnnSwiGlu`, `aclnnArgMax`, `aclnnInplaceCopy`, `aclnnMuls`,
+//! `aclnnInplaceMaskedFillScalar` — null arguments
 //! (161001), the launch functions' pairing with their executors, a kernel
 //! fault reported by the next synchronisation, and every handle released.
 //! (Values, dtypes and shape errors are tested through `acl::aclnn` in
@@ -154,6 +155,37 @@ fn null_arguments_are_161001_for_every_transformer_operator() {
             ACLNN_ERR_PARAM_NULLPTR,
             f,
         );
+        let mut zero = 0.0f32;
+        let v = aclCreateScalar((&mut zero as *mut f32).cast(), ACL_FLOAT);
+        let f = "aclnnMulsGetWorkspaceSize";
+        fails(
+            aclnnMulsGetWorkspaceSize(t, null(), t, &mut ws, &mut ex),
+            ACLNN_ERR_PARAM_NULLPTR,
+            f,
+        );
+        fails(
+            aclnnMulsGetWorkspaceSize(t, v, nt, &mut ws, &mut ex),
+            ACLNN_ERR_PARAM_NULLPTR,
+            f,
+        );
+        let f = "aclnnInplaceMaskedFillScalarGetWorkspaceSize";
+        fails(
+            aclnnInplaceMaskedFillScalarGetWorkspaceSize(nt, t, v, &mut ws, &mut ex),
+            ACLNN_ERR_PARAM_NULLPTR,
+            f,
+        );
+        fails(
+            aclnnInplaceMaskedFillScalarGetWorkspaceSize(t, t, null(), &mut ws, &mut ex),
+            ACLNN_ERR_PARAM_NULLPTR,
+            f,
+        );
+        // A tensor where the scalar belongs is the wrong kind of object.
+        fails(
+            aclnnMulsGetWorkspaceSize(t, t.cast(), t, &mut ws, &mut ex),
+            ACLNN_ERR_PARAM_INVALID,
+            "aclnnMulsGetWorkspaceSize",
+        );
+        assert_eq!(aclDestroyScalar(v), ACLNN_SUCCESS);
         for h in [t, i] {
             assert_eq!(aclDestroyTensor(h), ACLNN_SUCCESS);
         }

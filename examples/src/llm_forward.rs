@@ -16,7 +16,7 @@
 //! | rotary position embedding | `aclnnRotaryPositionEmbedding` (mode 0, halves) |
 //! | KV-cache write | `aclnnInplaceCopy` into a strided view of the cache |
 //! | attention scores, weighted values | `aclnnBatchMatMul` over strided views |
-//! | scale, causal mask | `aclnnMul`, `aclnnAdd` (an additive mask) |
+//! | scale, causal mask | `aclnnMuls`, `aclnnInplaceMaskedFillScalar` (`-inf` above the diagonal) |
 //! | attention weights | `aclnnSoftmax` |
 //! | MLP gate | `aclnnSwiGlu` |
 //! | residuals | `aclnnAdd` |
@@ -27,7 +27,8 @@
 //! device's tokens, so each step's logits can be compared.
 
 use crate::rng::Rng;
-use acl::aclnn::{self, CubeMathType, Layout, RotaryMode, Tensor, TensorMut};
+use acl::aclnn::{self, CubeMathType, Layout, RotaryMode, Scalar, Tensor, TensorMut};
+use acl::memory::Bool;
 use acl::{DeviceBuffer, Element, Stream};
 use half::{bf16, f16};
 use std::fmt;
@@ -400,7 +401,6 @@ struct DeviceModel<T: Float> {
     w_out: DeviceBuffer<T>,
     cos: DeviceBuffer<T>,
     sin: DeviceBuffer<T>,
-    scale: DeviceBuffer<T>,
 }
 
 fn upload<T: Float>(s: &Stream, v: &[f32]) -> acl::Result<DeviceBuffer<T>> {
@@ -485,7 +485,6 @@ impl<T: Float> DeviceModel<T> {
             w_out: upload(s, &m.w_out)?,
             cos: upload(s, &m.cos)?,
             sin: upload(s, &m.sin)?,
-            scale: upload(s, &[1.0 / (c.head_dim() as f32).sqrt()])?,
         })
     }
 
@@ -511,21 +510,18 @@ impl<T: Float> DeviceModel<T> {
             &mut TensorMut::new(&mut x, &[n, d])?,
         )?;
         let mut rstd = s.alloc_zeros::<f32>(n)?;
-        // The additive causal mask `[n, len]`: position pos+i sees 0..=pos+i.
+        // The causal mask `[n, len]`: position pos+i sees 0..=pos+i; a
+        // single new token sees everything.
         let mask = (n > 1)
             .then(|| {
-                let m: Vec<f32> = (0..n * len)
-                    .map(|e| {
-                        if e % len <= pos + e / len {
-                            0.0
-                        } else {
-                            f32::NEG_INFINITY
-                        }
-                    })
+                let m: Vec<Bool> = (0..n * len)
+                    .map(|e| Bool(u8::from(e % len > pos + e / len)))
                     .collect();
-                upload::<T>(s, &m)
+                s.clone_from_host(&m)
             })
             .transpose()?;
+        let scale = Scalar::new(1.0 / (hd as f32).sqrt())?;
+        let minus_inf = Scalar::new(f32::NEG_INFINITY)?;
         let rope_table = layout(&[1, n, 1, hd], &[n * hd, hd, hd, 1], pos * hd, max * hd);
         for w in &mut self.layers {
             // Attention.
@@ -591,20 +587,19 @@ impl<T: Float> DeviceModel<T> {
                 mm,
             )?;
             let mut scaled = s.alloc_zeros::<T>(heads * n * len)?;
-            aclnn::mul(
+            aclnn::muls(
                 s,
                 &Tensor::new(&scores, &[heads, n, len])?,
-                &Tensor::new(&self.scale, &[1])?,
+                &scale,
                 &mut TensorMut::new(&mut scaled, &[heads, n, len])?,
             )?;
             if let Some(mask) = &mask {
-                aclnn::add(
+                aclnn::masked_fill_(
                     s,
-                    &Tensor::new(&scaled, &[heads, n, len])?,
+                    &mut TensorMut::new(&mut scaled, &[heads, n, len])?,
                     &Tensor::new(mask, &[n, len])?,
-                    &mut TensorMut::new(&mut scores, &[heads, n, len])?,
+                    &minus_inf,
                 )?;
-                std::mem::swap(&mut scores, &mut scaled);
             }
             aclnn::softmax(
                 s,

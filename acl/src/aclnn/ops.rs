@@ -634,3 +634,51 @@ pub fn copy_(stream: &Stream, dst: &mut TensorMut<'_>, src: &Tensor<'_>) -> Resu
         aclnnInplaceCopy
     )
 }
+
+/// `out = x · value` for a host scalar `value` (converted to `x`'s type).
+///
+/// # Errors
+///
+/// The aclnn status (`161002` for an `out` of another shape or type than
+/// `x`), or a stream/memory error.
+#[doc(alias = "aclnnMuls")]
+pub fn muls(
+    stream: &Stream,
+    x: &Tensor<'_>,
+    value: &Scalar,
+    out: &mut TensorMut<'_>,
+) -> Result<()> {
+    let homes = [x.access(), out.as_tensor().access()];
+    let (px, pv, po) = (x.as_raw(), value.as_raw(), out.as_raw());
+    run_op!(
+        stream,
+        &homes,
+        aclnnMulsGetWorkspaceSize(px, pv, po),
+        aclnnMuls
+    )
+}
+
+/// Sets the elements of `t` where the bool `mask` (broadcasting to `t`) is
+/// true to `value` (converted to `t`'s type) — e.g. a causal mask of
+/// attention scores with `-inf`.
+///
+/// # Errors
+///
+/// The aclnn status (`161002` for a mask that is not bool or does not
+/// broadcast to `t`), or a stream/memory error.
+#[doc(alias = "aclnnInplaceMaskedFillScalar")]
+pub fn masked_fill_(
+    stream: &Stream,
+    t: &mut TensorMut<'_>,
+    mask: &Tensor<'_>,
+    value: &Scalar,
+) -> Result<()> {
+    let homes = [t.as_tensor().access(), mask.access()];
+    let (pt, pm, pv) = (t.as_raw(), mask.as_raw(), value.as_raw());
+    run_op!(
+        stream,
+        &homes,
+        aclnnInplaceMaskedFillScalarGetWorkspaceSize(pt, pm, pv),
+        aclnnInplaceMaskedFillScalar
+    )
+}

@@ -10,16 +10,18 @@
 //! | SwiGlu | SwiGlu | `dim` |
 //! | ArgMax | ArgMaxV2 | `dtype` = `out`'s (int32/int64); `keepdim` keeps the reduced dimension as 1 |
 //! | InplaceCopy | Cast | to `selfRef`'s type; `src` broadcasts to `selfRef` (read with stride 0) |
+//! | Muls | Mul | `other` converted to `self`'s type, a constant input |
+//! | InplaceMaskedFillScalar | MaskedFill | `mask` bool, broadcasting to `selfRef`; `value` converted to `selfRef`'s type |
 
 #![allow(non_snake_case)]
 
-use super::exec::{PlanIn, View, bound, contiguous_strides, i64_input};
+use super::exec::{self, PlanIn, View, bound, contiguous_strides, i64_input, scalar_arg};
 use super::operators::{Planned, dev, get_workspace_size, plan, plan_out, run_executor};
-use crate::ops::{AttrValue, Attrs};
+use crate::ops::{AttrValue, Attrs, DType, TensorSpec};
 use crate::recent_error::fail;
 use acl_sys::aclnn::{
-    ACLNN_ERR_INNER_FIND_KERNEL_ERROR, ACLNN_ERR_PARAM_INVALID, aclOpExecutor, aclTensor,
-    aclnnStatus,
+    ACLNN_ERR_INNER_FIND_KERNEL_ERROR, ACLNN_ERR_PARAM_INVALID, aclOpExecutor, aclScalar,
+    aclTensor, aclnnStatus,
 };
 use acl_sys::aclrtStream;
 use std::ffi::c_void;
@@ -203,6 +205,55 @@ fn inplace_copy(f: &str, dst: *const aclTensor, src: *const aclTensor) -> Planne
         attrs,
         vec![PlanIn::Device(src)],
         dst,
+    ))
+}
+
+/// A scalar argument as a constant input of `dtype` (converted).
+fn scalar_input(
+    f: &str,
+    what: &str,
+    value: *const aclScalar,
+    dtype: DType,
+) -> Result<PlanIn, aclnnStatus> {
+    let (d, b) = scalar_arg(f, what, value as usize)?;
+    Ok(PlanIn::Host(
+        TensorSpec {
+            dtype,
+            shape: vec![],
+        },
+        exec::from_f64(dtype, exec::to_f64(d, &b)),
+    ))
+}
+
+fn muls(f: &str, x: *const aclTensor, other: *const aclScalar, out: *const aclTensor) -> Planned {
+    let x = bound(f, "self", x as usize, false)?;
+    let out = bound(f, "out", out as usize, true)?;
+    let other = scalar_input(f, "other", other, x.spec.dtype)?;
+    Ok(plan(
+        "aclnnMuls",
+        "Mul",
+        Attrs::new(),
+        vec![PlanIn::Device(x), other],
+        out,
+    ))
+}
+
+fn masked_fill(
+    f: &str,
+    x: *const aclTensor,
+    mask: *const aclTensor,
+    value: *const aclScalar,
+) -> Planned {
+    let out = bound(f, "selfRef", x as usize, true)?;
+    let mask = dev(f, "mask", mask as usize)?;
+    let value = scalar_input(f, "value", value, out.spec.dtype)?;
+    let inputs = vec![PlanIn::Device(out.clone()), mask, value];
+    Ok(plan(
+        "aclnnInplaceMaskedFillScalar",
+        "MaskedFill",
+        Attrs::new(),
+        inputs,
+        out,
     ))
 }
 
@@ -452,6 +503,87 @@ pub unsafe extern "C" fn aclnnInplaceCopyGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| inplace_copy(f, selfRef, src),
+        )
+    }
+}
+
+/// `aclnnMuls`: runs the executor of `aclnnMulsGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMuls(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnMuls", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnInplaceMaskedFillScalar`: runs the executor of `aclnnInplaceMaskedFillScalarGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceMaskedFillScalar(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnInplaceMaskedFillScalar",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnMulsGetWorkspaceSize`: `out = self · other` (a scalar).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMulsGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclScalar,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnMulsGetWorkspaceSize", workspaceSize, executor, |f| {
+            muls(f, self_, other, out)
+        })
+    }
+}
+
+/// `aclnnInplaceMaskedFillScalarGetWorkspaceSize`: `selfRef = value` where `mask`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceMaskedFillScalarGetWorkspaceSize(
+    selfRef: *mut aclTensor,
+    mask: *const aclTensor,
+    value: *const aclScalar,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnInplaceMaskedFillScalarGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| masked_fill(f, selfRef, mask, value),
         )
     }
 }

@@ -21,6 +21,7 @@ pub(super) const OP_TYPES: &[&str] = &[
     "Gelu",
     "Log",
     "LogSoftmaxV2",
+    "MaskedFill",
     "MatMul",
     "Maximum",
     "Minimum",
@@ -61,6 +62,7 @@ pub(crate) enum Op {
     Gelu,
     Log,
     LogSoftmaxV2,
+    MaskedFill,
     MatMul,
     Maximum,
     Minimum,
@@ -89,7 +91,7 @@ pub(crate) enum Op {
 impl Op {
     /// Every operator, in the order of [`OP_TYPES`].
     #[cfg(test)]
-    pub(crate) const ALL: [Op; 35] = [
+    pub(crate) const ALL: [Op; 36] = [
         Op::Abs,
         Op::Add,
         Op::ArgMaxV2,
@@ -102,6 +104,7 @@ impl Op {
         Op::Gelu,
         Op::Log,
         Op::LogSoftmaxV2,
+        Op::MaskedFill,
         Op::MatMul,
         Op::Maximum,
         Op::Minimum,
@@ -141,6 +144,7 @@ impl Op {
             "Gelu" => Op::Gelu,
             "Log" => Op::Log,
             "LogSoftmaxV2" => Op::LogSoftmaxV2,
+            "MaskedFill" => Op::MaskedFill,
             "MatMul" => Op::MatMul,
             "Maximum" => Op::Maximum,
             "Minimum" => Op::Minimum,
@@ -188,6 +192,7 @@ impl Op {
             Op::Gelu => "Gelu",
             Op::Log => "Log",
             Op::LogSoftmaxV2 => "LogSoftmaxV2",
+            Op::MaskedFill => "MaskedFill",
             Op::MatMul => "MatMul",
             Op::Maximum => "Maximum",
             Op::Minimum => "Minimum",
@@ -229,6 +234,7 @@ impl Op {
             Op::Transpose => &["x", "perm"],
             Op::Fill => &["dims", "value"],
             Op::GatherV2 => &["x", "indices", "axis"],
+            Op::MaskedFill => &["x", "mask", "value"],
             Op::ArgMaxV2 => &["x", "dimension"],
             Op::RmsNorm => &["x", "gamma"],
             Op::RotaryPositionEmbedding => &["x", "cos", "sin"],
@@ -322,6 +328,7 @@ impl Op {
             Op::Transpose => transpose::infer(args)?,
             Op::Fill | Op::ZerosLike | Op::OnesLike => fill::infer(self, args)?,
             Op::GatherV2 => gather::infer(args, attrs)?,
+            Op::MaskedFill => fill::infer_masked_fill(args)?,
             Op::ArgMaxV2 => argmax::infer(args, attrs)?,
             Op::RotaryPositionEmbedding => transformer::infer_rope(args, attrs)?,
             Op::SwiGlu => transformer::infer_swi_glu(args[0].spec, attrs)?,
@@ -373,6 +380,7 @@ impl Op {
             Op::Transpose => transpose::run(inputs, out),
             Op::Fill | Op::ZerosLike | Op::OnesLike => fill::run(self, inputs, out),
             Op::GatherV2 => gather::run(inputs, attrs, out),
+            Op::MaskedFill => fill::run_masked_fill(inputs, out),
             Op::ArgMaxV2 => argmax::run(inputs, attrs, out),
             Op::RotaryPositionEmbedding => transformer::run_rope(inputs, attrs, out),
             Op::SwiGlu => transformer::run_swi_glu(&inputs[0], attrs, out),

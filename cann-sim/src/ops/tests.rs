@@ -2228,3 +2228,30 @@ fn swi_glu_halves_its_dimension() {
         OpError::DType(_)
     ));
 }
+
+#[test]
+fn masked_fill_writes_value_where_the_broadcast_mask_is_true() {
+    for dtype in NUMERIC {
+        let x = t(dtype, &[2, 2], &[1.0, 2.0, 3.0, 4.0]);
+        let mask = t(DType::Bool, &[2], &[0.0, 1.0]);
+        let v = t(dtype, &[], &[9.0]);
+        let y = exec("MaskedFill", &[&x, &mask, &v], &no_attrs()).unwrap();
+        assert_eq!(y.spec, x.spec);
+        assert_close("MaskedFill", &y, &[1.0, 9.0, 3.0, 9.0]);
+    }
+    let x = t(DType::F32, &[2], &[1.0; 2]);
+    let v = t(DType::F32, &[], &[0.0]);
+    for (mask, value) in [
+        (t(DType::F32, &[2], &[1.0; 2]), &v),
+        (t(DType::Bool, &[3], &[1.0; 3]), &v),
+        (t(DType::Bool, &[2, 2], &[1.0; 4]), &v),
+        (t(DType::Bool, &[2], &[1.0; 2]), &t(DType::F16, &[], &[0.0])),
+        (
+            t(DType::Bool, &[2], &[1.0; 2]),
+            &t(DType::F32, &[2], &[0.0; 2]),
+        ),
+    ] {
+        let e = expect_err(exec("MaskedFill", &[&x, &mask, value], &no_attrs()));
+        assert!(matches!(e, OpError::Input(_) | OpError::DType(_)), "{e:?}");
+    }
+}
