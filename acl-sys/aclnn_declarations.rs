@@ -10,6 +10,23 @@
 // `aclnnop/aclnn_*.h`), whose pointer constness they follow: e.g. `out` of
 // `aclnnRelu` and `selfRef` of `aclnnInplaceOne` are `const aclTensor*` there.
 //
+// The operators of a transformer decoder (`examples/llm_forward.rs`), from
+// the CANN aclnn reference (hiascend.com, `.../API/aolapi/context/<name>.md`)
+// and the operator documents of hicann's open repositories:
+// - aclnnEmbedding: hicann/ops-nn `index/gather_v2/docs/aclnnEmbedding.md`;
+// - aclnnRmsNorm: `aolapi/context/aclnnRmsNorm.md` (CANN 8.0.RC2..8.3) and
+//   the 8.1.RC1 header `aclnnop/aclnn_rms_norm.h`;
+// - aclnnRotaryPositionEmbedding: `aolapi/context/aclnnRotaryPositionEmbedding.md`
+//   (CANN 8.3.RC1, 8.5.0) and ops-transformer
+//   `posembedding/rotary_position_embedding/docs/aclnnRotaryPositionEmbedding.md`;
+// - aclnnSwiGlu: the 8.1.RC1 header `aclnnop/aclnn_swi_glu.h`;
+// - aclnnArgMax: the 8.1.RC1 header `aclnnop/aclnn_argmax.h`;
+// - aclnnInplaceCopy: the 8.1.RC1 header `aclnnop/aclnn_copy.h` and hicann/ops-math
+//   `conversion/view_copy/docs/aclnnInplaceCopy.md`;
+// - aclnnMuls: the 8.1.RC1 header `aclnnop/aclnn_mul.h`;
+// - aclnnInplaceMaskedFillScalar: `aolapi/context/aclnnInplaceMaskedFillScalar.md`
+//   (`aclnnop/aclnn_masked_fill_scalar.h`).
+//
 // Rules for this file: items only (no `use`), fully-qualified types
 // (`crate::aclDataType`, `::core::ffi::c_void`).
 
@@ -176,4 +193,20 @@ unsafe extern "C" {
     pub fn aclnnInplaceZero(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
     pub fn aclnnInplaceOneGetWorkspaceSize(selfRef: *const aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
     pub fn aclnnInplaceOne(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
+    pub fn aclnnEmbeddingGetWorkspaceSize(weight: *const aclTensor, indices: *const aclTensor, out: *const aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
+    pub fn aclnnEmbedding(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
+    pub fn aclnnRmsNormGetWorkspaceSize(x: *const aclTensor, gamma: *const aclTensor, epsilon: f64, yOut: *const aclTensor, rstdOut: *const aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
+    pub fn aclnnRmsNorm(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
+    pub fn aclnnRotaryPositionEmbeddingGetWorkspaceSize(x: *const aclTensor, cos: *const aclTensor, sin: *const aclTensor, mode: i64, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
+    pub fn aclnnRotaryPositionEmbedding(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
+    pub fn aclnnSwiGluGetWorkspaceSize(x: *const aclTensor, dim: i64, out: *const aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
+    pub fn aclnnSwiGlu(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
+    pub fn aclnnArgMaxGetWorkspaceSize(self_: *const aclTensor, dim: i64, keepdim: bool, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
+    pub fn aclnnArgMax(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
+    pub fn aclnnInplaceCopyGetWorkspaceSize(selfRef: *mut aclTensor, src: *const aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
+    pub fn aclnnInplaceCopy(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
+    pub fn aclnnMulsGetWorkspaceSize(self_: *const aclTensor, other: *const aclScalar, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
+    pub fn aclnnMuls(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
+    pub fn aclnnInplaceMaskedFillScalarGetWorkspaceSize(selfRef: *mut aclTensor, mask: *const aclTensor, value: *const aclScalar, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
+    pub fn aclnnInplaceMaskedFillScalar(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
 }

@@ -776,3 +776,461 @@ fn layout_whose_last_element_index_overflows_is_an_error_not_a_panic() {
         )
     );
 }
+
+// ------------------------------------------- the operators of a transformer
+
+fn embeddings<T: Num>(s: &Stream) {
+    let w: Vec<f64> = (0..12).map(|v| f64::from(v) * 0.5 - 2.0).collect();
+    let dw = s.clone_from_host(&host::<T>(&w)).unwrap();
+    let i64s = s.clone_from_host(&[3i64, 0, -1, 1]).unwrap();
+    let i32s = s.clone_from_host(&[2i32, 2, 0]).unwrap();
+    let mut o = s.alloc_zeros::<T>(12).unwrap();
+    let mut o3 = s.alloc_zeros::<T>(9).unwrap();
+    {
+        let tw = Tensor::new(&dw, &[4, 3]).unwrap();
+        aclnn::embedding(
+            s,
+            &tw,
+            &Tensor::new(&i64s, &[2, 2]).unwrap(),
+            &mut TensorMut::new(&mut o, &[2, 2, 3]).unwrap(),
+        )
+        .unwrap();
+        aclnn::embedding(
+            s,
+            &tw,
+            &Tensor::new(&i32s, &[3]).unwrap(),
+            &mut TensorMut::new(&mut o3, &[3, 3]).unwrap(),
+        )
+        .unwrap();
+    }
+    let rows = |idx: &[usize]| -> Vec<f64> {
+        idx.iter()
+            .flat_map(|&r| w[r * 3..r * 3 + 3].iter().map(|&v| T::from(v).to()))
+            .collect()
+    };
+    close(
+        "embedding i64",
+        &o.to_host_vec().unwrap(),
+        &rows(&[3, 0, 3, 1]),
+    );
+    close(
+        "embedding i32",
+        &o3.to_host_vec().unwrap(),
+        &rows(&[2, 2, 0]),
+    );
+}
+
+#[test]
+fn embedding_gathers_rows_for_every_float_dtype_and_index_type() {
+    let (_g, _d, s) = setup();
+    embeddings::<f32>(&s);
+    embeddings::<f16>(&s);
+    embeddings::<bf16>(&s);
+    let w = s.clone_from_host(&[1.0f32; 12]).unwrap();
+    let idx = s.clone_from_host(&[0i64, 1]).unwrap();
+    let fidx = s.clone_from_host(&[0.0f32, 1.0]).unwrap();
+    let mut o = s.alloc_zeros::<f32>(6).unwrap();
+    let ti = Tensor::new(&idx, &[2]).unwrap();
+    let mut to = TensorMut::new(&mut o, &[2, 3]).unwrap();
+    // weight not 2-D; float indices; out of the wrong shape.
+    let e = aclnn::embedding(&s, &Tensor::new(&w, &[12]).unwrap(), &ti, &mut to).unwrap_err();
+    assert_eq!(status(e), (161002, "aclnnEmbeddingGetWorkspaceSize"));
+    let tw = Tensor::new(&w, &[4, 3]).unwrap();
+    let tf = Tensor::new(&fidx, &[2]).unwrap();
+    let e = aclnn::embedding(&s, &tw, &tf, &mut to).unwrap_err();
+    assert_eq!(status(e), (161002, "aclnnEmbeddingGetWorkspaceSize"));
+    drop(to);
+    let mut to = TensorMut::new(&mut o, &[3, 2]).unwrap();
+    let e = aclnn::embedding(&s, &tw, &ti, &mut to).unwrap_err();
+    assert_eq!(status(e), (161002, "aclnnEmbeddingGetWorkspaceSize"));
+}
+
+fn rms_norms<T: Num>(s: &Stream, gamma_dims: &[usize]) {
+    // x [2, 2, 4]; gamma covers the last `gamma_dims`.
+    let x: Vec<f64> = (0..16).map(|v| f64::from(v) * 0.25 - 1.5).collect();
+    let glen: usize = gamma_dims.iter().product();
+    let g: Vec<f64> = (0..glen)
+        .map(|v| 0.5 + f64::from(v as u32) * 0.125)
+        .collect();
+    let (hx, hg): (Vec<T>, Vec<T>) = (host(&x), host(&g));
+    let dx = s.clone_from_host(&hx).unwrap();
+    let dg = s.clone_from_host(&hg).unwrap();
+    let rows = 16 / glen;
+    let mut dy = s.alloc_zeros::<T>(16).unwrap();
+    let mut dr = s.alloc_zeros::<f32>(rows).unwrap();
+    let mut rstd_dims = vec![2, 2, 4];
+    let lead = 3 - gamma_dims.len();
+    rstd_dims[lead..].iter_mut().for_each(|d| *d = 1);
+    aclnn::rms_norm(
+        s,
+        &Tensor::new(&dx, &[2, 2, 4]).unwrap(),
+        &Tensor::new(&dg, gamma_dims).unwrap(),
+        1e-6,
+        &mut TensorMut::new(&mut dy, &[2, 2, 4]).unwrap(),
+        &mut TensorMut::new(&mut dr, &rstd_dims).unwrap(),
+    )
+    .unwrap();
+    let (mut want_y, mut want_r) = (Vec::new(), Vec::new());
+    for row in hx.chunks(glen) {
+        let ms = row.iter().map(|v| v.to() * v.to()).sum::<f64>() / glen as f64;
+        let r = 1.0 / (ms + 1e-6).sqrt();
+        want_r.push(r);
+        want_y.extend(row.iter().zip(&hg).map(|(v, w)| v.to() * r * w.to()));
+    }
+    close("rms_norm y", &dy.to_host_vec().unwrap(), &want_y);
+    close("rms_norm rstd", &dr.to_host_vec().unwrap(), &want_r);
+}
+
+#[test]
+fn rms_norm_matches_the_host_over_one_or_more_trailing_dimensions() {
+    let (_g, _d, s) = setup();
+    for dims in [&[4usize][..], &[2, 4]] {
+        rms_norms::<f32>(&s, dims);
+        rms_norms::<f16>(&s, dims);
+        rms_norms::<bf16>(&s, dims);
+    }
+    let x = s.clone_from_host(&[1.0f32; 8]).unwrap();
+    let g = s.clone_from_host(&[1.0f32; 4]).unwrap();
+    let gh = s.clone_from_host(&[f16::ONE; 4]).unwrap();
+    let mut y = s.alloc_zeros::<f32>(8).unwrap();
+    let mut r = s.alloc_zeros::<f32>(2).unwrap();
+    let mut rh = s.alloc_zeros::<f16>(2).unwrap();
+    let tx = Tensor::new(&x, &[2, 4]).unwrap();
+    let mut ty = TensorMut::new(&mut y, &[2, 4]).unwrap();
+    let mut refused = |gamma: &Tensor<'_>, rstd: &mut TensorMut<'_>| {
+        let e = aclnn::rms_norm(&s, &tx, gamma, 1e-6, &mut ty, rstd).unwrap_err();
+        assert_eq!(status(e), (161002, "aclnnRmsNormGetWorkspaceSize"));
+    };
+    let tg = Tensor::new(&g, &[4]).unwrap();
+    // gamma not x's trailing shape; gamma of another dtype.
+    let mut tr = TensorMut::new(&mut r, &[2, 1]).unwrap();
+    refused(&Tensor::new(&g, &[2, 2]).unwrap(), &mut tr);
+    refused(&Tensor::new(&gh, &[4]).unwrap(), &mut tr);
+    drop(tr);
+    // rstd must be float32 of shape [2, 1].
+    refused(&tg, &mut TensorMut::new(&mut rh, &[2, 1]).unwrap());
+    refused(&tg, &mut TensorMut::new(&mut r, &[2]).unwrap());
+}
+
+fn ropes<T: Num>(s: &Stream, mode: aclnn::RotaryMode) {
+    // x [1, 2, 2, 4] (B, S, N, D); cos/sin [1, 2, 1, 4] broadcast over heads.
+    let x: Vec<f64> = (0..16).map(|v| f64::from(v) * 0.25 - 2.0).collect();
+    let c: Vec<f64> = (0..8).map(|v| (f64::from(v) * 0.3).cos()).collect();
+    let sn: Vec<f64> = (0..8).map(|v| (f64::from(v) * 0.3).sin()).collect();
+    let (hx, hc, hs): (Vec<T>, Vec<T>, Vec<T>) = (host(&x), host(&c), host(&sn));
+    let (dx, dc, ds) = (
+        s.clone_from_host(&hx).unwrap(),
+        s.clone_from_host(&hc).unwrap(),
+        s.clone_from_host(&hs).unwrap(),
+    );
+    let mut dy = s.alloc_zeros::<T>(16).unwrap();
+    aclnn::rotary_position_embedding(
+        s,
+        &Tensor::new(&dx, &[1, 2, 2, 4]).unwrap(),
+        &Tensor::new(&dc, &[1, 2, 1, 4]).unwrap(),
+        &Tensor::new(&ds, &[1, 2, 1, 4]).unwrap(),
+        mode,
+        &mut TensorMut::new(&mut dy, &[1, 2, 2, 4]).unwrap(),
+    )
+    .unwrap();
+    let mut want = Vec::new();
+    for (r, row) in hx.chunks(4).enumerate() {
+        let v: Vec<f64> = row.iter().map(|a| a.to()).collect();
+        let rot = match mode {
+            aclnn::RotaryMode::Half => [-v[2], -v[3], v[0], v[1]],
+            _ => [-v[1], v[0], -v[3], v[2]],
+        };
+        let pos = r / 2;
+        for i in 0..4 {
+            want.push(v[i] * hc[pos * 4 + i].to() + rot[i] * hs[pos * 4 + i].to());
+        }
+    }
+    close(
+        "rotary_position_embedding",
+        &dy.to_host_vec().unwrap(),
+        &want,
+    );
+}
+
+#[test]
+fn rotary_position_embedding_matches_the_host_in_half_and_interleave_modes() {
+    let (_g, _d, s) = setup();
+    for mode in [aclnn::RotaryMode::Half, aclnn::RotaryMode::Interleave] {
+        ropes::<f32>(&s, mode);
+        ropes::<f16>(&s, mode);
+        ropes::<bf16>(&s, mode);
+    }
+    let x = s.clone_from_host(&[1.0f32; 16]).unwrap();
+    let mut y = s.alloc_zeros::<f32>(16).unwrap();
+    let t4 = Tensor::new(&x, &[1, 2, 2, 4]).unwrap();
+    let mut ty = TensorMut::new(&mut y, &[1, 2, 2, 4]).unwrap();
+    let rope = |x: &Tensor<'_>, cs: &Tensor<'_>, mode, ty: &mut TensorMut<'_>| {
+        status(aclnn::rotary_position_embedding(&s, x, cs, cs, mode, ty).unwrap_err())
+    };
+    let f = "aclnnRotaryPositionEmbeddingGetWorkspaceSize";
+    // cann-sim has no kernel for the quarter and interleave-half modes.
+    assert_eq!(
+        rope(&t4, &t4, aclnn::RotaryMode::Quarter, &mut ty),
+        (561003, f)
+    );
+    assert_eq!(
+        rope(&t4, &t4, aclnn::RotaryMode::InterleaveHalf, &mut ty),
+        (561003, f)
+    );
+    // x not 4-D; cos that does not broadcast to x.
+    let t3 = Tensor::new(&x, &[2, 2, 4]).unwrap();
+    assert_eq!(
+        rope(&t3, &t3, aclnn::RotaryMode::Half, &mut ty),
+        (161002, f)
+    );
+    let wide = Tensor::new(&x, &[1, 4, 1, 4]).unwrap();
+    assert_eq!(
+        rope(&t4, &wide, aclnn::RotaryMode::Half, &mut ty),
+        (161002, f)
+    );
+}
+
+fn swi_glus<T: Num>(s: &Stream) {
+    let x: Vec<f64> = (0..12).map(|v| f64::from(v) * 0.5 - 3.0).collect();
+    let hx: Vec<T> = host(&x);
+    let dx = s.clone_from_host(&hx).unwrap();
+    let (mut last, mut first) = (
+        s.alloc_zeros::<T>(6).unwrap(),
+        s.alloc_zeros::<T>(6).unwrap(),
+    );
+    aclnn::swi_glu(
+        s,
+        &Tensor::new(&dx, &[3, 4]).unwrap(),
+        -1,
+        &mut TensorMut::new(&mut last, &[3, 2]).unwrap(),
+    )
+    .unwrap();
+    aclnn::swi_glu(
+        s,
+        &Tensor::new(&dx, &[2, 6]).unwrap(),
+        0,
+        &mut TensorMut::new(&mut first, &[1, 6]).unwrap(),
+    )
+    .unwrap();
+    let silu = |a: f64| a / (1.0 + (-a).exp());
+    let v: Vec<f64> = hx.iter().map(|a| a.to()).collect();
+    let want_last: Vec<f64> = (0..3)
+        .flat_map(|r| (0..2).map(move |i| (r, i)))
+        .map(|(r, i)| silu(v[r * 4 + i]) * v[r * 4 + 2 + i])
+        .collect();
+    let want_first: Vec<f64> = (0..6).map(|i| silu(v[i]) * v[6 + i]).collect();
+    close("swi_glu dim -1", &last.to_host_vec().unwrap(), &want_last);
+    close("swi_glu dim 0", &first.to_host_vec().unwrap(), &want_first);
+}
+
+#[test]
+fn swi_glu_matches_the_host_along_any_dimension() {
+    let (_g, _d, s) = setup();
+    swi_glus::<f32>(&s);
+    swi_glus::<f16>(&s);
+    swi_glus::<bf16>(&s);
+    let x = s.clone_from_host(&[1.0f32; 6]).unwrap();
+    let mut y = s.alloc_zeros::<f32>(3).unwrap();
+    let mut ty = TensorMut::new(&mut y, &[3, 1]).unwrap();
+    let f = "aclnnSwiGluGetWorkspaceSize";
+    // An odd size along dim; dim out of range; out of the wrong shape.
+    let t = Tensor::new(&x, &[2, 3]).unwrap();
+    assert_eq!(
+        status(aclnn::swi_glu(&s, &t, -1, &mut ty).unwrap_err()),
+        (161002, f)
+    );
+    let t = Tensor::new(&x, &[3, 2]).unwrap();
+    assert_eq!(
+        status(aclnn::swi_glu(&s, &t, 2, &mut ty).unwrap_err()),
+        (161002, f)
+    );
+    assert_eq!(
+        status(aclnn::swi_glu(&s, &t, 0, &mut ty).unwrap_err()),
+        (161002, f)
+    );
+    aclnn::swi_glu(&s, &t, 1, &mut ty).unwrap();
+}
+
+fn arg_maxes<T: Num>(s: &Stream) {
+    // Ties pick the first index.
+    let x = [1.0, 5.0, 5.0, -2.0, 0.5, 3.0];
+    let dx = s.clone_from_host(&host::<T>(&x)).unwrap();
+    let mut rows = s.alloc_zeros::<i64>(2).unwrap();
+    let mut kept = s.alloc_zeros::<i64>(2).unwrap();
+    let mut cols = s.alloc_zeros::<i32>(3).unwrap();
+    let tx = Tensor::new(&dx, &[2, 3]).unwrap();
+    aclnn::arg_max(
+        s,
+        &tx,
+        1,
+        false,
+        &mut TensorMut::new(&mut rows, &[2]).unwrap(),
+    )
+    .unwrap();
+    aclnn::arg_max(
+        s,
+        &tx,
+        -1,
+        true,
+        &mut TensorMut::new(&mut kept, &[2, 1]).unwrap(),
+    )
+    .unwrap();
+    aclnn::arg_max(
+        s,
+        &tx,
+        0,
+        false,
+        &mut TensorMut::new(&mut cols, &[3]).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(rows.to_host_vec().unwrap(), [1, 2]);
+    assert_eq!(kept.to_host_vec().unwrap(), [1, 2]);
+    assert_eq!(cols.to_host_vec().unwrap(), [0, 0, 0]);
+}
+
+#[test]
+fn arg_max_returns_the_first_largest_index_with_or_without_keepdim() {
+    let (_g, _d, s) = setup();
+    arg_maxes::<f32>(&s);
+    arg_maxes::<f16>(&s);
+    arg_maxes::<bf16>(&s);
+    arg_maxes::<i32>(&s);
+    let x = s.clone_from_host(&[1.0f32; 6]).unwrap();
+    let tx = Tensor::new(&x, &[2, 3]).unwrap();
+    let mut of = s.alloc_zeros::<f32>(2).unwrap();
+    let mut oi = s.alloc_zeros::<i64>(3).unwrap();
+    let f = "aclnnArgMaxGetWorkspaceSize";
+    // out must be int32/int64; dim in range; keepdim's shape.
+    let e = aclnn::arg_max(
+        &s,
+        &tx,
+        1,
+        false,
+        &mut TensorMut::new(&mut of, &[2]).unwrap(),
+    );
+    assert_eq!(status(e.unwrap_err()), (161002, f));
+    let mut to = TensorMut::new(&mut oi, &[3]).unwrap();
+    assert_eq!(
+        status(aclnn::arg_max(&s, &tx, 2, false, &mut to).unwrap_err()),
+        (161002, f)
+    );
+    assert_eq!(
+        status(aclnn::arg_max(&s, &tx, 1, false, &mut to).unwrap_err()),
+        (161002, f)
+    );
+    assert_eq!(
+        status(aclnn::arg_max(&s, &tx, 0, true, &mut to).unwrap_err()),
+        (161002, f)
+    );
+}
+
+#[test]
+fn inplace_copy_converts_broadcasts_and_writes_strided_views() {
+    let (_g, _d, s) = setup();
+    // f32 -> f16 and bf16, same shape.
+    let src = s.clone_from_host(&[1.5f32, -2.25, 3.0, 1e-3]).unwrap();
+    let ts = Tensor::new(&src, &[2, 2]).unwrap();
+    let mut h = s.alloc_zeros::<f16>(4).unwrap();
+    let mut b = s.alloc_zeros::<bf16>(4).unwrap();
+    aclnn::copy_(&s, &mut TensorMut::new(&mut h, &[2, 2]).unwrap(), &ts).unwrap();
+    aclnn::copy_(&s, &mut TensorMut::new(&mut b, &[2, 2]).unwrap(), &ts).unwrap();
+    close::<f16>(
+        "copy f16",
+        &h.to_host_vec().unwrap(),
+        &[1.5, -2.25, 3.0, 1e-3],
+    );
+    close::<bf16>(
+        "copy bf16",
+        &b.to_host_vec().unwrap(),
+        &[1.5, -2.25, 3.0, 1e-3],
+    );
+    // A row broadcast to [3, 2], and a [1, 2] source.
+    let row = s.clone_from_host(&[7i32, 8]).unwrap();
+    let mut m = s.alloc_zeros::<i32>(6).unwrap();
+    aclnn::copy_(
+        &s,
+        &mut TensorMut::new(&mut m, &[3, 2]).unwrap(),
+        &Tensor::new(&row, &[2]).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(m.to_host_vec().unwrap(), [7, 8, 7, 8, 7, 8]);
+    // Into a strided slice, as a KV cache is written: cache [2 heads, 3
+    // positions, 2] ← new [1 position, 2 heads, 2] at position 1.
+    let new = s.clone_from_host(&[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    let mut cache = s.alloc_zeros::<f32>(12).unwrap();
+    aclnn::copy_(
+        &s,
+        &mut TensorMut::with_layout(&mut cache, &layout(&[1, 2, 2], &[2, 6, 1], 2, 12)).unwrap(),
+        &Tensor::new(&new, &[1, 2, 2]).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        cache.to_host_vec().unwrap(),
+        [0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 0.0, 0.0, 3.0, 4.0, 0.0, 0.0]
+    );
+    // A source that does not broadcast.
+    let e = aclnn::copy_(
+        &s,
+        &mut TensorMut::new(&mut m, &[3, 2]).unwrap(),
+        &Tensor::new(&row, &[2, 1]).unwrap(),
+    )
+    .unwrap_err();
+    assert_eq!(status(e), (161002, "aclnnInplaceCopyGetWorkspaceSize"));
+}
+
+fn muls_and_masked_fills<T: Num>(s: &Stream) {
+    let x = [1.0, -2.0, 3.0, 4.0, 0.5, -6.0];
+    let dx = s.clone_from_host(&host::<T>(&x)).unwrap();
+    let mut dy = s.alloc_zeros::<T>(6).unwrap();
+    aclnn::muls(
+        s,
+        &Tensor::new(&dx, &[2, 3]).unwrap(),
+        &Scalar::new(0.5f32).unwrap(),
+        &mut TensorMut::new(&mut dy, &[2, 3]).unwrap(),
+    )
+    .unwrap();
+    let half: Vec<f64> = x.iter().map(|v| v * 0.5).collect();
+    close("muls", &dy.to_host_vec().unwrap(), &half);
+    // A causal mask [3] broadcast over the two rows of a [2, 3] view.
+    let mask = s
+        .clone_from_host(&[
+            acl::memory::Bool::FALSE,
+            acl::memory::Bool::TRUE,
+            acl::memory::Bool::TRUE,
+        ])
+        .unwrap();
+    aclnn::masked_fill_(
+        s,
+        &mut TensorMut::new(&mut dy, &[2, 3]).unwrap(),
+        &Tensor::new(&mask, &[3]).unwrap(),
+        &Scalar::new(-7.0f64).unwrap(),
+    )
+    .unwrap();
+    close(
+        "masked_fill_",
+        &dy.to_host_vec().unwrap(),
+        &[half[0], -7.0, -7.0, half[3], -7.0, -7.0],
+    );
+}
+
+#[test]
+fn muls_scales_by_a_host_scalar_and_masked_fill_writes_where_the_mask_is_true() {
+    let (_g, _d, s) = setup();
+    muls_and_masked_fills::<f32>(&s);
+    muls_and_masked_fills::<f16>(&s);
+    muls_and_masked_fills::<bf16>(&s);
+    let x = s.clone_from_host(&[1.0f32; 6]).unwrap();
+    let m = s.clone_from_host(&[1.0f32; 2]).unwrap();
+    let mut y = s.alloc_zeros::<f32>(6).unwrap();
+    let v = Scalar::new(0.0f32).unwrap();
+    let mut ty = TensorMut::new(&mut y, &[3, 2]).unwrap();
+    // out of another shape; a mask that is not bool; one that does not broadcast.
+    let e = aclnn::muls(&s, &Tensor::new(&x, &[2, 3]).unwrap(), &v, &mut ty).unwrap_err();
+    assert_eq!(status(e), (161002, "aclnnMulsGetWorkspaceSize"));
+    let f = "aclnnInplaceMaskedFillScalarGetWorkspaceSize";
+    let e = aclnn::masked_fill_(&s, &mut ty, &Tensor::new(&m, &[2]).unwrap(), &v).unwrap_err();
+    assert_eq!(status(e), (161002, f));
+    let b = s.clone_from_host(&[acl::memory::Bool::TRUE; 3]).unwrap();
+    let e = aclnn::masked_fill_(&s, &mut ty, &Tensor::new(&b, &[3]).unwrap(), &v).unwrap_err();
+    assert_eq!(status(e), (161002, f));
+}

@@ -1,15 +1,18 @@
 //! aclnn on the simulator through its C ABI: objects in handle tables, the
 //! two phases, and every error path with its exact status.
 
+#[path = "common/aclnn.rs"]
+mod aclnn_common;
 mod common;
 
 use acl_sys::aclnn::{
     ACLNN_ERR_INNER_FIND_KERNEL_ERROR, ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR,
-    ACLNN_ERR_RUNTIME_ERROR, ACLNN_SUCCESS, aclOpExecutor, aclTensor, aclnnStatus,
+    ACLNN_ERR_RUNTIME_ERROR, ACLNN_SUCCESS, aclOpExecutor, aclTensor,
 };
 use acl_sys::{
     ACL_FLOAT, ACL_FORMAT_ND, ACL_INT32, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE,
 };
+use aclnn_common::{fails, tensor};
 use cann_sim::acl::{aclrtMemcpy, aclrtSynchronizeDevice};
 use cann_sim::aclnn::*;
 use cann_sim::check::{Kind, Mode};
@@ -23,37 +26,6 @@ use std::sync::Mutex;
 
 /// The tests count live handles: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
-
-#[track_caller]
-fn fails(got: aclnnStatus, want: aclnnStatus, function: &str) -> String {
-    assert_eq!(got, want, "{function}");
-    let msg = recent_error();
-    assert!(msg.starts_with(function), "{msg}");
-    msg
-}
-
-fn tensor(dims: &[i64], dtype: i32, data: *mut u8) -> *mut aclTensor {
-    let n: i64 = dims.iter().product();
-    let strides: Vec<i64> = (0..dims.len())
-        .map(|i| dims[i + 1..].iter().product())
-        .collect();
-    // SAFETY: arrays valid for their lengths.
-    let t = unsafe {
-        aclCreateTensor(
-            dims.as_ptr(),
-            dims.len() as u64,
-            dtype,
-            strides.as_ptr(),
-            0,
-            ACL_FORMAT_ND,
-            [n].as_ptr(),
-            1,
-            data.cast(),
-        )
-    };
-    assert!(!t.is_null(), "{}", recent_error());
-    t
-}
 
 fn upload(v: &[f32]) -> *mut u8 {
     let p = malloc(v.len() * 4);

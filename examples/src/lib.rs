@@ -10,7 +10,9 @@ use std::fmt;
 
 pub mod custom_kernel;
 pub mod infer_model;
+pub mod llm_forward;
 pub mod ops_demo;
+mod rng;
 pub mod train_ddp;
 pub mod train_mlp;
 

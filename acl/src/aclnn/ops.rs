@@ -465,3 +465,220 @@ pub fn one_(stream: &Stream, t: &mut TensorMut<'_>) -> Result<()> {
         aclnnInplaceOne
     )
 }
+
+/// How [`rotary_position_embedding`] rotates the last dimension (`mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(i64)]
+pub enum RotaryMode {
+    /// 0: halves, `rotate(x) = [-x₂, x₁]` (GPT-NeoX, Llama).
+    #[default]
+    Half = 0,
+    /// 1: interleaved pairs, `rotate(x)[2i] = -x[2i+1]`, `[2i+1] = x[2i]` (GPT-J).
+    Interleave = 1,
+    /// 2: quarters, `[-x₂, x₁, -x₄, x₃]`.
+    Quarter = 2,
+    /// 3: odd then even elements, then halves.
+    InterleaveHalf = 3,
+}
+
+/// `out[i..] = weight[indices[i..]]`: the rows of the 2-D `weight` that the
+/// int32/int64 `indices` name (`out.shape = indices.shape ++ [weight.shape[1]]`).
+///
+/// # Errors
+///
+/// The aclnn status (`161002` for a `weight` that is not 2-D or an `out` of
+/// the wrong shape or type), or a stream/memory error. An index out of range
+/// fails the kernel, reported by the next synchronisation.
+#[doc(alias = "aclnnEmbedding")]
+pub fn embedding(
+    stream: &Stream,
+    weight: &Tensor<'_>,
+    indices: &Tensor<'_>,
+    out: &mut TensorMut<'_>,
+) -> Result<()> {
+    let homes = [weight.access(), indices.access(), out.as_tensor().access()];
+    let (pw, pi, po) = (weight.as_raw(), indices.as_raw(), out.as_raw());
+    run_op!(
+        stream,
+        &homes,
+        aclnnEmbeddingGetWorkspaceSize(pw, pi, po),
+        aclnnEmbedding
+    )
+}
+
+/// RMS normalisation over the trailing dimensions `gamma` covers:
+/// `rstd = 1/√(mean(x²) + epsilon)`, `y = x · rstd · gamma`. `rstd` is
+/// float32 with `x`'s leading dimensions and 1 for each of `gamma`'s.
+///
+/// # Errors
+///
+/// The aclnn status (`161002` for a `gamma` that is not `x`'s trailing shape,
+/// mixed dtypes, or outputs of the wrong shape or type), or a stream/memory
+/// error.
+#[doc(alias = "aclnnRmsNorm")]
+pub fn rms_norm(
+    stream: &Stream,
+    x: &Tensor<'_>,
+    gamma: &Tensor<'_>,
+    epsilon: f64,
+    y: &mut TensorMut<'_>,
+    rstd: &mut TensorMut<'_>,
+) -> Result<()> {
+    let homes = [
+        x.access(),
+        gamma.access(),
+        y.as_tensor().access(),
+        rstd.as_tensor().access(),
+    ];
+    let (px, pg, py, pr) = (x.as_raw(), gamma.as_raw(), y.as_raw(), rstd.as_raw());
+    run_op!(
+        stream,
+        &homes,
+        aclnnRmsNormGetWorkspaceSize(px, pg, epsilon, py, pr),
+        aclnnRmsNorm
+    )
+}
+
+/// Rotary position embedding of one 4-D tensor (layout BSND, BNSD or SBND):
+/// `out = x · cos + rotate(x) · sin` along the last dimension, `cos` and
+/// `sin` broadcasting to `x`.
+///
+/// # Errors
+///
+/// The aclnn status (`161002` for shapes that do not fit or mixed dtypes;
+/// cann-sim: `561003` for [`RotaryMode::Quarter`] and
+/// [`RotaryMode::InterleaveHalf`]), or a stream/memory error.
+#[doc(alias = "aclnnRotaryPositionEmbedding")]
+pub fn rotary_position_embedding(
+    stream: &Stream,
+    x: &Tensor<'_>,
+    cos: &Tensor<'_>,
+    sin: &Tensor<'_>,
+    mode: RotaryMode,
+    out: &mut TensorMut<'_>,
+) -> Result<()> {
+    let homes = [
+        x.access(),
+        cos.access(),
+        sin.access(),
+        out.as_tensor().access(),
+    ];
+    let (px, pc, ps, po) = (x.as_raw(), cos.as_raw(), sin.as_raw(), out.as_raw());
+    run_op!(
+        stream,
+        &homes,
+        aclnnRotaryPositionEmbeddingGetWorkspaceSize(px, pc, ps, mode as i64, po),
+        aclnnRotaryPositionEmbedding
+    )
+}
+
+/// SwiGLU: `x` split in halves `a`, `b` along `dim`, `out = silu(a) · b`.
+///
+/// # Errors
+///
+/// The aclnn status (`161002` for a `dim` out of range, an odd size along
+/// it, or an `out` of the wrong shape), or a stream/memory error.
+#[doc(alias = "aclnnSwiGlu")]
+pub fn swi_glu(stream: &Stream, x: &Tensor<'_>, dim: i64, out: &mut TensorMut<'_>) -> Result<()> {
+    let homes = [x.access(), out.as_tensor().access()];
+    let (px, po) = (x.as_raw(), out.as_raw());
+    run_op!(
+        stream,
+        &homes,
+        aclnnSwiGluGetWorkspaceSize(px, dim, po),
+        aclnnSwiGlu
+    )
+}
+
+/// `out = argmax of x along dim` (int32 or int64 `out`; the first of equal
+/// maxima). With `keep_dim`, `out` keeps that dimension with size 1.
+///
+/// # Errors
+///
+/// The aclnn status (`161002` for a `dim` out of range or an `out` of the
+/// wrong shape or type), or a stream/memory error.
+#[doc(alias = "aclnnArgMax")]
+pub fn arg_max(
+    stream: &Stream,
+    x: &Tensor<'_>,
+    dim: i64,
+    keep_dim: bool,
+    out: &mut TensorMut<'_>,
+) -> Result<()> {
+    let homes = [x.access(), out.as_tensor().access()];
+    let (px, po) = (x.as_raw(), out.as_raw());
+    run_op!(
+        stream,
+        &homes,
+        aclnnArgMaxGetWorkspaceSize(px, dim, keep_dim, po),
+        aclnnArgMax
+    )
+}
+
+/// Copies `src` into the view `dst`, converting to `dst`'s type and
+/// broadcasting `src` to its shape — e.g. writing new keys into a slice of a
+/// KV cache.
+///
+/// # Errors
+///
+/// The aclnn status (`161002` for a `src` that does not broadcast to `dst`),
+/// or a stream/memory error.
+#[doc(alias = "aclnnInplaceCopy")]
+pub fn copy_(stream: &Stream, dst: &mut TensorMut<'_>, src: &Tensor<'_>) -> Result<()> {
+    let homes = [dst.as_tensor().access(), src.access()];
+    let (pd, ps) = (dst.as_raw(), src.as_raw());
+    run_op!(
+        stream,
+        &homes,
+        aclnnInplaceCopyGetWorkspaceSize(pd, ps),
+        aclnnInplaceCopy
+    )
+}
+
+/// `out = x · value` for a host scalar `value` (converted to `x`'s type).
+///
+/// # Errors
+///
+/// The aclnn status (`161002` for an `out` of another shape or type than
+/// `x`), or a stream/memory error.
+#[doc(alias = "aclnnMuls")]
+pub fn muls(
+    stream: &Stream,
+    x: &Tensor<'_>,
+    value: &Scalar,
+    out: &mut TensorMut<'_>,
+) -> Result<()> {
+    let homes = [x.access(), out.as_tensor().access()];
+    let (px, pv, po) = (x.as_raw(), value.as_raw(), out.as_raw());
+    run_op!(
+        stream,
+        &homes,
+        aclnnMulsGetWorkspaceSize(px, pv, po),
+        aclnnMuls
+    )
+}
+
+/// Sets the elements of `t` where the bool `mask` (broadcasting to `t`) is
+/// true to `value` (converted to `t`'s type) — e.g. a causal mask of
+/// attention scores with `-inf`.
+///
+/// # Errors
+///
+/// The aclnn status (`161002` for a mask that is not bool or does not
+/// broadcast to `t`), or a stream/memory error.
+#[doc(alias = "aclnnInplaceMaskedFillScalar")]
+pub fn masked_fill_(
+    stream: &Stream,
+    t: &mut TensorMut<'_>,
+    mask: &Tensor<'_>,
+    value: &Scalar,
+) -> Result<()> {
+    let homes = [t.as_tensor().access(), mask.access()];
+    let (pt, pm, pv) = (t.as_raw(), mask.as_raw(), value.as_raw());
+    run_op!(
+        stream,
+        &homes,
+        aclnnInplaceMaskedFillScalarGetWorkspaceSize(pt, pm, pv),
+        aclnnInplaceMaskedFillScalar
+    )
+}

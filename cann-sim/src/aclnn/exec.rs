@@ -54,7 +54,10 @@ pub(crate) struct Plan {
     pub op_type: &'static str,
     pub attrs: Attrs,
     pub inputs: Vec<PlanIn>,
-    pub output: View,
+    /// The output tensors, in the operator's order (one for most).
+    pub outputs: Vec<View>,
+    /// Their parameter names, for messages (empty: `out`).
+    pub output_names: &'static [&'static str],
 }
 
 /// Every aclnn object.
@@ -468,21 +471,32 @@ pub(crate) fn check_plan(function: &str, plan: &Plan) -> Result<(), aclnnStatus>
             ));
         }
     };
-    let out = &plan.output.spec;
-    if inferred.len() != 1 || &inferred[0] != out {
+    let names = ["out", "second output"];
+    if inferred.len() != plan.outputs.len() {
         return Err(fail(
             ACLNN_ERR_PARAM_INVALID,
             format!(
-                "{function}: out is {} {:?}, but the result is {} {:?}",
-                dtype_name(out.dtype),
-                out.shape,
-                inferred.first().map_or("?", |s| dtype_name(s.dtype)),
-                inferred
-                    .first()
-                    .map(|s| s.shape.clone())
-                    .unwrap_or_default()
+                "{function}: the operator makes {} outputs, {} were given",
+                inferred.len(),
+                plan.outputs.len()
             ),
         ));
+    }
+    for (i, (want, got)) in inferred.iter().zip(&plan.outputs).enumerate() {
+        let out = &got.spec;
+        if want != out {
+            return Err(fail(
+                ACLNN_ERR_PARAM_INVALID,
+                format!(
+                    "{function}: {} is {} {:?}, but the result is {} {:?}",
+                    plan.output_names.get(i).or(names.get(i)).unwrap_or(&"out"),
+                    dtype_name(out.dtype),
+                    out.shape,
+                    dtype_name(want.dtype),
+                    want.shape
+                ),
+            ));
+        }
     }
     Ok(())
 }
@@ -612,19 +626,21 @@ fn run(function: &'static str, plan: &Plan, stream: aclrtStream) -> Result<(), i
             }
         });
     }
-    let v = &plan.output;
-    let at = device_range(
-        function,
-        "out",
-        v.addr,
-        span_bytes(&v.spec, v.strides.as_deref()),
-        ctx.device,
-    )?;
-    let outputs = vec![LaunchOutput {
-        spec: v.spec.clone(),
-        dst: at.map(|at| (v.addr, at)),
-        strides: v.strides.clone(),
-    }];
+    let mut outputs = Vec::with_capacity(plan.outputs.len());
+    for v in &plan.outputs {
+        let at = device_range(
+            function,
+            "out",
+            v.addr,
+            span_bytes(&v.spec, v.strides.as_deref()),
+            ctx.device,
+        )?;
+        outputs.push(LaunchOutput {
+            spec: v.spec.clone(),
+            dst: at.map(|at| (v.addr, at)),
+            strides: v.strides.clone(),
+        });
+    }
     let rc = launch_op(
         function,
         &s,

@@ -29,7 +29,9 @@
 //! What the simulator does not do returns `ACLNN_ERR_INNER_FIND_KERNEL_ERROR`
 //! (561003, "no kernel"): formats other than ND/NCHW/NHWC, a
 //! `threshold != 0` in `aclnnThresholdBackward`, a `dtype` other than the
-//! input's in the reductions, and every aclnn function it does not export.
+//! input's in the reductions, `mode` 2 and 3 of
+//! `aclnnRotaryPositionEmbedding`, and every aclnn function it does not
+//! export.
 
 mod objects;
 pub use objects::*;
@@ -38,6 +40,9 @@ mod exec;
 
 mod operators;
 pub use operators::*;
+
+mod transformer;
+pub use transformer::*;
 
 mod unsupported;
 // Empty while every declared function is implemented.

@@ -28,13 +28,13 @@ use acl_sys::aclnn::{
 use acl_sys::{aclDataType, aclrtStream};
 use std::ffi::c_void;
 
-type Planned = Result<Plan, aclnnStatus>;
+pub(super) type Planned = Result<Plan, aclnnStatus>;
 
-fn dev(function: &str, what: &str, h: usize) -> Result<PlanIn, aclnnStatus> {
+pub(super) fn dev(function: &str, what: &str, h: usize) -> Result<PlanIn, aclnnStatus> {
     Ok(PlanIn::Device(bound(function, what, h, false)?))
 }
 
-fn plan(
+pub(super) fn plan(
     api: &'static str,
     op_type: &'static str,
     attrs: Attrs,
@@ -46,12 +46,13 @@ fn plan(
         op_type,
         attrs,
         inputs,
-        output: out,
+        outputs: vec![out],
+        output_names: &[],
     }
 }
 
 /// The plan of `op` with `inputs`, writing the tensor `out`.
-fn plan_out(
+pub(super) fn plan_out(
     f: &str,
     api: &'static str,
     op: &'static str,
@@ -115,12 +116,12 @@ fn scaled(
         binary(f, api, op, a, b, out).and_then(|p| exec::check_plan(f, &p))?;
     }
     let mut p = binary(f, api, "Axpy", a, b, out)?;
-    if !p.output.spec.dtype.is_f32_family() && v.fract() != 0.0 {
+    if !p.outputs[0].spec.dtype.is_f32_family() && v.fract() != 0.0 {
         return Err(fail(
             ACLNN_ERR_PARAM_INVALID,
             format!(
                 "{f}: alpha = {v} is not integral, but out is an integer tensor ({:?})",
-                p.output.spec.dtype
+                p.outputs[0].spec.dtype
             ),
         ));
     }
@@ -282,7 +283,7 @@ fn fill(f: &str, x: *const aclTensor, value: *const aclScalar) -> Planned {
 /// # Safety
 ///
 /// `workspace_size` and `executor` must be writable when non-null.
-unsafe fn get_workspace_size(
+pub(super) unsafe fn get_workspace_size(
     function: &'static str,
     workspace_size: *mut u64,
     executor: *mut *mut aclOpExecutor,
@@ -295,7 +296,7 @@ unsafe fn get_workspace_size(
 
 /// The body of every `aclnnXxx`: runs the executor of its
 /// `aclnnXxxGetWorkspaceSize` on `stream` ([`exec::launch`]).
-fn run_executor(
+pub(super) fn run_executor(
     api: &'static str,
     workspace: *mut c_void,
     workspace_size: u64,

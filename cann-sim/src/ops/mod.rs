@@ -7,6 +7,7 @@
 //! rules are the real CANN ones; f16/bf16 inputs accumulate in f32, as the
 //! Cube unit does. Broadcasting follows NumPy.
 
+mod argmax;
 mod attr;
 mod broadcast;
 mod cast;
@@ -14,6 +15,7 @@ mod dtype;
 mod elementwise;
 mod error;
 mod fill;
+mod gather;
 mod index;
 mod matmul;
 mod op;
@@ -22,6 +24,7 @@ mod softmax;
 mod tensor;
 #[cfg(test)]
 mod tests;
+mod transformer;
 mod transpose;
 
 pub use attr::{AttrValue, Attrs};

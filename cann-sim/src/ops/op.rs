@@ -3,22 +3,25 @@
 //! that implement them.
 
 use super::{
-    Arg, Attrs, Input, OpError, Output, TensorSpec, bad_shape, cast, elementwise, fill, fmt_shape,
-    matmul, reduce, softmax, transpose,
+    Arg, Attrs, Input, OpError, Output, TensorSpec, argmax, bad_shape, cast, elementwise, fill,
+    fmt_shape, gather, matmul, reduce, softmax, transformer, transpose,
 };
 
 /// Every operator type the library runs, by its CANN name, sorted.
 pub(super) const OP_TYPES: &[&str] = &[
     "Abs",
     "Add",
+    "ArgMaxV2",
     "Axpy",
     "BatchMatMul",
     "Cast",
     "Exp",
     "Fill",
+    "GatherV2",
     "Gelu",
     "Log",
     "LogSoftmaxV2",
+    "MaskedFill",
     "MatMul",
     "Maximum",
     "Minimum",
@@ -31,11 +34,14 @@ pub(super) const OP_TYPES: &[&str] = &[
     "ReduceSum",
     "Relu",
     "ReluGrad",
+    "RmsNorm",
+    "RotaryPositionEmbedding",
     "Rsqrt",
     "Sigmoid",
     "SoftmaxV2",
     "Sqrt",
     "Sub",
+    "SwiGlu",
     "Tanh",
     "Transpose",
     "ZerosLike",
@@ -46,14 +52,17 @@ pub(super) const OP_TYPES: &[&str] = &[
 pub(crate) enum Op {
     Abs,
     Add,
+    ArgMaxV2,
     Axpy,
     BatchMatMul,
     Cast,
     Exp,
     Fill,
+    GatherV2,
     Gelu,
     Log,
     LogSoftmaxV2,
+    MaskedFill,
     MatMul,
     Maximum,
     Minimum,
@@ -66,11 +75,14 @@ pub(crate) enum Op {
     ReduceSum,
     Relu,
     ReluGrad,
+    RmsNorm,
+    RotaryPositionEmbedding,
     Rsqrt,
     Sigmoid,
     SoftmaxV2,
     Sqrt,
     Sub,
+    SwiGlu,
     Tanh,
     Transpose,
     ZerosLike,
@@ -79,17 +91,20 @@ pub(crate) enum Op {
 impl Op {
     /// Every operator, in the order of [`OP_TYPES`].
     #[cfg(test)]
-    pub(crate) const ALL: [Op; 30] = [
+    pub(crate) const ALL: [Op; 36] = [
         Op::Abs,
         Op::Add,
+        Op::ArgMaxV2,
         Op::Axpy,
         Op::BatchMatMul,
         Op::Cast,
         Op::Exp,
         Op::Fill,
+        Op::GatherV2,
         Op::Gelu,
         Op::Log,
         Op::LogSoftmaxV2,
+        Op::MaskedFill,
         Op::MatMul,
         Op::Maximum,
         Op::Minimum,
@@ -102,11 +117,14 @@ impl Op {
         Op::ReduceSum,
         Op::Relu,
         Op::ReluGrad,
+        Op::RmsNorm,
+        Op::RotaryPositionEmbedding,
         Op::Rsqrt,
         Op::Sigmoid,
         Op::SoftmaxV2,
         Op::Sqrt,
         Op::Sub,
+        Op::SwiGlu,
         Op::Tanh,
         Op::Transpose,
         Op::ZerosLike,
@@ -116,14 +134,17 @@ impl Op {
         Ok(match op_type {
             "Abs" => Op::Abs,
             "Add" => Op::Add,
+            "ArgMaxV2" => Op::ArgMaxV2,
             "Axpy" => Op::Axpy,
             "BatchMatMul" => Op::BatchMatMul,
             "Cast" => Op::Cast,
             "Exp" => Op::Exp,
             "Fill" => Op::Fill,
+            "GatherV2" => Op::GatherV2,
             "Gelu" => Op::Gelu,
             "Log" => Op::Log,
             "LogSoftmaxV2" => Op::LogSoftmaxV2,
+            "MaskedFill" => Op::MaskedFill,
             "MatMul" => Op::MatMul,
             "Maximum" => Op::Maximum,
             "Minimum" => Op::Minimum,
@@ -136,11 +157,14 @@ impl Op {
             "ReduceSum" => Op::ReduceSum,
             "Relu" => Op::Relu,
             "ReluGrad" => Op::ReluGrad,
+            "RmsNorm" => Op::RmsNorm,
+            "RotaryPositionEmbedding" => Op::RotaryPositionEmbedding,
             "Rsqrt" => Op::Rsqrt,
             "Sigmoid" => Op::Sigmoid,
             "SoftmaxV2" => Op::SoftmaxV2,
             "Sqrt" => Op::Sqrt,
             "Sub" => Op::Sub,
+            "SwiGlu" => Op::SwiGlu,
             "Tanh" => Op::Tanh,
             "Transpose" => Op::Transpose,
             "ZerosLike" => Op::ZerosLike,
@@ -158,14 +182,17 @@ impl Op {
         match self {
             Op::Abs => "Abs",
             Op::Add => "Add",
+            Op::ArgMaxV2 => "ArgMaxV2",
             Op::Axpy => "Axpy",
             Op::BatchMatMul => "BatchMatMul",
             Op::Cast => "Cast",
             Op::Exp => "Exp",
             Op::Fill => "Fill",
+            Op::GatherV2 => "GatherV2",
             Op::Gelu => "Gelu",
             Op::Log => "Log",
             Op::LogSoftmaxV2 => "LogSoftmaxV2",
+            Op::MaskedFill => "MaskedFill",
             Op::MatMul => "MatMul",
             Op::Maximum => "Maximum",
             Op::Minimum => "Minimum",
@@ -178,11 +205,14 @@ impl Op {
             Op::ReduceSum => "ReduceSum",
             Op::Relu => "Relu",
             Op::ReluGrad => "ReluGrad",
+            Op::RmsNorm => "RmsNorm",
+            Op::RotaryPositionEmbedding => "RotaryPositionEmbedding",
             Op::Rsqrt => "Rsqrt",
             Op::Sigmoid => "Sigmoid",
             Op::SoftmaxV2 => "SoftmaxV2",
             Op::Sqrt => "Sqrt",
             Op::Sub => "Sub",
+            Op::SwiGlu => "SwiGlu",
             Op::Tanh => "Tanh",
             Op::Transpose => "Transpose",
             Op::ZerosLike => "ZerosLike",
@@ -203,6 +233,11 @@ impl Op {
             Op::LogSoftmaxV2 => &["logits"],
             Op::Transpose => &["x", "perm"],
             Op::Fill => &["dims", "value"],
+            Op::GatherV2 => &["x", "indices", "axis"],
+            Op::MaskedFill => &["x", "mask", "value"],
+            Op::ArgMaxV2 => &["x", "dimension"],
+            Op::RmsNorm => &["x", "gamma"],
+            Op::RotaryPositionEmbedding => &["x", "cos", "sin"],
             _ => &["x"],
         }
     }
@@ -218,6 +253,7 @@ impl Op {
         match self {
             Op::ReluGrad => &["backprops"],
             Op::LogSoftmaxV2 => &["logsoftmax"],
+            Op::RmsNorm => &["y", "rstd"],
             _ => &["y"],
         }
     }
@@ -248,7 +284,25 @@ impl Op {
                 return Err(bad_shape(self, name, arg.spec));
             }
         }
-        let out = match self {
+        let outs = match self {
+            Op::RmsNorm => transformer::infer_rms_norm(args[0].spec, args[1].spec, attrs)?,
+            _ => vec![self.infer_one(args, attrs)?],
+        };
+        for out in &outs {
+            if out.shape.iter().all(|&d| d >= 0) && out.checked_numel().is_none() {
+                return Err(OpError::Input(format!(
+                    "{}: the output shape {} is too large",
+                    self.name(),
+                    fmt_shape(&out.shape)
+                )));
+            }
+        }
+        Ok(outs)
+    }
+
+    /// The output of a single-output operator.
+    fn infer_one(self, args: &[Arg<'_>], attrs: &Attrs) -> Result<TensorSpec, OpError> {
+        Ok(match self {
             Op::Add
             | Op::Axpy
             | Op::Sub
@@ -273,15 +327,15 @@ impl Op {
             Op::SoftmaxV2 | Op::LogSoftmaxV2 => softmax::infer(self, args[0].spec, attrs)?,
             Op::Transpose => transpose::infer(args)?,
             Op::Fill | Op::ZerosLike | Op::OnesLike => fill::infer(self, args)?,
-        };
-        if out.shape.iter().all(|&d| d >= 0) && out.checked_numel().is_none() {
-            return Err(OpError::Input(format!(
-                "{}: the output shape {} is too large",
-                self.name(),
-                fmt_shape(&out.shape)
-            )));
-        }
-        Ok(vec![out])
+            Op::GatherV2 => gather::infer(args, attrs)?,
+            Op::MaskedFill => fill::infer_masked_fill(args)?,
+            Op::ArgMaxV2 => argmax::infer(args, attrs)?,
+            Op::RotaryPositionEmbedding => transformer::infer_rope(args, attrs)?,
+            Op::SwiGlu => transformer::infer_swi_glu(args[0].spec, attrs)?,
+            Op::RmsNorm => {
+                return Err(OpError::Output(format!("{}: has two outputs", self.name())));
+            }
+        })
     }
 
     pub(super) fn run(
@@ -290,6 +344,9 @@ impl Op {
         attrs: &Attrs,
         outputs: &mut [Output<'_>],
     ) -> Result<(), OpError> {
+        if self == Op::RmsNorm {
+            return transformer::run_rms_norm(&inputs[0], &inputs[1], attrs, outputs);
+        }
         let [out] = outputs else {
             return Err(OpError::Output(format!(
                 "{}: expects 1 output, got {}",
@@ -322,6 +379,17 @@ impl Op {
             Op::SoftmaxV2 | Op::LogSoftmaxV2 => softmax::run(self, &inputs[0], attrs, out),
             Op::Transpose => transpose::run(inputs, out),
             Op::Fill | Op::ZerosLike | Op::OnesLike => fill::run(self, inputs, out),
+            Op::GatherV2 => gather::run(inputs, attrs, out),
+            Op::MaskedFill => fill::run_masked_fill(inputs, out),
+            Op::ArgMaxV2 => argmax::run(inputs, attrs, out),
+            Op::RotaryPositionEmbedding => transformer::run_rope(inputs, attrs, out),
+            Op::SwiGlu => transformer::run_swi_glu(&inputs[0], attrs, out),
+            Op::RmsNorm => unreachable_two_outputs(self),
         }
     }
+}
+
+/// RmsNorm runs before the single-output dispatch; an error, never a panic.
+fn unreachable_two_outputs(op: Op) -> Result<(), OpError> {
+    Err(OpError::Output(format!("{}: has two outputs", op.name())))
 }

@@ -1908,6 +1908,7 @@ proptest! {
             (prop::sample::select(vec![
                 "keep_dims", "noop_with_empty_axes", "axes", "transpose_x1", "transpose_x2",
                 "adj_x1", "adj_x2", "dst_type", "half_to_float", "base", "scale", "shift",
+                "epsilon", "mode", "dim", "dtype", "batch_dims",
             ]), attr_strategy()),
             0..4,
         ),
@@ -1940,10 +1941,17 @@ proptest! {
             .map(|t| Input { spec: &t.spec, data: &t.data })
             .collect();
         if let Ok(outs) = infer_with_values(op, &inputs, &a) {
-            let out = &outs[0];
-            if let Some(n) = out.checked_bytes().filter(|&n| n <= 1 << 20) {
-                let mut data = vec![0u8; n];
-                let mut o = [Output { spec: out, data: &mut data }];
+            let sizes: Option<Vec<usize>> = outs
+                .iter()
+                .map(|o| o.checked_bytes().filter(|&n| n <= 1 << 20))
+                .collect();
+            if let Some(sizes) = sizes {
+                let mut bufs: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0u8; n]).collect();
+                let mut o: Vec<Output<'_>> = outs
+                    .iter()
+                    .zip(&mut bufs)
+                    .map(|(spec, data)| Output { spec, data })
+                    .collect();
                 prop_assert_eq!(run(op, &inputs, &a, &mut o), Ok(()));
             }
         }
@@ -2016,4 +2024,234 @@ fn axpy_adds_alpha_times_x2_with_broadcasting_and_needs_integral_alpha_for_integ
     )
     .unwrap();
     assert_eq!(dec(DType::I32, &iout), [4.0, 8.0]);
+}
+
+// ------------------------------------------------- transformer operators
+
+#[test]
+fn gather_v2_takes_slices_along_any_axis_with_negative_indices() {
+    let x = t(DType::F32, &[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    for it in [DType::I32, DType::I64] {
+        let idx = t(it, &[2], &[2.0, -3.0]);
+        let y = exec(
+            "GatherV2",
+            &[&x, &idx, &idx_t(DType::I64, &[1])],
+            &no_attrs(),
+        )
+        .unwrap();
+        assert_eq!(y.spec, spec(DType::F32, &[2, 2]));
+        assert_close("GatherV2 axis 1", &y, &[3.0, 1.0, 6.0, 4.0]);
+    }
+    let idx = t(DType::I64, &[1, 1], &[1.0]);
+    let y = exec(
+        "GatherV2",
+        &[&x, &idx, &idx_t(DType::I32, &[0])],
+        &no_attrs(),
+    )
+    .unwrap();
+    assert_eq!(y.spec.shape, [1, 1, 3]);
+    assert_close("GatherV2 axis 0", &y, &[4.0, 5.0, 6.0]);
+    // Without the axis' value the rank is unknown.
+    let plain = [x.spec.clone(), idx.spec.clone(), spec(DType::I64, &[1])];
+    assert_eq!(
+        infer("GatherV2", &plain, &no_attrs()).unwrap()[0].shape,
+        [UNKNOWN_RANK]
+    );
+    let bad = t(DType::I64, &[1], &[2.0]);
+    let e = expect_err(exec(
+        "GatherV2",
+        &[&x, &bad, &idx_t(DType::I64, &[0])],
+        &no_attrs(),
+    ));
+    assert!(
+        matches!(&e, OpError::Input(m) if m.contains("index 2 is out of range")),
+        "{e:?}"
+    );
+    let e = expect_err(exec(
+        "GatherV2",
+        &[&x, &x, &idx_t(DType::I64, &[0])],
+        &no_attrs(),
+    ));
+    assert!(matches!(e, OpError::DType(_)), "{e:?}");
+    let e = expect_err(exec(
+        "GatherV2",
+        &[&x, &idx, &idx_t(DType::I64, &[2])],
+        &no_attrs(),
+    ));
+    assert!(matches!(e, OpError::Input(_)), "{e:?}");
+    let a = attrs(&[("batch_dims", AttrValue::Int(1))]);
+    let e = expect_err(exec("GatherV2", &[&x, &idx, &idx_t(DType::I64, &[0])], &a));
+    assert!(matches!(e, OpError::Attr(_)), "{e:?}");
+}
+
+#[test]
+fn arg_max_v2_picks_the_first_maximum_and_treats_nan_as_largest() {
+    for dtype in NUMERIC {
+        let x = t(dtype, &[2, 3], &[1.0, 7.0, 7.0, 2.0, 0.0, 9.0]);
+        let y = exec("ArgMaxV2", &[&x, &idx_t(DType::I64, &[-1])], &no_attrs()).unwrap();
+        assert_eq!(y.spec, spec(DType::I64, &[2]));
+        assert_close("ArgMaxV2", &y, &[1.0, 2.0]);
+    }
+    let x = t(DType::F32, &[3], &[1.0, f64::NAN, 5.0]);
+    let a = attrs(&[("dtype", AttrValue::DataType(3))]);
+    let y = exec("ArgMaxV2", &[&x, &t(DType::I32, &[], &[0.0])], &a).unwrap();
+    assert_eq!(y.spec, spec(DType::I32, &[]));
+    assert_close("ArgMaxV2 NaN", &y, &[1.0]);
+    let e = expect_err(exec(
+        "ArgMaxV2",
+        &[&x, &idx_t(DType::I64, &[1])],
+        &no_attrs(),
+    ));
+    assert!(matches!(e, OpError::Input(_)), "{e:?}");
+    let a = attrs(&[("dtype", AttrValue::DataType(0))]);
+    let e = expect_err(exec("ArgMaxV2", &[&x, &idx_t(DType::I64, &[0])], &a));
+    assert!(matches!(e, OpError::Attr(_)), "{e:?}");
+    let empty = t(DType::F32, &[2, 0], &[]);
+    let e = expect_err(exec(
+        "ArgMaxV2",
+        &[&empty, &idx_t(DType::I64, &[1])],
+        &no_attrs(),
+    ));
+    assert!(matches!(e, OpError::Input(_)), "{e:?}");
+}
+
+#[test]
+fn rms_norm_has_two_outputs_y_and_a_float32_rstd() {
+    for dtype in FLOATS {
+        let x = t(dtype, &[2, 2], &[3.0, 4.0, 0.0, 0.0]);
+        let g = t(dtype, &[2], &[1.0, 2.0]);
+        let a = attrs(&[("epsilon", AttrValue::Float(0.0))]);
+        let specs = infer("RmsNorm", &[x.spec.clone(), g.spec.clone()], &a).unwrap();
+        assert_eq!(specs, [spec(dtype, &[2, 2]), spec(DType::F32, &[2, 1])]);
+        let (mut y, mut r) = (vec![0u8; specs[0].bytes()], vec![0u8; 8]);
+        let inputs = [
+            Input {
+                spec: &x.spec,
+                data: &x.data,
+            },
+            Input {
+                spec: &g.spec,
+                data: &g.data,
+            },
+        ];
+        {
+            let mut outs = [
+                Output {
+                    spec: &specs[0],
+                    data: &mut y,
+                },
+                Output {
+                    spec: &specs[1],
+                    data: &mut r,
+                },
+            ];
+            // With epsilon 0 an all-zero row divides by zero: inf·0 = NaN.
+            run("RmsNorm", &inputs, &a, &mut outs).unwrap();
+        }
+        let y = T {
+            spec: specs[0].clone(),
+            data: y,
+        };
+        let r = T {
+            spec: specs[1].clone(),
+            data: r,
+        };
+        let r0 = 1.0 / 12.5f64.sqrt();
+        assert_close("RmsNorm y", &y, &[3.0 * r0, 8.0 * r0, f64::NAN, f64::NAN]);
+        assert_close("RmsNorm rstd", &r, &[r0, f64::INFINITY]);
+        // One output is not enough.
+        let mut y = vec![0u8; specs[0].bytes()];
+        let mut one = [Output {
+            spec: &specs[0],
+            data: &mut y,
+        }];
+        let e = run("RmsNorm", &inputs, &a, &mut one).unwrap_err();
+        assert!(matches!(e, OpError::Output(_)), "{e:?}");
+    }
+    let x = t(DType::F32, &[2, 2], &[1.0; 4]);
+    let g = t(DType::F32, &[3], &[1.0; 3]);
+    let e = infer("RmsNorm", &[x.spec.clone(), g.spec], &no_attrs()).unwrap_err();
+    assert!(matches!(e, OpError::Input(_)), "{e:?}");
+    let gh = t(DType::F16, &[2], &[1.0; 2]);
+    let e = infer("RmsNorm", &[x.spec, gh.spec], &no_attrs()).unwrap_err();
+    assert!(matches!(e, OpError::Input(_)), "{e:?}");
+}
+
+#[test]
+fn rotary_position_embedding_rotates_halves_or_pairs() {
+    let x = t(DType::F32, &[1, 1, 1, 4], &[1.0, 2.0, 3.0, 4.0]);
+    let cos = t(DType::F32, &[1, 1, 1, 4], &[0.0; 4]);
+    let sin = t(DType::F32, &[1, 1, 1, 4], &[1.0; 4]);
+    let y = exec("RotaryPositionEmbedding", &[&x, &cos, &sin], &no_attrs()).unwrap();
+    assert_close("rope half", &y, &[-3.0, -4.0, 1.0, 2.0]);
+    let a = attrs(&[("mode", AttrValue::Int(1))]);
+    let y = exec("RotaryPositionEmbedding", &[&x, &cos, &sin], &a).unwrap();
+    assert_close("rope interleave", &y, &[-2.0, 1.0, -4.0, 3.0]);
+    for mode in [2, 3, 7] {
+        let a = attrs(&[("mode", AttrValue::Int(mode))]);
+        let e = expect_err(exec("RotaryPositionEmbedding", &[&x, &cos, &sin], &a));
+        assert!(matches!(e, OpError::Attr(_)), "{e:?}");
+    }
+    let x3 = t(DType::F32, &[1, 1, 4], &[1.0; 4]);
+    let e = expect_err(exec(
+        "RotaryPositionEmbedding",
+        &[&x3, &x3, &x3],
+        &no_attrs(),
+    ));
+    assert!(matches!(e, OpError::Input(_)), "{e:?}");
+    let odd = t(DType::F32, &[1, 1, 1, 3], &[1.0; 3]);
+    let e = expect_err(exec(
+        "RotaryPositionEmbedding",
+        &[&odd, &odd, &odd],
+        &no_attrs(),
+    ));
+    assert!(matches!(e, OpError::Input(_)), "{e:?}");
+}
+
+#[test]
+fn swi_glu_halves_its_dimension() {
+    for dtype in FLOATS {
+        let x = t(dtype, &[1, 4], &[1.0, -2.0, 3.0, 0.5]);
+        let y = exec("SwiGlu", &[&x], &no_attrs()).unwrap();
+        assert_eq!(y.spec, spec(dtype, &[1, 2]));
+        let silu = |a: f64| a / (1.0 + (-a).exp());
+        assert_close("SwiGlu", &y, &[silu(1.0) * 3.0, silu(-2.0) * 0.5]);
+    }
+    let x = t(DType::F32, &[3, 2], &[1.0; 6]);
+    let e = expect_err(exec("SwiGlu", &[&x], &attrs(&[("dim", AttrValue::Int(0))])));
+    assert!(matches!(e, OpError::Input(_)), "{e:?}");
+    let e = expect_err(exec("SwiGlu", &[&x], &attrs(&[("dim", AttrValue::Int(2))])));
+    assert!(matches!(e, OpError::Attr(_)), "{e:?}");
+    let i = t(DType::I32, &[2], &[1.0; 2]);
+    assert!(matches!(
+        expect_err(exec("SwiGlu", &[&i], &no_attrs())),
+        OpError::DType(_)
+    ));
+}
+
+#[test]
+fn masked_fill_writes_value_where_the_broadcast_mask_is_true() {
+    for dtype in NUMERIC {
+        let x = t(dtype, &[2, 2], &[1.0, 2.0, 3.0, 4.0]);
+        let mask = t(DType::Bool, &[2], &[0.0, 1.0]);
+        let v = t(dtype, &[], &[9.0]);
+        let y = exec("MaskedFill", &[&x, &mask, &v], &no_attrs()).unwrap();
+        assert_eq!(y.spec, x.spec);
+        assert_close("MaskedFill", &y, &[1.0, 9.0, 3.0, 9.0]);
+    }
+    let x = t(DType::F32, &[2], &[1.0; 2]);
+    let v = t(DType::F32, &[], &[0.0]);
+    for (mask, value) in [
+        (t(DType::F32, &[2], &[1.0; 2]), &v),
+        (t(DType::Bool, &[3], &[1.0; 3]), &v),
+        (t(DType::Bool, &[2, 2], &[1.0; 4]), &v),
+        (t(DType::Bool, &[2], &[1.0; 2]), &t(DType::F16, &[], &[0.0])),
+        (
+            t(DType::Bool, &[2], &[1.0; 2]),
+            &t(DType::F32, &[2], &[0.0; 2]),
+        ),
+    ] {
+        let e = expect_err(exec("MaskedFill", &[&x, &mask, value], &no_attrs()));
+        assert!(matches!(e, OpError::Input(_) | OpError::DType(_)), "{e:?}");
+    }
 }

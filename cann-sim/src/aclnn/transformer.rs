@@ -1,0 +1,589 @@
+//! The operators a transformer decoder needs beyond the elementwise,
+//! matmul and softmax set of [`super::operators`]: the mapping to CANN
+//! operators (as `aclnnXxx` plans them on the device):
+//!
+//! | aclnn | CANN op | notes |
+//! |---|---|---|
+//! | Embedding | GatherV2 | `axis` 0; `weight` 2-D |
+//! | RmsNorm | RmsNorm | two outputs, `yOut` and `rstdOut`; `epsilon` as a float attribute |
+//! | RotaryPositionEmbedding | RotaryPositionEmbedding | `mode` 0..=3 (161002 else); cann-sim has kernels for 0 and 1 only (561003) |
+//! | SwiGlu | SwiGlu | `dim` |
+//! | ArgMax | ArgMaxV2 | `dtype` = `out`'s (int32/int64); `keepdim` keeps the reduced dimension as 1 |
+//! | InplaceCopy | Cast | to `selfRef`'s type; `src` broadcasts to `selfRef` (read with stride 0) |
+//! | Muls | Mul | `other` converted to `self`'s type, a constant input |
+//! | InplaceMaskedFillScalar | MaskedFill | `mask` bool, broadcasting to `selfRef`; `value` converted to `selfRef`'s type |
+
+#![allow(non_snake_case)]
+
+use super::exec::{self, PlanIn, View, bound, contiguous_strides, i64_input, scalar_arg};
+use super::operators::{Planned, dev, get_workspace_size, plan, plan_out, run_executor};
+use crate::ops::{AttrValue, Attrs, DType, TensorSpec};
+use crate::recent_error::fail;
+use acl_sys::aclnn::{
+    ACLNN_ERR_INNER_FIND_KERNEL_ERROR, ACLNN_ERR_PARAM_INVALID, aclOpExecutor, aclScalar,
+    aclTensor, aclnnStatus,
+};
+use acl_sys::aclrtStream;
+use std::ffi::c_void;
+
+fn invalid(msg: String) -> aclnnStatus {
+    fail(ACLNN_ERR_PARAM_INVALID, msg)
+}
+
+fn embedding(
+    f: &str,
+    weight: *const aclTensor,
+    indices: *const aclTensor,
+    out: *const aclTensor,
+) -> Planned {
+    // Every argument is looked up (null: 161001) before any is judged.
+    let w = bound(f, "weight", weight as usize, false)?;
+    let indices = dev(f, "indices", indices as usize)?;
+    let out = bound(f, "out", out as usize, true)?;
+    if w.spec.shape.len() != 2 {
+        return Err(invalid(format!(
+            "{f}: weight must be 2-D, got {:?}",
+            w.spec.shape
+        )));
+    }
+    let inputs = vec![PlanIn::Device(w), indices, i64_input(&[0])];
+    Ok(plan(
+        "aclnnEmbedding",
+        "GatherV2",
+        Attrs::new(),
+        inputs,
+        out,
+    ))
+}
+
+fn rms_norm(
+    f: &str,
+    x: *const aclTensor,
+    gamma: *const aclTensor,
+    epsilon: f64,
+    y: *const aclTensor,
+    rstd: *const aclTensor,
+) -> Planned {
+    let inputs = vec![dev(f, "x", x as usize)?, dev(f, "gamma", gamma as usize)?];
+    let y = bound(f, "yOut", y as usize, true)?;
+    let rstd = bound(f, "rstdOut", rstd as usize, true)?;
+    let attrs = Attrs::from([("epsilon".to_string(), AttrValue::Float(epsilon as f32))]);
+    let mut p = plan("aclnnRmsNorm", "RmsNorm", attrs, inputs, y);
+    p.outputs.push(rstd);
+    p.output_names = &["yOut", "rstdOut"];
+    Ok(p)
+}
+
+fn rotary(
+    f: &str,
+    x: *const aclTensor,
+    cos: *const aclTensor,
+    sin: *const aclTensor,
+    mode: i64,
+    out: *const aclTensor,
+) -> Planned {
+    let inputs = vec![
+        dev(f, "x", x as usize)?,
+        dev(f, "cos", cos as usize)?,
+        dev(f, "sin", sin as usize)?,
+    ];
+    let out = bound(f, "out", out as usize, true)?;
+    match mode {
+        0 | 1 => {}
+        2 | 3 => {
+            return Err(fail(
+                ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+                format!(
+                    "{f}: mode {mode} is not supported by cann-sim (only 0 half, 1 interleave)"
+                ),
+            ));
+        }
+        _ => return Err(invalid(format!("{f}: mode {mode} is not 0..=3"))),
+    }
+    let attrs = Attrs::from([("mode".to_string(), AttrValue::Int(mode))]);
+    Ok(plan(
+        "aclnnRotaryPositionEmbedding",
+        "RotaryPositionEmbedding",
+        attrs,
+        inputs,
+        out,
+    ))
+}
+
+fn swi_glu(f: &str, x: *const aclTensor, dim: i64, out: *const aclTensor) -> Planned {
+    let inputs = vec![dev(f, "x", x as usize)?];
+    let attrs = Attrs::from([("dim".to_string(), AttrValue::Int(dim))]);
+    plan_out(f, "aclnnSwiGlu", "SwiGlu", attrs, inputs, out)
+}
+
+fn arg_max(
+    f: &str,
+    x: *const aclTensor,
+    dim: i64,
+    keepdim: bool,
+    out: *const aclTensor,
+) -> Planned {
+    let x = bound(f, "self", x as usize, false)?;
+    let mut out = bound(f, "out", out as usize, true)?;
+    let rank = x.spec.shape.len();
+    let Some(a) = crate::ops::normalize_axis(dim, rank.max(1)) else {
+        return Err(invalid(format!(
+            "{f}: dim {dim} is out of range for self of shape {:?}",
+            x.spec.shape
+        )));
+    };
+    if keepdim && rank > 0 {
+        // ArgMaxV2 drops the dimension: write `out` without its size-1 axis.
+        if out.spec.shape.len() != rank || out.spec.shape[a] != 1 {
+            return Err(invalid(format!(
+                "{f}: with keepdim, out must be self's shape {:?} with dimension {a} of 1, got {:?}",
+                x.spec.shape, out.spec.shape
+            )));
+        }
+        out.spec.shape.remove(a);
+        if let Some(st) = &mut out.strides {
+            st.remove(a);
+        }
+    }
+    let attrs = Attrs::from([(
+        "dtype".to_string(),
+        AttrValue::DataType(out.spec.dtype.to_acl()),
+    )]);
+    let inputs = vec![PlanIn::Device(x), i64_input(&[dim])];
+    Ok(plan("aclnnArgMax", "ArgMaxV2", attrs, inputs, out))
+}
+
+/// `src` read as a tensor of `shape` (NumPy broadcasting: stride 0 along
+/// the dimensions it broadcasts).
+fn broadcast_view(f: &str, src: View, shape: &[i64]) -> Result<View, aclnnStatus> {
+    if src.spec.shape == shape {
+        return Ok(src);
+    }
+    let (sr, r) = (src.spec.shape.len(), shape.len());
+    let fits = sr <= r
+        && src
+            .spec
+            .shape
+            .iter()
+            .zip(&shape[r - sr..])
+            .all(|(&s, &d)| s == d || s == 1);
+    if !fits {
+        return Err(invalid(format!(
+            "{f}: src of shape {:?} does not broadcast to selfRef of shape {shape:?}",
+            src.spec.shape
+        )));
+    }
+    let own = src
+        .strides
+        .clone()
+        .unwrap_or_else(|| contiguous_strides(&src.spec.shape));
+    let mut strides = vec![0i64; r];
+    for (i, (&d, &s)) in src.spec.shape.iter().zip(&own).enumerate() {
+        strides[r - sr + i] = if d == 1 { 0 } else { s };
+    }
+    Ok(View {
+        spec: crate::ops::TensorSpec {
+            dtype: src.spec.dtype,
+            shape: shape.to_vec(),
+        },
+        addr: src.addr,
+        strides: Some(strides),
+    })
+}
+
+fn inplace_copy(f: &str, dst: *const aclTensor, src: *const aclTensor) -> Planned {
+    let dst = bound(f, "selfRef", dst as usize, true)?;
+    let src = bound(f, "src", src as usize, false)?;
+    let src = broadcast_view(f, src, &dst.spec.shape)?;
+    let attrs = Attrs::from([(
+        "dst_type".to_string(),
+        AttrValue::DataType(dst.spec.dtype.to_acl()),
+    )]);
+    Ok(plan(
+        "aclnnInplaceCopy",
+        "Cast",
+        attrs,
+        vec![PlanIn::Device(src)],
+        dst,
+    ))
+}
+
+/// A scalar argument as a constant input of `dtype` (converted).
+fn scalar_input(
+    f: &str,
+    what: &str,
+    value: *const aclScalar,
+    dtype: DType,
+) -> Result<PlanIn, aclnnStatus> {
+    let (d, b) = scalar_arg(f, what, value as usize)?;
+    Ok(PlanIn::Host(
+        TensorSpec {
+            dtype,
+            shape: vec![],
+        },
+        exec::from_f64(dtype, exec::to_f64(d, &b)),
+    ))
+}
+
+fn muls(f: &str, x: *const aclTensor, other: *const aclScalar, out: *const aclTensor) -> Planned {
+    let x = bound(f, "self", x as usize, false)?;
+    let out = bound(f, "out", out as usize, true)?;
+    let other = scalar_input(f, "other", other, x.spec.dtype)?;
+    Ok(plan(
+        "aclnnMuls",
+        "Mul",
+        Attrs::new(),
+        vec![PlanIn::Device(x), other],
+        out,
+    ))
+}
+
+fn masked_fill(
+    f: &str,
+    x: *const aclTensor,
+    mask: *const aclTensor,
+    value: *const aclScalar,
+) -> Planned {
+    let out = bound(f, "selfRef", x as usize, true)?;
+    let mask = dev(f, "mask", mask as usize)?;
+    let value = scalar_input(f, "value", value, out.spec.dtype)?;
+    let inputs = vec![PlanIn::Device(out.clone()), mask, value];
+    Ok(plan(
+        "aclnnInplaceMaskedFillScalar",
+        "MaskedFill",
+        Attrs::new(),
+        inputs,
+        out,
+    ))
+}
+
+/// `aclnnEmbedding`: runs the executor of `aclnnEmbeddingGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnEmbedding(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnEmbedding", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnRmsNorm`: runs the executor of `aclnnRmsNormGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRmsNorm(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnRmsNorm", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnRotaryPositionEmbedding`: runs the executor of `aclnnRotaryPositionEmbeddingGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRotaryPositionEmbedding(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnRotaryPositionEmbedding",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnSwiGlu`: runs the executor of `aclnnSwiGluGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSwiGlu(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnSwiGlu", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnArgMax`: runs the executor of `aclnnArgMaxGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnArgMax(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnArgMax", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnInplaceCopy`: runs the executor of `aclnnInplaceCopyGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceCopy(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnInplaceCopy",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnEmbeddingGetWorkspaceSize`: `out = weight[indices]` (rows).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnEmbeddingGetWorkspaceSize(
+    weight: *const aclTensor,
+    indices: *const aclTensor,
+    out: *const aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnEmbeddingGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| embedding(f, weight, indices, out),
+        )
+    }
+}
+
+/// `aclnnRmsNormGetWorkspaceSize`: `yOut = x · rstd · gamma` and `rstdOut`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRmsNormGetWorkspaceSize(
+    x: *const aclTensor,
+    gamma: *const aclTensor,
+    epsilon: f64,
+    yOut: *const aclTensor,
+    rstdOut: *const aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnRmsNormGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| rms_norm(f, x, gamma, epsilon, yOut, rstdOut),
+        )
+    }
+}
+
+/// `aclnnRotaryPositionEmbeddingGetWorkspaceSize`: `out = x · cos + rotate(x) · sin`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRotaryPositionEmbeddingGetWorkspaceSize(
+    x: *const aclTensor,
+    cos: *const aclTensor,
+    sin: *const aclTensor,
+    mode: i64,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnRotaryPositionEmbeddingGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| rotary(f, x, cos, sin, mode, out),
+        )
+    }
+}
+
+/// `aclnnSwiGluGetWorkspaceSize`: `out = silu(a) · b` of the halves of `x` along `dim`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSwiGluGetWorkspaceSize(
+    x: *const aclTensor,
+    dim: i64,
+    out: *const aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnSwiGluGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| swi_glu(f, x, dim, out),
+        )
+    }
+}
+
+/// `aclnnArgMaxGetWorkspaceSize`: the index of the largest element along `dim`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnArgMaxGetWorkspaceSize(
+    self_: *const aclTensor,
+    dim: i64,
+    keepdim: bool,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnArgMaxGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| arg_max(f, self_, dim, keepdim, out),
+        )
+    }
+}
+
+/// `aclnnInplaceCopyGetWorkspaceSize`: `selfRef = src` (converted, broadcast).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceCopyGetWorkspaceSize(
+    selfRef: *mut aclTensor,
+    src: *const aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnInplaceCopyGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| inplace_copy(f, selfRef, src),
+        )
+    }
+}
+
+/// `aclnnMuls`: runs the executor of `aclnnMulsGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMuls(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnMuls", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnInplaceMaskedFillScalar`: runs the executor of `aclnnInplaceMaskedFillScalarGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceMaskedFillScalar(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnInplaceMaskedFillScalar",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnMulsGetWorkspaceSize`: `out = self · other` (a scalar).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMulsGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclScalar,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnMulsGetWorkspaceSize", workspaceSize, executor, |f| {
+            muls(f, self_, other, out)
+        })
+    }
+}
+
+/// `aclnnInplaceMaskedFillScalarGetWorkspaceSize`: `selfRef = value` where `mask`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceMaskedFillScalarGetWorkspaceSize(
+    selfRef: *mut aclTensor,
+    mask: *const aclTensor,
+    value: *const aclScalar,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnInplaceMaskedFillScalarGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| masked_fill(f, selfRef, mask, value),
+        )
+    }
+}

@@ -1,0 +1,41 @@
+//! aclnn helpers of the tests that call cann-sim's aclnn exports directly
+//! (included by path, next to `common`).
+
+use crate::common::recent_error;
+use acl_sys::ACL_FORMAT_ND;
+use acl_sys::aclnn::{aclTensor, aclnnStatus};
+use cann_sim::aclnn::aclCreateTensor;
+
+/// Checks that `got` is `want` and that the recent error names `function`;
+/// returns the message.
+#[track_caller]
+pub fn fails(got: aclnnStatus, want: aclnnStatus, function: &str) -> String {
+    assert_eq!(got, want, "{function}");
+    let msg = recent_error();
+    assert!(msg.starts_with(function), "{msg}");
+    msg
+}
+
+/// A contiguous `ND` tensor of `dims` over `data`.
+pub fn tensor(dims: &[i64], dtype: i32, data: *mut u8) -> *mut aclTensor {
+    let n: i64 = dims.iter().product();
+    let strides: Vec<i64> = (0..dims.len())
+        .map(|i| dims[i + 1..].iter().product())
+        .collect();
+    // SAFETY: arrays valid for their lengths.
+    let t = unsafe {
+        aclCreateTensor(
+            dims.as_ptr(),
+            dims.len() as u64,
+            dtype,
+            strides.as_ptr(),
+            0,
+            ACL_FORMAT_ND,
+            [n].as_ptr(),
+            1,
+            data.cast(),
+        )
+    };
+    assert!(!t.is_null(), "{}", recent_error());
+    t
+}
