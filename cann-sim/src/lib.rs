@@ -97,12 +97,14 @@ pub mod kernels;
 pub mod machine;
 pub mod model;
 pub mod ops;
+pub mod profiler;
 mod recent_error;
 mod rt;
 mod state;
 mod stats;
 mod tables;
 pub mod telemetry;
+pub mod trace;
 
 pub use kernels::sample_kernels;
 /// Virtual memory (`aclrtReserveMemAddress`, `aclrtMapMem`...): the

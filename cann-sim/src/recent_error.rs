@@ -105,9 +105,9 @@ fn numeric(code: &dyn Any) -> Option<i64> {
         .or_else(|| code.downcast_ref::<i64>().copied())
 }
 
-/// The local time as the error manager prints it:
-/// `YYYY-MM-DD-hh:mm:ss.mmm.uuu`.
-fn now() -> String {
+/// The local time (`localtime_r`) and the time since the Unix epoch;
+/// `None` when the C library cannot tell the local time.
+pub(crate) fn local_now() -> Option<(libc::tm, std::time::Duration)> {
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
@@ -116,8 +116,17 @@ fn now() -> String {
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
     // SAFETY: both pointers are valid for the call.
     if unsafe { libc::localtime_r(&secs, &mut tm) }.is_null() {
-        return String::new();
+        return None;
     }
+    Some((tm, t))
+}
+
+/// The local time as the error manager prints it:
+/// `YYYY-MM-DD-hh:mm:ss.mmm.uuu`.
+fn now() -> String {
+    let Some((tm, t)) = local_now() else {
+        return String::new();
+    };
     let micros = t.subsec_micros();
     format!(
         "{:04}-{:02}-{:02}-{:02}:{:02}:{:02}.{:03}.{:03}",

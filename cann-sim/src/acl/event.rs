@@ -506,6 +506,7 @@ pub unsafe extern "C" fn aclrtSynchronizeEvent(event: aclrtEvent) -> aclError {
     if let Some(code) = faults::check(F) {
         return code;
     }
+    let _span = crate::trace::host_span(F);
     if event.is_null() {
         return common::null_arg(F, "event");
     }

@@ -110,6 +110,8 @@ pub unsafe extern "C" fn aclInit(config_path: *const c_char) -> aclError {
         s.init_config = Some((path, content));
     }
     state::set_default_device(default_device);
+    drop(s);
+    crate::trace::init_from_env();
     ACL_SUCCESS
 }
 
@@ -246,6 +248,8 @@ pub extern "C" fn aclFinalize() -> aclError {
         );
     }
     finalize_internal(&mut s);
+    drop(s);
+    crate::trace::write_env_file();
     ACL_SUCCESS
 }
 

@@ -519,6 +519,7 @@ pub unsafe extern "C" fn aclrtMemcpy(
         return code;
     }
     const F: &str = "aclrtMemcpy";
+    let _span = crate::trace::host_span(F);
     if count == 0 {
         return ACL_SUCCESS;
     }

@@ -80,6 +80,9 @@ pub use op_exec::*;
 mod peer;
 pub use peer::*;
 
+mod prof;
+pub use prof::*;
+
 mod stream;
 pub use stream::*;
 

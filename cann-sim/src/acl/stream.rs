@@ -239,6 +239,7 @@ pub unsafe extern "C" fn aclrtSynchronizeStream(stream: aclrtStream) -> aclError
     if let Some(code) = faults::check("aclrtSynchronizeStream") {
         return code;
     }
+    let _span = crate::trace::host_span("aclrtSynchronizeStream");
     synchronize("aclrtSynchronizeStream", stream, -1, false)
 }
 
@@ -276,6 +277,7 @@ pub extern "C" fn aclrtSynchronizeDevice() -> aclError {
     if let Some(code) = faults::check(F) {
         return code;
     }
+    let _span = crate::trace::host_span(F);
     let ctx = tri!(common::current(F));
     let streams: Vec<Arc<Stream>> = rt::STREAMS
         .lock()

@@ -1177,19 +1177,6 @@ pub unsafe extern "C" fn aclopUpdateParams(
     crate::recent_error::not_supported("aclopUpdateParams");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclprofCreateConfig`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofCreateConfig(
-    _arg0: *mut u32,
-    _arg1: u32,
-    _arg2: aclprofAicoreMetrics,
-    _arg3: *const aclprofAicoreEvents,
-    _arg4: u64,
-) -> *mut aclprofConfig {
-    crate::recent_error::not_supported("aclprofCreateConfig");
-    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
-    unsafe { ::core::mem::zeroed() }
-}
 ///`aclprofCreateStamp`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclprofCreateStamp() -> *mut ::core::ffi::c_void {
@@ -1215,12 +1202,6 @@ pub unsafe extern "C" fn aclprofCreateSubscribeConfig(
     // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
-///`aclprofDestroyConfig`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofDestroyConfig(_arg0: *const aclprofConfig) -> aclError {
-    crate::recent_error::not_supported("aclprofDestroyConfig");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclprofDestroyStamp`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclprofDestroyStamp(_arg0: *mut ::core::ffi::c_void) {
@@ -1237,12 +1218,6 @@ pub unsafe extern "C" fn aclprofDestroySubscribeConfig(
     _arg0: *const aclprofSubscribeConfig,
 ) -> aclError {
     crate::recent_error::not_supported("aclprofDestroySubscribeConfig");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclprofFinalize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofFinalize() -> aclError {
-    crate::recent_error::not_supported("aclprofFinalize");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclprofGetModelId`: not supported by cann-sim.
@@ -1384,12 +1359,6 @@ pub unsafe extern "C" fn aclprofGetStepTimestamp(
     crate::recent_error::not_supported("aclprofGetStepTimestamp");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclprofInit`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofInit(_arg0: *const ::core::ffi::c_char, _arg1: usize) -> aclError {
-    crate::recent_error::not_supported("aclprofInit");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclprofMark`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclprofMark(_arg0: *mut ::core::ffi::c_void) -> aclError {
@@ -1460,16 +1429,6 @@ pub unsafe extern "C" fn aclprofRangeStop(_arg0: u32) -> aclError {
     crate::recent_error::not_supported("aclprofRangeStop");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclprofSetConfig`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofSetConfig(
-    _arg0: aclprofConfigType,
-    _arg1: *const ::core::ffi::c_char,
-    _arg2: usize,
-) -> aclError {
-    crate::recent_error::not_supported("aclprofSetConfig");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclprofSetStampTraceMessage`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclprofSetStampTraceMessage(
@@ -1478,18 +1437,6 @@ pub unsafe extern "C" fn aclprofSetStampTraceMessage(
     _arg2: u32,
 ) -> aclError {
     crate::recent_error::not_supported("aclprofSetStampTraceMessage");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclprofStart`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofStart(_arg0: *const aclprofConfig) -> aclError {
-    crate::recent_error::not_supported("aclprofStart");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclprofStop`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofStop(_arg0: *const aclprofConfig) -> aclError {
-    crate::recent_error::not_supported("aclprofStop");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclprofStr2Id`: not supported by cann-sim.

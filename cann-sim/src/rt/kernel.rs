@@ -361,6 +361,7 @@ pub(crate) fn launch(
     }
     let name = func.name.clone();
     let kernel = Arc::new(move || {
+        crate::trace::name_task(&name);
         // Each run has its own copy of the words and of the argument buffer
         // (a captured launch runs again at each launch of its graph).
         let mut words = launch.words.clone();

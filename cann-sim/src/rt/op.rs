@@ -261,6 +261,7 @@ fn run_kernel(
     inputs: &[LaunchInput],
     outputs: &[LaunchOutput],
 ) -> Result<(), Error> {
+    crate::trace::name_task(op_type);
     let out_ranges = output_ranges(outputs);
     // Inputs that alias an output are copied first: a `&[u8]` and a
     // `&mut [u8]` over the same bytes may not coexist. Strided views are

@@ -668,8 +668,15 @@ fn worker_main(shared: Arc<Shared>) {
             }
         }
         let name = task.kind.name();
+        // The timeline (`crate::trace`): one relaxed load when it is off.
+        let traced = crate::trace::enabled().then(|| {
+            crate::trace::TaskStart::new(&shared, seq, &crate::trace::TaskInfo::of(&task.kind))
+        });
         let started = std::time::Instant::now();
         let outcome = catch_unwind(AssertUnwindSafe(|| run(&shared, task)));
+        if let Some(t) = traced {
+            t.finish(!matches!(outcome, Ok(Ok(()))));
+        }
         // Busy time feeds the telemetry another process reads (npu-smi-rs).
         crate::telemetry::record_busy(shared.device, started.elapsed());
         let fault = match outcome {
