@@ -394,6 +394,32 @@ static std::string abi_temp_file(const std::string &text) {
     return done == text.size() ? std::string(path) : std::string();
 }
 
+// ---- profiling (checks/prof.cpp) -------------------------------------------
+
+// A new empty temporary directory ("" on failure).
+static std::string abi_temp_dir() {
+    char path[] = "/tmp/cann-abi-prof-XXXXXX";
+    return mkdtemp(path) ? std::string(path) : std::string();
+}
+
+// Removes a directory tree made by abi_temp_dir.
+static void abi_remove_tree(const std::string &dir) {
+    if (dir.rfind("/tmp/cann-abi-prof-", 0) != 0) return;
+    std::string cmd = "rm -rf '" + dir + "'";
+    if (system(cmd.c_str()) != 0) fprintf(stderr, "cannot remove %s\n", dir.c_str());
+}
+
+// aclprofInit of `dir`.
+static aclError abi_prof_init(const std::string &dir) {
+    return aclprofInit(dir.c_str(), dir.size());
+}
+
+// A config of device 0 with the API and task time.
+static aclprofConfig *abi_prof_config() {
+    uint32_t ids[] = {0};
+    return aclprofCreateConfig(ids, 1, ACL_AICORE_NONE, nullptr, ACL_PROF_ACL_API | ACL_PROF_TASK_TIME);
+}
+
 // ---- HCCL (checks/hccl.cpp) ------------------------------------------------
 
 #include <arpa/inet.h>
