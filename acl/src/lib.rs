@@ -99,6 +99,7 @@ mod lock;
 pub mod memory;
 pub mod model;
 pub mod ops;
+pub mod profiler;
 pub mod release;
 pub mod result;
 pub mod runtime;

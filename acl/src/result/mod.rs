@@ -39,6 +39,7 @@ mod aclop;
 mod graph;
 mod kernel;
 mod mdl;
+mod prof;
 pub mod raw;
 mod vmm;
 
@@ -47,6 +48,7 @@ pub use aclop::*;
 pub use graph::*;
 pub use kernel::*;
 pub use mdl::*;
+pub use prof::*;
 pub use vmm::*;
 
 /// `aclInit`. Returns the raw code so that callers can tell
