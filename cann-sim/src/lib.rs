@@ -71,6 +71,7 @@
 //! | `rt` | the runtime: devices, contexts, streams and their workers, events, host callbacks, handle tables, operator tasks (`rt::op`), kernel binaries and launches (`rt::kernel`), virtual memory ([`vmm`]), graph capture (`rt::capture`) |
 //! | `state` | the allocation table (device and pinned memory, HBM budgets), devices' reference counts, each thread's current context |
 //! | [`check`] | the check mode, a sanitizer over queued work |
+//! | [`trace`], [`profiler`] | the timeline of tasks and host calls (Chrome trace-event JSON, `CANN_SIM_TRACE`); the profiling sessions behind `aclprof*` |
 //! | [`ops`] | the CPU operator kernels and their shape and dtype rules |
 //! | [`model`] | the model format, its loader and executor, loaded models |
 //! | [`comm`] | the collective engine behind HCCL: communicators, bootstrap, transport, algorithms, reductions, memory windows |

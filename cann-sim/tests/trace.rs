@@ -8,9 +8,10 @@ mod common;
 
 use acl_sys::{
     ACL_ERROR_INVALID_FILE, ACL_ERROR_INVALID_PARAM, ACL_ERROR_INVALID_PROFILING_CONFIG,
-    ACL_ERROR_PROF_ALREADY_RUN, ACL_ERROR_PROF_NOT_RUN, ACL_ERROR_REPEAT_INITIALIZE,
-    ACL_ERROR_UNINITIALIZE, ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_HOST_TO_DEVICE,
-    ACL_PROF_ACL_API, ACL_PROF_MSPROFTX, ACL_PROF_STORAGE_LIMIT, ACL_PROF_TASK_TIME, aclprofConfig,
+    ACL_ERROR_PROF_ALREADY_RUN, ACL_ERROR_PROF_MODULES_UNSUPPORTED, ACL_ERROR_PROF_NOT_RUN,
+    ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_UNINITIALIZE, ACL_MEMCPY_DEVICE_TO_DEVICE,
+    ACL_MEMCPY_HOST_TO_DEVICE, ACL_PROF_ACL_API, ACL_PROF_MSPROFTX, ACL_PROF_STORAGE_LIMIT,
+    ACL_PROF_TASK_TIME, aclprofConfig,
 };
 use cann_sim::acl::*;
 use common::*;
@@ -314,6 +315,13 @@ fn aclprof_follows_the_released_runtime() {
         let r = unsafe { aclprofDestroyConfig(null()) };
         assert_fails(r, ACL_ERROR_INVALID_PARAM, "aclprofDestroyConfig");
 
+        let odd = config(&[1], 1 << 40);
+        assert_fails(
+            start(odd),
+            ACL_ERROR_PROF_MODULES_UNSUPPORTED,
+            "aclprofStart",
+        );
+        destroy(odd);
         ok(start(c));
         assert_fails(start(c), ACL_ERROR_PROF_ALREADY_RUN, "aclprofStart");
         let other = config(&[0], u64::from(ACL_PROF_ACL_API));

@@ -13,6 +13,7 @@ pub mod infer_model;
 pub mod llm_forward;
 pub mod ops_demo;
 mod rng;
+pub mod timeline;
 pub mod train_ddp;
 pub mod train_mlp;
 

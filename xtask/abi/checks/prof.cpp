@@ -75,6 +75,11 @@ ABI_CHECK(aclprofStart) {
     EXPECT_RC(aclprofStart(c), ACL_SUCCESS);
     EXPECT_RC(aclprofStart(c), ACL_ERROR_PROF_ALREADY_RUN);                          // device 0 runs
     EXPECT_RC(aclprofStop(c), ACL_SUCCESS);
+    uint32_t ids[] = {1};
+    aclprofConfig *odd = aclprofCreateConfig(ids, 1, ACL_AICORE_NONE, nullptr, (uint64_t)1 << 40);
+    EXPECT(odd != nullptr);
+    EXPECT_RC(aclprofStart(odd), ACL_ERROR_PROF_MODULES_UNSUPPORTED);                // unknown bits
+    EXPECT_RC(aclprofDestroyConfig(odd), ACL_SUCCESS);
     EXPECT_RC(aclprofFinalize(), ACL_SUCCESS);
     EXPECT_RC(aclprofDestroyConfig(c), ACL_SUCCESS);
     std::string list = "ls -d '" + dir + "'/PROF_000001_* >/dev/null 2>&1";
