@@ -314,10 +314,19 @@ fn write_run(run: &Run) -> Result<(), ProfError> {
     )
 }
 
+/// Count, total, min and max nanoseconds of one group of spans.
+#[derive(Clone, Copy)]
+struct Times {
+    n: u64,
+    total: u64,
+    min: u64,
+    max: u64,
+}
+
 /// Time per (device, task name, kind), as msprof's `op_statistic` CSV.
 fn statistics(spans: &[crate::trace::Span]) -> String {
     use std::collections::BTreeMap;
-    let mut by: BTreeMap<(u32, &str, &str), (u64, u64, u64, u64)> = BTreeMap::new();
+    let mut by: BTreeMap<(u32, &str, &str), Times> = BTreeMap::new();
     let mut total_all = 0u64;
     for s in spans {
         let crate::trace::Track::Stream { device, .. } = s.track else {
@@ -327,17 +336,22 @@ fn statistics(spans: &[crate::trace::Span]) -> String {
         total_all += d;
         let e = by
             .entry((device, s.name.as_str(), s.kind.as_str()))
-            .or_insert((0, 0, u64::MAX, 0));
-        e.0 += 1;
-        e.1 += d;
-        e.2 = e.2.min(d);
-        e.3 = e.3.max(d);
+            .or_insert(Times {
+                n: 0,
+                total: 0,
+                min: u64::MAX,
+                max: 0,
+            });
+        e.n += 1;
+        e.total += d;
+        e.min = e.min.min(d);
+        e.max = e.max.max(d);
     }
     let us = |ns: u64| ns as f64 / 1000.0;
     let mut csv = String::from(
         "Device_id,OP Type,Task Type,Count,Total Time(us),Min Time(us),Avg Time(us),Max Time(us),Ratio(%)\n",
     );
-    for ((device, name, kind), (n, total, min, max)) in by {
+    for ((device, name, kind), Times { n, total, min, max }) in by {
         let ratio = if total_all == 0 {
             0.0
         } else {

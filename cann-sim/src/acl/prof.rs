@@ -195,7 +195,7 @@ pub unsafe extern "C" fn aclprofSetConfig(
     if !profiler::initialized() {
         return not_initialized(F, ACL_ERROR_UNINITIALIZE);
     }
-    if kind <= ACL_PROF_ARGS_MIN || kind >= ACL_PROF_ARGS_MAX {
+    if kind == ACL_PROF_ARGS_MIN || kind >= ACL_PROF_ARGS_MAX {
         return fail(
             ACL_ERROR_INVALID_PARAM,
             format!("{F}: config type {kind} is not in ({ACL_PROF_ARGS_MIN}, {ACL_PROF_ARGS_MAX})"),
