@@ -367,3 +367,36 @@ fn aclprof_follows_the_released_runtime() {
         assert!(cann_sim::trace::spans().is_empty());
     });
 }
+
+/// Queues `n` 64-byte fills on one stream and waits: the time per task.
+fn fills(n: usize) -> std::time::Duration {
+    use_device(0);
+    let s = create_stream();
+    let d = malloc(64);
+    let t = std::time::Instant::now();
+    for _ in 0..n {
+        ok(memset_async(d, 64, 1, s));
+    }
+    ok(sync(s));
+    let per = t.elapsed() / u32::try_from(n).unwrap();
+    free(d);
+    destroy_stream(s);
+    per
+}
+
+/// The cost of recording, for the docs:
+/// `cargo test -p cann-sim --release --test trace -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement"]
+fn recording_costs_little() {
+    let _g = serial();
+    on_new_thread(|| {
+        fills(2_000);
+        let off = fills(50_000);
+        cann_sim::trace::start();
+        let on = fills(50_000);
+        cann_sim::trace::stop();
+        cann_sim::trace::clear();
+        println!("per 64-byte fill task: {off:?} recording off, {on:?} recording on");
+    });
+}
