@@ -195,11 +195,13 @@ pub fn stop() {
     SOURCES.fetch_and(!BY_API, Ordering::Relaxed);
 }
 
-/// Forgets every recorded span.
+/// Forgets every recorded span (and the buffers of threads that ended).
 pub fn clear() {
-    for b in BUFFERS.lock().iter() {
+    BUFFERS.lock().retain(|b| {
         b.spans.lock().clear();
-    }
+        // Only this list holds the buffer of a thread that ended.
+        Arc::strong_count(b) > 1
+    });
     DROPPED.store(0, Ordering::Relaxed);
 }
 

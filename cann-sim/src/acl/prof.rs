@@ -397,3 +397,33 @@ pub unsafe extern "C" fn aclprofStop(config: *const aclprofConfig) -> aclError {
         Err(e) => prof_fail(F, &e),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_types_are_normalised_as_the_runtime_does() {
+        let b = |c: u32| u64::from(c);
+        let trace = b(ACL_PROF_TRAINING_TRACE);
+        assert_eq!(normalise(b(ACL_PROF_ACL_API)), b(ACL_PROF_ACL_API));
+        assert_eq!(
+            normalise(b(ACL_PROF_TASK_TIME)),
+            b(ACL_PROF_TASK_TIME) | trace
+        );
+        assert_eq!(
+            normalise(b(ACL_PROF_OP_ATTR)),
+            b(ACL_PROF_OP_ATTR | ACL_PROF_TASK_TIME_L0 | ACL_PROF_TASK_TIME) | trace
+        );
+        assert_eq!(
+            normalise(b(ACL_PROF_TASK_TIME_L3)),
+            b(ACL_PROF_TASK_TIME_L3 | ACL_PROF_TASK_TIME_L2 | ACL_PROF_TASK_TIME_L0)
+                | b(ACL_PROF_TASK_TIME)
+                | trace
+        );
+        assert_eq!(
+            normalise(ACL_PROF_API_STATS | b(ACL_PROF_TASK_TIME)),
+            b(ACL_PROF_ACL_API) | ACL_PROF_API_STATS
+        );
+    }
+}
