@@ -286,8 +286,9 @@ pub extern "C" fn aclrtSynchronizeDevice() -> aclError {
         .filter(|s| s.device == ctx.device && !common::is_non_host(s))
         .collect();
     let mut first = None;
-    // `context.cc` `Context::Synchronize`: not while a stream captures.
-    for s in &streams {
+    // `context.cc` `Context::Synchronize`: not while a stream of the
+    // current context captures (another context's capture is not checked).
+    for s in streams.iter().filter(|s| s.ctx_id == ctx.id) {
         tri!(common::not_capturing(F, s));
     }
     for s in &streams {
