@@ -791,8 +791,10 @@ fn non_null<T>(function: &'static str, ptr: *mut T) -> Result<*mut T> {
     }
 }
 
-/// Whether two strings are equal, at compile time (for [`forward!`]).
-pub(crate) const fn same_name(a: &str, b: &str) -> bool {
+/// Whether two strings are equal, at compile time: the check of the
+/// wrapper macros of this crate and of `hccl` that a doc alias names the C
+/// function called.
+pub const fn same_name(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
         return false;

@@ -73,22 +73,6 @@ pub use config::*;
 pub use p2p::*;
 pub use window::*;
 
-/// Whether two strings are equal, at compile time (for [`forward!`]).
-pub(crate) const fn same_name(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
-
 /// Wrappers that only forward their arguments to one C function and check
 /// the `HcclResult` it returns. Each entry is written
 /// `#[doc(alias = "CName")] rust_name = CName(args);`; the alias must name
@@ -101,7 +85,7 @@ macro_rules! forward {
         $name:ident = $c:ident($($arg:ident: $ty:ty),* $(,)?);
     )*) => {$(
         const _: () = assert!(
-            $crate::result::same_name($alias, stringify!($c)),
+            ::acl::result::same_name($alias, stringify!($c)),
             concat!("doc alias ", $alias, " does not name the C function called")
         );
         $(#[doc = $doc])*
