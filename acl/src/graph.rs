@@ -215,9 +215,11 @@ impl Stream {
             armed: true,
         };
         let value = f(self)?;
+        // A failure from here on still ends the capture (the guard), until
+        // `aclmdlRICaptureEnd` itself is called.
+        self.device().bind()?;
         abandon.armed = false;
         let uses = state.finish();
-        self.device().bind()?;
         // SAFETY: the stream is live (borrowed) and capturing.
         let model = unsafe { result::mdl_ri_capture_end(self.as_raw()) }?;
         if model.is_null() {

@@ -220,3 +220,39 @@ fn a_graph_dropped_while_its_launch_is_queued_is_destroyed_later() {
     }
     assert!(acl::take_release_errors().is_empty());
 }
+
+#[test]
+fn a_buffer_a_graph_holds_cannot_be_handed_over_with_into_raw() {
+    let (_g, npu) = setup();
+    let s = npu.new_stream().unwrap();
+    let mut y = s.alloc_zeros::<u32>(8).unwrap();
+    let (graph, ()) = s
+        .capture(CaptureMode::Global, |s| s.fill(&mut y, 3))
+        .unwrap();
+    // Handing the memory over would let its new owner free it under the
+    // graph's next launch.
+    let (err, y) = y.into_raw().unwrap_err();
+    assert!(
+        matches!(&err, acl::Error::InvalidArgument { function, .. } if *function == "DeviceBuffer::into_raw"),
+        "{err}"
+    );
+    graph.launch(&s).unwrap();
+    assert_eq!(y.to_host_vec().unwrap(), [3; 8]);
+    // Once the graph is gone (destroyed in the background after its
+    // launch) the memory is the buffer's own again.
+    drop(graph);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut y = y;
+    let p = loop {
+        match y.into_raw() {
+            Ok(p) => break p,
+            Err((e, back)) => {
+                assert!(std::time::Instant::now() < deadline, "{e}");
+                y = back;
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        }
+    };
+    // SAFETY: handed over by into_raw, freed once; nothing uses it.
+    unsafe { acl::result::free(p) }.unwrap();
+}

@@ -358,10 +358,24 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// The buffer back with [`Error::InvalidArgument`] when its memory
     /// belongs to the caching allocator (blocks are not `aclrtMalloc`
     /// allocations; copy into a buffer made without the allocator) or it is
-    /// empty, or with the runtime's error from waiting for the queued work
+    /// empty, or while a captured graph or an HCCL group still holds it; or
+    /// with the runtime's error from waiting for the queued work
     /// (including its faults).
     pub fn into_raw(self) -> std::result::Result<*mut c_void, (Error, Self)> {
         const F: &str = "DeviceBuffer::into_raw";
+        if Arc::strong_count(&self.alloc) > 1 {
+            // A graph or an HCCL group holds the memory for work it may
+            // still queue: handing it over would let the new owner free it
+            // under that work.
+            return Err((
+                Error::invalid(
+                    F,
+                    "the memory is still held by other work (a captured graph or an HCCL \
+                     group) that may use it later",
+                ),
+                self,
+            ));
+        }
         if let Err(e) = super::track::host_wait(&self.alloc, true) {
             return Err((e, self));
         }
