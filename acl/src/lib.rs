@@ -104,6 +104,7 @@ pub mod release;
 pub mod result;
 pub mod runtime;
 pub mod stream;
+pub mod tensor;
 pub mod vmm;
 
 pub use device::{Device, DeviceAttribute, DeviceFeature, MemoryInfo};
@@ -115,7 +116,7 @@ pub use memory::{
     Element, PinnedHostBuffer,
 };
 pub use model::{Model, ModelDesc};
-pub use ops::Tensor;
 pub use release::{ReleaseError, take_release_errors};
 pub use runtime::{RunMode, Runtime, Version};
 pub use stream::{Stream, StreamConfig};
+pub use tensor::{Tensor, TensorView, TensorViewMut};

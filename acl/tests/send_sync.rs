@@ -27,7 +27,8 @@ use acl::vmm::{Mapping, PhysicalMemory, VirtualRange};
 use acl::{
     CallbackMode, DataType, Device, DeviceAttribute, DeviceBuffer, DeviceRepr, DeviceSlice,
     DeviceSliceMut, Element, Error, ErrorCode, Event, EventFlags, MemoryInfo, Model, ModelDesc,
-    PinnedHostBuffer, ReleaseError, Runtime, Stream, StreamConfig, Tensor, Version,
+    PinnedHostBuffer, ReleaseError, Runtime, Stream, StreamConfig, Tensor, TensorView,
+    TensorViewMut, Version,
 };
 
 fn send_sync<T: ?Sized + Send + Sync>() {}
@@ -82,6 +83,9 @@ fn runtime_handles_are_send_and_sync() {
     send_sync::<FloatArray>();
     send_sync::<BoolArray>();
     send_sync::<TensorList<'static>>();
+    // Views stand for `&[T]` / `&mut [T]` of device memory: both.
+    send_sync::<TensorView<'static, f32>>();
+    send_sync::<TensorViewMut<'static, f32>>();
 }
 
 /// Device and pinned memory, documented `Send + Sync` for every element

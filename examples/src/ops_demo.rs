@@ -122,7 +122,7 @@ pub fn run(stream: &Stream) -> Result<Vec<Check>> {
 
     // Softmax over the last axis.
     let mut p = Tensor::zeros(s, &[m, n])?;
-    ops::softmax(s, &c, &[-1], &mut p)?;
+    ops::softmax(s, &c, -1, &mut p)?;
     let cv = c.to_host_vec()?;
     let want: Vec<f32> = cv
         .chunks(n)

@@ -238,10 +238,10 @@ impl Head {
     }
 
     fn run(&mut self, s: &Stream, z: &Tensor<f32>, y: &Tensor<f32>) -> Result<()> {
-        ops::log_softmax(s, z, &[-1], &mut self.ls)?;
+        ops::log_softmax(s, z, -1, &mut self.ls)?;
         ops::mul(s, y, &self.ls, &mut self.t)?;
         ops::reduce_sum(s, &self.t, &[0, 1], false, &mut self.loss_sum)?;
-        ops::softmax(s, z, &[-1], &mut self.p)?;
+        ops::softmax(s, z, -1, &mut self.p)?;
         ops::sub(s, &self.p, y, &mut self.d)?;
         ops::mul(s, &self.d, &self.factor, &mut self.dz)
     }

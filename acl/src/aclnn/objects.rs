@@ -3,6 +3,7 @@
 use crate::error::{Error, Result};
 use crate::memory::{Access, DataType, DeviceMemory, DeviceMemoryMut, Element};
 use crate::result::{self, raw};
+use crate::tensor::{RawView, TensorView, TensorViewMut};
 use raw::{aclBoolArray, aclFloatArray, aclIntArray, aclScalar, aclTensor, aclTensorList};
 use std::ffi::c_void;
 use std::marker::PhantomData;
@@ -217,6 +218,30 @@ fn create_contiguous(
     )
 }
 
+/// The `aclTensor` of a typed view (checked when the view was made).
+fn create_view(dtype: DataType, v: &RawView<'_>) -> Result<NonNull<aclTensor>> {
+    const F: &str = "aclCreateTensor";
+    let too_big = || {
+        Error::invalid(
+            F,
+            format!("a view over {} elements: more than i64::MAX", v.len),
+        )
+    };
+    let r = v.shape.len();
+    // Each dimension and stride is at most the memory's length.
+    let storage = [i64::try_from(v.len).map_err(|_| too_big())?];
+    let dims = v.shape.to_i64().ok_or_else(too_big)?;
+    let strides = v.strides.to_i64().ok_or_else(too_big)?;
+    let offset = i64::try_from(v.offset).map_err(|_| too_big())?;
+    create_raw(
+        dtype,
+        (&dims[..r], &strides[..r], offset),
+        raw::ACL_FORMAT_ND,
+        &storage,
+        v.addr as *mut c_void,
+    )
+}
+
 /// An input tensor (`aclTensor`) over device memory borrowed for `'a`.
 #[doc(alias = "aclTensor")]
 #[doc(alias = "aclCreateTensor")]
@@ -261,6 +286,38 @@ impl<'a> Tensor<'a> {
         Ok(Tensor {
             raw,
             access: mem.read_access(),
+            dtype: T::DATA_TYPE,
+            _mem: PhantomData,
+        })
+    }
+
+    /// The `aclTensor` of a typed view: its shape, strides and offset over
+    /// the memory it borrows (storage: all of that memory, `ND`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a memory of more than `i64::MAX`
+    /// elements; the status of `aclCreateTensor`.
+    ///
+    /// ```
+    /// # cann_sim::install().unwrap();
+    /// use acl::{Device, Runtime, Tensor, aclnn};
+    ///
+    /// let npu = Device::new(&Runtime::init()?, 0)?;
+    /// let s = npu.new_stream()?;
+    /// let x = Tensor::from_host(&s, &[1.0f32, -2.0, 3.0, -4.0], &[2, 2])?;
+    /// let mut y = Tensor::<f32>::zeros(&s, &[2])?;
+    /// // The first column of x, a strided view, through aclnn.
+    /// let col = aclnn::Tensor::from_view(&x.view().select(1, 0)?)?;
+    /// aclnn::abs(&s, &col, &mut aclnn::TensorMut::from_view(y.view_mut())?)?;
+    /// assert_eq!(y.to_host_vec()?, [1.0, 3.0]);
+    /// # Ok::<(), acl::Error>(())
+    /// ```
+    pub fn from_view<T: Element>(view: &TensorView<'a, T>) -> Result<Tensor<'a>> {
+        let v = view.raw();
+        Ok(Tensor {
+            raw: create_view(T::DATA_TYPE, v)?,
+            access: Access::read(v.alloc),
             dtype: T::DATA_TYPE,
             _mem: PhantomData,
         })
@@ -345,6 +402,24 @@ impl<'a> TensorMut<'a> {
             inner: Tensor {
                 raw,
                 access: mem.write_access(),
+                dtype: T::DATA_TYPE,
+                _mem: PhantomData,
+            },
+            _mem: PhantomData,
+        })
+    }
+
+    /// The `aclTensor` of a typed writable view (see [`Tensor::from_view`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Tensor::from_view`].
+    pub fn from_view<T: Element>(view: TensorViewMut<'a, T>) -> Result<TensorMut<'a>> {
+        let v = view.raw();
+        Ok(TensorMut {
+            inner: Tensor {
+                raw: create_view(T::DATA_TYPE, v)?,
+                access: Access::write(v.alloc),
                 dtype: T::DATA_TYPE,
                 _mem: PhantomData,
             },

@@ -4,7 +4,7 @@
 use crate::error::{Error, Result};
 use crate::memory::DataType;
 use crate::result::{self, raw};
-use std::ffi::{CStr, CString, c_char};
+use std::ffi::{CString, c_char};
 use std::ptr::NonNull;
 
 /// Operator attributes (`aclopAttr`): named values of the kinds
@@ -86,13 +86,6 @@ impl OpAttr {
         let n = name("OpAttr::set_bool", attr)?;
         // SAFETY: live handle, NUL-terminated name.
         unsafe { result::op_set_attr_bool(self.as_raw(), n.as_ptr(), u8::from(value)) }?;
-        Ok(self)
-    }
-
-    /// [`OpAttr::set_bool`] with a C name (no allocation).
-    pub(crate) fn set_bool_c(&mut self, attr: &CStr, value: bool) -> Result<&mut Self> {
-        // SAFETY: live handle, NUL-terminated name.
-        unsafe { result::op_set_attr_bool(self.as_raw(), attr.as_ptr(), u8::from(value)) }?;
         Ok(self)
     }
 

@@ -1,65 +1,41 @@
-//! Elementwise operators: binary (broadcasting) and unary, and `relu_grad`.
+//! Elementwise operators: binary (broadcasting) and unary, `relu_grad`,
+//! `cast`, and their in-place forms.
 
 use super::*;
 
+type Binary =
+    fn(&Stream, &aclnn::Tensor<'_>, &aclnn::Tensor<'_>, &mut aclnn::TensorMut<'_>) -> Result<()>;
+type Unary = fn(&Stream, &aclnn::Tensor<'_>, &mut aclnn::TensorMut<'_>) -> Result<()>;
+
+/// Checks that `out` is the broadcast shape of `a` and `b`, then runs `op`.
 pub(super) fn binary<T: Element>(
-    op: &'static CStr,
     function: &'static str,
+    op: Binary,
     stream: &Stream,
-    a: &Tensor<T>,
-    b: &Tensor<T>,
-    out: &mut Tensor<T>,
+    a: &impl AsView<T>,
+    b: &impl AsView<T>,
+    out: &mut impl AsViewMut<T>,
 ) -> Result<()> {
-    expect_broadcast(function, &a.shape, &b.shape, &out.shape)?;
-    launch_binary(stream, op, a, b, out, None)
+    let (a, b, out) = (a.view(), b.view(), out.view_mut());
+    expect_broadcast(function, a.shape(), b.shape(), out.shape())?;
+    op(stream, &nn(&a)?, &nn(&b)?, &mut nn_mut(out)?)
 }
 
-/// Queues `op` with inputs `a`, `b`, output `out` and `attr`, the tensor
-/// descriptions made for the call.
-pub(super) fn launch_binary<T: Element>(
-    stream: &Stream,
-    op: &CStr,
-    a: &Tensor<T>,
-    b: &Tensor<T>,
-    out: &mut Tensor<T>,
-    attr: Option<&OpAttr>,
-) -> Result<()> {
-    let (da, db, dout) = (a.desc()?, b.desc()?, out.desc()?);
-    launch(
-        stream,
-        op,
-        [a.arg(&da), b.arg(&db)],
-        [out.arg_mut(&dout)],
-        attr,
-    )
-}
-
-/// Queues `op` with input `x`, output `out` and `attr`, the tensor
-/// descriptions made for the call.
-pub(super) fn launch_unary<T: Element>(
-    stream: &Stream,
-    op: &CStr,
-    x: &Tensor<T>,
-    out: &mut Tensor<T>,
-    attr: Option<&OpAttr>,
-) -> Result<()> {
-    let (dx, dout) = (x.desc()?, out.desc()?);
-    launch(stream, op, [x.arg(&dx)], [out.arg_mut(&dout)], attr)
-}
-
+/// Checks that `out` has `x`'s shape, then runs `op`.
 pub(super) fn unary<T: Element>(
-    op: &'static CStr,
     function: &'static str,
+    op: Unary,
     stream: &Stream,
-    x: &Tensor<T>,
-    out: &mut Tensor<T>,
+    x: &impl AsView<T>,
+    out: &mut impl AsViewMut<T>,
 ) -> Result<()> {
-    expect_shape(function, &out.shape, &x.shape)?;
-    launch_unary(stream, op, x, out, None)
+    let (x, out) = (x.view(), out.view_mut());
+    expect_shape(function, out.shape(), x.shape())?;
+    op(stream, &nn(&x)?, &mut nn_mut(out)?)
 }
 
 macro_rules! binary_ops {
-    ($($(#[$m:meta])* $name:ident => $op:literal, $cop:literal),* $(,)?) => {$(
+    ($($(#[$m:meta])* $name:ident => $op:ident, $c:literal;)*) => {$(
         $(#[$m])*
         ///
         /// `out`'s shape must be the broadcast shape of `a` and `b` (NumPy rules).
@@ -67,17 +43,22 @@ macro_rules! binary_ops {
         /// # Errors
         ///
         /// [`Error::InvalidArgument`] for shapes that do not broadcast or an
-        /// output of another shape; the runtime's error (e.g. 100026 for a
-        /// data type the operator does not take).
-        #[doc(alias = $op)]
-        pub fn $name<T: Element>(stream: &Stream, a: &Tensor<T>, b: &Tensor<T>, out: &mut Tensor<T>) -> Result<()> {
-            binary($cop, concat!("ops::", stringify!($name)), stream, a, b, out)
+        /// output of another shape; the aclnn status (`161002` for a data
+        /// type the operator does not take).
+        #[doc(alias = $c)]
+        pub fn $name<T: Element>(
+            stream: &Stream,
+            a: &impl AsView<T>,
+            b: &impl AsView<T>,
+            out: &mut impl AsViewMut<T>,
+        ) -> Result<()> {
+            binary(concat!("ops::", stringify!($name)), aclnn::$op, stream, a, b, out)
         }
     )*};
 }
 
 macro_rules! unary_ops {
-    ($($(#[$m:meta])* $name:ident => $op:literal, $cop:literal),* $(,)?) => {$(
+    ($($(#[$m:meta])* $name:ident => $op:ident, $c:literal;)*) => {$(
         $(#[$m])*
         ///
         /// `out` has `x`'s shape.
@@ -85,72 +66,110 @@ macro_rules! unary_ops {
         /// # Errors
         ///
         /// [`Error::InvalidArgument`] for an output of another shape; the
-        /// runtime's error.
-        #[doc(alias = $op)]
-        pub fn $name<T: Element>(stream: &Stream, x: &Tensor<T>, out: &mut Tensor<T>) -> Result<()> {
-            unary($cop, concat!("ops::", stringify!($name)), stream, x, out)
+        /// aclnn status (`161002` for a data type the operator does not take).
+        #[doc(alias = $c)]
+        pub fn $name<T: Element>(stream: &Stream, x: &impl AsView<T>, out: &mut impl AsViewMut<T>) -> Result<()> {
+            unary(concat!("ops::", stringify!($name)), aclnn::$op, stream, x, out)
         }
     )*};
 }
 
 binary_ops! {
-    /// `out = a + b` (`Add`).
-    add => "Add", c"Add",
-    /// `out = a - b` (`Sub`).
-    sub => "Sub", c"Sub",
-    /// `out = a * b` (`Mul`).
-    mul => "Mul", c"Mul",
-    /// `out = a / b` (`RealDiv`).
-    div => "RealDiv", c"RealDiv",
-    /// `out = max(a, b)` (`Maximum`).
-    maximum => "Maximum", c"Maximum",
-    /// `out = min(a, b)` (`Minimum`).
-    minimum => "Minimum", c"Minimum",
+    /// `out = a + b` (`aclnnAdd`, `alpha` 1).
+    add => add, "aclnnAdd";
+    /// `out = a - b` (`aclnnSub`, `alpha` 1).
+    sub => sub, "aclnnSub";
+    /// `out = a * b` (`aclnnMul`).
+    mul => mul, "aclnnMul";
+    /// `out = a / b` (`aclnnDiv`).
+    div => div, "aclnnDiv";
+    /// `out = max(a, b)` (`aclnnMaximum`).
+    maximum => maximum, "aclnnMaximum";
+    /// `out = min(a, b)` (`aclnnMinimum`).
+    minimum => minimum, "aclnnMinimum";
 }
 
 unary_ops! {
-    /// `out = -x` (`Neg`).
-    neg => "Neg", c"Neg",
-    /// `out = |x|` (`Abs`).
-    abs => "Abs", c"Abs",
-    /// `out = e^x` (`Exp`).
-    exp => "Exp", c"Exp",
-    /// `out = ln x` (`Log`).
-    log => "Log", c"Log",
-    /// `out = √x` (`Sqrt`).
-    sqrt => "Sqrt", c"Sqrt",
-    /// `out = 1/√x` (`Rsqrt`).
-    rsqrt => "Rsqrt", c"Rsqrt",
-    /// `out = max(x, 0)` (`Relu`).
-    relu => "Relu", c"Relu",
-    /// `out = 1/(1+e^-x)` (`Sigmoid`).
-    sigmoid => "Sigmoid", c"Sigmoid",
-    /// `out = tanh x` (`Tanh`).
-    tanh => "Tanh", c"Tanh",
-    /// GELU, tanh approximation (`Gelu`).
-    gelu => "Gelu", c"Gelu",
-    /// `out = 0` with `x`'s shape and type (`ZerosLike`).
-    zeros_like => "ZerosLike", c"ZerosLike",
-    /// `out = 1` with `x`'s shape and type (`OnesLike`).
-    ones_like => "OnesLike", c"OnesLike",
+    /// `out = -x` (`aclnnNeg`).
+    neg => neg, "aclnnNeg";
+    /// `out = |x|` (`aclnnAbs`).
+    abs => abs, "aclnnAbs";
+    /// `out = e^x` (`aclnnExp`).
+    exp => exp, "aclnnExp";
+    /// `out = ln x` (`aclnnLog`).
+    log => log, "aclnnLog";
+    /// `out = √x` (`aclnnSqrt`).
+    sqrt => sqrt, "aclnnSqrt";
+    /// `out = 1/√x` (`aclnnRsqrt`).
+    rsqrt => rsqrt, "aclnnRsqrt";
+    /// `out = max(x, 0)` (`aclnnRelu`).
+    relu => relu, "aclnnRelu";
+    /// `out = 1/(1+e^-x)` (`aclnnSigmoid`).
+    sigmoid => sigmoid, "aclnnSigmoid";
+    /// `out = tanh x` (`aclnnTanh`).
+    tanh => tanh, "aclnnTanh";
+    /// GELU (`aclnnGelu`).
+    gelu => gelu, "aclnnGelu";
 }
 
-/// The gradient of ReLU: `out = gradients` where `features > 0`, else 0 (`ReluGrad`).
+/// Checks that `out` has `x`'s shape, then runs the in-place `fill` on it.
+fn fill_like<T: Element>(
+    function: &'static str,
+    fill: fn(&Stream, &mut aclnn::TensorMut<'_>) -> Result<()>,
+    stream: &Stream,
+    x: &impl AsView<T>,
+    out: &mut impl AsViewMut<T>,
+) -> Result<()> {
+    let out = out.view_mut();
+    expect_shape(function, out.shape(), x.view().shape())?;
+    fill(stream, &mut nn_mut(out)?)
+}
+
+/// `out = 0` with `x`'s shape (`aclnnInplaceZero` on `out`).
+///
+/// # Errors
+///
+/// [`Error::InvalidArgument`] for an output of another shape; the aclnn status.
+#[doc(alias = "aclnnInplaceZero")]
+pub fn zeros_like<T: Element>(
+    stream: &Stream,
+    x: &impl AsView<T>,
+    out: &mut impl AsViewMut<T>,
+) -> Result<()> {
+    fill_like("ops::zeros_like", aclnn::zero_, stream, x, out)
+}
+
+/// `out = 1` with `x`'s shape (`aclnnInplaceOne` on `out`).
+///
+/// # Errors
+///
+/// [`Error::InvalidArgument`] for an output of another shape; the aclnn status.
+#[doc(alias = "aclnnInplaceOne")]
+pub fn ones_like<T: Element>(
+    stream: &Stream,
+    x: &impl AsView<T>,
+    out: &mut impl AsViewMut<T>,
+) -> Result<()> {
+    fill_like("ops::ones_like", aclnn::one_, stream, x, out)
+}
+
+/// The gradient of ReLU: `out = gradients` where `features > 0`, else 0
+/// (`aclnnThresholdBackward` with threshold 0).
 ///
 /// # Errors
 ///
 /// [`Error::InvalidArgument`] for shapes that do not broadcast or an output
-/// of another shape; the runtime's error.
-#[doc(alias = "ReluGrad")]
+/// of another shape; the aclnn status.
+#[doc(alias = "aclnnThresholdBackward")]
 pub fn relu_grad<T: Element>(
     stream: &Stream,
-    gradients: &Tensor<T>,
-    features: &Tensor<T>,
-    out: &mut Tensor<T>,
+    gradients: &impl AsView<T>,
+    features: &impl AsView<T>,
+    out: &mut impl AsViewMut<T>,
 ) -> Result<()> {
     binary(
-        c"ReluGrad",
         "ops::relu_grad",
+        |s, g, x, out| aclnn::threshold_backward(s, g, x, &aclnn::Scalar::new(0.0f32)?, out),
         stream,
         gradients,
         features,
@@ -158,19 +177,40 @@ pub fn relu_grad<T: Element>(
     )
 }
 
-/// Converts `x` to `U` (`Cast` through `aclopCast`, rounding to nearest).
+/// Converts `x` to `U` (`aclnnCast`, rounding to nearest).
 ///
 /// # Errors
 ///
-/// [`Error::InvalidArgument`] when the shapes differ; the runtime's error.
-#[doc(alias = "aclopCast")]
-#[doc(alias = "Cast")]
+/// [`Error::InvalidArgument`] when the shapes differ; the aclnn status.
+#[doc(alias = "aclnnCast")]
 pub fn cast<T: Element, U: Element>(
     stream: &Stream,
-    x: &Tensor<T>,
-    out: &mut Tensor<U>,
+    x: &impl AsView<T>,
+    out: &mut impl AsViewMut<U>,
 ) -> Result<()> {
-    expect_shape("ops::cast", &out.shape, &x.shape)?;
-    let (dx, dout) = (x.desc()?, out.desc()?);
-    crate::aclop::cast(stream, &dx, &x.buf, &dout, &mut out.buf, false)
+    let (x, out) = (x.view(), out.view_mut());
+    expect_shape("ops::cast", out.shape(), x.shape())?;
+    aclnn::cast(stream, &nn(&x)?, U::DATA_TYPE, &mut nn_mut(out)?)
+}
+
+/// `out = x · value` for a host scalar `value` (`aclnnMuls`).
+///
+/// # Errors
+///
+/// [`Error::InvalidArgument`] for an output of another shape; the aclnn status.
+#[doc(alias = "aclnnMuls")]
+pub fn muls<T: Element>(
+    stream: &Stream,
+    x: &impl AsView<T>,
+    value: T,
+    out: &mut impl AsViewMut<T>,
+) -> Result<()> {
+    let (x, out) = (x.view(), out.view_mut());
+    expect_shape("ops::muls", out.shape(), x.shape())?;
+    aclnn::muls(
+        stream,
+        &nn(&x)?,
+        &aclnn::Scalar::new(value)?,
+        &mut nn_mut(out)?,
+    )
 }

@@ -1,22 +1,25 @@
-//! Data movement: `transpose` and `fill`.
+//! Data movement: `transpose`, `copy`, `fill`.
 
 use super::*;
 
-/// Permutes the dimensions: `out.shape[i] = x.shape[perm[i]]` (`Transpose`).
+/// Permutes the dimensions into a new layout: `out.shape[i] =
+/// x.shape[perm[i]]` (`aclnnPermute`). A view with the dimensions permuted
+/// ([`TensorView::permute`]) costs nothing; this moves the data.
 ///
 /// # Errors
 ///
 /// [`Error::InvalidArgument`] when `perm` is not a permutation of
-/// `0..rank` or `out` has another shape; the runtime's error.
-#[doc(alias = "Transpose")]
+/// `0..rank` or `out` has another shape; the aclnn status.
+#[doc(alias = "aclnnPermute")]
 pub fn transpose<T: Element>(
     stream: &Stream,
-    x: &Tensor<T>,
+    x: &impl AsView<T>,
     perm: &[usize],
-    out: &mut Tensor<T>,
+    out: &mut impl AsViewMut<T>,
 ) -> Result<()> {
     const F: &str = "ops::transpose";
-    let rank = x.shape.len();
+    let (x, out) = (x.view(), out.view_mut());
+    let rank = x.shape().len();
     let mut seen = vec![false; rank];
     if perm.len() != rank
         || perm
@@ -28,9 +31,9 @@ pub fn transpose<T: Element>(
             format!("perm {perm:?} is not a permutation of 0..{rank}"),
         ));
     }
-    let want: Vec<usize> = perm.iter().map(|&p| x.shape[p]).collect();
-    expect_shape(F, &out.shape, &want)?;
-    // Each entry is below the rank (checked above), so it fits: converted.
+    let want: Vec<usize> = perm.iter().map(|&p| x.shape()[p]).collect();
+    expect_shape(F, out.shape(), &want)?;
+    // Each entry is below the rank, at most 8 (checked above): converted.
     let perm64 = perm
         .iter()
         .map(|&p| {
@@ -38,28 +41,38 @@ pub fn transpose<T: Element>(
                 .map_err(|_| Error::invalid(F, format!("perm entry {p} is above i64::MAX")))
         })
         .collect::<Result<Vec<i64>>>()?;
-    let rank64 = len_i64(F, "the permutation", rank)?;
-    let (dx, mut dout) = (x.desc()?, out.desc()?);
-    Operator::from_c_str(c"Transpose")
-        .input(&dx, &x.buf)
-        .host_input::<i64>(&[rank64], &perm64)
-        .output(&mut dout, &mut out.buf)
-        .execute(stream)
+    aclnn::permute(stream, &nn(&x)?, &perm64, &mut nn_mut(out)?)
 }
 
-/// Sets every element of `out` to `value` (`Fill`).
+/// Copies `src` into `dst`, broadcasting `src` to `dst`'s shape
+/// (`aclnnInplaceCopy`): how a view is made contiguous, or new keys are
+/// written into a slice of a KV cache.
 ///
 /// # Errors
 ///
-/// The runtime's error.
-#[doc(alias = "Fill")]
-pub fn fill<T: Element>(stream: &Stream, value: T, out: &mut Tensor<T>) -> Result<()> {
-    let dims = out.dims()?;
-    let mut dout = out.desc()?;
-    let value = [value];
-    Operator::from_c_str(c"Fill")
-        .host_input::<i64>(&[len_i64("ops::fill", "the shape", dims.len())?], &dims)
-        .host_input::<T>(&[], &value)
-        .output(&mut dout, &mut out.buf)
-        .execute(stream)
+/// [`Error::InvalidArgument`] when `src`'s shape does not broadcast to
+/// `dst`'s; the aclnn status.
+#[doc(alias = "aclnnInplaceCopy")]
+pub fn copy<T: Element>(
+    stream: &Stream,
+    src: &impl AsView<T>,
+    dst: &mut impl AsViewMut<T>,
+) -> Result<()> {
+    let (src, dst) = (src.view(), dst.view_mut());
+    expect_broadcast("ops::copy", src.shape(), dst.shape(), dst.shape())?;
+    aclnn::copy_(stream, &mut nn_mut(dst)?, &nn(&src)?)
+}
+
+/// Sets every element of `out` to `value` (`aclnnInplaceFillScalar`).
+///
+/// # Errors
+///
+/// The aclnn status.
+#[doc(alias = "aclnnInplaceFillScalar")]
+pub fn fill<T: Element>(stream: &Stream, value: T, out: &mut impl AsViewMut<T>) -> Result<()> {
+    aclnn::fill_(
+        stream,
+        &mut nn_mut(out.view_mut())?,
+        &aclnn::Scalar::new(value)?,
+    )
 }

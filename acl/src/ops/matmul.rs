@@ -1,18 +1,20 @@
-//! Matrix products: `matmul`, `matmul_t`, batched forms.
+//! Matrix products: `matmul`, `matmul_t`, batched forms. Transposes are
+//! views (strides swapped), not copies: aclnn reads the operand in place.
 
 use super::*;
+use crate::aclnn::CubeMathType;
 
-/// `out = a @ b` for matrices `[m, k] @ [k, n]` (`MatMul`).
+/// `out = a @ b` for matrices `[m, k] @ [k, n]` (`aclnnMatmul`).
 ///
 /// # Errors
 ///
 /// As [`matmul_t`].
-#[doc(alias = "MatMul")]
+#[doc(alias = "aclnnMatmul")]
 pub fn matmul<T: Element>(
     stream: &Stream,
-    a: &Tensor<T>,
-    b: &Tensor<T>,
-    out: &mut Tensor<T>,
+    a: &impl AsView<T>,
+    b: &impl AsView<T>,
+    out: &mut impl AsViewMut<T>,
 ) -> Result<()> {
     matmul_t(stream, a, false, b, false, out)
 }
@@ -27,101 +29,132 @@ pub(super) fn matmul_dims(
     let (m, ka) = if ta { (a[1], a[0]) } else { (a[0], a[1]) };
     let (kb, n) = if tb { (b[1], b[0]) } else { (b[0], b[1]) };
     if ka != kb {
+        let t = |yes: bool| if yes { "ᵀ" } else { "" };
         return Err(Error::invalid(
             function,
             format!(
                 "inner dimensions differ: {a:?}{} @ {b:?}{} ({ka} vs {kb})",
-                if ta { "ᵀ" } else { "" },
-                if tb { "ᵀ" } else { "" }
+                t(ta),
+                t(tb)
             ),
         ));
     }
     Ok((m, n))
 }
 
-/// `out = op(a) @ op(b)`, `op` transposing when asked (`MatMul` with
-/// `transpose_x1`, `transpose_x2`); `f16`/`bf16` accumulate in `f32`.
+/// The view with its last two dimensions swapped when `yes`.
+fn maybe_t<T: Element>(v: TensorView<'_, T>, yes: bool) -> Result<TensorView<'_, T>> {
+    let r = v.shape().len();
+    if yes && r >= 2 {
+        v.transpose(r - 2, r - 1)
+    } else {
+        Ok(v)
+    }
+}
+
+/// `out = op(a) @ op(b)`, `op` transposing when asked (a transposed view:
+/// `aclnnMatmul` reads it through its strides); `f16`/`bf16` compute in
+/// their own type (`cubeMathType` `KEEP_DTYPE`).
 ///
 /// # Errors
 ///
 /// [`Error::InvalidArgument`] when `a` or `b` is not 2-D, the inner
-/// dimensions differ, or `out` is not `[m, n]`; the runtime's error.
-#[doc(alias = "MatMul")]
+/// dimensions differ, or `out` is not `[m, n]`; the aclnn status.
+#[doc(alias = "aclnnMatmul")]
 pub fn matmul_t<T: Element>(
     stream: &Stream,
-    a: &Tensor<T>,
+    a: &impl AsView<T>,
     transpose_a: bool,
-    b: &Tensor<T>,
+    b: &impl AsView<T>,
     transpose_b: bool,
-    out: &mut Tensor<T>,
+    out: &mut impl AsViewMut<T>,
 ) -> Result<()> {
     const F: &str = "ops::matmul";
-    if a.shape.len() != 2 || b.shape.len() != 2 {
+    let (a, b, out) = (a.view(), b.view(), out.view_mut());
+    if a.shape().len() != 2 || b.shape().len() != 2 {
         return Err(Error::invalid(
             F,
             format!(
-                "MatMul takes 2-D operands, got {:?} and {:?} (use batch_matmul)",
-                a.shape, b.shape
+                "matmul takes 2-D operands, got {:?} and {:?} (use batch_matmul)",
+                a.shape(),
+                b.shape()
             ),
         ));
     }
-    let (m, n) = matmul_dims(F, &a.shape, transpose_a, &b.shape, transpose_b)?;
-    expect_shape(F, &out.shape, &[m, n])?;
-    let mut attr = OpAttr::new()?;
-    attr.set_bool_c(c"transpose_x1", transpose_a)?
-        .set_bool_c(c"transpose_x2", transpose_b)?;
-    launch_binary(stream, c"MatMul", a, b, out, Some(&attr))
+    let (m, n) = matmul_dims(F, a.shape(), transpose_a, b.shape(), transpose_b)?;
+    expect_shape(F, out.shape(), &[m, n])?;
+    let (a, b) = (maybe_t(a, transpose_a)?, maybe_t(b, transpose_b)?);
+    run(stream, a, b, out)
 }
 
-/// Batched `out = a @ b` over leading (broadcast) batch dimensions (`BatchMatMul`).
+/// Batched `out = a @ b` over leading (broadcast) batch dimensions
+/// (`aclnnMatmul`).
 ///
 /// # Errors
 ///
 /// As [`batch_matmul_adj`].
-#[doc(alias = "BatchMatMul")]
+#[doc(alias = "aclnnMatmul")]
 pub fn batch_matmul<T: Element>(
     stream: &Stream,
-    a: &Tensor<T>,
-    b: &Tensor<T>,
-    out: &mut Tensor<T>,
+    a: &impl AsView<T>,
+    b: &impl AsView<T>,
+    out: &mut impl AsViewMut<T>,
 ) -> Result<()> {
     batch_matmul_adj(stream, a, false, b, false, out)
 }
 
-/// Batched `out = op(a) @ op(b)` (`BatchMatMul` with `adj_x1`, `adj_x2`):
-/// the last two dimensions are the matrices, the leading ones broadcast.
+/// Batched `out = op(a) @ op(b)` (`aclnnMatmul`; `op` swaps the last two
+/// dimensions of a view when asked): the last two dimensions are the
+/// matrices, the leading ones broadcast.
 ///
 /// # Errors
 ///
 /// [`Error::InvalidArgument`] when an operand has fewer than 2 dimensions,
 /// the inner dimensions differ, the batch dimensions do not broadcast, or
-/// `out` has another shape; the runtime's error.
-#[doc(alias = "BatchMatMul")]
+/// `out` has another shape; the aclnn status.
+#[doc(alias = "aclnnMatmul")]
 pub fn batch_matmul_adj<T: Element>(
     stream: &Stream,
-    a: &Tensor<T>,
+    a: &impl AsView<T>,
     adj_a: bool,
-    b: &Tensor<T>,
+    b: &impl AsView<T>,
     adj_b: bool,
-    out: &mut Tensor<T>,
+    out: &mut impl AsViewMut<T>,
 ) -> Result<()> {
     const F: &str = "ops::batch_matmul";
-    let (ra, rb) = (a.shape.len(), b.shape.len());
+    let (a, b, out) = (a.view(), b.view(), out.view_mut());
+    let (ra, rb) = (a.shape().len(), b.shape().len());
     if ra < 2 || rb < 2 {
         return Err(Error::invalid(
             F,
             format!(
-                "BatchMatMul takes operands of at least 2 dimensions, got {:?} and {:?}",
-                a.shape, b.shape
+                "batch_matmul takes operands of at least 2 dimensions, got {:?} and {:?}",
+                a.shape(),
+                b.shape()
             ),
         ));
     }
-    let (m, n) = matmul_dims(F, &a.shape[ra - 2..], adj_a, &b.shape[rb - 2..], adj_b)?;
-    let mut want = broadcast_shapes(F, &a.shape[..ra - 2], &b.shape[..rb - 2])?;
+    let (sa, sb) = (a.shape(), b.shape());
+    let (m, n) = matmul_dims(F, &sa[ra - 2..], adj_a, &sb[rb - 2..], adj_b)?;
+    let mut want = broadcast_shapes(F, &sa[..ra - 2], &sb[..rb - 2])?;
     want.extend([m, n]);
-    expect_shape(F, &out.shape, &want)?;
-    let mut attr = OpAttr::new()?;
-    attr.set_bool_c(c"adj_x1", adj_a)?
-        .set_bool_c(c"adj_x2", adj_b)?;
-    launch_binary(stream, c"BatchMatMul", a, b, out, Some(&attr))
+    expect_shape(F, out.shape(), &want)?;
+    let (a, b) = (maybe_t(a, adj_a)?, maybe_t(b, adj_b)?);
+    run(stream, a, b, out)
+}
+
+/// `aclnnMatmul` in the operands' own type (checked by the callers).
+fn run<T: Element>(
+    stream: &Stream,
+    a: TensorView<'_, T>,
+    b: TensorView<'_, T>,
+    out: TensorViewMut<'_, T>,
+) -> Result<()> {
+    aclnn::matmul(
+        stream,
+        &nn(&a)?,
+        &nn(&b)?,
+        &mut nn_mut(out)?,
+        CubeMathType::KeepDtype,
+    )
 }

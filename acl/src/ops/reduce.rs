@@ -23,7 +23,8 @@ pub(super) fn reduced_shape(
         *m = true;
     }
     if axes.is_empty() {
-        return Ok(shape.to_vec());
+        // No axes: every axis (aclnn's rule for an empty `dim`).
+        marked.iter_mut().for_each(|m| *m = true);
     }
     Ok(shape
         .iter()
@@ -36,109 +37,102 @@ pub(super) fn reduced_shape(
         .collect())
 }
 
+type Reduce =
+    fn(&Stream, &aclnn::Tensor<'_>, &[i64], bool, &mut aclnn::TensorMut<'_>) -> Result<()>;
+
 pub(super) fn reduce<T: Element>(
-    op: &'static CStr,
     function: &'static str,
+    op: Reduce,
     stream: &Stream,
-    x: &Tensor<T>,
+    x: &impl AsView<T>,
     axes: &[i64],
     keep_dims: bool,
-    out: &mut Tensor<T>,
+    out: &mut impl AsViewMut<T>,
 ) -> Result<()> {
-    let want = reduced_shape(function, &x.shape, axes, keep_dims)?;
-    expect_shape(function, &out.shape, &want)?;
-    let mut attr = OpAttr::new()?;
-    attr.set_bool("keep_dims", keep_dims)?;
-    let n_axes = len_i64(function, "axes", axes.len())?;
-    let (dx, mut dout) = (x.desc()?, out.desc()?);
-    Operator::from_c_str(op)
-        .input(&dx, &x.buf)
-        .host_input::<i64>(&[n_axes], axes)
-        .output(&mut dout, &mut out.buf)
-        .attr(&attr)
-        .execute(stream)
+    let (x, out) = (x.view(), out.view_mut());
+    let want = reduced_shape(function, x.shape(), axes, keep_dims)?;
+    expect_shape(function, out.shape(), &want)?;
+    op(stream, &nn(&x)?, axes, keep_dims, &mut nn_mut(out)?)
 }
 
 macro_rules! reduce_ops {
-    ($($(#[$m:meta])* $name:ident => $op:literal, $cop:literal),* $(,)?) => {$(
+    ($($(#[$m:meta])* $name:ident => $op:ident, $c:literal;)*) => {$(
         $(#[$m])*
         ///
         /// `axes` may be negative (from the end); with `keep_dims` the
-        /// reduced dimensions stay as 1. Empty `axes` leaves `x` as it is.
+        /// reduced dimensions stay as 1. Empty `axes` reduces every axis
+        /// (aclnn's rule).
         ///
         /// # Errors
         ///
         /// [`Error::InvalidArgument`] for an axis out of range or an output
-        /// of another shape; the runtime's error.
-        #[doc(alias = $op)]
+        /// of another shape; the aclnn status.
+        #[doc(alias = $c)]
         pub fn $name<T: Element>(
             stream: &Stream,
-            x: &Tensor<T>,
+            x: &impl AsView<T>,
             axes: &[i64],
             keep_dims: bool,
-            out: &mut Tensor<T>,
+            out: &mut impl AsViewMut<T>,
         ) -> Result<()> {
-            reduce($cop, concat!("ops::", stringify!($name)), stream, x, axes, keep_dims, out)
+            reduce(concat!("ops::", stringify!($name)), aclnn::$op, stream, x, axes, keep_dims, out)
         }
     )*};
 }
 
 reduce_ops! {
-    /// Sum over `axes` (`ReduceSum`).
-    reduce_sum => "ReduceSum", c"ReduceSum",
-    /// Mean over `axes` (`ReduceMean`).
-    reduce_mean => "ReduceMean", c"ReduceMean",
-    /// Maximum over `axes` (`ReduceMax`).
-    reduce_max => "ReduceMax", c"ReduceMax",
+    /// Sum over `axes` (`aclnnReduceSum`).
+    reduce_sum => reduce_sum, "aclnnReduceSum";
+    /// Mean over `axes` (`aclnnMean`).
+    reduce_mean => mean, "aclnnMean";
+    /// Maximum over `axes` (`aclnnAmax`).
+    reduce_max => amax, "aclnnAmax";
 }
+
+type Softmax = fn(&Stream, &aclnn::Tensor<'_>, i64, &mut aclnn::TensorMut<'_>) -> Result<()>;
 
 pub(super) fn softmax_like<T: Element>(
-    op: &'static CStr,
     function: &'static str,
+    op: Softmax,
     stream: &Stream,
-    x: &Tensor<T>,
-    axes: &[i64],
-    out: &mut Tensor<T>,
+    x: &impl AsView<T>,
+    dim: i64,
+    out: &mut impl AsViewMut<T>,
 ) -> Result<()> {
-    for &a in axes {
-        axis(function, a, x.shape.len())?;
-    }
-    expect_shape(function, &out.shape, &x.shape)?;
-    let mut attr = OpAttr::new()?;
-    attr.set_list_int("axes", axes)?;
-    launch_unary(stream, op, x, out, Some(&attr))
+    let (x, out) = (x.view(), out.view_mut());
+    axis(function, dim, x.shape().len())?;
+    expect_shape(function, out.shape(), x.shape())?;
+    op(stream, &nn(&x)?, dim, &mut nn_mut(out)?)
 }
 
-/// Public softmax-like wrappers over [`softmax_like`]: each takes its doc
-/// comment (with `# Errors` and `#[doc(alias)]`) from the invocation.
-macro_rules! softmax_ops {
-    ($($(#[$m:meta])* $name:ident => $cop:literal),* $(,)?) => {$(
-        $(#[$m])*
-        pub fn $name<T: Element>(
-            stream: &Stream,
-            x: &Tensor<T>,
-            axes: &[i64],
-            out: &mut Tensor<T>,
-        ) -> Result<()> {
-            softmax_like($cop, concat!("ops::", stringify!($name)), stream, x, axes, out)
-        }
-    )*};
+/// Softmax along `dim` (`aclnnSoftmax`; usually `-1`, negative counts
+/// from the end).
+///
+/// # Errors
+///
+/// [`Error::InvalidArgument`] for a dimension out of range or an output of
+/// another shape; the aclnn status.
+#[doc(alias = "aclnnSoftmax")]
+pub fn softmax<T: Element>(
+    stream: &Stream,
+    x: &impl AsView<T>,
+    dim: i64,
+    out: &mut impl AsViewMut<T>,
+) -> Result<()> {
+    softmax_like("ops::softmax", aclnn::softmax, stream, x, dim, out)
 }
 
-softmax_ops! {
-    /// Softmax over `axes` (`SoftmaxV2`; usually `&[-1]`).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidArgument`] for an axis out of range or an output of
-    /// another shape; the runtime's error.
-    #[doc(alias = "SoftmaxV2")]
-    softmax => c"SoftmaxV2",
-    /// Log-softmax over `axes` (`LogSoftmaxV2`).
-    ///
-    /// # Errors
-    ///
-    /// As [`softmax`].
-    #[doc(alias = "LogSoftmaxV2")]
-    log_softmax => c"LogSoftmaxV2",
+/// Log-softmax along `dim` (`aclnnLogSoftmax`).
+///
+/// # Errors
+///
+/// As [`softmax`].
+#[doc(alias = "aclnnLogSoftmax")]
+pub fn log_softmax<T: Element>(
+    stream: &Stream,
+    x: &impl AsView<T>,
+    dim: i64,
+    out: &mut impl AsViewMut<T>,
+) -> Result<()> {
+    softmax_like("ops::log_softmax", aclnn::log_softmax, stream, x, dim, out)
 }
