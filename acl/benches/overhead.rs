@@ -5,6 +5,7 @@
 //! ```text
 //! overhead <op> <raw|safe> <iterations>
 //!   op: event-record | stream-query | htod-64 | cached-alloc-free | aclop-add | aclop-matmul | aclnn-add | aclnn-matmul
+//!       | ops-add | ops-matmul
 //!       | fills-100 | graph-100
 //! ```
 //!
@@ -17,7 +18,9 @@
 //! `iterations` times. Two runs with different iteration counts give the
 //! per-operation instruction count without the setup.
 
-use acl::{Device, DeviceBuffer, Event, EventFlags, PinnedHostBuffer, Runtime, Tensor, aclnn, ops};
+use acl::{
+    Device, DeviceBuffer, Event, EventFlags, PinnedHostBuffer, Runtime, Tensor, aclnn, aclop, ops,
+};
 use acl_sys as sys;
 use std::hint::black_box;
 
@@ -171,11 +174,28 @@ fn main() {
             );
             for _ in 0..n {
                 if safe {
+                    // The aclop API: descriptions and attributes made per
+                    // call, as the raw path does.
+                    let desc = || {
+                        aclop::TensorDesc::new(acl::DataType::Float, dims, aclop::Format::Nd)
+                            .expect("desc")
+                    };
+                    let (da, db, mut dc) = (desc(), desc(), desc());
+                    let mut attr = None;
                     if matmul {
-                        ops::matmul(&stream, &a, &b, &mut c).expect("matmul");
-                    } else {
-                        ops::add(&stream, &a, &b, &mut c).expect("add");
+                        let mut at = aclop::OpAttr::new().expect("attr");
+                        at.set_bool("transpose_x1", false).expect("attr");
+                        at.set_bool("transpose_x2", false).expect("attr");
+                        attr = Some(at);
                     }
+                    let mut call = aclop::Operator::from_c_str(op)
+                        .input(&da, a.buffer())
+                        .input(&db, b.buffer())
+                        .output(&mut dc, c.buffer_mut());
+                    if let Some(at) = &attr {
+                        call = call.attr(at);
+                    }
+                    call.execute(&stream).expect("execute");
                 } else {
                     // The same C calls as the safe path: three descriptions,
                     // three data buffers, (attributes,) execute, release.
@@ -234,8 +254,9 @@ fn main() {
             }
             stream.synchronize().expect("sync");
         }
-        "aclnn-add" | "aclnn-matmul" => {
-            let matmul = args[0] == "aclnn-matmul";
+        "aclnn-add" | "aclnn-matmul" | "ops-add" | "ops-matmul" => {
+            let matmul = args[0].ends_with("matmul");
+            let typed = args[0].starts_with("ops-");
             let dims: &[i64] = if matmul { &[4, 4] } else { &[16] };
             let shape: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
             let a = stream.clone_from_host(&[1.0f32; 16]).expect("a");
@@ -244,8 +265,30 @@ fn main() {
             let (pa, pb) = (a.as_raw_ptr().cast_mut(), b.as_raw_ptr().cast_mut());
             let pc = c.as_raw_mut_ptr();
             let strides: &[i64] = if matmul { &[4, 1] } else { &[1] };
+            let (ta, tb) = (
+                Tensor::from_host(&stream, &[1.0f32; 16], &shape).expect("a"),
+                Tensor::from_host(&stream, &[2.0f32; 16], &shape).expect("b"),
+            );
+            let mut tc = Tensor::<f32>::zeros(&stream, &shape).expect("c");
+            let (pa, pb, pc) = if typed {
+                (
+                    ta.buffer().as_raw_ptr().cast_mut(),
+                    tb.buffer().as_raw_ptr().cast_mut(),
+                    tc.buffer_mut().as_raw_mut_ptr(),
+                )
+            } else {
+                (pa, pb, pc)
+            };
             for _ in 0..n {
-                if safe {
+                if safe && typed {
+                    // Typed operators over tensors: shapes checked, views
+                    // made, then the same aclnn calls.
+                    if matmul {
+                        ops::matmul(&stream, &ta, &tb, &mut tc).expect("matmul");
+                    } else {
+                        ops::add(&stream, &ta, &tb, &mut tc).expect("add");
+                    }
+                } else if safe {
                     let ta = aclnn::Tensor::new(&a, &shape).expect("a");
                     let tb = aclnn::Tensor::new(&b, &shape).expect("b");
                     let mut tc = aclnn::TensorMut::new(&mut c, &shape).expect("c");

@@ -27,9 +27,10 @@
 //! device's tokens, so each step's logits can be compared.
 
 use crate::rng::Rng;
-use acl::aclnn::{self, CubeMathType, Layout, RotaryMode, Scalar, Tensor, TensorMut};
+use acl::aclnn::{self, CubeMathType, RotaryMode, Scalar, Tensor, TensorMut};
 use acl::memory::Bool;
 use acl::{DeviceBuffer, Element, Stream};
+use acl::{TensorView as View, TensorViewMut as ViewMut};
 use half::{bf16, f16};
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -408,16 +409,6 @@ fn upload<T: Float>(s: &Stream, v: &[f32]) -> acl::Result<DeviceBuffer<T>> {
     s.clone_from_host(&host)
 }
 
-fn layout(dims: &[usize], strides: &[usize], offset: usize, storage: usize) -> Layout {
-    Layout {
-        dims: dims.iter().map(|&d| d as i64).collect(),
-        strides: strides.iter().map(|&d| d as i64).collect(),
-        offset: offset as i64,
-        format: 2,
-        storage_dims: vec![storage as i64],
-    }
-}
-
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
 /// `x [rows, k] · w [k, n]` into a new buffer.
@@ -522,7 +513,14 @@ impl<T: Float> DeviceModel<T> {
             .transpose()?;
         let scale = Scalar::new(1.0 / (hd as f32).sqrt())?;
         let minus_inf = Scalar::new(f32::NEG_INFINITY)?;
-        let rope_table = layout(&[1, n, 1, hd], &[n * hd, hd, hd, 1], pos * hd, max * hd);
+        // Rows pos..pos+n of the [max, hd] tables, as [1, n, 1, hd] (views:
+        // no copy).
+        let rope_table = |t| -> acl::Result<View<'_, T>> {
+            View::new(t, &[max, hd])?
+                .narrow(0, pos, n)?
+                .unsqueeze(0)?
+                .unsqueeze(2)
+        };
         for w in &mut self.layers {
             // Attention.
             let mut h = s.alloc_zeros::<T>(n * d)?;
@@ -546,8 +544,8 @@ impl<T: Float> DeviceModel<T> {
                 aclnn::rotary_position_embedding(
                     s,
                     &Tensor::new(t, &[1, n, heads, hd])?,
-                    &Tensor::with_layout(&self.cos, &rope_table)?,
-                    &Tensor::with_layout(&self.sin, &rope_table)?,
+                    &Tensor::from_view(&rope_table(&self.cos)?)?,
+                    &Tensor::from_view(&rope_table(&self.sin)?)?,
                     RotaryMode::Half,
                     &mut TensorMut::new(&mut out, &[1, n, heads, hd])?,
                 )?;
@@ -556,33 +554,31 @@ impl<T: Float> DeviceModel<T> {
             let (q, k) = (rope(&q)?, rope(&k)?);
             // The new keys and values, [n, heads, hd], into the caches
             // [heads, max, hd] at positions pos..pos+n.
-            let slot = layout(
-                &[n, heads, hd],
-                &[hd, max * hd, 1],
-                pos * hd,
-                heads * max * hd,
-            );
-            let cache_len = heads * max * hd;
+            let slot = |cache| -> acl::Result<ViewMut<'_, T>> {
+                ViewMut::new(cache, &[heads, max, hd])?
+                    .narrow(1, pos, n)?
+                    .permute(&[1, 0, 2])
+            };
             aclnn::copy_(
                 s,
-                &mut TensorMut::with_layout(&mut w.k_cache, &slot)?,
+                &mut TensorMut::from_view(slot(&mut w.k_cache)?)?,
                 &Tensor::new(&k, &[n, heads, hd])?,
             )?;
             aclnn::copy_(
                 s,
-                &mut TensorMut::with_layout(&mut w.v_cache, &slot)?,
+                &mut TensorMut::from_view(slot(&mut w.v_cache)?)?,
                 &Tensor::new(&v, &[n, heads, hd])?,
             )?;
+            // The first `len` positions of a cache, [heads, len, hd].
+            let cached = |cache| -> acl::Result<View<'_, T>> {
+                View::new(cache, &[heads, max, hd])?.narrow(1, 0, len)
+            };
             // scores [heads, n, len] = q [heads, n, hd] · kᵀ [heads, hd, len].
-            let per_head = layout(&[heads, n, hd], &[hd, d, 1], 0, n * d);
             let mut scores = s.alloc_zeros::<T>(heads * n * len)?;
             aclnn::batch_matmul(
                 s,
-                &Tensor::with_layout(&q, &per_head)?,
-                &Tensor::with_layout(
-                    &w.k_cache,
-                    &layout(&[heads, hd, len], &[max * hd, 1, hd], 0, cache_len),
-                )?,
+                &Tensor::from_view(&View::new(&q, &[n, heads, hd])?.permute(&[1, 0, 2])?)?,
+                &Tensor::from_view(&cached(&w.k_cache)?.transpose(1, 2)?)?,
                 &mut TensorMut::new(&mut scores, &[heads, n, len])?,
                 mm,
             )?;
@@ -612,11 +608,10 @@ impl<T: Float> DeviceModel<T> {
             aclnn::batch_matmul(
                 s,
                 &Tensor::new(&scores, &[heads, n, len])?,
-                &Tensor::with_layout(
-                    &w.v_cache,
-                    &layout(&[heads, len, hd], &[max * hd, hd, 1], 0, cache_len),
+                &Tensor::from_view(&cached(&w.v_cache)?)?,
+                &mut TensorMut::from_view(
+                    ViewMut::new(&mut attn, &[n, heads, hd])?.permute(&[1, 0, 2])?,
                 )?,
-                &mut TensorMut::with_layout(&mut attn, &per_head)?,
                 mm,
             )?;
             let o = linear(s, &Tensor::new(&attn, &[n, d])?, n, &w.wo, d, d)?;
@@ -646,11 +641,11 @@ impl<T: Float> DeviceModel<T> {
         let mut h = s.alloc_zeros::<T>(d)?;
         aclnn::rms_norm(
             s,
-            &Tensor::with_layout(&x, &layout(&[1, d], &[d, 1], (n - 1) * d, n * d))?,
+            &Tensor::from_view(&View::new(&x, &[n, d])?.narrow(0, n - 1, 1)?)?,
             &Tensor::new(&self.final_norm, &[d])?,
             c.eps,
             &mut TensorMut::new(&mut h, &[1, d])?,
-            &mut TensorMut::with_layout(&mut rstd, &layout(&[1, 1], &[1, 1], 0, n))?,
+            &mut TensorMut::from_view(ViewMut::new(&mut rstd, &[n, 1])?.narrow(0, 0, 1)?)?,
         )?;
         linear(s, &Tensor::new(&h, &[1, d])?, 1, &self.w_out, d, c.vocab)
     }

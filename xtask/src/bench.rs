@@ -11,7 +11,7 @@ use crate::workspace_root;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const OPS: [&str; 10] = [
+const OPS: [&str; 12] = [
     "event-record",
     "stream-query",
     "htod-64",
@@ -20,6 +20,8 @@ const OPS: [&str; 10] = [
     "aclop-matmul",
     "aclnn-add",
     "aclnn-matmul",
+    "ops-add",
+    "ops-matmul",
     "fills-100",
     "graph-100",
 ];
