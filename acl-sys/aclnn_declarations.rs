@@ -27,6 +27,24 @@
 // - aclnnInplaceMaskedFillScalar: `aolapi/context/aclnnInplaceMaskedFillScalar.md`
 //   (`aclnnop/aclnn_masked_fill_scalar.h`).
 //
+// The in-place forms of the elementwise operators (`selfRef` is input and
+// output; `other` broadcasts to `selfRef`'s shape), from the CANN aclnn
+// reference pages `aolapi/context/aclnnXxx&aclnnInplaceXxx.md` (all in the
+// CANN 8.0.0 reference; InplaceAdd, InplaceMuls and InplaceRsqrt already in
+// the 23.0.RC2 application development guide) and, for the parameter names and
+// constness, the headers of hicann's open operator repositories:
+// - aclnnInplaceAdd, aclnnInplaceSub: hicann/ops-math `math/add/op_api/aclnn_add.h`
+//   (`selfRef` is `const aclTensor*` there), `math/sub/op_api/aclnn_sub.h`, and
+//   the documents `math/{add,sub}/docs/aclnn{Add,Sub}&aclnnInplace{Add,Sub}.md`;
+// - aclnnInplaceMul, aclnnInplaceMuls: ops-math `math/mul/op_api/aclnn_mul.h`,
+//   `math/mul/docs/aclnnMul&aclnnInplaceMul.md`, `math/muls/docs/aclnnMuls&aclnnInplaceMuls.md`;
+// - aclnnInplaceDiv: ops-math `math/div/op_api/aclnn_div.h`;
+// - aclnnInplaceExp, aclnnInplaceLog, aclnnInplaceSqrt, aclnnInplaceRsqrt,
+//   aclnnInplaceNeg, aclnnInplaceTanh: ops-math `math/<op>/op_api/aclnn_<op>.h`
+//   (InplaceSqrt names its parameter `self` there);
+// - aclnnInplaceRelu, aclnnInplaceSigmoid: hicann/ops-nn
+//   `activation/{relu,sigmoid}/op_api/aclnn_{relu,sigmoid}.h`.
+//
 // Rules for this file: items only (no `use`), fully-qualified types
 // (`crate::aclDataType`, `::core::ffi::c_void`).
 
@@ -209,4 +227,30 @@ unsafe extern "C" {
     pub fn aclnnMuls(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
     pub fn aclnnInplaceMaskedFillScalarGetWorkspaceSize(selfRef: *mut aclTensor, mask: *const aclTensor, value: *const aclScalar, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
     pub fn aclnnInplaceMaskedFillScalar(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
+    pub fn aclnnInplaceAddGetWorkspaceSize(selfRef: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
+    pub fn aclnnInplaceAdd(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
+    pub fn aclnnInplaceSubGetWorkspaceSize(selfRef: *mut aclTensor, other: *const aclTensor, alpha: *const aclScalar, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
+    pub fn aclnnInplaceSub(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
+    pub fn aclnnInplaceMulGetWorkspaceSize(selfRef: *mut aclTensor, other: *const aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
+    pub fn aclnnInplaceMul(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
+    pub fn aclnnInplaceDivGetWorkspaceSize(selfRef: *mut aclTensor, other: *const aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
+    pub fn aclnnInplaceDiv(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
+    pub fn aclnnInplaceMulsGetWorkspaceSize(selfRef: *mut aclTensor, other: *const aclScalar, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
+    pub fn aclnnInplaceMuls(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
+    pub fn aclnnInplaceReluGetWorkspaceSize(selfRef: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
+    pub fn aclnnInplaceRelu(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
+    pub fn aclnnInplaceSigmoidGetWorkspaceSize(selfRef: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
+    pub fn aclnnInplaceSigmoid(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
+    pub fn aclnnInplaceExpGetWorkspaceSize(selfRef: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
+    pub fn aclnnInplaceExp(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
+    pub fn aclnnInplaceLogGetWorkspaceSize(selfRef: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
+    pub fn aclnnInplaceLog(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
+    pub fn aclnnInplaceRsqrtGetWorkspaceSize(selfRef: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
+    pub fn aclnnInplaceRsqrt(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
+    pub fn aclnnInplaceSqrtGetWorkspaceSize(self_: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
+    pub fn aclnnInplaceSqrt(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
+    pub fn aclnnInplaceNegGetWorkspaceSize(selfRef: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
+    pub fn aclnnInplaceNeg(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
+    pub fn aclnnInplaceTanhGetWorkspaceSize(selfRef: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
+    pub fn aclnnInplaceTanh(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
 }

@@ -9,16 +9,13 @@ use acl_sys::aclnn::{
     ACLNN_ERR_INNER_FIND_KERNEL_ERROR, ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR,
     ACLNN_ERR_RUNTIME_ERROR, ACLNN_SUCCESS, aclOpExecutor, aclTensor,
 };
-use acl_sys::{
-    ACL_FLOAT, ACL_FORMAT_ND, ACL_INT32, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE,
-};
-use aclnn_common::{fails, tensor};
-use cann_sim::acl::{aclrtMemcpy, aclrtSynchronizeDevice};
+use acl_sys::{ACL_FLOAT, ACL_FORMAT_ND, ACL_INT32};
+use aclnn_common::{download, fails, tensor, upload};
 use cann_sim::aclnn::*;
 use cann_sim::check::{Kind, Mode};
 use common::{
     assert_contains, check_mode_with_off_in_a_child, count_reports, discard_recent_error, free,
-    malloc, ok, recent_error, use_device,
+    malloc, recent_error, use_device,
 };
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
@@ -27,45 +24,14 @@ use std::sync::Mutex;
 /// The tests count live handles: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn upload(v: &[f32]) -> *mut u8 {
-    let p = malloc(v.len() * 4);
-    // SAFETY: both ranges hold `len * 4` bytes.
-    ok(unsafe {
-        aclrtMemcpy(
-            p.cast(),
-            v.len() * 4,
-            v.as_ptr().cast(),
-            v.len() * 4,
-            ACL_MEMCPY_HOST_TO_DEVICE,
-        )
-    });
-    p
-}
-
-fn download(p: *mut u8, n: usize) -> Vec<f32> {
-    ok(aclrtSynchronizeDevice());
-    let mut v = vec![0f32; n];
-    // SAFETY: both ranges hold `n * 4` bytes.
-    ok(unsafe {
-        aclrtMemcpy(
-            v.as_mut_ptr().cast(),
-            n * 4,
-            p.cast(),
-            n * 4,
-            ACL_MEMCPY_DEVICE_TO_HOST,
-        )
-    });
-    v
-}
-
 #[test]
 fn two_phases_run_once_and_every_handle_is_released() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     use_device(0);
     let before = live_handles();
     let (a, b, c) = (
-        upload(&[1.0, 2.0, 3.0, 4.0]),
-        upload(&[10.0, 20.0]),
+        upload(&[1.0f32, 2.0, 3.0, 4.0]),
+        upload(&[10.0f32, 20.0]),
         malloc(16),
     );
     let (ta, tb, tc) = (
@@ -103,7 +69,7 @@ fn two_phases_run_once_and_every_handle_is_released() {
             "aclnnAdd",
         );
     }
-    assert_eq!(download(c, 4), [11.0, 22.0, 13.0, 24.0]);
+    assert_eq!(download::<f32>(c, 4), [11.0, 22.0, 13.0, 24.0]);
     // An executor that will not run is released with aclDestroyAclOpExecutor.
     // SAFETY: as above.
     unsafe {
@@ -140,7 +106,7 @@ fn arguments_are_checked_with_the_documented_statuses() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     use_device(0);
     let before = live_handles();
-    let a = upload(&[1.0, -2.0, 3.0, -4.0]);
+    let a = upload(&[1.0f32, -2.0, 3.0, -4.0]);
     let ta = tensor(&[4], ACL_FLOAT, a);
     let ti = tensor(&[4], ACL_INT32, a);
     let (mut ws, mut ex) = (0u64, null_mut::<aclOpExecutor>());
@@ -402,7 +368,7 @@ fn tensor_list_destroy_destroys_its_members_and_skips_ones_already_destroyed() {
 fn inplace_operators_write_self_and_reductions_use_the_dim_array() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     use_device(0);
-    let a = upload(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let a = upload(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]);
     let o = malloc(8);
     let ta = tensor(&[2, 3], ACL_FLOAT, a);
     let to = tensor(&[2], ACL_FLOAT, o);
@@ -415,7 +381,7 @@ fn inplace_operators_write_self_and_reductions_use_the_dim_array() {
             ACLNN_SUCCESS
         );
         assert_eq!(aclnnReduceSum(null_mut(), 0, ex, null_mut()), ACLNN_SUCCESS);
-        assert_eq!(download(o, 2), [6.0, 15.0]);
+        assert_eq!(download::<f32>(o, 2), [6.0, 15.0]);
         let mut v = 7i32;
         let seven = aclCreateScalar((&mut v as *mut i32).cast(), ACL_INT32);
         assert_eq!(
@@ -426,7 +392,7 @@ fn inplace_operators_write_self_and_reductions_use_the_dim_array() {
             aclnnInplaceFillScalar(null_mut(), 0, ex, null_mut()),
             ACLNN_SUCCESS
         );
-        assert_eq!(download(a, 6), [7.0; 6]);
+        assert_eq!(download::<f32>(a, 6), [7.0; 6]);
         assert_eq!(
             aclnnInplaceZeroGetWorkspaceSize(to, &mut ws, &mut ex),
             ACLNN_SUCCESS
@@ -435,7 +401,7 @@ fn inplace_operators_write_self_and_reductions_use_the_dim_array() {
             aclnnInplaceZero(null_mut(), 0, ex, null_mut()),
             ACLNN_SUCCESS
         );
-        assert_eq!(download(o, 2), [0.0; 2]);
+        assert_eq!(download::<f32>(o, 2), [0.0; 2]);
         for s in [
             aclDestroyTensor(ta),
             aclDestroyTensor(to),

@@ -14,51 +14,16 @@ mod common;
 use acl_sys::aclnn::{
     ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS, aclOpExecutor, aclTensor,
 };
-use acl_sys::{
-    ACL_FLOAT, ACL_INT64, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, ACL_SUCCESS,
-};
-use aclnn_common::{fails, tensor};
-use cann_sim::acl::{aclrtMemcpy, aclrtSynchronizeDevice};
+use acl_sys::{ACL_FLOAT, ACL_INT64, ACL_SUCCESS};
+use aclnn_common::{download, fails, tensor, upload};
+use cann_sim::acl::aclrtSynchronizeDevice;
 use cann_sim::aclnn::*;
-use common::{discard_recent_error, free, malloc, ok, use_device};
+use common::{discard_recent_error, free, malloc, use_device};
 use std::ptr::{null, null_mut};
 use std::sync::Mutex;
 
 /// The tests count live handles: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
-
-fn upload<T: Copy>(v: &[T]) -> *mut u8 {
-    let bytes = std::mem::size_of_val(v);
-    let p = malloc(bytes);
-    // SAFETY: both ranges hold `bytes` bytes.
-    ok(unsafe {
-        aclrtMemcpy(
-            p.cast(),
-            bytes,
-            v.as_ptr().cast(),
-            bytes,
-            ACL_MEMCPY_HOST_TO_DEVICE,
-        )
-    });
-    p
-}
-
-fn download<T: Copy + Default>(p: *mut u8, n: usize) -> Vec<T> {
-    ok(aclrtSynchronizeDevice());
-    let mut v = vec![T::default(); n];
-    let bytes = n * std::mem::size_of::<T>();
-    // SAFETY: both ranges hold `bytes` bytes.
-    ok(unsafe {
-        aclrtMemcpy(
-            v.as_mut_ptr().cast(),
-            bytes,
-            p.cast(),
-            bytes,
-            ACL_MEMCPY_DEVICE_TO_HOST,
-        )
-    });
-    v
-}
 
 #[test]
 fn null_arguments_are_161001_for_every_transformer_operator() {

@@ -252,7 +252,9 @@ fn option_fn(ty: &syn::Type) -> Option<&syn::TypeBareFn> {
     }
 }
 
-/// The `extern "C" fn` names defined in `dir`'s hand-written files.
+/// The `extern "C" fn` names defined in `dir`'s hand-written files: items,
+/// and the `extern "C" fn NAME` a top-level macro invocation lists (a macro
+/// that generates several exports of one shape names each one that way).
 pub(crate) fn implemented(dir: &Path) -> Result<BTreeSet<String>, String> {
     let mut out = BTreeSet::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -270,17 +272,39 @@ pub(crate) fn implemented(dir: &Path) -> Result<BTreeSet<String>, String> {
             std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let file = syn::parse_file(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         for item in file.items {
-            if let syn::Item::Fn(f) = item
+            if let syn::Item::Fn(f) = &item
                 && f.sig
                     .abi
                     .as_ref()
                     .is_some_and(|a| a.name.as_ref().is_some_and(|n| n.value() == "C"))
             {
                 out.insert(f.sig.ident.to_string());
+            } else if let syn::Item::Macro(m) = item {
+                macro_exports(m.mac.tokens, &mut out);
             }
         }
     }
     Ok(out)
+}
+
+/// Adds the `NAME` of every `extern "C" fn NAME` in `tokens` (at any depth).
+fn macro_exports(tokens: TokenStream, out: &mut BTreeSet<String>) {
+    use proc_macro2::TokenTree;
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    for (i, t) in trees.iter().enumerate() {
+        match (t, trees.get(i + 1), trees.get(i + 2), trees.get(i + 3)) {
+            (TokenTree::Group(g), ..) => macro_exports(g.stream(), out),
+            (
+                TokenTree::Ident(e),
+                Some(TokenTree::Literal(abi)),
+                Some(TokenTree::Ident(f)),
+                Some(TokenTree::Ident(name)),
+            ) if e == "extern" && abi.to_string() == "\"C\"" && f == "fn" => {
+                out.insert(name.to_string());
+            }
+            _ => {}
+        }
+    }
 }
 
 fn stub(lib: &SimLib, f: &syn::ForeignItemFn) -> Result<TokenStream, String> {
@@ -312,4 +336,37 @@ fn stub(lib: &SimLib, f: &syn::ForeignItemFn) -> Result<TokenStream, String> {
             #value
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_macro_invocation_counts_the_exports_it_names_and_a_definition_none() {
+        let file: syn::File = syn::parse_str(
+            r#"
+            macro_rules! exports {
+                ($(extern "C" fn $n:ident;)*) => {$(pub unsafe extern "C" fn $n() {})*};
+            }
+            exports! {
+                /// Docs.
+                extern "C" fn aclnnA;
+                extern "C" fn aclnnB;
+            }
+            nested! { { extern "C" fn aclnnC(x, "Op"); } extern "Rust" fn not_c; }
+            "#,
+        )
+        .unwrap();
+        let mut out = BTreeSet::new();
+        for item in file.items {
+            if let syn::Item::Macro(m) = item {
+                macro_exports(m.mac.tokens, &mut out);
+            }
+        }
+        assert_eq!(
+            out.into_iter().collect::<Vec<_>>(),
+            ["aclnnA", "aclnnB", "aclnnC"]
+        );
+    }
 }

@@ -44,6 +44,9 @@ pub use operators::*;
 mod transformer;
 pub use transformer::*;
 
+mod inplace;
+pub use inplace::*;
+
 mod unsupported;
 // Empty while every declared function is implemented.
 #[allow(unused_imports)]

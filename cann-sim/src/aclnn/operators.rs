@@ -69,7 +69,7 @@ pub(super) fn plan_out(
     ))
 }
 
-fn binary(
+pub(super) fn binary(
     f: &str,
     api: &'static str,
     op: &'static str,
@@ -81,7 +81,7 @@ fn binary(
     plan_out(f, api, op, Attrs::new(), inputs, out)
 }
 
-fn unary(
+pub(super) fn unary(
     f: &str,
     api: &'static str,
     op: &'static str,
@@ -96,7 +96,7 @@ fn unary(
 /// `aclnnAdd` / `aclnnSub` (`sign` 1 / -1): `self + sign · alpha · other`,
 /// as `Add` / `Sub` when `alpha` is 1, else as CANN's `Axpy`.
 #[allow(clippy::too_many_arguments)]
-fn scaled(
+pub(super) fn scaled(
     f: &str,
     api: &'static str,
     op: &'static str,

@@ -153,6 +153,16 @@ fn arg_max(
     Ok(plan("aclnnArgMax", "ArgMaxV2", attrs, inputs, out))
 }
 
+/// Whether `src` broadcasts to `shape` (NumPy rules, `shape` unchanged:
+/// aligned at the last dimension, each of `src`'s equal or 1).
+pub(super) fn broadcasts_to(src: &[i64], shape: &[i64]) -> bool {
+    src.len() <= shape.len()
+        && src
+            .iter()
+            .zip(&shape[shape.len() - src.len()..])
+            .all(|(&s, &d)| s == d || s == 1)
+}
+
 /// `src` read as a tensor of `shape` (NumPy broadcasting: stride 0 along
 /// the dimensions it broadcasts).
 fn broadcast_view(f: &str, src: View, shape: &[i64]) -> Result<View, aclnnStatus> {
@@ -160,14 +170,7 @@ fn broadcast_view(f: &str, src: View, shape: &[i64]) -> Result<View, aclnnStatus
         return Ok(src);
     }
     let (sr, r) = (src.spec.shape.len(), shape.len());
-    let fits = sr <= r
-        && src
-            .spec
-            .shape
-            .iter()
-            .zip(&shape[r - sr..])
-            .all(|(&s, &d)| s == d || s == 1);
-    if !fits {
+    if !broadcasts_to(&src.spec.shape, shape) {
         return Err(invalid(format!(
             "{f}: src of shape {:?} does not broadcast to selfRef of shape {shape:?}",
             src.spec.shape
@@ -225,12 +228,19 @@ fn scalar_input(
     ))
 }
 
-fn muls(f: &str, x: *const aclTensor, other: *const aclScalar, out: *const aclTensor) -> Planned {
+/// `aclnnMuls` (`api`), or `aclnnInplaceMuls` with `out` = `selfRef`.
+pub(super) fn muls(
+    f: &str,
+    api: &'static str,
+    x: *const aclTensor,
+    other: *const aclScalar,
+    out: *const aclTensor,
+) -> Planned {
     let x = bound(f, "self", x as usize, false)?;
     let out = bound(f, "out", out as usize, true)?;
     let other = scalar_input(f, "other", other, x.spec.dtype)?;
     Ok(plan(
-        "aclnnMuls",
+        api,
         "Mul",
         Attrs::new(),
         vec![PlanIn::Device(x), other],
@@ -559,7 +569,7 @@ pub unsafe extern "C" fn aclnnMulsGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnMulsGetWorkspaceSize", workspaceSize, executor, |f| {
-            muls(f, self_, other, out)
+            muls(f, "aclnnMuls", self_, other, out)
         })
     }
 }

@@ -1,9 +1,10 @@
 //! aclnn helpers of the tests that call cann-sim's aclnn exports directly
 //! (included by path, next to `common`).
 
-use crate::common::recent_error;
-use acl_sys::ACL_FORMAT_ND;
+use crate::common::{malloc, ok, recent_error};
 use acl_sys::aclnn::{aclTensor, aclnnStatus};
+use acl_sys::{ACL_FORMAT_ND, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE};
+use cann_sim::acl::{aclrtMemcpy, aclrtSynchronizeDevice};
 use cann_sim::aclnn::aclCreateTensor;
 
 /// Checks that `got` is `want` and that the recent error names `function`;
@@ -38,4 +39,39 @@ pub fn tensor(dims: &[i64], dtype: i32, data: *mut u8) -> *mut aclTensor {
     };
     assert!(!t.is_null(), "{}", recent_error());
     t
+}
+
+/// New device memory holding `v`.
+pub fn upload<T: Copy>(v: &[T]) -> *mut u8 {
+    let bytes = std::mem::size_of_val(v);
+    let p = malloc(bytes);
+    // SAFETY: both ranges hold `bytes` bytes.
+    ok(unsafe {
+        aclrtMemcpy(
+            p.cast(),
+            bytes,
+            v.as_ptr().cast(),
+            bytes,
+            ACL_MEMCPY_HOST_TO_DEVICE,
+        )
+    });
+    p
+}
+
+/// The first `n` elements at `p`, after the device's queued work.
+pub fn download<T: Copy + Default>(p: *mut u8, n: usize) -> Vec<T> {
+    ok(aclrtSynchronizeDevice());
+    let mut v = vec![T::default(); n];
+    let bytes = n * std::mem::size_of::<T>();
+    // SAFETY: both ranges hold `bytes` bytes.
+    ok(unsafe {
+        aclrtMemcpy(
+            v.as_mut_ptr().cast(),
+            bytes,
+            p.cast(),
+            bytes,
+            ACL_MEMCPY_DEVICE_TO_HOST,
+        )
+    });
+    v
 }
