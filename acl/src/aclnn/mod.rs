@@ -51,9 +51,11 @@
 //! # Ok::<(), acl::Error>(())
 //! ```
 
+mod inplace;
 mod objects;
 mod ops;
 
+pub use inplace::*;
 pub use objects::*;
 pub use ops::*;
 
