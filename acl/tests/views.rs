@@ -371,3 +371,68 @@ fn a_view_of_a_tensor_borrows_it_so_it_outlives_no_write() {
     );
     let _ = AsViewMut::view_mut(&mut t);
 }
+
+#[test]
+fn in_place_operators_update_a_tensor_or_a_view_and_nothing_else() {
+    let (_npu, s) = stream();
+    let mut x = Tensor::from_host(&s, &[-2.0f32, -1.0, 0.0, 1.0, 2.0, 3.0], &[2, 3]).unwrap();
+    ops::relu_(&s, &mut x).unwrap();
+    assert_eq!(x.to_host_vec().unwrap(), [0.0, 0.0, 0.0, 1.0, 2.0, 3.0]);
+    // A broadcast row added to every row, in place.
+    let row = Tensor::from_host(&s, &[10.0f32, 20.0, 30.0], &[3]).unwrap();
+    ops::add_(&s, &mut x, &row).unwrap();
+    assert_eq!(x.to_host_vec().unwrap(), [10.0, 20.0, 30.0, 11.0, 22.0, 33.0]);
+    ops::sub_(&s, &mut x, &row).unwrap();
+    ops::mul_(&s, &mut x, &row).unwrap();
+    assert_eq!(x.to_host_vec().unwrap(), [0.0, 0.0, 0.0, 10.0, 40.0, 90.0]);
+    ops::div_(&s, &mut x, &row).unwrap();
+    assert_eq!(x.to_host_vec().unwrap(), [0.0, 0.0, 0.0, 1.0, 2.0, 3.0]);
+    // Column 2 only (a strided view): the other columns keep their values.
+    let mut col = x.view_mut().select(1, 2).unwrap();
+    ops::muls_(&s, &mut col, -1.0f32).unwrap();
+    ops::neg_(&s, &mut col.reborrow()).unwrap();
+    ops::muls_(&s, &mut col, 4.0f32).unwrap();
+    assert_eq!(x.to_host_vec().unwrap(), [0.0, 0.0, 0.0, 1.0, 2.0, 12.0]);
+    // The transcendental ones against the host.
+    let host = [0.25f32, 0.5, 1.0, 2.0];
+    type Inplace = fn(&Stream, &mut Tensor<f32>) -> acl::Result<()>;
+    type Host = fn(f32) -> f32;
+    let cases: [(&str, Inplace, Host); 6] = [
+        ("exp_", |s, t| ops::exp_(s, t), f32::exp),
+        ("log_", |s, t| ops::log_(s, t), f32::ln),
+        ("sqrt_", |s, t| ops::sqrt_(s, t), f32::sqrt),
+        ("rsqrt_", |s, t| ops::rsqrt_(s, t), |v| 1.0 / v.sqrt()),
+        ("tanh_", |s, t| ops::tanh_(s, t), f32::tanh),
+        ("sigmoid_", |s, t| ops::sigmoid_(s, t), |v| 1.0 / (1.0 + (-v).exp())),
+    ];
+    for (name, op, f) in cases {
+        let mut t = Tensor::from_host(&s, &host, &[4]).unwrap();
+        op(&s, &mut t).unwrap();
+        for (got, v) in t.to_host_vec().unwrap().iter().zip(host) {
+            assert!((got - f(v)).abs() < 1e-6, "{name}({v}) = {got}, host {}", f(v));
+        }
+    }
+}
+
+#[test]
+fn an_in_place_operand_that_does_not_broadcast_to_the_target_is_refused() {
+    let (_npu, s) = stream();
+    let mut x = Tensor::<f32>::zeros(&s, &[2, 3]).unwrap();
+    // [2, 1] broadcasts to [2, 3]; [2, 3] does not broadcast to [3] (the
+    // result would be larger than the target).
+    ops::add_(&s, &mut x, &Tensor::<f32>::zeros(&s, &[2, 1]).unwrap()).unwrap();
+    let mut small = Tensor::<f32>::zeros(&s, &[3]).unwrap();
+    let e = ops::add_(&s, &mut small, &x).unwrap_err();
+    assert_eq!(
+        reason(e),
+        (
+            "ops::add_",
+            "the output has shape [3], the result has shape [2, 3]".into()
+        )
+    );
+    // An integer target takes no transcendental operator: the aclnn status.
+    let mut i = Tensor::from_host(&s, &[1i32, 2], &[2]).unwrap();
+    let e = ops::exp_(&s, &mut i).unwrap_err();
+    assert_eq!(e.code(), Some(acl::ErrorCode::Unknown(161002)), "{e}");
+    assert_eq!(e.function(), Some("aclnnInplaceExpGetWorkspaceSize"));
+}

@@ -247,25 +247,22 @@ impl Head {
     }
 }
 
-/// `w ← w − lr·g` for each parameter, through `step` and `next` scratch.
+/// `w ← w − lr·g` for each parameter, in place, through `step` scratch.
 fn sgd(
     s: &Stream,
     params: &mut Params<f32>,
     grads: &Params<f32>,
     lr: &Tensor<f32>,
     scratch: &mut Params<f32>,
-    next: &mut Params<f32>,
 ) -> Result<()> {
-    for (((w, g), st), nx) in params
+    for ((w, g), st) in params
         .each_mut()
         .into_iter()
         .zip(grads.each())
         .zip(scratch.each_mut())
-        .zip(next.each_mut())
     {
         ops::mul(s, g, lr, st)?;
-        ops::sub(s, w, st, nx)?;
-        std::mem::swap(w, nx);
+        ops::sub_(s, w, st)?;
     }
     Ok(())
 }
@@ -407,7 +404,6 @@ pub fn train_sharded<E: From<acl::Error>>(
     master.w2.copy_from_host(&w2)?;
     let lr = Tensor::from_host(s, &[cfg.lr / shard.world as f32], &[1])?;
     let mut scratch = Params::<f32>::zeros(s, cfg)?;
-    let mut next = Params::<f32>::zeros(s, cfg)?;
     let mut head = Head::new(s, cfg)?;
 
     let mut reports = Vec::with_capacity(cfg.epochs);
@@ -424,7 +420,7 @@ pub fn train_sharded<E: From<acl::Error>>(
                     work.backward(s, &xs[k], &master)?;
                     std::mem::swap(&mut work.dz, &mut head.dz);
                     sync_grads(s, work.grads.each_mut())?;
-                    sgd(s, &mut master, &work.grads, &lr, &mut scratch, &mut next)?;
+                    sgd(s, &mut master, &work.grads, &lr, &mut scratch)?;
                     loss += -f64::from(head.loss_sum.to_host_vec()?[0]) / b as f64;
                     hits += correct(&work.z.to_host_vec()?, &labels[row(k, 0)..row(k, b)], c);
                 }
@@ -501,7 +497,7 @@ pub fn train_sharded<E: From<acl::Error>>(
                         good = 0;
                         continue;
                     }
-                    sgd(s, &mut master, &unscaled, &lr, &mut scratch, &mut next)?;
+                    sgd(s, &mut master, &unscaled, &lr, &mut scratch)?;
                     loss += step_loss;
                     applied += 1;
                     good += 1;

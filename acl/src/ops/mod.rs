@@ -73,12 +73,14 @@ fn nn_mut<T: Element>(v: TensorViewMut<'_, T>) -> Result<aclnn::TensorMut<'_>> {
 }
 
 mod elementwise;
+mod inplace;
 mod layout;
 mod matmul;
 mod reduce;
 mod shape;
 
 pub use elementwise::*;
+pub use inplace::*;
 pub use layout::*;
 pub use matmul::*;
 pub use reduce::*;

@@ -44,7 +44,9 @@
 //! let mut y = Tensor::zeros(&s, &[2, 4])?;
 //! // Write relu(x) into the right half of y: a strided output view.
 //! ops::relu(&s, &x, &mut y.view_mut().narrow(1, 2, 2)?)?;
-//! assert_eq!(y.to_host_vec()?, [0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 4.0]);
+//! // And double it in place.
+//! ops::muls_(&s, &mut y, 2.0)?;
+//! assert_eq!(y.to_host_vec()?, [0.0, 0.0, 0.0, 4.0, 0.0, 0.0, 0.0, 8.0]);
 //! # Ok::<(), acl::Error>(())
 //! ```
 
