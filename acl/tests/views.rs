@@ -381,7 +381,10 @@ fn in_place_operators_update_a_tensor_or_a_view_and_nothing_else() {
     // A broadcast row added to every row, in place.
     let row = Tensor::from_host(&s, &[10.0f32, 20.0, 30.0], &[3]).unwrap();
     ops::add_(&s, &mut x, &row).unwrap();
-    assert_eq!(x.to_host_vec().unwrap(), [10.0, 20.0, 30.0, 11.0, 22.0, 33.0]);
+    assert_eq!(
+        x.to_host_vec().unwrap(),
+        [10.0, 20.0, 30.0, 11.0, 22.0, 33.0]
+    );
     ops::sub_(&s, &mut x, &row).unwrap();
     ops::mul_(&s, &mut x, &row).unwrap();
     assert_eq!(x.to_host_vec().unwrap(), [0.0, 0.0, 0.0, 10.0, 40.0, 90.0]);
@@ -403,13 +406,21 @@ fn in_place_operators_update_a_tensor_or_a_view_and_nothing_else() {
         ("sqrt_", |s, t| ops::sqrt_(s, t), f32::sqrt),
         ("rsqrt_", |s, t| ops::rsqrt_(s, t), |v| 1.0 / v.sqrt()),
         ("tanh_", |s, t| ops::tanh_(s, t), f32::tanh),
-        ("sigmoid_", |s, t| ops::sigmoid_(s, t), |v| 1.0 / (1.0 + (-v).exp())),
+        (
+            "sigmoid_",
+            |s, t| ops::sigmoid_(s, t),
+            |v| 1.0 / (1.0 + (-v).exp()),
+        ),
     ];
     for (name, op, f) in cases {
         let mut t = Tensor::from_host(&s, &host, &[4]).unwrap();
         op(&s, &mut t).unwrap();
         for (got, v) in t.to_host_vec().unwrap().iter().zip(host) {
-            assert!((got - f(v)).abs() < 1e-6, "{name}({v}) = {got}, host {}", f(v));
+            assert!(
+                (got - f(v)).abs() < 1e-6,
+                "{name}({v}) = {got}, host {}",
+                f(v)
+            );
         }
     }
 }

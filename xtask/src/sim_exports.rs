@@ -8,7 +8,7 @@
 
 use crate::{workspace_root, write_or_check};
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{ToTokens, format_ident, quote};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -307,12 +307,31 @@ fn macro_exports(tokens: TokenStream, out: &mut BTreeSet<String>) {
     }
 }
 
+/// `tokens` with each `crate` path root replaced by `sys`: the
+/// declarations name their own crate's types (`crate::aclrtStream` in the
+/// aclnn declarations), which the simulator reaches by the -sys crate's name.
+fn rebase_crate(tokens: TokenStream, sys: &str) -> TokenStream {
+    use proc_macro2::{Group, Ident, TokenTree};
+    tokens
+        .into_iter()
+        .map(|t| match t {
+            TokenTree::Ident(i) if i == "crate" => TokenTree::Ident(Ident::new(sys, i.span())),
+            TokenTree::Group(g) => {
+                let mut out = Group::new(g.delimiter(), rebase_crate(g.stream(), sys));
+                out.set_span(g.span());
+                TokenTree::Group(out)
+            }
+            other => other,
+        })
+        .collect()
+}
+
 fn stub(lib: &SimLib, f: &syn::ForeignItemFn) -> Result<TokenStream, String> {
     let name = &f.sig.ident;
     let cname = name.to_string();
-    let inputs = &f.sig.inputs;
-    let output = &f.sig.output;
-    let value = match output {
+    let inputs = rebase_crate(f.sig.inputs.to_token_stream(), lib.sys);
+    let output = rebase_crate(f.sig.output.to_token_stream(), lib.sys);
+    let value = match &f.sig.output {
         syn::ReturnType::Default => quote!(),
         syn::ReturnType::Type(_, ty) => {
             let last = match &**ty {
@@ -367,6 +386,19 @@ mod tests {
         assert_eq!(
             out.into_iter().collect::<Vec<_>>(),
             ["aclnnA", "aclnnB", "aclnnC"]
+        );
+    }
+
+    #[test]
+    fn a_stub_names_the_sys_crate_where_the_declaration_says_crate() {
+        let f: syn::ForeignItemFn = syn::parse_str(
+            "pub fn aclnnX(workspace: *mut ::core::ffi::c_void, stream: crate::aclrtStream) -> aclnnStatus;",
+        )
+        .unwrap();
+        let got = rebase_crate(f.sig.inputs.to_token_stream(), "acl_sys").to_string();
+        assert_eq!(
+            got,
+            "workspace : * mut :: core :: ffi :: c_void , stream : acl_sys :: aclrtStream"
         );
     }
 }

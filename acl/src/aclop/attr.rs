@@ -40,16 +40,45 @@ impl std::fmt::Debug for OpAttr {
     }
 }
 
-fn name(function: &'static str, name: &str) -> Result<CString> {
+/// An attribute name as a C string: on the stack when short (every CANN
+/// attribute name is), so setting an attribute allocates nothing.
+enum CName {
+    Inline([u8; CName::INLINE]),
+    Heap(CString),
+}
+
+impl CName {
+    /// Names shorter than this (with room for the NUL) stay inline.
+    const INLINE: usize = 48;
+
+    fn as_ptr(&self) -> *const c_char {
+        match self {
+            CName::Inline(buf) => buf.as_ptr().cast(),
+            CName::Heap(c) => c.as_ptr(),
+        }
+    }
+}
+
+fn name(function: &'static str, name: &str) -> Result<CName> {
     if name.is_empty() {
         return Err(Error::invalid(function, "the attribute name is empty"));
     }
-    CString::new(name).map_err(|_| {
+    let nul = || {
         Error::invalid(
             function,
             format!("the attribute name {name:?} contains a NUL byte"),
         )
-    })
+    };
+    if name.len() < CName::INLINE {
+        if name.as_bytes().contains(&0) {
+            return Err(nul());
+        }
+        // Zero-filled: the byte after the name is its terminating NUL.
+        let mut buf = [0u8; CName::INLINE];
+        buf[..name.len()].copy_from_slice(name.as_bytes());
+        return Ok(CName::Inline(buf));
+    }
+    CString::new(name).map(CName::Heap).map_err(|_| nul())
 }
 
 fn count(function: &'static str, n: usize) -> Result<i32> {
@@ -269,5 +298,39 @@ impl Drop for OpAttr {
         // SAFETY: ours, destroyed once; the runtime keeps no reference after
         // the calls that used it returned.
         let _ = unsafe { result::op_destroy_attr(self.as_raw()) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CStr;
+
+    fn text(n: &CName) -> &CStr {
+        // SAFETY: `name` always returns a NUL-terminated string.
+        unsafe { CStr::from_ptr(n.as_ptr()) }
+    }
+
+    #[test]
+    fn attribute_names_short_or_long_reach_c_intact_and_nul_bytes_are_refused() {
+        let short = name("t", "transpose_x1").unwrap();
+        assert!(matches!(short, CName::Inline(_)));
+        assert_eq!(text(&short), c"transpose_x1");
+        let edge = "a".repeat(CName::INLINE - 1);
+        assert_eq!(text(&name("t", &edge).unwrap()).to_bytes(), edge.as_bytes());
+        let long = "b".repeat(CName::INLINE + 10);
+        let l = name("t", &long).unwrap();
+        assert!(matches!(l, CName::Heap(_)));
+        assert_eq!(text(&l).to_bytes(), long.as_bytes());
+        for bad in ["a\0b".to_string(), format!("{long}\0")] {
+            let Err(Error::InvalidArgument { reason, .. }) = name("t", &bad) else {
+                panic!("{bad:?} accepted");
+            };
+            assert_eq!(
+                reason,
+                format!("the attribute name {bad:?} contains a NUL byte")
+            );
+        }
+        assert!(name("t", "").is_err());
     }
 }

@@ -6,6 +6,7 @@ use crate::Stream;
 use crate::error::{Error, Result};
 use crate::memory::{Access, DataType, DeviceMemory, DeviceMemoryMut, Element, prepare};
 use crate::result::{self, raw};
+use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::ffi::{CStr, CString, c_void};
 
@@ -172,11 +173,18 @@ pub(crate) fn check_refreshed(
 }
 
 /// `aclDataBuffer`s made for one call, destroyed afterwards.
-pub(crate) struct DataBuffers(pub(crate) Vec<*mut raw::aclDataBuffer>);
+/// Most operators have at most this many inputs or outputs: their
+/// argument lists live inline, without a heap allocation per call.
+pub(crate) const INLINE_ARGS: usize = 4;
+
+/// A short list kept inline (see [`INLINE_ARGS`]).
+pub(crate) type Args<T> = SmallVec<[T; INLINE_ARGS]>;
+
+pub(crate) struct DataBuffers(pub(crate) Args<*mut raw::aclDataBuffer>);
 
 impl DataBuffers {
     pub(crate) fn new(args: &[(*mut c_void, usize)]) -> Result<DataBuffers> {
-        let mut out = DataBuffers(Vec::with_capacity(args.len()));
+        let mut out = DataBuffers(Args::with_capacity(args.len()));
         for &(ptr, bytes) in args {
             let b = result::create_data_buffer(ptr, bytes)?;
             out.0.push(b);
@@ -230,11 +238,11 @@ impl Drop for DataBuffers {
 #[doc(alias = "aclopExecuteV2")]
 pub struct Operator<'a> {
     op_type: Cow<'a, CStr>,
-    in_descs: Vec<*mut raw::aclTensorDesc>,
-    in_args: Vec<(*mut c_void, usize)>,
-    out_descs: Vec<&'a mut TensorDesc>,
-    out_args: Vec<(*mut c_void, usize)>,
-    uses: Vec<Access>,
+    in_descs: Args<*mut raw::aclTensorDesc>,
+    in_args: Args<(*mut c_void, usize)>,
+    out_descs: Args<&'a mut TensorDesc>,
+    out_args: Args<(*mut c_void, usize)>,
+    uses: SmallVec<[Access; 2 * INLINE_ARGS]>,
     owned: Vec<TensorDesc>,
     attr: Option<&'a OpAttr>,
     error: Option<Error>,
@@ -277,11 +285,11 @@ impl<'a> Operator<'a> {
     fn with_type(op_type: Cow<'a, CStr>) -> Operator<'a> {
         Operator {
             op_type,
-            in_descs: Vec::with_capacity(3),
-            in_args: Vec::with_capacity(3),
-            out_descs: Vec::with_capacity(1),
-            out_args: Vec::with_capacity(1),
-            uses: Vec::with_capacity(4),
+            in_descs: Args::new(),
+            in_args: Args::new(),
+            out_descs: Args::new(),
+            out_args: Args::new(),
+            uses: SmallVec::new(),
             owned: Vec::new(),
             attr: None,
             error: None,
@@ -459,7 +467,7 @@ impl<'a> Operator<'a> {
         let prepared = prepare(stream, std::mem::take(&mut self.uses))?;
         let ins = DataBuffers::new(&self.in_args)?;
         let outs = DataBuffers::new(&self.out_args)?;
-        let mut out_raw: Vec<*mut raw::aclTensorDesc> =
+        let mut out_raw: Args<*mut raw::aclTensorDesc> =
             self.out_descs.iter().map(|d| d.as_raw()).collect();
         let attr = self.attr.map_or(std::ptr::null_mut(), OpAttr::as_raw);
         let rc = if compile {
