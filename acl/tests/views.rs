@@ -447,3 +447,23 @@ fn an_in_place_operand_that_does_not_broadcast_to_the_target_is_refused() {
     assert_eq!(e.code(), Some(acl::ErrorCode::Unknown(161002)), "{e}");
     assert_eq!(e.function(), Some("aclnnInplaceExpGetWorkspaceSize"));
 }
+
+#[test]
+fn an_operand_on_another_device_is_refused_before_the_operator_is_planned() {
+    cann_sim::install().unwrap();
+    cann_sim::require_devices!(2);
+    let rt = acl::Runtime::init().unwrap();
+    let (d0, d1) = (Device::new(&rt, 0).unwrap(), Device::new(&rt, 1).unwrap());
+    let (s0, s1) = (d0.new_stream().unwrap(), d1.new_stream().unwrap());
+    let a = Tensor::from_host(&s0, &[1.0f32, -2.0], &[2]).unwrap();
+    let mut c = Tensor::from_host(&s1, &[7.0f32, 7.0], &[2]).unwrap();
+    let e = ops::relu(&s1, &a.view(), &mut c).unwrap_err();
+    assert_eq!(
+        reason(e),
+        (
+            "aclnnReluGetWorkspaceSize",
+            "argument 0 is memory of device 0, but the stream is on device 1".into()
+        )
+    );
+    assert_eq!(c.to_host_vec().unwrap(), [7.0, 7.0]);
+}

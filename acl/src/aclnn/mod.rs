@@ -77,6 +77,23 @@ fn two_phase(
     plan: impl FnOnce(*mut u64, *mut *mut aclOpExecutor) -> Result<aclnnStatus, LoadError>,
     launch: AclnnLaunch,
 ) -> Result<()> {
+    // An operator reads and writes the memory of its stream's device only
+    // (cann-sim answers 361001 at launch otherwise; checked here first, so
+    // the error names the argument).
+    if let Some((i, u)) = uses
+        .iter()
+        .enumerate()
+        .find(|(_, u)| u.allocation().device() != stream.device())
+    {
+        return Err(Error::invalid(
+            names.0,
+            format!(
+                "argument {i} is memory of device {}, but the stream is on device {}",
+                u.allocation().device().ordinal(),
+                stream.device().ordinal()
+            ),
+        ));
+    }
     let prepared = crate::memory::prepare(stream, uses)?;
     let mut ws: u64 = 0;
     let mut exec: *mut aclOpExecutor = std::ptr::null_mut();
