@@ -1,6 +1,7 @@
 //! The `ops` example's body: elementwise operators, a matmul, reductions
-//! and a softmax on the device (`acl::ops`), each checked against the same
-//! computation on the host.
+//! and a softmax on the device (`acl::ops`), operators over views
+//! (a transposed operand, a slice as the output) and in place, each checked
+//! against the same computation on the host.
 
 use acl::{Result, Stream, Tensor, ops};
 
@@ -117,6 +118,39 @@ pub fn run(stream: &Stream) -> Result<Vec<Check>> {
     out.push(check(
         "reduce_mean [8,16] over axis 0, keep",
         &r.to_host_vec()?,
+        &want,
+    ));
+
+    // Views: aᵀ @ a[:, :4] reads both operands where they lie (strides,
+    // no copy), and writes into rows 4..8 of a larger tensor.
+    let mut gram = Tensor::zeros(s, &[2 * k, n])?;
+    let at = a.view().transpose(0, 1)?;
+    let a4 = a.view().narrow(1, 0, n)?;
+    ops::matmul(s, &at, &a4, &mut gram.view_mut().narrow(0, k, k)?)?;
+    let mut want = vec![0.0f32; 2 * k * n];
+    for i in 0..k {
+        for j in 0..n {
+            want[(k + i) * n + j] = (0..m).map(|p| av[p * k + i] * av[p * k + j]).sum();
+        }
+    }
+    out.push(check(
+        "matmul aᵀ @ a[:, :4] into rows 16..32",
+        &gram.to_host_vec()?,
+        &want,
+    ));
+
+    // In place: relu_, then scale column 0 only (a strided view).
+    let mut x = Tensor::from_host(s, &av, &[m, k])?;
+    ops::relu_(s, &mut x)?;
+    ops::muls_(s, &mut x.view_mut().select(1, 0)?, 10.0)?;
+    let want: Vec<f32> = av
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v.max(0.0) * if i % k == 0 { 10.0 } else { 1.0 })
+        .collect();
+    out.push(check(
+        "relu_ [8,16], then column 0 *= 10",
+        &x.to_host_vec()?,
         &want,
     ));
 
