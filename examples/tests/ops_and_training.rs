@@ -15,7 +15,7 @@ fn stream() -> acl::Stream {
 #[test]
 fn ops_example_matches_the_host_for_every_operator() {
     let checks = examples::ops_demo::run(&stream()).unwrap();
-    assert_eq!(checks.len(), 8);
+    assert_eq!(checks.len(), 10);
     for c in &checks {
         assert!(c.ok, "{c}");
     }
