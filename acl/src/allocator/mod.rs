@@ -313,6 +313,28 @@ impl<B: Backend> CachingAllocator<B> {
             .allocate(&self.backend, &self.config, self.id, bytes, size, stream)
     }
 
+    /// [`allocate`](Self::allocate), handing the block to `wrap` where the
+    /// allocator put it, for `wrap` to move it where it stays (the block is
+    /// not used again). `wrap` runs under the allocator's lock: it must not
+    /// block or call the allocator.
+    #[inline]
+    pub(crate) fn allocate_with<R>(
+        &self,
+        bytes: usize,
+        stream: B::Stream,
+        wrap: impl FnOnce(&Block<B::Stream>) -> R,
+    ) -> Result<R> {
+        let size = self.config.round_size(bytes)?;
+        let mut state = self.state.lock();
+        let wrapped =
+            match state.allocate(&self.backend, &self.config, self.id, bytes, size, stream) {
+                Ok(ref block) => wrap(block),
+                Err(e) => return Err(e),
+            };
+        drop(state);
+        Ok(wrapped)
+    }
+
     /// Gives a block back.
     ///
     /// If it was used on other streams ([`record_stream`](Self::record_stream)),
@@ -330,6 +352,13 @@ impl<B: Backend> CachingAllocator<B> {
     ///
     /// [`Error::InvalidArgument`]: crate::Error::InvalidArgument
     pub fn free(&self, block: Block<B::Stream>) -> Result<()> {
+        self.free_in_place(&block)
+    }
+
+    /// [`free`](Self::free) through a reference: the caller never uses the
+    /// block again (not even to free it twice, which would be refused).
+    #[inline]
+    pub(crate) fn free_in_place(&self, block: &Block<B::Stream>) -> Result<()> {
         self.state.lock().free(&self.backend, block, self.id)
     }
 

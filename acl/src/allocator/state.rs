@@ -623,8 +623,8 @@ impl<B: Backend> State<B> {
     // ---- free ------------------------------------------------------------
 
     /// torch_npu `free`.
-    pub(crate) fn free(&mut self, backend: &B, block: Block<B::Stream>, owner: u64) -> Result<()> {
-        let idx = self.check_handle(&block, owner, "CachingAllocator::free")?;
+    pub(crate) fn free(&mut self, backend: &B, block: &Block<B::Stream>, owner: u64) -> Result<()> {
+        let idx = self.check_handle(block, owner, "CachingAllocator::free")?;
         let n = self.node_mut(idx)?;
         n.state = NodeState::Pending;
         let (size, kind, cross_stream) = (n.size as u64, n.pool, !n.stream_uses.is_empty());

@@ -42,6 +42,74 @@ impl<T: DeviceRepr> std::fmt::Debug for DeviceBuffer<T> {
     }
 }
 
+const UNINIT: &str = "DeviceBuffer::uninit";
+
+/// `bytes` of uninitialised memory for use on `stream` (see
+/// [`DeviceBuffer::uninit_on`]).
+#[inline]
+fn allocate(stream: &Stream, bytes: usize) -> Result<Arc<Allocation>> {
+    let device = stream.device();
+    if bytes != 0
+        && !crate::device::in_host_fn()
+        && !device.inner.tracking.has_backlog()
+        && let Some(cache) = device.inner.allocator.get()
+    {
+        return from_cache(cache, stream, bytes);
+    }
+    allocate_slow(stream, bytes)
+}
+
+/// A block of `bytes` from the device's caching allocator, in `stream`'s pool.
+#[inline]
+fn from_cache(
+    cache: &crate::memory::DeviceAllocator,
+    stream: &Stream,
+    bytes: usize,
+) -> Result<Arc<Allocation>> {
+    let device = stream.device();
+    // The block's previous owner may have queued work on `stream`: every
+    // use on another stream, or by the host, follows it.
+    let record = device.inner.tracking.record();
+    // SAFETY: the allocator hands the block over and never uses it again.
+    cache.allocate_with(bytes, stream_key(stream), |b| unsafe {
+        record.fill_cached(b, bytes, device, stream)
+    })
+}
+
+/// [`allocate`] without the caching allocator, for no bytes, or after
+/// giving back memory whose users have finished.
+#[cold]
+#[inline(never)]
+fn allocate_slow(stream: &Stream, bytes: usize) -> Result<Arc<Allocation>> {
+    let device = stream.device();
+    if crate::device::in_host_fn() {
+        return Err(crate::device::host_fn_error(UNINIT));
+    }
+    if device.inner.tracking.has_backlog() {
+        // Memory whose users have finished goes back first.
+        if let Err(e) = device.reap(false) {
+            release::record("DeviceBuffer", e);
+        }
+    }
+    Ok(if bytes == 0 {
+        Allocation::new(std::ptr::null_mut(), 0, device, Backing::Empty)
+    } else if let Some(cache) = device.inner.allocator.get() {
+        from_cache(cache, stream, bytes)?
+    } else {
+        device.bind()?;
+        let ptr = match result::malloc(bytes, raw::ACL_MEM_MALLOC_HUGE_FIRST) {
+            Err(e) if crate::allocator::is_oom(&e) && device.inner.tracking.has_backlog() => {
+                // Frees waiting for queued work: wait for it, then retry.
+                device.reap(true)?;
+                device.bind()?;
+                result::malloc(bytes, raw::ACL_MEM_MALLOC_HUGE_FIRST)?
+            }
+            other => other?,
+        };
+        Allocation::new(ptr, bytes, device, Backing::Direct)
+    })
+}
+
 pub(crate) fn byte_len<T>(function: &'static str, len: usize) -> Result<usize> {
     len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| {
         Error::invalid(
@@ -67,41 +135,9 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// `T`, since `DeviceRepr` types accept any bit pattern).
     #[doc(alias = "aclrtMalloc")]
     pub(crate) unsafe fn uninit_on(stream: &Stream, len: usize) -> Result<Self> {
-        const F: &str = "DeviceBuffer::uninit";
-        let bytes = byte_len::<T>(F, len)?;
-        let device = stream.device();
-        if crate::device::in_host_fn() {
-            return Err(crate::device::host_fn_error(F));
-        }
-        if device.inner.tracking.has_backlog() {
-            // Memory whose users have finished goes back first.
-            if let Err(e) = device.reap(false) {
-                release::record("DeviceBuffer", e);
-            }
-        }
-        let alloc = if bytes == 0 {
-            Allocation::new(std::ptr::null_mut(), 0, device, Backing::Empty, None)
-        } else if let Some(cache) = device.inner.allocator.get() {
-            let b = cache.allocate(bytes, stream_key(stream))?;
-            let ptr = b.ptr().as_ptr().cast::<c_void>();
-            // The block's previous owner may have queued work on `stream`:
-            // every use on another stream, or by the host, follows it.
-            Allocation::new(ptr, bytes, device, Backing::Cached(b), Some(stream))
-        } else {
-            device.bind()?;
-            let ptr = match result::malloc(bytes, raw::ACL_MEM_MALLOC_HUGE_FIRST) {
-                Err(e) if crate::allocator::is_oom(&e) && device.inner.tracking.has_backlog() => {
-                    // Frees waiting for queued work: wait for it, then retry.
-                    device.reap(true)?;
-                    device.bind()?;
-                    result::malloc(bytes, raw::ACL_MEM_MALLOC_HUGE_FIRST)?
-                }
-                other => other?,
-            };
-            Allocation::new(ptr, bytes, device, Backing::Direct, None)
-        };
+        let bytes = byte_len::<T>(UNINIT, len)?;
         Ok(DeviceBuffer {
-            alloc: std::mem::ManuallyDrop::new(alloc),
+            alloc: std::mem::ManuallyDrop::new(allocate(stream, bytes)?),
             len,
             _marker: PhantomData,
         })
@@ -341,7 +377,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         }
         let backing = if bytes == 0 { Backing::Empty } else { backing };
         Ok(DeviceBuffer {
-            alloc: std::mem::ManuallyDrop::new(Allocation::new(ptr, bytes, device, backing, None)),
+            alloc: std::mem::ManuallyDrop::new(Allocation::new(ptr, bytes, device, backing)),
             len,
             _marker: PhantomData,
         })

@@ -64,7 +64,7 @@ impl<T: DeviceRepr> PinnedHostBuffer<T> {
         Ok(PinnedHostBuffer {
             ptr,
             len,
-            alloc: Allocation::new(ptr.cast(), bytes, device, backing, None),
+            alloc: Allocation::new(ptr.cast(), bytes, device, backing),
             _marker: PhantomData,
         })
     }
@@ -89,7 +89,7 @@ impl<T: DeviceRepr> PinnedHostBuffer<T> {
         PinnedHostBuffer {
             ptr: ptr.cast(),
             len,
-            alloc: Allocation::new(ptr, bytes, device, backing, None),
+            alloc: Allocation::new(ptr, bytes, device, backing),
             _marker: PhantomData,
         }
     }

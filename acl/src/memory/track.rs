@@ -159,6 +159,7 @@ impl MarkStream {
 
     /// A generation no later than every access queued on `stream` so far
     /// (a cached block's previous owner).
+    #[inline]
     fn covering(stream: &Stream) -> MarkStream {
         let generation = stream
             .shared()
@@ -192,13 +193,21 @@ impl std::ops::Deref for MarkStream {
 }
 
 impl Drop for MarkStream {
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: the stream is taken once, here, and never used again.
         let stream = unsafe { std::mem::ManuallyDrop::take(&mut self.0) };
         if stream.is_last_handle() && !stream.is_default() {
-            crate::release::in_background(Box::new(move || drop(stream)));
+            drop_in_background(stream);
         }
     }
+}
+
+/// Drops a stream's last handle on the release thread (see [`MarkStream`]).
+#[cold]
+#[inline(never)]
+fn drop_in_background(stream: Stream) {
+    crate::release::in_background(Box::new(move || drop(stream)));
 }
 
 impl Mark {
@@ -291,6 +300,21 @@ pub(crate) struct AccessState {
 }
 
 impl AccessState {
+    /// Whether a cached block with these marks may go straight back to its
+    /// pool: every mark is on the block's own stream (where reuse is
+    /// stream-ordered), and this is not a host function (which must not
+    /// take the allocator's lock).
+    #[inline]
+    fn own_stream_only(&self, block: &Block<usize>, device: &Device) -> bool {
+        self.reads.is_empty()
+            && self.more_writes.is_empty()
+            && self.write.as_ref().is_none_or(|m| {
+                let s = m.stream();
+                super::cached::stream_key(s) == block.stream() && s.device() == device
+            })
+            && !crate::device::in_host_fn()
+    }
+
     fn is_empty(&self) -> bool {
         self.write.is_none() && self.more_writes.is_empty() && self.reads.is_empty()
     }
@@ -371,74 +395,61 @@ impl std::fmt::Debug for Allocation {
 }
 
 impl Allocation {
-    /// Wraps memory that was just allocated. `prior` is a mark that every
-    /// use must follow (a cached block's previous owner's stream).
+    /// Wraps memory that was just allocated (no queued access uses it).
     pub(crate) fn new(
         ptr: *mut c_void,
         bytes: usize,
         device: &Device,
         backing: Backing,
-        prior: Option<&Stream>,
     ) -> Arc<Allocation> {
-        let device_handle = std::mem::ManuallyDrop::new(device.clone());
-        let write = prior.map(|s| Mark::Stream(MarkStream::covering(s)));
-        let mut spare = device.inner.tracking.spare.take();
-        let Some(place) = spare.as_mut().and_then(Arc::get_mut) else {
-            return Arc::new(Allocation {
-                ptr,
-                bytes,
-                device: device_handle,
-                backing: Mutex::new(Some(backing)),
-                state: Mutex::new(AccessState {
-                    write,
-                    ..AccessState::default()
-                }),
-            });
-        };
-        let p = place.as_mut_ptr();
-        // SAFETY: `p` points to the unique spare record's (uninitialised)
-        // value: each field is written once, in place, so the value is
-        // whole before `assume_init`; `spare` is `Some` (`place` came
-        // from it).
-        unsafe {
-            (&raw mut (*p).ptr).write(ptr);
-            (&raw mut (*p).bytes).write(bytes);
-            (&raw mut (*p).device).write(device_handle);
-            (&raw mut (*p).backing).write(Mutex::new(Some(backing)));
-            (&raw mut (*p).state).write(Mutex::new(AccessState {
-                write,
-                ..AccessState::default()
-            }));
-            spare.unwrap_unchecked().assume_init()
-        }
+        device
+            .inner
+            .tracking
+            .record()
+            .fill(ptr, bytes, device, backing, None)
     }
 
     /// Drops the last handle of an allocation (the memory goes back as for
     /// any drop) and keeps its heap record for the device's next
     /// allocation: a buffer allocated and dropped in a loop then costs no
     /// heap allocation. A handle that is not the last is just dropped.
+    #[inline]
     pub(crate) fn recycle(mut this: Arc<Allocation>) {
         let Some(place) = Arc::get_mut(&mut this) else {
             return;
         };
-        place.give_back();
+        let more = place.give_back();
+        // The memory is back: nothing needs the marks any more (dropping
+        // one runs no code of this record; a stream's last handle goes to
+        // the release thread).
+        let st = place.state.get_mut();
+        st.write = None;
+        if more {
+            Self::clear_marks(st);
+        }
         let raw = Arc::into_raw(this).cast_mut();
         // SAFETY: `raw` is the value of the unique handle just given up
-        // (`get_mut` proved it unique; no other handle or weak reference
-        // exists to see it). It is never used as an `Allocation` again: the
-        // marks are dropped here (the memory is back, nothing needs them)
-        // and the device moved out; what remains (`ptr`, `bytes`, the
-        // empty backing) owns nothing and is forgotten. A panic in between
-        // leaks the record, never drops anything twice.
-        let device = unsafe {
-            std::ptr::drop_in_place(&raw mut (*raw).state);
-            std::mem::ManuallyDrop::take(&mut (*raw).device)
-        };
+        // (`get_mut` proved it unique: no other handle or weak reference
+        // exists to see it). It is never used as an `Allocation` again: its
+        // device is moved out here, and what stays (the empty backing and
+        // the state without marks, the spare's invariant; `ptr` and
+        // `bytes`, which own nothing) is reused or dropped by the spare
+        // slot. A panic in between leaks the record, never drops anything
+        // twice.
+        let device = unsafe { std::mem::ManuallyDrop::take(&mut (*raw).device) };
         // SAFETY: `MaybeUninit<Allocation>` has the size and alignment of
         // `Allocation`, which is what `Arc::from_raw` requires of a pointer
         // from `Arc::<Allocation>::into_raw`.
-        let slot: Arc<MaybeUninit<Allocation>> = unsafe { Arc::from_raw(raw.cast_const().cast()) };
+        let slot = Spare(unsafe { Arc::from_raw(raw.cast_const().cast()) });
         device.inner.tracking.spare.put(slot);
+    }
+
+    /// Drops every mark but the last write (out of the fast path).
+    #[cold]
+    #[inline(never)]
+    fn clear_marks(st: &mut AccessState) {
+        st.more_writes.clear();
+        st.reads.clear();
     }
 
     /// The first byte.
@@ -497,33 +508,47 @@ impl Allocation {
 
     /// Gives the memory back after the recorded accesses (the work of the
     /// last handle's drop), leaving the marks in place on the fast path.
-    fn give_back(&mut self) {
+    #[inline]
+    ///
+    /// Whether marks other than the last write may remain (not after the
+    /// fast path).
+    fn give_back(&mut self) -> bool {
         // The last handle: no lock needed.
+        let backing = self.backing.get_mut();
+        match backing {
+            None => true,
+            Some(Backing::Cached(block))
+                if self.state.get_mut().own_stream_only(block, &self.device) =>
+            {
+                // Fast path: used on the block's own stream only, where reuse
+                // is stream-ordered: straight back to the pool (the mark goes
+                // with the allocation, after the free).
+                if let Err(e) = cache_of(&self.device).and_then(|alloc| alloc.free_in_place(block))
+                {
+                    release::record("DeviceBuffer", e);
+                }
+                // SAFETY: the block was handed back just above (or refused
+                // by an allocator that does not know it): the handle is
+                // spent, and `Backing::Cached` has nothing to drop.
+                unsafe { std::ptr::write(backing, None) };
+                false
+            }
+            Some(_) => {
+                self.give_back_slow();
+                true
+            }
+        }
+    }
+
+    /// [`Allocation::give_back`] after uses on other streams, or of memory
+    /// not from the caching allocator: a [`Release`] after the marks.
+    #[cold]
+    #[inline(never)]
+    fn give_back_slow(&mut self) {
         let Some(backing) = self.backing.get_mut().take() else {
             return;
         };
-        let st = self.state.get_mut();
-        if let Backing::Cached(block) = &backing
-            && st.reads.is_empty()
-            && st.more_writes.is_empty()
-            && st.write.as_ref().is_none_or(|m| {
-                super::cached::stream_key(m.stream()) == block.stream()
-                    && m.stream().device() == &*self.device
-            })
-            && !crate::device::in_host_fn()
-        {
-            // Fast path: used on the block's own stream only, where reuse is
-            // stream-ordered: straight back to the pool (the mark goes with
-            // the allocation, after the free).
-            let Backing::Cached(block) = backing else {
-                return;
-            };
-            if let Err(e) = cache_of(&self.device).and_then(|alloc| alloc.free(block)) {
-                release::record("DeviceBuffer", e);
-            }
-            return;
-        }
-        let marks = std::mem::take(st);
+        let marks = std::mem::take(self.state.get_mut());
         let job = Release {
             ptr: self.ptr as usize,
             backing,
@@ -538,30 +563,132 @@ impl Allocation {
 
 impl Drop for Allocation {
     fn drop(&mut self) {
-        self.give_back();
+        let _ = self.give_back();
         // SAFETY: dropped once, here (`recycle`, the only other place that
         // takes it, never lets the value be dropped afterwards).
         unsafe { std::mem::ManuallyDrop::drop(&mut self.device) };
     }
 }
 
-/// One spare heap record of an [`Allocation`], kept by its device for the
-/// next allocation (see [`Allocation::recycle`]): a lock-free slot.
+/// The heap record of an [`Allocation`] between two uses, kept by its
+/// device for the next allocation (see [`Allocation::recycle`]). Its locks
+/// are whole, holding no backing and no marks (the access state keeps the
+/// capacity of its lists); `ptr`, `bytes` and `device` are not initialised
+/// (they own nothing). Unique: no other handle to it exists, strong or weak.
+pub(crate) struct Spare(Arc<MaybeUninit<Allocation>>);
+
+impl Spare {
+    /// A new record.
+    #[cold]
+    #[inline(never)]
+    fn new() -> Spare {
+        let mut record = Arc::<Allocation>::new_uninit();
+        let p = Arc::get_mut(&mut record)
+            .map(MaybeUninit::as_mut_ptr)
+            .unwrap_or_else(|| unreachable!("a new Arc is unique"));
+        // SAFETY: `p` is the new record's value, which nothing else can
+        // reach; its two locks are written whole, as `Spare` requires.
+        unsafe {
+            (&raw mut (*p).backing).write(Mutex::new(None));
+            (&raw mut (*p).state).write(Mutex::new(AccessState::default()));
+        }
+        Spare(record)
+    }
+
+    /// Completes the record: an allocation of `bytes` at `ptr` of `device`
+    /// with these marks.
+    #[inline]
+    pub(crate) fn fill(
+        self,
+        ptr: *mut c_void,
+        bytes: usize,
+        device: &Device,
+        backing: Backing,
+        write: Option<Mark>,
+    ) -> Arc<Allocation> {
+        let me = std::mem::ManuallyDrop::new(self);
+        // SAFETY: the `Arc` is moved out of `me` once, and `me` is never
+        // dropped.
+        let p = Arc::into_raw(unsafe { std::ptr::read(&me.0) })
+            .cast_mut()
+            .cast::<Allocation>();
+        // SAFETY: the record is unique (see `Spare`), so writing through
+        // `p` races with nothing. Its locks are whole, holding no backing
+        // and no marks: overwriting those `None`s without dropping them
+        // loses nothing. `ptr`, `bytes` and `device` are written here, so
+        // the value is whole before it is an `Allocation` again; `p` came
+        // from `Arc::into_raw` of an `Arc<MaybeUninit<Allocation>>`, of the
+        // same layout as `Arc<Allocation>`.
+        unsafe {
+            std::ptr::write((*p).backing.get_mut(), Some(backing));
+            (&raw mut (*p).ptr).write(ptr);
+            (&raw mut (*p).bytes).write(bytes);
+            (&raw mut (*p).device).write(std::mem::ManuallyDrop::new(device.clone()));
+            std::ptr::write(&raw mut (*p).state.get_mut().write, write);
+            Arc::from_raw(p)
+        }
+    }
+
+    /// Completes the record with a block of the device's caching
+    /// allocator, taken for `stream` (the block's pool): every use follows
+    /// the block's previous owner's work on it.
+    ///
+    /// # Safety
+    ///
+    /// `block` is a live handle that is never used again: the record takes
+    /// it over.
+    #[inline]
+    pub(crate) unsafe fn fill_cached(
+        self,
+        block: &Block<usize>,
+        bytes: usize,
+        device: &Device,
+        stream: &Stream,
+    ) -> Arc<Allocation> {
+        let ptr = block.ptr().as_ptr().cast::<c_void>();
+        let write = Some(Mark::Stream(MarkStream::covering(stream)));
+        // SAFETY: the caller gives the handle up: it stays in one place,
+        // the record.
+        let block = unsafe { std::ptr::read(block) };
+        self.fill(ptr, bytes, device, Backing::Cached(block), write)
+    }
+}
+
+impl Drop for Spare {
+    fn drop(&mut self) {
+        let p = Arc::as_ptr(&self.0).cast_mut().cast::<Allocation>();
+        // SAFETY: the record is unique (no one else reads or writes it) and
+        // its two locks are whole (the type's invariant): each is dropped
+        // once, here (freeing the lists' capacity); the `Arc` then frees the
+        // memory without dropping anything else (`MaybeUninit`).
+        unsafe {
+            std::ptr::drop_in_place(&raw mut (*p).backing);
+            std::ptr::drop_in_place(&raw mut (*p).state);
+        }
+    }
+}
+
+/// One [`Spare`] record of a device: a lock-free slot.
 #[derive(Default)]
 pub(crate) struct SpareRecord(std::sync::atomic::AtomicPtr<MaybeUninit<Allocation>>);
 
 impl SpareRecord {
-    fn take(&self) -> Option<Arc<MaybeUninit<Allocation>>> {
+    #[inline]
+    fn take(&self) -> Option<Spare> {
         let p = self
             .0
             .swap(std::ptr::null_mut(), std::sync::atomic::Ordering::Acquire);
-        // SAFETY: a non-null pointer came from `Arc::into_raw` in `put`,
-        // and the swap handed it to this call alone.
-        (!p.is_null()).then(|| unsafe { Arc::from_raw(p) })
+        // SAFETY: a non-null pointer came from `Arc::into_raw` of a `Spare`
+        // in `put`, and the swap handed it to this call alone.
+        (!p.is_null()).then(|| Spare(unsafe { Arc::from_raw(p) }))
     }
 
-    fn put(&self, slot: Arc<MaybeUninit<Allocation>>) {
-        let p = Arc::into_raw(slot).cast_mut();
+    #[inline]
+    fn put(&self, spare: Spare) {
+        let spare = std::mem::ManuallyDrop::new(spare);
+        // SAFETY: the `Arc` is moved out of `spare` once, and `spare` is
+        // never dropped.
+        let p = Arc::into_raw(unsafe { std::ptr::read(&spare.0) }).cast_mut();
         let stored = self.0.compare_exchange(
             std::ptr::null_mut(),
             p,
@@ -571,9 +698,9 @@ impl SpareRecord {
         if stored.is_err() {
             // Full (the error holds the record already there, which stays):
             // free this one.
-            // SAFETY: `p` came from `Arc::into_raw` just above and was not
-            // stored.
-            drop(unsafe { Arc::from_raw(p) });
+            // SAFETY: `p` came from `Arc::into_raw` of a `Spare` just above
+            // and was not stored.
+            drop(Spare(unsafe { Arc::from_raw(p) }));
         }
     }
 }
@@ -794,6 +921,12 @@ pub(crate) struct Tracking {
 }
 
 impl Tracking {
+    /// A heap record for a new allocation: the spare one, or a new one.
+    #[inline]
+    pub(crate) fn record(&self) -> Spare {
+        self.spare.take().unwrap_or_else(Spare::new)
+    }
+
     fn push_pending(&self, free: PendingFree) {
         self.pending.lock().push(free);
         self.backlog
