@@ -66,13 +66,16 @@ fn from_cache(
     stream: &Stream,
     bytes: usize,
 ) -> Result<Arc<Allocation>> {
-    let device = stream.device();
     // The block's previous owner may have queued work on `stream`: every
     // use on another stream, or by the host, follows it.
-    let record = device.inner.tracking.record();
     // SAFETY: the allocator hands the block over and never uses it again.
     cache.allocate_with(bytes, stream_key(stream), |b| unsafe {
-        record.fill_cached(b, bytes, device, stream)
+        let device = stream.device();
+        device
+            .inner
+            .tracking
+            .record()
+            .fill_cached(b, bytes, device, stream)
     })
 }
 

@@ -157,16 +157,31 @@ impl MarkStream {
         MarkStream(std::mem::ManuallyDrop::new(stream.clone()), generation)
     }
 
-    /// A generation no later than every access queued on `stream` so far
-    /// (a cached block's previous owner).
+    /// The mark of a cached block's previous owners for a block taken from
+    /// `stream`'s pool: a generation no later than every access recorded on
+    /// `stream` so far; none when a synchronisation of `stream` showed all
+    /// of them finished.
+    ///
+    /// Every access of the previous owners that the new one must follow
+    /// was recorded on `stream` before the block came back to its pool:
+    /// each commit happens before the drop of the handle it used, and the
+    /// last drop frees the block (uses on other streams hold the block in
+    /// the allocator until their events complete; uses on another device
+    /// are waited for before the free). So when `synced` has reached
+    /// `commits`, they have all finished, and the mark (a stream handle to
+    /// hold and drop) is not needed.
     #[inline]
-    fn covering(stream: &Stream) -> MarkStream {
-        let generation = stream
-            .shared()
-            .commits
-            .load(std::sync::atomic::Ordering::Acquire)
-            .saturating_add(1);
-        MarkStream(std::mem::ManuallyDrop::new(stream.clone()), generation)
+    fn previous_owner(stream: &Stream) -> Option<MarkStream> {
+        use std::sync::atomic::Ordering::Acquire;
+        let shared = stream.shared();
+        let commits = shared.commits.load(Acquire);
+        if shared.synced.load(Acquire) >= commits {
+            return None;
+        }
+        Some(MarkStream(
+            std::mem::ManuallyDrop::new(stream.clone()),
+            commits.saturating_add(1),
+        ))
     }
 
     /// Whether a synchronisation of the stream since showed it finished.
@@ -646,7 +661,7 @@ impl Spare {
         stream: &Stream,
     ) -> Arc<Allocation> {
         let ptr = block.ptr().as_ptr().cast::<c_void>();
-        let write = Some(Mark::Stream(MarkStream::covering(stream)));
+        let write = MarkStream::previous_owner(stream).map(Mark::Stream);
         // SAFETY: the caller gives the handle up: it stays in one place,
         // the record.
         let block = unsafe { std::ptr::read(block) };
@@ -1396,4 +1411,44 @@ pub(crate) fn host_wait(alloc: &Allocation, write: bool) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Device, PinnedHostBuffer, Runtime};
+    use std::time::Duration;
+
+    /// A recycled block carries no mark of its previous owners only while
+    /// a synchronisation of its stream covers every recorded access: a read
+    /// queued after one still holds back a host write into the block.
+    #[test]
+    fn a_block_reused_after_its_stream_synchronised_still_follows_work_queued_since() {
+        cann_sim::install().expect("cann-sim installs");
+        let npu = Device::new(&Runtime::init().expect("aclInit"), 0).expect("device");
+        let _ = npu.enable_caching_allocator(Default::default());
+        let stream = npu.new_stream().unwrap();
+        let a = stream.clone_from_host(&[1.0f32; 256]).unwrap();
+        stream.synchronize().unwrap();
+        let addr = a.as_raw_ptr();
+        let mut out = PinnedHostBuffer::<f32>::zeroed(&npu, 256).unwrap();
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        stream
+            .launch_host_fn(move || {
+                let _ = held.recv_timeout(Duration::from_secs(30));
+            })
+            .unwrap();
+        stream.copy_dtoh(&a, &mut out).unwrap(); // queued behind the host function
+        drop(a); // back to the stream's pool while the read is queued
+        let releaser = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            drop(release);
+        });
+        // SAFETY: written below before any read.
+        let mut b = unsafe { stream.alloc::<f32>(256) }.unwrap();
+        assert_eq!(b.as_raw_ptr(), addr, "the same block");
+        b.copy_from_host(&[2.0f32; 256]).unwrap(); // a host write: waits for the read
+        releaser.join().unwrap();
+        assert_eq!(out.as_slice().unwrap(), [1.0f32; 256], "the read saw 1.0");
+        assert_eq!(b.to_host_vec().unwrap(), vec![2.0f32; 256]);
+    }
 }
