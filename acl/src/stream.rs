@@ -154,7 +154,6 @@ impl Stream {
     }
 
     /// Whether this is the only handle to the stream.
-    #[inline]
     pub(crate) fn is_last_handle(&self) -> bool {
         Arc::strong_count(&self.inner) == 1
     }

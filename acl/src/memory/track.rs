@@ -523,10 +523,9 @@ impl Allocation {
 
     /// Gives the memory back after the recorded accesses (the work of the
     /// last handle's drop), leaving the marks in place on the fast path.
-    #[inline]
-    ///
     /// Whether marks other than the last write may remain (not after the
     /// fast path).
+    #[inline]
     fn give_back(&mut self) -> bool {
         // The last handle: no lock needed.
         let backing = self.backing.get_mut();
@@ -597,17 +596,24 @@ impl Spare {
     #[cold]
     #[inline(never)]
     fn new() -> Spare {
-        let mut record = Arc::<Allocation>::new_uninit();
-        let p = Arc::get_mut(&mut record)
-            .map(MaybeUninit::as_mut_ptr)
-            .unwrap_or_else(|| unreachable!("a new Arc is unique"));
-        // SAFETY: `p` is the new record's value, which nothing else can
-        // reach; its two locks are written whole, as `Spare` requires.
+        let mut record = MaybeUninit::<Allocation>::uninit();
+        let p = record.as_mut_ptr();
+        // SAFETY: `p` is the local record's value; its two locks are
+        // written whole, as `Spare` requires.
         unsafe {
             (&raw mut (*p).backing).write(Mutex::new(None));
             (&raw mut (*p).state).write(Mutex::new(AccessState::default()));
         }
-        Spare(record)
+        Spare(Arc::new(record))
+    }
+
+    /// The record as a pointer from `Arc::into_raw`, without dropping it.
+    #[inline]
+    fn into_raw(self) -> *mut MaybeUninit<Allocation> {
+        let me = std::mem::ManuallyDrop::new(self);
+        // SAFETY: the `Arc` is moved out of `me` once, and `me` is never
+        // dropped.
+        Arc::into_raw(unsafe { std::ptr::read(&me.0) }).cast_mut()
     }
 
     /// Completes the record: an allocation of `bytes` at `ptr` of `device`
@@ -621,12 +627,7 @@ impl Spare {
         backing: Backing,
         write: Option<Mark>,
     ) -> Arc<Allocation> {
-        let me = std::mem::ManuallyDrop::new(self);
-        // SAFETY: the `Arc` is moved out of `me` once, and `me` is never
-        // dropped.
-        let p = Arc::into_raw(unsafe { std::ptr::read(&me.0) })
-            .cast_mut()
-            .cast::<Allocation>();
+        let p = self.into_raw().cast::<Allocation>();
         // SAFETY: the record is unique (see `Spare`), so writing through
         // `p` races with nothing. Its locks are whole, holding no backing
         // and no marks: overwriting those `None`s without dropping them
@@ -700,10 +701,7 @@ impl SpareRecord {
 
     #[inline]
     fn put(&self, spare: Spare) {
-        let spare = std::mem::ManuallyDrop::new(spare);
-        // SAFETY: the `Arc` is moved out of `spare` once, and `spare` is
-        // never dropped.
-        let p = Arc::into_raw(unsafe { std::ptr::read(&spare.0) }).cast_mut();
+        let p = spare.into_raw();
         let stored = self.0.compare_exchange(
             std::ptr::null_mut(),
             p,
