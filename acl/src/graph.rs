@@ -25,6 +25,60 @@
 //! other streams and host access inside the closure see the memory as it
 //! was before the capture.
 //!
+//! # Task groups and updates
+//!
+//! Inside the capture closure, [`Stream::task_group`] marks the operators
+//! and kernels its own closure queues as a [`TaskGroup`]
+//! (`aclmdlRICaptureTaskGrpBegin/End`). Afterwards, [`Graph::update`] runs a
+//! closure on another stream in update mode
+//! (`aclmdlRICaptureTaskUpdateBegin/End`): the operators it queues do not
+//! run; each one replaces the group's next captured operator, in capture
+//! order, for every later launch — new scalars, new inputs and outputs, the
+//! same kinds of kernels (torch_npu's `graph_task_update_begin`, which
+//! vLLM-Ascend uses to change attention's sequence lengths between decoding
+//! steps). A group holds kernels only: copies and fills inside it fail
+//! (`ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT`, 507009) and invalidate the
+//! capture; an update issues exactly as many kernels as the group captured.
+//!
+//! The graph holds the buffers the replacement operators use as it holds
+//! the captured ones; an update is ordered after the launches queued before
+//! it and before the launches queued after it. The runtime applies each
+//! replacement as it is issued and does not roll back: an update that fails
+//! part way (too few or too many kernels, a copy, the closure's own error
+//! or panic) may leave the group partly replaced, so the graph then refuses
+//! to launch until the group is updated again successfully. An update the
+//! runtime refuses at its start (`ACL_ERROR_STREAM_TASK_GROUP_STATUS`,
+//! 107033, for a group another stream is updating) leaves the graph as it
+//! was. (hicann/runtime `src/runtime/feature/aclgraph/context_aclgraph.cc`,
+//! `src/runtime/core/src/stream/stream.cc` `Stream::UpdateTask`.)
+//!
+//! ```
+//! # cann_sim::install().unwrap();
+//! use acl::aclnn::{self, Scalar, Tensor, TensorMut};
+//! use acl::{Device, Runtime, graph::CaptureMode};
+//! let npu = Device::new(&Runtime::init()?, 0)?;
+//! let (stream, updater) = (npu.new_stream()?, npu.new_stream()?);
+//! let x = stream.clone_from_host(&[1.0f32, 2.0])?;
+//! let y = stream.clone_from_host(&[10.0f32, 20.0])?;
+//! let mut out = stream.alloc_zeros::<f32>(2)?;
+//! // out = x + alpha * y
+//! let mut scaled_add = |s: &acl::Stream, alpha: f32| -> acl::Result<()> {
+//!     let (tx, ty) = (Tensor::new(&x, &[2])?, Tensor::new(&y, &[2])?);
+//!     let mut to = TensorMut::new(&mut out, &[2])?;
+//!     aclnn::add_scaled(s, &tx, &ty, &Scalar::new(alpha)?, &mut to)
+//! };
+//! let (graph, group) = stream.capture(CaptureMode::Global, |s| {
+//!     let (group, ()) = s.task_group(|s| scaled_add(s, 1.0))?;
+//!     Ok(group)
+//! })?;
+//! graph.launch(&stream)?;
+//! graph.update(&updater, &group, |s| scaled_add(s, 3.0))?;
+//! graph.launch(&stream)?;
+//! drop(scaled_add);
+//! assert_eq!(out.to_host_vec()?, [31.0, 62.0]);
+//! # Ok::<(), acl::Error>(())
+//! ```
+//!
 //! # Rules of the runtime
 //!
 //! While a stream captures, the runtime refuses to synchronise or query it
@@ -65,10 +119,11 @@
 //! ```
 
 use crate::error::{Error, Result};
-use crate::memory::Allocation;
+use crate::memory::{Allocation, DeviceBuffer, DeviceMemory};
 use crate::result::{self, raw};
 use crate::{Device, Stream, lock, release};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Which threads' unsafe calls a capture forbids
@@ -113,12 +168,22 @@ pub enum CaptureStatus {
     Raw(u32),
 }
 
-/// The capture under way on a queue: the accesses of the captured work.
+/// The capture or task update under way on a queue: the accesses of the
+/// work recorded instead of run.
 #[derive(Debug, Default)]
 pub(crate) struct CaptureState {
     active: AtomicBool,
     uses: Mutex<Vec<(Arc<Allocation>, bool)>>,
+    /// The capture under way (0: none, or a task update).
+    capture: AtomicU64,
+    /// A task group is open in the capture.
+    in_group: AtomicBool,
+    /// Task groups made in the capture under way.
+    groups: AtomicUsize,
 }
+
+/// Capture numbers, to tell which graph a [`TaskGroup`] belongs to.
+static NEXT_CAPTURE: AtomicU64 = AtomicU64::new(1);
 
 impl CaptureState {
     #[inline]
@@ -134,17 +199,26 @@ impl CaptureState {
     /// Ends the record: the accesses, one per allocation (a write if any
     /// captured access wrote it).
     fn finish(&self) -> Vec<(Arc<Allocation>, bool)> {
+        self.capture.store(0, Ordering::Release);
         self.active.store(false, Ordering::Release);
         let all = std::mem::take(&mut *lock::lock(&self.uses));
-        let mut out: Vec<(Arc<Allocation>, bool)> = Vec::with_capacity(all.len());
-        for (a, w) in all {
-            match out.iter_mut().find(|(b, _)| Arc::ptr_eq(&a, b)) {
-                Some((_, bw)) => *bw |= w,
-                None => out.push((a, w)),
-            }
-        }
-        out
+        merge(Vec::new(), all)
     }
+}
+
+/// `into` with `more` added, one entry per allocation (a write if any
+/// access wrote it).
+fn merge(
+    mut into: Vec<(Arc<Allocation>, bool)>,
+    more: impl IntoIterator<Item = (Arc<Allocation>, bool)>,
+) -> Vec<(Arc<Allocation>, bool)> {
+    for (a, w) in more {
+        match into.iter_mut().find(|(b, _)| Arc::ptr_eq(&a, b)) {
+            Some((_, bw)) => *bw |= w,
+            None => into.push((a, w)),
+        }
+    }
+    into
 }
 
 /// Ends a capture that did not complete (the closure failed or panicked):
@@ -175,6 +249,56 @@ impl Drop for Abandon<'_> {
     }
 }
 
+/// Closes the task group open on a capturing stream (when `armed`: its
+/// closure failed or panicked) and marks the stream as out of the group.
+struct CloseGroup<'a> {
+    stream: &'a Stream,
+    armed: bool,
+}
+
+impl Drop for CloseGroup<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            // The group is dropped: nothing can update it. A failure of the
+            // end (the capture is invalidated) shows at the capture's end.
+            // SAFETY: the stream is live (borrowed), its group open.
+            let _ = unsafe { result::mdl_ri_capture_task_grp_end(self.stream.as_raw()) };
+        }
+        self.stream
+            .shared()
+            .capture
+            .in_group
+            .store(false, Ordering::Release);
+    }
+}
+
+/// Ends a task update that did not complete (its closure panicked): the
+/// stream leaves update mode and the group counts as broken.
+struct EndUpdate<'a> {
+    graph: &'a Graph,
+    stream: &'a Stream,
+    group: usize,
+    seen: Option<crate::memory::track::Seen>,
+}
+
+impl Drop for EndUpdate<'_> {
+    fn drop(&mut self) {
+        let Some(seen) = self.seen.take() else {
+            return;
+        };
+        // Fails when the closure issued fewer kernels than the group holds
+        // (507000): the group counts as broken either way.
+        // SAFETY: the stream is live (borrowed), in update mode.
+        let _ = unsafe { result::mdl_ri_capture_task_update_end(self.stream.as_raw()) };
+        self.graph.finish_update(
+            self.stream,
+            &seen,
+            self.group,
+            Err("its update panicked".to_string()),
+        );
+    }
+}
+
 impl Stream {
     /// Records the work `f` queues on this stream into a [`Graph`] instead
     /// of running it (see the [module docs](crate::graph)); returns the
@@ -183,7 +307,7 @@ impl Stream {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] when this stream is capturing already
-    /// (a capture inside `f`); the runtime's error from
+    /// (a capture inside `f`) or updating a graph ([`Graph::update`]); the runtime's error from
     /// `aclmdlRICaptureBegin` (100000 for the default stream, whose handle is
     /// null; 207000 on a runtime without capture) or `aclmdlRICaptureEnd` (507903 for a
     /// capture the runtime invalidated, 107025 when another stream joined
@@ -203,8 +327,14 @@ impl Stream {
         }
         self.device().bind()?;
         if state.active.swap(true, Ordering::AcqRel) {
-            return Err(Error::invalid(F, "this stream is capturing already"));
+            return Err(Error::invalid(
+                F,
+                "this stream is capturing already, or updating a graph",
+            ));
         }
+        let capture = NEXT_CAPTURE.fetch_add(1, Ordering::Relaxed);
+        state.capture.store(capture, Ordering::Release);
+        state.groups.store(0, Ordering::Release);
         // SAFETY: the stream is live (borrowed).
         if let Err(e) = unsafe { result::mdl_ri_capture_begin(self.as_raw(), mode.raw()) } {
             state.finish();
@@ -219,6 +349,7 @@ impl Stream {
         // `aclmdlRICaptureEnd` itself is called.
         self.device().bind()?;
         abandon.armed = false;
+        let groups = state.groups.load(Ordering::Acquire);
         let uses = state.finish();
         // SAFETY: the stream is live (borrowed) and capturing.
         let model = unsafe { result::mdl_ri_capture_end(self.as_raw()) }?;
@@ -228,14 +359,96 @@ impl Stream {
                 raw::ACL_ERROR_INTERNAL_ERROR,
             ));
         }
+        // Made now, so that the inner graph destroys the model on failure.
+        let mut inner = GraphInner {
+            raw: model as usize,
+            device: self.device().clone(),
+            capture,
+            token: None,
+            uses: Mutex::new(Uses {
+                all: Arc::new(uses.clone()),
+                captured: uses,
+                updates: HashMap::new(),
+                broken: HashMap::new(),
+            }),
+            launched: Mutex::new(Vec::new()),
+        };
+        if groups > 0 {
+            // The parameters of the grouped tasks, as a device "buffer" that
+            // launches read and updates write: the memory tracking orders
+            // them. Never read or written on the device.
+            // SAFETY: never read.
+            inner.token = Some(unsafe { self.alloc::<u8>(1) }?);
+        }
         Ok((
             Graph {
-                inner: Arc::new(GraphInner {
-                    raw: model as usize,
-                    device: self.device().clone(),
-                    uses,
-                    launched: Mutex::new(Vec::new()),
-                }),
+                inner: Arc::new(inner),
+            },
+            value,
+        ))
+    }
+
+    /// Inside [`Stream::capture`]'s closure, on the capturing stream:
+    /// marks the operators and kernels `f` queues on this stream as a
+    /// [`TaskGroup`], which [`Graph::update`] can later change (see the
+    /// [module docs](crate::graph#task-groups-and-updates)); returns the
+    /// group and `f`'s value.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] outside a capture of this stream, or
+    /// inside another task group (groups do not nest); the runtime's error
+    /// from `aclmdlRICaptureTaskGrpBegin`, or from `aclmdlRICaptureTaskGrpEnd`:
+    /// `ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT` (507009) when `f` queued a copy
+    /// or a fill (only kernels belong in a group; the capture is then
+    /// invalidated and fails with 507903), `ACL_ERROR_STREAM_TASK_GROUP_INTR`
+    /// (107034) when another stream of the capture queued work meanwhile;
+    /// `f`'s error, after the group is closed.
+    #[doc(alias = "aclmdlRICaptureTaskGrpBegin")]
+    #[doc(alias = "aclmdlRICaptureTaskGrpEnd")]
+    pub fn task_group<R>(&self, f: impl FnOnce(&Stream) -> Result<R>) -> Result<(TaskGroup, R)> {
+        const F: &str = "Stream::task_group";
+        let state = &self.shared().capture;
+        let capture = state.capture.load(Ordering::Acquire);
+        if !state.is_active() || capture == 0 {
+            return Err(Error::invalid(
+                F,
+                "task groups are made inside Stream::capture's closure, on the capturing stream",
+            ));
+        }
+        if state.in_group.swap(true, Ordering::AcqRel) {
+            return Err(Error::invalid(
+                F,
+                "a task group is open already: groups do not nest",
+            ));
+        }
+        let mut close = CloseGroup {
+            stream: self,
+            armed: false,
+        };
+        close.stream.device().bind()?;
+        // SAFETY: the stream is live (borrowed) and capturing.
+        unsafe { result::mdl_ri_capture_task_grp_begin(self.as_raw()) }?;
+        close.armed = true;
+        let value = f(self)?;
+        close.armed = false;
+        let ended = self.device().bind().and_then(|()| {
+            // SAFETY: the stream is live (borrowed), its group open.
+            unsafe { result::mdl_ri_capture_task_grp_end(self.as_raw()) }
+        });
+        drop(close);
+        let group = ended?;
+        if group.is_null() {
+            return Err(Error::from_code(
+                "aclmdlRICaptureTaskGrpEnd",
+                raw::ACL_ERROR_INTERNAL_ERROR,
+            ));
+        }
+        state.groups.fetch_add(1, Ordering::AcqRel);
+        Ok((
+            TaskGroup {
+                raw: group as usize,
+                capture,
             },
             value,
         ))
@@ -301,10 +514,51 @@ struct GraphInner {
     /// The `aclmdlRI` handle.
     raw: usize,
     device: Device,
-    /// Every allocation the captured work uses, and whether it writes it.
-    uses: Vec<(Arc<Allocation>, bool)>,
+    /// The number of the capture that made it (its [`TaskGroup`]s carry it).
+    capture: u64,
+    /// With task groups: the stand-in for the grouped tasks' parameters
+    /// (launches read it, updates write it).
+    token: Option<DeviceBuffer<u8>>,
+    /// The allocations its tasks use.
+    uses: Mutex<Uses>,
     /// The streams it was launched on (one handle per queue).
     launched: Mutex<Vec<Stream>>,
+}
+
+/// The allocations a graph's tasks use, and whether they write them.
+struct Uses {
+    /// Those of the captured work.
+    captured: Vec<(Arc<Allocation>, bool)>,
+    /// Those of each group's replacement operators, by group handle.
+    updates: HashMap<usize, Vec<(Arc<Allocation>, bool)>>,
+    /// All of them, one entry per allocation (what a launch uses).
+    all: Arc<Vec<(Arc<Allocation>, bool)>>,
+    /// Groups whose last update failed part way, and why.
+    broken: HashMap<usize, String>,
+}
+
+impl Uses {
+    fn rebuild(&mut self) {
+        let mut all = self.captured.clone();
+        for more in self.updates.values() {
+            all = merge(all, more.iter().cloned());
+        }
+        self.all = Arc::new(all);
+    }
+}
+
+/// A task group of a captured [`Graph`], made by [`Stream::task_group`]:
+/// operators [`Graph::update`] can replace. It belongs to the graph of the
+/// capture that made it; [`Graph::update`] refuses it for any other graph.
+///
+/// `Send + Sync`: a handle the runtime keeps in the graph's model, used
+/// only through that graph.
+#[derive(Debug)]
+pub struct TaskGroup {
+    /// The `aclrtTaskGrp` handle (owned by the model).
+    raw: usize,
+    /// The capture that made it.
+    capture: u64,
 }
 
 impl std::fmt::Debug for Graph {
@@ -312,7 +566,7 @@ impl std::fmt::Debug for Graph {
         f.debug_struct("Graph")
             .field("raw", &self.inner.raw)
             .field("device", &self.inner.device.ordinal())
-            .field("buffers", &self.inner.uses.len())
+            .field("buffers", &lock::lock(&self.inner.uses).all.len())
             .finish()
     }
 }
@@ -329,17 +583,22 @@ impl Graph {
     #[doc(alias = "aclmdlRIExecuteAsync")]
     pub fn launch(&self, stream: &Stream) -> Result<()> {
         const F: &str = "Graph::launch";
-        if stream.device() != &self.inner.device {
-            return Err(Error::invalid(
-                F,
-                format!(
-                    "the graph was captured on device {} and the stream is on device {}",
-                    self.inner.device.ordinal(),
-                    stream.device().ordinal()
-                ),
-            ));
-        }
-        let uses = || self.inner.uses.iter().map(|(a, w)| (a, *w));
+        self.check_device(F, stream)?;
+        let all = {
+            let uses = lock::lock(&self.inner.uses);
+            if let Some(why) = uses.broken.values().next() {
+                return Err(Error::invalid(
+                    F,
+                    format!(
+                        "a task group of the graph may be partly updated ({why}); update it again \
+                         successfully before launching"
+                    ),
+                ));
+            }
+            uses.all.clone()
+        };
+        let token = self.inner.token.as_ref().map(|t| (t.allocation(), false));
+        let uses = || all.iter().map(|(a, w)| (a, *w)).chain(token);
         let seen = crate::memory::track::wait_for_conflicts(stream, uses())?;
         // SAFETY: the model and stream are live; the memory its tasks use
         // is held by the graph and ordered by the waits above and the marks
@@ -353,14 +612,174 @@ impl Graph {
         Ok(())
     }
 
+    /// [`Error::InvalidArgument`] for `function` when `stream` is on another
+    /// device than the graph.
+    fn check_device(&self, function: &'static str, stream: &Stream) -> Result<()> {
+        if stream.device() == &self.inner.device {
+            return Ok(());
+        }
+        Err(Error::invalid(
+            function,
+            format!(
+                "the graph was captured on device {} and the stream is on device {}",
+                self.inner.device.ordinal(),
+                stream.device().ordinal()
+            ),
+        ))
+    }
+
     /// The device it was captured on.
     pub fn device(&self) -> &Device {
         &self.inner.device
     }
 
-    /// How many buffers the captured work uses (and the graph holds).
+    /// How many buffers the graph's work uses (and the graph holds): the
+    /// captured work's and its updates'.
     pub fn buffer_count(&self) -> usize {
-        self.inner.uses.len()
+        lock::lock(&self.inner.uses).all.len()
+    }
+
+    /// Runs `f` with `stream` in update mode for `group`: the operators and
+    /// kernels `f` queues on `stream` do not run; each replaces the group's
+    /// next captured task, in capture order, for the launches queued after
+    /// this call (see the [module docs](crate::graph#task-groups-and-updates)).
+    /// `f` must queue exactly as many kernels as the group captured, of the
+    /// same kinds, and nothing else. Returns `f`'s value.
+    ///
+    /// The graph holds the buffers the new operators use from now on (those
+    /// of the group's previous update are released once the launches that
+    /// used them are done). The update waits for the launches queued before
+    /// it; later launches wait for it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a group of another graph, a stream of
+    /// another device, a stream that is capturing or updating, inside a host
+    /// function — the graph is unchanged. The runtime's error from
+    /// `aclmdlRICaptureTaskUpdateBegin` (`ACL_ERROR_STREAM_TASK_GROUP_STATUS`,
+    /// 107033, while another stream updates the group) — unchanged too.
+    /// Then, with the update ended and the group possibly partly replaced
+    /// (the graph refuses to launch until the group is updated again
+    /// successfully): `f`'s error, including the runtime's refusal of what
+    /// it queued (`ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT`, 507009, for a copy or
+    /// a fill; `ACL_ERROR_RT_INTERNAL_ERROR`, 507000, for a kernel more than
+    /// the group holds — aclnn operators report it as their runtime error);
+    /// the error from `aclmdlRICaptureTaskUpdateEnd` (507000 when `f` queued
+    /// fewer kernels than the group holds).
+    #[doc(alias = "aclmdlRICaptureTaskUpdateBegin")]
+    #[doc(alias = "aclmdlRICaptureTaskUpdateEnd")]
+    pub fn update<R>(
+        &self,
+        stream: &Stream,
+        group: &TaskGroup,
+        f: impl FnOnce(&Stream) -> Result<R>,
+    ) -> Result<R> {
+        const F: &str = "Graph::update";
+        if crate::device::in_host_fn() {
+            return Err(crate::device::host_fn_error(F));
+        }
+        let token = match &self.inner.token {
+            Some(t) if group.capture == self.inner.capture => t.allocation(),
+            _ => {
+                return Err(Error::invalid(
+                    F,
+                    "the task group was made in the capture of another graph; a group is \
+                     updated through its own graph",
+                ));
+            }
+        };
+        self.check_device(F, stream)?;
+        let state = &stream.shared().capture;
+        let busy = || {
+            Error::invalid(
+                F,
+                "the stream is capturing or updating a graph already; update from a stream that \
+                 does neither",
+            )
+        };
+        if state.is_active() {
+            return Err(busy());
+        }
+        // After the launches queued before (and the updates): while the
+        // stream is not yet in update mode, so that the wait is queued.
+        let seen =
+            crate::memory::track::wait_for_conflicts(stream, std::iter::once((token, true)))?;
+        if state.active.swap(true, Ordering::AcqRel) {
+            return Err(busy());
+        }
+        // SAFETY: the stream is live (borrowed); the group belongs to this
+        // graph's model, which is live while `self` is.
+        let begun = unsafe {
+            result::mdl_ri_capture_task_update_begin(
+                stream.as_raw(),
+                group.raw as raw::aclrtTaskGrp,
+            )
+        };
+        if let Err(e) = begun {
+            state.finish();
+            return Err(e);
+        }
+        let mut end = EndUpdate {
+            graph: self,
+            stream,
+            group: group.raw,
+            seen: Some(seen),
+        };
+        let value = f(stream);
+        let seen = end.seen.take();
+        let ended = stream.device().bind().and_then(|()| {
+            // SAFETY: the stream is live (borrowed), in update mode.
+            unsafe { result::mdl_ri_capture_task_update_end(stream.as_raw()) }
+        });
+        let outcome = match (&value, &ended) {
+            (Ok(_), Ok(())) => Ok(()),
+            (Err(e), _) | (Ok(_), Err(e)) => Err(e.to_string()),
+        };
+        if let Some(seen) = seen {
+            self.finish_update(stream, &seen, group.raw, outcome);
+        }
+        // The closure's error first: it is the cause of a failed end.
+        let value = value?;
+        ended?;
+        Ok(value)
+    }
+
+    /// After an update of `group` on `stream`: the stream leaves update
+    /// mode, the update counts as a write of the token, and the graph holds
+    /// the new operators' buffers — instead of the previous update's on
+    /// success, besides them on failure (then the group is broken).
+    fn finish_update(
+        &self,
+        stream: &Stream,
+        seen: &crate::memory::track::Seen,
+        group: usize,
+        outcome: std::result::Result<(), String>,
+    ) {
+        let new = stream.shared().capture.finish();
+        if let Some(t) = &self.inner.token {
+            crate::memory::track::record_accesses(
+                stream,
+                seen,
+                std::iter::once((t.allocation(), true)),
+            );
+        }
+        let mut uses = lock::lock(&self.inner.uses);
+        let old = match outcome {
+            Ok(()) => {
+                uses.broken.remove(&group);
+                uses.updates.insert(group, new)
+            }
+            Err(why) => {
+                uses.broken.insert(group, why);
+                let kept = uses.updates.remove(&group).unwrap_or_default();
+                uses.updates.insert(group, merge(kept, new));
+                None
+            }
+        };
+        uses.rebuild();
+        drop(uses);
+        // Released after the launches that used them (their marks).
+        drop(old);
     }
 }
 
@@ -369,7 +788,16 @@ impl Drop for GraphInner {
         let launched = std::mem::take(&mut *lock::lock(&self.launched));
         let raw = self.raw;
         let device = self.device.clone();
-        let uses = std::mem::take(&mut self.uses);
+        let uses = std::mem::replace(
+            &mut *lock::lock(&self.uses),
+            Uses {
+                captured: Vec::new(),
+                updates: HashMap::new(),
+                all: Arc::new(Vec::new()),
+                broken: HashMap::new(),
+            },
+        );
+        let token = self.token.take();
         let now = launched.is_empty() && !crate::device::in_host_fn();
         let destroy = move || {
             // The runtime refuses (after polling for 10 s) to destroy a
@@ -387,6 +815,7 @@ impl Drop for GraphInner {
             }
             // The memory goes back after the launches' marks.
             drop(uses);
+            drop(token);
         };
         if now {
             destroy();

@@ -256,3 +256,205 @@ fn a_buffer_a_graph_holds_cannot_be_handed_over_with_into_raw() {
     // SAFETY: handed over by into_raw, freed once; nothing uses it.
     unsafe { acl::result::free(p) }.unwrap();
 }
+
+// ---- task groups and updates ----
+
+/// `out = a + alpha * b` over 2 floats.
+fn scaled_add(
+    s: &acl::Stream,
+    a: &acl::DeviceBuffer<f32>,
+    b: &acl::DeviceBuffer<f32>,
+    alpha: f32,
+    out: &mut acl::DeviceBuffer<f32>,
+) -> acl::Result<()> {
+    let (ta, tb) = (Tensor::new(a, &[2])?, Tensor::new(b, &[2])?);
+    let mut to = TensorMut::new(out, &[2])?;
+    aclnn::add_scaled(s, &ta, &tb, &aclnn::Scalar::new(alpha)?, &mut to)
+}
+
+/// A graph of `out = x + x` in one task group, captured on `s`.
+fn doubling_graph(
+    s: &acl::Stream,
+    x: &acl::DeviceBuffer<f32>,
+    out: &mut acl::DeviceBuffer<f32>,
+) -> (acl::graph::Graph, acl::graph::TaskGroup) {
+    s.capture(CaptureMode::Global, |s| {
+        Ok(s.task_group(|s| scaled_add(s, x, x, 1.0, out))?.0)
+    })
+    .unwrap()
+}
+
+#[track_caller]
+fn assert_invalid(e: &acl::Error, in_function: &str, says: &str) {
+    match e {
+        acl::Error::InvalidArgument { function, reason } => {
+            assert_eq!(*function, in_function, "{e}");
+            assert!(reason.contains(says), "{e}");
+        }
+        other => panic!("expected InvalidArgument from {in_function}, got {other}"),
+    }
+}
+
+#[test]
+fn an_update_changes_the_scalar_and_inputs_of_a_captured_scaled_add() {
+    let (_g, npu) = setup();
+    let (s, u) = (npu.new_stream().unwrap(), npu.new_stream().unwrap());
+    let x = s.clone_from_host(&[1.0f32, 2.0]).unwrap();
+    let y = s.clone_from_host(&[10.0f32, 20.0]).unwrap();
+    let z = s.clone_from_host(&[100.0f32, 200.0]).unwrap();
+    let mut out = s.alloc_zeros::<f32>(2).unwrap();
+    let (graph, group) = s
+        .capture(CaptureMode::Global, |s| {
+            let (group, ()) = s.task_group(|s| scaled_add(s, &x, &y, 1.0, &mut out))?;
+            Ok(group)
+        })
+        .unwrap();
+    graph.launch(&s).unwrap();
+    assert_eq!(out.to_host_vec().unwrap(), [11.0, 22.0]);
+    // A new scalar.
+    graph
+        .update(&u, &group, |s| scaled_add(s, &x, &y, 3.0, &mut out))
+        .unwrap();
+    assert_eq!(
+        out.to_host_vec().unwrap(),
+        [11.0, 22.0],
+        "an update runs nothing"
+    );
+    graph.launch(&s).unwrap();
+    assert_eq!(out.to_host_vec().unwrap(), [31.0, 62.0]);
+    // New inputs and scalar, updated from the launch stream itself; every
+    // later launch uses them.
+    graph
+        .update(&s, &group, |s| scaled_add(s, &z, &x, 0.5, &mut out))
+        .unwrap();
+    for _ in 0..3 {
+        graph.launch(&u).unwrap();
+        assert_eq!(out.to_host_vec().unwrap(), [100.5, 201.0]);
+    }
+}
+
+#[test]
+fn buffers_used_by_an_update_stay_alive_as_long_as_the_graph() {
+    let (_g, npu) = setup();
+    let (s, u) = (npu.new_stream().unwrap(), npu.new_stream().unwrap());
+    let x = s.clone_from_host(&[1.0f32, 2.0]).unwrap();
+    let mut out = s.alloc_zeros::<f32>(2).unwrap();
+    let (graph, group) = doubling_graph(&s, &x, &mut out);
+    assert_eq!(graph.buffer_count(), 2);
+    let tmp = u.clone_from_host(&[5.0f32, 6.0]).unwrap();
+    graph
+        .update(&u, &group, |s| {
+            // Dropped at the end of the closure: the graph holds it.
+            let tmp = tmp;
+            scaled_add(s, &tmp, &x, 2.0, &mut out)
+        })
+        .unwrap();
+    assert_eq!(graph.buffer_count(), 3);
+    for _ in 0..2 {
+        graph.launch(&s).unwrap();
+        assert_eq!(out.to_host_vec().unwrap(), [7.0, 10.0]);
+    }
+}
+
+#[test]
+fn task_group_misuse_is_refused_with_the_exact_error() {
+    let (_g, npu) = setup();
+    let s = npu.new_stream().unwrap();
+    let x = s.clone_from_host(&[1.0f32, 2.0]).unwrap();
+    let mut out = s.alloc_zeros::<f32>(2).unwrap();
+    // Outside a capture.
+    let e = s.task_group(|_| Ok(())).unwrap_err();
+    assert_invalid(&e, "Stream::task_group", "inside Stream::capture");
+    // Nested.
+    let e = s
+        .capture(CaptureMode::Global, |s| {
+            s.task_group(|s| s.task_group(|_| Ok(())).map(drop))
+                .map(drop)
+        })
+        .unwrap_err();
+    assert_invalid(&e, "Stream::task_group", "do not nest");
+    // A copy in a group: the runtime refuses it and invalidates the capture.
+    let mut y = s.alloc_zeros::<f32>(2).unwrap();
+    let e = s
+        .capture(CaptureMode::Global, |s| {
+            s.task_group(|s| s.copy_dtod(&x, &mut y)).map(drop)
+        })
+        .unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::RtTaskTypeNotSupport), "{e}");
+    // The stream captures again normally.
+    let (graph, group) = doubling_graph(&s, &x, &mut out);
+    graph.launch(&s).unwrap();
+    // A group of another graph.
+    let (other, _) = s
+        .capture(CaptureMode::Global, |s| {
+            s.task_group(|s| scaled_add(s, &x, &x, 2.0, &mut out))
+        })
+        .unwrap();
+    let e = other.update(&s, &group, |_| Ok(())).unwrap_err();
+    assert_invalid(&e, "Graph::update", "another graph");
+    // An update on a capturing stream.
+    let e = s
+        .capture(CaptureMode::Global, |s| graph.update(s, &group, |_| Ok(())))
+        .unwrap_err();
+    assert_invalid(&e, "Graph::update", "capturing or updating");
+    assert_eq!(out.to_host_vec().unwrap(), [2.0, 4.0]);
+}
+
+#[test]
+fn a_failed_update_is_reported_and_the_graph_refuses_to_launch_until_updated_again() {
+    let (_g, npu) = setup();
+    let (s, u) = (npu.new_stream().unwrap(), npu.new_stream().unwrap());
+    let x = s.clone_from_host(&[1.0f32, 2.0]).unwrap();
+    let mut out = s.alloc_zeros::<f32>(2).unwrap();
+    let (graph, group) = doubling_graph(&s, &x, &mut out);
+    // Fewer kernels than the group holds.
+    let e = graph.update(&u, &group, |_| Ok(())).unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::RtInternalError), "{e}");
+    assert_eq!(e.function(), Some("aclmdlRICaptureTaskUpdateEnd"));
+    let e = graph.launch(&s).unwrap_err();
+    assert_invalid(&e, "Graph::launch", "partly updated");
+    // A fill: only kernels can be issued in an update.
+    let e = graph
+        .update(&u, &group, |s| s.memset(&mut out, 0))
+        .unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::RtTaskTypeNotSupport), "{e}");
+    // One kernel too many: the runtime's refusal of the second.
+    let e = graph
+        .update(&u, &group, |s| {
+            scaled_add(s, &x, &x, 2.0, &mut out)?;
+            scaled_add(s, &x, &x, 3.0, &mut out)
+        })
+        .unwrap_err();
+    assert_eq!(e.function(), Some("aclnnAdd"), "{e}");
+    // A panic in the closure: the stream leaves update mode.
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        graph.update(&u, &group, |_| -> acl::Result<()> { panic!("boom") })
+    }));
+    assert!(panicked.is_err());
+    u.synchronize().unwrap();
+    assert!(graph.launch(&s).is_err());
+    // A successful update repairs it.
+    graph
+        .update(&u, &group, |s| scaled_add(s, &x, &x, 4.0, &mut out))
+        .unwrap();
+    graph.launch(&s).unwrap();
+    assert_eq!(out.to_host_vec().unwrap(), [5.0, 10.0]);
+}
+
+#[test]
+fn a_panic_inside_a_task_group_leaves_the_stream_usable() {
+    let (_g, npu) = setup();
+    let s = npu.new_stream().unwrap();
+    let x = s.clone_from_host(&[1.0f32, 2.0]).unwrap();
+    let mut out = s.alloc_zeros::<f32>(2).unwrap();
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        s.capture(CaptureMode::Global, |s| {
+            s.task_group(|_| -> acl::Result<()> { panic!("boom") })
+        })
+    }));
+    assert!(panicked.is_err());
+    assert_eq!(s.capture_status().unwrap(), CaptureStatus::None);
+    let (graph, _group) = doubling_graph(&s, &x, &mut out);
+    graph.launch(&s).unwrap();
+    assert_eq!(out.to_host_vec().unwrap(), [2.0, 4.0]);
+}

@@ -68,6 +68,10 @@ fn runtime_handles_are_send_and_sync() {
     send_sync::<Stream>();
     send_sync::<Event>();
     send_sync::<Model>();
+    send_sync::<acl::graph::Graph>();
+    send_sync::<acl::graph::TaskGroup>();
+    send_sync::<acl::graph::CaptureMode>();
+    send_sync::<acl::graph::CaptureStatus>();
     send_sync::<ModelDesc>();
     send_sync::<KernelBinary>();
     send_sync::<Kernel>();

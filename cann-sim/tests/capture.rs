@@ -4,6 +4,9 @@
 //! A GLOBAL capture blocks synchronous copies on every thread of its
 //! context, so each test works in a context of its own.
 
+#[path = "common/aclnn.rs"]
+#[allow(dead_code)]
+mod aclnn_common;
 mod common;
 
 use acl_sys::{
@@ -548,4 +551,325 @@ fn destroying_the_context_abandons_a_capture() {
     ok(memset_sync(p, 16, 0));
     free(p);
     destroy_context(c);
+}
+
+// ---- task groups and task update ----
+
+const GROUP_STATUS: i32 = rc(acl_sys::ACL_ERROR_STREAM_TASK_GROUP_STATUS);
+const GROUP_INTR: i32 = rc(acl_sys::ACL_ERROR_STREAM_TASK_GROUP_INTR);
+const TASK_NOT_SUPPORT: i32 = rc(acl_sys::ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT);
+const INTERNAL: i32 = rc(acl_sys::ACL_ERROR_RT_INTERNAL_ERROR);
+const INVALIDATED: i32 = rc(acl_sys::ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED);
+const UPDATE_FAILED: i32 = rc(acl_sys::ACL_ERROR_RT_MODEL_UPDATE_FAILED);
+const INVALID_HANDLE: i32 = rc(acl_sys::ACL_ERROR_RT_INVALID_HANDLE);
+
+fn grp_begin(s: aclrtStream) -> aclError {
+    // SAFETY: the handle is validated.
+    unsafe { aclmdlRICaptureTaskGrpBegin(s) }
+}
+
+fn grp_end(s: aclrtStream) -> Result<acl_sys::aclrtTaskGrp, aclError> {
+    let mut g = 1usize as acl_sys::aclrtTaskGrp;
+    // SAFETY: valid out-pointer; the handle is validated.
+    match unsafe { aclmdlRICaptureTaskGrpEnd(s, &mut g) } {
+        0 => Ok(g),
+        r => {
+            // Nulled once the arguments are checked.
+            assert!(
+                s.is_null() || g.is_null(),
+                "a failed end gives a null group"
+            );
+            Err(r)
+        }
+    }
+}
+
+fn upd_begin(s: aclrtStream, g: acl_sys::aclrtTaskGrp) -> aclError {
+    // SAFETY: the handles are validated.
+    unsafe { aclmdlRICaptureTaskUpdateBegin(s, g) }
+}
+
+fn upd_end(s: aclrtStream) -> aclError {
+    // SAFETY: the handle is validated.
+    unsafe { aclmdlRICaptureTaskUpdateEnd(s) }
+}
+
+fn model_update(m: aclmdlRI) -> aclError {
+    // SAFETY: the handle is validated.
+    unsafe { aclmdlRIUpdate(m) }
+}
+
+/// `out = a + alpha * b` over `n` f32 with aclnnAdd on `s`: the aclnn
+/// status.
+fn add_scaled(a: *mut u8, b: *mut u8, alpha: f32, out: *mut u8, n: i64, s: aclrtStream) -> i32 {
+    use acl_sys::aclnn::ACLNN_SUCCESS;
+    use cann_sim::aclnn::*;
+    let (ta, tb, tc) = (
+        aclnn_common::tensor(&[n], acl_sys::ACL_FLOAT, a),
+        aclnn_common::tensor(&[n], acl_sys::ACL_FLOAT, b),
+        aclnn_common::tensor(&[n], acl_sys::ACL_FLOAT, out),
+    );
+    let mut alpha = alpha;
+    // SAFETY: one f32, copied by the call.
+    let sc = unsafe { aclCreateScalar((&mut alpha as *mut f32).cast(), acl_sys::ACL_FLOAT) };
+    let (mut ws, mut ex) = (0u64, null_mut());
+    // SAFETY: live handles and valid out-pointers.
+    let mut r = unsafe { aclnnAddGetWorkspaceSize(ta, tb, sc, tc, &mut ws, &mut ex) };
+    if r == ACLNN_SUCCESS {
+        // SAFETY: the executor just made, no workspace needed.
+        r = unsafe { aclnnAdd(null_mut(), 0, ex, s) };
+    }
+    // SAFETY: handles made above, destroyed once.
+    unsafe {
+        aclDestroyTensor(ta);
+        aclDestroyTensor(tb);
+        aclDestroyTensor(tc);
+        aclDestroyScalar(sc);
+    }
+    r
+}
+
+fn floats(p: *mut u8, n: usize) -> Vec<f32> {
+    to_host(p, n * 4)
+        .chunks(4)
+        .map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// A capture of `c = a + 1·b; d = c + 2·b` in one group, after a fill of
+/// `d` outside it: the model and the group.
+fn captured_pair(s: aclrtStream, [a, b, c, d]: [*mut u8; 4]) -> (aclmdlRI, acl_sys::aclrtTaskGrp) {
+    ok(begin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+    ok(memset_async(d, 16, 0, s));
+    ok(grp_begin(s));
+    assert_eq!(add_scaled(a, b, 1.0, c, 4, s), 0);
+    assert_eq!(add_scaled(c, b, 2.0, d, 4, s), 0);
+    let g = grp_end(s).unwrap();
+    assert!(!g.is_null());
+    (end(s).unwrap(), g)
+}
+
+/// Runs `f` in a context of its own with `N` new streams and four
+/// 16-byte buffers (`a = [1, 2, 3, 4]`, `b = [10, 20, 30, 40]`, `c`, `d`),
+/// then releases them.
+fn with_streams<const N: usize>(f: impl FnOnce([aclrtStream; N], [*mut u8; 4])) {
+    let ctx = own_context();
+    let streams: [aclrtStream; N] = std::array::from_fn(|_| create_stream());
+    let bufs = [
+        aclnn_common::upload(&[1.0f32, 2.0, 3.0, 4.0]),
+        aclnn_common::upload(&[10.0f32, 20.0, 30.0, 40.0]),
+        malloc(16),
+        malloc(16),
+    ];
+    f(streams, bufs);
+    for p in bufs {
+        free(p);
+    }
+    for st in streams {
+        destroy_stream(st);
+    }
+    destroy_context(ctx);
+}
+
+#[test]
+fn an_update_replaces_the_group_kernels_in_order_for_later_launches() {
+    with_streams(|[s, u], bufs @ [a, b, c, d]| {
+        let (model, g) = captured_pair(s, bufs);
+        ok(execute(model, s));
+        ok(sync(s));
+        // c = a + b, d = c + 2b.
+        assert_eq!(floats(d, 4), [31.0, 62.0, 93.0, 124.0]);
+        // New scalars and another input: c = b + 10a, d = c + 0.5a.
+        ok(upd_begin(u, g));
+        assert_eq!(add_scaled(b, a, 10.0, c, 4, u), 0);
+        assert_eq!(add_scaled(c, a, 0.5, d, 4, u), 0);
+        ok(upd_end(u));
+        ok(sync(u));
+        // The update ran nothing: the buffers are as the launch left them.
+        assert_eq!(floats(c, 4), [11.0, 22.0, 33.0, 44.0]);
+        // aclmdlRIUpdate is not needed and does nothing for a ready model.
+        ok(model_update(model));
+        for _ in 0..2 {
+            ok(execute(model, s));
+            ok(sync(s));
+            assert_eq!(floats(d, 4), [20.5, 41.0, 61.5, 82.0]);
+        }
+        // A group can be updated again, from any stream.
+        ok(upd_begin(s, g));
+        assert_eq!(add_scaled(a, b, 0.0, c, 4, s), 0);
+        assert_eq!(add_scaled(c, c, 1.0, d, 4, s), 0);
+        ok(upd_end(s));
+        ok(execute(model, s));
+        ok(sync(s));
+        assert_eq!(floats(d, 4), [2.0, 4.0, 6.0, 8.0]);
+        ok(destroy(model));
+    });
+}
+
+#[test]
+fn task_group_calls_refuse_what_the_runtime_refuses() {
+    with_streams(|[s, u, v], [a, b, c, d]| {
+        let calls: [(&dyn Fn() -> aclError, &str); 5] = [
+            (&|| grp_begin(null_mut()), "aclmdlRICaptureTaskGrpBegin"),
+            (
+                &|| grp_end(null_mut()).unwrap_err(),
+                "aclmdlRICaptureTaskGrpEnd",
+            ),
+            (
+                &|| upd_begin(null_mut(), null_mut()),
+                "aclmdlRICaptureTaskUpdateBegin",
+            ),
+            (
+                &|| upd_begin(u, null_mut()),
+                "aclmdlRICaptureTaskUpdateBegin",
+            ),
+            (&|| upd_end(null_mut()), "aclmdlRICaptureTaskUpdateEnd"),
+        ];
+        for (call, f) in calls {
+            assert_fails(call(), ACL_ERROR_INVALID_PARAM, f);
+        }
+        // SAFETY: the stream is validated; a null out-pointer is refused.
+        let r = unsafe { aclmdlRICaptureTaskGrpEnd(s, null_mut()) };
+        assert_fails(r, ACL_ERROR_INVALID_PARAM, "aclmdlRICaptureTaskGrpEnd");
+        // Groups live in captures.
+        assert_fails(grp_begin(s), NOT_CAPTURED, "aclmdlRICaptureTaskGrpBegin");
+        assert_grp_end_fails(s, NOT_CAPTURED);
+        ok(begin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+        assert_grp_end_fails(s, GROUP_STATUS);
+        ok(grp_begin(s));
+        // No nesting.
+        assert_fails(grp_begin(s), GROUP_STATUS, "aclmdlRICaptureTaskGrpBegin");
+        assert_eq!(add_scaled(a, b, 1.0, c, 4, s), 0);
+        let g = grp_end(s).unwrap();
+        // A model still capturing cannot be updated as a whole.
+        let (_, m) = info(s);
+        assert_fails(model_update(m), UPDATE_FAILED, "aclmdlRIUpdate");
+        // The update stream must not capture.
+        assert_fails(
+            upd_begin(s, g),
+            STREAM_CAPTURED,
+            "aclmdlRICaptureTaskUpdateBegin",
+        );
+        let model = end(s).unwrap();
+        assert_fails(upd_end(u), GROUP_STATUS, "aclmdlRICaptureTaskUpdateEnd");
+        ok(upd_begin(u, g));
+        // One update at a time, per stream and per group.
+        assert_fails(
+            upd_begin(u, g),
+            GROUP_STATUS,
+            "aclmdlRICaptureTaskUpdateBegin",
+        );
+        assert_fails(
+            upd_begin(v, g),
+            GROUP_STATUS,
+            "aclmdlRICaptureTaskUpdateBegin",
+        );
+        // Only kernels: a fill on the update stream is refused, the update
+        // goes on.
+        assert_fails(
+            memset_async(d, 16, 0, u),
+            TASK_NOT_SUPPORT,
+            "aclrtMemsetAsync",
+        );
+        assert_eq!(add_scaled(a, b, 3.0, c, 4, u), 0);
+        // One kernel more than the group holds: the runtime's internal
+        // error, which aclnn reports as its runtime error.
+        assert_eq!(
+            add_scaled(a, b, 4.0, c, 4, u),
+            acl_sys::aclnn::ACLNN_ERR_RUNTIME_ERROR
+        );
+        discard_recent_error();
+        ok(upd_end(u));
+        ok(execute(model, u));
+        ok(sync(u));
+        assert_eq!(floats(c, 4), [31.0, 62.0, 93.0, 124.0], "a + 3b");
+        // Fewer kernels than the group holds (none): 507000, and the update
+        // is ended all the same.
+        ok(upd_begin(u, g));
+        assert_fails(upd_end(u), INTERNAL, "aclmdlRICaptureTaskUpdateEnd");
+        ok(upd_begin(u, g));
+        assert_eq!(add_scaled(a, b, 1.0, c, 4, u), 0);
+        ok(upd_end(u));
+        assert_fails(model_update(null_mut()), PARAM_INVALID, "aclmdlRIUpdate");
+        // A group dies with its model.
+        ok(destroy(model));
+        assert_fails(
+            upd_begin(u, g),
+            INVALID_HANDLE,
+            "aclmdlRICaptureTaskUpdateBegin",
+        );
+    });
+}
+
+#[track_caller]
+fn assert_grp_end_fails(s: aclrtStream, want: aclError) {
+    assert_fails(grp_end(s).unwrap_err(), want, "aclmdlRICaptureTaskGrpEnd");
+}
+
+#[test]
+fn an_update_with_too_few_kernels_keeps_the_ones_issued() {
+    with_streams(|[s, u], bufs @ [a, b, c, d]| {
+        let (model, g) = captured_pair(s, bufs);
+        ok(upd_begin(u, g));
+        assert_eq!(add_scaled(b, a, 10.0, c, 4, u), 0);
+        assert_fails(upd_end(u), INTERNAL, "aclmdlRICaptureTaskUpdateEnd");
+        ok(execute(model, s));
+        ok(sync(s));
+        // First task replaced (c = b + 10a), second as captured (d = c + 2b).
+        assert_eq!(floats(d, 4), [40.0, 80.0, 120.0, 160.0]);
+        ok(destroy(model));
+    });
+}
+
+#[test]
+fn a_copy_in_a_group_invalidates_the_capture() {
+    with_streams(|[s], [p, ..]| {
+        ok(begin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+        ok(grp_begin(s));
+        assert_fails(
+            memset_async(p, 16, 0, s),
+            TASK_NOT_SUPPORT,
+            "aclrtMemsetAsync",
+        );
+        // The group's end reports the failure and gives no group; the
+        // capture is invalidated.
+        assert_grp_end_fails(s, TASK_NOT_SUPPORT);
+        assert_fails(end(s).unwrap_err(), INVALIDATED, "aclmdlRICaptureEnd");
+        assert_eq!(info(s), (ACL_MODEL_RI_CAPTURE_STATUS_NONE, null_mut()));
+    });
+}
+
+#[test]
+fn ending_a_capture_with_a_group_open_fails_and_leaves_the_stream_in_the_group() {
+    with_streams(|[s], _| {
+        ok(begin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+        ok(grp_begin(s));
+        assert_fails(end(s).unwrap_err(), GROUP_STATUS, "aclmdlRICaptureEnd");
+        // As on the runtime, only aclmdlRICaptureTaskGrpEnd resets a
+        // stream's group state: in a new capture the stream still counts as
+        // in a group.
+        assert_grp_end_fails(s, NOT_CAPTURED);
+        ok(begin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+        assert_fails(grp_begin(s), GROUP_STATUS, "aclmdlRICaptureTaskGrpBegin");
+        ok(destroy(end(s).unwrap()));
+    });
+}
+
+#[test]
+fn a_task_on_another_stream_of_the_capture_interrupts_an_open_group() {
+    with_streams(|[s, other], [p, ..]| {
+        let e = ex_event();
+        ok(begin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+        record(e, s);
+        ok(wait(other, e));
+        ok(grp_begin(s));
+        assert_fails(
+            memset_async(p, 16, 0, other),
+            GROUP_INTR,
+            "aclrtMemsetAsync",
+        );
+        assert_grp_end_fails(s, GROUP_INTR);
+        assert_fails(end(s).unwrap_err(), INVALIDATED, "aclmdlRICaptureEnd");
+        destroy_event(e);
+    });
 }

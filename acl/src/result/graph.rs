@@ -63,7 +63,41 @@ pub fn mdl_ri_capture_thread_exchange_mode(
     Ok(m)
 }
 
+/// `aclmdlRICaptureTaskGrpEnd`: closes the task group open on the
+/// capturing `stream` and returns its handle.
+///
+/// # Safety
+///
+/// `stream` is live.
+#[doc(alias = "aclmdlRICaptureTaskGrpEnd")]
+pub unsafe fn mdl_ri_capture_task_grp_end(stream: sys::aclrtStream) -> Result<sys::aclrtTaskGrp> {
+    let mut group: sys::aclrtTaskGrp = std::ptr::null_mut();
+    // SAFETY: the caller's contract; valid out-pointer.
+    unsafe { call!(aclmdlRICaptureTaskGrpEnd(stream, &mut group)) }?;
+    Ok(group)
+}
+
 forward! {
+    /// `aclmdlRICaptureTaskGrpBegin`: the kernels the capturing `stream`
+    /// records from now on form a task group, which an update can change.
+    #[doc(alias = "aclmdlRICaptureTaskGrpBegin")]
+    mdl_ri_capture_task_grp_begin = aclmdlRICaptureTaskGrpBegin(stream: sys::aclrtStream);
+    /// `aclmdlRICaptureTaskUpdateBegin`: the kernels issued on `stream`
+    /// (not capturing) from now on replace the tasks of `group`, in order;
+    /// `group` belongs to a live model.
+    #[doc(alias = "aclmdlRICaptureTaskUpdateBegin")]
+    mdl_ri_capture_task_update_begin = aclmdlRICaptureTaskUpdateBegin(
+        stream: sys::aclrtStream,
+        group: sys::aclrtTaskGrp,
+    );
+    /// `aclmdlRICaptureTaskUpdateEnd`: ends the update on `stream`.
+    #[doc(alias = "aclmdlRICaptureTaskUpdateEnd")]
+    mdl_ri_capture_task_update_end = aclmdlRICaptureTaskUpdateEnd(stream: sys::aclrtStream);
+    /// `aclmdlRIUpdate`: applies the task changes of
+    /// `aclmdlRITaskSetParams` / `aclmdlRITaskDisable` to a captured model
+    /// (task-group updates do not need it).
+    #[doc(alias = "aclmdlRIUpdate")]
+    mdl_ri_update = aclmdlRIUpdate(model: sys::aclmdlRI);
     /// `aclmdlRIExecuteAsync`: queues a run of a captured model on
     /// `stream`; the memory its tasks use must stay valid until it has run.
     #[doc(alias = "aclmdlRIExecuteAsync")]

@@ -28,7 +28,7 @@ pub use acl_sys::{
     aclmdlBatch, aclmdlDataset, aclmdlDesc, aclmdlHW, aclmdlIODims, aclmdlRI, aclmdlRICaptureMode,
     aclopAttr, aclopHandle, aclrtBinHandle, aclrtContext, aclrtDevAttr, aclrtDevFeatureType,
     aclrtDrvMemHandle, aclrtEvent, aclrtFuncHandle, aclrtMemLocation, aclrtPhysicalMemProp,
-    aclrtStream,
+    aclrtStream, aclrtTaskGrp,
 };
 
 pub use acl_sys::LoadError;

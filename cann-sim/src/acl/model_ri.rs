@@ -1,7 +1,8 @@
 //! `aclmdlRI*` graph capture: `aclmdlRICaptureBegin`, `…End`, `…GetInfo`,
 //! `…ThreadExchangeMode`, `aclmdlRIExecuteAsync`, `aclmdlRIExecute`,
-//! `aclmdlRIDestroy` — argument checks and codes; the capture itself is
-//! [`crate::rt::capture`].
+//! `aclmdlRIDestroy`, task groups and their update (`aclmdlRICaptureTaskGrpBegin`,
+//! `…TaskGrpEnd`, `…TaskUpdateBegin`, `…TaskUpdateEnd`) and `aclmdlRIUpdate`
+//! — argument checks and codes; the capture itself is [`crate::rt::capture`].
 //!
 //! The ACL layer null-checks and forwards (hicann/runtime
 //! `src/acl/aclrt_impl/model_ri.cpp`); the runtime's rules are cited in
@@ -10,12 +11,13 @@
 use super::common::{self, PARAM_INVALID, code, rt_fail};
 use crate::faults;
 use crate::recent_error::fail;
-use crate::rt::capture::{self, Mode, Model};
+use crate::rt::capture::{self, Group, Mode, Model};
 use crate::rt::handles::{self, Lookup};
+use crate::rt::{ErrorKind, Stream};
 use acl_sys::{
     ACL_ERROR_RT_INVALID_HANDLE, ACL_ERROR_RT_STREAM_CONTEXT, ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE,
     ACL_MODEL_RI_CAPTURE_STATUS_NONE, ACL_SUCCESS, aclError, aclmdlRI, aclmdlRICaptureMode,
-    aclmdlRICaptureStatus, aclrtStream,
+    aclmdlRICaptureStatus, aclrtStream, aclrtTaskGrp,
 };
 use std::sync::Arc;
 
@@ -284,6 +286,212 @@ pub unsafe extern "C" fn aclmdlRIDestroy(model_ri: aclmdlRI) -> aclError {
     }
     let m = tri!(model_arg(F, model_ri));
     match m.destroy() {
+        Ok(()) => ACL_SUCCESS,
+        Err(e) => rt_fail(F, e),
+    }
+}
+
+/// The stream of a task-group call: null → 100000 (the ACL layer's
+/// `ACL_REQUIRES_NOT_NULL_WITH_INPUT_REPORT`); then whether it captures —
+/// `capturing` says whether it must (107029 if not: group calls) or must not
+/// (107027 if it does: update calls) — as the error decorator checks
+/// (`api_error_aclgraph.cc`) before the context (107003, `api_impl_aclgraph.cc`).
+fn group_stream(
+    function: &str,
+    stream: aclrtStream,
+    capturing: bool,
+) -> Result<Arc<Stream>, aclError> {
+    if stream.is_null() {
+        return Err(common::null_arg(function, "stream"));
+    }
+    let s = common::stream_arg(function, stream)?;
+    let ctx = common::current(function)?;
+    let s = common::or_default(s, &ctx);
+    let captures = s.capture.lock().is_some();
+    if capturing && !captures {
+        return Err(rt_fail(
+            function,
+            crate::rt::Error::new(
+                ErrorKind::StreamNotCaptured,
+                format!(
+                    "{} is not capturing; task groups are marked inside a capture",
+                    s.label()
+                ),
+            ),
+        ));
+    }
+    if !capturing && captures {
+        return Err(rt_fail(
+            function,
+            crate::rt::Error::new(
+                ErrorKind::StreamCaptured,
+                format!(
+                    "{} is capturing; a task group is updated from a stream that does not capture",
+                    s.label()
+                ),
+            ),
+        ));
+    }
+    common::in_context(function, &s, &ctx)?;
+    Ok(s)
+}
+
+/// A task-group handle: null → 100000; a handle the simulator did not hand
+/// out, or of a destroyed model → 107017 (the runtime does not check it: a
+/// group dies with its model and its handle then dangles).
+fn group_arg(function: &str, h: aclrtTaskGrp) -> Result<Arc<Group>, aclError> {
+    if h.is_null() {
+        return Err(common::null_arg(function, "handle"));
+    }
+    match capture::lookup_group(h as usize) {
+        Lookup::Live(g) => Ok(g),
+        bad => Err(fail(
+            code(ACL_ERROR_RT_INVALID_HANDLE),
+            format!(
+                "{function}: {} (a group lives as long as its model: aclmdlRIDestroy ends it)",
+                handles::describe_bad("task group", h as usize, &bad)
+            ),
+        )),
+    }
+}
+
+/// `aclmdlRICaptureTaskGrpBegin`: the kernels captured on `stream` from now
+/// on form a task group, which a later update can change.
+///
+/// Null stream → 100000; not capturing → 107029; a group open on it already
+/// (no nesting) → 107033 (`context_aclgraph.cc` `Context::StreamBeginTaskGrp`).
+///
+/// # Safety
+///
+/// None beyond the C contract: the handle is validated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclmdlRICaptureTaskGrpBegin(stream: aclrtStream) -> aclError {
+    const F: &str = "aclmdlRICaptureTaskGrpBegin";
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    let s = tri!(group_stream(F, stream, true));
+    match capture::group_begin(&s) {
+        Ok(()) => ACL_SUCCESS,
+        Err(e) => rt_fail(F, e),
+    }
+}
+
+/// `aclmdlRICaptureTaskGrpEnd`: closes the task group open on `stream`;
+/// `*handle` is it (null after a failure).
+///
+/// Null stream or handle → 100000; not capturing → 107029; no group open →
+/// 107033; a task of the group failed (507009) or interrupted it (107034),
+/// or the capture was invalidated (507903) → that code, the group closed
+/// and dropped (`Context::StreamEndTaskGrp`).
+///
+/// # Safety
+///
+/// `handle` is null or valid for writing an `aclrtTaskGrp`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclmdlRICaptureTaskGrpEnd(
+    stream: aclrtStream,
+    handle: *mut aclrtTaskGrp,
+) -> aclError {
+    const F: &str = "aclmdlRICaptureTaskGrpEnd";
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    if stream.is_null() {
+        return common::null_arg(F, "stream");
+    }
+    if handle.is_null() {
+        return common::null_arg(F, "handle");
+    }
+    // SAFETY: checked non-null; the caller passes a writable handle.
+    unsafe { *handle = std::ptr::null_mut() };
+    let s = tri!(group_stream(F, stream, true));
+    match capture::group_end(&s) {
+        Ok(g) => {
+            // SAFETY: as above.
+            unsafe { *handle = g.handle() as aclrtTaskGrp };
+            ACL_SUCCESS
+        }
+        Err(e) => rt_fail(F, e),
+    }
+}
+
+/// `aclmdlRICaptureTaskUpdateBegin`: the kernels issued on `stream` from
+/// now on replace the tasks of the group `handle`, one each, in capture
+/// order.
+///
+/// Null stream or handle → 100000; an unknown or stale handle → 107017 (the
+/// simulator's check); `stream` capturing → 107027; another context →
+/// 107003; `stream` in a group or an update already, or the group updated
+/// by another stream → 107033 (`Context::StreamBeginTaskUpdate`).
+///
+/// # Safety
+///
+/// None beyond the C contract: the handles are validated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclmdlRICaptureTaskUpdateBegin(
+    stream: aclrtStream,
+    handle: aclrtTaskGrp,
+) -> aclError {
+    const F: &str = "aclmdlRICaptureTaskUpdateBegin";
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    if stream.is_null() {
+        return common::null_arg(F, "stream");
+    }
+    let g = tri!(group_arg(F, handle));
+    let s = tri!(group_stream(F, stream, false));
+    match capture::update_begin(&s, &g) {
+        Ok(()) => ACL_SUCCESS,
+        Err(e) => rt_fail(F, e),
+    }
+}
+
+/// `aclmdlRICaptureTaskUpdateEnd`: ends the update on `stream`.
+///
+/// Null → 100000; capturing → 107027; not updating → 107033; fewer kernels
+/// issued than the group holds → 507000, the update ended and the kernels
+/// issued applied all the same (`Context::StreamEndTaskUpdate`).
+///
+/// # Safety
+///
+/// None beyond the C contract: the handle is validated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclmdlRICaptureTaskUpdateEnd(stream: aclrtStream) -> aclError {
+    const F: &str = "aclmdlRICaptureTaskUpdateEnd";
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    let s = tri!(group_stream(F, stream, false));
+    match capture::update_end(&s) {
+        Ok(()) => ACL_SUCCESS,
+        Err(e) => rt_fail(F, e),
+    }
+}
+
+/// `aclmdlRIUpdate`: applies the task changes of `aclmdlRITaskSetParams`
+/// and `aclmdlRITaskDisable` (not simulated), so for a captured model it
+/// succeeds and does nothing; task-group updates do not need it.
+///
+/// Null → 107000 (no ACL-layer check; `api_error.cc`
+/// `ApiErrorDecorator::ModelUpdate`); still capturing or abandoned → 107040
+/// (`api_impl.cc` `ApiImpl::ModelUpdate`).
+///
+/// # Safety
+///
+/// None beyond the C contract: the handle is validated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclmdlRIUpdate(model_ri: aclmdlRI) -> aclError {
+    const F: &str = "aclmdlRIUpdate";
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    if model_ri.is_null() {
+        return fail(PARAM_INVALID, format!("{F}: modelRI is null"));
+    }
+    let m = tri!(model_arg(F, model_ri));
+    match m.update() {
         Ok(()) => ACL_SUCCESS,
         Err(e) => rt_fail(F, e),
     }

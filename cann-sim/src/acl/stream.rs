@@ -395,7 +395,7 @@ pub unsafe extern "C" fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtE
     tri!(takes_host_work(F, &s));
     let capturing = s.capture.lock().clone();
     let in_capture = match &capturing {
-        Some(m) => rt::capture::wait_event(m, &e).map(|()| true),
+        Some(m) => rt::capture::wait_event(m, &s, &e).map(|()| true),
         None => rt::capture::join_by_wait(&s, &e),
     };
     match in_capture {

@@ -647,36 +647,6 @@ pub unsafe extern "C" fn aclmdlRIBuildEnd(
     crate::recent_error::not_supported("aclmdlRIBuildEnd");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclmdlRICaptureTaskGrpBegin`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRICaptureTaskGrpBegin(_arg0: aclrtStream) -> aclError {
-    crate::recent_error::not_supported("aclmdlRICaptureTaskGrpBegin");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRICaptureTaskGrpEnd`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRICaptureTaskGrpEnd(
-    _arg0: aclrtStream,
-    _arg1: *mut aclrtTaskGrp,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRICaptureTaskGrpEnd");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRICaptureTaskUpdateBegin`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRICaptureTaskUpdateBegin(
-    _arg0: aclrtStream,
-    _arg1: aclrtTaskGrp,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRICaptureTaskUpdateBegin");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRICaptureTaskUpdateEnd`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRICaptureTaskUpdateEnd(_arg0: aclrtStream) -> aclError {
-    crate::recent_error::not_supported("aclmdlRICaptureTaskUpdateEnd");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclmdlRICaptureToModelRIBegin`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlRICaptureToModelRIBegin(
@@ -846,12 +816,6 @@ pub unsafe extern "C" fn aclmdlRITaskSetParams(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlRIUnbindStream(_arg0: aclmdlRI, _arg1: aclrtStream) -> aclError {
     crate::recent_error::not_supported("aclmdlRIUnbindStream");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRIUpdate`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRIUpdate(_arg0: aclmdlRI) -> aclError {
-    crate::recent_error::not_supported("aclmdlRIUpdate");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclmdlSetAIPPAxSwapSwitch`: not supported by cann-sim.

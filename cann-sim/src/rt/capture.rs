@@ -39,6 +39,19 @@
 //!   can end it (107036). Each execution runs the recorded tasks of all
 //!   its streams in the order they were recorded, on the executing stream
 //!   (an order every recorded dependency allows).
+//! - Task groups and task update ([`group_begin`], [`group_end`],
+//!   [`update_begin`], [`update_task`], [`update_end`]; research notes:
+//!   `/work/shared/reference/graph_task_update.md`): a group marks kernel
+//!   tasks of a capture; afterwards the kernels issued on a stream that
+//!   updates the group replace its tasks one by one, in capture order
+//!   (`context_aclgraph.cc` `Context::StreamBeginTaskGrp`…`StreamEndTaskUpdate`,
+//!   `stream.cc` `Stream::PackingTaskGroup`, `Stream::UpdateTask`,
+//!   `Stream::AllocTask`). The device applies a replacement when the update
+//!   stream runs the copy of its new task descriptor (`aix_stars.cc`
+//!   `InternalUpdateNormalKernelTask`); the simulator applies it when the
+//!   kernel is issued, so a launch queued after the update sees it and one
+//!   queued before does not — the same as on the device when launches are
+//!   ordered after the update stream, as they must be.
 
 use super::error::{Error, ErrorKind};
 use super::event::Event;
@@ -99,6 +112,16 @@ enum Step {
 
 struct Inner {
     phase: Phase,
+    /// A task of a group failed, or a task interrupted a group: the capture
+    /// is invalidated (`CaptureModel::TerminateCapture`).
+    invalidated: bool,
+    /// The first such failure (`CaptureModel::taskGroupErrCode_`, never
+    /// reset): every later group end fails with it.
+    group_error: Option<Error>,
+    /// Streams of the capture with a group open (`taskGroupStmIds_`).
+    open_groups: usize,
+    /// Its ended groups, registered in [`GROUPS`] until it is destroyed.
+    groups: Vec<Arc<Group>>,
     steps: Vec<Step>,
     /// Events recorded in the capture.
     events: Vec<Weak<Event>>,
@@ -237,6 +260,10 @@ pub fn begin(s: &Stream, mode: Mode, non_host: bool) -> Result<(), Error> {
         origin_uid: s.shared.uid,
         inner: Mutex::new(Inner {
             phase: Phase::Capturing,
+            invalidated: false,
+            group_error: None,
+            open_groups: 0,
+            groups: Vec::new(),
             steps: Vec::new(),
             events: Vec::new(),
             waited: HashSet::new(),
@@ -288,6 +315,28 @@ pub fn end(s: &Stream) -> Result<Arc<Model>, Error> {
                 s.label()
             ),
         ))
+    } else if m.inner.lock().invalidated {
+        // `Context::StreamEndCapture`: RT_ERROR_STREAM_CAPTURE_INVALIDATED.
+        Some(err(
+            ErrorKind::CaptureInvalidated,
+            format!(
+                "the capture of {} was invalidated by an earlier failure in a task group; the \
+                 capture is ended and its model destroyed",
+                s.label()
+            ),
+        ))
+    } else if m.inner.lock().open_groups > 0 {
+        // `Context::CheckCaptureModelValidity`: RT_ERROR_STREAM_TASKGRP_STATUS.
+        // The streams keep their group state (only aclmdlRICaptureTaskGrpEnd
+        // resets it): they answer 107033 to group calls from now on.
+        Some(err(
+            ErrorKind::TaskGroupStatus,
+            format!(
+                "a task group is still open in the capture of {} (end it with \
+                 aclmdlRICaptureTaskGrpEnd first); the capture is ended and its model destroyed",
+                s.label()
+            ),
+        ))
     } else {
         m.unjoined().map(|label| {
             err(
@@ -305,7 +354,7 @@ pub fn end(s: &Stream) -> Result<Arc<Model>, Error> {
     match failure {
         Some(e) => {
             finish(&m, Phase::Abandoned);
-            MODELS.lock().remove(m.handle());
+            m.unregister();
             Err(e)
         }
         None => {
@@ -536,14 +585,27 @@ impl Model {
         s: &Stream,
         make: impl FnOnce(u64) -> TaskKind,
     ) -> Result<u64, Error> {
+        let group = s.task_group.lock().sampling();
         let mut inner = self.inner.lock();
         let seq = inner.steps.len() as u64 + 1;
         let kind = make(seq);
+        let is_kernel = matches!(kind, TaskKind::Op { .. });
+        if let Err(e) = Model::group_allows(&mut inner, s, group.is_some(), is_kernel, kind.name())
+        {
+            if let TaskKind::Record(r) = &kind {
+                r.done
+                    .cancel("the record was refused by a capture".to_string());
+            }
+            return Err(e);
+        }
         match kind {
             TaskKind::Copy { .. }
             | TaskKind::Upload { .. }
             | TaskKind::Fill { .. }
             | TaskKind::Op { .. } => {
+                if let Some(g) = group {
+                    g.tasks.lock().push(inner.steps.len());
+                }
                 inner.steps.push(Step::Task(kind));
                 Model::note_last(&mut inner, s.shared.uid, None);
                 Ok(seq)
@@ -656,8 +718,96 @@ impl Model {
             polls += 1;
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
-        MODELS.lock().remove(self.handle());
+        self.unregister();
         Ok(())
+    }
+
+    /// Unregisters the model and its groups (their handles become stale).
+    fn unregister(&self) {
+        let groups = std::mem::take(&mut self.inner.lock().groups);
+        let mut table = GROUPS.lock();
+        for g in &groups {
+            table.remove(Arc::as_ptr(g) as usize);
+        }
+        drop(table);
+        MODELS.lock().remove(self.handle());
+    }
+
+    /// Whether a captured task may be recorded as far as task groups go: in
+    /// a group only kernels (`capture_adapt_v100.cc`
+    /// `TaskTypeIsSupportTaskGroup`: AI Core and vector kernels), outside a
+    /// group none while another stream of the capture has one open
+    /// (`stream_capture.cc` `AllocCaptureTaskWithoutLock`,
+    /// `Stream::IsTaskGroupBreak`). A refusal invalidates the capture and is
+    /// remembered for the group's end (`Stream::SetTaskGroupErrCode`).
+    ///
+    /// # Errors
+    ///
+    /// 507009 for a task that is not a kernel in a group; 107034 for a task
+    /// that interrupts another stream's group.
+    fn group_allows(
+        inner: &mut Inner,
+        s: &Stream,
+        in_group: bool,
+        is_kernel: bool,
+        what: &str,
+    ) -> Result<(), Error> {
+        let e = if in_group && !is_kernel {
+            err(
+                ErrorKind::TaskTypeNotSupport,
+                format!(
+                    "a {what} task cannot be part of a task group (only kernels can: operators \
+                     and aclrtLaunchKernel) — {} is in one; the capture is invalidated",
+                    s.label()
+                ),
+            )
+        } else if !in_group && inner.open_groups > 0 {
+            err(
+                ErrorKind::TaskGroupInterrupted,
+                format!(
+                    "{} issued a task while another stream of its capture has a task group open; \
+                     the group is interrupted and the capture invalidated",
+                    s.label()
+                ),
+            )
+        } else {
+            return Ok(());
+        };
+        inner.invalidated = true;
+        if inner.group_error.is_none() {
+            inner.group_error = Some(e.clone());
+        }
+        Err(e)
+    }
+
+    /// `aclmdlRIUpdate`: applies the changes made by `aclmdlRITaskSetParams`
+    /// and `aclmdlRITaskDisable` (not simulated); a ready model has none, so
+    /// this succeeds and does nothing — task-group updates need no call of
+    /// it (hicann/runtime `api_impl.cc` `ApiImpl::ModelUpdate`: READY →
+    /// success).
+    ///
+    /// # Errors
+    ///
+    /// 107040 for a model still capturing or abandoned (neither READY nor
+    /// UPDATING).
+    pub fn update(&self) -> Result<(), Error> {
+        match self.inner.lock().phase {
+            Phase::Ready => Ok(()),
+            Phase::Capturing => Err(err(
+                ErrorKind::ModelUpdateFailed,
+                format!(
+                    "the model is still being captured on {}; end the capture first",
+                    self.origin
+                ),
+            )),
+            Phase::Abandoned => Err(err(
+                ErrorKind::ModelUpdateFailed,
+                format!(
+                    "the capture of {} was abandoned (its stream was destroyed)",
+                    self.origin
+                ),
+            )),
+        }
     }
 }
 
@@ -738,6 +888,7 @@ pub fn record_event(m: &Arc<Model>, s: &Stream, e: &Arc<Event>) -> Result<(), Er
     if !e.ex_mode {
         return Err(not_ex());
     }
+    event_task_allowed(m, s, "event record")?;
     let mut captured = CAPTURED_EVENTS.lock();
     let addr = Arc::as_ptr(e) as usize;
     if let Some((ev, other)) = captured.get(&addr)
@@ -766,9 +917,10 @@ pub fn record_event(m: &Arc<Model>, s: &Stream, e: &Arc<Event>) -> Result<(), Er
 /// 107024 for an event recorded outside the capture (`api_impl.cc`
 /// `StreamWaitEvent`: wait for it before the capture, or record it inside);
 /// 107032 for an event part of another active capture.
-pub fn wait_event(m: &Arc<Model>, e: &Arc<Event>) -> Result<(), Error> {
+pub fn wait_event(m: &Arc<Model>, s: &Stream, e: &Arc<Event>) -> Result<(), Error> {
     match captured_by(e) {
         Some(owner) if Arc::ptr_eq(&owner, m) => {
+            event_task_allowed(m, s, "event wait")?;
             m.inner.lock().waited.insert(Arc::as_ptr(e) as usize);
             Ok(())
         }
@@ -797,10 +949,18 @@ pub fn reset_event(m: &Arc<Model>, s: &Stream, e: &Arc<Event>) -> Result<(), Err
     {
         return Err(conflict(&owner));
     }
+    event_task_allowed(m, s, "event reset")?;
     let mut inner = m.inner.lock();
     inner.steps.push(Step::Reset(e.clone()));
     Model::note_last(&mut inner, s.shared.uid, None);
     Ok(())
+}
+
+/// The task-group rule for an event task captured on `s`
+/// ([`Model::group_allows`]: event tasks are not kernels).
+fn event_task_allowed(m: &Model, s: &Stream, what: &str) -> Result<(), Error> {
+    let in_group = s.task_group.lock().sampling().is_some();
+    Model::group_allows(&mut m.inner.lock(), s, in_group, false, what)
 }
 
 fn not_ex() -> Error {
@@ -824,4 +984,301 @@ fn conflict(other: &Model) -> Error {
 /// Looks a model handle up.
 pub fn lookup(addr: usize) -> Lookup<Model> {
     MODELS.lock().get(addr)
+}
+
+/// A task group (`aclrtTaskGrp`; the runtime's `TaskGroup`,
+/// `src/runtime/core/src/stream/stream.hpp`): kernel tasks of a captured
+/// model, in capture order, which an update replaces.
+pub struct Group {
+    /// The model it belongs to.
+    model: Weak<Model>,
+    /// Its tasks: indices in the model's steps.
+    tasks: Mutex<Vec<usize>>,
+    /// A stream is updating it (`TaskGroup::isUpdate`).
+    updating: std::sync::atomic::AtomicBool,
+}
+
+/// Ended groups of live models, by handle; a model's destruction
+/// unregisters its groups (on the runtime a handle of a destroyed model is
+/// a dangling pointer: the simulator reports it instead).
+pub static GROUPS: Table<Group> = Table::new(Default::default);
+
+impl Group {
+    /// Its handle.
+    pub fn handle(self: &Arc<Self>) -> usize {
+        Arc::as_ptr(self) as usize
+    }
+
+    /// How many tasks it holds.
+    fn len(&self) -> usize {
+        self.tasks.lock().len()
+    }
+
+    /// The model it belongs to, while that model is live.
+    pub fn model(&self) -> Option<Arc<Model>> {
+        self.model.upgrade()
+    }
+}
+
+/// A stream's task-group state (the runtime's `StreamTaskGroupStatus`:
+/// NONE, SAMPLE, UPDATE).
+#[derive(Default)]
+pub enum GroupState {
+    /// Neither.
+    #[default]
+    None,
+    /// A group is open in the stream's capture.
+    Sample(Arc<Group>),
+    /// The stream updates `group`; `next` is the number of its tasks
+    /// replaced so far (`TaskGroup::updateTaskIndex`).
+    Update {
+        /// The group.
+        group: Arc<Group>,
+        /// Tasks replaced so far.
+        next: usize,
+    },
+}
+
+impl GroupState {
+    /// Whether the stream updates a group.
+    pub fn is_update(&self) -> bool {
+        matches!(self, GroupState::Update { .. })
+    }
+
+    /// The group open on the stream, if any.
+    fn sampling(&self) -> Option<Arc<Group>> {
+        match self {
+            GroupState::Sample(g) => Some(g.clone()),
+            _ => None,
+        }
+    }
+}
+
+fn group_status(msg: String) -> Error {
+    err(ErrorKind::TaskGroupStatus, msg)
+}
+
+/// `aclmdlRICaptureTaskGrpBegin`: the kernels `s` captures from now on form
+/// a group (`context_aclgraph.cc` `Context::StreamBeginTaskGrp`).
+///
+/// # Errors
+///
+/// 107029 when `s` is not capturing (`api_error_aclgraph.cc`
+/// `ApiErrorDecorator::StreamBeginTaskGrp`); 107033 when a group is open on
+/// it already (groups do not nest) or it updates a group.
+pub fn group_begin(s: &Stream) -> Result<(), Error> {
+    let Some(m) = s.capture.lock().clone() else {
+        return Err(err(
+            ErrorKind::StreamNotCaptured,
+            format!(
+                "{} is not capturing; task groups are marked inside a capture",
+                s.label()
+            ),
+        ));
+    };
+    let mut st = s.task_group.lock();
+    if !matches!(*st, GroupState::None) {
+        return Err(group_status(format!(
+            "{} has a task group open already (groups do not nest), or is updating one",
+            s.label()
+        )));
+    }
+    *st = GroupState::Sample(Arc::new(Group {
+        model: Arc::downgrade(&m),
+        tasks: Mutex::new(Vec::new()),
+        updating: false.into(),
+    }));
+    m.inner.lock().open_groups += 1;
+    Ok(())
+}
+
+/// `aclmdlRICaptureTaskGrpEnd`: closes the group open on `s` and returns
+/// it (`Context::StreamEndTaskGrp`).
+///
+/// # Errors
+///
+/// 107029 when `s` is not capturing; 107033 when no group is open on it.
+/// Then, with the group closed all the same and dropped: the failure a task
+/// of a group met in this capture (507009, 107034: remembered by the model,
+/// `CaptureModel::GetTaskGroupErrCode`), or 507903 when the capture was
+/// invalidated.
+pub fn group_end(s: &Stream) -> Result<Arc<Group>, Error> {
+    let Some(m) = s.capture.lock().clone() else {
+        return Err(err(
+            ErrorKind::StreamNotCaptured,
+            format!("{} is not capturing", s.label()),
+        ));
+    };
+    let g = {
+        let mut st = s.task_group.lock();
+        let GroupState::Sample(g) = std::mem::take(&mut *st) else {
+            return Err(group_status(format!(
+                "{} has no task group open (aclmdlRICaptureTaskGrpBegin first)",
+                s.label()
+            )));
+        };
+        g
+    };
+    let mut inner = m.inner.lock();
+    inner.open_groups = inner.open_groups.saturating_sub(1);
+    if let Some(e) = &inner.group_error {
+        return Err(err(
+            e.kind,
+            format!(
+                "the capture's task groups failed earlier: {}; no group is returned",
+                e.msg
+            ),
+        ));
+    }
+    if inner.invalidated {
+        return Err(err(
+            ErrorKind::CaptureInvalidated,
+            format!("the capture of {} has been invalidated", s.label()),
+        ));
+    }
+    inner.groups.push(g.clone());
+    drop(inner);
+    GROUPS.lock().insert(g.clone());
+    Ok(g)
+}
+
+/// `aclmdlRICaptureTaskUpdateBegin`: the kernels issued on `s` from now on
+/// replace the tasks of `g`, in order (`Context::StreamBeginTaskUpdate`,
+/// `Stream::SetUpdateTaskGroup`).
+///
+/// # Errors
+///
+/// 107027 when `s` captures (`ApiErrorDecorator::StreamBeginTaskUpdate`);
+/// 107033 when `s` has a group open or updates one, or another stream
+/// updates `g`.
+pub fn update_begin(s: &Stream, g: &Arc<Group>) -> Result<(), Error> {
+    if s.capture.lock().is_some() {
+        return Err(err(
+            ErrorKind::StreamCaptured,
+            format!(
+                "{} is capturing; a task group is updated from a stream that does not capture",
+                s.label()
+            ),
+        ));
+    }
+    let mut st = s.task_group.lock();
+    if !matches!(*st, GroupState::None) {
+        return Err(group_status(format!(
+            "{} is updating a task group already, or has one open",
+            s.label()
+        )));
+    }
+    if g.updating.swap(true, Ordering::AcqRel) {
+        return Err(group_status(
+            "the task group is being updated by another stream; a group is updated by one \
+             stream at a time"
+                .to_string(),
+        ));
+    }
+    *st = GroupState::Update {
+        group: g.clone(),
+        next: 0,
+    };
+    Ok(())
+}
+
+/// A task issued on `s` while it updates a group
+/// ([`super::Stream::enqueue`]; `Stream::AllocTask`, `Stream::UpdateTask`):
+/// a kernel replaces the group's next task; returns 0 (nothing is queued).
+/// `st` is the stream's locked state, in update mode.
+///
+/// # Errors
+///
+/// 507000 for a kernel beyond the group's tasks (`RT_ERROR_STREAM_TASKGRP_UPDATE`);
+/// 507009 for any other task (copies, fills, event tasks: `RT_ERROR_TASK_NOT_SUPPORT`).
+/// Either way the stream stays in update mode.
+pub fn update_task(s: &Stream, st: &mut GroupState, kind: TaskKind) -> Result<u64, Error> {
+    let GroupState::Update { group, next } = st else {
+        return Err(err(
+            ErrorKind::Internal,
+            format!("{} is not updating a task group", s.label()),
+        ));
+    };
+    if !matches!(kind, TaskKind::Op { .. }) {
+        if let TaskKind::Record(r) = &kind {
+            r.done
+                .cancel("the record was refused by a task update".to_string());
+        }
+        return Err(err(
+            ErrorKind::TaskTypeNotSupport,
+            format!(
+                "{} is updating a task group: only kernels (operators, aclrtLaunchKernel) can be \
+                 issued on it until aclmdlRICaptureTaskUpdateEnd, not a {} task",
+                s.label(),
+                kind.name()
+            ),
+        ));
+    }
+    let (step, total) = {
+        let tasks = group.tasks.lock();
+        (tasks.get(*next).copied(), tasks.len())
+    };
+    let Some(step) = step else {
+        return Err(err(
+            ErrorKind::Internal,
+            format!(
+                "the task group holds {total} tasks and all of them were replaced already; an \
+                 update issues exactly as many kernels as the group captured"
+            ),
+        ));
+    };
+    let Some(m) = group.model() else {
+        return Err(err(
+            ErrorKind::Internal,
+            "the task group's model has been destroyed",
+        ));
+    };
+    if let Some(slot) = m.inner.lock().steps.get_mut(step) {
+        *slot = Step::Task(kind);
+    }
+    *next += 1;
+    Ok(0)
+}
+
+/// `aclmdlRICaptureTaskUpdateEnd`: ends the update on `s`
+/// (`Context::StreamEndTaskUpdate`).
+///
+/// # Errors
+///
+/// 107027 when `s` captures; 107033 when it is not updating a group; then,
+/// with the update ended all the same, 507000 when fewer kernels were issued
+/// than the group holds — the ones issued stay applied (the runtime does
+/// not roll back).
+pub fn update_end(s: &Stream) -> Result<(), Error> {
+    if s.capture.lock().is_some() {
+        return Err(err(
+            ErrorKind::StreamCaptured,
+            format!("{} is capturing", s.label()),
+        ));
+    }
+    let mut st = s.task_group.lock();
+    let GroupState::Update { group, next } = std::mem::take(&mut *st) else {
+        return Err(group_status(format!(
+            "{} is not updating a task group (aclmdlRICaptureTaskUpdateBegin first)",
+            s.label()
+        )));
+    };
+    drop(st);
+    group.updating.store(false, Ordering::Release);
+    let total = group.len();
+    if next != total {
+        return Err(err(
+            ErrorKind::Internal,
+            format!(
+                "the update issued {next} kernels and the task group holds {total}: its first \
+                 {next} tasks were replaced, the others were not"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Looks a task-group handle up.
+pub fn lookup_group(addr: usize) -> Lookup<Group> {
+    GROUPS.lock().get(addr)
 }

@@ -81,6 +81,21 @@ pub enum ErrorKind {
     /// A stream that joined a capture and did not rejoin
     /// (`ACL_ERROR_RT_STREAM_UNJOINED`).
     StreamUnjoined,
+    /// A task group begun twice, ended or updated in the wrong state
+    /// (`ACL_ERROR_STREAM_TASK_GROUP_STATUS`).
+    TaskGroupStatus,
+    /// A task of another stream of a capture while a task group is open
+    /// (`ACL_ERROR_STREAM_TASK_GROUP_INTR`).
+    TaskGroupInterrupted,
+    /// A task a task group or a task update cannot hold
+    /// (`ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT`).
+    TaskTypeNotSupport,
+    /// `aclmdlRIUpdate` of a model that cannot be updated
+    /// (`ACL_ERROR_RT_MODEL_UPDATE_FAILED`).
+    ModelUpdateFailed,
+    /// A capture invalidated by an earlier failure
+    /// (`ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED`).
+    CaptureInvalidated,
 }
 
 /// Why a runtime operation failed: its kind and a sentence (without the

@@ -364,6 +364,9 @@ pub struct Stream {
     pub is_default: bool,
     /// The model it captures into, while it captures ([`super::capture`]).
     pub capture: Mutex<Option<Arc<super::capture::Model>>>,
+    /// Its task-group state: a group open in a capture, or a group being
+    /// updated ([`super::capture`]).
+    pub task_group: Mutex<super::capture::GroupState>,
     worker: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -418,6 +421,7 @@ impl Stream {
             flags,
             is_default,
             capture: Mutex::new(None),
+            task_group: Mutex::new(super::capture::GroupState::None),
             worker: Mutex::new(None),
         }
     }
@@ -442,6 +446,14 @@ impl Stream {
     /// The code and message (without the function's name) when the stream
     /// is being destroyed or its worker cannot be started.
     pub fn enqueue(&self, make: impl FnOnce(u64) -> TaskKind) -> Result<u64, Error> {
+        // While the stream updates a task group, its kernels replace the
+        // group's tasks instead of running.
+        {
+            let mut st = self.task_group.lock();
+            if st.is_update() {
+                return super::capture::update_task(self, &mut st, make(0));
+            }
+        }
         // While the stream captures, its work is recorded, not run.
         let capturing = self.capture.lock().clone();
         if let Some(m) = capturing {

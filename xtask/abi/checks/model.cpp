@@ -1140,3 +1140,146 @@ ABI_CHECK(aclmdlRIDestroy) {
     EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
 }
+
+// Task groups (aclmdlRICaptureTaskGrp*) and their update
+// (aclmdlRICaptureTaskUpdate*): kernels captured in a group are replaced,
+// in order, by the kernels issued on an update stream.
+
+ABI_CHECK(aclmdlRICaptureTaskGrpBegin) {
+    EXPECT_RC(aclmdlRICaptureTaskGrpBegin(nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtStream s = nullptr;
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    void *p = nullptr;
+    EXPECT_RC(aclrtMalloc(&p, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureTaskGrpBegin(s), ACL_ERROR_RT_STREAM_NOT_CAPTURED);
+    EXPECT_RC(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureTaskGrpBegin(s), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureTaskGrpBegin(s), ACL_ERROR_STREAM_TASK_GROUP_STATUS);  // no nesting
+    // Only kernels in a group: a fill fails and invalidates the capture.
+    EXPECT_RC(aclrtMemsetAsync(p, 64, 0, 64, s), ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT);
+    aclrtTaskGrp g = nullptr;
+    EXPECT_RC(aclmdlRICaptureTaskGrpEnd(s, &g), ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT);
+    EXPECT(g == nullptr);
+    aclmdlRI m = nullptr;
+    EXPECT_RC(aclmdlRICaptureEnd(s, &m), ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED);
+    EXPECT_RC(aclrtFree(p), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclmdlRICaptureTaskGrpEnd) {
+    aclrtTaskGrp g = nullptr;
+    EXPECT_RC(aclmdlRICaptureTaskGrpEnd(nullptr, &g), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtStream s = nullptr;
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureTaskGrpEnd(s, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlRICaptureTaskGrpEnd(s, &g), ACL_ERROR_RT_STREAM_NOT_CAPTURED);
+    EXPECT_RC(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureTaskGrpEnd(s, &g), ACL_ERROR_STREAM_TASK_GROUP_STATUS);  // none open
+    EXPECT_RC(aclmdlRICaptureTaskGrpBegin(s), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureTaskGrpEnd(s, &g), ACL_SUCCESS);                         // may be empty
+    EXPECT(g != nullptr);
+    // A capture cannot end with a group open.
+    EXPECT_RC(aclmdlRICaptureTaskGrpBegin(s), ACL_SUCCESS);
+    aclmdlRI m = nullptr;
+    EXPECT_RC(aclmdlRICaptureEnd(s, &m), ACL_ERROR_STREAM_TASK_GROUP_STATUS);
+    EXPECT(m == nullptr);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclmdlRICaptureTaskUpdateBegin) {
+    EXPECT_RC(aclmdlRICaptureTaskUpdateBegin(nullptr, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtStream s = nullptr, u = nullptr, v = nullptr;
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    EXPECT_RC(aclrtCreateStream(&u), ACL_SUCCESS);
+    EXPECT_RC(aclrtCreateStream(&v), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureTaskUpdateBegin(u, nullptr), ACL_ERROR_INVALID_PARAM);
+    aclTensorDesc *d = abi_desc_f32({4});
+    void *a = abi_dev_f32({1, 2, 3, 4}), *b = abi_dev_f32({10, 20, 30, 40}), *y = abi_dev_f32({0, 0, 0, 0});
+    EXPECT_RC(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureTaskGrpBegin(s), ACL_SUCCESS);
+    EXPECT_RC(abi_exec2("Add", d, a, b, y, 4, nullptr, s), ACL_SUCCESS);
+    aclrtTaskGrp g = nullptr;
+    EXPECT_RC(aclmdlRICaptureTaskGrpEnd(s, &g), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureTaskUpdateBegin(s, g), ACL_ERROR_RT_STREAM_CAPTURED);  // capturing
+    aclmdlRI m = nullptr;
+    EXPECT_RC(aclmdlRICaptureEnd(s, &m), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIExecuteAsync(m, s), ACL_SUCCESS);
+    std::vector<float> got = abi_read_f32(s, y, 4);
+    EXPECT(got[0] == 11.0f && got[3] == 44.0f);
+    // The update's kernel replaces the group's: y = a + a.
+    EXPECT_RC(aclmdlRICaptureTaskUpdateBegin(u, g), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureTaskUpdateBegin(u, g), ACL_ERROR_STREAM_TASK_GROUP_STATUS);
+    EXPECT_RC(aclmdlRICaptureTaskUpdateBegin(v, g), ACL_ERROR_STREAM_TASK_GROUP_STATUS);  // one stream
+    EXPECT_RC(abi_exec2("Add", d, a, a, y, 4, nullptr, u), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureTaskUpdateEnd(u), ACL_SUCCESS);
+    EXPECT_RC(aclrtSynchronizeStream(u), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIExecuteAsync(m, s), ACL_SUCCESS);
+    got = abi_read_f32(s, y, 4);
+    EXPECT(got[0] == 2.0f && got[3] == 8.0f);
+    EXPECT_RC(aclmdlRIDestroy(m), ACL_SUCCESS);
+    aclDestroyTensorDesc(d);
+    aclrtFree(a);
+    aclrtFree(b);
+    aclrtFree(y);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(u), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(v), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclmdlRICaptureTaskUpdateEnd) {
+    EXPECT_RC(aclmdlRICaptureTaskUpdateEnd(nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtStream s = nullptr, u = nullptr;
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    EXPECT_RC(aclrtCreateStream(&u), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureTaskUpdateEnd(u), ACL_ERROR_STREAM_TASK_GROUP_STATUS);  // not updating
+    aclTensorDesc *d = abi_desc_f32({4});
+    void *a = abi_dev_f32({1, 2, 3, 4}), *y = abi_dev_f32({0, 0, 0, 0});
+    EXPECT_RC(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureTaskUpdateEnd(s), ACL_ERROR_RT_STREAM_CAPTURED);
+    EXPECT_RC(aclmdlRICaptureTaskGrpBegin(s), ACL_SUCCESS);
+    EXPECT_RC(abi_exec2("Add", d, a, a, y, 4, nullptr, s), ACL_SUCCESS);
+    aclrtTaskGrp g = nullptr;
+    EXPECT_RC(aclmdlRICaptureTaskGrpEnd(s, &g), ACL_SUCCESS);
+    aclmdlRI m = nullptr;
+    EXPECT_RC(aclmdlRICaptureEnd(s, &m), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureTaskUpdateBegin(u, g), ACL_SUCCESS);
+    // Only kernels on an updating stream; at most as many as the group holds.
+    EXPECT_RC(aclrtMemsetAsync(y, 16, 0, 16, u), ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT);
+    EXPECT_RC(aclmdlRICaptureTaskUpdateEnd(u), ACL_ERROR_RT_INTERNAL_ERROR);  // fewer kernels
+    EXPECT_RC(aclmdlRICaptureTaskUpdateBegin(u, g), ACL_SUCCESS);           // ended all the same
+    EXPECT_RC(abi_exec2("Add", d, a, a, y, 4, nullptr, u), ACL_SUCCESS);
+    EXPECT_RC(abi_exec2("Add", d, a, a, y, 4, nullptr, u), ACL_ERROR_RT_INTERNAL_ERROR);  // one more
+    EXPECT_RC(aclmdlRICaptureTaskUpdateEnd(u), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIDestroy(m), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureTaskUpdateBegin(u, g), ACL_ERROR_RT_INVALID_HANDLE);  // died with its model
+    aclDestroyTensorDesc(d);
+    aclrtFree(a);
+    aclrtFree(y);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(u), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclmdlRIUpdate) {
+    EXPECT_RC(aclmdlRIUpdate(nullptr), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtStream s = nullptr;
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    aclmdlRICaptureStatus st;
+    aclmdlRI m = nullptr, ended = nullptr;
+    EXPECT_RC(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureGetInfo(s, &st, &m), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIUpdate(m), ACL_ERROR_RT_MODEL_UPDATE_FAILED);  // still capturing
+    EXPECT_RC(aclmdlRICaptureEnd(s, &ended), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIUpdate(m), ACL_SUCCESS);  // ready: nothing to apply
+    EXPECT_RC(aclmdlRIDestroy(m), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
