@@ -1179,6 +1179,7 @@ pub fn update_begin(s: &Stream, g: &Arc<Group>) -> Result<(), Error> {
         group: g.clone(),
         next: 0,
     };
+    s.updating.store(true, Ordering::Release);
     Ok(())
 }
 
@@ -1263,6 +1264,7 @@ pub fn update_end(s: &Stream) -> Result<(), Error> {
             s.label()
         )));
     };
+    s.updating.store(false, Ordering::Release);
     drop(st);
     group.updating.store(false, Ordering::Release);
     let total = group.len();

@@ -367,6 +367,9 @@ pub struct Stream {
     /// Its task-group state: a group open in a capture, or a group being
     /// updated ([`super::capture`]).
     pub task_group: Mutex<super::capture::GroupState>,
+    /// Whether `task_group` is in update mode (the fast path of
+    /// [`Stream::enqueue`]; changed with `task_group` locked).
+    pub updating: AtomicBool,
     worker: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -422,6 +425,7 @@ impl Stream {
             is_default,
             capture: Mutex::new(None),
             task_group: Mutex::new(super::capture::GroupState::None),
+            updating: AtomicBool::new(false),
             worker: Mutex::new(None),
         }
     }
@@ -448,7 +452,7 @@ impl Stream {
     pub fn enqueue(&self, make: impl FnOnce(u64) -> TaskKind) -> Result<u64, Error> {
         // While the stream updates a task group, its kernels replace the
         // group's tasks instead of running.
-        {
+        if self.updating.load(Ordering::Acquire) {
             let mut st = self.task_group.lock();
             if st.is_update() {
                 return super::capture::update_task(self, &mut st, make(0));
