@@ -202,3 +202,28 @@ fn failed_release_in_drop_is_recorded_not_panicked() {
     assert_eq!(errors[0].error.function(), Some("aclrtFree"));
     let _ = Error::from_code("test", 0); // the crate's API stays usable
 }
+
+#[test]
+fn a_pooled_pinned_buffer_dropped_where_the_context_cannot_be_bound_still_returns_to_its_pool() {
+    cann_sim::sim_only!("injects faults into the simulator (cann_sim::faults)");
+    let _serial = serial();
+    let npu = common::device(0);
+    let pool = acl::memory::PinnedPool::new(&npu);
+    let staging = pool.from_slice(&[3u32; 1024]).unwrap();
+    assert_eq!(pool.stats().in_use_bytes, 4096);
+    faults::clear();
+    // A fresh thread has no context bound: a bind there calls the runtime.
+    faults::inject("aclrtSetCurrentContext", 1, 107002);
+    std::thread::spawn(move || drop(staging)).join().unwrap();
+    faults::clear();
+    let st = pool.stats();
+    assert_eq!(
+        (st.in_use_bytes, st.cached_bytes),
+        (0, 4096),
+        "the block came back: {st:?}"
+    );
+    // And it is reused.
+    let again = pool.zeroed::<u32>(1024).unwrap();
+    assert_eq!(pool.stats().reuses, 1);
+    drop(again);
+}

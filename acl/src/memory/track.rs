@@ -844,14 +844,19 @@ impl Release {
 }
 
 fn free_now(ctx: &crate::device::ContextRef, ptr: usize, backing: &Backing) -> Result<()> {
-    ctx.bind()?;
     match backing {
         // SAFETY: memory from aclrtMalloc, released once (the backing was
         // taken out of its allocation), with every recorded access finished.
-        Backing::Direct => unsafe { result::free(ptr as *mut c_void) },
+        Backing::Direct => ctx
+            .bind()
+            .and_then(|()| unsafe { result::free(ptr as *mut c_void) }),
         // SAFETY: as above, from aclrtMallocHost.
-        Backing::Pinned => unsafe { result::free_host(ptr as *mut c_void) },
+        Backing::Pinned => ctx
+            .bind()
+            .and_then(|()| unsafe { result::free_host(ptr as *mut c_void) }),
         // Every recorded access has finished: the block is free for reuse.
+        // Host bookkeeping only: no context needed, so a failed bind cannot
+        // lose the block (nor leave it counted as in use).
         Backing::PinnedPooled(pool, class) => {
             pool.give_back(ptr, *class);
             Ok(())
