@@ -5,8 +5,11 @@
 
 use std::path::PathBuf;
 
+mod c_library;
+
 fn main() {
     println!("cargo:rerun-if-changed=kernels/samples.c");
+    println!("cargo:rerun-if-changed=c_library.rs");
     println!("cargo:rerun-if-changed=build.rs");
     let Some(out) = std::env::var_os("OUT_DIR").map(PathBuf::from) else {
         println!("cargo:rustc-env=CANN_SIM_SAMPLE_KERNELS=");
@@ -14,33 +17,10 @@ fn main() {
         return;
     };
     let lib = out.join("libcann_sim_samples.so");
-    let outcome = cc::Build::new()
-        .cargo_metadata(false)
-        .try_get_compiler()
-        .map_err(|e| e.to_string())
-        .and_then(|compiler| {
-            compiler
-                .to_command()
-                // Not instrumented even in a sanitizer build (cc passes
-                // -fsanitize on from RUSTFLAGS; a second ASan runtime in the
-                // process aborts it).
-                .args(["-shared", "-fPIC", "-O2", "-fno-sanitize=all", "-o"])
-                .arg(&lib)
-                .arg("kernels/samples.c")
-                .status()
-                .map_err(|e| format!("cannot run the C compiler: {e}"))
-        });
-    match outcome {
-        Ok(status) if status.success() => {
+    match c_library::build("kernels/samples.c", &lib, 2) {
+        Ok(()) => {
             println!("cargo:rustc-env=CANN_SIM_SAMPLE_KERNELS={}", lib.display());
             println!("cargo:rustc-env=CANN_SIM_SAMPLE_KERNELS_ERROR=");
-        }
-        Ok(status) => {
-            println!("cargo:warning=compiling the sample kernels failed ({status})");
-            println!("cargo:rustc-env=CANN_SIM_SAMPLE_KERNELS=");
-            println!(
-                "cargo:rustc-env=CANN_SIM_SAMPLE_KERNELS_ERROR=the C compiler failed ({status})"
-            );
         }
         Err(e) => {
             let e = e.replace(['\n', '\r'], " ");

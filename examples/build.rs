@@ -4,22 +4,17 @@
 
 use std::path::PathBuf;
 
+#[path = "../cann-sim/c_library.rs"]
+mod c_library;
+
 fn main() {
     println!("cargo:rerun-if-changed=kernels/vadd.c");
+    println!("cargo:rerun-if-changed=../cann-sim/c_library.rs");
     println!("cargo:rerun-if-changed=build.rs");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let lib = out.join("libvadd_kernel.so");
-    let compiler = cc::Build::new()
-        .cargo_metadata(false)
-        .opt_level(2)
-        .get_compiler();
-    let status = compiler
-        .to_command()
-        .args(["-shared", "-fPIC", "-O2", "-o"])
-        .arg(&lib)
-        .arg("kernels/vadd.c")
-        .status()
-        .expect("the C compiler runs");
-    assert!(status.success(), "compiling kernels/vadd.c failed");
+    if let Err(e) = c_library::build("kernels/vadd.c", &lib, 2) {
+        panic!("compiling kernels/vadd.c: {e}");
+    }
     println!("cargo:rustc-env=VADD_KERNEL_BINARY={}", lib.display());
 }

@@ -3,18 +3,16 @@
 
 use std::path::PathBuf;
 
+#[path = "../cann-sim/c_library.rs"]
+mod c_library;
+
 fn main() {
     println!("cargo:rerun-if-changed=fake/fake_acl.c");
+    println!("cargo:rerun-if-changed=../cann-sim/c_library.rs");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let lib = out.join("libfake_acl.so");
-    let compiler = cc::Build::new().cargo_metadata(false).get_compiler();
-    let status = compiler
-        .to_command()
-        .args(["-shared", "-fPIC", "-O1", "-o"])
-        .arg(&lib)
-        .arg("fake/fake_acl.c")
-        .status()
-        .expect("the C compiler runs");
-    assert!(status.success(), "building libfake_acl.so failed");
+    if let Err(e) = c_library::build("fake/fake_acl.c", &lib, 1) {
+        panic!("building libfake_acl.so: {e}");
+    }
     println!("cargo:rustc-env=FAKE_ACL_LIB={}", lib.display());
 }

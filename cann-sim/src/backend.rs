@@ -154,6 +154,25 @@ macro_rules! require_devices {
     };
 }
 
+/// The variable that stretches the time limits tests assert:
+/// `cargo xtask sanitize` sets it, since instrumented code runs several times
+/// slower.
+pub const TIME_SCALE_VAR: &str = "CANN_TEST_TIME_SCALE";
+
+/// A time limit a test asserts, multiplied by `CANN_TEST_TIME_SCALE` (a whole
+/// number; unset, empty or unreadable is 1). For limits on how fast the code
+/// under test runs, not for timeouts the code itself implements.
+pub fn time_limit(limit: std::time::Duration) -> std::time::Duration {
+    limit.saturating_mul(time_scale(std::env::var(TIME_SCALE_VAR).ok().as_deref()))
+}
+
+fn time_scale(value: Option<&str>) -> u32 {
+    value
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .unwrap_or(1)
+        .max(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,5 +182,14 @@ mod tests {
         let msg = invalid("hw").to_string();
         assert!(msg.contains("CANN_BACKEND=hw"), "{msg}");
         assert!(msg.contains("`sim`") && msg.contains("`real`"), "{msg}");
+    }
+
+    #[test]
+    fn the_time_scale_is_a_whole_factor_of_at_least_one() {
+        assert_eq!(time_scale(Some("4")), 4);
+        assert_eq!(time_scale(Some(" 10\n")), 10);
+        for not_a_factor in [Some("0"), Some("x"), Some("-2"), Some(""), None] {
+            assert_eq!(time_scale(not_a_factor), 1, "{not_a_factor:?}");
+        }
     }
 }

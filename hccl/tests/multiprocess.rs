@@ -321,7 +321,7 @@ fn launcher(n: u32, role: &str) -> Launcher {
         .env(ROLE, role)
         .env("CANN_SIM_HCCL_CONNECT_TIMEOUT_MS", "5000")
         .env("HCCL_BOOTSTRAP_TIMEOUT", "5")
-        .time_limit(Duration::from_secs(60))
+        .time_limit(cann_sim::backend::time_limit(Duration::from_secs(60)))
         .grace_after_failure(None)
         .capture(true);
     if role == "root_port_in_use" {

@@ -49,6 +49,12 @@ fn cmd(name: &str, args: &[&str]) -> Cmd {
     command
         .args(args)
         .env_clear()
+        // A sanitizer's options (`cargo xtask sanitize`: where reports go).
+        .envs(
+            ["ASAN_OPTIONS", "TSAN_OPTIONS"]
+                .into_iter()
+                .filter_map(|v| Some((v, std::env::var_os(v)?))),
+        )
         .env("PATH", dir.path().join("bin"))
         .env("CANN_SIM_SHM_DIR", dir.path().join("shm"))
         .stdin(Stdio::null());
@@ -343,7 +349,13 @@ fn exporter_serves_npu_exporter_metrics_that_a_prometheus_parser_reads() {
     assert!(head.contains("application/openmetrics-text"), "{head}");
     let (head404, _) = http_get(&addr, "/nope");
     assert!(head404.starts_with("HTTP/1.0 404"), "{head404}");
-    assert!(child.wait().unwrap().success());
+    let status = child.wait().unwrap();
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    assert!(
+        status.success(),
+        "the exporter exited with {status}: {rest}"
+    );
 
     let scrape = prometheus_parse::Scrape::parse(body.lines().map(|l| Ok(l.to_string()))).unwrap();
     let value = |name: &str, id: &str| -> f64 {

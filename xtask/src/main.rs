@@ -24,6 +24,9 @@
 //!   the real headers, link it to the cann-sim cdylib and run it. With the
 //!   headers of another CANN release (`--release X` fetches torch-npu X's), the
 //!   ABI of every function that release declares (see `abi_release.rs`).
+//! - `sanitize <address|thread> [CARGO TEST ARGS...]`: every test of the
+//!   workspace under AddressSanitizer or ThreadSanitizer (nightly, installed
+//!   when missing; see `sanitize.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -40,6 +43,7 @@ mod error_codes;
 mod fidelity;
 mod headers;
 mod real;
+mod sanitize;
 mod sim_exports;
 
 fn main() -> ExitCode {
@@ -54,8 +58,9 @@ fn main() -> ExitCode {
         Some("test-real") => real::run(&args[1..]),
         Some("fidelity") => fidelity::run(&args[1..]),
         Some("coverage") => coverage::run(&args[1..]),
+        Some("sanitize") => sanitize::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <headers [--version X] | compat [--check] | bindgen [--headers DIR] [--check] | generate [--check] | abi-check [--headers DIR | --release X] | bench-overhead [OP...] | test-real [--report FILE] [--library FILE|sim] | fidelity [--check] | coverage [--check]>"
+            "usage: cargo xtask <headers [--version X] | compat [--check] | bindgen [--headers DIR] [--check] | generate [--check] | abi-check [--headers DIR | --release X] | bench-overhead [OP...] | test-real [--report FILE] [--library FILE|sim] | fidelity [--check] | coverage [--check] | sanitize <address|thread> [CARGO TEST ARGS...]>"
                 .to_string(),
         ),
     };
