@@ -17,7 +17,8 @@
 //!   (`--export-dynamic-symbol`).
 //! - Reports go to `target/sanitize-<name>/reports/` (every process's,
 //!   including the children tests start and capture), are printed at the end
-//!   and fail the command: zero reports is the bar.
+//!   and fail the command: zero reports is the bar. AddressSanitizer checks
+//!   leaks too (LeakSanitizer, at each process's exit).
 //! - Timing assertions: `CANN_TEST_TIME_SCALE` stretches the time limits of
 //!   the tests that assert one (instrumented code runs several times slower).
 
@@ -51,7 +52,7 @@ const SANITIZERS: [Sanitizer; 2] = [
     Sanitizer {
         name: "address",
         options_var: "ASAN_OPTIONS",
-        options: "detect_leaks=0",
+        options: "detect_leaks=1",
         entry_points: "__asan_*",
         time_scale: 4,
         suppressions: None,

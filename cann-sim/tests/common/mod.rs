@@ -259,6 +259,17 @@ pub fn host_fn(s: aclrtStream, f: impl FnOnce() + Send + 'static) -> aclError {
 
 /// `aclrtLaunchCallback` with a Rust closure.
 pub fn callback(s: aclrtStream, block: bool, f: impl FnOnce() + Send + 'static) -> aclError {
+    callback_to_cancel(s, block, f).0
+}
+
+/// [`callback`] for a callback the test then cancels: also returns the
+/// queued job (null when the launch failed), which the runtime never frees
+/// if it never calls it; [`free_cancelled`] does.
+pub fn callback_to_cancel(
+    s: aclrtStream,
+    block: bool,
+    f: impl FnOnce() + Send + 'static,
+) -> (aclError, *mut c_void) {
     let p = leak(f);
     let kind = if block {
         ACL_CALLBACK_BLOCK
@@ -270,8 +281,20 @@ pub fn callback(s: aclrtStream, block: bool, f: impl FnOnce() + Send + 'static) 
     if rc != ACL_SUCCESS {
         // SAFETY: not handed over: reclaim it.
         drop(unsafe { Box::from_raw(p.cast::<Job>()) });
+        return (rc, std::ptr::null_mut());
     }
-    rc
+    (rc, p)
+}
+
+/// Frees a job from [`callback_to_cancel`] that the runtime cancelled.
+///
+/// # Safety
+///
+/// The runtime has said the callback will never be called (and so never
+/// takes the job back itself).
+pub unsafe fn free_cancelled(job: *mut c_void) {
+    // SAFETY: the caller's guarantee: nobody else frees it.
+    drop(unsafe { Box::from_raw(job.cast::<Job>()) });
 }
 
 /// A host function that blocks `s` until the returned sender is dropped or
