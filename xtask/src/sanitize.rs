@@ -8,7 +8,8 @@
 //!   missing. The standard library is rebuilt instrumented (`-Zbuild-std`):
 //!   ThreadSanitizer needs it (an uninstrumented `std` hides its
 //!   synchronisation and reports false races), AddressSanitizer then also
-//!   checks `std`'s own accesses.
+//!   checks `std`'s own accesses. Where rustup cannot fetch them,
+//!   AddressSanitizer runs with the prebuilt `std` (see [`toolchain`]).
 //! - One runtime per process. rustc links the sanitizer's runtime into
 //!   executables only; the cdylib (`libcann_sim.so`, which the loader tests
 //!   `dlopen`) and the C libraries (instrumented too, see
@@ -75,7 +76,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .find(|s| s.name == name)
         .ok_or_else(|| format!("unknown sanitizer `{name}`; {usage}"))?;
     let root = crate::workspace_root();
-    ensure_toolchain()?;
+    let toolchain = toolchain(san)?;
 
     let target_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
@@ -115,7 +116,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .any(|a| a.starts_with("-p") || a.starts_with("--package"));
     let mut cargo = Command::new("rustup");
     cargo
-        .args(["run", TOOLCHAIN, "cargo", "test", "-Zbuild-std"])
+        .args(["run", toolchain.name, "cargo", "test"])
+        .args(toolchain.build_std.then_some("-Zbuild-std"))
         .args(["--target", TARGET, "--no-fail-fast"])
         .args(whole_workspace.then_some("--workspace"))
         .args(rest)
@@ -132,6 +134,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .env_remove("RUSTC")
         .env_remove("RUSTDOC")
         .env_remove("RUSTUP_TOOLCHAIN");
+    if toolchain.bootstrap {
+        // The stable toolchain: `RUSTC_BOOTSTRAP` unlocks `-Zsanitizer`.
+        cargo.env("RUSTC_BOOTSTRAP", "1");
+    }
     println!("sanitize {}: {cargo:?}", san.name);
     let start = Instant::now();
     let status = cargo
@@ -158,28 +164,71 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
 }
 
-/// Installs the toolchain with `rust-src` (for `-Zbuild-std`), or adds
-/// `rust-src` to an installed one. An installed toolchain is not updated.
-fn ensure_toolchain() -> Result<(), String> {
-    let installed = Command::new("rustup")
-        .args(["run", TOOLCHAIN, "rustc", "--version"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    let mut rustup = Command::new("rustup");
-    if installed {
-        rustup.args(["component", "add", "rust-src", "--toolchain", TOOLCHAIN]);
+/// The toolchain a run uses.
+struct Toolchain {
+    name: &'static str,
+    /// Whether the standard library is rebuilt instrumented (`rust-src`).
+    build_std: bool,
+    /// Whether `-Z` flags need `RUSTC_BOOTSTRAP` (a stable toolchain).
+    bootstrap: bool,
+}
+
+/// `nightly` with `rust-src` (installed through rustup when missing; an
+/// installed toolchain is not updated). Where rustup cannot fetch them (a
+/// machine without access to static.rust-lang.org), or with
+/// `CANN_SANITIZE_BUILD_STD=0`: AddressSanitizer runs without rebuilding
+/// `std` (on nightly, or on the stable toolchain with `RUSTC_BOOTSTRAP`),
+/// and says so; ThreadSanitizer, which reports false races without an
+/// instrumented `std`, is an error saying why.
+fn toolchain(san: &Sanitizer) -> Result<Toolchain, String> {
+    let forced_off = std::env::var("CANN_SANITIZE_BUILD_STD").is_ok_and(|v| v == "0");
+    let has = |name: &str| {
+        Command::new("rustup")
+            .args(["run", name, "rustc", "--version"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let mut nightly = has(TOOLCHAIN);
+    let why = if forced_off {
+        "CANN_SANITIZE_BUILD_STD=0".to_string()
     } else {
-        rustup.args(["toolchain", "install", TOOLCHAIN, "--profile", "minimal"]);
-        rustup.args(["--component", "rust-src"]);
+        let mut rustup = Command::new("rustup");
+        if nightly {
+            rustup.args(["component", "add", "rust-src", "--toolchain", TOOLCHAIN]);
+        } else {
+            rustup.args(["toolchain", "install", TOOLCHAIN, "--profile", "minimal"]);
+            rustup.args(["--component", "rust-src"]);
+        }
+        match rustup.status() {
+            Ok(status) if status.success() => {
+                return Ok(Toolchain {
+                    name: TOOLCHAIN,
+                    build_std: true,
+                    bootstrap: false,
+                });
+            }
+            Ok(status) => format!("{rustup:?} failed ({status})"),
+            Err(e) => format!("cannot run rustup (https://rustup.rs): {e}"),
+        }
+    };
+    nightly = nightly || has(TOOLCHAIN);
+    if san.name == "thread" {
+        return Err(format!(
+            "ThreadSanitizer needs the standard library rebuilt instrumented (-Zbuild-std, the \
+             nightly toolchain's rust-src component), which is not available: {why}"
+        ));
     }
-    let status = rustup
-        .status()
-        .map_err(|e| format!("cannot run rustup (https://rustup.rs): {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("{rustup:?} failed ({status})"))
-    }
+    let name = if nightly { TOOLCHAIN } else { "stable" };
+    eprintln!(
+        "sanitize {}: without an instrumented standard library ({why}); the workspace and its \
+         dependencies are instrumented, std is not (toolchain {name})",
+        san.name
+    );
+    Ok(Toolchain {
+        name,
+        build_std: false,
+        bootstrap: !nightly,
+    })
 }
 
 /// The first `name` in `PATH`.
