@@ -8,6 +8,10 @@
 //! - [`Device`]: one NPU. Each call binds it to the calling thread first, so
 //!   handles work from any thread (no `ACL_ERROR_RT_CONTEXT_NULL`).
 //! - [`DeviceBuffer`]: typed device memory with copies to and from the host.
+//! - [`Tensor`], [`TensorView`], [`TensorViewMut`]: device memory with a
+//!   shape; views add strides and an offset, so slices and transposes cost
+//!   no copy. [`ops`] runs CANN's operators on any of them (see [`tensor`]).
+//! - [`graph`]: work captured once and launched many times.
 //! - [`Error`]: every failure, with the AscendCL code and its name, the C
 //!   function, and the runtime's own message.
 //!
