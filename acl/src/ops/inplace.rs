@@ -36,7 +36,7 @@ fn binary_inplace<T: Element>(
     other: &impl AsView<T>,
 ) -> Result<()> {
     let (x, other) = (x.view_mut(), other.view());
-    expect_broadcast(function, x.shape(), other.shape(), x.shape())?;
+    expect_broadcast_to(function, other.shape(), x.shape())?;
     op(stream, &mut nn_mut(x)?, &nn(&other)?)
 }
 

@@ -59,7 +59,7 @@ pub fn copy<T: Element>(
     dst: &mut impl AsViewMut<T>,
 ) -> Result<()> {
     let (src, dst) = (src.view(), dst.view_mut());
-    expect_broadcast("ops::copy", src.shape(), dst.shape(), dst.shape())?;
+    expect_broadcast_to("ops::copy", src.shape(), dst.shape())?;
     aclnn::copy_(stream, &mut nn_mut(dst)?, &nn(&src)?)
 }
 

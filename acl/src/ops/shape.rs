@@ -59,6 +59,16 @@ pub(super) fn expect_broadcast(
     expect_shape(function, out, &want)
 }
 
+/// Checks that `src` broadcasts to `dst`'s shape, which the result keeps
+/// (copies and in-place operators write `dst`).
+pub(super) fn expect_broadcast_to(
+    function: &'static str,
+    src: &[usize],
+    dst: &[usize],
+) -> Result<()> {
+    expect_broadcast(function, dst, src, dst)
+}
+
 pub(super) fn expect_shape(function: &'static str, out: &[usize], want: &[usize]) -> Result<()> {
     if out == want {
         Ok(())

@@ -122,6 +122,21 @@ impl Dims {
         Ok(())
     }
 
+    /// The row-major strides of these dimensions (a zero dimension counts
+    /// as 1, so that the strides stay distinct). Saturating: a stride can
+    /// only overflow past a zero dimension (the element count is checked
+    /// to fit), where no element is reached, and `aclCreateTensor`'s
+    /// conversion to `int64_t` then refuses it.
+    pub(crate) fn row_major(self) -> Dims {
+        let mut strides = self;
+        let mut step = 1usize;
+        for (s, &d) in strides.iter_mut().zip(self.iter()).rev() {
+            *s = step;
+            step = step.saturating_mul(d.max(1));
+        }
+        strides
+    }
+
     /// As AscendCL dimensions (`int64_t`); `None` for one above `i64::MAX`.
     pub(crate) fn to_i64(self) -> Option<[i64; Dims::MAX]> {
         let mut out = [0i64; Dims::MAX];
@@ -313,20 +328,13 @@ impl<T: Element> Tensor<T> {
 
     fn raw_view(&self) -> RawView<'_> {
         use crate::memory::DeviceMemory;
-        // The shape was checked to hold the buffer when the tensor was made;
-        // each stride is at most the element count.
-        let mut strides = self.shape;
-        let mut step = 1usize;
-        for (s, &d) in strides.iter_mut().zip(self.shape.iter()).rev() {
-            *s = step;
-            step = step.saturating_mul(d.max(1));
-        }
+        // The shape was checked to hold the buffer when the tensor was made.
         RawView {
             alloc: self.buf.allocation(),
             addr: self.buf.device_ptr() as usize,
             len: self.buf.len(),
             shape: self.shape,
-            strides,
+            strides: self.shape.row_major(),
             offset: 0,
         }
     }

@@ -37,22 +37,12 @@ fn bad(function: &'static str, reason: String) -> Error {
     Error::invalid(function, reason)
 }
 
-/// The row-major strides of `shape` (a zero dimension counts as 1, so the
-/// strides stay distinct), and its element count; checked.
-pub(crate) fn contiguous(function: &'static str, shape: &[usize]) -> Result<(Dims, usize)> {
-    let mut strides = Dims::filled(function, shape.len(), 1)?;
-    let mut step = 1usize;
-    for (s, &d) in strides.iter_mut().zip(shape).rev() {
-        *s = step;
-        step = step.checked_mul(d.max(1)).ok_or_else(|| {
-            bad(
-                function,
-                format!("shape {shape:?}: the element count overflows"),
-            )
-        })?;
-    }
+/// The dimensions and row-major strides of `shape`, and its element
+/// count; checked (see [`super::numel`]).
+pub(crate) fn contiguous(function: &'static str, shape: &[usize]) -> Result<(Dims, Dims, usize)> {
     let n = super::numel(function, shape)?;
-    Ok((strides, n))
+    let dims = Dims::new(function, shape)?;
+    Ok((dims, dims.row_major(), n))
 }
 
 impl<'a> RawView<'a> {
@@ -66,7 +56,7 @@ impl<'a> RawView<'a> {
         (alloc, addr, len): (&'a Arc<Allocation>, usize, usize),
         shape: &[usize],
     ) -> Result<RawView<'a>> {
-        let (strides, n) = contiguous(function, shape)?;
+        let (shape_dims, strides, n) = contiguous(function, shape)?;
         if n != len {
             return Err(bad(
                 function,
@@ -79,7 +69,7 @@ impl<'a> RawView<'a> {
             alloc,
             addr,
             len,
-            shape: Dims::new(function, shape)?,
+            shape: shape_dims,
             strides,
             offset: 0,
         })
@@ -279,7 +269,7 @@ impl<'a> RawView<'a> {
                 ),
             ));
         }
-        let (strides, n) = contiguous(function, shape)?;
+        let (shape_dims, strides, n) = contiguous(function, shape)?;
         if n != self.numel() {
             return Err(bad(
                 function,
@@ -290,7 +280,7 @@ impl<'a> RawView<'a> {
             ));
         }
         Ok(RawView {
-            shape: Dims::new(function, shape)?,
+            shape: shape_dims,
             strides,
             ..self
         })
