@@ -10,40 +10,9 @@
 // `aclnnop/aclnn_*.h`), whose pointer constness they follow: e.g. `out` of
 // `aclnnRelu` and `selfRef` of `aclnnInplaceOne` are `const aclTensor*` there.
 //
-// The operators of a transformer decoder (`examples/llm_forward.rs`), from
-// the CANN aclnn reference (hiascend.com, `.../API/aolapi/context/<name>.md`)
-// and the operator documents of hicann's open repositories:
-// - aclnnEmbedding: hicann/ops-nn `index/gather_v2/docs/aclnnEmbedding.md`;
-// - aclnnRmsNorm: `aolapi/context/aclnnRmsNorm.md` (CANN 8.0.RC2..8.3) and
-//   the 8.1.RC1 header `aclnnop/aclnn_rms_norm.h`;
-// - aclnnRotaryPositionEmbedding: `aolapi/context/aclnnRotaryPositionEmbedding.md`
-//   (CANN 8.3.RC1, 8.5.0) and ops-transformer
-//   `posembedding/rotary_position_embedding/docs/aclnnRotaryPositionEmbedding.md`;
-// - aclnnSwiGlu: the 8.1.RC1 header `aclnnop/aclnn_swi_glu.h`;
-// - aclnnArgMax: the 8.1.RC1 header `aclnnop/aclnn_argmax.h`;
-// - aclnnInplaceCopy: the 8.1.RC1 header `aclnnop/aclnn_copy.h` and hicann/ops-math
-//   `conversion/view_copy/docs/aclnnInplaceCopy.md`;
-// - aclnnMuls: the 8.1.RC1 header `aclnnop/aclnn_mul.h`;
-// - aclnnInplaceMaskedFillScalar: `aolapi/context/aclnnInplaceMaskedFillScalar.md`
-//   (`aclnnop/aclnn_masked_fill_scalar.h`).
-//
-// The in-place forms of the elementwise operators (`selfRef` is input and
-// output; `other` broadcasts to `selfRef`'s shape), from the CANN aclnn
-// reference pages `aolapi/context/aclnnXxx&aclnnInplaceXxx.md` (all in the
-// CANN 8.0.0 reference; InplaceAdd, InplaceMuls and InplaceRsqrt already in
-// the 23.0.RC2 application development guide) and, for the parameter names and
-// constness, the headers of hicann's open operator repositories:
-// - aclnnInplaceAdd, aclnnInplaceSub: hicann/ops-math `math/add/op_api/aclnn_add.h`
-//   (`selfRef` is `const aclTensor*` there), `math/sub/op_api/aclnn_sub.h`, and
-//   the documents `math/{add,sub}/docs/aclnn{Add,Sub}&aclnnInplace{Add,Sub}.md`;
-// - aclnnInplaceMul, aclnnInplaceMuls: ops-math `math/mul/op_api/aclnn_mul.h`,
-//   `math/mul/docs/aclnnMul&aclnnInplaceMul.md`, `math/muls/docs/aclnnMuls&aclnnInplaceMuls.md`;
-// - aclnnInplaceDiv: ops-math `math/div/op_api/aclnn_div.h`;
-// - aclnnInplaceExp, aclnnInplaceLog, aclnnInplaceSqrt, aclnnInplaceRsqrt,
-//   aclnnInplaceNeg, aclnnInplaceTanh: ops-math `math/<op>/op_api/aclnn_<op>.h`
-//   (InplaceSqrt names its parameter `self` there);
-// - aclnnInplaceRelu, aclnnInplaceSigmoid: hicann/ops-nn
-//   `activation/{relu,sigmoid}/op_api/aclnn_{relu,sigmoid}.h`.
+// The operators themselves are described in `operators.toml` (one entry per
+// operator, with the page its signature comes from) and appended to these
+// declarations by `cargo xtask generate`.
 //
 // Rules for this file: items only (no `use`), fully-qualified types
 // (`crate::aclDataType`, `::core::ffi::c_void`).
@@ -153,104 +122,4 @@ unsafe extern "C" {
     pub fn aclCreateTensorList(value: *const *const aclTensor, size: u64) -> *mut aclTensorList;
     pub fn aclDestroyTensorList(array: *const aclTensorList) -> aclnnStatus;
     pub fn aclDestroyAclOpExecutor(executor: *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnAddGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnAdd(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnSubGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnSub(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnMulGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnMul(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnDivGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnDiv(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnMaximumGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnMaximum(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnMinimumGetWorkspaceSize(self_: *const aclTensor, other: *const aclTensor, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnMinimum(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnNegGetWorkspaceSize(self_: *const aclTensor, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnNeg(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnAbsGetWorkspaceSize(self_: *const aclTensor, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnAbs(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnExpGetWorkspaceSize(self_: *const aclTensor, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnExp(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnLogGetWorkspaceSize(self_: *const aclTensor, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnLog(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnSqrtGetWorkspaceSize(self_: *const aclTensor, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnSqrt(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnRsqrtGetWorkspaceSize(self_: *const aclTensor, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnRsqrt(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnReluGetWorkspaceSize(self_: *const aclTensor, out: *const aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnRelu(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnSigmoidGetWorkspaceSize(self_: *const aclTensor, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnSigmoid(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnTanhGetWorkspaceSize(self_: *const aclTensor, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnTanh(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnGeluGetWorkspaceSize(self_: *const aclTensor, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnGelu(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnThresholdBackwardGetWorkspaceSize(gradOutput: *const aclTensor, self_: *const aclTensor, threshold: *const aclScalar, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnThresholdBackward(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnCastGetWorkspaceSize(self_: *const aclTensor, dtype: crate::aclDataType, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnCast(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnMatmulGetWorkspaceSize(self_: *const aclTensor, mat2: *const aclTensor, out: *mut aclTensor, cubeMathType: i8, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnMatmul(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnBatchMatMulGetWorkspaceSize(self_: *const aclTensor, mat2: *const aclTensor, out: *mut aclTensor, cubeMathType: i8, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnBatchMatMul(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnReduceSumGetWorkspaceSize(self_: *const aclTensor, dims: *const aclIntArray, keepDims: bool, dtype: crate::aclDataType, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnReduceSum(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnMeanGetWorkspaceSize(self_: *const aclTensor, dim: *const aclIntArray, keepDim: bool, dtype: crate::aclDataType, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnMean(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnAmaxGetWorkspaceSize(self_: *const aclTensor, dim: *const aclIntArray, keepDim: bool, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnAmax(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnSoftmaxGetWorkspaceSize(self_: *const aclTensor, dim: i64, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnSoftmax(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnLogSoftmaxGetWorkspaceSize(self_: *const aclTensor, dim: i64, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnLogSoftmax(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnPermuteGetWorkspaceSize(self_: *const aclTensor, dims: *const aclIntArray, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnPermute(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnInplaceFillScalarGetWorkspaceSize(selfRef: *mut aclTensor, value: *const aclScalar, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnInplaceFillScalar(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnInplaceZeroGetWorkspaceSize(selfRef: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnInplaceZero(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnInplaceOneGetWorkspaceSize(selfRef: *const aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnInplaceOne(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnEmbeddingGetWorkspaceSize(weight: *const aclTensor, indices: *const aclTensor, out: *const aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnEmbedding(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnRmsNormGetWorkspaceSize(x: *const aclTensor, gamma: *const aclTensor, epsilon: f64, yOut: *const aclTensor, rstdOut: *const aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnRmsNorm(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnRotaryPositionEmbeddingGetWorkspaceSize(x: *const aclTensor, cos: *const aclTensor, sin: *const aclTensor, mode: i64, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnRotaryPositionEmbedding(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnSwiGluGetWorkspaceSize(x: *const aclTensor, dim: i64, out: *const aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnSwiGlu(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnArgMaxGetWorkspaceSize(self_: *const aclTensor, dim: i64, keepdim: bool, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnArgMax(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnInplaceCopyGetWorkspaceSize(selfRef: *mut aclTensor, src: *const aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnInplaceCopy(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnMulsGetWorkspaceSize(self_: *const aclTensor, other: *const aclScalar, out: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnMuls(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnInplaceMaskedFillScalarGetWorkspaceSize(selfRef: *mut aclTensor, mask: *const aclTensor, value: *const aclScalar, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnInplaceMaskedFillScalar(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnInplaceAddGetWorkspaceSize(selfRef: *const aclTensor, other: *const aclTensor, alpha: *const aclScalar, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnInplaceAdd(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnInplaceSubGetWorkspaceSize(selfRef: *mut aclTensor, other: *const aclTensor, alpha: *const aclScalar, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnInplaceSub(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnInplaceMulGetWorkspaceSize(selfRef: *mut aclTensor, other: *const aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnInplaceMul(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnInplaceDivGetWorkspaceSize(selfRef: *mut aclTensor, other: *const aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnInplaceDiv(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnInplaceMulsGetWorkspaceSize(selfRef: *mut aclTensor, other: *const aclScalar, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnInplaceMuls(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnInplaceReluGetWorkspaceSize(selfRef: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnInplaceRelu(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnInplaceSigmoidGetWorkspaceSize(selfRef: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnInplaceSigmoid(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnInplaceExpGetWorkspaceSize(selfRef: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnInplaceExp(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnInplaceLogGetWorkspaceSize(selfRef: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnInplaceLog(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnInplaceRsqrtGetWorkspaceSize(selfRef: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnInplaceRsqrt(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnInplaceSqrtGetWorkspaceSize(self_: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnInplaceSqrt(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnInplaceNegGetWorkspaceSize(selfRef: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnInplaceNeg(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
-    pub fn aclnnInplaceTanhGetWorkspaceSize(selfRef: *mut aclTensor, workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;
-    pub fn aclnnInplaceTanh(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;
 }

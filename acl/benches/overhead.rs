@@ -289,14 +289,15 @@ fn main() {
                         ops::add(&stream, &ta, &tb, &mut tc).expect("add");
                     }
                 } else if safe {
-                    let ta = aclnn::Tensor::new(&a, &shape).expect("a");
-                    let tb = aclnn::Tensor::new(&b, &shape).expect("b");
-                    let mut tc = aclnn::TensorMut::new(&mut c, &shape).expect("c");
+                    let ta = aclnn::TensorArg::new(&a, &shape).expect("a");
+                    let tb = aclnn::TensorArg::new(&b, &shape).expect("b");
+                    let mut tc = aclnn::TensorArgMut::new(&mut c, &shape).expect("c");
                     if matmul {
                         aclnn::matmul(&stream, &ta, &tb, &mut tc, aclnn::CubeMathType::KeepDtype)
                             .expect("matmul");
                     } else {
-                        aclnn::add(&stream, &ta, &tb, &mut tc).expect("add");
+                        let one = aclnn::Scalar::new(1.0f32).expect("alpha");
+                        aclnn::add(&stream, &ta, &tb, &one, &mut tc).expect("add");
                     }
                 } else {
                     // The same C calls as the safe path: three tensors,

@@ -54,7 +54,7 @@
 //!
 //! ```
 //! # cann_sim::install().unwrap();
-//! use acl::aclnn::{self, Scalar, Tensor, TensorMut};
+//! use acl::aclnn::{self, Scalar, TensorArg, TensorArgMut};
 //! use acl::{Device, Runtime, graph::CaptureMode};
 //! let npu = Device::new(&Runtime::init()?, 0)?;
 //! let (stream, updater) = (npu.new_stream()?, npu.new_stream()?);
@@ -63,9 +63,9 @@
 //! let mut out = stream.alloc_zeros::<f32>(2)?;
 //! // out = x + alpha * y
 //! let mut scaled_add = |s: &acl::Stream, alpha: f32| -> acl::Result<()> {
-//!     let (tx, ty) = (Tensor::new(&x, &[2])?, Tensor::new(&y, &[2])?);
-//!     let mut to = TensorMut::new(&mut out, &[2])?;
-//!     aclnn::add_scaled(s, &tx, &ty, &Scalar::new(alpha)?, &mut to)
+//!     let (tx, ty) = (TensorArg::new(&x, &[2])?, TensorArg::new(&y, &[2])?);
+//!     let mut to = TensorArgMut::new(&mut out, &[2])?;
+//!     aclnn::add(s, &tx, &ty, &Scalar::new(alpha)?, &mut to)
 //! };
 //! let (graph, group) = stream.capture(CaptureMode::Global, |s| {
 //!     let (group, ()) = s.task_group(|s| scaled_add(s, 1.0))?;

@@ -15,6 +15,23 @@
 //! - [`Error`]: every failure, with the AscendCL code and its name, the C
 //!   function, and the runtime's own message.
 //!
+//! # Operators: which module
+//!
+//! The crate reaches CANN's operators three ways:
+//!
+//! - [`ops`]: typed functions over tensors and views
+//!   (`ops::matmul(&s, &a, &b, &mut c)`), shapes checked before any C call,
+//!   built on aclnn. Start here.
+//! - [`aclnn`]: the two-phase API torch_npu uses, one function per operator
+//!   of the operator table (`acl-sys/operators.toml`), with the C arguments
+//!   in the C order over argument objects ([`aclnn::TensorArg`] from a view
+//!   or a raw layout, [`aclnn::Scalar`], [`aclnn::IntArray`], ...). Use it
+//!   for the operators `ops` does not type, to keep argument objects across
+//!   calls, or to pass options `ops` fixes (`cubeMathType`).
+//! - [`aclop`]: any CANN operator by name, with descriptions and attributes
+//!   written by hand (`aclopExecuteV2`), and compiled handles: the legacy
+//!   single-operator API, for operators neither of the others has.
+//!
 //! # Layers
 //!
 //! `acl_sys` (raw FFI, loaded at run time) → [`result`] (one thin

@@ -11,7 +11,7 @@
 
 mod common;
 
-use acl::aclnn::{self, CubeMathType, Layout, Scalar, Tensor, TensorMut};
+use acl::aclnn::{self, CubeMathType, IntArray, Layout, Scalar, TensorArg, TensorArgMut};
 use acl::{DataType, Device, Error, Stream};
 use half::{bf16, f16};
 use std::sync::Mutex;
@@ -97,7 +97,7 @@ fn host<T: Num>(v: &[f64]) -> Vec<T> {
     v.iter().map(|&x| T::from(x)).collect()
 }
 
-type Bin = fn(&Stream, &Tensor<'_>, &Tensor<'_>, &mut TensorMut<'_>) -> acl::Result<()>;
+type Bin = fn(&Stream, &TensorArg<'_>, &TensorArg<'_>, &mut TensorArgMut<'_>) -> acl::Result<()>;
 
 fn binary_case<T: Num>(
     s: &Stream,
@@ -117,10 +117,10 @@ fn binary_case<T: Num>(
     let mut dc = s.alloc_zeros::<T>(n).unwrap();
     {
         let (ta, tb) = (
-            Tensor::new(&da, ash).unwrap(),
-            Tensor::new(&db, bsh).unwrap(),
+            TensorArg::new(&da, ash).unwrap(),
+            TensorArg::new(&db, bsh).unwrap(),
         );
-        let mut tc = TensorMut::new(&mut dc, osh).unwrap();
+        let mut tc = TensorArgMut::new(&mut dc, osh).unwrap();
         f(s, &ta, &tb, &mut tc).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
     // Reference over the rounded inputs, broadcasting `b` ([k]) along rows.
@@ -135,8 +135,16 @@ fn binaries<T: Num>(s: &Stream, int: bool) {
     let a = [1.0, -2.0, 3.5, 4.0, -5.0, 6.25];
     let b = [2.0, 0.5, -4.0];
     let ops: [(&str, Bin, fn(f64, f64) -> f64); 6] = [
-        ("add", aclnn::add, |x, y| x + y),
-        ("sub", aclnn::sub, |x, y| x - y),
+        (
+            "add",
+            |s, a, b, o| aclnn::add(s, a, b, &one(), o),
+            |x, y| x + y,
+        ),
+        (
+            "sub",
+            |s, a, b, o| aclnn::sub(s, a, b, &one(), o),
+            |x, y| x - y,
+        ),
         ("mul", aclnn::mul, |x, y| x * y),
         ("div", aclnn::div, |x, y| x / y),
         ("maximum", aclnn::maximum, f64::max),
@@ -162,7 +170,7 @@ fn binary_operators_match_the_host_for_every_dtype_and_broadcast() {
     binaries::<i32>(&s, true);
 }
 
-type Un = fn(&Stream, &Tensor<'_>, &mut TensorMut<'_>) -> acl::Result<()>;
+type Un = fn(&Stream, &TensorArg<'_>, &mut TensorArgMut<'_>) -> acl::Result<()>;
 
 fn unaries<T: Num>(s: &Stream, int: bool) {
     let x: [f64; 6] = [0.5, -1.5, 2.0, 0.25, -0.75, 3.0];
@@ -198,8 +206,8 @@ fn unaries<T: Num>(s: &Stream, int: bool) {
         let dx = s.clone_from_host(&hx).unwrap();
         let mut dy = s.alloc_zeros::<T>(6).unwrap();
         {
-            let tx = Tensor::new(&dx, &[2, 3]).unwrap();
-            let mut ty = TensorMut::new(&mut dy, &[2, 3]).unwrap();
+            let tx = TensorArg::new(&dx, &[2, 3]).unwrap();
+            let mut ty = TensorArgMut::new(&mut dy, &[2, 3]).unwrap();
             f(s, &tx, &mut ty).unwrap_or_else(|e| panic!("{name}: {e}"));
         }
         let want: Vec<f64> = hx
@@ -247,10 +255,10 @@ fn matmuls<T: Num>(s: &Stream) {
     let mut dc = s.alloc_zeros::<T>(4).unwrap();
     {
         let (ta, tb) = (
-            Tensor::new(&da, &[2, 3]).unwrap(),
-            Tensor::new(&db, &[3, 2]).unwrap(),
+            TensorArg::new(&da, &[2, 3]).unwrap(),
+            TensorArg::new(&db, &[3, 2]).unwrap(),
         );
-        let mut tc = TensorMut::new(&mut dc, &[2, 2]).unwrap();
+        let mut tc = TensorArgMut::new(&mut dc, &[2, 2]).unwrap();
         aclnn::matmul(s, &ta, &tb, &mut tc, CubeMathType::KeepDtype).unwrap();
     }
     close("matmul", &dc.to_host_vec().unwrap(), &want2);
@@ -258,10 +266,10 @@ fn matmuls<T: Num>(s: &Stream) {
     let mut dd = s.alloc_zeros::<T>(2).unwrap();
     {
         let (ta, tb) = (
-            Tensor::new(&da, &[2, 1, 3]).unwrap(),
-            Tensor::new(&db, &[2, 3, 1]).unwrap(),
+            TensorArg::new(&da, &[2, 1, 3]).unwrap(),
+            TensorArg::new(&db, &[2, 3, 1]).unwrap(),
         );
-        let mut td = TensorMut::new(&mut dd, &[2, 1, 1]).unwrap();
+        let mut td = TensorArgMut::new(&mut dd, &[2, 1, 1]).unwrap();
         aclnn::batch_matmul(s, &ta, &tb, &mut td, CubeMathType::AllowFp32DownPrecision).unwrap();
     }
     close("batch_matmul", &dd.to_host_vec().unwrap(), &[-2.0, 24.0]);
@@ -280,40 +288,56 @@ fn reductions<T: Num>(s: &Stream, int: bool) {
     let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
     let hx: Vec<T> = host(&x);
     let dx = s.clone_from_host(&hx).unwrap();
-    let run = |f: &dyn Fn(&Tensor<'_>, &mut TensorMut<'_>) -> acl::Result<()>, shape: &[usize]| {
+    let run = |f: &dyn Fn(&TensorArg<'_>, &mut TensorArgMut<'_>) -> acl::Result<()>,
+               shape: &[usize]| {
         let n: usize = shape.iter().product();
         let mut dy = s.alloc_zeros::<T>(n).unwrap();
         {
-            let tx = Tensor::new(&dx, &[2, 3]).unwrap();
-            let mut ty = TensorMut::new(&mut dy, shape).unwrap();
+            let tx = TensorArg::new(&dx, &[2, 3]).unwrap();
+            let mut ty = TensorArgMut::new(&mut dy, shape).unwrap();
             f(&tx, &mut ty).unwrap();
         }
         dy.to_host_vec().unwrap()
     };
     close(
         "sum dim 1",
-        &run(&|x, y| aclnn::reduce_sum(s, x, &[1], false, y), &[2]),
+        &run(
+            &|x, y| aclnn::reduce_sum(s, x, &IntArray::new(&[1]).unwrap(), false, x.data_type(), y),
+            &[2],
+        ),
         &[6.0, 15.0],
     );
     close(
         "sum dim 0 keep",
-        &run(&|x, y| aclnn::reduce_sum(s, x, &[0], true, y), &[1, 3]),
+        &run(
+            &|x, y| aclnn::reduce_sum(s, x, &IntArray::new(&[0]).unwrap(), true, x.data_type(), y),
+            &[1, 3],
+        ),
         &[5.0, 7.0, 9.0],
     );
     close(
         "sum all",
-        &run(&|x, y| aclnn::reduce_sum(s, x, &[], false, y), &[]),
+        &run(
+            &|x, y| aclnn::reduce_sum(s, x, &IntArray::new(&[]).unwrap(), false, x.data_type(), y),
+            &[],
+        ),
         &[21.0],
     );
     close(
         "amax -1",
-        &run(&|x, y| aclnn::amax(s, x, &[-1], false, y), &[2]),
+        &run(
+            &|x, y| aclnn::amax(s, x, &IntArray::new(&[-1]).unwrap(), false, y),
+            &[2],
+        ),
         &[3.0, 6.0],
     );
     if !int {
         close(
             "mean 0",
-            &run(&|x, y| aclnn::mean(s, x, &[0], false, y), &[3]),
+            &run(
+                &|x, y| aclnn::mean(s, x, &IntArray::new(&[0]).unwrap(), false, x.data_type(), y),
+                &[3],
+            ),
             &[2.5, 3.5, 4.5],
         );
     }
@@ -335,10 +359,10 @@ fn softmaxes<T: Num>(s: &Stream) {
     let mut dy = s.alloc_zeros::<T>(6).unwrap();
     let mut dz = s.alloc_zeros::<T>(6).unwrap();
     {
-        let tx = Tensor::new(&dx, &[2, 3]).unwrap();
-        let mut ty = TensorMut::new(&mut dy, &[2, 3]).unwrap();
+        let tx = TensorArg::new(&dx, &[2, 3]).unwrap();
+        let mut ty = TensorArgMut::new(&mut dy, &[2, 3]).unwrap();
         aclnn::softmax(s, &tx, -1, &mut ty).unwrap();
-        let mut tz = TensorMut::new(&mut dz, &[2, 3]).unwrap();
+        let mut tz = TensorArgMut::new(&mut dz, &[2, 3]).unwrap();
         aclnn::log_softmax(s, &tx, 1, &mut tz).unwrap();
     }
     let mut want = Vec::new();
@@ -369,13 +393,13 @@ fn cast_permute_fill_and_threshold_backward() {
     let mut di = s.alloc_zeros::<i32>(6).unwrap();
     let mut dp = s.alloc_zeros::<f32>(6).unwrap();
     {
-        let tx = Tensor::new(&dx, &[2, 3]).unwrap();
-        let mut th = TensorMut::new(&mut dh, &[2, 3]).unwrap();
+        let tx = TensorArg::new(&dx, &[2, 3]).unwrap();
+        let mut th = TensorArgMut::new(&mut dh, &[2, 3]).unwrap();
         aclnn::cast(&s, &tx, DataType::Float16, &mut th).unwrap();
-        let mut ti = TensorMut::new(&mut di, &[2, 3]).unwrap();
+        let mut ti = TensorArgMut::new(&mut di, &[2, 3]).unwrap();
         aclnn::cast(&s, &tx, DataType::Int32, &mut ti).unwrap();
-        let mut tp = TensorMut::new(&mut dp, &[3, 2]).unwrap();
-        aclnn::permute(&s, &tx, &[1, 0], &mut tp).unwrap();
+        let mut tp = TensorArgMut::new(&mut dp, &[3, 2]).unwrap();
+        aclnn::permute(&s, &tx, &IntArray::new(&[1, 0]).unwrap(), &mut tp).unwrap();
     }
     close(
         "cast f16",
@@ -390,17 +414,17 @@ fn cast_permute_fill_and_threshold_backward() {
 
     let mut dt = s.alloc_zeros::<bf16>(4).unwrap();
     {
-        let mut t = TensorMut::new(&mut dt, &[2, 2]).unwrap();
+        let mut t = TensorArgMut::new(&mut dt, &[2, 2]).unwrap();
         aclnn::one_(&s, &mut t).unwrap();
     }
     close("one_", &dt.to_host_vec().unwrap(), &[1.0; 4]);
     {
-        let mut t = TensorMut::new(&mut dt, &[2, 2]).unwrap();
+        let mut t = TensorArgMut::new(&mut dt, &[2, 2]).unwrap();
         aclnn::fill_(&s, &mut t, &Scalar::new(2.5f64).unwrap()).unwrap();
     }
     close("fill_", &dt.to_host_vec().unwrap(), &[2.5; 4]);
     {
-        let mut t = TensorMut::new(&mut dt, &[4]).unwrap();
+        let mut t = TensorArgMut::new(&mut dt, &[4]).unwrap();
         aclnn::zero_(&s, &mut t).unwrap();
     }
     close("zero_", &dt.to_host_vec().unwrap(), &[0.0; 4]);
@@ -409,10 +433,10 @@ fn cast_permute_fill_and_threshold_backward() {
     let mut dg = s.alloc_zeros::<f32>(6).unwrap();
     {
         let (tg, tx) = (
-            Tensor::new(&g, &[3]).unwrap(),
-            Tensor::new(&dx, &[2, 3]).unwrap(),
+            TensorArg::new(&g, &[3]).unwrap(),
+            TensorArg::new(&dx, &[2, 3]).unwrap(),
         );
-        let mut t = TensorMut::new(&mut dg, &[2, 3]).unwrap();
+        let mut t = TensorArgMut::new(&mut dg, &[2, 3]).unwrap();
         aclnn::threshold_backward(&s, &tg, &tx, &Scalar::new(0i32).unwrap(), &mut t)
             .unwrap_or_else(|e| panic!("{e}"));
     }
@@ -438,31 +462,31 @@ fn add_and_sub_scale_other_by_alpha() {
     let a = s.clone_from_host(&[1.0f32, 2.0, 3.0]).unwrap();
     let b = s.clone_from_host(&[10.0f32, 20.0, 30.0]).unwrap();
     let (ta, tb) = (
-        Tensor::new(&a, &[3]).unwrap(),
-        Tensor::new(&b, &[3]).unwrap(),
+        TensorArg::new(&a, &[3]).unwrap(),
+        TensorArg::new(&b, &[3]).unwrap(),
     );
     let mut o = s.alloc_zeros::<f32>(3).unwrap();
     {
-        let mut to = TensorMut::new(&mut o, &[3]).unwrap();
-        aclnn::add_scaled(&s, &ta, &tb, &Scalar::new(0.5f32).unwrap(), &mut to).unwrap();
+        let mut to = TensorArgMut::new(&mut o, &[3]).unwrap();
+        aclnn::add(&s, &ta, &tb, &Scalar::new(0.5f32).unwrap(), &mut to).unwrap();
     }
     assert_eq!(o.to_host_vec().unwrap(), [6.0, 12.0, 18.0]);
     {
-        let mut to = TensorMut::new(&mut o, &[3]).unwrap();
-        aclnn::sub_scaled(&s, &ta, &tb, &Scalar::new(2.0f32).unwrap(), &mut to).unwrap();
+        let mut to = TensorArgMut::new(&mut o, &[3]).unwrap();
+        aclnn::sub(&s, &ta, &tb, &Scalar::new(2.0f32).unwrap(), &mut to).unwrap();
     }
     assert_eq!(o.to_host_vec().unwrap(), [-19.0, -38.0, -57.0]);
     // Integers with an integral alpha (given as an int scalar), broadcast.
     let x = s.clone_from_host(&[1i32, 2, 3, 4, 5, 6]).unwrap();
     let y = s.clone_from_host(&[100i32, 200, 300]).unwrap();
     let (tx, ty) = (
-        Tensor::new(&x, &[2, 3]).unwrap(),
-        Tensor::new(&y, &[3]).unwrap(),
+        TensorArg::new(&x, &[2, 3]).unwrap(),
+        TensorArg::new(&y, &[3]).unwrap(),
     );
     let mut oi = s.alloc_zeros::<i32>(6).unwrap();
     {
-        let mut to = TensorMut::new(&mut oi, &[2, 3]).unwrap();
-        aclnn::sub_scaled(&s, &tx, &ty, &Scalar::new(3i32).unwrap(), &mut to).unwrap();
+        let mut to = TensorArgMut::new(&mut oi, &[2, 3]).unwrap();
+        aclnn::sub(&s, &tx, &ty, &Scalar::new(3i32).unwrap(), &mut to).unwrap();
     }
     assert_eq!(
         oi.to_host_vec().unwrap(),
@@ -477,10 +501,10 @@ fn strided_views_read_and_write_like_their_contiguous_copies() {
     let a = s
         .clone_from_host(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])
         .unwrap();
-    let t = Tensor::with_layout(&a, &layout(&[3, 2], &[1, 3], 0, 6)).unwrap();
+    let t = TensorArg::with_layout(&a, &layout(&[3, 2], &[1, 3], 0, 6)).unwrap();
     let mut o = s.alloc_zeros::<f32>(6).unwrap();
     {
-        let mut to = TensorMut::new(&mut o, &[3, 2]).unwrap();
+        let mut to = TensorArgMut::new(&mut o, &[3, 2]).unwrap();
         aclnn::neg(&s, &t, &mut to).unwrap();
     }
     assert_eq!(
@@ -491,25 +515,25 @@ fn strided_views_read_and_write_like_their_contiguous_copies() {
     // [3, 2] row-major means the [2, 3] input lands transposed.
     let mut w = s.alloc_zeros::<f32>(6).unwrap();
     {
-        let ta = Tensor::new(&a, &[2, 3]).unwrap();
-        let mut tw = TensorMut::with_layout(&mut w, &layout(&[2, 3], &[1, 2], 0, 6)).unwrap();
+        let ta = TensorArg::new(&a, &[2, 3]).unwrap();
+        let mut tw = TensorArgMut::with_layout(&mut w, &layout(&[2, 3], &[1, 2], 0, 6)).unwrap();
         aclnn::relu(&s, &ta, &mut tw).unwrap();
     }
     assert_eq!(w.to_host_vec().unwrap(), [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
     // A broadcast view (stride 0) read as two rows, plus every other element
     // of a longer buffer (stride 2, offset 1).
     let row = s.clone_from_host(&[10.0f32, 20.0, 30.0]).unwrap();
-    let b = Tensor::with_layout(&row, &layout(&[2, 3], &[0, 1], 0, 3)).unwrap();
+    let b = TensorArg::with_layout(&row, &layout(&[2, 3], &[0, 1], 0, 3)).unwrap();
     let long = s
         .clone_from_host(&[
             0.0f32, 1.0, 0.0, 2.0, 0.0, 3.0, 0.0, 4.0, 0.0, 5.0, 0.0, 6.0,
         ])
         .unwrap();
-    let odd = Tensor::with_layout(&long, &layout(&[2, 3], &[6, 2], 1, 12)).unwrap();
+    let odd = TensorArg::with_layout(&long, &layout(&[2, 3], &[6, 2], 1, 12)).unwrap();
     let mut sum = s.alloc_zeros::<f32>(6).unwrap();
     {
-        let mut ts = TensorMut::new(&mut sum, &[2, 3]).unwrap();
-        aclnn::add(&s, &b, &odd, &mut ts).unwrap();
+        let mut ts = TensorArgMut::new(&mut sum, &[2, 3]).unwrap();
+        aclnn::add(&s, &b, &odd, &one(), &mut ts).unwrap();
     }
     assert_eq!(
         sum.to_host_vec().unwrap(),
@@ -518,7 +542,7 @@ fn strided_views_read_and_write_like_their_contiguous_copies() {
     // In place through a strided view: zero every other element.
     let mut z = s.clone_from_host(&[1.0f32; 6]).unwrap();
     {
-        let mut tz = TensorMut::with_layout(&mut z, &layout(&[3], &[2], 0, 6)).unwrap();
+        let mut tz = TensorArgMut::with_layout(&mut z, &layout(&[3], &[2], 0, 6)).unwrap();
         aclnn::zero_(&s, &mut tz).unwrap();
     }
     assert_eq!(z.to_host_vec().unwrap(), [0.0, 1.0, 0.0, 1.0, 0.0, 1.0]);
@@ -551,7 +575,7 @@ fn contiguous_layout_with_sizes_beyond_i64_is_an_error_not_an_overflow() {
             "shape [4294967296, 4294967296]: the element count does not fit in i64".to_string()
         )
     );
-    // A layout that fits views its buffer as `Tensor::new` does.
+    // A layout that fits views its buffer as `TensorArg::new` does.
     let (_g, _d, s) = setup();
     let x = s
         .clone_from_host(&[1.0f32, -2.0, 3.0, -4.0, 5.0, -6.0])
@@ -562,8 +586,8 @@ fn contiguous_layout_with_sizes_beyond_i64_is_an_error_not_an_overflow() {
         (&l.strides[..], &l.storage_dims[..]),
         (&[3, 1][..], &[6][..])
     );
-    let tx = Tensor::with_layout(&x, &l).unwrap();
-    let mut ty = TensorMut::with_layout(&mut y, &l).unwrap();
+    let tx = TensorArg::with_layout(&x, &l).unwrap();
+    let mut ty = TensorArgMut::with_layout(&mut y, &l).unwrap();
     aclnn::relu(&s, &tx, &mut ty).unwrap();
     drop((tx, ty));
     assert_eq!(y.to_host_vec().unwrap(), [1.0, 0.0, 3.0, 0.0, 5.0, 0.0]);
@@ -575,23 +599,22 @@ fn errors_carry_the_exact_status() {
     let a = s.clone_from_host(&[1.0f32; 6]).unwrap();
     let i = s.clone_from_host(&[1i32; 6]).unwrap();
     let mut o = s.alloc_zeros::<f32>(6).unwrap();
-    let ta = Tensor::new(&a, &[2, 3]).unwrap();
-    let ti = Tensor::new(&i, &[2, 3]).unwrap();
-    let ta3 = Tensor::new(&a, &[6]).unwrap();
+    let ta = TensorArg::new(&a, &[2, 3]).unwrap();
+    let ti = TensorArg::new(&i, &[2, 3]).unwrap();
+    let ta3 = TensorArg::new(&a, &[6]).unwrap();
     {
         // Shapes that do not broadcast: 161002 from the planning phase.
-        let mut to = TensorMut::new(&mut o, &[2, 3]).unwrap();
+        let mut to = TensorArgMut::new(&mut o, &[2, 3]).unwrap();
         let e = aclnn::mul(&s, &ta, &ta3, &mut to).unwrap_err();
         assert_eq!(status(e), (161002, "aclnnMulGetWorkspaceSize"));
         // Sub requires equal dtypes.
-        let e = aclnn::sub(&s, &ta, &ti, &mut to).unwrap_err();
+        let e = aclnn::sub(&s, &ta, &ti, &one(), &mut to).unwrap_err();
         assert_eq!(status(e), (161002, "aclnnSubGetWorkspaceSize"));
         // A non-integral alpha for an integer out.
-        let ti23 = Tensor::new(&i, &[2, 3]).unwrap();
+        let ti23 = TensorArg::new(&i, &[2, 3]).unwrap();
         let mut oi = s.alloc_zeros::<i32>(6).unwrap();
-        let mut toi = TensorMut::new(&mut oi, &[2, 3]).unwrap();
-        let e = aclnn::add_scaled(&s, &ti23, &ti23, &Scalar::new(0.5f32).unwrap(), &mut toi)
-            .unwrap_err();
+        let mut toi = TensorArgMut::new(&mut oi, &[2, 3]).unwrap();
+        let e = aclnn::add(&s, &ti23, &ti23, &Scalar::new(0.5f32).unwrap(), &mut toi).unwrap_err();
         assert_eq!(status(e), (161002, "aclnnAddGetWorkspaceSize"));
         let e = aclnn::threshold_backward(&s, &ta, &ta, &Scalar::new(0.5f32).unwrap(), &mut to)
             .unwrap_err();
@@ -612,9 +635,9 @@ fn errors_carry_the_exact_status() {
         assert_eq!(status(e), (161002, "aclnnBatchMatMulGetWorkspaceSize"));
     }
     {
-        let mut to = TensorMut::new(&mut o, &[3, 2]).unwrap();
+        let mut to = TensorArgMut::new(&mut o, &[3, 2]).unwrap();
         // out of the wrong shape.
-        let e = aclnn::add(&s, &ta, &ta, &mut to).unwrap_err();
+        let e = aclnn::add(&s, &ta, &ta, &one(), &mut to).unwrap_err();
         assert_eq!(status(e), (161002, "aclnnAddGetWorkspaceSize"));
         let e = aclnn::matmul(&s, &ta, &ta, &mut to, CubeMathType::KeepDtype).unwrap_err();
         assert_eq!(status(e), (161002, "aclnnMatmulGetWorkspaceSize"));
@@ -622,7 +645,7 @@ fn errors_carry_the_exact_status() {
     // An output view whose elements overlap (stride 0): its result would
     // be undefined, 161002.
     {
-        let mut to = TensorMut::with_layout(
+        let mut to = TensorArgMut::with_layout(
             &mut o,
             &Layout {
                 dims: vec![2, 3],
@@ -633,12 +656,12 @@ fn errors_carry_the_exact_status() {
             },
         )
         .unwrap();
-        let ta2 = Tensor::new(&a, &[2, 3]).unwrap();
+        let ta2 = TensorArg::new(&a, &[2, 3]).unwrap();
         let e = aclnn::relu(&s, &ta2, &mut to).unwrap_err();
         assert_eq!(status(e), (161002, "aclnnReluGetWorkspaceSize"));
     }
     // An offset view of the second row works.
-    let row = Tensor::with_layout(
+    let row = TensorArg::with_layout(
         &a,
         &Layout {
             dims: vec![3],
@@ -651,13 +674,13 @@ fn errors_carry_the_exact_status() {
     .unwrap();
     let mut o3 = s.alloc_zeros::<f32>(3).unwrap();
     {
-        let mut to = TensorMut::new(&mut o3, &[3]).unwrap();
+        let mut to = TensorArgMut::new(&mut o3, &[3]).unwrap();
         aclnn::neg(&s, &row, &mut to).unwrap();
     }
     assert_eq!(o3.to_host_vec().unwrap(), [-1.0; 3]);
     // Views beyond the buffer, and shapes that do not cover it, are refused
     // before any C call.
-    let e = Tensor::with_layout(
+    let e = TensorArg::with_layout(
         &a,
         &Layout {
             dims: vec![4],
@@ -678,7 +701,7 @@ fn errors_carry_the_exact_status() {
         ),
         "{e:?}"
     );
-    let e = Tensor::new(&a, &[4]).unwrap_err();
+    let e = TensorArg::new(&a, &[4]).unwrap_err();
     assert!(
         matches!(
             e,
@@ -700,18 +723,18 @@ fn buffers_of_other_streams_are_ordered_and_handles_are_released() {
     let a = other.clone_from_host(&[1.0f32, 2.0, 3.0]).unwrap();
     let mut c = s.alloc_zeros::<f32>(3).unwrap();
     {
-        let ta = Tensor::new(&a, &[3]).unwrap();
+        let ta = TensorArg::new(&a, &[3]).unwrap();
         let members = vec![
-            Tensor::new(&a, &[3]).unwrap(),
-            Tensor::new(&a, &[3]).unwrap(),
+            TensorArg::new(&a, &[3]).unwrap(),
+            TensorArg::new(&a, &[3]).unwrap(),
         ];
         let list = aclnn::TensorList::new(members).unwrap();
         assert_eq!(list.len(), 2);
         let _ints = aclnn::IntArray::new(&[1, 2]).unwrap();
         let _floats = aclnn::FloatArray::new(&[1.0]).unwrap();
         let _bools = aclnn::BoolArray::new(&[true, false]).unwrap();
-        let mut tc = TensorMut::new(&mut c, &[3]).unwrap();
-        aclnn::add(&s, &ta, &ta, &mut tc).unwrap();
+        let mut tc = TensorArgMut::new(&mut c, &[3]).unwrap();
+        aclnn::add(&s, &ta, &ta, &one(), &mut tc).unwrap();
         assert!(cann_sim::aclnn::live_handles() >= before + 8);
         // Destroys the list and its two members (as CANN does), once.
         drop(list);
@@ -734,14 +757,14 @@ fn contiguous_tensor_whose_strides_overflow_is_an_error_not_a_panic() {
         "aclCreateTensor",
         "shape [0, 1099511627776, 1099511627776]: a stride does not fit in i64".to_string(),
     );
-    assert_eq!(reason(Tensor::new(&empty, &shape).unwrap_err()), want);
+    assert_eq!(reason(TensorArg::new(&empty, &shape).unwrap_err()), want);
     assert_eq!(
-        reason(TensorMut::new(&mut empty, &shape).unwrap_err()),
+        reason(TensorArgMut::new(&mut empty, &shape).unwrap_err()),
         want
     );
     // A dimension above i64::MAX would become negative.
     assert_eq!(
-        reason(Tensor::new(&empty, &[0, usize::MAX]).unwrap_err()),
+        reason(TensorArg::new(&empty, &[0, usize::MAX]).unwrap_err()),
         (
             "aclCreateTensor",
             format!("shape [0, {}]: a dimension does not fit in i64", usize::MAX)
@@ -766,7 +789,7 @@ fn layout_whose_last_element_index_overflows_is_an_error_not_a_panic() {
         format: 2,
         storage_dims: vec![1],
     };
-    let e = Tensor::with_layout(&a, &l).unwrap_err();
+    let e = TensorArg::with_layout(&a, &l).unwrap_err();
     assert_eq!(
         (e.to_string()),
         format!(
@@ -787,19 +810,19 @@ fn embeddings<T: Num>(s: &Stream) {
     let mut o = s.alloc_zeros::<T>(12).unwrap();
     let mut o3 = s.alloc_zeros::<T>(9).unwrap();
     {
-        let tw = Tensor::new(&dw, &[4, 3]).unwrap();
+        let tw = TensorArg::new(&dw, &[4, 3]).unwrap();
         aclnn::embedding(
             s,
             &tw,
-            &Tensor::new(&i64s, &[2, 2]).unwrap(),
-            &mut TensorMut::new(&mut o, &[2, 2, 3]).unwrap(),
+            &TensorArg::new(&i64s, &[2, 2]).unwrap(),
+            &mut TensorArgMut::new(&mut o, &[2, 2, 3]).unwrap(),
         )
         .unwrap();
         aclnn::embedding(
             s,
             &tw,
-            &Tensor::new(&i32s, &[3]).unwrap(),
-            &mut TensorMut::new(&mut o3, &[3, 3]).unwrap(),
+            &TensorArg::new(&i32s, &[3]).unwrap(),
+            &mut TensorArgMut::new(&mut o3, &[3, 3]).unwrap(),
         )
         .unwrap();
     }
@@ -830,17 +853,17 @@ fn embedding_gathers_rows_for_every_float_dtype_and_index_type() {
     let idx = s.clone_from_host(&[0i64, 1]).unwrap();
     let fidx = s.clone_from_host(&[0.0f32, 1.0]).unwrap();
     let mut o = s.alloc_zeros::<f32>(6).unwrap();
-    let ti = Tensor::new(&idx, &[2]).unwrap();
-    let mut to = TensorMut::new(&mut o, &[2, 3]).unwrap();
+    let ti = TensorArg::new(&idx, &[2]).unwrap();
+    let mut to = TensorArgMut::new(&mut o, &[2, 3]).unwrap();
     // weight not 2-D; float indices; out of the wrong shape.
-    let e = aclnn::embedding(&s, &Tensor::new(&w, &[12]).unwrap(), &ti, &mut to).unwrap_err();
+    let e = aclnn::embedding(&s, &TensorArg::new(&w, &[12]).unwrap(), &ti, &mut to).unwrap_err();
     assert_eq!(status(e), (161002, "aclnnEmbeddingGetWorkspaceSize"));
-    let tw = Tensor::new(&w, &[4, 3]).unwrap();
-    let tf = Tensor::new(&fidx, &[2]).unwrap();
+    let tw = TensorArg::new(&w, &[4, 3]).unwrap();
+    let tf = TensorArg::new(&fidx, &[2]).unwrap();
     let e = aclnn::embedding(&s, &tw, &tf, &mut to).unwrap_err();
     assert_eq!(status(e), (161002, "aclnnEmbeddingGetWorkspaceSize"));
     drop(to);
-    let mut to = TensorMut::new(&mut o, &[3, 2]).unwrap();
+    let mut to = TensorArgMut::new(&mut o, &[3, 2]).unwrap();
     let e = aclnn::embedding(&s, &tw, &ti, &mut to).unwrap_err();
     assert_eq!(status(e), (161002, "aclnnEmbeddingGetWorkspaceSize"));
 }
@@ -863,11 +886,11 @@ fn rms_norms<T: Num>(s: &Stream, gamma_dims: &[usize]) {
     rstd_dims[lead..].iter_mut().for_each(|d| *d = 1);
     aclnn::rms_norm(
         s,
-        &Tensor::new(&dx, &[2, 2, 4]).unwrap(),
-        &Tensor::new(&dg, gamma_dims).unwrap(),
+        &TensorArg::new(&dx, &[2, 2, 4]).unwrap(),
+        &TensorArg::new(&dg, gamma_dims).unwrap(),
         1e-6,
-        &mut TensorMut::new(&mut dy, &[2, 2, 4]).unwrap(),
-        &mut TensorMut::new(&mut dr, &rstd_dims).unwrap(),
+        &mut TensorArgMut::new(&mut dy, &[2, 2, 4]).unwrap(),
+        &mut TensorArgMut::new(&mut dr, &rstd_dims).unwrap(),
     )
     .unwrap();
     let (mut want_y, mut want_r) = (Vec::new(), Vec::new());
@@ -895,21 +918,21 @@ fn rms_norm_matches_the_host_over_one_or_more_trailing_dimensions() {
     let mut y = s.alloc_zeros::<f32>(8).unwrap();
     let mut r = s.alloc_zeros::<f32>(2).unwrap();
     let mut rh = s.alloc_zeros::<f16>(2).unwrap();
-    let tx = Tensor::new(&x, &[2, 4]).unwrap();
-    let mut ty = TensorMut::new(&mut y, &[2, 4]).unwrap();
-    let mut refused = |gamma: &Tensor<'_>, rstd: &mut TensorMut<'_>| {
+    let tx = TensorArg::new(&x, &[2, 4]).unwrap();
+    let mut ty = TensorArgMut::new(&mut y, &[2, 4]).unwrap();
+    let mut refused = |gamma: &TensorArg<'_>, rstd: &mut TensorArgMut<'_>| {
         let e = aclnn::rms_norm(&s, &tx, gamma, 1e-6, &mut ty, rstd).unwrap_err();
         assert_eq!(status(e), (161002, "aclnnRmsNormGetWorkspaceSize"));
     };
-    let tg = Tensor::new(&g, &[4]).unwrap();
+    let tg = TensorArg::new(&g, &[4]).unwrap();
     // gamma not x's trailing shape; gamma of another dtype.
-    let mut tr = TensorMut::new(&mut r, &[2, 1]).unwrap();
-    refused(&Tensor::new(&g, &[2, 2]).unwrap(), &mut tr);
-    refused(&Tensor::new(&gh, &[4]).unwrap(), &mut tr);
+    let mut tr = TensorArgMut::new(&mut r, &[2, 1]).unwrap();
+    refused(&TensorArg::new(&g, &[2, 2]).unwrap(), &mut tr);
+    refused(&TensorArg::new(&gh, &[4]).unwrap(), &mut tr);
     drop(tr);
     // rstd must be float32 of shape [2, 1].
-    refused(&tg, &mut TensorMut::new(&mut rh, &[2, 1]).unwrap());
-    refused(&tg, &mut TensorMut::new(&mut r, &[2]).unwrap());
+    refused(&tg, &mut TensorArgMut::new(&mut rh, &[2, 1]).unwrap());
+    refused(&tg, &mut TensorArgMut::new(&mut r, &[2]).unwrap());
 }
 
 fn ropes<T: Num>(s: &Stream, mode: aclnn::RotaryMode) {
@@ -926,11 +949,11 @@ fn ropes<T: Num>(s: &Stream, mode: aclnn::RotaryMode) {
     let mut dy = s.alloc_zeros::<T>(16).unwrap();
     aclnn::rotary_position_embedding(
         s,
-        &Tensor::new(&dx, &[1, 2, 2, 4]).unwrap(),
-        &Tensor::new(&dc, &[1, 2, 1, 4]).unwrap(),
-        &Tensor::new(&ds, &[1, 2, 1, 4]).unwrap(),
+        &TensorArg::new(&dx, &[1, 2, 2, 4]).unwrap(),
+        &TensorArg::new(&dc, &[1, 2, 1, 4]).unwrap(),
+        &TensorArg::new(&ds, &[1, 2, 1, 4]).unwrap(),
         mode,
-        &mut TensorMut::new(&mut dy, &[1, 2, 2, 4]).unwrap(),
+        &mut TensorArgMut::new(&mut dy, &[1, 2, 2, 4]).unwrap(),
     )
     .unwrap();
     let mut want = Vec::new();
@@ -962,9 +985,9 @@ fn rotary_position_embedding_matches_the_host_in_half_and_interleave_modes() {
     }
     let x = s.clone_from_host(&[1.0f32; 16]).unwrap();
     let mut y = s.alloc_zeros::<f32>(16).unwrap();
-    let t4 = Tensor::new(&x, &[1, 2, 2, 4]).unwrap();
-    let mut ty = TensorMut::new(&mut y, &[1, 2, 2, 4]).unwrap();
-    let rope = |x: &Tensor<'_>, cs: &Tensor<'_>, mode, ty: &mut TensorMut<'_>| {
+    let t4 = TensorArg::new(&x, &[1, 2, 2, 4]).unwrap();
+    let mut ty = TensorArgMut::new(&mut y, &[1, 2, 2, 4]).unwrap();
+    let rope = |x: &TensorArg<'_>, cs: &TensorArg<'_>, mode, ty: &mut TensorArgMut<'_>| {
         status(aclnn::rotary_position_embedding(&s, x, cs, cs, mode, ty).unwrap_err())
     };
     let f = "aclnnRotaryPositionEmbeddingGetWorkspaceSize";
@@ -978,12 +1001,12 @@ fn rotary_position_embedding_matches_the_host_in_half_and_interleave_modes() {
         (561003, f)
     );
     // x not 4-D; cos that does not broadcast to x.
-    let t3 = Tensor::new(&x, &[2, 2, 4]).unwrap();
+    let t3 = TensorArg::new(&x, &[2, 2, 4]).unwrap();
     assert_eq!(
         rope(&t3, &t3, aclnn::RotaryMode::Half, &mut ty),
         (161002, f)
     );
-    let wide = Tensor::new(&x, &[1, 4, 1, 4]).unwrap();
+    let wide = TensorArg::new(&x, &[1, 4, 1, 4]).unwrap();
     assert_eq!(
         rope(&t4, &wide, aclnn::RotaryMode::Half, &mut ty),
         (161002, f)
@@ -1000,16 +1023,16 @@ fn swi_glus<T: Num>(s: &Stream) {
     );
     aclnn::swi_glu(
         s,
-        &Tensor::new(&dx, &[3, 4]).unwrap(),
+        &TensorArg::new(&dx, &[3, 4]).unwrap(),
         -1,
-        &mut TensorMut::new(&mut last, &[3, 2]).unwrap(),
+        &mut TensorArgMut::new(&mut last, &[3, 2]).unwrap(),
     )
     .unwrap();
     aclnn::swi_glu(
         s,
-        &Tensor::new(&dx, &[2, 6]).unwrap(),
+        &TensorArg::new(&dx, &[2, 6]).unwrap(),
         0,
-        &mut TensorMut::new(&mut first, &[1, 6]).unwrap(),
+        &mut TensorArgMut::new(&mut first, &[1, 6]).unwrap(),
     )
     .unwrap();
     let silu = |a: f64| a / (1.0 + (-a).exp());
@@ -1031,15 +1054,15 @@ fn swi_glu_matches_the_host_along_any_dimension() {
     swi_glus::<bf16>(&s);
     let x = s.clone_from_host(&[1.0f32; 6]).unwrap();
     let mut y = s.alloc_zeros::<f32>(3).unwrap();
-    let mut ty = TensorMut::new(&mut y, &[3, 1]).unwrap();
+    let mut ty = TensorArgMut::new(&mut y, &[3, 1]).unwrap();
     let f = "aclnnSwiGluGetWorkspaceSize";
     // An odd size along dim; dim out of range; out of the wrong shape.
-    let t = Tensor::new(&x, &[2, 3]).unwrap();
+    let t = TensorArg::new(&x, &[2, 3]).unwrap();
     assert_eq!(
         status(aclnn::swi_glu(&s, &t, -1, &mut ty).unwrap_err()),
         (161002, f)
     );
-    let t = Tensor::new(&x, &[3, 2]).unwrap();
+    let t = TensorArg::new(&x, &[3, 2]).unwrap();
     assert_eq!(
         status(aclnn::swi_glu(&s, &t, 2, &mut ty).unwrap_err()),
         (161002, f)
@@ -1058,13 +1081,13 @@ fn arg_maxes<T: Num>(s: &Stream) {
     let mut rows = s.alloc_zeros::<i64>(2).unwrap();
     let mut kept = s.alloc_zeros::<i64>(2).unwrap();
     let mut cols = s.alloc_zeros::<i32>(3).unwrap();
-    let tx = Tensor::new(&dx, &[2, 3]).unwrap();
+    let tx = TensorArg::new(&dx, &[2, 3]).unwrap();
     aclnn::arg_max(
         s,
         &tx,
         1,
         false,
-        &mut TensorMut::new(&mut rows, &[2]).unwrap(),
+        &mut TensorArgMut::new(&mut rows, &[2]).unwrap(),
     )
     .unwrap();
     aclnn::arg_max(
@@ -1072,7 +1095,7 @@ fn arg_maxes<T: Num>(s: &Stream) {
         &tx,
         -1,
         true,
-        &mut TensorMut::new(&mut kept, &[2, 1]).unwrap(),
+        &mut TensorArgMut::new(&mut kept, &[2, 1]).unwrap(),
     )
     .unwrap();
     aclnn::arg_max(
@@ -1080,7 +1103,7 @@ fn arg_maxes<T: Num>(s: &Stream) {
         &tx,
         0,
         false,
-        &mut TensorMut::new(&mut cols, &[3]).unwrap(),
+        &mut TensorArgMut::new(&mut cols, &[3]).unwrap(),
     )
     .unwrap();
     assert_eq!(rows.to_host_vec().unwrap(), [1, 2]);
@@ -1096,7 +1119,7 @@ fn arg_max_returns_the_first_largest_index_with_or_without_keepdim() {
     arg_maxes::<bf16>(&s);
     arg_maxes::<i32>(&s);
     let x = s.clone_from_host(&[1.0f32; 6]).unwrap();
-    let tx = Tensor::new(&x, &[2, 3]).unwrap();
+    let tx = TensorArg::new(&x, &[2, 3]).unwrap();
     let mut of = s.alloc_zeros::<f32>(2).unwrap();
     let mut oi = s.alloc_zeros::<i64>(3).unwrap();
     let f = "aclnnArgMaxGetWorkspaceSize";
@@ -1106,10 +1129,10 @@ fn arg_max_returns_the_first_largest_index_with_or_without_keepdim() {
         &tx,
         1,
         false,
-        &mut TensorMut::new(&mut of, &[2]).unwrap(),
+        &mut TensorArgMut::new(&mut of, &[2]).unwrap(),
     );
     assert_eq!(status(e.unwrap_err()), (161002, f));
-    let mut to = TensorMut::new(&mut oi, &[3]).unwrap();
+    let mut to = TensorArgMut::new(&mut oi, &[3]).unwrap();
     assert_eq!(
         status(aclnn::arg_max(&s, &tx, 2, false, &mut to).unwrap_err()),
         (161002, f)
@@ -1129,11 +1152,11 @@ fn inplace_copy_converts_broadcasts_and_writes_strided_views() {
     let (_g, _d, s) = setup();
     // f32 -> f16 and bf16, same shape.
     let src = s.clone_from_host(&[1.5f32, -2.25, 3.0, 1e-3]).unwrap();
-    let ts = Tensor::new(&src, &[2, 2]).unwrap();
+    let ts = TensorArg::new(&src, &[2, 2]).unwrap();
     let mut h = s.alloc_zeros::<f16>(4).unwrap();
     let mut b = s.alloc_zeros::<bf16>(4).unwrap();
-    aclnn::copy_(&s, &mut TensorMut::new(&mut h, &[2, 2]).unwrap(), &ts).unwrap();
-    aclnn::copy_(&s, &mut TensorMut::new(&mut b, &[2, 2]).unwrap(), &ts).unwrap();
+    aclnn::copy_(&s, &mut TensorArgMut::new(&mut h, &[2, 2]).unwrap(), &ts).unwrap();
+    aclnn::copy_(&s, &mut TensorArgMut::new(&mut b, &[2, 2]).unwrap(), &ts).unwrap();
     close::<f16>(
         "copy f16",
         &h.to_host_vec().unwrap(),
@@ -1149,8 +1172,8 @@ fn inplace_copy_converts_broadcasts_and_writes_strided_views() {
     let mut m = s.alloc_zeros::<i32>(6).unwrap();
     aclnn::copy_(
         &s,
-        &mut TensorMut::new(&mut m, &[3, 2]).unwrap(),
-        &Tensor::new(&row, &[2]).unwrap(),
+        &mut TensorArgMut::new(&mut m, &[3, 2]).unwrap(),
+        &TensorArg::new(&row, &[2]).unwrap(),
     )
     .unwrap();
     assert_eq!(m.to_host_vec().unwrap(), [7, 8, 7, 8, 7, 8]);
@@ -1160,8 +1183,8 @@ fn inplace_copy_converts_broadcasts_and_writes_strided_views() {
     let mut cache = s.alloc_zeros::<f32>(12).unwrap();
     aclnn::copy_(
         &s,
-        &mut TensorMut::with_layout(&mut cache, &layout(&[1, 2, 2], &[2, 6, 1], 2, 12)).unwrap(),
-        &Tensor::new(&new, &[1, 2, 2]).unwrap(),
+        &mut TensorArgMut::with_layout(&mut cache, &layout(&[1, 2, 2], &[2, 6, 1], 2, 12)).unwrap(),
+        &TensorArg::new(&new, &[1, 2, 2]).unwrap(),
     )
     .unwrap();
     assert_eq!(
@@ -1171,8 +1194,8 @@ fn inplace_copy_converts_broadcasts_and_writes_strided_views() {
     // A source that does not broadcast.
     let e = aclnn::copy_(
         &s,
-        &mut TensorMut::new(&mut m, &[3, 2]).unwrap(),
-        &Tensor::new(&row, &[2, 1]).unwrap(),
+        &mut TensorArgMut::new(&mut m, &[3, 2]).unwrap(),
+        &TensorArg::new(&row, &[2, 1]).unwrap(),
     )
     .unwrap_err();
     assert_eq!(status(e), (161002, "aclnnInplaceCopyGetWorkspaceSize"));
@@ -1184,9 +1207,9 @@ fn muls_and_masked_fills<T: Num>(s: &Stream) {
     let mut dy = s.alloc_zeros::<T>(6).unwrap();
     aclnn::muls(
         s,
-        &Tensor::new(&dx, &[2, 3]).unwrap(),
+        &TensorArg::new(&dx, &[2, 3]).unwrap(),
         &Scalar::new(0.5f32).unwrap(),
-        &mut TensorMut::new(&mut dy, &[2, 3]).unwrap(),
+        &mut TensorArgMut::new(&mut dy, &[2, 3]).unwrap(),
     )
     .unwrap();
     let half: Vec<f64> = x.iter().map(|v| v * 0.5).collect();
@@ -1201,8 +1224,8 @@ fn muls_and_masked_fills<T: Num>(s: &Stream) {
         .unwrap();
     aclnn::masked_fill_(
         s,
-        &mut TensorMut::new(&mut dy, &[2, 3]).unwrap(),
-        &Tensor::new(&mask, &[3]).unwrap(),
+        &mut TensorArgMut::new(&mut dy, &[2, 3]).unwrap(),
+        &TensorArg::new(&mask, &[3]).unwrap(),
         &Scalar::new(-7.0f64).unwrap(),
     )
     .unwrap();
@@ -1223,14 +1246,19 @@ fn muls_scales_by_a_host_scalar_and_masked_fill_writes_where_the_mask_is_true() 
     let m = s.clone_from_host(&[1.0f32; 2]).unwrap();
     let mut y = s.alloc_zeros::<f32>(6).unwrap();
     let v = Scalar::new(0.0f32).unwrap();
-    let mut ty = TensorMut::new(&mut y, &[3, 2]).unwrap();
+    let mut ty = TensorArgMut::new(&mut y, &[3, 2]).unwrap();
     // out of another shape; a mask that is not bool; one that does not broadcast.
-    let e = aclnn::muls(&s, &Tensor::new(&x, &[2, 3]).unwrap(), &v, &mut ty).unwrap_err();
+    let e = aclnn::muls(&s, &TensorArg::new(&x, &[2, 3]).unwrap(), &v, &mut ty).unwrap_err();
     assert_eq!(status(e), (161002, "aclnnMulsGetWorkspaceSize"));
     let f = "aclnnInplaceMaskedFillScalarGetWorkspaceSize";
-    let e = aclnn::masked_fill_(&s, &mut ty, &Tensor::new(&m, &[2]).unwrap(), &v).unwrap_err();
+    let e = aclnn::masked_fill_(&s, &mut ty, &TensorArg::new(&m, &[2]).unwrap(), &v).unwrap_err();
     assert_eq!(status(e), (161002, f));
     let b = s.clone_from_host(&[acl::memory::Bool::TRUE; 3]).unwrap();
-    let e = aclnn::masked_fill_(&s, &mut ty, &Tensor::new(&b, &[3]).unwrap(), &v).unwrap_err();
+    let e = aclnn::masked_fill_(&s, &mut ty, &TensorArg::new(&b, &[3]).unwrap(), &v).unwrap_err();
     assert_eq!(status(e), (161002, f));
+}
+
+/// `alpha` = 1 for add and sub.
+fn one() -> Scalar {
+    Scalar::new(1.0f32).unwrap()
 }

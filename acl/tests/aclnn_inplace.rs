@@ -4,7 +4,7 @@
 
 mod common;
 
-use acl::aclnn::{self, Layout, Scalar, Tensor, TensorMut};
+use acl::aclnn::{self, Layout, Scalar, TensorArg, TensorArgMut};
 use acl::{Device, Error, Stream};
 use std::sync::Mutex;
 
@@ -37,8 +37,8 @@ fn assert_close(got: &[f32], want: &[f32], what: &str) {
     }
 }
 
-type Binary = fn(&Stream, &mut TensorMut<'_>, &Tensor<'_>) -> acl::Result<()>;
-type Unary = fn(&Stream, &mut TensorMut<'_>) -> acl::Result<()>;
+type Binary = fn(&Stream, &mut TensorArgMut<'_>, &TensorArg<'_>) -> acl::Result<()>;
+type Unary = fn(&Stream, &mut TensorArgMut<'_>) -> acl::Result<()>;
 /// A host reference of a binary operator.
 type Ref2 = fn(f32, f32) -> f32;
 /// A host reference of a unary operator.
@@ -49,12 +49,12 @@ const ROW: [f32; 3] = [10.0, 20.0, 40.0];
 
 /// `op` over `X` as [2, 3] in place, with `ROW` as a [3] `other`
 /// (broadcast over the rows).
-fn run_binary(s: &Stream, op: impl FnOnce(&mut TensorMut<'_>, &Tensor<'_>)) -> Vec<f32> {
+fn run_binary(s: &Stream, op: impl FnOnce(&mut TensorArgMut<'_>, &TensorArg<'_>)) -> Vec<f32> {
     let mut x = s.clone_from_host(&X).unwrap();
     let row = s.clone_from_host(&ROW).unwrap();
     {
-        let mut tx = TensorMut::new(&mut x, &[2, 3]).unwrap();
-        let tr = Tensor::new(&row, &[3]).unwrap();
+        let mut tx = TensorArgMut::new(&mut x, &[2, 3]).unwrap();
+        let tr = TensorArg::new(&row, &[3]).unwrap();
         op(&mut tx, &tr);
     }
     // `other` is only read.
@@ -73,8 +73,16 @@ fn expect(f: impl Fn(f32, f32) -> f32) -> Vec<f32> {
 fn inplace_binary_operators_write_self_with_other_broadcast_to_it() {
     let (_g, _d, s) = setup();
     let cases: [(&str, Binary, Ref2); 4] = [
-        ("add_", aclnn::add_, |a, b| a + b),
-        ("sub_", aclnn::sub_, |a, b| a - b),
+        (
+            "add_",
+            |s, x, r| aclnn::add_(s, x, r, &Scalar::new(1.0f32).unwrap()),
+            |a, b| a + b,
+        ),
+        (
+            "sub_",
+            |s, x, r| aclnn::sub_(s, x, r, &Scalar::new(1.0f32).unwrap()),
+            |a, b| a - b,
+        ),
         ("mul_", aclnn::mul_, |a, b| a * b),
         ("div_", aclnn::div_, |a, b| a / b),
     ];
@@ -83,9 +91,9 @@ fn inplace_binary_operators_write_self_with_other_broadcast_to_it() {
         assert_close(&got, &expect(f), name);
     }
     let half = Scalar::new(0.5f32).unwrap();
-    let got = run_binary(&s, |x, r| aclnn::add_scaled_(&s, x, r, &half).unwrap());
+    let got = run_binary(&s, |x, r| aclnn::add_(&s, x, r, &half).unwrap());
     assert_close(&got, &expect(|a, b| a + 0.5 * b), "add_scaled_");
-    let got = run_binary(&s, |x, r| aclnn::sub_scaled_(&s, x, r, &half).unwrap());
+    let got = run_binary(&s, |x, r| aclnn::sub_(&s, x, r, &half).unwrap());
     assert_close(&got, &expect(|a, b| a - 0.5 * b), "sub_scaled_");
     let got = run_binary(&s, |x, _| aclnn::muls_(&s, x, &half).unwrap());
     assert_close(&got, &expect(|a, _| a * 0.5), "muls_");
@@ -114,7 +122,7 @@ fn inplace_unary_operators_write_self() {
         };
         let mut m = s.clone_from_host(&input).unwrap();
         {
-            let mut t = TensorMut::new(&mut m, &[2, 2]).unwrap();
+            let mut t = TensorArgMut::new(&mut m, &[2, 2]).unwrap();
             op(&s, &mut t).unwrap();
         }
         let want: Vec<f32> = input.iter().map(|&v| f(v)).collect();
@@ -139,17 +147,17 @@ fn inplace_operators_on_a_strided_view_write_only_its_elements() {
     let mut x = s.clone_from_host(&X).unwrap();
     let other = s.clone_from_host(&[10.0f32, 20.0, 30.0]).unwrap();
     {
-        let mut odd = TensorMut::with_layout(&mut x, &odd_elements()).unwrap();
-        let t = Tensor::new(&other, &[3]).unwrap();
-        aclnn::add_scaled_(&s, &mut odd, &t, &Scalar::new(2.0f32).unwrap()).unwrap();
+        let mut odd = TensorArgMut::with_layout(&mut x, &odd_elements()).unwrap();
+        let t = TensorArg::new(&other, &[3]).unwrap();
+        aclnn::add_(&s, &mut odd, &t, &Scalar::new(2.0f32).unwrap()).unwrap();
     }
     assert_eq!(x.to_host_vec().unwrap(), [1.0, 22.0, 3.0, 44.0, 5.0, 66.0]);
     {
-        let mut odd = TensorMut::with_layout(&mut x, &odd_elements()).unwrap();
+        let mut odd = TensorArgMut::with_layout(&mut x, &odd_elements()).unwrap();
         aclnn::neg_(&s, &mut odd).unwrap();
         // A broadcast other (one element) into the strided view.
         let one = s.clone_from_host(&[2.0f32]).unwrap();
-        aclnn::div_(&s, &mut odd, &Tensor::new(&one, &[1]).unwrap()).unwrap();
+        aclnn::div_(&s, &mut odd, &TensorArg::new(&one, &[1]).unwrap()).unwrap();
     }
     assert_eq!(
         x.to_host_vec().unwrap(),
@@ -167,32 +175,32 @@ fn inplace_operators_refuse_bad_input_with_the_exact_status() {
     let mut ints = s.clone_from_host(&[1i32; 6]).unwrap();
     let int_row = s.clone_from_host(&[1i32; 3]).unwrap();
     {
-        let mut tx = TensorMut::new(&mut x, &[2, 3]).unwrap();
+        let mut tx = TensorArgMut::new(&mut x, &[2, 3]).unwrap();
         // An other that does not broadcast to self_: 161002 from planning.
-        let t4 = Tensor::new(&four, &[4]).unwrap();
-        let e = aclnn::add_(&s, &mut tx, &t4).unwrap_err();
+        let t4 = TensorArg::new(&four, &[4]).unwrap();
+        let e = aclnn::add_(&s, &mut tx, &t4, &Scalar::new(1.0f32).unwrap()).unwrap_err();
         assert_eq!(status(e), (161002, "aclnnInplaceAddGetWorkspaceSize"));
         let e = aclnn::mul_(&s, &mut tx, &t4).unwrap_err();
         assert_eq!(status(e), (161002, "aclnnInplaceMulGetWorkspaceSize"));
         // One that broadcasts, but to a larger shape than self_'s: 161002.
-        let t223 = Tensor::new(&big, &[2, 2, 3]).unwrap();
-        let e = aclnn::sub_(&s, &mut tx, &t223).unwrap_err();
+        let t223 = TensorArg::new(&big, &[2, 2, 3]).unwrap();
+        let e = aclnn::sub_(&s, &mut tx, &t223, &Scalar::new(1.0f32).unwrap()).unwrap_err();
         assert_eq!(status(e), (161002, "aclnnInplaceSubGetWorkspaceSize"));
         let e = aclnn::div_(&s, &mut tx, &t223).unwrap_err();
         assert_eq!(status(e), (161002, "aclnnInplaceDivGetWorkspaceSize"));
     }
     {
         // An int32 self_ cannot hold a float result: 161002.
-        let mut ti = TensorMut::new(&mut ints, &[2, 3]).unwrap();
-        let tf = Tensor::new(&x, &[2, 3]).unwrap();
-        let e = aclnn::add_(&s, &mut ti, &tf).unwrap_err();
+        let mut ti = TensorArgMut::new(&mut ints, &[2, 3]).unwrap();
+        let tf = TensorArg::new(&x, &[2, 3]).unwrap();
+        let e = aclnn::add_(&s, &mut ti, &tf, &Scalar::new(1.0f32).unwrap()).unwrap_err();
         assert_eq!(status(e), (161002, "aclnnInplaceAddGetWorkspaceSize"));
         let e = aclnn::mul_(&s, &mut ti, &tf).unwrap_err();
         assert_eq!(status(e), (161002, "aclnnInplaceMulGetWorkspaceSize"));
         // A non-integral alpha with integer operands: 161002.
-        let t1 = Tensor::new(&int_row, &[3]).unwrap();
+        let t1 = TensorArg::new(&int_row, &[3]).unwrap();
         let half = Scalar::new(0.5f32).unwrap();
-        let e = aclnn::add_scaled_(&s, &mut ti, &t1, &half).unwrap_err();
+        let e = aclnn::add_(&s, &mut ti, &t1, &half).unwrap_err();
         assert_eq!(status(e), (161002, "aclnnInplaceAddGetWorkspaceSize"));
         // The transcendental operators take floating types only: 161002.
         let e = aclnn::exp_(&s, &mut ti).unwrap_err();

@@ -11,7 +11,7 @@
 
 mod common;
 
-use acl::aclnn::{self, Tensor, TensorMut};
+use acl::aclnn::{self, TensorArg, TensorArgMut};
 use acl::allocator::AllocatorConfig;
 use acl::{DeviceBuffer, DeviceMemoryMut, Event, EventFlags, PinnedHostBuffer, Stream};
 use std::sync::{Arc, Barrier, Mutex, mpsc};
@@ -263,10 +263,10 @@ fn an_event_recycled_during_a_wait_does_not_skip_the_next_wait() {
         // out = a1 + mid: waits for a1's write (its event), then blocks on
         // mid's record, then handles a2.
         let op = sc.spawn(move || {
-            let ta = Tensor::new(a1, &[N])?;
-            let tb = Tensor::new(mid, &[N])?;
-            let mut tc = TensorMut::new(a2, &[N])?;
-            aclnn::add(s, &ta, &tb, &mut tc)
+            let ta = TensorArg::new(a1, &[N])?;
+            let tb = TensorArg::new(mid, &[N])?;
+            let mut tc = TensorArgMut::new(a2, &[N])?;
+            aclnn::add(s, &ta, &tb, &aclnn::Scalar::new(1.0f32)?, &mut tc)
         });
         std::thread::sleep(Duration::from_millis(50));
         // The host read of a1 drops its mark: its event goes back to the pool.

@@ -10,7 +10,7 @@
 
 mod common;
 
-use acl::aclnn::{self, Tensor, TensorMut};
+use acl::aclnn::{self, TensorArg, TensorArgMut};
 use acl::graph::{CaptureMode, CaptureStatus, exchange_thread_capture_mode};
 use acl::{Device, ErrorCode};
 use std::sync::{Mutex, MutexGuard};
@@ -34,9 +34,9 @@ fn a_graph_launched_many_times_gives_the_right_data() {
     let (graph, ()) = s
         .capture(CaptureMode::Global, |s| {
             {
-                let (tx, ta) = (Tensor::new(&x, &[4])?, Tensor::new(&acc, &[4])?);
-                let mut tt = TensorMut::new(&mut tmp, &[4])?;
-                aclnn::add(s, &tx, &ta, &mut tt)?;
+                let (tx, ta) = (TensorArg::new(&x, &[4])?, TensorArg::new(&acc, &[4])?);
+                let mut tt = TensorArgMut::new(&mut tmp, &[4])?;
+                aclnn::add(s, &tx, &ta, &aclnn::Scalar::new(1.0f32)?, &mut tt)?;
             }
             s.copy_dtod(&tmp, &mut acc)
         })
@@ -62,9 +62,9 @@ fn buffers_dropped_inside_the_closure_stay_alive_across_launches() {
             // Temporaries used and dropped inside: the graph keeps them.
             let mut t1 = s.alloc_zeros::<f32>(3)?;
             {
-                let (tx, tx2) = (Tensor::new(&x, &[3])?, Tensor::new(&x, &[3])?);
-                let mut to = TensorMut::new(&mut t1, &[3])?;
-                aclnn::add(s, &tx, &tx2, &mut to)?;
+                let (tx, tx2) = (TensorArg::new(&x, &[3])?, TensorArg::new(&x, &[3])?);
+                let mut to = TensorArgMut::new(&mut t1, &[3])?;
+                aclnn::add(s, &tx, &tx2, &aclnn::Scalar::new(1.0f32)?, &mut to)?;
             }
             let mut t2 = s.alloc_zeros::<u8>(12)?;
             s.fill(&mut t2, 0)?;
@@ -267,9 +267,9 @@ fn scaled_add(
     alpha: f32,
     out: &mut acl::DeviceBuffer<f32>,
 ) -> acl::Result<()> {
-    let (ta, tb) = (Tensor::new(a, &[2])?, Tensor::new(b, &[2])?);
-    let mut to = TensorMut::new(out, &[2])?;
-    aclnn::add_scaled(s, &ta, &tb, &aclnn::Scalar::new(alpha)?, &mut to)
+    let (ta, tb) = (TensorArg::new(a, &[2])?, TensorArg::new(b, &[2])?);
+    let mut to = TensorArgMut::new(out, &[2])?;
+    aclnn::add(s, &ta, &tb, &aclnn::Scalar::new(alpha)?, &mut to)
 }
 
 /// A graph of `out = x + x` in one task group, captured on `s`.

@@ -10,8 +10,8 @@
 #![allow(dead_code, reason = "compile-time checks")]
 
 use acl::aclnn::{
-    BoolArray, CubeMathType, FloatArray, IntArray, Layout, Scalar, Tensor as AclnnTensor,
-    TensorList, TensorMut,
+    BoolArray, CubeMathType, FloatArray, IntArray, Layout, Scalar, TensorArg, TensorArgMut,
+    TensorList,
 };
 use acl::aclop::{CompileFlag, Format, HandleLaunch, OpAttr, OpHandle, Operator, TensorDesc};
 use acl::allocator::{
@@ -173,7 +173,7 @@ fn per_call_argument_builders_are_neither_send_nor_sync() {
     neither!(
         Operator<'static>,
         HandleLaunch<'static, 'static>,
-        AclnnTensor<'static>,
-        TensorMut<'static>,
+        TensorArg<'static>,
+        TensorArgMut<'static>,
     );
 }

@@ -27,7 +27,7 @@
 //! device's tokens, so each step's logits can be compared.
 
 use crate::rng::Rng;
-use acl::aclnn::{self, CubeMathType, RotaryMode, Scalar, Tensor, TensorMut};
+use acl::aclnn::{self, CubeMathType, RotaryMode, Scalar, TensorArg, TensorArgMut};
 use acl::memory::Bool;
 use acl::{DeviceBuffer, Element, Stream};
 use acl::{TensorView as View, TensorViewMut as ViewMut};
@@ -414,7 +414,7 @@ type Res<T> = Result<T, Box<dyn std::error::Error>>;
 /// `x [rows, k] · w [k, n]` into a new buffer.
 fn linear<T: Float>(
     s: &Stream,
-    x: &Tensor<'_>,
+    x: &TensorArg<'_>,
     rows: usize,
     w: &DeviceBuffer<T>,
     k: usize,
@@ -424,8 +424,8 @@ fn linear<T: Float>(
     aclnn::matmul(
         s,
         x,
-        &Tensor::new(w, &[k, n])?,
-        &mut TensorMut::new(&mut out, &[rows, n])?,
+        &TensorArg::new(w, &[k, n])?,
+        &mut TensorArgMut::new(&mut out, &[rows, n])?,
         CubeMathType::KeepDtype,
     )?;
     Ok(out)
@@ -441,9 +441,10 @@ fn residual<T: Float>(
 ) -> Res<()> {
     aclnn::add(
         s,
-        &Tensor::new(a, shape)?,
-        &Tensor::new(b, shape)?,
-        &mut TensorMut::new(out, shape)?,
+        &TensorArg::new(a, shape)?,
+        &TensorArg::new(b, shape)?,
+        &Scalar::new(1.0f32)?,
+        &mut TensorArgMut::new(out, shape)?,
     )?;
     Ok(())
 }
@@ -496,9 +497,9 @@ impl<T: Float> DeviceModel<T> {
         let mut x = s.alloc_zeros::<T>(n * d)?;
         aclnn::embedding(
             s,
-            &Tensor::new(&self.embed, &[c.vocab, d])?,
-            &Tensor::new(tokens, &[n])?,
-            &mut TensorMut::new(&mut x, &[n, d])?,
+            &TensorArg::new(&self.embed, &[c.vocab, d])?,
+            &TensorArg::new(tokens, &[n])?,
+            &mut TensorArgMut::new(&mut x, &[n, d])?,
         )?;
         let mut rstd = s.alloc_zeros::<f32>(n)?;
         // The causal mask `[n, len]`: position pos+i sees 0..=pos+i; a
@@ -526,13 +527,13 @@ impl<T: Float> DeviceModel<T> {
             let mut h = s.alloc_zeros::<T>(n * d)?;
             aclnn::rms_norm(
                 s,
-                &Tensor::new(&x, &[n, d])?,
-                &Tensor::new(&w.attn_norm, &[d])?,
+                &TensorArg::new(&x, &[n, d])?,
+                &TensorArg::new(&w.attn_norm, &[d])?,
                 c.eps,
-                &mut TensorMut::new(&mut h, &[n, d])?,
-                &mut TensorMut::new(&mut rstd, &[n, 1])?,
+                &mut TensorArgMut::new(&mut h, &[n, d])?,
+                &mut TensorArgMut::new(&mut rstd, &[n, 1])?,
             )?;
-            let th = Tensor::new(&h, &[n, d])?;
+            let th = TensorArg::new(&h, &[n, d])?;
             let (q, k, v) = (
                 linear(s, &th, n, &w.wq, d, d)?,
                 linear(s, &th, n, &w.wk, d, d)?,
@@ -543,11 +544,11 @@ impl<T: Float> DeviceModel<T> {
                 let mut out = s.alloc_zeros::<T>(n * d)?;
                 aclnn::rotary_position_embedding(
                     s,
-                    &Tensor::new(t, &[1, n, heads, hd])?,
-                    &Tensor::from_view(&rope_table(&self.cos)?)?,
-                    &Tensor::from_view(&rope_table(&self.sin)?)?,
+                    &TensorArg::new(t, &[1, n, heads, hd])?,
+                    &TensorArg::from_view(&rope_table(&self.cos)?)?,
+                    &TensorArg::from_view(&rope_table(&self.sin)?)?,
                     RotaryMode::Half,
-                    &mut TensorMut::new(&mut out, &[1, n, heads, hd])?,
+                    &mut TensorArgMut::new(&mut out, &[1, n, heads, hd])?,
                 )?;
                 Ok(out)
             };
@@ -561,13 +562,13 @@ impl<T: Float> DeviceModel<T> {
             };
             aclnn::copy_(
                 s,
-                &mut TensorMut::from_view(slot(&mut w.k_cache)?)?,
-                &Tensor::new(&k, &[n, heads, hd])?,
+                &mut TensorArgMut::from_view(slot(&mut w.k_cache)?)?,
+                &TensorArg::new(&k, &[n, heads, hd])?,
             )?;
             aclnn::copy_(
                 s,
-                &mut TensorMut::from_view(slot(&mut w.v_cache)?)?,
-                &Tensor::new(&v, &[n, heads, hd])?,
+                &mut TensorArgMut::from_view(slot(&mut w.v_cache)?)?,
+                &TensorArg::new(&v, &[n, heads, hd])?,
             )?;
             // The first `len` positions of a cache, [heads, len, hd].
             let cached = |cache| -> acl::Result<View<'_, T>> {
@@ -577,77 +578,77 @@ impl<T: Float> DeviceModel<T> {
             let mut scores = s.alloc_zeros::<T>(heads * n * len)?;
             aclnn::batch_matmul(
                 s,
-                &Tensor::from_view(&View::new(&q, &[n, heads, hd])?.permute(&[1, 0, 2])?)?,
-                &Tensor::from_view(&cached(&w.k_cache)?.transpose(1, 2)?)?,
-                &mut TensorMut::new(&mut scores, &[heads, n, len])?,
+                &TensorArg::from_view(&View::new(&q, &[n, heads, hd])?.permute(&[1, 0, 2])?)?,
+                &TensorArg::from_view(&cached(&w.k_cache)?.transpose(1, 2)?)?,
+                &mut TensorArgMut::new(&mut scores, &[heads, n, len])?,
                 mm,
             )?;
             let mut scaled = s.alloc_zeros::<T>(heads * n * len)?;
             aclnn::muls(
                 s,
-                &Tensor::new(&scores, &[heads, n, len])?,
+                &TensorArg::new(&scores, &[heads, n, len])?,
                 &scale,
-                &mut TensorMut::new(&mut scaled, &[heads, n, len])?,
+                &mut TensorArgMut::new(&mut scaled, &[heads, n, len])?,
             )?;
             if let Some(mask) = &mask {
                 aclnn::masked_fill_(
                     s,
-                    &mut TensorMut::new(&mut scaled, &[heads, n, len])?,
-                    &Tensor::new(mask, &[n, len])?,
+                    &mut TensorArgMut::new(&mut scaled, &[heads, n, len])?,
+                    &TensorArg::new(mask, &[n, len])?,
                     &minus_inf,
                 )?;
             }
             aclnn::softmax(
                 s,
-                &Tensor::new(&scaled, &[heads, n, len])?,
+                &TensorArg::new(&scaled, &[heads, n, len])?,
                 -1,
-                &mut TensorMut::new(&mut scores, &[heads, n, len])?,
+                &mut TensorArgMut::new(&mut scores, &[heads, n, len])?,
             )?;
             // attn [n, heads, hd], written as [heads, n, hd].
             let mut attn = s.alloc_zeros::<T>(n * d)?;
             aclnn::batch_matmul(
                 s,
-                &Tensor::new(&scores, &[heads, n, len])?,
-                &Tensor::from_view(&cached(&w.v_cache)?)?,
-                &mut TensorMut::from_view(
+                &TensorArg::new(&scores, &[heads, n, len])?,
+                &TensorArg::from_view(&cached(&w.v_cache)?)?,
+                &mut TensorArgMut::from_view(
                     ViewMut::new(&mut attn, &[n, heads, hd])?.permute(&[1, 0, 2])?,
                 )?,
                 mm,
             )?;
-            let o = linear(s, &Tensor::new(&attn, &[n, d])?, n, &w.wo, d, d)?;
+            let o = linear(s, &TensorArg::new(&attn, &[n, d])?, n, &w.wo, d, d)?;
             let mut x2 = s.alloc_zeros::<T>(n * d)?;
             residual(s, &x, &o, &[n, d], &mut x2)?;
             // MLP.
             aclnn::rms_norm(
                 s,
-                &Tensor::new(&x2, &[n, d])?,
-                &Tensor::new(&w.ffn_norm, &[d])?,
+                &TensorArg::new(&x2, &[n, d])?,
+                &TensorArg::new(&w.ffn_norm, &[d])?,
                 c.eps,
-                &mut TensorMut::new(&mut h, &[n, d])?,
-                &mut TensorMut::new(&mut rstd, &[n, 1])?,
+                &mut TensorArgMut::new(&mut h, &[n, d])?,
+                &mut TensorArgMut::new(&mut rstd, &[n, 1])?,
             )?;
-            let gu = linear(s, &Tensor::new(&h, &[n, d])?, n, &w.w_gate_up, d, 2 * f)?;
+            let gu = linear(s, &TensorArg::new(&h, &[n, d])?, n, &w.w_gate_up, d, 2 * f)?;
             let mut act = s.alloc_zeros::<T>(n * f)?;
             aclnn::swi_glu(
                 s,
-                &Tensor::new(&gu, &[n, 2 * f])?,
+                &TensorArg::new(&gu, &[n, 2 * f])?,
                 -1,
-                &mut TensorMut::new(&mut act, &[n, f])?,
+                &mut TensorArgMut::new(&mut act, &[n, f])?,
             )?;
-            let down = linear(s, &Tensor::new(&act, &[n, f])?, n, &w.w_down, f, d)?;
+            let down = linear(s, &TensorArg::new(&act, &[n, f])?, n, &w.w_down, f, d)?;
             residual(s, &x2, &down, &[n, d], &mut x)?;
         }
         // The last position only: final norm and logits.
         let mut h = s.alloc_zeros::<T>(d)?;
         aclnn::rms_norm(
             s,
-            &Tensor::from_view(&View::new(&x, &[n, d])?.narrow(0, n - 1, 1)?)?,
-            &Tensor::new(&self.final_norm, &[d])?,
+            &TensorArg::from_view(&View::new(&x, &[n, d])?.narrow(0, n - 1, 1)?)?,
+            &TensorArg::new(&self.final_norm, &[d])?,
             c.eps,
-            &mut TensorMut::new(&mut h, &[1, d])?,
-            &mut TensorMut::from_view(ViewMut::new(&mut rstd, &[n, 1])?.narrow(0, 0, 1)?)?,
+            &mut TensorArgMut::new(&mut h, &[1, d])?,
+            &mut TensorArgMut::from_view(ViewMut::new(&mut rstd, &[n, 1])?.narrow(0, 0, 1)?)?,
         )?;
-        linear(s, &Tensor::new(&h, &[1, d])?, 1, &self.w_out, d, c.vocab)
+        linear(s, &TensorArg::new(&h, &[1, d])?, 1, &self.w_out, d, c.vocab)
     }
 }
 
@@ -690,10 +691,10 @@ pub fn run<T: Float>(s: &Stream, c: &Config, mut on_step: impl FnMut(&Step)) -> 
         let mut next = s.alloc_zeros::<i64>(1)?;
         aclnn::arg_max(
             s,
-            &Tensor::new(&logits, &[1, c.vocab])?,
+            &TensorArg::new(&logits, &[1, c.vocab])?,
             -1,
             false,
-            &mut TensorMut::new(&mut next, &[1])?,
+            &mut TensorArgMut::new(&mut next, &[1])?,
         )?;
         let got: Vec<f32> = logits.to_host_vec()?.into_iter().map(T::to_f32).collect();
         let token = next.to_host_vec()?[0];

@@ -110,11 +110,14 @@ pub fn dcmi(root: &Path, check: bool) -> Result<bool, String> {
 /// its own library slot (`acl_sys::aclnn::library`).
 pub fn aclnn(root: &Path, check: bool) -> Result<bool, String> {
     let decl_path = root.join("acl-sys/aclnn_declarations.rs");
-    let decl =
+    let mut decl =
         std::fs::read_to_string(&decl_path).map_err(|e| format!("{}: {e}", decl_path.display()))?;
+    decl.push_str(&crate::operators::declarations(&crate::operators::load(
+        root,
+    )?));
     let out = codegen::generate(
         &Provenance {
-            headers: "hand-written declarations (acl-sys/aclnn_declarations.rs) from the documented aclnn API",
+            headers: "hand-written declarations (acl-sys/aclnn_declarations.rs) and the operator table (acl-sys/operators.toml) from the documented aclnn API",
             generator: GENERATOR,
             command: "`cargo xtask bindgen` (aclnn needs no headers)",
             prelude: "use crate::loader::LoadError;",

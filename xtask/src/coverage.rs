@@ -151,7 +151,12 @@ fn generate(root: &Path) -> Result<String, String> {
             C_PREFIXES.iter().any(|p| alias.starts_with(p)) && !known.contains(alias.as_str())
         })
         .collect();
-    Ok(render(&tables, &stale))
+    let mut text = render(&tables, &stale);
+    text.push('\n');
+    text.push_str(&crate::operators::coverage_rows(&crate::operators::load(
+        root,
+    )?));
+    Ok(text)
 }
 
 /// Every name a bindings file defines (functions, types, constants).

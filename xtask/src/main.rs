@@ -42,6 +42,7 @@ mod doc_aliases;
 mod error_codes;
 mod fidelity;
 mod headers;
+mod operators;
 mod real;
 mod sanitize;
 mod sim_exports;

@@ -75,7 +75,10 @@ pub(crate) fn libraries() -> impl Iterator<Item = (&'static str, &'static str)> 
 pub fn run(args: &[String]) -> Result<(), String> {
     let check = crate::check_flag(args, "generate")?;
     let root = workspace_root();
-    let mut fresh = generate(&root, check)?;
+    // The operator table first: the aclnn bindings, wrappers and exports it
+    // makes are inputs of the stubs and tables below.
+    let mut fresh = operators(&root, check)?;
+    fresh &= generate(&root, check)?;
     fresh &= crate::error_codes::generate(&root, check)?;
     if check && !fresh {
         return Err("cann-sim's generated exports are stale; run `cargo xtask generate`".into());
@@ -84,6 +87,24 @@ pub fn run(args: &[String]) -> Result<(), String> {
         println!("generated files are current");
     }
     Ok(())
+}
+
+/// Generates (or checks) what the operator table makes: the aclnn
+/// bindings, `acl::aclnn`'s wrappers and cann-sim's operator exports.
+pub fn operators(root: &Path, check: bool) -> Result<bool, String> {
+    let ops = crate::operators::load(root)?;
+    let mut fresh = crate::bindings::aclnn(root, check)?;
+    fresh &= write_or_check(
+        &root.join("acl/src/aclnn/generated.rs"),
+        &crate::operators::acl_wrappers(&ops),
+        check,
+    )?;
+    fresh &= write_or_check(
+        &root.join("cann-sim/src/aclnn/generated.rs"),
+        &crate::operators::sim_exports(&ops),
+        check,
+    )?;
+    Ok(fresh)
 }
 
 /// Generates (or checks) every file; returns whether all were current.
@@ -309,9 +330,11 @@ fn macro_exports(tokens: TokenStream, out: &mut BTreeSet<String>) {
 
 /// `tokens` with each `crate` path root replaced by `sys`: the
 /// declarations name their own crate's types (`crate::aclrtStream` in the
-/// aclnn declarations), which the simulator reaches by the -sys crate's name.
+/// aclnn declarations), which the simulator reaches by the -sys crate's name
+/// (the first segment of `sys`: `acl_sys` for `acl_sys::aclnn`).
 fn rebase_crate(tokens: TokenStream, sys: &str) -> TokenStream {
     use proc_macro2::{Group, Ident, TokenTree};
+    let sys = sys.split("::").next().unwrap_or(sys);
     tokens
         .into_iter()
         .map(|t| match t {

@@ -246,24 +246,27 @@ fn create_view(dtype: DataType, v: &RawView<'_>) -> Result<NonNull<aclTensor>> {
 #[doc(alias = "aclTensor")]
 #[doc(alias = "aclCreateTensor")]
 #[derive(Debug)]
-pub struct Tensor<'a> {
+pub struct TensorArg<'a> {
     raw: NonNull<aclTensor>,
     access: Access,
     dtype: DataType,
     _mem: PhantomData<&'a ()>,
 }
 
-impl<'a> Tensor<'a> {
+impl<'a> TensorArg<'a> {
     /// A contiguous `ND` tensor of `shape` over all of `mem`.
     ///
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] when `shape` does not hold `mem.len()`
     /// elements; the status of `aclCreateTensor`.
-    pub fn new<T: Element>(mem: &'a impl DeviceMemory<T>, shape: &[usize]) -> Result<Tensor<'a>> {
+    pub fn new<T: Element>(
+        mem: &'a impl DeviceMemory<T>,
+        shape: &[usize],
+    ) -> Result<TensorArg<'a>> {
         let data = mem.device_ptr() as *mut c_void;
         let raw = create_contiguous(T::DATA_TYPE, shape, mem.len(), data)?;
-        Ok(Tensor {
+        Ok(TensorArg {
             raw,
             access: mem.read_access(),
             dtype: T::DATA_TYPE,
@@ -280,10 +283,10 @@ impl<'a> Tensor<'a> {
     pub fn with_layout<T: Element>(
         mem: &'a impl DeviceMemory<T>,
         layout: &Layout,
-    ) -> Result<Tensor<'a>> {
+    ) -> Result<TensorArg<'a>> {
         layout.check("aclCreateTensor", mem.len())?;
         let raw = create_tensor(T::DATA_TYPE, layout, mem.device_ptr() as *mut c_void)?;
-        Ok(Tensor {
+        Ok(TensorArg {
             raw,
             access: mem.read_access(),
             dtype: T::DATA_TYPE,
@@ -308,14 +311,14 @@ impl<'a> Tensor<'a> {
     /// let x = Tensor::from_host(&s, &[1.0f32, -2.0, 3.0, -4.0], &[2, 2])?;
     /// let mut y = Tensor::<f32>::zeros(&s, &[2])?;
     /// // The first column of x, a strided view, through aclnn.
-    /// let col = aclnn::Tensor::from_view(&x.view().select(1, 0)?)?;
-    /// aclnn::abs(&s, &col, &mut aclnn::TensorMut::from_view(y.view_mut())?)?;
+    /// let col = aclnn::TensorArg::from_view(&x.view().select(1, 0)?)?;
+    /// aclnn::abs(&s, &col, &mut aclnn::TensorArgMut::from_view(y.view_mut())?)?;
     /// assert_eq!(y.to_host_vec()?, [1.0, 3.0]);
     /// # Ok::<(), acl::Error>(())
     /// ```
-    pub fn from_view<T: Element>(view: &TensorView<'a, T>) -> Result<Tensor<'a>> {
+    pub fn from_view<T: Element>(view: &TensorView<'a, T>) -> Result<TensorArg<'a>> {
         let v = view.raw();
-        Ok(Tensor {
+        Ok(TensorArg {
             raw: create_view(T::DATA_TYPE, v)?,
             access: Access::read(v.alloc),
             dtype: T::DATA_TYPE,
@@ -347,7 +350,7 @@ impl<'a> Tensor<'a> {
     }
 }
 
-impl Drop for Tensor<'_> {
+impl Drop for TensorArg<'_> {
     fn drop(&mut self) {
         // SAFETY: made by `aclCreateTensor`, destroyed once.
         let _ = unsafe { result::destroy_tensor(self.raw.as_ptr()) };
@@ -358,25 +361,25 @@ impl Drop for Tensor<'_> {
 #[doc(alias = "aclTensor")]
 #[doc(alias = "aclCreateTensor")]
 #[derive(Debug)]
-pub struct TensorMut<'a> {
-    inner: Tensor<'a>,
+pub struct TensorArgMut<'a> {
+    inner: TensorArg<'a>,
     _mem: PhantomData<&'a mut ()>,
 }
 
-impl<'a> TensorMut<'a> {
+impl<'a> TensorArgMut<'a> {
     /// A contiguous `ND` tensor of `shape` over all of `mem`.
     ///
     /// # Errors
     ///
-    /// As [`Tensor::new`].
+    /// As [`TensorArg::new`].
     pub fn new<T: Element>(
         mem: &'a mut impl DeviceMemoryMut<T>,
         shape: &[usize],
-    ) -> Result<TensorMut<'a>> {
+    ) -> Result<TensorArgMut<'a>> {
         let len = mem.len();
         let raw = create_contiguous(T::DATA_TYPE, shape, len, mem.device_ptr_mut())?;
-        Ok(TensorMut {
-            inner: Tensor {
+        Ok(TensorArgMut {
+            inner: TensorArg {
                 raw,
                 access: mem.write_access(),
                 dtype: T::DATA_TYPE,
@@ -390,16 +393,16 @@ impl<'a> TensorMut<'a> {
     ///
     /// # Errors
     ///
-    /// As [`Tensor::with_layout`].
+    /// As [`TensorArg::with_layout`].
     pub fn with_layout<T: Element>(
         mem: &'a mut impl DeviceMemoryMut<T>,
         layout: &Layout,
-    ) -> Result<TensorMut<'a>> {
+    ) -> Result<TensorArgMut<'a>> {
         layout.check("aclCreateTensor", mem.len())?;
         let data = mem.device_ptr_mut();
         let raw = create_tensor(T::DATA_TYPE, layout, data)?;
-        Ok(TensorMut {
-            inner: Tensor {
+        Ok(TensorArgMut {
+            inner: TensorArg {
                 raw,
                 access: mem.write_access(),
                 dtype: T::DATA_TYPE,
@@ -409,15 +412,15 @@ impl<'a> TensorMut<'a> {
         })
     }
 
-    /// The `aclTensor` of a typed writable view (see [`Tensor::from_view`]).
+    /// The `aclTensor` of a typed writable view (see [`TensorArg::from_view`]).
     ///
     /// # Errors
     ///
-    /// As [`Tensor::from_view`].
-    pub fn from_view<T: Element>(view: TensorViewMut<'a, T>) -> Result<TensorMut<'a>> {
+    /// As [`TensorArg::from_view`].
+    pub fn from_view<T: Element>(view: TensorViewMut<'a, T>) -> Result<TensorArgMut<'a>> {
         let v = view.raw();
-        Ok(TensorMut {
-            inner: Tensor {
+        Ok(TensorArgMut {
+            inner: TensorArg {
                 raw: create_view(T::DATA_TYPE, v)?,
                 access: Access::write(v.alloc),
                 dtype: T::DATA_TYPE,
@@ -433,7 +436,7 @@ impl<'a> TensorMut<'a> {
     }
 
     /// As an input (for in-place operators).
-    pub fn as_tensor(&self) -> &Tensor<'a> {
+    pub fn as_arg(&self) -> &TensorArg<'a> {
         &self.inner
     }
 }
@@ -544,7 +547,7 @@ impl BoolArray {
 /// CANN's `aclDestroyTensorList` destroys the member `aclTensor`s too
 /// (hicann/opbase `docs/zh/api/nnopbase/aclnn/aclDestroyTensorList.md`:
 /// they "do not need to be released again"), so [`TensorList::new`] takes
-/// the [`Tensor`]s by value: they are destroyed with the list, once. The
+/// the [`TensorArg`]s by value: they are destroyed with the list, once. The
 /// memory they describe stays borrowed for `'a`.
 ///
 /// `Send + Sync`: the handle is only passed to aclnn calls, and the list is
@@ -570,14 +573,14 @@ impl<'a> TensorList<'a> {
     /// # Errors
     ///
     /// As [`Scalar::new`]; the tensors are destroyed then as usual.
-    pub fn new(tensors: Vec<Tensor<'a>>) -> Result<TensorList<'a>> {
+    pub fn new(tensors: Vec<TensorArg<'a>>) -> Result<TensorList<'a>> {
         let raws: Vec<*const aclTensor> = tensors.iter().map(|t| t.as_raw()).collect();
         // SAFETY: live handles, which the list owns from here on: the
         // tensors are disowned below, so nothing else destroys them.
         let raw = unsafe { result::create_tensor_list(&raws) }?;
         // The list owns the member handles now: they must not be destroyed
-        // by the `Tensor`s as well.
-        let accesses = tensors.into_iter().map(Tensor::disown).collect();
+        // by the `TensorArg`s as well.
+        let accesses = tensors.into_iter().map(TensorArg::disown).collect();
         Ok(TensorList {
             raw,
             accesses,

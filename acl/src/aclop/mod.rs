@@ -22,20 +22,7 @@
 //! Operators are asynchronous: `execute` returns once the operator is
 //! queued; faults of the kernel surface at the next synchronisation.
 //!
-//! # Which operator module
-//!
-//! This crate reaches CANN's operators three ways:
-//!
-//! - [`crate::ops`]: typed functions over owned [`crate::Tensor`]s
-//!   (`ops::matmul(&s, &a, &b, &mut c)`), built on `aclop`. Start here for
-//!   the common operators.
-//! - [`crate::aclnn`]: the two-phase API torch_npu uses, over views
-//!   (dims, strides, offset) of any buffer. Use it for views, for the
-//!   operators only aclnn has, and where a framework expects aclnn's
-//!   semantics.
-//! - [`crate::aclop`]: any CANN operator by name, with descriptions and
-//!   attributes written by hand (`aclopExecuteV2`), and compiled handles.
-//!   Use it for operators neither of the others wraps.
+//! Which operator module to use when: [the crate docs](crate#operators-which-module).
 
 mod attr;
 mod desc;

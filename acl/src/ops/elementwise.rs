@@ -3,9 +3,13 @@
 
 use super::*;
 
-type Binary =
-    fn(&Stream, &aclnn::Tensor<'_>, &aclnn::Tensor<'_>, &mut aclnn::TensorMut<'_>) -> Result<()>;
-type Unary = fn(&Stream, &aclnn::Tensor<'_>, &mut aclnn::TensorMut<'_>) -> Result<()>;
+type Binary = fn(
+    &Stream,
+    &aclnn::TensorArg<'_>,
+    &aclnn::TensorArg<'_>,
+    &mut aclnn::TensorArgMut<'_>,
+) -> Result<()>;
+type Unary = fn(&Stream, &aclnn::TensorArg<'_>, &mut aclnn::TensorArgMut<'_>) -> Result<()>;
 
 /// Checks that `out` is the broadcast shape of `a` and `b`, then runs `op`.
 pub(super) fn binary<T: Element>(
@@ -35,7 +39,7 @@ pub(super) fn unary<T: Element>(
 }
 
 macro_rules! binary_ops {
-    ($($(#[$m:meta])* $name:ident => $op:ident, $c:literal;)*) => {$(
+    ($($(#[$m:meta])* $name:ident => $op:path, $c:literal;)*) => {$(
         $(#[$m])*
         ///
         /// `out`'s shape must be the broadcast shape of `a` and `b` (NumPy rules).
@@ -52,13 +56,13 @@ macro_rules! binary_ops {
             b: &impl AsView<T>,
             out: &mut impl AsViewMut<T>,
         ) -> Result<()> {
-            binary(concat!("ops::", stringify!($name)), aclnn::$op, stream, a, b, out)
+            binary(concat!("ops::", stringify!($name)), $op, stream, a, b, out)
         }
     )*};
 }
 
 macro_rules! unary_ops {
-    ($($(#[$m:meta])* $name:ident => $op:ident, $c:literal;)*) => {$(
+    ($($(#[$m:meta])* $name:ident => $op:path, $c:literal;)*) => {$(
         $(#[$m])*
         ///
         /// `out` has `x`'s shape.
@@ -69,53 +73,53 @@ macro_rules! unary_ops {
         /// aclnn status (`161002` for a data type the operator does not take).
         #[doc(alias = $c)]
         pub fn $name<T: Element>(stream: &Stream, x: &impl AsView<T>, out: &mut impl AsViewMut<T>) -> Result<()> {
-            unary(concat!("ops::", stringify!($name)), aclnn::$op, stream, x, out)
+            unary(concat!("ops::", stringify!($name)), $op, stream, x, out)
         }
     )*};
 }
 
 binary_ops! {
     /// `out = a + b` (`aclnnAdd`, `alpha` 1).
-    add => add, "aclnnAdd";
+    add => adapt::add, "aclnnAdd";
     /// `out = a - b` (`aclnnSub`, `alpha` 1).
-    sub => sub, "aclnnSub";
+    sub => adapt::sub, "aclnnSub";
     /// `out = a * b` (`aclnnMul`).
-    mul => mul, "aclnnMul";
+    mul => aclnn::mul, "aclnnMul";
     /// `out = a / b` (`aclnnDiv`).
-    div => div, "aclnnDiv";
+    div => aclnn::div, "aclnnDiv";
     /// `out = max(a, b)` (`aclnnMaximum`).
-    maximum => maximum, "aclnnMaximum";
+    maximum => aclnn::maximum, "aclnnMaximum";
     /// `out = min(a, b)` (`aclnnMinimum`).
-    minimum => minimum, "aclnnMinimum";
+    minimum => aclnn::minimum, "aclnnMinimum";
 }
 
 unary_ops! {
     /// `out = -x` (`aclnnNeg`).
-    neg => neg, "aclnnNeg";
+    neg => aclnn::neg, "aclnnNeg";
     /// `out = |x|` (`aclnnAbs`).
-    abs => abs, "aclnnAbs";
+    abs => aclnn::abs, "aclnnAbs";
     /// `out = e^x` (`aclnnExp`).
-    exp => exp, "aclnnExp";
+    exp => aclnn::exp, "aclnnExp";
     /// `out = ln x` (`aclnnLog`).
-    log => log, "aclnnLog";
+    log => aclnn::log, "aclnnLog";
     /// `out = √x` (`aclnnSqrt`).
-    sqrt => sqrt, "aclnnSqrt";
+    sqrt => aclnn::sqrt, "aclnnSqrt";
     /// `out = 1/√x` (`aclnnRsqrt`).
-    rsqrt => rsqrt, "aclnnRsqrt";
+    rsqrt => aclnn::rsqrt, "aclnnRsqrt";
     /// `out = max(x, 0)` (`aclnnRelu`).
-    relu => relu, "aclnnRelu";
+    relu => aclnn::relu, "aclnnRelu";
     /// `out = 1/(1+e^-x)` (`aclnnSigmoid`).
-    sigmoid => sigmoid, "aclnnSigmoid";
+    sigmoid => aclnn::sigmoid, "aclnnSigmoid";
     /// `out = tanh x` (`aclnnTanh`).
-    tanh => tanh, "aclnnTanh";
+    tanh => aclnn::tanh, "aclnnTanh";
     /// GELU (`aclnnGelu`).
-    gelu => gelu, "aclnnGelu";
+    gelu => aclnn::gelu, "aclnnGelu";
 }
 
 /// Checks that `out` has `x`'s shape, then runs the in-place `fill` on it.
 fn fill_like<T: Element>(
     function: &'static str,
-    fill: fn(&Stream, &mut aclnn::TensorMut<'_>) -> Result<()>,
+    fill: fn(&Stream, &mut aclnn::TensorArgMut<'_>) -> Result<()>,
     stream: &Stream,
     x: &impl AsView<T>,
     out: &mut impl AsViewMut<T>,

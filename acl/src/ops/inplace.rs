@@ -3,11 +3,11 @@
 
 use super::*;
 
-type BinaryInplace = fn(&Stream, &mut aclnn::TensorMut<'_>, &aclnn::Tensor<'_>) -> Result<()>;
-type UnaryInplace = fn(&Stream, &mut aclnn::TensorMut<'_>) -> Result<()>;
+type BinaryInplace = fn(&Stream, &mut aclnn::TensorArgMut<'_>, &aclnn::TensorArg<'_>) -> Result<()>;
+type UnaryInplace = fn(&Stream, &mut aclnn::TensorArgMut<'_>) -> Result<()>;
 
 macro_rules! binary_inplace {
-    ($($(#[$m:meta])* $name:ident => $op:ident, $c:literal;)*) => {$(
+    ($($(#[$m:meta])* $name:ident => $op:path, $c:literal;)*) => {$(
         $(#[$m])*
         ///
         /// `other` broadcasts to `x`'s shape (NumPy rules), which the result keeps.
@@ -23,7 +23,7 @@ macro_rules! binary_inplace {
             x: &mut impl AsViewMut<T>,
             other: &impl AsView<T>,
         ) -> Result<()> {
-            binary_inplace(concat!("ops::", stringify!($name)), aclnn::$op, stream, x, other)
+            binary_inplace(concat!("ops::", stringify!($name)), $op, stream, x, other)
         }
     )*};
 }
@@ -41,7 +41,7 @@ fn binary_inplace<T: Element>(
 }
 
 macro_rules! unary_inplace {
-    ($($(#[$m:meta])* $name:ident => $op:ident, $c:literal;)*) => {$(
+    ($($(#[$m:meta])* $name:ident => $op:path, $c:literal;)*) => {$(
         $(#[$m])*
         ///
         /// # Errors
@@ -49,7 +49,7 @@ macro_rules! unary_inplace {
         /// The aclnn status (`161002` for a data type the operator does not take).
         #[doc(alias = $c)]
         pub fn $name<T: Element>(stream: &Stream, x: &mut impl AsViewMut<T>) -> Result<()> {
-            let op: UnaryInplace = aclnn::$op;
+            let op: UnaryInplace = $op;
             op(stream, &mut nn_mut(x.view_mut())?)
         }
     )*};
@@ -57,32 +57,32 @@ macro_rules! unary_inplace {
 
 binary_inplace! {
     /// `x += other` (`aclnnInplaceAdd`, `alpha` 1).
-    add_ => add_, "aclnnInplaceAdd";
+    add_ => adapt::add_, "aclnnInplaceAdd";
     /// `x -= other` (`aclnnInplaceSub`, `alpha` 1).
-    sub_ => sub_, "aclnnInplaceSub";
+    sub_ => adapt::sub_, "aclnnInplaceSub";
     /// `x *= other` (`aclnnInplaceMul`).
-    mul_ => mul_, "aclnnInplaceMul";
+    mul_ => aclnn::mul_, "aclnnInplaceMul";
     /// `x /= other` (`aclnnInplaceDiv`).
-    div_ => div_, "aclnnInplaceDiv";
+    div_ => aclnn::div_, "aclnnInplaceDiv";
 }
 
 unary_inplace! {
     /// `x = max(x, 0)` (`aclnnInplaceRelu`).
-    relu_ => relu_, "aclnnInplaceRelu";
+    relu_ => aclnn::relu_, "aclnnInplaceRelu";
     /// `x = 1/(1+e^-x)` (`aclnnInplaceSigmoid`).
-    sigmoid_ => sigmoid_, "aclnnInplaceSigmoid";
+    sigmoid_ => aclnn::sigmoid_, "aclnnInplaceSigmoid";
     /// `x = e^x` (`aclnnInplaceExp`).
-    exp_ => exp_, "aclnnInplaceExp";
+    exp_ => aclnn::exp_, "aclnnInplaceExp";
     /// `x = ln x` (`aclnnInplaceLog`).
-    log_ => log_, "aclnnInplaceLog";
+    log_ => aclnn::log_, "aclnnInplaceLog";
     /// `x = √x` (`aclnnInplaceSqrt`).
-    sqrt_ => sqrt_, "aclnnInplaceSqrt";
+    sqrt_ => aclnn::sqrt_, "aclnnInplaceSqrt";
     /// `x = 1/√x` (`aclnnInplaceRsqrt`).
-    rsqrt_ => rsqrt_, "aclnnInplaceRsqrt";
+    rsqrt_ => aclnn::rsqrt_, "aclnnInplaceRsqrt";
     /// `x = -x` (`aclnnInplaceNeg`).
-    neg_ => neg_, "aclnnInplaceNeg";
+    neg_ => aclnn::neg_, "aclnnInplaceNeg";
     /// `x = tanh x` (`aclnnInplaceTanh`).
-    tanh_ => tanh_, "aclnnInplaceTanh";
+    tanh_ => aclnn::tanh_, "aclnnInplaceTanh";
 }
 
 /// `x *= value` for a host scalar `value` (`aclnnInplaceMuls`).

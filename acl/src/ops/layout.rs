@@ -41,7 +41,12 @@ pub fn transpose<T: Element>(
                 .map_err(|_| Error::invalid(F, format!("perm entry {p} is above i64::MAX")))
         })
         .collect::<Result<Vec<i64>>>()?;
-    aclnn::permute(stream, &nn(&x)?, &perm64, &mut nn_mut(out)?)
+    aclnn::permute(
+        stream,
+        &nn(&x)?,
+        &aclnn::IntArray::new(&perm64)?,
+        &mut nn_mut(out)?,
+    )
 }
 
 /// Copies `src` into `dst`, broadcasting `src` to `dst`'s shape

@@ -23,21 +23,7 @@
 //! elementwise, matmul, reduce and softmax operators take `f32`,
 //! [`half::f16`] and [`half::bf16`] (and most `i32`).
 //!
-//! # Which operator module
-//!
-//! This crate reaches CANN's operators three ways:
-//!
-//! - [`crate::ops`]: typed functions over tensors and views
-//!   (`ops::matmul(&s, &a, &b, &mut c)`), built on `aclnn`. Start here for
-//!   the common operators.
-//! - [`crate::aclnn`]: the two-phase API itself, over `aclTensor`s made
-//!   from views ([`aclnn::Tensor::from_view`](crate::aclnn::Tensor::from_view))
-//!   or from raw layouts with private formats. Use it for the operators
-//!   only aclnn has (the transformer ones), to keep argument objects across
-//!   calls, or to pass options `ops` fixes (`cubeMathType`).
-//! - [`crate::aclop`]: any CANN operator by name, with descriptions and
-//!   attributes written by hand (`aclopExecuteV2`), and compiled handles.
-//!   Use it for operators neither of the others wraps.
+//! Which operator module to use when: [the crate docs](crate#operators-which-module).
 //!
 //! ```
 //! # cann_sim::install().unwrap();
@@ -63,13 +49,71 @@ use crate::memory::Element;
 pub use crate::tensor::{AsView, AsViewMut, Tensor, TensorView, TensorViewMut};
 
 /// The `aclTensor` of an input view, for the call.
-fn nn<'a, T: Element>(v: &TensorView<'a, T>) -> Result<aclnn::Tensor<'a>> {
-    aclnn::Tensor::from_view(v)
+fn nn<'a, T: Element>(v: &TensorView<'a, T>) -> Result<aclnn::TensorArg<'a>> {
+    aclnn::TensorArg::from_view(v)
 }
 
 /// The `aclTensor` of an output view, for the call.
-fn nn_mut<T: Element>(v: TensorViewMut<'_, T>) -> Result<aclnn::TensorMut<'_>> {
-    aclnn::TensorMut::from_view(v)
+fn nn_mut<T: Element>(v: TensorViewMut<'_, T>) -> Result<aclnn::TensorArgMut<'_>> {
+    aclnn::TensorArgMut::from_view(v)
+}
+
+/// `acl::aclnn`'s operators in the shapes the typed functions share, where
+/// the C signature has more: `alpha` 1 for add and sub, the input's dtype
+/// for the reductions, the dims of a permutation as an [`aclnn::IntArray`].
+mod adapt {
+    use super::*;
+    use aclnn::{IntArray, Scalar, TensorArg, TensorArgMut};
+
+    pub(super) fn add(
+        s: &Stream,
+        a: &TensorArg<'_>,
+        b: &TensorArg<'_>,
+        o: &mut TensorArgMut<'_>,
+    ) -> Result<()> {
+        aclnn::add(s, a, b, &Scalar::new(1.0f32)?, o)
+    }
+    pub(super) fn sub(
+        s: &Stream,
+        a: &TensorArg<'_>,
+        b: &TensorArg<'_>,
+        o: &mut TensorArgMut<'_>,
+    ) -> Result<()> {
+        aclnn::sub(s, a, b, &Scalar::new(1.0f32)?, o)
+    }
+    pub(super) fn add_(s: &Stream, x: &mut TensorArgMut<'_>, b: &TensorArg<'_>) -> Result<()> {
+        aclnn::add_(s, x, b, &Scalar::new(1.0f32)?)
+    }
+    pub(super) fn sub_(s: &Stream, x: &mut TensorArgMut<'_>, b: &TensorArg<'_>) -> Result<()> {
+        aclnn::sub_(s, x, b, &Scalar::new(1.0f32)?)
+    }
+    pub(super) fn reduce_sum(
+        s: &Stream,
+        x: &TensorArg<'_>,
+        axes: &[i64],
+        keep: bool,
+        o: &mut TensorArgMut<'_>,
+    ) -> Result<()> {
+        aclnn::reduce_sum(s, x, &IntArray::new(axes)?, keep, x.data_type(), o)
+    }
+    pub(super) fn mean(
+        s: &Stream,
+        x: &TensorArg<'_>,
+        axes: &[i64],
+        keep: bool,
+        o: &mut TensorArgMut<'_>,
+    ) -> Result<()> {
+        aclnn::mean(s, x, &IntArray::new(axes)?, keep, x.data_type(), o)
+    }
+    pub(super) fn amax(
+        s: &Stream,
+        x: &TensorArg<'_>,
+        axes: &[i64],
+        keep: bool,
+        o: &mut TensorArgMut<'_>,
+    ) -> Result<()> {
+        aclnn::amax(s, x, &IntArray::new(axes)?, keep, o)
+    }
 }
 
 mod elementwise;

@@ -38,7 +38,7 @@ pub(super) fn reduced_shape(
 }
 
 type Reduce =
-    fn(&Stream, &aclnn::Tensor<'_>, &[i64], bool, &mut aclnn::TensorMut<'_>) -> Result<()>;
+    fn(&Stream, &aclnn::TensorArg<'_>, &[i64], bool, &mut aclnn::TensorArgMut<'_>) -> Result<()>;
 
 pub(super) fn reduce<T: Element>(
     function: &'static str,
@@ -75,7 +75,7 @@ macro_rules! reduce_ops {
             keep_dims: bool,
             out: &mut impl AsViewMut<T>,
         ) -> Result<()> {
-            reduce(concat!("ops::", stringify!($name)), aclnn::$op, stream, x, axes, keep_dims, out)
+            reduce(concat!("ops::", stringify!($name)), adapt::$op, stream, x, axes, keep_dims, out)
         }
     )*};
 }
@@ -89,7 +89,7 @@ reduce_ops! {
     reduce_max => amax, "aclnnAmax";
 }
 
-type Softmax = fn(&Stream, &aclnn::Tensor<'_>, i64, &mut aclnn::TensorMut<'_>) -> Result<()>;
+type Softmax = fn(&Stream, &aclnn::TensorArg<'_>, i64, &mut aclnn::TensorArgMut<'_>) -> Result<()>;
 
 pub(super) fn softmax_like<T: Element>(
     function: &'static str,

@@ -19,7 +19,7 @@
 //! &mut c)` works on tensors and `ops::matmul(&s, &a.view().transpose(0,
 //! 1)?, &b, &mut c.view_mut().narrow(0, 0, 4)?)` on views. [`crate::aclnn`]
 //! takes the argument objects CANN's aclnn API takes (`aclTensor`), made
-//! from a view by [`aclnn::Tensor::from_view`](crate::aclnn::Tensor::from_view).
+//! from a view by [`aclnn::TensorArg::from_view`](crate::aclnn::TensorArg::from_view).
 //!
 //! Views are checked when they are made: every element a view reaches lies
 //! inside the memory it borrows, and a writable view reaches no element

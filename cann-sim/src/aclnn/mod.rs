@@ -39,13 +39,14 @@ pub use objects::*;
 mod exec;
 
 mod operators;
-pub use operators::*;
 
 mod transformer;
-pub use transformer::*;
 
 mod inplace;
-pub use inplace::*;
+mod nn;
+
+mod generated;
+pub use generated::*;
 
 mod unsupported;
 // Empty while every declared function is implemented.

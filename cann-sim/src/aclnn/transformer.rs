@@ -16,21 +16,18 @@
 #![allow(non_snake_case)]
 
 use super::exec::{self, PlanIn, View, bound, contiguous_strides, i64_input, scalar_arg};
-use super::operators::{Planned, dev, get_workspace_size, plan, plan_out, run_executor};
+use super::operators::{Planned, dev, plan, plan_out};
 use crate::ops::{AttrValue, Attrs, DType, TensorSpec};
 use crate::recent_error::fail;
 use acl_sys::aclnn::{
-    ACLNN_ERR_INNER_FIND_KERNEL_ERROR, ACLNN_ERR_PARAM_INVALID, aclOpExecutor, aclScalar,
-    aclTensor, aclnnStatus,
+    ACLNN_ERR_INNER_FIND_KERNEL_ERROR, ACLNN_ERR_PARAM_INVALID, aclScalar, aclTensor, aclnnStatus,
 };
-use acl_sys::aclrtStream;
-use std::ffi::c_void;
 
 fn invalid(msg: String) -> aclnnStatus {
     fail(ACLNN_ERR_PARAM_INVALID, msg)
 }
 
-fn embedding(
+pub(super) fn embedding(
     f: &str,
     weight: *const aclTensor,
     indices: *const aclTensor,
@@ -56,7 +53,7 @@ fn embedding(
     ))
 }
 
-fn rms_norm(
+pub(super) fn rms_norm(
     f: &str,
     x: *const aclTensor,
     gamma: *const aclTensor,
@@ -74,7 +71,7 @@ fn rms_norm(
     Ok(p)
 }
 
-fn rotary(
+pub(super) fn rotary(
     f: &str,
     x: *const aclTensor,
     cos: *const aclTensor,
@@ -110,13 +107,13 @@ fn rotary(
     ))
 }
 
-fn swi_glu(f: &str, x: *const aclTensor, dim: i64, out: *const aclTensor) -> Planned {
+pub(super) fn swi_glu(f: &str, x: *const aclTensor, dim: i64, out: *const aclTensor) -> Planned {
     let inputs = vec![dev(f, "x", x as usize)?];
     let attrs = Attrs::from([("dim".to_string(), AttrValue::Int(dim))]);
     plan_out(f, "aclnnSwiGlu", "SwiGlu", attrs, inputs, out)
 }
 
-fn arg_max(
+pub(super) fn arg_max(
     f: &str,
     x: *const aclTensor,
     dim: i64,
@@ -194,7 +191,7 @@ fn broadcast_view(f: &str, src: View, shape: &[i64]) -> Result<View, aclnnStatus
     })
 }
 
-fn inplace_copy(f: &str, dst: *const aclTensor, src: *const aclTensor) -> Planned {
+pub(super) fn inplace_copy(f: &str, dst: *const aclTensor, src: *const aclTensor) -> Planned {
     let dst = bound(f, "selfRef", dst as usize, true)?;
     let src = bound(f, "src", src as usize, false)?;
     let src = broadcast_view(f, src, &dst.spec.shape)?;
@@ -248,7 +245,7 @@ pub(super) fn muls(
     ))
 }
 
-fn masked_fill(
+pub(super) fn masked_fill(
     f: &str,
     x: *const aclTensor,
     mask: *const aclTensor,
@@ -265,335 +262,4 @@ fn masked_fill(
         inputs,
         out,
     ))
-}
-
-/// `aclnnEmbedding`: runs the executor of `aclnnEmbeddingGetWorkspaceSize` on `stream`.
-///
-/// # Safety
-///
-/// None: the executor and stream are looked up; the workspace is not touched.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnEmbedding(
-    workspace: *mut c_void,
-    workspaceSize: u64,
-    executor: *mut aclOpExecutor,
-    stream: aclrtStream,
-) -> aclnnStatus {
-    run_executor("aclnnEmbedding", workspace, workspaceSize, executor, stream)
-}
-
-/// `aclnnRmsNorm`: runs the executor of `aclnnRmsNormGetWorkspaceSize` on `stream`.
-///
-/// # Safety
-///
-/// None: the executor and stream are looked up; the workspace is not touched.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnRmsNorm(
-    workspace: *mut c_void,
-    workspaceSize: u64,
-    executor: *mut aclOpExecutor,
-    stream: aclrtStream,
-) -> aclnnStatus {
-    run_executor("aclnnRmsNorm", workspace, workspaceSize, executor, stream)
-}
-
-/// `aclnnRotaryPositionEmbedding`: runs the executor of `aclnnRotaryPositionEmbeddingGetWorkspaceSize` on `stream`.
-///
-/// # Safety
-///
-/// None: the executor and stream are looked up; the workspace is not touched.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnRotaryPositionEmbedding(
-    workspace: *mut c_void,
-    workspaceSize: u64,
-    executor: *mut aclOpExecutor,
-    stream: aclrtStream,
-) -> aclnnStatus {
-    run_executor(
-        "aclnnRotaryPositionEmbedding",
-        workspace,
-        workspaceSize,
-        executor,
-        stream,
-    )
-}
-
-/// `aclnnSwiGlu`: runs the executor of `aclnnSwiGluGetWorkspaceSize` on `stream`.
-///
-/// # Safety
-///
-/// None: the executor and stream are looked up; the workspace is not touched.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnSwiGlu(
-    workspace: *mut c_void,
-    workspaceSize: u64,
-    executor: *mut aclOpExecutor,
-    stream: aclrtStream,
-) -> aclnnStatus {
-    run_executor("aclnnSwiGlu", workspace, workspaceSize, executor, stream)
-}
-
-/// `aclnnArgMax`: runs the executor of `aclnnArgMaxGetWorkspaceSize` on `stream`.
-///
-/// # Safety
-///
-/// None: the executor and stream are looked up; the workspace is not touched.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnArgMax(
-    workspace: *mut c_void,
-    workspaceSize: u64,
-    executor: *mut aclOpExecutor,
-    stream: aclrtStream,
-) -> aclnnStatus {
-    run_executor("aclnnArgMax", workspace, workspaceSize, executor, stream)
-}
-
-/// `aclnnInplaceCopy`: runs the executor of `aclnnInplaceCopyGetWorkspaceSize` on `stream`.
-///
-/// # Safety
-///
-/// None: the executor and stream are looked up; the workspace is not touched.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnInplaceCopy(
-    workspace: *mut c_void,
-    workspaceSize: u64,
-    executor: *mut aclOpExecutor,
-    stream: aclrtStream,
-) -> aclnnStatus {
-    run_executor(
-        "aclnnInplaceCopy",
-        workspace,
-        workspaceSize,
-        executor,
-        stream,
-    )
-}
-
-/// `aclnnEmbeddingGetWorkspaceSize`: `out = weight[indices]` (rows).
-///
-/// # Safety
-///
-/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnEmbeddingGetWorkspaceSize(
-    weight: *const aclTensor,
-    indices: *const aclTensor,
-    out: *const aclTensor,
-    workspaceSize: *mut u64,
-    executor: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    // SAFETY: the out-pointers are the caller's, as documented.
-    unsafe {
-        get_workspace_size(
-            "aclnnEmbeddingGetWorkspaceSize",
-            workspaceSize,
-            executor,
-            |f| embedding(f, weight, indices, out),
-        )
-    }
-}
-
-/// `aclnnRmsNormGetWorkspaceSize`: `yOut = x · rstd · gamma` and `rstdOut`.
-///
-/// # Safety
-///
-/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnRmsNormGetWorkspaceSize(
-    x: *const aclTensor,
-    gamma: *const aclTensor,
-    epsilon: f64,
-    yOut: *const aclTensor,
-    rstdOut: *const aclTensor,
-    workspaceSize: *mut u64,
-    executor: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    // SAFETY: the out-pointers are the caller's, as documented.
-    unsafe {
-        get_workspace_size(
-            "aclnnRmsNormGetWorkspaceSize",
-            workspaceSize,
-            executor,
-            |f| rms_norm(f, x, gamma, epsilon, yOut, rstdOut),
-        )
-    }
-}
-
-/// `aclnnRotaryPositionEmbeddingGetWorkspaceSize`: `out = x · cos + rotate(x) · sin`.
-///
-/// # Safety
-///
-/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnRotaryPositionEmbeddingGetWorkspaceSize(
-    x: *const aclTensor,
-    cos: *const aclTensor,
-    sin: *const aclTensor,
-    mode: i64,
-    out: *mut aclTensor,
-    workspaceSize: *mut u64,
-    executor: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    // SAFETY: the out-pointers are the caller's, as documented.
-    unsafe {
-        get_workspace_size(
-            "aclnnRotaryPositionEmbeddingGetWorkspaceSize",
-            workspaceSize,
-            executor,
-            |f| rotary(f, x, cos, sin, mode, out),
-        )
-    }
-}
-
-/// `aclnnSwiGluGetWorkspaceSize`: `out = silu(a) · b` of the halves of `x` along `dim`.
-///
-/// # Safety
-///
-/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnSwiGluGetWorkspaceSize(
-    x: *const aclTensor,
-    dim: i64,
-    out: *const aclTensor,
-    workspaceSize: *mut u64,
-    executor: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    // SAFETY: the out-pointers are the caller's, as documented.
-    unsafe {
-        get_workspace_size(
-            "aclnnSwiGluGetWorkspaceSize",
-            workspaceSize,
-            executor,
-            |f| swi_glu(f, x, dim, out),
-        )
-    }
-}
-
-/// `aclnnArgMaxGetWorkspaceSize`: the index of the largest element along `dim`.
-///
-/// # Safety
-///
-/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnArgMaxGetWorkspaceSize(
-    self_: *const aclTensor,
-    dim: i64,
-    keepdim: bool,
-    out: *mut aclTensor,
-    workspaceSize: *mut u64,
-    executor: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    // SAFETY: the out-pointers are the caller's, as documented.
-    unsafe {
-        get_workspace_size(
-            "aclnnArgMaxGetWorkspaceSize",
-            workspaceSize,
-            executor,
-            |f| arg_max(f, self_, dim, keepdim, out),
-        )
-    }
-}
-
-/// `aclnnInplaceCopyGetWorkspaceSize`: `selfRef = src` (converted, broadcast).
-///
-/// # Safety
-///
-/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnInplaceCopyGetWorkspaceSize(
-    selfRef: *mut aclTensor,
-    src: *const aclTensor,
-    workspaceSize: *mut u64,
-    executor: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    // SAFETY: the out-pointers are the caller's, as documented.
-    unsafe {
-        get_workspace_size(
-            "aclnnInplaceCopyGetWorkspaceSize",
-            workspaceSize,
-            executor,
-            |f| inplace_copy(f, selfRef, src),
-        )
-    }
-}
-
-/// `aclnnMuls`: runs the executor of `aclnnMulsGetWorkspaceSize` on `stream`.
-///
-/// # Safety
-///
-/// None: the executor and stream are looked up; the workspace is not touched.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnMuls(
-    workspace: *mut c_void,
-    workspaceSize: u64,
-    executor: *mut aclOpExecutor,
-    stream: aclrtStream,
-) -> aclnnStatus {
-    run_executor("aclnnMuls", workspace, workspaceSize, executor, stream)
-}
-
-/// `aclnnInplaceMaskedFillScalar`: runs the executor of `aclnnInplaceMaskedFillScalarGetWorkspaceSize` on `stream`.
-///
-/// # Safety
-///
-/// None: the executor and stream are looked up; the workspace is not touched.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnInplaceMaskedFillScalar(
-    workspace: *mut c_void,
-    workspaceSize: u64,
-    executor: *mut aclOpExecutor,
-    stream: aclrtStream,
-) -> aclnnStatus {
-    run_executor(
-        "aclnnInplaceMaskedFillScalar",
-        workspace,
-        workspaceSize,
-        executor,
-        stream,
-    )
-}
-
-/// `aclnnMulsGetWorkspaceSize`: `out = self · other` (a scalar).
-///
-/// # Safety
-///
-/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnMulsGetWorkspaceSize(
-    self_: *const aclTensor,
-    other: *const aclScalar,
-    out: *mut aclTensor,
-    workspaceSize: *mut u64,
-    executor: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    // SAFETY: the out-pointers are the caller's, as documented.
-    unsafe {
-        get_workspace_size("aclnnMulsGetWorkspaceSize", workspaceSize, executor, |f| {
-            muls(f, "aclnnMuls", self_, other, out)
-        })
-    }
-}
-
-/// `aclnnInplaceMaskedFillScalarGetWorkspaceSize`: `selfRef = value` where `mask`.
-///
-/// # Safety
-///
-/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnInplaceMaskedFillScalarGetWorkspaceSize(
-    selfRef: *mut aclTensor,
-    mask: *const aclTensor,
-    value: *const aclScalar,
-    workspaceSize: *mut u64,
-    executor: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    // SAFETY: the out-pointers are the caller's, as documented.
-    unsafe {
-        get_workspace_size(
-            "aclnnInplaceMaskedFillScalarGetWorkspaceSize",
-            workspaceSize,
-            executor,
-            |f| masked_fill(f, selfRef, mask, value),
-        )
-    }
 }

@@ -11,3 +11,4049 @@ use ::core::ffi::*;
 use acl_sys::aclnn::*;
 #[allow(unused_imports)]
 use acl_sys::*;
+///`aclnnAcos`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAcos(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAcos");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAcosGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAcosGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAcosGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAcosh`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAcosh(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAcosh");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAcoshGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAcoshGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAcoshGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAdaptiveAvgPool2d`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAdaptiveAvgPool2d(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAdaptiveAvgPool2d");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAdaptiveAvgPool2dBackward`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAdaptiveAvgPool2dBackward(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAdaptiveAvgPool2dBackward");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAdaptiveAvgPool2dBackwardGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAdaptiveAvgPool2dBackwardGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAdaptiveAvgPool2dBackwardGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAdaptiveAvgPool2dGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAdaptiveAvgPool2dGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclIntArray,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAdaptiveAvgPool2dGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAddRmsNorm`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAddRmsNorm(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAddRmsNorm");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAddRmsNormGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAddRmsNormGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *const aclTensor,
+    _arg3: f64,
+    _arg4: *mut aclTensor,
+    _arg5: *mut aclTensor,
+    _arg6: *mut aclTensor,
+    _arg7: *mut u64,
+    _arg8: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAddRmsNormGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAdds`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAdds(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAdds");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAddsGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAddsGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *const aclScalar,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAddsGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAmin`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAmin(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAmin");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAminGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAminGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclIntArray,
+    _arg2: bool,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAminGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAmpUpdateScale`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAmpUpdateScale(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAmpUpdateScale");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAmpUpdateScaleGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAmpUpdateScaleGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *const aclTensor,
+    _arg3: f64,
+    _arg4: f64,
+    _arg5: i64,
+    _arg6: *const aclTensor,
+    _arg7: *const aclTensor,
+    _arg8: *mut u64,
+    _arg9: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAmpUpdateScaleGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnApplyAdamW`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnApplyAdamW(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnApplyAdamW");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnApplyAdamWGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnApplyAdamWGetWorkspaceSize(
+    _arg0: *mut aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *const aclTensor,
+    _arg4: *const aclTensor,
+    _arg5: *const aclTensor,
+    _arg6: *const aclTensor,
+    _arg7: *const aclTensor,
+    _arg8: *const aclTensor,
+    _arg9: *const aclTensor,
+    _arg10: *const aclTensor,
+    _arg11: *const aclTensor,
+    _arg12: bool,
+    _arg13: bool,
+    _arg14: *mut u64,
+    _arg15: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnApplyAdamWGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnApplyAdamWV2`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnApplyAdamWV2(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnApplyAdamWV2");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnApplyAdamWV2GetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnApplyAdamWV2GetWorkspaceSize(
+    _arg0: *mut aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *mut aclTensor,
+    _arg4: *const aclTensor,
+    _arg5: *const aclTensor,
+    _arg6: f32,
+    _arg7: f32,
+    _arg8: f32,
+    _arg9: f32,
+    _arg10: f32,
+    _arg11: bool,
+    _arg12: bool,
+    _arg13: *mut u64,
+    _arg14: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnApplyAdamWV2GetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnArange`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnArange(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnArange");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnArangeGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnArangeGetWorkspaceSize(
+    _arg0: *const aclScalar,
+    _arg1: *const aclScalar,
+    _arg2: *const aclScalar,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnArangeGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnArgMin`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnArgMin(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnArgMin");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnArgMinGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnArgMinGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: i64,
+    _arg2: bool,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnArgMinGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnArgsort`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnArgsort(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnArgsort");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnArgsortGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnArgsortGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: i64,
+    _arg2: bool,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnArgsortGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAsin`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAsin(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAsin");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAsinGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAsinGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAsinGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAsinh`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAsinh(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAsinh");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAsinhGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAsinhGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAsinhGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAtan`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAtan(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAtan");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAtan2`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAtan2(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAtan2");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAtan2GetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAtan2GetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAtan2GetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAtanGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAtanGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAtanGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAtanh`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAtanh(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAtanh");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAtanhGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAtanhGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAtanhGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAvgPool2d`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAvgPool2d(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAvgPool2d");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAvgPool2dBackward`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAvgPool2dBackward(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAvgPool2dBackward");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAvgPool2dBackwardGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAvgPool2dBackwardGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *const aclIntArray,
+    _arg3: *const aclIntArray,
+    _arg4: *const aclIntArray,
+    _arg5: bool,
+    _arg6: bool,
+    _arg7: i64,
+    _arg8: i8,
+    _arg9: *mut aclTensor,
+    _arg10: *mut u64,
+    _arg11: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAvgPool2dBackwardGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnAvgPool2dGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAvgPool2dGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclIntArray,
+    _arg2: *const aclIntArray,
+    _arg3: *const aclIntArray,
+    _arg4: bool,
+    _arg5: bool,
+    _arg6: i64,
+    _arg7: i8,
+    _arg8: *mut aclTensor,
+    _arg9: *mut u64,
+    _arg10: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnAvgPool2dGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnBatchNorm`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBatchNorm(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnBatchNorm");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnBatchNormBackward`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBatchNormBackward(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnBatchNormBackward");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnBatchNormBackwardGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBatchNormBackwardGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *const aclTensor,
+    _arg3: *const aclTensor,
+    _arg4: *const aclTensor,
+    _arg5: *const aclTensor,
+    _arg6: *const aclTensor,
+    _arg7: bool,
+    _arg8: f64,
+    _arg9: *const aclBoolArray,
+    _arg10: *mut aclTensor,
+    _arg11: *mut aclTensor,
+    _arg12: *mut aclTensor,
+    _arg13: *mut u64,
+    _arg14: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnBatchNormBackwardGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnBatchNormGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBatchNormGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *const aclTensor,
+    _arg3: *mut aclTensor,
+    _arg4: *mut aclTensor,
+    _arg5: bool,
+    _arg6: f64,
+    _arg7: f64,
+    _arg8: *mut aclTensor,
+    _arg9: *mut aclTensor,
+    _arg10: *mut aclTensor,
+    _arg11: *mut u64,
+    _arg12: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnBatchNormGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnBitwiseAndScalar`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseAndScalar(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnBitwiseAndScalar");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnBitwiseAndScalarGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseAndScalarGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnBitwiseAndScalarGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnBitwiseAndTensor`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseAndTensor(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnBitwiseAndTensor");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnBitwiseAndTensorGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseAndTensorGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnBitwiseAndTensorGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnBitwiseNot`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseNot(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnBitwiseNot");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnBitwiseNotGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseNotGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnBitwiseNotGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnBitwiseOrScalar`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseOrScalar(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnBitwiseOrScalar");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnBitwiseOrScalarGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseOrScalarGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnBitwiseOrScalarGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnBitwiseOrTensor`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseOrTensor(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnBitwiseOrTensor");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnBitwiseOrTensorGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseOrTensorGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnBitwiseOrTensorGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnBitwiseXorScalar`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseXorScalar(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnBitwiseXorScalar");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnBitwiseXorScalarGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseXorScalarGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnBitwiseXorScalarGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnBitwiseXorTensor`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseXorTensor(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnBitwiseXorTensor");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnBitwiseXorTensorGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseXorTensorGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnBitwiseXorTensorGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnCat`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCat(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnCat");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnCatGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCatGetWorkspaceSize(
+    _arg0: *const aclTensorList,
+    _arg1: i64,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnCatGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnCeil`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCeil(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnCeil");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnCeilGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCeilGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnCeilGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnClamp`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnClamp(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnClamp");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnClampGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnClampGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *const aclScalar,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnClampGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnClampMax`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnClampMax(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnClampMax");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnClampMaxGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnClampMaxGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnClampMaxGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnClampMin`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnClampMin(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnClampMin");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnClampMinGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnClampMinGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnClampMinGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnConstantPadNd`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnConstantPadNd(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnConstantPadNd");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnConstantPadNdGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnConstantPadNdGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclIntArray,
+    _arg2: *const aclScalar,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnConstantPadNdGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnConvolution`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnConvolution(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnConvolution");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnConvolutionBackward`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnConvolutionBackward(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnConvolutionBackward");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnConvolutionBackwardGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnConvolutionBackwardGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *const aclTensor,
+    _arg3: *const aclIntArray,
+    _arg4: *const aclIntArray,
+    _arg5: *const aclIntArray,
+    _arg6: *const aclIntArray,
+    _arg7: bool,
+    _arg8: *const aclIntArray,
+    _arg9: i32,
+    _arg10: *const aclBoolArray,
+    _arg11: i8,
+    _arg12: *mut aclTensor,
+    _arg13: *mut aclTensor,
+    _arg14: *mut aclTensor,
+    _arg15: *mut u64,
+    _arg16: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnConvolutionBackwardGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnConvolutionGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnConvolutionGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *const aclTensor,
+    _arg3: *const aclIntArray,
+    _arg4: *const aclIntArray,
+    _arg5: *const aclIntArray,
+    _arg6: bool,
+    _arg7: *const aclIntArray,
+    _arg8: i64,
+    _arg9: *mut aclTensor,
+    _arg10: i8,
+    _arg11: *mut u64,
+    _arg12: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnConvolutionGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnCos`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCos(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnCos");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnCosGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCosGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnCosGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnCosh`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCosh(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnCosh");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnCoshGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCoshGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnCoshGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnCummax`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCummax(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnCummax");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnCummaxGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCummaxGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: i64,
+    _arg2: *mut aclTensor,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnCummaxGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnCummin`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCummin(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnCummin");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnCumminGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCumminGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: i64,
+    _arg2: *mut aclTensor,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnCumminGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnCumprod`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCumprod(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnCumprod");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnCumprodGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCumprodGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: acl_sys::aclDataType,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnCumprodGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnCumsum`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCumsum(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnCumsum");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnCumsumGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCumsumGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: i64,
+    _arg2: acl_sys::aclDataType,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnCumsumGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnDivs`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnDivs(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnDivs");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnDivsGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnDivsGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnDivsGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnDropout`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnDropout(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnDropout");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnDropoutDoMask`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnDropoutDoMask(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnDropoutDoMask");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnDropoutDoMaskGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnDropoutDoMaskGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: f64,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnDropoutDoMaskGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnDropoutGenMask`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnDropoutGenMask(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnDropoutGenMask");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnDropoutGenMaskGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnDropoutGenMaskGetWorkspaceSize(
+    _arg0: *const aclIntArray,
+    _arg1: f64,
+    _arg2: i64,
+    _arg3: i64,
+    _arg4: *mut aclTensor,
+    _arg5: *mut u64,
+    _arg6: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnDropoutGenMaskGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnDropoutGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnDropoutGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: f64,
+    _arg2: bool,
+    _arg3: i64,
+    _arg4: i64,
+    _arg5: *mut aclTensor,
+    _arg6: *mut aclTensor,
+    _arg7: *mut u64,
+    _arg8: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnDropoutGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnElu`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnElu(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnElu");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnEluGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnEluGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *const aclScalar,
+    _arg3: *const aclScalar,
+    _arg4: *mut aclTensor,
+    _arg5: *mut u64,
+    _arg6: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnEluGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnEmbeddingDenseBackward`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnEmbeddingDenseBackward(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnEmbeddingDenseBackward");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnEmbeddingDenseBackwardGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnEmbeddingDenseBackwardGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: u64,
+    _arg3: u64,
+    _arg4: bool,
+    _arg5: *const aclTensor,
+    _arg6: *mut u64,
+    _arg7: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnEmbeddingDenseBackwardGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnEqScalar`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnEqScalar(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnEqScalar");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnEqScalarGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnEqScalarGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnEqScalarGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnEqTensor`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnEqTensor(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnEqTensor");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnEqTensorGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnEqTensorGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnEqTensorGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnErf`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnErf(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnErf");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnErfGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnErfGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnErfGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnFlip`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnFlip(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnFlip");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnFlipGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnFlipGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclIntArray,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnFlipGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnFloor`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnFloor(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnFloor");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnFloorGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnFloorGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnFloorGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnFusedInferAttentionScoreV2`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV2(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnFusedInferAttentionScoreV2");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnFusedInferAttentionScoreV2GetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensorList,
+    _arg2: *const aclTensorList,
+    _arg3: *const aclTensor,
+    _arg4: *const aclTensor,
+    _arg5: *const aclIntArray,
+    _arg6: *const aclIntArray,
+    _arg7: *const aclTensor,
+    _arg8: *const aclTensor,
+    _arg9: *const aclTensor,
+    _arg10: *const aclTensor,
+    _arg11: *const aclTensor,
+    _arg12: *const aclTensor,
+    _arg13: *const aclTensor,
+    _arg14: *const aclTensor,
+    _arg15: *const aclTensor,
+    _arg16: *const aclTensor,
+    _arg17: *const aclTensor,
+    _arg18: *const aclTensor,
+    _arg19: *const aclTensor,
+    _arg20: *const aclTensor,
+    _arg21: *const aclTensor,
+    _arg22: *const aclTensor,
+    _arg23: *const aclIntArray,
+    _arg24: i64,
+    _arg25: f64,
+    _arg26: i64,
+    _arg27: i64,
+    _arg28: *mut ::core::ffi::c_char,
+    _arg29: i64,
+    _arg30: i64,
+    _arg31: i64,
+    _arg32: i64,
+    _arg33: i64,
+    _arg34: bool,
+    _arg35: i64,
+    _arg36: i64,
+    _arg37: *const aclTensor,
+    _arg38: *const aclTensor,
+    _arg39: *mut u64,
+    _arg40: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnFusedInferAttentionScoreV2GetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnGather`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGather(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnGather");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnGatherGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGatherGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: i64,
+    _arg2: *const aclTensor,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnGatherGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnGatherV2`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGatherV2(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnGatherV2");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnGatherV2GetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGatherV2GetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: i64,
+    _arg2: *const aclTensor,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnGatherV2GetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnGeGluV3`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGeGluV3(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnGeGluV3");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnGeGluV3GetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGeGluV3GetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: i64,
+    _arg2: i64,
+    _arg3: bool,
+    _arg4: *mut aclTensor,
+    _arg5: *mut aclTensor,
+    _arg6: *mut u64,
+    _arg7: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnGeGluV3GetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnGeScalar`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGeScalar(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnGeScalar");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnGeScalarGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGeScalarGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnGeScalarGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnGeTensor`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGeTensor(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnGeTensor");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnGeTensorGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGeTensorGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnGeTensorGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnGeluBackward`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGeluBackward(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnGeluBackward");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnGeluBackwardGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGeluBackwardGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *const aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnGeluBackwardGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnGeluV2`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGeluV2(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnGeluV2");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnGeluV2GetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGeluV2GetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: i64,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnGeluV2GetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnGroupNorm`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGroupNorm(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnGroupNorm");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnGroupNormBackward`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGroupNormBackward(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnGroupNormBackward");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnGroupNormBackwardGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGroupNormBackwardGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *const aclTensor,
+    _arg3: *const aclTensor,
+    _arg4: *const aclTensor,
+    _arg5: i64,
+    _arg6: i64,
+    _arg7: i64,
+    _arg8: i64,
+    _arg9: *const aclBoolArray,
+    _arg10: *mut aclTensor,
+    _arg11: *mut aclTensor,
+    _arg12: *mut aclTensor,
+    _arg13: *mut u64,
+    _arg14: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnGroupNormBackwardGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnGroupNormGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGroupNormGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *const aclTensor,
+    _arg3: i64,
+    _arg4: i64,
+    _arg5: i64,
+    _arg6: i64,
+    _arg7: f64,
+    _arg8: *mut aclTensor,
+    _arg9: *mut aclTensor,
+    _arg10: *mut aclTensor,
+    _arg11: *mut u64,
+    _arg12: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnGroupNormGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnGtScalar`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGtScalar(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnGtScalar");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnGtScalarGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGtScalarGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnGtScalarGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnGtTensor`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGtTensor(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnGtTensor");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnGtTensorGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGtTensorGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnGtTensorGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnHardsigmoid`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnHardsigmoid(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnHardsigmoid");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnHardsigmoidGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnHardsigmoidGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnHardsigmoidGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnHardswish`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnHardswish(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnHardswish");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnHardswishGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnHardswishGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnHardswishGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnIm2col`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnIm2col(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnIm2col");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnIm2colGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnIm2colGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclIntArray,
+    _arg2: *const aclIntArray,
+    _arg3: *const aclIntArray,
+    _arg4: *const aclIntArray,
+    _arg5: *const aclTensor,
+    _arg6: *mut u64,
+    _arg7: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnIm2colGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnIndexAdd`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnIndexAdd(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnIndexAdd");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnIndexAddGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnIndexAddGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: i64,
+    _arg2: *const aclTensor,
+    _arg3: *const aclTensor,
+    _arg4: *const aclScalar,
+    _arg5: *mut aclTensor,
+    _arg6: *mut u64,
+    _arg7: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnIndexAddGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnIndexSelect`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnIndexSelect(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnIndexSelect");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnIndexSelectGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnIndexSelectGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: i64,
+    _arg2: *const aclTensor,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnIndexSelectGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplaceAdds`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceAdds(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplaceAdds");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplaceAddsGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceAddsGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *const aclScalar,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplaceAddsGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplaceBernoulli`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceBernoulli(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplaceBernoulli");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplaceBernoulliGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceBernoulliGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: i64,
+    _arg3: i64,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplaceBernoulliGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplaceCos`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceCos(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplaceCos");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplaceCosGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceCosGetWorkspaceSize(
+    _arg0: *mut aclTensor,
+    _arg1: *mut u64,
+    _arg2: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplaceCosGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplaceDivs`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceDivs(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplaceDivs");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplaceDivsGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceDivsGetWorkspaceSize(
+    _arg0: *mut aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplaceDivsGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplaceIndexCopy`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceIndexCopy(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplaceIndexCopy");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplaceIndexCopyGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceIndexCopyGetWorkspaceSize(
+    _arg0: *mut aclTensor,
+    _arg1: i64,
+    _arg2: *const aclTensor,
+    _arg3: *const aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplaceIndexCopyGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplaceIndexFillTensor`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceIndexFillTensor(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplaceIndexFillTensor");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplaceIndexFillTensorGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceIndexFillTensorGetWorkspaceSize(
+    _arg0: *mut aclTensor,
+    _arg1: i64,
+    _arg2: *const aclIntArray,
+    _arg3: *const aclScalar,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplaceIndexFillTensorGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplaceNormal`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceNormal(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplaceNormal");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplaceNormalGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceNormalGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: f32,
+    _arg2: f32,
+    _arg3: i64,
+    _arg4: i64,
+    _arg5: *mut u64,
+    _arg6: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplaceNormalGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplacePowTensorTensor`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplacePowTensorTensor(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplacePowTensorTensor");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplacePowTensorTensorGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplacePowTensorTensorGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplacePowTensorTensorGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplaceSin`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceSin(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplaceSin");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplaceSinGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceSinGetWorkspaceSize(
+    _arg0: *mut aclTensor,
+    _arg1: *mut u64,
+    _arg2: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplaceSinGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplaceSubs`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceSubs(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplaceSubs");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplaceSubsGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceSubsGetWorkspaceSize(
+    _arg0: *mut aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *const aclScalar,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplaceSubsGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplaceThreshold`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceThreshold(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplaceThreshold");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplaceThresholdGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceThresholdGetWorkspaceSize(
+    _arg0: *mut aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *const aclScalar,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplaceThresholdGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplaceTriu`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceTriu(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplaceTriu");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplaceTriuGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceTriuGetWorkspaceSize(
+    _arg0: *mut aclTensor,
+    _arg1: i64,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplaceTriuGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplaceUniform`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceUniform(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplaceUniform");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnInplaceUniformGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceUniformGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: f64,
+    _arg2: f64,
+    _arg3: u64,
+    _arg4: u64,
+    _arg5: *mut u64,
+    _arg6: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnInplaceUniformGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnIsFinite`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnIsFinite(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnIsFinite");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnIsFiniteGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnIsFiniteGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnIsFiniteGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnIsInf`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnIsInf(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnIsInf");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnIsInfGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnIsInfGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnIsInfGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLayerNorm`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLayerNorm(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLayerNorm");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLayerNormBackward`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLayerNormBackward(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLayerNormBackward");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLayerNormBackwardGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLayerNormBackwardGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *const aclIntArray,
+    _arg3: *const aclTensor,
+    _arg4: *const aclTensor,
+    _arg5: *const aclTensor,
+    _arg6: *const aclTensor,
+    _arg7: *const aclBoolArray,
+    _arg8: *mut aclTensor,
+    _arg9: *mut aclTensor,
+    _arg10: *mut aclTensor,
+    _arg11: *mut u64,
+    _arg12: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLayerNormBackwardGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLayerNormGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLayerNormGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclIntArray,
+    _arg2: *const aclTensor,
+    _arg3: *const aclTensor,
+    _arg4: f64,
+    _arg5: *mut aclTensor,
+    _arg6: *mut aclTensor,
+    _arg7: *mut aclTensor,
+    _arg8: *mut u64,
+    _arg9: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLayerNormGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLeScalar`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLeScalar(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLeScalar");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLeScalarGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLeScalarGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLeScalarGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLeTensor`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLeTensor(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLeTensor");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLeTensorGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLeTensorGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLeTensorGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLeakyRelu`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLeakyRelu(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLeakyRelu");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLeakyReluBackward`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLeakyReluBackward(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLeakyReluBackward");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLeakyReluBackwardGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLeakyReluBackwardGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *const aclScalar,
+    _arg3: bool,
+    _arg4: *mut aclTensor,
+    _arg5: *mut u64,
+    _arg6: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLeakyReluBackwardGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLeakyReluGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLeakyReluGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLeakyReluGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLeftShift`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLeftShift(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLeftShift");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLeftShiftGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLeftShiftGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLeftShiftGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLinalgCross`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLinalgCross(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLinalgCross");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLinalgCrossGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLinalgCrossGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: i64,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLinalgCrossGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLog1p`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLog1p(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLog1p");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLog1pGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLog1pGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLog1pGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLogSigmoid`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLogSigmoid(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLogSigmoid");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLogSigmoidGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLogSigmoidGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLogSigmoidGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLogSoftmaxBackward`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLogSoftmaxBackward(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLogSoftmaxBackward");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLogSoftmaxBackwardGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLogSoftmaxBackwardGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: i64,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLogSoftmaxBackwardGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLogicalAnd`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLogicalAnd(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLogicalAnd");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLogicalAndGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLogicalAndGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLogicalAndGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLogicalNot`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLogicalNot(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLogicalNot");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLogicalNotGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLogicalNotGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLogicalNotGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLogicalOr`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLogicalOr(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLogicalOr");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLogicalOrGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLogicalOrGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLogicalOrGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLtScalar`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLtScalar(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLtScalar");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLtScalarGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLtScalarGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLtScalarGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLtTensor`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLtTensor(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLtTensor");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnLtTensorGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLtTensorGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnLtTensorGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnMaskedSelect`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMaskedSelect(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnMaskedSelect");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnMaskedSelectGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMaskedSelectGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnMaskedSelectGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnMaxDim`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMaxDim(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnMaxDim");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnMaxDimGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMaxDimGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: i64,
+    _arg2: bool,
+    _arg3: *mut aclTensor,
+    _arg4: *mut aclTensor,
+    _arg5: *mut u64,
+    _arg6: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnMaxDimGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnMaxPool`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMaxPool(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnMaxPool");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnMaxPool2dWithIndices`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMaxPool2dWithIndices(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnMaxPool2dWithIndices");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnMaxPool2dWithIndicesBackward`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMaxPool2dWithIndicesBackward(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnMaxPool2dWithIndicesBackward");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *const aclTensor,
+    _arg3: *const aclIntArray,
+    _arg4: *const aclIntArray,
+    _arg5: *const aclIntArray,
+    _arg6: *const aclIntArray,
+    _arg7: bool,
+    _arg8: *mut aclTensor,
+    _arg9: *mut u64,
+    _arg10: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnMaxPool2dWithIndicesGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMaxPool2dWithIndicesGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclIntArray,
+    _arg2: *const aclIntArray,
+    _arg3: *const aclIntArray,
+    _arg4: *const aclIntArray,
+    _arg5: bool,
+    _arg6: *mut aclTensor,
+    _arg7: *mut aclTensor,
+    _arg8: *mut u64,
+    _arg9: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnMaxPool2dWithIndicesGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnMaxPoolGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMaxPoolGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclIntArray,
+    _arg2: *const aclIntArray,
+    _arg3: i64,
+    _arg4: *const aclIntArray,
+    _arg5: *const aclIntArray,
+    _arg6: i64,
+    _arg7: *mut aclTensor,
+    _arg8: *mut u64,
+    _arg9: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnMaxPoolGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnMinDim`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMinDim(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnMinDim");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnMinDimGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMinDimGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: i64,
+    _arg2: bool,
+    _arg3: *mut aclTensor,
+    _arg4: *mut aclTensor,
+    _arg5: *mut u64,
+    _arg6: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnMinDimGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnMm`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMm(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnMm");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnMmGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMmGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: i8,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnMmGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnMseLoss`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMseLoss(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnMseLoss");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnMseLossBackward`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMseLossBackward(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnMseLossBackward");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnMseLossBackwardGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMseLossBackwardGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *const aclTensor,
+    _arg3: i64,
+    _arg4: *mut aclTensor,
+    _arg5: *mut u64,
+    _arg6: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnMseLossBackwardGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnMseLossGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMseLossGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: i64,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnMseLossGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnMultinomial`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMultinomial(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnMultinomial");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnMultinomialGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMultinomialGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: i64,
+    _arg2: bool,
+    _arg3: i64,
+    _arg4: i64,
+    _arg5: *mut aclTensor,
+    _arg6: *mut u64,
+    _arg7: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnMultinomialGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnMv`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMv(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnMv");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnMvGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMvGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: i8,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnMvGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnNLLLoss`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnNLLLoss(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnNLLLoss");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnNLLLossBackward`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnNLLLossBackward(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnNLLLossBackward");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnNLLLossBackwardGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnNLLLossBackwardGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *const aclTensor,
+    _arg3: *const aclTensor,
+    _arg4: i64,
+    _arg5: i64,
+    _arg6: *const aclTensor,
+    _arg7: *mut aclTensor,
+    _arg8: *mut u64,
+    _arg9: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnNLLLossBackwardGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnNLLLossGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnNLLLossGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *const aclTensor,
+    _arg3: i64,
+    _arg4: i64,
+    _arg5: *mut aclTensor,
+    _arg6: *mut aclTensor,
+    _arg7: *mut u64,
+    _arg8: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnNLLLossGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnNeScalar`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnNeScalar(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnNeScalar");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnNeScalarGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnNeScalarGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnNeScalarGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnNeTensor`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnNeTensor(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnNeTensor");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnNeTensorGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnNeTensorGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnNeTensorGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnNorm`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnNorm(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnNorm");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnNormGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnNormGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *const aclIntArray,
+    _arg3: bool,
+    _arg4: *mut aclTensor,
+    _arg5: *mut u64,
+    _arg6: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnNormGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnPowScalarTensor`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnPowScalarTensor(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnPowScalarTensor");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnPowScalarTensorGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnPowScalarTensorGetWorkspaceSize(
+    _arg0: *const aclScalar,
+    _arg1: *const aclTensor,
+    _arg2: *const aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnPowScalarTensorGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnPowTensorScalar`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnPowTensorScalar(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnPowTensorScalar");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnPowTensorScalarGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnPowTensorScalarGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *const aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnPowTensorScalarGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnPowTensorTensor`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnPowTensorTensor(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnPowTensorTensor");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnPowTensorTensorGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnPowTensorTensorGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnPowTensorTensorGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnPrelu`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnPrelu(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnPrelu");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnPreluGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnPreluGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnPreluGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnProd`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnProd(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnProd");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnProdGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnProdGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: acl_sys::aclDataType,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnProdGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnRandperm`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRandperm(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnRandperm");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnRandpermGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRandpermGetWorkspaceSize(
+    _arg0: i64,
+    _arg1: i64,
+    _arg2: i64,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnRandpermGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnReciprocal`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnReciprocal(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnReciprocal");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnReciprocalGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnReciprocalGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnReciprocalGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnReflectionPad1d`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnReflectionPad1d(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnReflectionPad1d");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnReflectionPad1dGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnReflectionPad1dGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclIntArray,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnReflectionPad1dGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnRemainderTensorScalar`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRemainderTensorScalar(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnRemainderTensorScalar");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnRemainderTensorScalarGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRemainderTensorScalarGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnRemainderTensorScalarGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnRemainderTensorTensor`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRemainderTensorTensor(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnRemainderTensorTensor");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnRemainderTensorTensorGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRemainderTensorTensorGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnRemainderTensorTensorGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnRepeat`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRepeat(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnRepeat");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnRepeatGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRepeatGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclIntArray,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnRepeatGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnRepeatInterleaveIntWithDim`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRepeatInterleaveIntWithDim(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnRepeatInterleaveIntWithDim");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnRepeatInterleaveIntWithDimGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRepeatInterleaveIntWithDimGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: i64,
+    _arg2: i64,
+    _arg3: i64,
+    _arg4: *mut aclTensor,
+    _arg5: *mut u64,
+    _arg6: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnRepeatInterleaveIntWithDimGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnRightShift`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRightShift(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnRightShift");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnRightShiftGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRightShiftGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnRightShiftGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnRmsNormGrad`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRmsNormGrad(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnRmsNormGrad");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnRmsNormGradGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRmsNormGradGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *const aclTensor,
+    _arg3: *const aclTensor,
+    _arg4: *const aclTensor,
+    _arg5: *const aclTensor,
+    _arg6: *mut u64,
+    _arg7: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnRmsNormGradGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnRoll`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRoll(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnRoll");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnRollGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRollGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclIntArray,
+    _arg2: *const aclIntArray,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnRollGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnRound`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRound(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnRound");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnRoundGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRoundGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnRoundGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSWhere`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSWhere(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSWhere");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSWhereGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSWhereGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *const aclTensor,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSWhereGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnScatter`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnScatter(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnScatter");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnScatterAdd`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnScatterAdd(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnScatterAdd");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnScatterAddGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnScatterAddGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: i64,
+    _arg2: *const aclTensor,
+    _arg3: *const aclTensor,
+    _arg4: *mut aclTensor,
+    _arg5: *mut u64,
+    _arg6: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnScatterAddGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnScatterGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnScatterGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: i64,
+    _arg2: *const aclTensor,
+    _arg3: *const aclTensor,
+    _arg4: i64,
+    _arg5: *mut aclTensor,
+    _arg6: *mut u64,
+    _arg7: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnScatterGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSigmoidBackward`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSigmoidBackward(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSigmoidBackward");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSigmoidBackwardGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSigmoidBackwardGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSigmoidBackwardGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSign`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSign(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSign");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSignGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSignGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSignGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSilu`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSilu(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSilu");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSiluBackward`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSiluBackward(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSiluBackward");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSiluBackwardGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSiluBackwardGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSiluBackwardGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSiluGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSiluGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSiluGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSin`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSin(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSin");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSinGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSinGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSinGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSinh`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSinh(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSinh");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSinhGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSinhGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSinhGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSlice`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSlice(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSlice");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSliceGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSliceGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: i64,
+    _arg2: i64,
+    _arg3: i64,
+    _arg4: i64,
+    _arg5: *mut aclTensor,
+    _arg6: *mut u64,
+    _arg7: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSliceGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSoftmaxBackward`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSoftmaxBackward(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSoftmaxBackward");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSoftmaxBackwardGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSoftmaxBackwardGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: i64,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSoftmaxBackwardGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSoftmaxCrossEntropyWithLogits`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSoftmaxCrossEntropyWithLogits(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSoftmaxCrossEntropyWithLogits");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSoftmaxCrossEntropyWithLogitsGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSoftmaxCrossEntropyWithLogitsGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSoftmaxCrossEntropyWithLogitsGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSoftplus`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSoftplus(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSoftplus");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSoftplusGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSoftplusGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *const aclScalar,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSoftplusGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSort`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSort(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSort");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSortGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSortGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: bool,
+    _arg2: i64,
+    _arg3: bool,
+    _arg4: *mut aclTensor,
+    _arg5: *mut aclTensor,
+    _arg6: *mut u64,
+    _arg7: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSortGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnStack`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnStack(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnStack");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnStackGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnStackGetWorkspaceSize(
+    _arg0: *const aclTensorList,
+    _arg1: i64,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnStackGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSubs`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSubs(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSubs");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnSubsGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSubsGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclScalar,
+    _arg2: *const aclScalar,
+    _arg3: *mut aclTensor,
+    _arg4: *mut u64,
+    _arg5: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnSubsGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnTan`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTan(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnTan");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnTanGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTanGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnTanGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnTanhBackward`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTanhBackward(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnTanhBackward");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnTanhBackwardGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTanhBackwardGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnTanhBackwardGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnTopk`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTopk(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnTopk");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnTopkGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTopkGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: i64,
+    _arg2: i64,
+    _arg3: bool,
+    _arg4: bool,
+    _arg5: *mut aclTensor,
+    _arg6: *mut aclTensor,
+    _arg7: *mut u64,
+    _arg8: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnTopkGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnTransMatmulWeight`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTransMatmulWeight(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnTransMatmulWeight");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnTransMatmulWeightGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTransMatmulWeightGetWorkspaceSize(
+    _arg0: *mut aclTensor,
+    _arg1: *mut u64,
+    _arg2: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnTransMatmulWeightGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnTriangularSolve`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTriangularSolve(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnTriangularSolve");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnTriangularSolveGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTriangularSolveGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: bool,
+    _arg3: bool,
+    _arg4: bool,
+    _arg5: *mut aclTensor,
+    _arg6: *mut aclTensor,
+    _arg7: *mut u64,
+    _arg8: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnTriangularSolveGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnTril`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTril(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnTril");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnTrilGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTrilGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: i64,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnTrilGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnTriu`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTriu(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnTriu");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnTriuGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTriuGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: i64,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnTriuGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnTrunc`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTrunc(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnTrunc");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnTruncGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTruncGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *mut aclTensor,
+    _arg2: *mut u64,
+    _arg3: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnTruncGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnUpsampleBicubic2d`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleBicubic2d(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnUpsampleBicubic2d");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnUpsampleBicubic2dBackward`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleBicubic2dBackward(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnUpsampleBicubic2dBackward");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnUpsampleBicubic2dBackwardGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleBicubic2dBackwardGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclIntArray,
+    _arg2: *const aclIntArray,
+    _arg3: bool,
+    _arg4: f64,
+    _arg5: f64,
+    _arg6: *mut aclTensor,
+    _arg7: *mut u64,
+    _arg8: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnUpsampleBicubic2dBackwardGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnUpsampleBicubic2dGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleBicubic2dGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclIntArray,
+    _arg2: bool,
+    _arg3: f64,
+    _arg4: f64,
+    _arg5: *mut aclTensor,
+    _arg6: *mut u64,
+    _arg7: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnUpsampleBicubic2dGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnUpsampleBilinear2d`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleBilinear2d(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnUpsampleBilinear2d");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnUpsampleBilinear2dBackward`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleBilinear2dBackward(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnUpsampleBilinear2dBackward");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnUpsampleBilinear2dBackwardGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleBilinear2dBackwardGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclIntArray,
+    _arg2: *const aclIntArray,
+    _arg3: bool,
+    _arg4: f64,
+    _arg5: f64,
+    _arg6: *mut aclTensor,
+    _arg7: *mut u64,
+    _arg8: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnUpsampleBilinear2dBackwardGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnUpsampleBilinear2dGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleBilinear2dGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclIntArray,
+    _arg2: bool,
+    _arg3: f64,
+    _arg4: f64,
+    _arg5: *mut aclTensor,
+    _arg6: *mut u64,
+    _arg7: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnUpsampleBilinear2dGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnUpsampleNearest2d`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleNearest2d(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnUpsampleNearest2d");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnUpsampleNearest2dBackward`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleNearest2dBackward(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnUpsampleNearest2dBackward");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnUpsampleNearest2dBackwardGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleNearest2dBackwardGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclIntArray,
+    _arg2: *const aclIntArray,
+    _arg3: f64,
+    _arg4: f64,
+    _arg5: *mut aclTensor,
+    _arg6: *mut u64,
+    _arg7: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnUpsampleNearest2dBackwardGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnUpsampleNearest2dGetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleNearest2dGetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclIntArray,
+    _arg2: *mut aclTensor,
+    _arg3: *mut u64,
+    _arg4: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnUpsampleNearest2dGetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnWeightQuantBatchMatmulV2`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnWeightQuantBatchMatmulV2(
+    _arg0: *mut ::core::ffi::c_void,
+    _arg1: u64,
+    _arg2: *mut aclOpExecutor,
+    _arg3: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnWeightQuantBatchMatmulV2");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}
+///`aclnnWeightQuantBatchMatmulV2GetWorkspaceSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnWeightQuantBatchMatmulV2GetWorkspaceSize(
+    _arg0: *const aclTensor,
+    _arg1: *const aclTensor,
+    _arg2: *const aclTensor,
+    _arg3: *const aclTensor,
+    _arg4: *const aclTensor,
+    _arg5: *const aclTensor,
+    _arg6: *const aclTensor,
+    _arg7: i32,
+    _arg8: *const aclTensor,
+    _arg9: *mut u64,
+    _arg10: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    crate::recent_error::not_supported("aclnnWeightQuantBatchMatmulV2GetWorkspaceSize");
+    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+}

@@ -1,0 +1,672 @@
+//! The aclnn operator table (`acl-sys/operators.toml`) and what
+//! `cargo xtask generate` makes of it: the operator declarations of
+//! `acl-sys` (fed to the same code generator as the hand-written core
+//! declarations, which makes the loader entries), the two-phase wrappers of
+//! `acl::aclnn`, cann-sim's exports of the operators it plans, and the rows
+//! of `docs/COVERAGE.md`.
+
+use serde::Deserialize;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// The table's path under the workspace root.
+pub const TABLE: &str = "acl-sys/operators.toml";
+
+#[derive(Deserialize)]
+struct File {
+    op: Vec<RawOp>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOp {
+    name: String,
+    rust: Option<String>,
+    doc: String,
+    page: String,
+    args: Vec<String>,
+    dtypes: Option<String>,
+    format: Option<String>,
+    errors: Option<String>,
+    sim: Option<String>,
+}
+
+/// One operator of the table.
+pub struct Op {
+    /// `Add` for `aclnnAddGetWorkspaceSize` / `aclnnAdd`.
+    pub name: String,
+    /// The `acl::aclnn` function.
+    pub rust: String,
+    pub doc: String,
+    pub page: String,
+    pub args: Vec<Arg>,
+    pub dtypes: Option<String>,
+    pub format: Option<String>,
+    pub errors: Option<String>,
+    /// cann-sim's planning expression, when it has a kernel.
+    pub sim: Option<String>,
+}
+
+/// The C type of an argument.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    Tensor,
+    Scalar,
+    IntArray,
+    FloatArray,
+    BoolArray,
+    TensorList,
+    I64,
+    I32,
+    I8,
+    U64,
+    F64,
+    F32,
+    Bool,
+    DataType,
+    Str,
+}
+
+/// What the operator does with an argument.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Role {
+    In,
+    Out,
+    InOut,
+    Opt,
+    OptOut,
+}
+
+/// One parameter of `aclnnXxxGetWorkspaceSize`.
+#[derive(Debug)]
+pub struct Arg {
+    /// The documented (C) name.
+    pub c_name: String,
+    pub kind: Kind,
+    /// Declared `const` (for pointers: `const T*`).
+    pub konst: bool,
+    pub role: Role,
+    /// The `acl` enumeration an integer argument takes (`{RotaryMode}`).
+    pub rust_type: Option<String>,
+}
+
+impl Arg {
+    fn is_pointer(&self) -> bool {
+        matches!(
+            self.kind,
+            Kind::Tensor
+                | Kind::Scalar
+                | Kind::IntArray
+                | Kind::FloatArray
+                | Kind::BoolArray
+                | Kind::TensorList
+                | Kind::Str
+        )
+    }
+
+    /// The parameter's name in Rust declarations that keep C's spelling
+    /// (`self` is a keyword).
+    fn sys_name(&self) -> String {
+        keyword_safe(&self.c_name)
+    }
+
+    /// The `acl::aclnn` parameter: snake case.
+    fn rust_name(&self) -> String {
+        keyword_safe(&snake(&self.c_name))
+    }
+
+    fn sys_type(&self) -> String {
+        let ptr = |t: &str| {
+            if self.konst {
+                format!("*const {t}")
+            } else {
+                format!("*mut {t}")
+            }
+        };
+        match self.kind {
+            Kind::Tensor => ptr("aclTensor"),
+            Kind::Scalar => ptr("aclScalar"),
+            Kind::IntArray => ptr("aclIntArray"),
+            Kind::FloatArray => ptr("aclFloatArray"),
+            Kind::BoolArray => ptr("aclBoolArray"),
+            Kind::TensorList => ptr("aclTensorList"),
+            Kind::Str => ptr("::core::ffi::c_char"),
+            Kind::I64 => "i64".into(),
+            Kind::I32 => "i32".into(),
+            Kind::I8 => "i8".into(),
+            Kind::U64 => "u64".into(),
+            Kind::F64 => "f64".into(),
+            Kind::F32 => "f32".into(),
+            Kind::Bool => "bool".into(),
+            Kind::DataType => "crate::aclDataType".into(),
+        }
+    }
+}
+
+fn keyword_safe(name: &str) -> String {
+    match name {
+        "self" | "type" | "in" | "ref" | "mod" | "fn" | "use" | "impl" | "box" | "move"
+        | "loop" | "match" | "where" | "dyn" | "async" | "await" | "crate" | "super" => {
+            format!("{name}_")
+        }
+        _ => name.to_string(),
+    }
+}
+
+/// `gradOutput` → `grad_output`, `NLLLoss` → `nll_loss`, `Log1p` → `log1p`,
+/// `AdamWV2` → `adam_wv2`.
+pub fn snake(name: &str) -> String {
+    let chars: Vec<char> = name.chars().collect();
+    let mut out = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_ascii_uppercase() {
+            let prev = i.checked_sub(1).map(|j| chars[j]);
+            let next = chars.get(i + 1).copied();
+            let boundary = match prev {
+                None => false,
+                Some(p) if p.is_ascii_lowercase() || p.is_ascii_digit() => true,
+                Some(p) if p.is_ascii_uppercase() => next.is_some_and(|n| n.is_ascii_lowercase()),
+                _ => false,
+            };
+            if boundary && !out.ends_with('_') {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The `acl::aclnn` function of an operator by the naming rule.
+fn rust_name(name: &str) -> String {
+    match name.strip_prefix("Inplace") {
+        Some(rest) if !rest.is_empty() => format!("{}_", snake(rest)),
+        _ => snake(name),
+    }
+}
+
+fn parse_arg(op: &str, text: &str) -> Result<Arg, String> {
+    let err = |why: &str| format!("{TABLE}: {op}: argument `{text}`: {why}");
+    let (name, rest) = text.split_once(':').ok_or_else(|| err("no `name: type`"))?;
+    let (rest, rust_type) = match rest.split_once('{') {
+        Some((before, ty)) => {
+            let (ty, after) = ty.split_once('}').ok_or_else(|| err("no closing `}`"))?;
+            (format!("{before} {after}"), Some(ty.trim().to_string()))
+        }
+        None => (rest.to_string(), None),
+    };
+    let rest = rest.as_str();
+    let (ty, role) = match rest.split_once('[') {
+        Some((ty, role)) => (
+            ty.trim(),
+            match role.trim().trim_end_matches(']').trim() {
+                "out" => Role::Out,
+                "inout" => Role::InOut,
+                "opt" => Role::Opt,
+                "optout" => Role::OptOut,
+                other => return Err(err(&format!("unknown role `{other}`"))),
+            },
+        ),
+        None => (rest.trim(), Role::In),
+    };
+    let (konst, base) = match ty.strip_prefix("const ") {
+        Some(b) => (true, b.trim()),
+        None => (false, ty),
+    };
+    let kind = match base {
+        "aclTensor*" => Kind::Tensor,
+        "aclScalar*" => Kind::Scalar,
+        "aclIntArray*" => Kind::IntArray,
+        "aclFloatArray*" => Kind::FloatArray,
+        "aclBoolArray*" => Kind::BoolArray,
+        "aclTensorList*" => Kind::TensorList,
+        "char*" => Kind::Str,
+        "int64_t" => Kind::I64,
+        "int32_t" | "int" => Kind::I32,
+        "int8_t" => Kind::I8,
+        "uint64_t" => Kind::U64,
+        "double" => Kind::F64,
+        "float" => Kind::F32,
+        "bool" => Kind::Bool,
+        "aclDataType" => Kind::DataType,
+        other => return Err(err(&format!("unknown C type `{other}`"))),
+    };
+    let arg = Arg {
+        c_name: name.trim().to_string(),
+        kind,
+        konst,
+        role,
+        rust_type,
+    };
+    if arg.rust_type.is_some() && arg.is_pointer() {
+        return Err(err("only integers take an enumeration type"));
+    }
+    if matches!(role, Role::Out | Role::InOut | Role::OptOut) && kind != Kind::Tensor {
+        return Err(err(
+            "only tensors are written (written tensor lists are not supported yet)",
+        ));
+    }
+    if role == Role::Opt && !arg.is_pointer() {
+        return Err(err("only pointers may be null"));
+    }
+    Ok(arg)
+}
+
+/// Reads and checks the table.
+pub fn load(root: &Path) -> Result<Vec<Op>, String> {
+    let path = root.join(TABLE);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let file: File = toml::from_str(&text).map_err(|e| format!("{TABLE}: {e}"))?;
+    let mut ops = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for raw in file.op {
+        if !seen.insert(raw.name.clone()) {
+            return Err(format!("{TABLE}: {} is described twice", raw.name));
+        }
+        let args = raw
+            .args
+            .iter()
+            .map(|a| parse_arg(&raw.name, a))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut names = std::collections::BTreeSet::new();
+        for a in &args {
+            if !names.insert(a.c_name.clone()) {
+                return Err(format!(
+                    "{TABLE}: {}: two arguments named {}",
+                    raw.name, a.c_name
+                ));
+            }
+        }
+        ops.push(Op {
+            rust: raw.rust.unwrap_or_else(|| rust_name(&raw.name)),
+            name: raw.name,
+            doc: raw.doc,
+            page: raw.page,
+            args,
+            dtypes: raw.dtypes,
+            format: raw.format,
+            errors: raw.errors,
+            sim: raw.sim,
+        });
+    }
+    let mut rust = std::collections::BTreeSet::new();
+    for op in &ops {
+        if !rust.insert(op.rust.clone()) {
+            return Err(format!(
+                "{TABLE}: two operators are named `acl::aclnn::{}`; give one a `rust` name",
+                op.rust
+            ));
+        }
+    }
+    Ok(ops)
+}
+
+fn doc_line(text: &str) -> String {
+    text.replace('\n', " ")
+}
+
+/// A fact of the table (dtypes, formats, codes) as Markdown text: brackets
+/// and angle brackets escaped, so that rustdoc reads no links or tags.
+fn doc_fact(text: &str) -> String {
+    let mut out = String::new();
+    for c in doc_line(text).chars() {
+        if matches!(c, '[' | ']' | '<' | '>' | '*' | '_' | '`') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A one-line summary of an operator for docs: its `doc`, or a sentence
+/// naming the C function.
+fn summary(op: &Op) -> String {
+    if op.doc.is_empty() {
+        format!("The `aclnn{}` operator.", op.name)
+    } else {
+        doc_line(&op.doc)
+    }
+}
+
+/// The operator declarations in the form of `acl-sys/aclnn_declarations.rs`
+/// (an `extern` block), appended to the core declarations before the code
+/// generator makes the bindings and loader entries.
+pub fn declarations(ops: &[Op]) -> String {
+    let mut s = String::from(
+        "\n// Operators: generated from `acl-sys/operators.toml` by `cargo xtask generate`.\n\
+         unsafe extern \"C\" {\n",
+    );
+    for op in ops {
+        let params: Vec<String> = op
+            .args
+            .iter()
+            .map(|a| format!("{}: {}", a.sys_name(), a.sys_type()))
+            .collect();
+        let _ = writeln!(
+            s,
+            "    /// {} Plans the call: {}.\n    pub fn aclnn{}GetWorkspaceSize({}{}workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus;",
+            summary(op),
+            op.page,
+            op.name,
+            params.join(", "),
+            if params.is_empty() { "" } else { ", " },
+        );
+        let _ = writeln!(
+            s,
+            "    /// Runs the plan of `aclnn{0}GetWorkspaceSize` on `stream`.\n    pub fn aclnn{0}(workspace: *mut ::core::ffi::c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: crate::aclrtStream) -> aclnnStatus;",
+            op.name
+        );
+    }
+    s.push_str("}\n");
+    s
+}
+
+/// `acl/src/aclnn/generated.rs`: one wrapper per operator.
+pub fn acl_wrappers(ops: &[Op]) -> String {
+    let mut s = String::from(
+        "// @generated by `cargo xtask generate` from `acl-sys/operators.toml`. Do not edit.\n\
+         //! The operators of the table, one function each: both phases of\n\
+         //! `aclnnXxxGetWorkspaceSize` / `aclnnXxx` on a stream (see the module\n\
+         //! docs of [`crate::aclnn`]).\n\n\
+         #![allow(clippy::too_many_arguments, clippy::doc_markdown)]\n\
+         #[allow(unused_imports)]\n\
+         use super::{BoolArray, CubeMathType, FloatArray, IntArray, RotaryMode, Scalar, TensorArg, TensorArgMut, TensorList, two_phase};\n\
+         #[allow(unused_imports)]\n\
+         use crate::memory::{Access, DataType};\n\
+         use crate::Stream;\n\
+         use crate::error::Result;\n\n",
+    );
+    for op in ops {
+        acl_wrapper(&mut s, op);
+    }
+    s
+}
+
+fn acl_wrapper(s: &mut String, op: &Op) {
+    let mut params = Vec::new();
+    let mut raws = Vec::new();
+    let mut uses = Vec::new();
+    let mut dynamic = false;
+    for (i, a) in op.args.iter().enumerate() {
+        let n = a.rust_name();
+        let p = format!("p{i}");
+        let cast = |expr: String| -> String {
+            // Every handle's raw form is `*const` for inputs and `*mut` for
+            // outputs; the declaration decides the pointer's constness.
+            let is_mut_raw = matches!(a.role, Role::Out | Role::InOut | Role::OptOut);
+            match (a.konst, is_mut_raw) {
+                (true, true) => format!("{expr}.cast_const()"),
+                (false, false) => format!("{expr}.cast_mut()"),
+                _ => expr,
+            }
+        };
+        match (a.kind, a.role) {
+            (Kind::Tensor, Role::In) => {
+                params.push(format!("{n}: &TensorArg<'_>"));
+                raws.push(format!("let {p} = {};", cast(format!("{n}.as_raw()"))));
+                uses.push(format!("{n}.access()"));
+            }
+            (Kind::Tensor, Role::Opt) => {
+                params.push(format!("{n}: Option<&TensorArg<'_>>"));
+                raws.push(format!(
+                    "let {p} = {};",
+                    cast(format!("{n}.map_or(std::ptr::null(), |t| t.as_raw())"))
+                ));
+                uses.push(format!("@opt {n}.map(|t| t.access())"));
+                dynamic = true;
+            }
+            (Kind::Tensor, Role::Out | Role::InOut) => {
+                params.push(format!("{n}: &mut TensorArgMut<'_>"));
+                raws.push(format!("let {p} = {};", cast(format!("{n}.as_raw()"))));
+                uses.push(format!("{n}.as_arg().access()"));
+            }
+            (Kind::Tensor, Role::OptOut) => {
+                params.push(format!("mut {n}: Option<&mut TensorArgMut<'_>>"));
+                raws.push(format!(
+                    "let {p} = {};",
+                    cast(format!(
+                        "{n}.as_mut().map_or(std::ptr::null_mut(), |t| t.as_raw())"
+                    ))
+                ));
+                uses.push(format!("@opt {n}.as_ref().map(|t| t.as_arg().access())"));
+                dynamic = true;
+            }
+            (Kind::TensorList, Role::In) => {
+                params.push(format!("{n}: &TensorList<'_>"));
+                raws.push(format!("let {p} = {};", cast(format!("{n}.as_raw()"))));
+                uses.push(format!("@list {n}.accesses()"));
+                dynamic = true;
+            }
+            (Kind::Scalar | Kind::IntArray | Kind::FloatArray | Kind::BoolArray, role) => {
+                let ty = match a.kind {
+                    Kind::Scalar => "Scalar",
+                    Kind::IntArray => "IntArray",
+                    Kind::FloatArray => "FloatArray",
+                    _ => "BoolArray",
+                };
+                if role == Role::Opt {
+                    params.push(format!("{n}: Option<&{ty}>"));
+                    raws.push(format!(
+                        "let {p} = {};",
+                        cast(format!("{n}.map_or(std::ptr::null(), |x| x.as_raw())"))
+                    ));
+                } else {
+                    params.push(format!("{n}: &{ty}"));
+                    raws.push(format!("let {p} = {};", cast(format!("{n}.as_raw()"))));
+                }
+            }
+            (Kind::Str, role) => {
+                if role == Role::Opt {
+                    params.push(format!("{n}: Option<&std::ffi::CStr>"));
+                    raws.push(format!(
+                        "let {p} = {};",
+                        cast(format!("{n}.map_or(std::ptr::null(), |x| x.as_ptr())"))
+                    ));
+                } else {
+                    params.push(format!("{n}: &std::ffi::CStr"));
+                    raws.push(format!("let {p} = {};", cast(format!("{n}.as_ptr()"))));
+                }
+            }
+            (_, _) if a.rust_type.is_some() => {
+                let ty = a.rust_type.as_deref().unwrap_or_default();
+                params.push(format!("{n}: {ty}"));
+                raws.push(format!("let {p} = {n} as {};", a.sys_type()));
+            }
+            (Kind::DataType, _) => {
+                params.push(format!("{n}: DataType"));
+                raws.push(format!("let {p} = {n}.to_raw();"));
+            }
+            (k, _) => {
+                let ty = match k {
+                    Kind::I64 => "i64",
+                    Kind::I32 => "i32",
+                    Kind::I8 => "i8",
+                    Kind::U64 => "u64",
+                    Kind::F64 => "f64",
+                    Kind::F32 => "f32",
+                    _ => "bool",
+                };
+                params.push(format!("{n}: {ty}"));
+                raws.push(format!("let {p} = {n};"));
+            }
+        }
+    }
+    let _ = writeln!(s, "/// {}", summary(op));
+    let _ = writeln!(s, "///");
+    let _ = writeln!(s, "/// Documented at {}.", op.page);
+    if let Some(d) = &op.dtypes {
+        let _ = writeln!(s, "/// Data types: {}.", doc_fact(d));
+    }
+    if let Some(f) = &op.format {
+        let _ = writeln!(s, "/// Formats: {}.", doc_fact(f));
+    }
+    let _ = writeln!(s, "///");
+    let _ = writeln!(s, "/// # Errors");
+    let _ = writeln!(s, "///");
+    match &op.errors {
+        Some(e) => {
+            let _ = writeln!(
+                s,
+                "/// The aclnn status as documented ({}), or a stream or memory error.",
+                doc_fact(e)
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "/// The aclnn status (`161001` for a null argument, `161002` for dtypes or \
+                 shapes the operator does not take), or a stream or memory error."
+            );
+        }
+    }
+    let _ = writeln!(s, "#[doc(alias = \"aclnn{}\")]", op.name);
+    let _ = writeln!(s, "#[doc(alias = \"aclnn{}GetWorkspaceSize\")]", op.name);
+    let _ = writeln!(
+        s,
+        "pub fn {}(stream: &Stream{}{}) -> Result<()> {{",
+        op.rust,
+        if params.is_empty() { "" } else { ", " },
+        params.join(", ")
+    );
+    if dynamic {
+        let _ = writeln!(
+            s,
+            "    let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();"
+        );
+        for u in &uses {
+            if let Some(rest) = u.strip_prefix("@opt ") {
+                let _ = writeln!(s, "    uses.extend({rest});");
+            } else if let Some(rest) = u.strip_prefix("@list ") {
+                let _ = writeln!(s, "    uses.extend({rest}.iter().cloned());");
+            } else {
+                let _ = writeln!(s, "    uses.push({u});");
+            }
+        }
+    } else {
+        let _ = writeln!(s, "    let uses = [{}];", uses.join(", "));
+    }
+    for r in &raws {
+        let _ = writeln!(s, "    {r}");
+    }
+    let ps: Vec<String> = (0..op.args.len()).map(|i| format!("p{i}")).collect();
+    let _ = writeln!(
+        s,
+        "    let (names, plan, launch) = crate::result::aclnn_op!(aclnn{0}GetWorkspaceSize({1}), aclnn{0});",
+        op.name,
+        ps.join(", ")
+    );
+    let _ = writeln!(s, "    two_phase(stream, names, &uses, plan, launch)");
+    let _ = writeln!(s, "}}\n");
+}
+
+/// `cann-sim/src/aclnn/generated.rs`: the exports of every operator the
+/// simulator plans.
+pub fn sim_exports(ops: &[Op]) -> String {
+    let mut s = String::from(
+        "// @generated by `cargo xtask generate` from `acl-sys/operators.toml`. Do not edit.\n\
+         //! The exports of the operators the simulator plans: each\n\
+         //! `aclnnXxxGetWorkspaceSize` runs the table's planning expression\n\
+         //! through [`get_workspace_size`], each `aclnnXxx` runs the executor\n\
+         //! ([`run_executor`]). Operators of the table without a kernel are in\n\
+         //! `unsupported.rs` (561003).\n\n\
+         #![allow(non_snake_case, unused_imports)]\n\
+         use super::operators::*;\n\
+         use super::transformer::*;\n\
+         use super::inplace::*;\n\
+         use super::nn::*;\n\
+         use crate::ops::{AttrValue, Attrs};\n\
+         use acl_sys::aclnn::*;\n\
+         use acl_sys::{aclDataType, aclrtStream};\n\
+         use std::ffi::c_void;\n\n",
+    );
+    for op in ops {
+        let Some(sim) = &op.sim else { continue };
+        let params: Vec<String> = op
+            .args
+            .iter()
+            .map(|a| {
+                let t = a.sys_type().replace("crate::aclDataType", "aclDataType");
+                format!("{}: {t}", a.sys_name())
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "/// `aclnn{0}GetWorkspaceSize`: {1}\n///\n/// # Safety\n///\n/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.\n#[unsafe(no_mangle)]\npub unsafe extern \"C\" fn aclnn{0}GetWorkspaceSize({2}{3}workspaceSize: *mut u64, executor: *mut *mut aclOpExecutor) -> aclnnStatus {{\n    // SAFETY: the out-pointers are the caller's, as documented.\n    unsafe {{ get_workspace_size(\"aclnn{0}GetWorkspaceSize\", workspaceSize, executor, |f| {4}) }}\n}}\n",
+            op.name,
+            summary(op),
+            params.join(", "),
+            if params.is_empty() { "" } else { ", " },
+            sim
+        );
+        let _ = writeln!(
+            s,
+            "/// `aclnn{0}`: runs the executor of `aclnn{0}GetWorkspaceSize` on `stream`.\n///\n/// # Safety\n///\n/// None: the executor and stream are looked up; the workspace is not touched.\n#[unsafe(no_mangle)]\npub unsafe extern \"C\" fn aclnn{0}(workspace: *mut c_void, workspaceSize: u64, executor: *mut aclOpExecutor, stream: aclrtStream) -> aclnnStatus {{\n    run_executor(\"aclnn{0}\", workspace, workspaceSize, executor, stream)\n}}\n",
+            op.name
+        );
+    }
+    s
+}
+
+/// The operator section of `docs/COVERAGE.md`.
+pub fn coverage_rows(ops: &[Op]) -> String {
+    let mut s = String::new();
+    let planned = ops.iter().filter(|o| o.sim.is_some()).count();
+    let _ = writeln!(
+        s,
+        "## aclnn operators\n\n{} operators in `acl-sys/operators.toml`, each declared in \
+         `acl_sys::aclnn` and wrapped in `acl::aclnn`; cann-sim has a kernel for {planned} \
+         (the others answer 561003, \"no kernel\").\n",
+        ops.len()
+    );
+    s.push_str("| operator | `acl::aclnn` | cann-sim | documented at |\n|---|---|---|---|\n");
+    for op in ops {
+        let _ = writeln!(
+            s,
+            "| `aclnn{}` | `{}` | {} | {} |",
+            op.name,
+            op.rust,
+            if op.sim.is_some() { "yes" } else { "—" },
+            op.page.replace('|', "\\|")
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snake_case_follows_the_naming_rule() {
+        assert_eq!(snake("gradOutput"), "grad_output");
+        assert_eq!(snake("NLLLoss"), "nll_loss");
+        assert_eq!(snake("Log1p"), "log1p");
+        assert_eq!(snake("selfRef"), "self_ref");
+        assert_eq!(snake("BatchMatMul"), "batch_mat_mul");
+        assert_eq!(rust_name("InplaceAdd"), "add_");
+        assert_eq!(rust_name("RmsNorm"), "rms_norm");
+        assert_eq!(rust_name("Inplace"), "inplace");
+    }
+
+    #[test]
+    fn an_argument_spells_its_role_and_constness() {
+        let a = parse_arg("X", "out: aclTensor* [out]").unwrap();
+        assert_eq!((a.kind, a.konst, a.role), (Kind::Tensor, false, Role::Out));
+        let a = parse_arg("X", "bias: const aclTensor* [opt]").unwrap();
+        assert_eq!((a.kind, a.konst, a.role), (Kind::Tensor, true, Role::Opt));
+        assert_eq!(a.sys_type(), "*const aclTensor");
+        let e = parse_arg("X", "alpha: const aclScalar* [out]").unwrap_err();
+        assert!(e.contains("only tensors are written"), "{e}");
+        let e = parse_arg("X", "n: size_t").unwrap_err();
+        assert!(e.contains("unknown C type `size_t`"), "{e}");
+    }
+
+    #[test]
+    fn the_table_loads_and_names_every_operator_once() {
+        let ops = load(&crate::workspace_root()).unwrap();
+        assert!(ops.len() >= 50);
+        assert!(ops.iter().any(|o| o.name == "Add" && o.sim.is_some()));
+    }
+}
