@@ -571,12 +571,13 @@ pub fn sim_exports(ops: &[Op]) -> String {
          //! through [`get_workspace_size`], each `aclnnXxx` runs the executor\n\
          //! ([`run_executor`]). Operators of the table without a kernel are in\n\
          //! `unsupported.rs` (561003).\n\n\
-         #![allow(non_snake_case, unused_imports)]\n\
+         #![allow(non_snake_case, unused_imports, unused_variables)]\n\
          use super::operators::*;\n\
          use super::transformer::*;\n\
          use super::inplace::*;\n\
          use super::nn::*;\n\
          use crate::ops::{AttrValue, Attrs};\n\
+         use crate::ops::nn::BinaryKind;\n\
          use acl_sys::aclnn::*;\n\
          use acl_sys::{aclDataType, aclrtStream};\n\
          use std::ffi::c_void;\n\n",

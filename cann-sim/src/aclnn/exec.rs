@@ -58,6 +58,10 @@ pub(crate) struct Plan {
     pub outputs: Vec<View>,
     /// Their parameter names, for messages (empty: `out`).
     pub output_names: &'static [&'static str],
+    /// The kernel, when the plan made it itself (the operators of the
+    /// table planned in `nn.rs`): `op_type` is then its name only, and
+    /// the outputs were checked when it was made.
+    pub native: Option<ops::native::Native>,
 }
 
 /// Every aclnn object.
@@ -258,7 +262,29 @@ pub(crate) fn bound(
     output: bool,
 ) -> Result<View, aclnnStatus> {
     let o = tensor_arg(function, what, addr)?;
-    let Obj::Tensor(t) = &*o else {
+    bound_obj(function, what, &o, output)
+}
+
+/// The members of a tensor-list argument, bound as inputs ([`bound`]).
+pub(crate) fn bound_list(
+    function: &str,
+    what: &str,
+    addr: usize,
+) -> Result<Vec<View>, aclnnStatus> {
+    let o = arg(function, what, addr, Kind::TensorList)?;
+    let Obj::TensorList(members) = &*o else {
+        return Err(kind_mismatch(function, what));
+    };
+    members
+        .iter()
+        .enumerate()
+        .map(|(i, m)| bound_obj(function, &format!("{what}[{i}]"), m, false))
+        .collect()
+}
+
+/// [`bound`] for a looked-up object.
+fn bound_obj(function: &str, what: &str, o: &Obj, output: bool) -> Result<View, aclnnStatus> {
+    let Obj::Tensor(t) = o else {
         return Err(kind_mismatch(function, what));
     };
     let Some(dtype) = DType::from_acl(t.dtype) else {
@@ -454,6 +480,9 @@ pub(crate) fn i64_input(values: &[i64]) -> PlanIn {
 ///
 /// 161002 (recorded) when the inputs do not combine or `out` differs.
 pub(crate) fn check_plan(function: &str, plan: &Plan) -> Result<(), aclnnStatus> {
+    if plan.native.is_some() {
+        return Ok(());
+    }
     let specs: Vec<(&TensorSpec, Option<&[u8]>)> = plan
         .inputs
         .iter()
@@ -641,13 +670,22 @@ fn run(function: &'static str, plan: &Plan, stream: aclrtStream) -> Result<(), i
             strides: v.strides.clone(),
         });
     }
-    let rc = launch_op(
-        function,
-        &s,
-        plan.op_type.to_string(),
-        plan.attrs.clone(),
-        inputs,
-        outputs,
-    );
+    let rc = match &plan.native {
+        Some(n) => {
+            let kernel = crate::rt::op::Kernel::Native(n.clone());
+            match crate::rt::op::launch_kernel(function, &s, kernel, inputs, outputs) {
+                Ok(()) => ACL_SUCCESS,
+                Err(e) => crate::acl::common::rt_fail(function, e),
+            }
+        }
+        None => launch_op(
+            function,
+            &s,
+            plan.op_type.to_string(),
+            plan.attrs.clone(),
+            inputs,
+            outputs,
+        ),
+    };
     if rc == ACL_SUCCESS { Ok(()) } else { Err(rc) }
 }

@@ -5,11 +5,12 @@
 //! ([`run_executor`]). Operators of the table without a kernel are in
 //! `unsupported.rs` (561003).
 
-#![allow(non_snake_case, unused_imports)]
+#![allow(non_snake_case, unused_imports, unused_variables)]
 use super::inplace::*;
 use super::nn::*;
 use super::operators::*;
 use super::transformer::*;
+use crate::ops::nn::BinaryKind;
 use crate::ops::{AttrValue, Attrs};
 use acl_sys::aclnn::*;
 use acl_sys::{aclDataType, aclrtStream};
@@ -2116,6 +2117,4171 @@ pub unsafe extern "C" fn aclnnInplaceTanh(
 ) -> aclnnStatus {
     run_executor(
         "aclnnInplaceTanh",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnAddRmsNormGetWorkspaceSize`: `xOut = x1 + x2`, then `yOut = xOut / rms(xOut) · gamma` over `gamma`'s trailing dimensions, with `rstdOut` the reciprocal RMS.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAddRmsNormGetWorkspaceSize(
+    x1: *const aclTensor,
+    x2: *const aclTensor,
+    gamma: *const aclTensor,
+    epsilon: f64,
+    yOut: *mut aclTensor,
+    rstdOut: *mut aclTensor,
+    xOut: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnAddRmsNormGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| add_rms_norm(f, x1, x2, gamma, epsilon, yOut, rstdOut, xOut),
+        )
+    }
+}
+
+/// `aclnnAddRmsNorm`: runs the executor of `aclnnAddRmsNormGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAddRmsNorm(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnAddRmsNorm",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnArangeGetWorkspaceSize`: `out[i] = start + i · step` for the half-open range `[start, end)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnArangeGetWorkspaceSize(
+    start: *const aclScalar,
+    end: *const aclScalar,
+    step: *const aclScalar,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnArangeGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| arange(f, start, end, step, out),
+        )
+    }
+}
+
+/// `aclnnArange`: runs the executor of `aclnnArangeGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnArange(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnArange", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnArgsortGetWorkspaceSize`: The indices (int64) that sort `self` along `dim`, ascending or `descending`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnArgsortGetWorkspaceSize(
+    self_: *const aclTensor,
+    dim: i64,
+    descending: bool,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnArgsortGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| argsort(f, self_, dim, descending, out),
+        )
+    }
+}
+
+/// `aclnnArgsort`: runs the executor of `aclnnArgsortGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnArgsort(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnArgsort", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnCatGetWorkspaceSize`: Concatenates `tensors` along `dim` into `out`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCatGetWorkspaceSize(
+    tensors: *const aclTensorList,
+    dim: i64,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnCatGetWorkspaceSize", workspaceSize, executor, |f| {
+            cat(f, tensors, dim, out, false)
+        })
+    }
+}
+
+/// `aclnnCat`: runs the executor of `aclnnCatGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCat(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnCat", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnClampGetWorkspaceSize`: `out = min(max(self, clipValueMin), clipValueMax)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnClampGetWorkspaceSize(
+    self_: *const aclTensor,
+    clipValueMin: *const aclScalar,
+    clipValueMax: *const aclScalar,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnClampGetWorkspaceSize", workspaceSize, executor, |f| {
+            clamp(f, self_, clipValueMin, clipValueMax, out)
+        })
+    }
+}
+
+/// `aclnnClamp`: runs the executor of `aclnnClampGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnClamp(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnClamp", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnClampMinGetWorkspaceSize`: `out = max(self, clipValueMin)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnClampMinGetWorkspaceSize(
+    self_: *const aclTensor,
+    clipValueMin: *const aclScalar,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnClampMinGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| clamp(f, self_, clipValueMin, std::ptr::null(), out),
+        )
+    }
+}
+
+/// `aclnnClampMin`: runs the executor of `aclnnClampMinGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnClampMin(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnClampMin", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnClampMaxGetWorkspaceSize`: `out = min(self, clipValueMax)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnClampMaxGetWorkspaceSize(
+    self_: *const aclTensor,
+    clipValueMax: *const aclScalar,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnClampMaxGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| clamp(f, self_, std::ptr::null(), clipValueMax, out),
+        )
+    }
+}
+
+/// `aclnnClampMax`: runs the executor of `aclnnClampMaxGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnClampMax(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnClampMax", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnConstantPadNdGetWorkspaceSize`: Pads `self` with `value`; `pad` holds (before, after) pairs from the last dimension backwards, negative entries crop.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnConstantPadNdGetWorkspaceSize(
+    self_: *const aclTensor,
+    pad: *const aclIntArray,
+    value: *const aclScalar,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnConstantPadNdGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| constant_pad(f, self_, pad, value, out),
+        )
+    }
+}
+
+/// `aclnnConstantPadNd`: runs the executor of `aclnnConstantPadNdGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnConstantPadNd(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnConstantPadNd",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnCosGetWorkspaceSize`: `out = cos(input)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCosGetWorkspaceSize(
+    input: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnCosGetWorkspaceSize", workspaceSize, executor, |f| {
+            un_float(f, input, out, f64::cos)
+        })
+    }
+}
+
+/// `aclnnCos`: runs the executor of `aclnnCosGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCos(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnCos", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnCumsumGetWorkspaceSize`: `out[i] = Σ_{j≤i} self[j]` along `dim`, accumulated as `dtype`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCumsumGetWorkspaceSize(
+    self_: *const aclTensor,
+    dim: i64,
+    dtype: aclDataType,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnCumsumGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| cumsum(f, self_, dim, dtype, out),
+        )
+    }
+}
+
+/// `aclnnCumsum`: runs the executor of `aclnnCumsumGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCumsum(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnCumsum", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnEluGetWorkspaceSize`: `out = scale · (x > 0 ? x : alpha · (e^{inputScale·x} − 1))`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnEluGetWorkspaceSize(
+    self_: *const aclTensor,
+    alpha: *const aclScalar,
+    scale: *const aclScalar,
+    inputScale: *const aclScalar,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnEluGetWorkspaceSize", workspaceSize, executor, |f| {
+            act(
+                f,
+                self_,
+                &[
+                    ("alpha", alpha),
+                    ("scale", scale),
+                    ("inputScale", inputScale),
+                ],
+                out,
+                |x, p| {
+                    p[1] * if x > 0.0 {
+                        x
+                    } else {
+                        p[0] * ((p[2] * x).exp() - 1.0)
+                    }
+                },
+            )
+        })
+    }
+}
+
+/// `aclnnElu`: runs the executor of `aclnnEluGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnElu(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnElu", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnEqTensorGetWorkspaceSize`: `out = (self == other)` (broadcasting).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnEqTensorGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnEqTensorGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                bin(f, self_, other, out, BinaryKind::Predicate, |a, b| {
+                    f64::from(u8::from(a == b))
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnEqTensor`: runs the executor of `aclnnEqTensorGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnEqTensor(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnEqTensor", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnGatherV2GetWorkspaceSize`: `out = self` indexed by `index` along `dim` (the index's shape replaces that dimension).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGatherV2GetWorkspaceSize(
+    self_: *const aclTensor,
+    dim: i64,
+    index: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnGatherV2GetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| index_select(f, self_, dim, index, out, false),
+        )
+    }
+}
+
+/// `aclnnGatherV2`: runs the executor of `aclnnGatherV2GetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGatherV2(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnGatherV2", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnGeluV2GetWorkspaceSize`: GELU, exact (`approximate` 0, erf) or tanh approximation (1).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGeluV2GetWorkspaceSize(
+    x: *const aclTensor,
+    approximate: i64,
+    y: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnGeluV2GetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| gelu_v2(f, x, approximate, y),
+        )
+    }
+}
+
+/// `aclnnGeluV2`: runs the executor of `aclnnGeluV2GetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGeluV2(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnGeluV2", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnGroupNormGetWorkspaceSize`: Group normalisation of an `[N, C, HxW]` input in `group` groups, scaled by `gamma` and shifted by `beta`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGroupNormGetWorkspaceSize(
+    self_: *const aclTensor,
+    gamma: *const aclTensor,
+    beta: *const aclTensor,
+    N: i64,
+    C: i64,
+    HxW: i64,
+    group: i64,
+    eps: f64,
+    out: *mut aclTensor,
+    meanOut: *mut aclTensor,
+    rstdOut: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnGroupNormGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                group_norm(
+                    f, self_, gamma, beta, N, C, HxW, group, eps, out, meanOut, rstdOut,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnGroupNorm`: runs the executor of `aclnnGroupNormGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGroupNorm(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnGroupNorm", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnGtScalarGetWorkspaceSize`: `out = (self > other)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGtScalarGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclScalar,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnGtScalarGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                with_s(f, self_, other, out, BinaryKind::Predicate, |a, b| {
+                    f64::from(u8::from(a > b))
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnGtScalar`: runs the executor of `aclnnGtScalarGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGtScalar(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnGtScalar", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnHardsigmoidGetWorkspaceSize`: `out = clamp(x / 6 + 1/2, 0, 1)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnHardsigmoidGetWorkspaceSize(
+    self_: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnHardsigmoidGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| un_float(f, self_, out, |x| (x / 6.0 + 0.5).clamp(0.0, 1.0)),
+        )
+    }
+}
+
+/// `aclnnHardsigmoid`: runs the executor of `aclnnHardsigmoidGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnHardsigmoid(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnHardsigmoid",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnHardswishGetWorkspaceSize`: `out = x · clamp(x / 6 + 1/2, 0, 1)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnHardswishGetWorkspaceSize(
+    self_: *const aclTensor,
+    out: *const aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnHardswishGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| un_float(f, self_, out, |x| x * (x / 6.0 + 0.5).clamp(0.0, 1.0)),
+        )
+    }
+}
+
+/// `aclnnHardswish`: runs the executor of `aclnnHardswishGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnHardswish(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnHardswish", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnIndexSelectGetWorkspaceSize`: `out` = the slices of `self` along `dim` that `index` names.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnIndexSelectGetWorkspaceSize(
+    self_: *const aclTensor,
+    dim: i64,
+    index: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnIndexSelectGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| index_select(f, self_, dim, index, out, true),
+        )
+    }
+}
+
+/// `aclnnIndexSelect`: runs the executor of `aclnnIndexSelectGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnIndexSelect(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnIndexSelect",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnInplaceAddsGetWorkspaceSize`: `selfRef += alpha · other` (a scalar).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceAddsGetWorkspaceSize(
+    selfRef: *const aclTensor,
+    other: *const aclScalar,
+    alpha: *const aclScalar,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnInplaceAddsGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| adds(f, selfRef, other, alpha, selfRef, 1.0),
+        )
+    }
+}
+
+/// `aclnnInplaceAdds`: runs the executor of `aclnnInplaceAddsGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceAdds(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnInplaceAdds",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnInplaceDivsGetWorkspaceSize`: `selfRef /= other` (a scalar).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceDivsGetWorkspaceSize(
+    selfRef: *mut aclTensor,
+    other: *const aclScalar,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnInplaceDivsGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| with_s(f, selfRef, other, selfRef, BinaryKind::Float, |a, b| a / b),
+        )
+    }
+}
+
+/// `aclnnInplaceDivs`: runs the executor of `aclnnInplaceDivsGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceDivs(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnInplaceDivs",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnInplaceSubsGetWorkspaceSize`: `selfRef -= alpha · other` (a scalar).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceSubsGetWorkspaceSize(
+    selfRef: *mut aclTensor,
+    other: *const aclScalar,
+    alpha: *const aclScalar,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnInplaceSubsGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| adds(f, selfRef, other, alpha, selfRef, -1.0),
+        )
+    }
+}
+
+/// `aclnnInplaceSubs`: runs the executor of `aclnnInplaceSubsGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceSubs(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnInplaceSubs",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnInplaceIndexCopyGetWorkspaceSize`: Copies the slices of `source` into `selfRef` along `dim` at the positions `index` names.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceIndexCopyGetWorkspaceSize(
+    selfRef: *mut aclTensor,
+    dim: i64,
+    index: *const aclTensor,
+    source: *const aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnInplaceIndexCopyGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| index_copy(f, selfRef, dim, index, source),
+        )
+    }
+}
+
+/// `aclnnInplaceIndexCopy`: runs the executor of `aclnnInplaceIndexCopyGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceIndexCopy(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnInplaceIndexCopy",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnInplaceIndexFillTensorGetWorkspaceSize`: Fills the slices of `selfRef` along `dim` that `index` names with `value`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceIndexFillTensorGetWorkspaceSize(
+    selfRef: *mut aclTensor,
+    dim: i64,
+    index: *const aclIntArray,
+    value: *const aclScalar,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnInplaceIndexFillTensorGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| index_fill(f, selfRef, dim, index, value),
+        )
+    }
+}
+
+/// `aclnnInplaceIndexFillTensor`: runs the executor of `aclnnInplaceIndexFillTensorGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceIndexFillTensor(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnInplaceIndexFillTensor",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnInplacePowTensorTensorGetWorkspaceSize`: `self = self ^ exponent` (broadcasting to `self`).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplacePowTensorTensorGetWorkspaceSize(
+    self_: *const aclTensor,
+    exponent: *const aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnInplacePowTensorTensorGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| bin(f, self_, exponent, self_, BinaryKind::Promote, f64::powf),
+        )
+    }
+}
+
+/// `aclnnInplacePowTensorTensor`: runs the executor of `aclnnInplacePowTensorTensorGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplacePowTensorTensor(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnInplacePowTensorTensor",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnInplaceSinGetWorkspaceSize`: `selfRef = sin(selfRef)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceSinGetWorkspaceSize(
+    selfRef: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnInplaceSinGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| un_float(f, selfRef, selfRef, f64::sin),
+        )
+    }
+}
+
+/// `aclnnInplaceSin`: runs the executor of `aclnnInplaceSinGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceSin(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnInplaceSin",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnInplaceCosGetWorkspaceSize`: `inputRef = cos(inputRef)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceCosGetWorkspaceSize(
+    inputRef: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnInplaceCosGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| un_float(f, inputRef, inputRef, f64::cos),
+        )
+    }
+}
+
+/// `aclnnInplaceCos`: runs the executor of `aclnnInplaceCosGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceCos(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnInplaceCos",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnInplaceThresholdGetWorkspaceSize`: `selfRef = selfRef > threshold ? selfRef : value`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceThresholdGetWorkspaceSize(
+    selfRef: *mut aclTensor,
+    threshold: *const aclScalar,
+    value: *const aclScalar,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnInplaceThresholdGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                act(
+                    f,
+                    selfRef,
+                    &[("threshold", threshold), ("value", value)],
+                    selfRef,
+                    |x, p| if x > p[0] { x } else { p[1] },
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnInplaceThreshold`: runs the executor of `aclnnInplaceThresholdGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceThreshold(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnInplaceThreshold",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnInplaceTriuGetWorkspaceSize`: Zeroes the elements of `selfRef` below the `diagonal`-th diagonal (last two dimensions).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceTriuGetWorkspaceSize(
+    selfRef: *mut aclTensor,
+    diagonal: i64,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnInplaceTriuGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| triangle(f, selfRef, diagonal, selfRef, false),
+        )
+    }
+}
+
+/// `aclnnInplaceTriu`: runs the executor of `aclnnInplaceTriuGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceTriu(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnInplaceTriu",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnLayerNormGetWorkspaceSize`: Layer normalisation over the trailing `normalizedShape` dimensions, with optional weight and bias; optionally writes the mean and reciprocal standard deviation.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLayerNormGetWorkspaceSize(
+    input: *const aclTensor,
+    normalizedShape: *const aclIntArray,
+    weightOptional: *const aclTensor,
+    biasOptional: *const aclTensor,
+    eps: f64,
+    out: *mut aclTensor,
+    meanOutOptional: *mut aclTensor,
+    rstdOutOptional: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnLayerNormGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                layer_norm(
+                    f,
+                    input,
+                    normalizedShape,
+                    weightOptional,
+                    biasOptional,
+                    eps,
+                    out,
+                    meanOutOptional,
+                    rstdOutOptional,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnLayerNorm`: runs the executor of `aclnnLayerNormGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLayerNorm(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnLayerNorm", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnLeakyReluGetWorkspaceSize`: `out = x > 0 ? x : negativeSlope · x`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLeakyReluGetWorkspaceSize(
+    self_: *const aclTensor,
+    negativeSlope: *const aclScalar,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnLeakyReluGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                act(
+                    f,
+                    self_,
+                    &[("negativeSlope", negativeSlope)],
+                    out,
+                    |x, p| if x > 0.0 { x } else { p[0] * x },
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnLeakyRelu`: runs the executor of `aclnnLeakyReluGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLeakyRelu(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnLeakyRelu", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnMmGetWorkspaceSize`: `out = self @ mat2`, 2-D matrices.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMmGetWorkspaceSize(
+    self_: *const aclTensor,
+    mat2: *const aclTensor,
+    out: *mut aclTensor,
+    cubeMathType: i8,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnMmGetWorkspaceSize", workspaceSize, executor, |f| {
+            mm(f, self_, mat2, out, cubeMathType, false)
+        })
+    }
+}
+
+/// `aclnnMm`: runs the executor of `aclnnMmGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMm(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnMm", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnMvGetWorkspaceSize`: `out = self @ vec`, a matrix times a vector.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMvGetWorkspaceSize(
+    self_: *const aclTensor,
+    vec: *const aclTensor,
+    out: *mut aclTensor,
+    cubeMathType: i8,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnMvGetWorkspaceSize", workspaceSize, executor, |f| {
+            mm(f, self_, vec, out, cubeMathType, true)
+        })
+    }
+}
+
+/// `aclnnMv`: runs the executor of `aclnnMvGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMv(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnMv", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnNormGetWorkspaceSize`: The `pScalar`-norm of `self` over `dim`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnNormGetWorkspaceSize(
+    self_: *const aclTensor,
+    pScalar: *const aclScalar,
+    dim: *const aclIntArray,
+    keepdim: bool,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnNormGetWorkspaceSize", workspaceSize, executor, |f| {
+            norm(f, self_, pScalar, dim, keepdim, out)
+        })
+    }
+}
+
+/// `aclnnNorm`: runs the executor of `aclnnNormGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnNorm(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnNorm", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnPowScalarTensorGetWorkspaceSize`: `out = self ^ exponent` with a scalar base.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnPowScalarTensorGetWorkspaceSize(
+    self_: *const aclScalar,
+    exponent: *const aclTensor,
+    out: *const aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnPowScalarTensorGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| pow_scalar_tensor(f, self_, exponent, out),
+        )
+    }
+}
+
+/// `aclnnPowScalarTensor`: runs the executor of `aclnnPowScalarTensorGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnPowScalarTensor(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnPowScalarTensor",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnReflectionPad1dGetWorkspaceSize`: Pads the last dimension by reflection.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnReflectionPad1dGetWorkspaceSize(
+    self_: *const aclTensor,
+    padding: *const aclIntArray,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnReflectionPad1dGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| reflection_pad(f, self_, padding, out, 1),
+        )
+    }
+}
+
+/// `aclnnReflectionPad1d`: runs the executor of `aclnnReflectionPad1dGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnReflectionPad1d(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnReflectionPad1d",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnRepeatGetWorkspaceSize`: Tiles `self` `repeats` times along each dimension.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRepeatGetWorkspaceSize(
+    self_: *const aclTensor,
+    repeats: *const aclIntArray,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnRepeatGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| repeat(f, self_, repeats, out),
+        )
+    }
+}
+
+/// `aclnnRepeat`: runs the executor of `aclnnRepeatGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRepeat(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnRepeat", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnRepeatInterleaveIntWithDimGetWorkspaceSize`: Repeats each element (slice) of `self` `repeats` times along `dim`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRepeatInterleaveIntWithDimGetWorkspaceSize(
+    self_: *const aclTensor,
+    repeats: i64,
+    dim: i64,
+    outputSize: i64,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnRepeatInterleaveIntWithDimGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| repeat_interleave(f, self_, repeats, dim, outputSize, out),
+        )
+    }
+}
+
+/// `aclnnRepeatInterleaveIntWithDim`: runs the executor of `aclnnRepeatInterleaveIntWithDimGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRepeatInterleaveIntWithDim(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnRepeatInterleaveIntWithDim",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnRollGetWorkspaceSize`: Rolls `x` by `shifts` along `dims` (flattened when `dims` is empty).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRollGetWorkspaceSize(
+    x: *const aclTensor,
+    shifts: *const aclIntArray,
+    dims: *const aclIntArray,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnRollGetWorkspaceSize", workspaceSize, executor, |f| {
+            roll(f, x, shifts, dims, out)
+        })
+    }
+}
+
+/// `aclnnRoll`: runs the executor of `aclnnRollGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRoll(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnRoll", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnSignGetWorkspaceSize`: `result = sign(self)` (−1, 0 or 1).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSignGetWorkspaceSize(
+    self_: *const aclTensor,
+    result: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnSignGetWorkspaceSize", workspaceSize, executor, |f| {
+            un_keep(f, self_, result, |x| {
+                if x > 0.0 {
+                    1.0
+                } else if x < 0.0 {
+                    -1.0
+                } else {
+                    0.0
+                }
+            })
+        })
+    }
+}
+
+/// `aclnnSign`: runs the executor of `aclnnSignGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSign(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnSign", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnSiluGetWorkspaceSize`: `out = x · sigmoid(x)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSiluGetWorkspaceSize(
+    self_: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnSiluGetWorkspaceSize", workspaceSize, executor, |f| {
+            un_float(f, self_, out, |x| x / (1.0 + (-x).exp()))
+        })
+    }
+}
+
+/// `aclnnSilu`: runs the executor of `aclnnSiluGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSilu(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnSilu", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnSinGetWorkspaceSize`: `out = sin(self)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSinGetWorkspaceSize(
+    self_: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnSinGetWorkspaceSize", workspaceSize, executor, |f| {
+            un_float(f, self_, out, f64::sin)
+        })
+    }
+}
+
+/// `aclnnSin`: runs the executor of `aclnnSinGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSin(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnSin", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnSliceGetWorkspaceSize`: `out = self[start:end:step]` along `dim`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSliceGetWorkspaceSize(
+    self_: *const aclTensor,
+    dim: i64,
+    start: i64,
+    end: i64,
+    step: i64,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnSliceGetWorkspaceSize", workspaceSize, executor, |f| {
+            slice(f, self_, dim, start, end, step, out)
+        })
+    }
+}
+
+/// `aclnnSlice`: runs the executor of `aclnnSliceGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSlice(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnSlice", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnSoftplusGetWorkspaceSize`: `out = log(1 + e^{beta·x}) / beta`, linear above `threshold`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSoftplusGetWorkspaceSize(
+    self_: *const aclTensor,
+    beta: *const aclScalar,
+    threshold: *const aclScalar,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnSoftplusGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                act(
+                    f,
+                    self_,
+                    &[("beta", beta), ("threshold", threshold)],
+                    out,
+                    |x, p| {
+                        if p[0] * x > p[1] {
+                            x
+                        } else {
+                            (1.0 + (p[0] * x).exp()).ln() / p[0]
+                        }
+                    },
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnSoftplus`: runs the executor of `aclnnSoftplusGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSoftplus(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnSoftplus", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnTrilGetWorkspaceSize`: Keeps the elements on and below the `diagonal`-th diagonal, zeroes the rest.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTrilGetWorkspaceSize(
+    self_: *const aclTensor,
+    diagonal: i64,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnTrilGetWorkspaceSize", workspaceSize, executor, |f| {
+            triangle(f, self_, diagonal, out, true)
+        })
+    }
+}
+
+/// `aclnnTril`: runs the executor of `aclnnTrilGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTril(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnTril", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnTriuGetWorkspaceSize`: Keeps the elements on and above the `diagonal`-th diagonal, zeroes the rest.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTriuGetWorkspaceSize(
+    self_: *const aclTensor,
+    diagonal: i64,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnTriuGetWorkspaceSize", workspaceSize, executor, |f| {
+            triangle(f, self_, diagonal, out, false)
+        })
+    }
+}
+
+/// `aclnnTriu`: runs the executor of `aclnnTriuGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTriu(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnTriu", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnAddsGetWorkspaceSize`: `out = self + alpha · other` (a scalar).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAddsGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclScalar,
+    alpha: *const aclScalar,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnAddsGetWorkspaceSize", workspaceSize, executor, |f| {
+            adds(f, self_, other, alpha, out, 1.0)
+        })
+    }
+}
+
+/// `aclnnAdds`: runs the executor of `aclnnAddsGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAdds(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnAdds", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnSubsGetWorkspaceSize`: `out = self − alpha · other` (a scalar).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSubsGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclScalar,
+    alpha: *const aclScalar,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnSubsGetWorkspaceSize", workspaceSize, executor, |f| {
+            adds(f, self_, other, alpha, out, -1.0)
+        })
+    }
+}
+
+/// `aclnnSubs`: runs the executor of `aclnnSubsGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSubs(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnSubs", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnDivsGetWorkspaceSize`: `out = self / other` (a scalar).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnDivsGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclScalar,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnDivsGetWorkspaceSize", workspaceSize, executor, |f| {
+            with_s(f, self_, other, out, BinaryKind::Float, |a, b| a / b)
+        })
+    }
+}
+
+/// `aclnnDivs`: runs the executor of `aclnnDivsGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnDivs(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnDivs", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnRemainderTensorTensorGetWorkspaceSize`: `out = self mod other` (Python's sign rule), broadcasting.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRemainderTensorTensorGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnRemainderTensorTensorGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                bin(f, self_, other, out, BinaryKind::Promote, |a, b| {
+                    a - b * (a / b).floor()
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnRemainderTensorTensor`: runs the executor of `aclnnRemainderTensorTensorGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRemainderTensorTensor(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnRemainderTensorTensor",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnRemainderTensorScalarGetWorkspaceSize`: `out = self mod other` (a scalar; Python's sign rule).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRemainderTensorScalarGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclScalar,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnRemainderTensorScalarGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                with_s(f, self_, other, out, BinaryKind::Promote, |a, b| {
+                    a - b * (a / b).floor()
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnRemainderTensorScalar`: runs the executor of `aclnnRemainderTensorScalarGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRemainderTensorScalar(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnRemainderTensorScalar",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnReciprocalGetWorkspaceSize`: `out = 1 / self`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnReciprocalGetWorkspaceSize(
+    self_: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnReciprocalGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| un_float(f, self_, out, f64::recip),
+        )
+    }
+}
+
+/// `aclnnReciprocal`: runs the executor of `aclnnReciprocalGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnReciprocal(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnReciprocal",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnLog1pGetWorkspaceSize`: `out = ln(1 + self)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLog1pGetWorkspaceSize(
+    self_: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnLog1pGetWorkspaceSize", workspaceSize, executor, |f| {
+            un_float(f, self_, out, f64::ln_1p)
+        })
+    }
+}
+
+/// `aclnnLog1p`: runs the executor of `aclnnLog1pGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLog1p(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnLog1p", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnPowTensorTensorGetWorkspaceSize`: `out = self ^ exponent` (broadcasting).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnPowTensorTensorGetWorkspaceSize(
+    self_: *const aclTensor,
+    exponent: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnPowTensorTensorGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| bin(f, self_, exponent, out, BinaryKind::Promote, f64::powf),
+        )
+    }
+}
+
+/// `aclnnPowTensorTensor`: runs the executor of `aclnnPowTensorTensorGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnPowTensorTensor(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnPowTensorTensor",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnPowTensorScalarGetWorkspaceSize`: `out = self ^ exponent` (a scalar).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnPowTensorScalarGetWorkspaceSize(
+    self_: *const aclTensor,
+    exponent: *const aclScalar,
+    out: *const aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnPowTensorScalarGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| with_s(f, self_, exponent, out, BinaryKind::Promote, f64::powf),
+        )
+    }
+}
+
+/// `aclnnPowTensorScalar`: runs the executor of `aclnnPowTensorScalarGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnPowTensorScalar(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnPowTensorScalar",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnTanGetWorkspaceSize`: `out = tan(self)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTanGetWorkspaceSize(
+    self_: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnTanGetWorkspaceSize", workspaceSize, executor, |f| {
+            un_float(f, self_, out, f64::tan)
+        })
+    }
+}
+
+/// `aclnnTan`: runs the executor of `aclnnTanGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTan(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnTan", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnSinhGetWorkspaceSize`: `out = sinh(self)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSinhGetWorkspaceSize(
+    self_: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnSinhGetWorkspaceSize", workspaceSize, executor, |f| {
+            un_float(f, self_, out, f64::sinh)
+        })
+    }
+}
+
+/// `aclnnSinh`: runs the executor of `aclnnSinhGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSinh(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnSinh", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnCoshGetWorkspaceSize`: `out = cosh(self)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCoshGetWorkspaceSize(
+    self_: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnCoshGetWorkspaceSize", workspaceSize, executor, |f| {
+            un_float(f, self_, out, f64::cosh)
+        })
+    }
+}
+
+/// `aclnnCosh`: runs the executor of `aclnnCoshGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCosh(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnCosh", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnAsinGetWorkspaceSize`: `out = asin(self)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAsinGetWorkspaceSize(
+    self_: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnAsinGetWorkspaceSize", workspaceSize, executor, |f| {
+            un_float(f, self_, out, f64::asin)
+        })
+    }
+}
+
+/// `aclnnAsin`: runs the executor of `aclnnAsinGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAsin(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnAsin", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnAcosGetWorkspaceSize`: `out = acos(input)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAcosGetWorkspaceSize(
+    input: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnAcosGetWorkspaceSize", workspaceSize, executor, |f| {
+            un_float(f, input, out, f64::acos)
+        })
+    }
+}
+
+/// `aclnnAcos`: runs the executor of `aclnnAcosGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAcos(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnAcos", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnAtanGetWorkspaceSize`: `out = atan(input)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAtanGetWorkspaceSize(
+    input: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnAtanGetWorkspaceSize", workspaceSize, executor, |f| {
+            un_float(f, input, out, f64::atan)
+        })
+    }
+}
+
+/// `aclnnAtan`: runs the executor of `aclnnAtanGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAtan(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnAtan", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnAsinhGetWorkspaceSize`: `out = asinh(input)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAsinhGetWorkspaceSize(
+    input: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnAsinhGetWorkspaceSize", workspaceSize, executor, |f| {
+            un_float(f, input, out, f64::asinh)
+        })
+    }
+}
+
+/// `aclnnAsinh`: runs the executor of `aclnnAsinhGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAsinh(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnAsinh", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnAcoshGetWorkspaceSize`: `out = acosh(self)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAcoshGetWorkspaceSize(
+    self_: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnAcoshGetWorkspaceSize", workspaceSize, executor, |f| {
+            un_float(f, self_, out, f64::acosh)
+        })
+    }
+}
+
+/// `aclnnAcosh`: runs the executor of `aclnnAcoshGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAcosh(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnAcosh", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnAtanhGetWorkspaceSize`: `out = atanh(input)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAtanhGetWorkspaceSize(
+    input: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnAtanhGetWorkspaceSize", workspaceSize, executor, |f| {
+            un_float(f, input, out, f64::atanh)
+        })
+    }
+}
+
+/// `aclnnAtanh`: runs the executor of `aclnnAtanhGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAtanh(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnAtanh", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnAtan2GetWorkspaceSize`: `out = atan2(self, other)` (broadcasting).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAtan2GetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnAtan2GetWorkspaceSize", workspaceSize, executor, |f| {
+            bin(f, self_, other, out, BinaryKind::Float, f64::atan2)
+        })
+    }
+}
+
+/// `aclnnAtan2`: runs the executor of `aclnnAtan2GetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAtan2(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnAtan2", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnErfGetWorkspaceSize`: `out = erf(self)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnErfGetWorkspaceSize(
+    self_: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnErfGetWorkspaceSize", workspaceSize, executor, |f| {
+            un_float(f, self_, out, crate::ops::nn::erf)
+        })
+    }
+}
+
+/// `aclnnErf`: runs the executor of `aclnnErfGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnErf(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnErf", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnRoundGetWorkspaceSize`: `out = round(self)`, halves to even.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRoundGetWorkspaceSize(
+    self_: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnRoundGetWorkspaceSize", workspaceSize, executor, |f| {
+            un_keep(f, self_, out, f64::round_ties_even)
+        })
+    }
+}
+
+/// `aclnnRound`: runs the executor of `aclnnRoundGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRound(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnRound", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnFloorGetWorkspaceSize`: `out = ⌊self⌋`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnFloorGetWorkspaceSize(
+    self_: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnFloorGetWorkspaceSize", workspaceSize, executor, |f| {
+            un_keep(f, self_, out, f64::floor)
+        })
+    }
+}
+
+/// `aclnnFloor`: runs the executor of `aclnnFloorGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnFloor(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnFloor", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnCeilGetWorkspaceSize`: `out = ⌈self⌉`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCeilGetWorkspaceSize(
+    self_: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnCeilGetWorkspaceSize", workspaceSize, executor, |f| {
+            un_keep(f, self_, out, f64::ceil)
+        })
+    }
+}
+
+/// `aclnnCeil`: runs the executor of `aclnnCeilGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCeil(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnCeil", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnTruncGetWorkspaceSize`: `out = trunc(self)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTruncGetWorkspaceSize(
+    self_: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnTruncGetWorkspaceSize", workspaceSize, executor, |f| {
+            un_keep(f, self_, out, f64::trunc)
+        })
+    }
+}
+
+/// `aclnnTrunc`: runs the executor of `aclnnTruncGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTrunc(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnTrunc", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnFlipGetWorkspaceSize`: Reverses `self` along `dims`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnFlipGetWorkspaceSize(
+    self_: *const aclTensor,
+    dims: *const aclIntArray,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnFlipGetWorkspaceSize", workspaceSize, executor, |f| {
+            flip(f, self_, dims, out)
+        })
+    }
+}
+
+/// `aclnnFlip`: runs the executor of `aclnnFlipGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnFlip(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnFlip", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnSWhereGetWorkspaceSize`: `out = condition ? self : other` (broadcasting).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSWhereGetWorkspaceSize(
+    condition: *const aclTensor,
+    self_: *const aclTensor,
+    other: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnSWhereGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| s_where(f, condition, self_, other, out),
+        )
+    }
+}
+
+/// `aclnnSWhere`: runs the executor of `aclnnSWhereGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSWhere(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnSWhere", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnEqScalarGetWorkspaceSize`: `out = (self == other)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnEqScalarGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclScalar,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnEqScalarGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                with_s(f, self_, other, out, BinaryKind::Predicate, |a, b| {
+                    f64::from(u8::from(a == b))
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnEqScalar`: runs the executor of `aclnnEqScalarGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnEqScalar(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnEqScalar", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnNeTensorGetWorkspaceSize`: `out = (self != other)` (broadcasting).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnNeTensorGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnNeTensorGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                bin(f, self_, other, out, BinaryKind::Predicate, |a, b| {
+                    f64::from(u8::from(a != b))
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnNeTensor`: runs the executor of `aclnnNeTensorGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnNeTensor(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnNeTensor", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnNeScalarGetWorkspaceSize`: `out = (self != other)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnNeScalarGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclScalar,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnNeScalarGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                with_s(f, self_, other, out, BinaryKind::Predicate, |a, b| {
+                    f64::from(u8::from(a != b))
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnNeScalar`: runs the executor of `aclnnNeScalarGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnNeScalar(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnNeScalar", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnGtTensorGetWorkspaceSize`: `out = (self > other)` (broadcasting).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGtTensorGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnGtTensorGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                bin(f, self_, other, out, BinaryKind::Predicate, |a, b| {
+                    f64::from(u8::from(a > b))
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnGtTensor`: runs the executor of `aclnnGtTensorGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGtTensor(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnGtTensor", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnGeTensorGetWorkspaceSize`: `out = (self >= other)` (broadcasting).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGeTensorGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnGeTensorGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                bin(f, self_, other, out, BinaryKind::Predicate, |a, b| {
+                    f64::from(u8::from(a >= b))
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnGeTensor`: runs the executor of `aclnnGeTensorGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGeTensor(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnGeTensor", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnGeScalarGetWorkspaceSize`: `out = (self >= other)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGeScalarGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclScalar,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnGeScalarGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                with_s(f, self_, other, out, BinaryKind::Predicate, |a, b| {
+                    f64::from(u8::from(a >= b))
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnGeScalar`: runs the executor of `aclnnGeScalarGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGeScalar(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnGeScalar", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnLtTensorGetWorkspaceSize`: `out = (self < other)` (broadcasting).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLtTensorGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnLtTensorGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                bin(f, self_, other, out, BinaryKind::Predicate, |a, b| {
+                    f64::from(u8::from(a < b))
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnLtTensor`: runs the executor of `aclnnLtTensorGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLtTensor(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnLtTensor", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnLtScalarGetWorkspaceSize`: `out = (self < other)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLtScalarGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclScalar,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnLtScalarGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                with_s(f, self_, other, out, BinaryKind::Predicate, |a, b| {
+                    f64::from(u8::from(a < b))
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnLtScalar`: runs the executor of `aclnnLtScalarGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLtScalar(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnLtScalar", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnLeTensorGetWorkspaceSize`: `out = (self <= other)` (broadcasting).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLeTensorGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnLeTensorGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                bin(f, self_, other, out, BinaryKind::Predicate, |a, b| {
+                    f64::from(u8::from(a <= b))
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnLeTensor`: runs the executor of `aclnnLeTensorGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLeTensor(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnLeTensor", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnLeScalarGetWorkspaceSize`: `out = (self <= other)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLeScalarGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclScalar,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnLeScalarGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                with_s(f, self_, other, out, BinaryKind::Predicate, |a, b| {
+                    f64::from(u8::from(a <= b))
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnLeScalar`: runs the executor of `aclnnLeScalarGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLeScalar(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnLeScalar", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnIsInfGetWorkspaceSize`: `out = x is ±∞`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnIsInfGetWorkspaceSize(
+    x: *const aclTensor,
+    out: *const aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnIsInfGetWorkspaceSize", workspaceSize, executor, |f| {
+            un_pred(f, x, out, f64::is_infinite)
+        })
+    }
+}
+
+/// `aclnnIsInf`: runs the executor of `aclnnIsInfGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnIsInf(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnIsInf", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnIsFiniteGetWorkspaceSize`: `out = self is finite`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnIsFiniteGetWorkspaceSize(
+    self_: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnIsFiniteGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| un_pred(f, self_, out, f64::is_finite),
+        )
+    }
+}
+
+/// `aclnnIsFinite`: runs the executor of `aclnnIsFiniteGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnIsFinite(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnIsFinite", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnSortGetWorkspaceSize`: Sorts along `dim`: values and their indices.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSortGetWorkspaceSize(
+    self_: *const aclTensor,
+    stable: bool,
+    dim: i64,
+    descending: bool,
+    valuesOut: *mut aclTensor,
+    indicesOut: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnSortGetWorkspaceSize", workspaceSize, executor, |f| {
+            sort(f, self_, dim, descending, None, valuesOut, indicesOut)
+        })
+    }
+}
+
+/// `aclnnSort`: runs the executor of `aclnnSortGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSort(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnSort", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnTopkGetWorkspaceSize`: The `k` largest (or smallest) values along `dim` and their indices.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTopkGetWorkspaceSize(
+    self_: *const aclTensor,
+    k: i64,
+    dim: i64,
+    largest: bool,
+    sorted: bool,
+    valuesOut: *mut aclTensor,
+    indicesOut: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnTopkGetWorkspaceSize", workspaceSize, executor, |f| {
+            sort(f, self_, dim, largest, Some(k), valuesOut, indicesOut)
+        })
+    }
+}
+
+/// `aclnnTopk`: runs the executor of `aclnnTopkGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTopk(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnTopk", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnStackGetWorkspaceSize`: Stacks `tensors` along a new dimension `dim`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnStackGetWorkspaceSize(
+    tensors: *const aclTensorList,
+    dim: i64,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnStackGetWorkspaceSize", workspaceSize, executor, |f| {
+            cat(f, tensors, dim, out, true)
+        })
+    }
+}
+
+/// `aclnnStack`: runs the executor of `aclnnStackGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnStack(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnStack", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnLogicalNotGetWorkspaceSize`: `out = !self`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLogicalNotGetWorkspaceSize(
+    self_: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnLogicalNotGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| un_pred(f, self_, out, |x| x == 0.0),
+        )
+    }
+}
+
+/// `aclnnLogicalNot`: runs the executor of `aclnnLogicalNotGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLogicalNot(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnLogicalNot",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnLogicalAndGetWorkspaceSize`: `out = self && other`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLogicalAndGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnLogicalAndGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                bin(f, self_, other, out, BinaryKind::Predicate, |a, b| {
+                    f64::from(u8::from(a != 0.0 && b != 0.0))
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnLogicalAnd`: runs the executor of `aclnnLogicalAndGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLogicalAnd(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnLogicalAnd",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnLogicalOrGetWorkspaceSize`: `out = self || other`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLogicalOrGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnLogicalOrGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                bin(f, self_, other, out, BinaryKind::Predicate, |a, b| {
+                    f64::from(u8::from(a != 0.0 || b != 0.0))
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnLogicalOr`: runs the executor of `aclnnLogicalOrGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLogicalOr(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnLogicalOr", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnBitwiseAndTensorGetWorkspaceSize`: `out = self & other`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseAndTensorGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnBitwiseAndTensorGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                bin(f, self_, other, out, BinaryKind::Integer, |a, b| {
+                    ((a as i64) & (b as i64)) as f64
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnBitwiseAndTensor`: runs the executor of `aclnnBitwiseAndTensorGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseAndTensor(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnBitwiseAndTensor",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnBitwiseAndScalarGetWorkspaceSize`: `out = self & other` (a scalar).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseAndScalarGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclScalar,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnBitwiseAndScalarGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                with_s(f, self_, other, out, BinaryKind::Integer, |a, b| {
+                    ((a as i64) & (b as i64)) as f64
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnBitwiseAndScalar`: runs the executor of `aclnnBitwiseAndScalarGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseAndScalar(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnBitwiseAndScalar",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnBitwiseOrTensorGetWorkspaceSize`: `out = self | other`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseOrTensorGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnBitwiseOrTensorGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                bin(f, self_, other, out, BinaryKind::Integer, |a, b| {
+                    ((a as i64) | (b as i64)) as f64
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnBitwiseOrTensor`: runs the executor of `aclnnBitwiseOrTensorGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseOrTensor(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnBitwiseOrTensor",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnBitwiseOrScalarGetWorkspaceSize`: `out = self | other` (a scalar).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseOrScalarGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclScalar,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnBitwiseOrScalarGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                with_s(f, self_, other, out, BinaryKind::Integer, |a, b| {
+                    ((a as i64) | (b as i64)) as f64
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnBitwiseOrScalar`: runs the executor of `aclnnBitwiseOrScalarGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseOrScalar(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnBitwiseOrScalar",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnBitwiseXorTensorGetWorkspaceSize`: `out = self ^ other`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseXorTensorGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnBitwiseXorTensorGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                bin(f, self_, other, out, BinaryKind::Integer, |a, b| {
+                    ((a as i64) ^ (b as i64)) as f64
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnBitwiseXorTensor`: runs the executor of `aclnnBitwiseXorTensorGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseXorTensor(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnBitwiseXorTensor",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnBitwiseXorScalarGetWorkspaceSize`: `out = self ^ other` (a scalar).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseXorScalarGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclScalar,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnBitwiseXorScalarGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                with_s(f, self_, other, out, BinaryKind::Integer, |a, b| {
+                    ((a as i64) ^ (b as i64)) as f64
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnBitwiseXorScalar`: runs the executor of `aclnnBitwiseXorScalarGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseXorScalar(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnBitwiseXorScalar",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnBitwiseNotGetWorkspaceSize`: `out = !self` (bitwise).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseNotGetWorkspaceSize(
+    self_: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnBitwiseNotGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| un_bitnot(f, self_, out),
+        )
+    }
+}
+
+/// `aclnnBitwiseNot`: runs the executor of `aclnnBitwiseNotGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBitwiseNot(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnBitwiseNot",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnLeftShiftGetWorkspaceSize`: `out = self << shiftBits`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLeftShiftGetWorkspaceSize(
+    self_: *const aclTensor,
+    shiftBits: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnLeftShiftGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                bin(f, self_, shiftBits, out, BinaryKind::Integer, |a, b| {
+                    (a as i64).wrapping_shl(b as u32) as f64
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnLeftShift`: runs the executor of `aclnnLeftShiftGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLeftShift(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnLeftShift", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnRightShiftGetWorkspaceSize`: `out = input >> shiftBits`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRightShiftGetWorkspaceSize(
+    input: *const aclTensor,
+    shiftBits: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnRightShiftGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                bin(f, input, shiftBits, out, BinaryKind::Integer, |a, b| {
+                    (a as i64).wrapping_shr(b as u32) as f64
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnRightShift`: runs the executor of `aclnnRightShiftGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRightShift(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnRightShift",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnLogSigmoidGetWorkspaceSize`: `out = log(sigmoid(self))`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLogSigmoidGetWorkspaceSize(
+    self_: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnLogSigmoidGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| un_float(f, self_, out, |x| -((-x).exp().ln_1p())),
+        )
+    }
+}
+
+/// `aclnnLogSigmoid`: runs the executor of `aclnnLogSigmoidGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLogSigmoid(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnLogSigmoid",
         workspace,
         workspaceSize,
         executor,

@@ -48,6 +48,7 @@ pub(super) fn plan(
         inputs,
         outputs: vec![out],
         output_names: &[],
+        native: None,
     }
 }
 

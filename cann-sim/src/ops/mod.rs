@@ -18,6 +18,8 @@ mod fill;
 mod gather;
 mod index;
 mod matmul;
+pub mod native;
+pub mod nn;
 mod op;
 mod reduce;
 mod softmax;

@@ -207,6 +207,40 @@ pub(crate) fn launch(
     inputs: Vec<LaunchInput>,
     outputs: Vec<LaunchOutput>,
 ) -> Result<(), Error> {
+    launch_kernel(function, s, Kernel::Named(op_type, attrs), inputs, outputs)
+}
+
+/// What a queued operator runs: a CANN operator of the library by type
+/// ([`ops::run`]), or a kernel planned by its caller ([`ops::native::Native`]).
+pub(crate) enum Kernel {
+    /// An operator type and its attributes.
+    Named(String, Attrs),
+    /// A planned kernel.
+    Native(ops::native::Native),
+}
+
+impl Kernel {
+    fn name(&self) -> &str {
+        match self {
+            Kernel::Named(op_type, _) => op_type,
+            Kernel::Native(n) => n.name,
+        }
+    }
+}
+
+/// Queues `kernel` on `s` (as [`launch`]).
+///
+/// # Errors
+///
+/// As [`launch`].
+pub(crate) fn launch_kernel(
+    function: &'static str,
+    s: &Stream,
+    kernel: Kernel,
+    inputs: Vec<LaunchInput>,
+    outputs: Vec<LaunchOutput>,
+) -> Result<(), Error> {
+    let op_type = kernel.name().to_string();
     let out_ranges = output_ranges(&outputs);
     for (i, &(a, alen)) in out_ranges.iter().enumerate() {
         for &(b, blen) in &out_ranges[i + 1..] {
@@ -244,7 +278,7 @@ pub(crate) fn launch(
             });
         }
     }
-    let kernel = Arc::new(move || run_kernel(&op_type, &attrs, &inputs, &outputs));
+    let kernel = Arc::new(move || run_kernel(&kernel, &inputs, &outputs));
     s.enqueue(|_| TaskKind::Op {
         api: function,
         ranges,
@@ -256,11 +290,11 @@ pub(crate) fn launch(
 /// Runs on the stream's worker, with every device range validated and the
 /// allocation table's read lock held (see `rt::stream`).
 fn run_kernel(
-    op_type: &str,
-    attrs: &Attrs,
+    kernel: &Kernel,
     inputs: &[LaunchInput],
     outputs: &[LaunchOutput],
 ) -> Result<(), Error> {
+    let op_type = kernel.name();
     crate::trace::name_task(op_type);
     let out_ranges = output_ranges(outputs);
     // Inputs that alias an output are copied first: a `&[u8]` and a
@@ -334,7 +368,11 @@ fn run_kernel(
             },
         })
         .collect();
-    ops::run(op_type, &ins, attrs, &mut outs).map_err(|e| {
+    match kernel {
+        Kernel::Named(_, attrs) => ops::run(op_type, &ins, attrs, &mut outs),
+        Kernel::Native(n) => (n.run)(&ins, &mut outs),
+    }
+    .map_err(|e| {
         Error::new(
             ErrorKind::KernelFault,
             format!("{op_type} kernel failed: {}", e.message()),

@@ -1,0 +1,635 @@
+//! The operators the operator table added (LLM-inference set and the
+//! element-wise core of the training set) through their generated
+//! `acl::aclnn` wrappers on cann-sim: values against host references
+//! (NumPy/PyTorch semantics), broadcasting and strided views, optional
+//! arguments, and misuse with its exact status.
+
+mod common;
+
+use acl::aclnn::{self, CubeMathType, IntArray, Scalar, TensorArg, TensorArgMut, TensorList};
+use acl::{DataType, DeviceBuffer, Error, Stream, Tensor};
+use half::f16;
+
+fn stream() -> Stream {
+    common::device(0).new_stream().expect("stream")
+}
+
+fn status(e: Error) -> (i32, &'static str, String) {
+    match e {
+        Error::Acl {
+            code,
+            function,
+            message,
+            ..
+        } => (code.raw(), function, message.unwrap_or_default()),
+        other => panic!("not an aclnn status: {other:?}"),
+    }
+}
+
+fn buf(s: &Stream, v: &[f32]) -> DeviceBuffer<f32> {
+    s.clone_from_host(v).expect("upload")
+}
+
+fn close(got: &[f32], want: &[f64], tol: f64, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let ok = (f64::from(*g) - w).abs() <= tol * (1.0 + w.abs()) || (g.is_nan() && w.is_nan());
+        assert!(ok, "{what}[{i}]: got {g}, want {w}");
+    }
+}
+
+/// Runs a one-input float operator over `x` (shape `[6]`) and compares with `r`.
+fn unary_case(
+    s: &Stream,
+    what: &str,
+    x: &[f32],
+    op: impl Fn(&Stream, &TensorArg<'_>, &mut TensorArgMut<'_>) -> acl::Result<()>,
+    r: impl Fn(f64) -> f64,
+) {
+    let a = buf(s, x);
+    let mut o = s.alloc_zeros::<f32>(x.len()).unwrap();
+    {
+        let ta = TensorArg::new(&a, &[x.len()]).unwrap();
+        let mut to = TensorArgMut::new(&mut o, &[x.len()]).unwrap();
+        op(s, &ta, &mut to).unwrap_or_else(|e| panic!("{what}: {e}"));
+    }
+    let want: Vec<f64> = x.iter().map(|&v| r(f64::from(v))).collect();
+    close(&o.to_host_vec().unwrap(), &want, 1e-5, what);
+}
+
+#[test]
+fn elementwise_functions_match_their_host_definitions() {
+    let s = stream();
+    let x = [-2.5f32, -1.0, -0.25, 0.0, 0.5, 3.0];
+    let sig = |v: f64| 1.0 / (1.0 + (-v).exp());
+    unary_case(&s, "sin", &x, aclnn::sin, f64::sin);
+    unary_case(&s, "cos", &x, aclnn::cos, f64::cos);
+    unary_case(&s, "silu", &x, aclnn::silu, move |v| v * sig(v));
+    unary_case(&s, "sign", &x, aclnn::sign, |v| {
+        v.signum() * f64::from(u8::from(v != 0.0))
+    });
+    unary_case(&s, "hardsigmoid", &x, aclnn::hardsigmoid, |v| {
+        (v / 6.0 + 0.5).clamp(0.0, 1.0)
+    });
+    unary_case(&s, "hardswish", &x, aclnn::hardswish, |v| {
+        v * (v / 6.0 + 0.5).clamp(0.0, 1.0)
+    });
+    unary_case(&s, "floor", &x, aclnn::floor, f64::floor);
+    unary_case(
+        &s,
+        "round (half to even)",
+        &x,
+        aclnn::round,
+        f64::round_ties_even,
+    );
+    unary_case(&s, "atan", &x, aclnn::atan, f64::atan);
+    unary_case(&s, "log_sigmoid", &x, aclnn::log_sigmoid, move |v| {
+        sig(v).ln()
+    });
+    // GELU exact (erf) and tanh forms; erf(1) = 0.8427007929497149.
+    let gelu = |v: f64, t: bool| {
+        if t {
+            0.5 * v
+                * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (v + 0.044715 * v.powi(3))).tanh())
+        } else {
+            0.5 * v * (1.0 + libm_erf(v / std::f64::consts::SQRT_2))
+        }
+    };
+    unary_case(
+        &s,
+        "gelu_v2 erf",
+        &x,
+        |s, a, o| aclnn::gelu_v2(s, a, 0, o),
+        move |v| gelu(v, false),
+    );
+    unary_case(
+        &s,
+        "gelu_v2 tanh",
+        &x,
+        |s, a, o| aclnn::gelu_v2(s, a, 1, o),
+        move |v| gelu(v, true),
+    );
+    let alpha = Scalar::new(0.1f32).unwrap();
+    unary_case(
+        &s,
+        "leaky_relu",
+        &x,
+        |s, a, o| aclnn::leaky_relu(s, a, &alpha, o),
+        |v| if v > 0.0 { v } else { 0.1 * v },
+    );
+    let (lo, hi) = (Scalar::new(-1.0f32).unwrap(), Scalar::new(0.5f32).unwrap());
+    unary_case(
+        &s,
+        "clamp",
+        &x,
+        |s, a, o| aclnn::clamp(s, a, &lo, &hi, o),
+        |v| v.clamp(-1.0, 0.5),
+    );
+    unary_case(
+        &s,
+        "clamp_min",
+        &x,
+        |s, a, o| aclnn::clamp_min(s, a, &lo, o),
+        |v| v.max(-1.0),
+    );
+    let two = Scalar::new(2.0f32).unwrap();
+    unary_case(
+        &s,
+        "adds",
+        &x,
+        |s, a, o| aclnn::adds(s, a, &hi, &two, o),
+        |v| v + 1.0,
+    );
+    unary_case(
+        &s,
+        "pow_tensor_scalar",
+        &x,
+        |s, a, o| aclnn::pow_tensor_scalar(s, a, &two, o),
+        |v| v * v,
+    );
+}
+
+/// `erf` through the C library, as the reference.
+fn libm_erf(x: f64) -> f64 {
+    unsafe extern "C" {
+        safe fn erf(x: f64) -> f64;
+    }
+    erf(x)
+}
+
+#[test]
+fn gelu_v2_refuses_an_approximation_it_does_not_know() {
+    let s = stream();
+    let a = buf(&s, &[1.0]);
+    let mut o = s.alloc_zeros::<f32>(1).unwrap();
+    let ta = TensorArg::new(&a, &[1]).unwrap();
+    let mut to = TensorArgMut::new(&mut o, &[1]).unwrap();
+    let (code, f, msg) = status(aclnn::gelu_v2(&s, &ta, 2, &mut to).unwrap_err());
+    assert_eq!((code, f), (161002, "aclnnGeluV2GetWorkspaceSize"));
+    assert!(
+        msg.contains("approximate 2 is not 0 (none) or 1 (tanh)"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn comparisons_broadcast_and_write_bool() {
+    let s = stream();
+    let a = buf(&s, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let b = buf(&s, &[2.0, 5.0, 6.0]);
+    let mut o = s.alloc_zeros::<acl::memory::Bool>(6).unwrap();
+    {
+        let (ta, tb) = (
+            TensorArg::new(&a, &[2, 3]).unwrap(),
+            TensorArg::new(&b, &[3]).unwrap(),
+        );
+        let mut to = TensorArgMut::new(&mut o, &[2, 3]).unwrap();
+        aclnn::eq_tensor(&s, &ta, &tb, &mut to).unwrap();
+    }
+    let got: Vec<bool> = o.to_host_vec().unwrap().iter().map(|b| b.get()).collect();
+    assert_eq!(got, [false, false, false, false, true, true]);
+    {
+        let ta = TensorArg::new(&a, &[6]).unwrap();
+        let mut to = TensorArgMut::new(&mut o, &[6]).unwrap();
+        aclnn::gt_scalar(&s, &ta, &Scalar::new(3i32).unwrap(), &mut to).unwrap();
+    }
+    let got: Vec<bool> = o.to_host_vec().unwrap().iter().map(|b| b.get()).collect();
+    assert_eq!(got, [false, false, false, true, true, true]);
+}
+
+#[test]
+fn an_int_tensor_times_a_float_scalar_promotes_to_float() {
+    // The release promotes (aclnnMuls on int32 by 1.5: 3 × 1.5 = 4.5); so
+    // do Adds and Divs here.
+    let s = stream();
+    let a = s.clone_from_host(&[3i32, -2]).unwrap();
+    let mut o = s.alloc_zeros::<f32>(2).unwrap();
+    {
+        let ta = TensorArg::new(&a, &[2]).unwrap();
+        let mut to = TensorArgMut::new(&mut o, &[2]).unwrap();
+        aclnn::divs(&s, &ta, &Scalar::new(2.0f32).unwrap(), &mut to).unwrap();
+    }
+    assert_eq!(o.to_host_vec().unwrap(), [1.5, -1.0]);
+    // An int output cannot hold the float result.
+    let mut oi = s.alloc_zeros::<i32>(2).unwrap();
+    let ta = TensorArg::new(&a, &[2]).unwrap();
+    let mut to = TensorArgMut::new(&mut oi, &[2]).unwrap();
+    let (code, _, msg) =
+        status(aclnn::divs(&s, &ta, &Scalar::new(2.0f32).unwrap(), &mut to).unwrap_err());
+    assert_eq!(code, 161002);
+    assert!(
+        msg.contains("the result is float32 but out is int32"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn layer_norm_normalises_the_trailing_dimensions_with_weight_bias_and_statistics() {
+    let s = stream();
+    let x = [1.0f32, 2.0, 3.0, 4.0, -1.0, 0.0, 1.0, 6.0];
+    let w = [1.0f32, 2.0, 0.5, 1.0];
+    let b = [0.0f32, 1.0, 0.0, -1.0];
+    let (dx, dw, db) = (buf(&s, &x), buf(&s, &w), buf(&s, &b));
+    let mut out = s.alloc_zeros::<f32>(8).unwrap();
+    let mut mean = s.alloc_zeros::<f32>(2).unwrap();
+    let mut rstd = s.alloc_zeros::<f32>(2).unwrap();
+    {
+        let tx = TensorArg::new(&dx, &[2, 4]).unwrap();
+        let (tw, tb) = (
+            TensorArg::new(&dw, &[4]).unwrap(),
+            TensorArg::new(&db, &[4]).unwrap(),
+        );
+        let mut to = TensorArgMut::new(&mut out, &[2, 4]).unwrap();
+        let mut tm = TensorArgMut::new(&mut mean, &[2, 1]).unwrap();
+        let mut tr = TensorArgMut::new(&mut rstd, &[2, 1]).unwrap();
+        let shape = IntArray::new(&[4]).unwrap();
+        aclnn::layer_norm(
+            &s,
+            &tx,
+            &shape,
+            Some(&tw),
+            Some(&tb),
+            1e-5,
+            &mut to,
+            Some(&mut tm),
+            Some(&mut tr),
+        )
+        .unwrap();
+    }
+    let mut want = Vec::new();
+    let (mut wm, mut wr) = (Vec::new(), Vec::new());
+    for row in x.chunks(4) {
+        let m = row.iter().map(|&v| f64::from(v)).sum::<f64>() / 4.0;
+        let var = row.iter().map(|&v| (f64::from(v) - m).powi(2)).sum::<f64>() / 4.0;
+        let r = 1.0 / (var + 1e-5).sqrt();
+        for j in 0..4 {
+            want.push((f64::from(row[j]) - m) * r * f64::from(w[j]) + f64::from(b[j]));
+        }
+        wm.push(m);
+        wr.push(r);
+    }
+    close(&out.to_host_vec().unwrap(), &want, 1e-5, "layer_norm");
+    close(&mean.to_host_vec().unwrap(), &wm, 1e-6, "mean");
+    close(&rstd.to_host_vec().unwrap(), &wr, 1e-5, "rstd");
+    // Without the optional arguments: plain normalisation.
+    {
+        let tx = TensorArg::new(&dx, &[2, 4]).unwrap();
+        let mut to = TensorArgMut::new(&mut out, &[2, 4]).unwrap();
+        aclnn::layer_norm(
+            &s,
+            &tx,
+            &IntArray::new(&[4]).unwrap(),
+            None,
+            None,
+            1e-5,
+            &mut to,
+            None,
+            None,
+        )
+        .unwrap();
+    }
+    let plain: Vec<f64> = want
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (v - f64::from(b[i % 4])) / f64::from(w[i % 4]))
+        .collect();
+    close(
+        &out.to_host_vec().unwrap(),
+        &plain,
+        1e-4,
+        "layer_norm plain",
+    );
+    // A normalized shape that is not the trailing dims is 161002.
+    let tx = TensorArg::new(&dx, &[2, 4]).unwrap();
+    let mut to = TensorArgMut::new(&mut out, &[2, 4]).unwrap();
+    let (code, f, msg) = status(
+        aclnn::layer_norm(
+            &s,
+            &tx,
+            &IntArray::new(&[2]).unwrap(),
+            None,
+            None,
+            1e-5,
+            &mut to,
+            None,
+            None,
+        )
+        .unwrap_err(),
+    );
+    assert_eq!((code, f), (161002, "aclnnLayerNormGetWorkspaceSize"));
+    assert!(
+        msg.contains("normalizedShape [2] must be the trailing dimensions of input [2,4]"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn cat_slice_triangles_and_padding_move_elements_as_torch_does() {
+    let s = stream();
+    let a = buf(&s, &[1.0, 2.0, 3.0, 4.0]);
+    let b = buf(&s, &[5.0, 6.0]);
+    // cat([2,2], [1,2]) along 0.
+    let mut c = s.alloc_zeros::<f32>(6).unwrap();
+    {
+        let list = TensorList::new(vec![
+            TensorArg::new(&a, &[2, 2]).unwrap(),
+            TensorArg::new(&b, &[1, 2]).unwrap(),
+        ])
+        .unwrap();
+        let mut tc = TensorArgMut::new(&mut c, &[3, 2]).unwrap();
+        aclnn::cat(&s, &list, 0, &mut tc).unwrap();
+    }
+    assert_eq!(c.to_host_vec().unwrap(), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    // slice rows 1.. step 1 of [3,2], columns kept.
+    let mut sl = s.alloc_zeros::<f32>(4).unwrap();
+    {
+        let tc = TensorArg::new(&c, &[3, 2]).unwrap();
+        let mut ts = TensorArgMut::new(&mut sl, &[2, 2]).unwrap();
+        aclnn::slice(&s, &tc, 0, 1, 3, 1, &mut ts).unwrap();
+    }
+    assert_eq!(sl.to_host_vec().unwrap(), [3.0, 4.0, 5.0, 6.0]);
+    // tril / triu of a 3x3.
+    let m = buf(&s, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
+    let mut t = s.alloc_zeros::<f32>(9).unwrap();
+    {
+        let tm = TensorArg::new(&m, &[3, 3]).unwrap();
+        let mut tt = TensorArgMut::new(&mut t, &[3, 3]).unwrap();
+        aclnn::tril(&s, &tm, 0, &mut tt).unwrap();
+    }
+    assert_eq!(
+        t.to_host_vec().unwrap(),
+        [1.0, 0.0, 0.0, 4.0, 5.0, 0.0, 7.0, 8.0, 9.0]
+    );
+    {
+        let mut tt = TensorArgMut::new(&mut t, &[3, 3]).unwrap();
+        aclnn::triu_(&s, &mut tt, 1).unwrap();
+    }
+    assert_eq!(
+        t.to_host_vec().unwrap(),
+        [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    );
+    // constant pad of [2,2] by (1, 0) on the last dim, value 9.
+    let mut p = s.alloc_zeros::<f32>(6).unwrap();
+    {
+        let ta = TensorArg::new(&a, &[2, 2]).unwrap();
+        let mut tp = TensorArgMut::new(&mut p, &[2, 3]).unwrap();
+        aclnn::constant_pad_nd(
+            &s,
+            &ta,
+            &IntArray::new(&[1, 0]).unwrap(),
+            &Scalar::new(9.0f32).unwrap(),
+            &mut tp,
+        )
+        .unwrap();
+    }
+    assert_eq!(p.to_host_vec().unwrap(), [9.0, 1.0, 2.0, 9.0, 3.0, 4.0]);
+    // reflection pad 1-D by (2, 1) of [1,2,3,4] → [3,2,1,2,3,4,3].
+    let mut r = s.alloc_zeros::<f32>(7).unwrap();
+    {
+        let ta = TensorArg::new(&a, &[1, 4]).unwrap();
+        let mut tr = TensorArgMut::new(&mut r, &[1, 7]).unwrap();
+        aclnn::reflection_pad1d(&s, &ta, &IntArray::new(&[2, 1]).unwrap(), &mut tr).unwrap();
+    }
+    assert_eq!(
+        r.to_host_vec().unwrap(),
+        [3.0, 2.0, 1.0, 2.0, 3.0, 4.0, 3.0]
+    );
+    // repeat [2] by [2, 2] → [[1,2,1,2],[1,2,1,2]]; roll by 1; flip.
+    let mut rp = s.alloc_zeros::<f32>(8).unwrap();
+    {
+        let tb = TensorArg::new(&a, &[2, 2]).unwrap();
+        let mut to = TensorArgMut::new(&mut rp, &[2, 4]).unwrap();
+        aclnn::repeat(&s, &tb, &IntArray::new(&[1, 2]).unwrap(), &mut to).unwrap();
+    }
+    assert_eq!(
+        rp.to_host_vec().unwrap(),
+        [1.0, 2.0, 1.0, 2.0, 3.0, 4.0, 3.0, 4.0]
+    );
+    let mut ro = s.alloc_zeros::<f32>(4).unwrap();
+    {
+        let ta = TensorArg::new(&a, &[4]).unwrap();
+        let mut to = TensorArgMut::new(&mut ro, &[4]).unwrap();
+        aclnn::roll(
+            &s,
+            &ta,
+            &IntArray::new(&[1]).unwrap(),
+            &IntArray::new(&[0]).unwrap(),
+            &mut to,
+        )
+        .unwrap();
+    }
+    assert_eq!(ro.to_host_vec().unwrap(), [4.0, 1.0, 2.0, 3.0]);
+    // A cat whose parts do not fit: 161002 naming the tensor.
+    let list = TensorList::new(vec![
+        TensorArg::new(&a, &[2, 2]).unwrap(),
+        TensorArg::new(&b, &[2]).unwrap(),
+    ])
+    .unwrap();
+    let mut tc = TensorArgMut::new(&mut c, &[3, 2]).unwrap();
+    let (code, _, msg) = status(aclnn::cat(&s, &list, 0, &mut tc).unwrap_err());
+    assert_eq!(code, 161002);
+    assert!(msg.contains("tensor 1 has shape [2]"), "{msg}");
+}
+
+#[test]
+fn index_select_gather_and_in_place_index_writes() {
+    let s = stream();
+    let x = buf(&s, &[0.0, 1.0, 2.0, 10.0, 11.0, 12.0, 20.0, 21.0, 22.0]);
+    let idx = s.clone_from_host(&[2i64, 0]).unwrap();
+    let mut o = s.alloc_zeros::<f32>(6).unwrap();
+    {
+        let (tx, ti) = (
+            TensorArg::new(&x, &[3, 3]).unwrap(),
+            TensorArg::new(&idx, &[2]).unwrap(),
+        );
+        let mut to = TensorArgMut::new(&mut o, &[2, 3]).unwrap();
+        aclnn::index_select(&s, &tx, 0, &ti, &mut to).unwrap();
+    }
+    assert_eq!(o.to_host_vec().unwrap(), [20.0, 21.0, 22.0, 0.0, 1.0, 2.0]);
+    {
+        let (tx, ti) = (
+            TensorArg::new(&x, &[3, 3]).unwrap(),
+            TensorArg::new(&idx, &[2]).unwrap(),
+        );
+        let mut to = TensorArgMut::new(&mut o, &[3, 2]).unwrap();
+        aclnn::gather_v2(&s, &tx, 1, &ti, &mut to).unwrap();
+    }
+    assert_eq!(o.to_host_vec().unwrap(), [2.0, 0.0, 12.0, 10.0, 22.0, 20.0]);
+    // index_fill_ on columns 0 and 2 with -1.
+    let mut y = buf(&s, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    {
+        let mut ty = TensorArgMut::new(&mut y, &[2, 3]).unwrap();
+        aclnn::index_fill_tensor_(
+            &s,
+            &mut ty,
+            1,
+            &IntArray::new(&[0, 2]).unwrap(),
+            &Scalar::new(-1.0f32).unwrap(),
+        )
+        .unwrap();
+    }
+    assert_eq!(y.to_host_vec().unwrap(), [-1.0, 2.0, -1.0, -1.0, 5.0, -1.0]);
+    // An index out of range fails the kernel: reported at synchronisation.
+    let bad = s.clone_from_host(&[7i64]).unwrap();
+    let mut o1 = s.alloc_zeros::<f32>(3).unwrap();
+    {
+        let (tx, ti) = (
+            TensorArg::new(&x, &[3, 3]).unwrap(),
+            TensorArg::new(&bad, &[1]).unwrap(),
+        );
+        let mut to = TensorArgMut::new(&mut o1, &[1, 3]).unwrap();
+        aclnn::index_select(&s, &tx, 0, &ti, &mut to).unwrap();
+    }
+    assert!(s.synchronize().is_err());
+}
+
+#[test]
+fn arange_cumsum_sort_and_topk() {
+    let s = stream();
+    let mut a = s.alloc_zeros::<f32>(4).unwrap();
+    {
+        let mut ta = TensorArgMut::new(&mut a, &[4]).unwrap();
+        let (st, en, sp) = (
+            Scalar::new(1.0f32).unwrap(),
+            Scalar::new(2.9f32).unwrap(),
+            Scalar::new(0.5f32).unwrap(),
+        );
+        aclnn::arange(&s, &st, &en, &sp, &mut ta).unwrap();
+    }
+    assert_eq!(a.to_host_vec().unwrap(), [1.0, 1.5, 2.0, 2.5]);
+    let mut c = s.alloc_zeros::<f32>(4).unwrap();
+    {
+        let ta = TensorArg::new(&a, &[4]).unwrap();
+        let mut tc = TensorArgMut::new(&mut c, &[4]).unwrap();
+        aclnn::cumsum(&s, &ta, 0, DataType::Float, &mut tc).unwrap();
+    }
+    assert_eq!(c.to_host_vec().unwrap(), [1.0, 2.5, 4.5, 7.0]);
+    let x = buf(&s, &[3.0, 1.0, 2.0, 2.0]);
+    let mut v = s.alloc_zeros::<f32>(2).unwrap();
+    let mut i = s.alloc_zeros::<i64>(2).unwrap();
+    {
+        let tx = TensorArg::new(&x, &[4]).unwrap();
+        let (mut tv, mut ti) = (
+            TensorArgMut::new(&mut v, &[2]).unwrap(),
+            TensorArgMut::new(&mut i, &[2]).unwrap(),
+        );
+        aclnn::topk(&s, &tx, 2, 0, true, true, &mut tv, &mut ti).unwrap();
+    }
+    assert_eq!(
+        (v.to_host_vec().unwrap(), i.to_host_vec().unwrap()),
+        (vec![3.0, 2.0], vec![0, 2])
+    );
+    let mut order = s.alloc_zeros::<i64>(4).unwrap();
+    {
+        let tx = TensorArg::new(&x, &[4]).unwrap();
+        let mut to = TensorArgMut::new(&mut order, &[4]).unwrap();
+        aclnn::argsort(&s, &tx, 0, false, &mut to).unwrap();
+    }
+    assert_eq!(order.to_host_vec().unwrap(), [1, 2, 3, 0]);
+    // arange into an out of the wrong length.
+    let mut ta = TensorArgMut::new(&mut c, &[4]).unwrap();
+    let (st, en, sp) = (
+        Scalar::new(0i64).unwrap(),
+        Scalar::new(3i64).unwrap(),
+        Scalar::new(1i64).unwrap(),
+    );
+    let (code, _, msg) = status(aclnn::arange(&s, &st, &en, &sp, &mut ta).unwrap_err());
+    assert_eq!(code, 161002);
+    assert!(msg.contains("must be 1-D of size 3"), "{msg}");
+}
+
+#[test]
+fn mm_and_mv_multiply_and_check_their_shapes() {
+    let s = stream();
+    let a = buf(&s, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let b = buf(&s, &[1.0, 0.0, 0.0, 1.0, 1.0, 1.0]);
+    let mut c = s.alloc_zeros::<f32>(4).unwrap();
+    {
+        let (ta, tb) = (
+            TensorArg::new(&a, &[2, 3]).unwrap(),
+            TensorArg::new(&b, &[3, 2]).unwrap(),
+        );
+        let mut tc = TensorArgMut::new(&mut c, &[2, 2]).unwrap();
+        aclnn::mm(&s, &ta, &tb, &mut tc, CubeMathType::KeepDtype).unwrap();
+    }
+    assert_eq!(c.to_host_vec().unwrap(), [4.0, 5.0, 10.0, 11.0]);
+    let v = buf(&s, &[1.0, 1.0, 1.0]);
+    let mut y = s.alloc_zeros::<f32>(2).unwrap();
+    {
+        let (ta, tv) = (
+            TensorArg::new(&a, &[2, 3]).unwrap(),
+            TensorArg::new(&v, &[3]).unwrap(),
+        );
+        let mut ty = TensorArgMut::new(&mut y, &[2]).unwrap();
+        aclnn::mv(&s, &ta, &tv, &mut ty, CubeMathType::KeepDtype).unwrap();
+    }
+    assert_eq!(y.to_host_vec().unwrap(), [6.0, 15.0]);
+    let (ta, tb) = (
+        TensorArg::new(&a, &[2, 3]).unwrap(),
+        TensorArg::new(&b, &[2, 3]).unwrap(),
+    );
+    let mut tc = TensorArgMut::new(&mut c, &[2, 2]).unwrap();
+    let (code, _, msg) =
+        status(aclnn::mm(&s, &ta, &tb, &mut tc, CubeMathType::KeepDtype).unwrap_err());
+    assert_eq!(code, 161002);
+    assert!(
+        msg.contains("self [2,3] and mat2 [2,3] do not multiply"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn new_operators_take_strided_views_and_f16() {
+    let s = stream();
+    // sin over a transposed view.
+    let x = Tensor::from_host(&s, &[0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3]).unwrap();
+    let mut y = Tensor::<f32>::zeros(&s, &[3, 2]).unwrap();
+    {
+        let tx = TensorArg::from_view(&x.view().transpose(0, 1).unwrap()).unwrap();
+        let mut ty = TensorArgMut::from_view(y.view_mut()).unwrap();
+        aclnn::sin(&s, &tx, &mut ty).unwrap();
+    }
+    let want: Vec<f64> = [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+        .iter()
+        .map(|v: &f64| v.sin())
+        .collect();
+    close(
+        &y.to_host_vec().unwrap(),
+        &want,
+        1e-6,
+        "sin over a transposed view",
+    );
+    // silu in f16, rounded once.
+    let h = s
+        .clone_from_host(&[f16::from_f32(1.0), f16::from_f32(-2.0)])
+        .unwrap();
+    let mut ho = s.alloc_zeros::<f16>(2).unwrap();
+    {
+        let th = TensorArg::new(&h, &[2]).unwrap();
+        let mut to = TensorArgMut::new(&mut ho, &[2]).unwrap();
+        aclnn::silu(&s, &th, &mut to).unwrap();
+    }
+    let got: Vec<f32> = ho
+        .to_host_vec()
+        .unwrap()
+        .iter()
+        .map(|v| v.to_f32())
+        .collect();
+    close(
+        &got,
+        &[0.7310585786300049, -0.2384058440442351],
+        1e-3,
+        "silu f16",
+    );
+}
+
+#[test]
+fn an_operator_without_a_kernel_says_so_with_561003() {
+    // aclnnRandperm is declared and wrapped (it runs on a real NPU) but
+    // cann-sim has no kernel for it yet: the library's "no kernel" status.
+    let s = stream();
+    let mut o = s.alloc_zeros::<i64>(4).unwrap();
+    let mut to = TensorArgMut::new(&mut o, &[4]).unwrap();
+    let (code, f, _) = status(aclnn::randperm(&s, 4, 0, 0, &mut to).unwrap_err());
+    assert_eq!((code, f), (561003, "aclnnRandpermGetWorkspaceSize"));
+}

@@ -1,0 +1,1421 @@
+//! The kernels of the aclnn operators planned directly ([`super::native`]):
+//! each function checks the shapes, dtypes and attributes of one call and
+//! returns the output specs with the kernel that computes them. Every rule
+//! here is the operator's documented one (the page is cited in the
+//! operator table, `acl-sys/operators.toml`); a violation is an
+//! [`OpError`], which the aclnn exports report as 161002.
+
+use super::broadcast::{broadcast_strides, contiguous_strides};
+use super::native::{Native, read, read_i64, write, write_i64};
+use super::{DType, Input, OpError, Output, TensorSpec, fmt_shape, normalize_axis};
+use std::sync::Arc;
+
+/// A planned kernel: what it writes, and how.
+#[derive(Debug)]
+pub struct Kernel {
+    /// The output specs, in order.
+    pub outputs: Vec<TensorSpec>,
+    /// The computation.
+    pub native: Native,
+}
+
+type Res<T> = Result<T, OpError>;
+
+fn err<T>(msg: String) -> Res<T> {
+    Err(OpError::Input(msg))
+}
+
+/// Whether `d` is a floating-point type.
+pub fn is_float(d: DType) -> bool {
+    matches!(d, DType::F32 | DType::F16 | DType::BF16 | DType::F64)
+}
+
+/// The type a float function of `x` computes in: `x`'s when float, else f32
+/// (integers and bool promote, as torch and aclnn do).
+pub fn float_result(x: DType) -> DType {
+    if is_float(x) { x } else { DType::F32 }
+}
+
+/// PyTorch's `canCast`: a float result cannot go to an integer or bool
+/// output, an integer result not to bool.
+pub fn check_cast(name: &str, what: &str, result: DType, out: DType) -> Res<()> {
+    let ok = if is_float(result) {
+        is_float(out)
+    } else if result == DType::Bool {
+        true
+    } else {
+        out != DType::Bool
+    };
+    if ok {
+        Ok(())
+    } else {
+        err(format!(
+            "{name}: the result is {} but {what} is {}, which cannot hold it",
+            result.name(),
+            out.name()
+        ))
+    }
+}
+
+/// The dtype two operands promote to (torch's rules on the simulator's
+/// types): float beats integer, the wider float wins (f16 with bf16 is f32),
+/// the wider integer wins.
+pub fn promote(a: DType, b: DType) -> DType {
+    use DType::*;
+    if a == b {
+        return a;
+    }
+    let rank = |d: DType| match d {
+        Bool => 0,
+        U8 | I8 => 1,
+        I32 => 3,
+        I64 => 4,
+        F16 | BF16 => 10,
+        F32 => 11,
+        F64 => 12,
+    };
+    match (a, b) {
+        (F16, BF16) | (BF16, F16) => F32,
+        (U8, I8) | (I8, U8) => I32,
+        _ => {
+            if rank(a) >= rank(b) {
+                a
+            } else {
+                b
+            }
+        }
+    }
+}
+
+/// The broadcast shape of two shapes.
+pub fn broadcast(name: &str, an: &str, a: &[i64], bn: &str, b: &[i64]) -> Res<Vec<i64>> {
+    let rank = a.len().max(b.len());
+    let mut out = Vec::with_capacity(rank);
+    for i in 0..rank {
+        let da = (i + a.len()).checked_sub(rank).map_or(1, |j| a[j]);
+        let db = (i + b.len()).checked_sub(rank).map_or(1, |j| b[j]);
+        out.push(if da == db || db == 1 {
+            da
+        } else if da == 1 {
+            db
+        } else {
+            return err(format!(
+                "{name}: {an} of shape {} and {bn} of shape {} do not broadcast",
+                fmt_shape(a),
+                fmt_shape(b)
+            ));
+        });
+    }
+    Ok(out)
+}
+
+fn numel(shape: &[i64]) -> usize {
+    shape.iter().map(|&d| d.max(0) as usize).product()
+}
+
+fn spec(dtype: DType, shape: Vec<i64>) -> TensorSpec {
+    TensorSpec { dtype, shape }
+}
+
+fn axis(name: &str, what: &str, a: i64, rank: usize) -> Res<usize> {
+    // A scalar's only axis is 0 or -1 (torch's `maybe_wrap_dim` with rank 1).
+    normalize_axis(a, rank.max(1)).ok_or_else(|| {
+        OpError::Input(format!(
+            "{name}: {what} {a} is out of range for a tensor of rank {rank}"
+        ))
+    })
+}
+
+/// For each element of `out` (row-major), its offset in an operand of
+/// `shape` broadcast to `out`.
+fn broadcast_offsets(shape: &[i64], out: &[i64]) -> Vec<usize> {
+    let st = broadcast_strides(shape, out);
+    let n = numel(out);
+    let mut offs = Vec::with_capacity(n);
+    let dims: Vec<usize> = out.iter().map(|&d| d.max(0) as usize).collect();
+    let mut idx = vec![0usize; dims.len()];
+    for _ in 0..n {
+        offs.push(idx.iter().zip(&st).map(|(i, s)| i * s).sum());
+        for k in (0..dims.len()).rev() {
+            idx[k] += 1;
+            if idx[k] < dims[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    offs
+}
+
+// ---------------------------------------------------------------------------
+// Element-wise.
+// ---------------------------------------------------------------------------
+
+/// `out = f(x)`, computed in float ([`float_result`]), stored as `out`'s
+/// dtype (which must hold a float).
+pub fn unary_float(
+    name: &'static str,
+    x: &TensorSpec,
+    out: DType,
+    f: impl Fn(f64) -> f64 + Send + Sync + 'static,
+) -> Res<Kernel> {
+    check_cast(name, "out", float_result(x.dtype), out)?;
+    map_unary(name, x, out, f)
+}
+
+/// `out = f(x)` in `x`'s own type (rounding functions, sign, negation),
+/// stored as `out`'s dtype.
+pub fn unary_keep(
+    name: &'static str,
+    x: &TensorSpec,
+    out: DType,
+    f: impl Fn(f64) -> f64 + Send + Sync + 'static,
+) -> Res<Kernel> {
+    check_cast(name, "out", x.dtype, out)?;
+    map_unary(name, x, out, f)
+}
+
+/// `out = p(x)` as 0/1 (any `out` dtype; bool normally).
+pub fn unary_pred(
+    name: &'static str,
+    x: &TensorSpec,
+    out: DType,
+    p: impl Fn(f64) -> bool + Send + Sync + 'static,
+) -> Res<Kernel> {
+    map_unary(name, x, out, move |v| f64::from(u8::from(p(v))))
+}
+
+fn map_unary(
+    name: &'static str,
+    x: &TensorSpec,
+    out: DType,
+    f: impl Fn(f64) -> f64 + Send + Sync + 'static,
+) -> Res<Kernel> {
+    Ok(Kernel {
+        outputs: vec![spec(out, x.shape.clone())],
+        native: Native::new(name, move |i, o| {
+            let v: Vec<f64> = read(&i[0]).into_iter().map(&f).collect();
+            write(&mut o[0], &v);
+            Ok(())
+        }),
+    })
+}
+
+/// `out = f(x)` over integers (bitwise not): `x` and `out` integer or bool.
+pub fn unary_int(
+    name: &'static str,
+    x: &TensorSpec,
+    out: DType,
+    f: impl Fn(i64, bool) -> i64 + Send + Sync + 'static,
+) -> Res<Kernel> {
+    if is_float(x.dtype) {
+        return err(format!(
+            "{name}: self is {}; the operator takes integer and bool tensors",
+            x.dtype.name()
+        ));
+    }
+    check_cast(name, "out", x.dtype, out)?;
+    let is_bool = x.dtype == DType::Bool;
+    Ok(Kernel {
+        outputs: vec![spec(out, x.shape.clone())],
+        native: Native::new(name, move |i, o| {
+            let v: Vec<i64> = read_i64(&i[0]).into_iter().map(|v| f(v, is_bool)).collect();
+            write_i64(&mut o[0], &v);
+            Ok(())
+        }),
+    })
+}
+
+/// What a binary operator computes in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryKind {
+    /// The promoted type of the operands ([`promote`]); `out` must hold it.
+    Promote,
+    /// The promoted type, then float ([`float_result`]) (atan2, true division).
+    Float,
+    /// A comparison or logical operator: 0/1 into any `out` dtype.
+    Predicate,
+    /// Integers only (bitwise, shifts), computed in i64.
+    Integer,
+}
+
+/// `out = f(a, b)`, broadcasting (NumPy rules). `out` must have the
+/// broadcast shape.
+pub fn binary(
+    name: &'static str,
+    a: &TensorSpec,
+    b: &TensorSpec,
+    out: DType,
+    kind: BinaryKind,
+    f: impl Fn(f64, f64) -> f64 + Send + Sync + 'static,
+) -> Res<Kernel> {
+    let shape = broadcast(name, "self", &a.shape, "other", &b.shape)?;
+    let p = promote(a.dtype, b.dtype);
+    match kind {
+        BinaryKind::Promote => check_cast(name, "out", p, out)?,
+        BinaryKind::Float => check_cast(name, "out", float_result(p), out)?,
+        BinaryKind::Predicate => {}
+        BinaryKind::Integer => {
+            if is_float(p) {
+                return err(format!(
+                    "{name}: self is {} and other {}; the operator takes integer and bool tensors",
+                    a.dtype.name(),
+                    b.dtype.name()
+                ));
+            }
+            check_cast(name, "out", p, out)?;
+        }
+    }
+    let (sa, sb, so) = (a.shape.clone(), b.shape.clone(), shape.clone());
+    let int = kind == BinaryKind::Integer;
+    Ok(Kernel {
+        outputs: vec![spec(out, shape)],
+        native: Native::new(name, move |i, o| {
+            let (oa, ob) = (broadcast_offsets(&sa, &so), broadcast_offsets(&sb, &so));
+            if int {
+                let (x, y) = (read_i64(&i[0]), read_i64(&i[1]));
+                let v: Vec<i64> = oa
+                    .iter()
+                    .zip(&ob)
+                    .map(|(&p, &q)| f(x[p] as f64, y[q] as f64) as i64)
+                    .collect();
+                write_i64(&mut o[0], &v);
+            } else {
+                let (x, y) = (read(&i[0]), read(&i[1]));
+                let v: Vec<f64> = oa.iter().zip(&ob).map(|(&p, &q)| f(x[p], y[q])).collect();
+                write(&mut o[0], &v);
+            }
+            Ok(())
+        }),
+    })
+}
+
+/// `out = f(x, s)` with a host scalar `s` of dtype `sd`.
+pub fn with_scalar(
+    name: &'static str,
+    x: &TensorSpec,
+    sd: DType,
+    out: DType,
+    kind: BinaryKind,
+    f: impl Fn(f64) -> f64 + Send + Sync + 'static,
+) -> Res<Kernel> {
+    // A scalar takes part in promotion by category only (torch's
+    // "wrapped number" rule): a float scalar makes an integer tensor f32.
+    let result = if is_float(sd) && !is_float(x.dtype) {
+        DType::F32
+    } else {
+        x.dtype
+    };
+    match kind {
+        BinaryKind::Promote => check_cast(name, "out", result, out)?,
+        BinaryKind::Float => check_cast(name, "out", float_result(result), out)?,
+        BinaryKind::Predicate => {}
+        BinaryKind::Integer => {
+            if is_float(result) {
+                return err(format!(
+                    "{name}: self is {} and the scalar {}; the operator takes integers",
+                    x.dtype.name(),
+                    sd.name()
+                ));
+            }
+            check_cast(name, "out", result, out)?;
+        }
+    }
+    map_unary(name, x, out, f)
+}
+
+/// `out = cond ? a : b`, broadcasting the three.
+pub fn where_(c: &TensorSpec, a: &TensorSpec, b: &TensorSpec, out: DType) -> Res<Kernel> {
+    let name = "SelectV2";
+    let ab = broadcast(name, "self", &a.shape, "other", &b.shape)?;
+    let shape = broadcast(name, "condition", &c.shape, "self/other", &ab)?;
+    check_cast(name, "out", promote(a.dtype, b.dtype), out)?;
+    let (sc, sa, sb, so) = (
+        c.shape.clone(),
+        a.shape.clone(),
+        b.shape.clone(),
+        shape.clone(),
+    );
+    Ok(Kernel {
+        outputs: vec![spec(out, shape)],
+        native: Native::new(name, move |i, o| {
+            let (cv, av, bv) = (read(&i[0]), read(&i[1]), read(&i[2]));
+            let (oc, oa, ob) = (
+                broadcast_offsets(&sc, &so),
+                broadcast_offsets(&sa, &so),
+                broadcast_offsets(&sb, &so),
+            );
+            let v: Vec<f64> = (0..oc.len())
+                .map(|k| {
+                    if cv[oc[k]] != 0.0 {
+                        av[oa[k]]
+                    } else {
+                        bv[ob[k]]
+                    }
+                })
+                .collect();
+            write(&mut o[0], &v);
+            Ok(())
+        }),
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Activations with parameters and GELU.
+// ---------------------------------------------------------------------------
+
+/// erf, by the Abramowitz–Stegun 7.1.26-free series of `libm` (f64 `erf`
+/// from the C library).
+pub fn erf(x: f64) -> f64 {
+    unsafe extern "C" {
+        safe fn erf(x: f64) -> f64;
+    }
+    erf(x)
+}
+
+/// GELU: exact (`0.5·x·(1 + erf(x/√2))`) or tanh-approximated.
+pub fn gelu(x: f64, tanh: bool) -> f64 {
+    if tanh {
+        let c = (2.0 / std::f64::consts::PI).sqrt();
+        0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh())
+    } else {
+        0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Normalisation.
+// ---------------------------------------------------------------------------
+
+/// LayerNorm over the trailing `norm` dimensions of `x`: inputs `x`,
+/// optional weight and bias (of the normalized shape); outputs `out` and
+/// optionally mean and rstd (f32 when `x` is f16/bf16, else `x`'s type;
+/// shape: `x`'s leading dims then 1s).
+#[allow(clippy::too_many_arguments)]
+pub fn layer_norm(
+    x: &TensorSpec,
+    normalized: &[i64],
+    weight: Option<&TensorSpec>,
+    bias: Option<&TensorSpec>,
+    eps: f64,
+    out: DType,
+    mean_out: Option<DType>,
+    rstd_out: Option<DType>,
+) -> Res<Kernel> {
+    let name = "LayerNorm";
+    let r = x.shape.len();
+    let k = normalized.len();
+    if k == 0 || k > r || x.shape[r - k..] != *normalized {
+        return err(format!(
+            "{name}: normalizedShape {} must be the trailing dimensions of input {}",
+            fmt_shape(normalized),
+            fmt_shape(&x.shape)
+        ));
+    }
+    if !is_float(x.dtype) {
+        return err(format!(
+            "{name}: input is {}; it must be a float type",
+            x.dtype.name()
+        ));
+    }
+    for (what, t) in [("weightOptional", weight), ("biasOptional", bias)] {
+        if let Some(t) = t
+            && t.shape != normalized
+        {
+            return err(format!(
+                "{name}: {what} has shape {}, not normalizedShape {}",
+                fmt_shape(&t.shape),
+                fmt_shape(normalized)
+            ));
+        }
+    }
+    check_cast(name, "out", x.dtype, out)?;
+    let mut stat_shape = x.shape[..r - k].to_vec();
+    stat_shape.extend(std::iter::repeat_n(1, k));
+    let mut outputs = vec![spec(out, x.shape.clone())];
+    for d in [mean_out, rstd_out].into_iter().flatten() {
+        outputs.push(spec(d, stat_shape.clone()));
+    }
+    let inner = numel(normalized);
+    let (has_w, has_b) = (weight.is_some(), bias.is_some());
+    let (want_mean, want_rstd) = (mean_out.is_some(), rstd_out.is_some());
+    Ok(Kernel {
+        outputs,
+        native: Native::new(name, move |i, o| {
+            let xv = read(&i[0]);
+            let mut next = 1;
+            let w = has_w.then(|| {
+                next += 1;
+                read(&i[next - 1])
+            });
+            let b = has_b.then(|| read(&i[next]));
+            let rows = xv.len().checked_div(inner).unwrap_or(0);
+            let mut y = vec![0.0; xv.len()];
+            let (mut means, mut rstds) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
+            for row in 0..rows {
+                let xs = &xv[row * inner..(row + 1) * inner];
+                let mean = xs.iter().sum::<f64>() / inner as f64;
+                let var = xs.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / inner as f64;
+                let rstd = 1.0 / (var + eps).sqrt();
+                for (j, v) in xs.iter().enumerate() {
+                    let mut t = (v - mean) * rstd;
+                    if let Some(w) = &w {
+                        t *= w[j];
+                    }
+                    if let Some(b) = &b {
+                        t += b[j];
+                    }
+                    y[row * inner + j] = t;
+                }
+                means.push(mean);
+                rstds.push(rstd);
+            }
+            write(&mut o[0], &y);
+            let mut k = 1;
+            if want_mean {
+                write(&mut o[k], &means);
+                k += 1;
+            }
+            if want_rstd {
+                write(&mut o[k], &rstds);
+            }
+            Ok(())
+        }),
+    })
+}
+
+/// AddRmsNorm: `xOut = x1 + x2`, `yOut = xOut · rstd · gamma` over gamma's
+/// trailing dimensions, `rstdOut` f32 (x's leading dims, then 1s).
+pub fn add_rms_norm(
+    x1: &TensorSpec,
+    x2: &TensorSpec,
+    gamma: &TensorSpec,
+    eps: f64,
+    outs: [DType; 3],
+) -> Res<Kernel> {
+    let name = "AddRmsNorm";
+    if x1.shape != x2.shape {
+        return err(format!(
+            "{name}: x1 {} and x2 {} must have the same shape",
+            fmt_shape(&x1.shape),
+            fmt_shape(&x2.shape)
+        ));
+    }
+    let (r, k) = (x1.shape.len(), gamma.shape.len());
+    if k == 0 || k > r || x1.shape[r - k..] != gamma.shape[..] {
+        return err(format!(
+            "{name}: gamma {} must be the trailing dimensions of x1 {}",
+            fmt_shape(&gamma.shape),
+            fmt_shape(&x1.shape)
+        ));
+    }
+    let mut stat = x1.shape[..r - k].to_vec();
+    stat.extend(std::iter::repeat_n(1, k));
+    let inner = numel(&gamma.shape);
+    Ok(Kernel {
+        outputs: vec![
+            spec(outs[0], x1.shape.clone()),
+            spec(outs[1], stat),
+            spec(outs[2], x1.shape.clone()),
+        ],
+        native: Native::new(name, move |i, o| {
+            let (a, b, g) = (read(&i[0]), read(&i[1]), read(&i[2]));
+            let x: Vec<f64> = a.iter().zip(&b).map(|(p, q)| p + q).collect();
+            let rows = x.len().checked_div(inner).unwrap_or(0);
+            let mut y = vec![0.0; x.len()];
+            let mut rstd = Vec::with_capacity(rows);
+            for row in 0..rows {
+                let xs = &x[row * inner..(row + 1) * inner];
+                let ms = xs.iter().map(|v| v * v).sum::<f64>() / inner as f64;
+                let rs = 1.0 / (ms + eps).sqrt();
+                for j in 0..inner {
+                    y[row * inner + j] = xs[j] * rs * g[j];
+                }
+                rstd.push(rs);
+            }
+            write(&mut o[0], &y);
+            write(&mut o[1], &rstd);
+            write(&mut o[2], &x);
+            Ok(())
+        }),
+    })
+}
+
+/// GroupNorm of `[N, C, *]` in `group` groups; outputs y, mean `[N, group]`,
+/// rstd `[N, group]`.
+#[allow(clippy::too_many_arguments)]
+pub fn group_norm(
+    x: &TensorSpec,
+    gamma: Option<&TensorSpec>,
+    beta: Option<&TensorSpec>,
+    n: i64,
+    c: i64,
+    hxw: i64,
+    group: i64,
+    eps: f64,
+    outs: [DType; 3],
+) -> Res<Kernel> {
+    let name = "GroupNorm";
+    if x.shape.len() < 2 || x.shape[0] != n || x.shape[1] != c {
+        return err(format!(
+            "{name}: self {} must be [N={n}, C={c}, ...]",
+            fmt_shape(&x.shape)
+        ));
+    }
+    if n.checked_mul(c).and_then(|v| v.checked_mul(hxw)) != Some(numel(&x.shape) as i64) {
+        return err(format!(
+            "{name}: N·C·HxW = {n}·{c}·{hxw} is not self's size"
+        ));
+    }
+    if group <= 0 || c % group != 0 {
+        return err(format!(
+            "{name}: C = {c} is not divisible by group = {group}"
+        ));
+    }
+    for (what, t) in [("gamma", gamma), ("beta", beta)] {
+        if let Some(t) = t
+            && t.shape != [c]
+        {
+            return err(format!(
+                "{name}: {what} {} must be [C={c}]",
+                fmt_shape(&t.shape)
+            ));
+        }
+    }
+    let (has_g, has_b) = (gamma.is_some(), beta.is_some());
+    let (cpg, hw) = ((c / group) as usize, hxw.max(0) as usize);
+    let (nn, gg) = (n as usize, group as usize);
+    Ok(Kernel {
+        outputs: vec![
+            spec(outs[0], x.shape.clone()),
+            spec(outs[1], vec![n, group]),
+            spec(outs[2], vec![n, group]),
+        ],
+        native: Native::new(name, move |i, o| {
+            let xv = read(&i[0]);
+            let g = has_g.then(|| read(&i[1]));
+            let b = has_b.then(|| read(&i[if has_g { 2 } else { 1 }]));
+            let mut y = vec![0.0; xv.len()];
+            let (mut means, mut rstds) = (vec![0.0; nn * gg], vec![0.0; nn * gg]);
+            for s in 0..nn {
+                for q in 0..gg {
+                    let start = (s * gg + q) * cpg * hw;
+                    let xs = &xv[start..start + cpg * hw];
+                    let cnt = xs.len().max(1) as f64;
+                    let mean = xs.iter().sum::<f64>() / cnt;
+                    let var = xs.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / cnt;
+                    let rstd = 1.0 / (var + eps).sqrt();
+                    for (j, v) in xs.iter().enumerate() {
+                        let ch = q * cpg + j / hw.max(1);
+                        let mut t = (v - mean) * rstd;
+                        if let Some(g) = &g {
+                            t *= g[ch];
+                        }
+                        if let Some(b) = &b {
+                            t += b[ch];
+                        }
+                        y[start + j] = t;
+                    }
+                    means[s * gg + q] = mean;
+                    rstds[s * gg + q] = rstd;
+                }
+            }
+            write(&mut o[0], &y);
+            write(&mut o[1], &means);
+            write(&mut o[2], &rstds);
+            Ok(())
+        }),
+    })
+}
+
+/// The `p`-norm over `dims` (all when empty).
+pub fn norm(x: &TensorSpec, p: f64, dims: &[i64], keep: bool, out: DType) -> Res<Kernel> {
+    let name = "Norm";
+    check_cast(name, "out", float_result(x.dtype), out)?;
+    let (shape, groups) = reduce_layout(name, &x.shape, dims, keep)?;
+    Ok(Kernel {
+        outputs: vec![spec(out, shape)],
+        native: Native::new(name, move |i, o| {
+            let xv = read(&i[0]);
+            let v: Vec<f64> = groups
+                .iter()
+                .map(|g| {
+                    let it = g.iter().map(|&k| xv[k].abs());
+                    if p == f64::INFINITY {
+                        it.fold(0.0, f64::max)
+                    } else if p == f64::NEG_INFINITY {
+                        it.fold(f64::INFINITY, f64::min)
+                    } else if p == 0.0 {
+                        it.filter(|v| *v != 0.0).count() as f64
+                    } else {
+                        it.map(|v| v.powf(p)).sum::<f64>().powf(1.0 / p)
+                    }
+                })
+                .collect();
+            write(&mut o[0], &v);
+            Ok(())
+        }),
+    })
+}
+
+/// The output shape of a reduction over `dims` and, for each output
+/// element, the input offsets it reduces.
+fn reduce_layout(
+    name: &str,
+    shape: &[i64],
+    dims: &[i64],
+    keep: bool,
+) -> Res<(Vec<i64>, Vec<Vec<usize>>)> {
+    let r = shape.len();
+    let mut red = vec![dims.is_empty(); r];
+    for &d in dims {
+        let a = axis(name, "dim", d, r)?;
+        if r > 0 {
+            red[a] = true;
+        }
+    }
+    let mut out = Vec::new();
+    for (k, &d) in shape.iter().enumerate() {
+        if red[k] {
+            if keep {
+                out.push(1);
+            }
+        } else {
+            out.push(d);
+        }
+    }
+    let st = contiguous_strides(shape);
+    let kept: Vec<usize> = (0..r).filter(|&k| !red[k]).collect();
+    let reduced: Vec<usize> = (0..r).filter(|&k| red[k]).collect();
+    let dims_of =
+        |ks: &[usize]| -> Vec<usize> { ks.iter().map(|&k| shape[k].max(0) as usize).collect() };
+    let (kd, rd) = (dims_of(&kept), dims_of(&reduced));
+    let offsets = |ks: &[usize], ds: &[usize]| -> Vec<usize> {
+        let n: usize = ds.iter().product();
+        let mut v = Vec::with_capacity(n);
+        let mut idx = vec![0usize; ds.len()];
+        for _ in 0..n {
+            v.push(idx.iter().zip(ks).map(|(i, &k)| i * st[k]).sum());
+            for j in (0..ds.len()).rev() {
+                idx[j] += 1;
+                if idx[j] < ds[j] {
+                    break;
+                }
+                idx[j] = 0;
+            }
+        }
+        v
+    };
+    let (outer, inner) = (offsets(&kept, &kd), offsets(&reduced, &rd));
+    let groups = outer
+        .iter()
+        .map(|&a| inner.iter().map(|&b| a + b).collect())
+        .collect();
+    Ok((out, groups))
+}
+
+// ---------------------------------------------------------------------------
+// Layout: slices, concatenation, padding, repetition, triangles.
+// ---------------------------------------------------------------------------
+
+/// A kernel that copies input elements to output positions: `map[k]` is the
+/// input offset of output element `k`, or `None` for `fill`.
+fn gather_map(name: &'static str, out: TensorSpec, map: Vec<Option<usize>>, fill: f64) -> Kernel {
+    Kernel {
+        outputs: vec![out],
+        native: Native::new(name, move |i, o| {
+            let xv = read(&i[0]);
+            let v: Vec<f64> = map.iter().map(|m| m.map_or(fill, |k| xv[k])).collect();
+            write(&mut o[0], &v);
+            Ok(())
+        }),
+    }
+}
+
+/// Every output multi-index of `shape` with its row-major position.
+fn for_each_index(shape: &[i64], mut f: impl FnMut(&[usize])) {
+    let dims: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
+    let n: usize = dims.iter().product();
+    let mut idx = vec![0usize; dims.len()];
+    for _ in 0..n {
+        f(&idx);
+        for k in (0..dims.len()).rev() {
+            idx[k] += 1;
+            if idx[k] < dims[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+}
+
+fn offset(idx: &[usize], st: &[usize]) -> usize {
+    idx.iter().zip(st).map(|(i, s)| i * s).sum()
+}
+
+/// `out = x[start:end:step]` along `dim` (Python slice bounds, clamped).
+pub fn slice(x: &TensorSpec, dim: i64, start: i64, end: i64, step: i64, out: DType) -> Res<Kernel> {
+    let name = "StridedSlice";
+    if step <= 0 {
+        return err(format!("{name}: step {step} must be positive"));
+    }
+    check_cast(name, "out", x.dtype, out)?;
+    let d = axis(name, "dim", dim, x.shape.len())?;
+    let size = x.shape.get(d).copied().unwrap_or(1);
+    let clamp = |v: i64| {
+        let v = if v < 0 { v.saturating_add(size) } else { v };
+        v.clamp(0, size)
+    };
+    let (s, e) = (clamp(start), clamp(end));
+    let len = if e > s { (e - s + step - 1) / step } else { 0 };
+    let mut shape = x.shape.clone();
+    if !shape.is_empty() {
+        shape[d] = len;
+    }
+    let st = contiguous_strides(&x.shape);
+    let mut map = Vec::with_capacity(numel(&shape));
+    for_each_index(&shape, |idx| {
+        let mut src = idx.to_vec();
+        if !src.is_empty() {
+            src[d] = (s + step * idx[d] as i64) as usize;
+        }
+        map.push(Some(offset(&src, &st)));
+    });
+    Ok(gather_map(name, spec(out, shape), map, 0.0))
+}
+
+/// Concatenation of `xs` along `dim` (or stacking along a new `dim`).
+pub fn cat(xs: &[TensorSpec], dim: i64, out: DType, stack: bool) -> Res<Kernel> {
+    let name = if stack { "Pack" } else { "ConcatD" };
+    let Some(first) = xs.iter().find(|t| stack || t.shape != [0]) else {
+        return err(format!("{name}: tensors is empty"));
+    };
+    let r = first.shape.len();
+    let d = if stack {
+        axis(name, "dim", dim, r + 1)?
+    } else {
+        if r == 0 {
+            return err(format!(
+                "{name}: zero-dimensional tensors cannot be concatenated"
+            ));
+        }
+        axis(name, "dim", dim, r)?
+    };
+    let mut dt = first.dtype;
+    let mut total = 0i64;
+    for (k, t) in xs.iter().enumerate() {
+        // torch's legacy rule: a 1-D empty tensor is skipped in cat.
+        if !stack && t.shape == [0] {
+            continue;
+        }
+        dt = promote(dt, t.dtype);
+        let same = if stack {
+            t.shape == first.shape
+        } else {
+            t.shape.len() == r
+                && t.shape
+                    .iter()
+                    .zip(&first.shape)
+                    .enumerate()
+                    .all(|(j, (a, b))| j == d || a == b)
+        };
+        if !same {
+            return err(format!(
+                "{name}: tensor {k} has shape {}, which does not fit {} along dim {dim}",
+                fmt_shape(&t.shape),
+                fmt_shape(&first.shape)
+            ));
+        }
+        total += if stack { 1 } else { t.shape[d] };
+    }
+    check_cast(name, "out", dt, out)?;
+    let mut shape = first.shape.clone();
+    if stack {
+        shape.insert(d, xs.len() as i64);
+    } else {
+        shape[d] = total;
+    }
+    let parts: Vec<(Vec<i64>, bool)> = xs
+        .iter()
+        .map(|t| (t.shape.clone(), !stack && t.shape == [0]))
+        .collect();
+    let oshape = shape.clone();
+    Ok(Kernel {
+        outputs: vec![spec(out, shape)],
+        native: Native::new(name, move |i, o| {
+            let ost = contiguous_strides(&oshape);
+            let mut v = vec![0.0; numel(&oshape)];
+            let mut base = 0usize;
+            for (k, (shp, skip)) in parts.iter().enumerate() {
+                if *skip {
+                    continue;
+                }
+                let xv = read(&i[k]);
+                let mut p = 0;
+                for_each_index(shp, |idx| {
+                    let mut dst: Vec<usize> = idx.to_vec();
+                    if stack {
+                        dst.insert(d, k);
+                    } else {
+                        dst[d] += base;
+                    }
+                    v[offset(&dst, &ost)] = xv[p];
+                    p += 1;
+                });
+                if !stack {
+                    base += shp[d] as usize;
+                }
+            }
+            write(&mut o[0], &v);
+            Ok(())
+        }),
+    })
+}
+
+/// Keeps the elements on and below (`lower`) or above the `diagonal`-th
+/// diagonal of the last two dimensions, zeroes the rest.
+pub fn triangle(x: &TensorSpec, diagonal: i64, lower: bool, out: DType) -> Res<Kernel> {
+    let name = if lower { "Tril" } else { "Triu" };
+    if x.shape.len() < 2 {
+        return err(format!(
+            "{name}: self {} must have at least 2 dimensions",
+            fmt_shape(&x.shape)
+        ));
+    }
+    check_cast(name, "out", x.dtype, out)?;
+    let r = x.shape.len();
+    let mut map = Vec::with_capacity(numel(&x.shape));
+    let mut k = 0usize;
+    for_each_index(&x.shape, |idx| {
+        let (row, col) = (idx[r - 2] as i64, idx[r - 1] as i64);
+        let keep = if lower {
+            col - row <= diagonal
+        } else {
+            col - row >= diagonal
+        };
+        map.push(keep.then_some(k));
+        k += 1;
+    });
+    Ok(gather_map(name, spec(out, x.shape.clone()), map, 0.0))
+}
+
+/// Tiles `x` `repeats[i]` times along each dimension (leading repeats add
+/// dimensions).
+pub fn repeat(x: &TensorSpec, repeats: &[i64], out: DType) -> Res<Kernel> {
+    let name = "Tile";
+    if repeats.len() < x.shape.len() {
+        return err(format!(
+            "{name}: repeats has {} entries, fewer than self's {} dimensions",
+            repeats.len(),
+            x.shape.len()
+        ));
+    }
+    if let Some(r) = repeats.iter().find(|&&r| r < 0) {
+        return err(format!("{name}: repeats {r} is negative"));
+    }
+    check_cast(name, "out", x.dtype, out)?;
+    let pad = repeats.len() - x.shape.len();
+    let mut src_shape = vec![1i64; pad];
+    src_shape.extend(&x.shape);
+    let shape: Vec<i64> = src_shape.iter().zip(repeats).map(|(a, b)| a * b).collect();
+    let st = contiguous_strides(&src_shape);
+    let mut map = Vec::with_capacity(numel(&shape));
+    for_each_index(&shape, |idx| {
+        let src: Vec<usize> = idx
+            .iter()
+            .zip(&src_shape)
+            .map(|(i, &d)| i % d.max(1) as usize)
+            .collect();
+        map.push(Some(offset(&src, &st)));
+    });
+    Ok(gather_map(name, spec(out, shape), map, 0.0))
+}
+
+/// Repeats each slice of `x` along `dim` `repeats` times.
+pub fn repeat_interleave(x: &TensorSpec, repeats: i64, dim: i64, out: DType) -> Res<Kernel> {
+    let name = "RepeatInterleave";
+    if repeats < 0 {
+        return err(format!("{name}: repeats {repeats} is negative"));
+    }
+    check_cast(name, "out", x.dtype, out)?;
+    let d = axis(name, "dim", dim, x.shape.len())?;
+    let mut shape = x.shape.clone();
+    if shape.is_empty() {
+        shape = vec![repeats];
+    } else {
+        shape[d] *= repeats;
+    }
+    let st = contiguous_strides(&x.shape);
+    let mut map = Vec::with_capacity(numel(&shape));
+    for_each_index(&shape, |idx| {
+        let mut src = idx.to_vec();
+        if x.shape.is_empty() {
+            map.push(Some(0));
+            return;
+        }
+        src[d] /= repeats.max(1) as usize;
+        map.push(Some(offset(&src, &st)));
+    });
+    Ok(gather_map(name, spec(out, shape), map, 0.0))
+}
+
+/// Rolls `x` by `shifts` along `dims` (the flattened tensor when `dims` is
+/// empty).
+pub fn roll(x: &TensorSpec, shifts: &[i64], dims: &[i64], out: DType) -> Res<Kernel> {
+    let name = "Roll";
+    check_cast(name, "out", x.dtype, out)?;
+    let n = numel(&x.shape);
+    let mut map = vec![Some(0usize); n];
+    if dims.is_empty() {
+        if shifts.len() != 1 {
+            return err(format!("{name}: without dims, shifts must have one entry"));
+        }
+        for (k, m) in map.iter_mut().enumerate() {
+            let src = (k as i64 - shifts[0]).rem_euclid(n.max(1) as i64) as usize;
+            *m = Some(src);
+        }
+    } else {
+        if shifts.len() != dims.len() {
+            return err(format!(
+                "{name}: shifts has {} entries and dims {}",
+                shifts.len(),
+                dims.len()
+            ));
+        }
+        let ds = dims
+            .iter()
+            .map(|&d| axis(name, "dims", d, x.shape.len()))
+            .collect::<Res<Vec<_>>>()?;
+        let st = contiguous_strides(&x.shape);
+        let mut k = 0;
+        for_each_index(&x.shape, |idx| {
+            let mut src = idx.to_vec();
+            for (&d, &s) in ds.iter().zip(shifts) {
+                let size = x.shape[d].max(1);
+                src[d] = (src[d] as i64 - s).rem_euclid(size) as usize;
+            }
+            map[k] = Some(offset(&src, &st));
+            k += 1;
+        });
+    }
+    Ok(gather_map(name, spec(out, x.shape.clone()), map, 0.0))
+}
+
+/// Reverses `x` along `dims`.
+pub fn flip(x: &TensorSpec, dims: &[i64], out: DType) -> Res<Kernel> {
+    let name = "ReverseV2";
+    check_cast(name, "out", x.dtype, out)?;
+    let ds = dims
+        .iter()
+        .map(|&d| axis(name, "dims", d, x.shape.len()))
+        .collect::<Res<Vec<_>>>()?;
+    let st = contiguous_strides(&x.shape);
+    let mut map = Vec::with_capacity(numel(&x.shape));
+    for_each_index(&x.shape, |idx| {
+        let mut src = idx.to_vec();
+        for &d in &ds {
+            src[d] = x.shape[d] as usize - 1 - src[d];
+        }
+        map.push(Some(offset(&src, &st)));
+    });
+    Ok(gather_map(name, spec(out, x.shape.clone()), map, 0.0))
+}
+
+/// How a padded position reads the input.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum PadMode {
+    /// A constant value.
+    Constant,
+    /// Reflection (the edge not repeated).
+    Reflect,
+}
+
+/// Pads `x` by `pad` (before, after) pairs from the last dimension
+/// backwards; negative entries crop (constant mode).
+pub fn pad(x: &TensorSpec, pad: &[i64], mode: PadMode, value: f64, out: DType) -> Res<Kernel> {
+    let name = if mode == PadMode::Constant {
+        "PadV3"
+    } else {
+        "ReflectionPad"
+    };
+    if !pad.len().is_multiple_of(2) || pad.len() / 2 > x.shape.len() {
+        return err(format!(
+            "{name}: pad has {} entries; it must be even and at most twice self's rank {}",
+            pad.len(),
+            x.shape.len()
+        ));
+    }
+    check_cast(name, "out", x.dtype, out)?;
+    let r = x.shape.len();
+    let mut before = vec![0i64; r];
+    let mut shape = x.shape.clone();
+    for (k, pair) in pad.chunks(2).enumerate() {
+        let d = r - 1 - k;
+        if mode == PadMode::Reflect
+            && (pair[0] >= x.shape[d] || pair[1] >= x.shape[d] || pair[0] < 0 || pair[1] < 0)
+        {
+            return err(format!(
+                "{name}: padding ({}, {}) must be non-negative and below the dimension's size {}",
+                pair[0], pair[1], x.shape[d]
+            ));
+        }
+        before[d] = pair[0];
+        shape[d] += pair[0] + pair[1];
+        if shape[d] < 0 {
+            return err(format!("{name}: padding makes dimension {d} negative"));
+        }
+    }
+    let st = contiguous_strides(&x.shape);
+    let mut map = Vec::with_capacity(numel(&shape));
+    for_each_index(&shape, |idx| {
+        let mut src = Vec::with_capacity(r);
+        let mut inside = true;
+        for d in 0..r {
+            let p = idx[d] as i64 - before[d];
+            let size = x.shape[d];
+            let q = if (0..size).contains(&p) {
+                p
+            } else if mode == PadMode::Reflect {
+                if p < 0 { -p } else { 2 * (size - 1) - p }
+            } else {
+                inside = false;
+                0
+            };
+            src.push(q as usize);
+        }
+        map.push(inside.then(|| offset(&src, &st)));
+    });
+    Ok(gather_map(name, spec(out, shape), map, value))
+}
+
+/// `out = x` indexed along `dim` by `index` (GatherV2: `index`'s shape
+/// replaces that dimension; IndexSelect: `index` is 1-D).
+pub fn index_select(
+    x: &TensorSpec,
+    dim: i64,
+    index: &TensorSpec,
+    out: DType,
+    one_d: bool,
+) -> Res<Kernel> {
+    let name = "GatherV2";
+    if !matches!(index.dtype, DType::I32 | DType::I64) {
+        return err(format!(
+            "{name}: index is {}; it must be int32 or int64",
+            index.dtype.name()
+        ));
+    }
+    if one_d && index.shape.len() > 1 {
+        return err(format!(
+            "{name}: index {} must be 1-D",
+            fmt_shape(&index.shape)
+        ));
+    }
+    check_cast(name, "out", x.dtype, out)?;
+    let d = axis(name, "dim", dim, x.shape.len())?;
+    let size = x.shape.get(d).copied().unwrap_or(1);
+    let mut shape = x.shape[..d.min(x.shape.len())].to_vec();
+    shape.extend(&index.shape);
+    if !x.shape.is_empty() {
+        shape.extend(&x.shape[d + 1..]);
+    }
+    let (xs, is, os) = (x.shape.clone(), index.shape.clone(), shape.clone());
+    Ok(Kernel {
+        outputs: vec![spec(out, shape)],
+        native: Native::new(name, move |i, o| {
+            let xv = read(&i[0]);
+            let ix = read_i64(&i[1]);
+            let st = contiguous_strides(&xs);
+            let ir = is.len();
+            let mut v = Vec::with_capacity(numel(&os));
+            let mut bad = None;
+            for_each_index(&os, |idx| {
+                let ipos: usize = {
+                    let ist = contiguous_strides(&is);
+                    offset(&idx[d..d + ir], &ist)
+                };
+                let mut k = ix[ipos];
+                if k < 0 {
+                    k += size;
+                }
+                if !(0..size).contains(&k) {
+                    bad = Some(ix[ipos]);
+                    v.push(0.0);
+                    return;
+                }
+                let mut src: Vec<usize> = idx[..d].to_vec();
+                if !xs.is_empty() {
+                    src.push(k as usize);
+                    src.extend(&idx[d + ir..]);
+                }
+                v.push(xv[offset(&src, &st)]);
+            });
+            if let Some(b) = bad {
+                return Err(OpError::Input(format!(
+                    "GatherV2: index {b} is out of range for dimension {d} of size {size}"
+                )));
+            }
+            write(&mut o[0], &v);
+            Ok(())
+        }),
+    })
+}
+
+/// `out[i] = start + i·step` over `[start, end)`; `out` must have the
+/// element count `ceil((end − start) / step)`.
+pub fn arange(start: f64, end: f64, step: f64, out: &TensorSpec) -> Res<Kernel> {
+    let name = "Range";
+    if step == 0.0 || !step.is_finite() || !start.is_finite() || !end.is_finite() {
+        return err(format!(
+            "{name}: step must be finite and non-zero (start {start}, end {end}, step {step})"
+        ));
+    }
+    if (end - start) * step < 0.0 {
+        return err(format!(
+            "{name}: the sign of step {step} does not lead from {start} to {end}"
+        ));
+    }
+    let n = ((end - start) / step).ceil().max(0.0);
+    if out.shape.len() != 1 || out.shape[0] as f64 != n {
+        return err(format!(
+            "{name}: out {} must be 1-D of size {n} for start {start}, end {end}, step {step}",
+            fmt_shape(&out.shape)
+        ));
+    }
+    let count = n as usize;
+    Ok(Kernel {
+        outputs: vec![out.clone()],
+        native: Native::new(name, move |_, o| {
+            let v: Vec<f64> = (0..count).map(|k| start + k as f64 * step).collect();
+            write(&mut o[0], &v);
+            Ok(())
+        }),
+    })
+}
+
+/// A scan along `dim`: cumulative sum or product.
+pub fn cumulative(x: &TensorSpec, dim: i64, out: DType, product: bool) -> Res<Kernel> {
+    let name = if product { "Cumprod" } else { "Cumsum" };
+    check_cast(name, "out", x.dtype, out)?;
+    let d = axis(name, "dim", dim, x.shape.len())?;
+    let (outer, len, inner) = split(&x.shape, d);
+    Ok(Kernel {
+        outputs: vec![spec(out, x.shape.clone())],
+        native: Native::new(name, move |i, o| {
+            let mut v = read(&i[0]);
+            for a in 0..outer {
+                for c in 0..inner {
+                    let mut acc = if product { 1.0 } else { 0.0 };
+                    for b in 0..len {
+                        let k = (a * len + b) * inner + c;
+                        acc = if product { acc * v[k] } else { acc + v[k] };
+                        v[k] = acc;
+                    }
+                }
+            }
+            write(&mut o[0], &v);
+            Ok(())
+        }),
+    })
+}
+
+/// `(outer, len, inner)` of `shape` around dimension `d`.
+fn split(shape: &[i64], d: usize) -> (usize, usize, usize) {
+    if shape.is_empty() {
+        return (1, 1, 1);
+    }
+    (
+        numel(&shape[..d]),
+        shape[d].max(0) as usize,
+        numel(&shape[d + 1..]),
+    )
+}
+
+/// Sorts along `dim`: values (when `values` is given) and int64 indices;
+/// `k` keeps the first `k` (top-k). Ties keep their order (a stable sort).
+pub fn sort(
+    x: &TensorSpec,
+    dim: i64,
+    descending: bool,
+    k: Option<i64>,
+    values: Option<DType>,
+    indices: DType,
+) -> Res<Kernel> {
+    let name = if k.is_some() { "TopKV2" } else { "Sort" };
+    let d = axis(name, "dim", dim, x.shape.len())?;
+    let (outer, len, inner) = split(&x.shape, d);
+    let keep = match k {
+        Some(k) if k < 0 || k as usize > len => {
+            return err(format!(
+                "{name}: k = {k} is out of range for dimension size {len}"
+            ));
+        }
+        Some(k) => k as usize,
+        None => len,
+    };
+    if let Some(v) = values {
+        check_cast(name, "valuesOut", x.dtype, v)?;
+    }
+    if !matches!(indices, DType::I64 | DType::I32) {
+        return err(format!(
+            "{name}: the indices output is {}; it must be int64",
+            indices.name()
+        ));
+    }
+    let mut shape = x.shape.clone();
+    if !shape.is_empty() {
+        shape[d] = keep as i64;
+    }
+    let mut outputs = Vec::new();
+    if let Some(v) = values {
+        outputs.push(spec(v, shape.clone()));
+    }
+    outputs.push(spec(indices, shape));
+    let with_values = values.is_some();
+    Ok(Kernel {
+        outputs,
+        native: Native::new(name, move |i, o| {
+            let xv = read(&i[0]);
+            let mut vals = Vec::with_capacity(outer * keep * inner);
+            let mut idxs = vec![0i64; outer * keep * inner];
+            vals.resize(outer * keep * inner, 0.0);
+            for a in 0..outer {
+                for c in 0..inner {
+                    let mut order: Vec<usize> = (0..len).collect();
+                    let at = |b: usize| xv[(a * len + b) * inner + c];
+                    order.sort_by(|&p, &q| {
+                        let (u, w) = (at(p), at(q));
+                        // NaN sorts as the largest value (torch).
+                        let ord = u
+                            .partial_cmp(&w)
+                            .unwrap_or_else(|| u.is_nan().cmp(&w.is_nan()));
+                        if descending { ord.reverse() } else { ord }
+                    });
+                    for (b, &src) in order.iter().take(keep).enumerate() {
+                        let k = (a * keep + b) * inner + c;
+                        vals[k] = at(src);
+                        idxs[k] = src as i64;
+                    }
+                }
+            }
+            if with_values {
+                write(&mut o[0], &vals);
+                write_i64(&mut o[1], &idxs);
+            } else {
+                write_i64(&mut o[0], &idxs);
+            }
+            Ok(())
+        }),
+    })
+}
+
+/// Writes `fill` (or `source`'s slices) into `selfRef` along `dim` at the
+/// positions of `index`: the in-place index copy/fill. Inputs: self, index
+/// (a device tensor, or `host` values), source (copy only).
+pub fn index_put(
+    x: &TensorSpec,
+    dim: i64,
+    index_len: usize,
+    source: Option<&TensorSpec>,
+    host_index: Option<Vec<i64>>,
+    fill: f64,
+) -> Res<Kernel> {
+    let name = if source.is_some() {
+        "InplaceIndexCopy"
+    } else {
+        "InplaceIndexFill"
+    };
+    let d = axis(name, "dim", dim, x.shape.len())?;
+    if let Some(s) = source {
+        let mut want = x.shape.clone();
+        if !want.is_empty() {
+            want[d] = index_len as i64;
+        }
+        if s.shape != want {
+            return err(format!(
+                "{name}: source {} must be {} (self with index's length along dim)",
+                fmt_shape(&s.shape),
+                fmt_shape(&want)
+            ));
+        }
+    }
+    let (outer, len, inner) = split(&x.shape, d);
+    let copy = source.is_some();
+    Ok(Kernel {
+        outputs: vec![x.clone()],
+        native: Native::new(name, move |i, o| {
+            let mut v = read(&i[0]);
+            let ix = match &host_index {
+                Some(h) => h.clone(),
+                None => read_i64(&i[1]),
+            };
+            let src = copy.then(|| read(&i[2]));
+            for (p, &k) in ix.iter().enumerate() {
+                let k = if k < 0 { k + len as i64 } else { k };
+                if !(0..len as i64).contains(&k) {
+                    return Err(OpError::Input(format!(
+                        "{name}: index {k} is out of range for dimension size {len}"
+                    )));
+                }
+                for a in 0..outer {
+                    for c in 0..inner {
+                        let dst = (a * len + k as usize) * inner + c;
+                        v[dst] = match &src {
+                            Some(s) => s[(a * ix.len() + p) * inner + c],
+                            None => fill,
+                        };
+                    }
+                }
+            }
+            write(&mut o[0], &v);
+            Ok(())
+        }),
+    })
+}
+
+/// Matrix product of 2-D `a` `[m, k]` and `b` `[k, n]` (or a vector `[k]`),
+/// accumulated in f64.
+pub fn mm(a: &TensorSpec, b: &TensorSpec, out: DType, vector: bool) -> Res<Kernel> {
+    let name = if vector { "MatMulV" } else { "MatMul" };
+    let want_b = if vector { 1 } else { 2 };
+    if a.shape.len() != 2 || b.shape.len() != want_b || a.shape[1] != b.shape[0] {
+        return err(format!(
+            "{name}: self {} and {} {} do not multiply",
+            fmt_shape(&a.shape),
+            if vector { "vec" } else { "mat2" },
+            fmt_shape(&b.shape)
+        ));
+    }
+    check_cast(name, "out", promote(a.dtype, b.dtype), out)?;
+    let (m, k) = (a.shape[0] as usize, a.shape[1] as usize);
+    let n = if vector { 1 } else { b.shape[1] as usize };
+    let shape = if vector {
+        vec![m as i64]
+    } else {
+        vec![m as i64, n as i64]
+    };
+    Ok(Kernel {
+        outputs: vec![spec(out, shape)],
+        native: Native::new(name, move |i, o| {
+            let (x, y) = (read(&i[0]), read(&i[1]));
+            let mut v = vec![0.0; m * n];
+            for r in 0..m {
+                for p in 0..k {
+                    let xv = x[r * k + p];
+                    for c in 0..n {
+                        v[r * n + c] += xv * y[p * n + c];
+                    }
+                }
+            }
+            write(&mut o[0], &v);
+            Ok(())
+        }),
+    })
+}
+
+/// A reference-counted closure, for kernels that capture one.
+pub type Fn1 = Arc<dyn Fn(f64) -> f64 + Send + Sync>;
+
+/// Checks a kernel's input and output counts at run time.
+pub fn counts(name: &str, i: &[Input<'_>], o: &[Output<'_>], n: usize, m: usize) -> Res<()> {
+    super::native::expect_counts(name, i, o, n, m)
+}
