@@ -633,3 +633,78 @@ fn an_operator_without_a_kernel_says_so_with_561003() {
     let (code, f, _) = status(aclnn::randperm(&s, 4, 0, 0, &mut to).unwrap_err());
     assert_eq!((code, f), (561003, "aclnnRandpermGetWorkspaceSize"));
 }
+
+#[test]
+fn first_set_operators_behave_as_the_release_does() {
+    let s = stream();
+    // ThresholdBackward with a threshold other than 0.
+    let g = buf(&s, &[1.0, 2.0, 3.0, 4.0]);
+    let x = buf(&s, &[0.1, 0.6, 0.5, 2.0]);
+    let mut o = s.alloc_zeros::<f32>(4).unwrap();
+    {
+        let (tg, tx) = (
+            TensorArg::new(&g, &[4]).unwrap(),
+            TensorArg::new(&x, &[4]).unwrap(),
+        );
+        let mut to = TensorArgMut::new(&mut o, &[4]).unwrap();
+        aclnn::threshold_backward(&s, &tg, &tx, &Scalar::new(0.5f32).unwrap(), &mut to).unwrap();
+    }
+    assert_eq!(o.to_host_vec().unwrap(), [0.0, 2.0, 0.0, 4.0]);
+    // Muls of an int32 tensor by 1.5 promotes to float: 3 × 1.5 = 4.5.
+    let i = s.clone_from_host(&[3i32, -4]).unwrap();
+    let mut f = s.alloc_zeros::<f32>(2).unwrap();
+    {
+        let ti = TensorArg::new(&i, &[2]).unwrap();
+        let mut tf = TensorArgMut::new(&mut f, &[2]).unwrap();
+        aclnn::muls(&s, &ti, &Scalar::new(1.5f32).unwrap(), &mut tf).unwrap();
+    }
+    assert_eq!(f.to_host_vec().unwrap(), [4.5, -6.0]);
+    // Log on double, computed in double.
+    let d = s.clone_from_host(&[std::f64::consts::E, 10.0]).unwrap();
+    let mut dl = s.alloc_zeros::<f64>(2).unwrap();
+    {
+        let td = TensorArg::new(&d, &[2]).unwrap();
+        let mut tl = TensorArgMut::new(&mut dl, &[2]).unwrap();
+        aclnn::log(&s, &td, &mut tl).unwrap();
+    }
+    assert_eq!(dl.to_host_vec().unwrap(), [1.0, 10f64.ln()]);
+    // Matmul of f32 by f16 (ggml passes such pairs).
+    let a = buf(&s, &[1.0, 2.0, 3.0, 4.0]);
+    let b = s
+        .clone_from_host(&[f16::ONE, f16::ZERO, f16::from_f32(0.5), f16::ONE])
+        .unwrap();
+    let mut c = s.alloc_zeros::<f32>(4).unwrap();
+    {
+        let (ta, tb) = (
+            TensorArg::new(&a, &[2, 2]).unwrap(),
+            TensorArg::new(&b, &[2, 2]).unwrap(),
+        );
+        let mut tc = TensorArgMut::new(&mut c, &[2, 2]).unwrap();
+        aclnn::matmul(&s, &ta, &tb, &mut tc, CubeMathType::KeepDtype).unwrap();
+    }
+    assert_eq!(c.to_host_vec().unwrap(), [2.0, 2.0, 5.0, 4.0]);
+    // InplaceZero on an NCL tensor (a plain format, read as ND).
+    let mut z = buf(&s, &[1.0; 6]);
+    {
+        let mut l = aclnn::Layout::contiguous(&[1, 2, 3]).unwrap();
+        l.format = 47; // ACL_FORMAT_NCL
+        let mut tz = TensorArgMut::with_layout(&mut z, &l).unwrap();
+        aclnn::zero_(&s, &mut tz).unwrap();
+    }
+    assert_eq!(z.to_host_vec().unwrap(), [0.0; 6]);
+    // ArgMax over int8 and double.
+    let q = s.clone_from_host(&[3i8, -1, 7, 2]).unwrap();
+    let mut am = s.alloc_zeros::<i64>(1).unwrap();
+    {
+        let tq = TensorArg::new(&q, &[4]).unwrap();
+        let mut ta = TensorArgMut::new(&mut am, &[]).unwrap();
+        aclnn::arg_max(&s, &tq, 0, false, &mut ta).unwrap();
+    }
+    assert_eq!(am.to_host_vec().unwrap(), [2]);
+    {
+        let td = TensorArg::new(&d, &[2]).unwrap();
+        let mut ta = TensorArgMut::new(&mut am, &[]).unwrap();
+        aclnn::arg_max(&s, &td, 0, false, &mut ta).unwrap();
+    }
+    assert_eq!(am.to_host_vec().unwrap(), [1]);
+}

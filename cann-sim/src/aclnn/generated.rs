@@ -360,7 +360,7 @@ pub unsafe extern "C" fn aclnnLogGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnLogGetWorkspaceSize", workspaceSize, executor, |f| {
-            unary(f, "aclnnLog", "Log", self_, out, Attrs::new())
+            un_float(f, self_, out, f64::ln)
         })
     }
 }
@@ -613,7 +613,7 @@ pub unsafe extern "C" fn aclnnThresholdBackwardGetWorkspaceSize(
             "aclnnThresholdBackwardGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| threshold_backward(f, gradOutput, self_, threshold, out),
+            |f| threshold_backward_release(f, gradOutput, self_, threshold, out),
         )
     }
 }
@@ -702,7 +702,7 @@ pub unsafe extern "C" fn aclnnMatmulGetWorkspaceSize(
             "aclnnMatmulGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| matmul(f, "aclnnMatmul", self_, mat2, out, cubeMathType, false),
+            |f| matmul_release(f, self_, mat2, out, cubeMathType),
         )
     }
 }
@@ -1253,7 +1253,7 @@ pub unsafe extern "C" fn aclnnRmsNormGetWorkspaceSize(
             "aclnnRmsNormGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| rms_norm(f, x, gamma, epsilon, yOut, rstdOut),
+            |f| rms_norm_release(f, x, gamma, epsilon, yOut, rstdOut),
         )
     }
 }
@@ -1459,7 +1459,7 @@ pub unsafe extern "C" fn aclnnMulsGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnMulsGetWorkspaceSize", workspaceSize, executor, |f| {
-            muls(f, "aclnnMuls", self_, other, out)
+            with_s(f, self_, other, out, BinaryKind::Promote, |a, b| a * b)
         })
     }
 }
@@ -1754,7 +1754,11 @@ pub unsafe extern "C" fn aclnnInplaceMulsGetWorkspaceSize(
             "aclnnInplaceMulsGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| muls(f, "aclnnInplaceMuls", selfRef, other, selfRef),
+            |f| {
+                with_s(f, selfRef, other, selfRef, BinaryKind::Promote, |a, b| {
+                    a * b
+                })
+            },
         )
     }
 }
@@ -1926,7 +1930,7 @@ pub unsafe extern "C" fn aclnnInplaceLogGetWorkspaceSize(
             "aclnnInplaceLogGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| unary_inplace(f, "aclnnInplaceLog", "Log", selfRef),
+            |f| un_float(f, selfRef, selfRef, f64::ln),
         )
     }
 }

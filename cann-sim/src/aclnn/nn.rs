@@ -778,3 +778,78 @@ pub(super) fn mm(
     let k = nn::mm(&av.spec, &bv.spec, ov.spec.dtype, vector);
     planned(f, &["out"], vec![av, bv], vec![ov], k)
 }
+
+// ---------------------------------------------------------------------------
+// Operators of the first set, as the release has them.
+// ---------------------------------------------------------------------------
+
+/// aclnnRmsNorm (hicann/ops-nn `norm/rms_norm`): mixed float types, the
+/// release's `rstd` shapes, and a gamma that does not fit x as the tiling
+/// error 561002.
+pub(super) fn rms_norm_release(
+    f: &'static str,
+    x: *const aclTensor,
+    gamma: *const aclTensor,
+    epsilon: f64,
+    y: *const aclTensor,
+    rstd: *const aclTensor,
+) -> Planned {
+    let (xv, gv) = (input(f, "x", x)?, input(f, "gamma", gamma)?);
+    let (yv, rv) = (output(f, "yOut", y)?, output(f, "rstdOut", rstd)?);
+    let k = match nn::rms_norm(&xv.spec, &gv.spec, epsilon, yv.spec.dtype, &rv.spec) {
+        Ok(Ok(k)) => Ok(k),
+        Ok(Err(tiling)) => {
+            return Err(fail(
+                acl_sys::aclnn::ACLNN_ERR_INNER_TILING_ERROR,
+                format!("{f}: {tiling}"),
+            ));
+        }
+        Err(e) => Err(e),
+    };
+    planned(f, &["yOut", "rstdOut"], vec![xv, gv], vec![yv, rv], k)
+}
+
+/// aclnnMatmul with operands of two float types (f32 × f16, as ggml's CANN
+/// backend passes them): computed in the promoted type. Operands of one
+/// type take the library's MatMul/BatchMatMul (`operators::matmul`).
+pub(super) fn matmul_release(
+    f: &'static str,
+    a: *const aclTensor,
+    b: *const aclTensor,
+    out: *const aclTensor,
+    cube: i8,
+) -> Planned {
+    let (av, bv) = (input(f, "self", a)?, input(f, "mat2", b)?);
+    if av.spec.dtype == bv.spec.dtype {
+        return super::operators::matmul(f, "aclnnMatmul", a, b, out, cube, false);
+    }
+    if !(0..=3).contains(&cube) {
+        return Err(invalid(f, &format!("cubeMathType {cube} is not 0..=3")));
+    }
+    let ov = output(f, "out", out)?;
+    let k = nn::matmul_mixed(&av.spec, &bv.spec, ov.spec.dtype);
+    planned(f, &["out"], vec![av, bv], vec![ov], k)
+}
+
+/// aclnnThresholdBackward: `out = self > threshold ? gradOutput : 0`, any
+/// threshold.
+pub(super) fn threshold_backward_release(
+    f: &'static str,
+    grad: *const aclTensor,
+    x: *const aclTensor,
+    threshold: *const aclScalar,
+    out: *const aclTensor,
+) -> Planned {
+    let (gv, xv) = (input(f, "gradOutput", grad)?, input(f, "self", x)?);
+    let (_, t) = scalar(f, "threshold", threshold)?;
+    let ov = output(f, "gradInput", out)?;
+    let k = nn::binary(
+        op_name(f),
+        &gv.spec,
+        &xv.spec,
+        ov.spec.dtype,
+        BinaryKind::Promote,
+        move |g, v| if v > t { g } else { 0.0 },
+    );
+    planned(f, &["gradInput"], vec![gv, xv], vec![ov], k)
+}

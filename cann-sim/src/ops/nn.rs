@@ -1419,3 +1419,158 @@ pub type Fn1 = Arc<dyn Fn(f64) -> f64 + Send + Sync>;
 pub fn counts(name: &str, i: &[Input<'_>], o: &[Output<'_>], n: usize, m: usize) -> Res<()> {
     super::native::expect_counts(name, i, o, n, m)
 }
+
+/// RmsNorm: `y = x · rstd · gamma` over gamma's trailing dimensions, `rstd`
+/// (f32) one value per row. `x` and `gamma` may differ in float type (the
+/// A2/A3 table lists fp16/bf16 `x` with fp32 `gamma`). `rstd` is accepted
+/// as the release accepts it: its leading dimensions those of `x` (as far
+/// as it has them) and room for one value per row; the kernel writes the
+/// first `rows` elements.
+///
+/// # Errors
+///
+/// `Ok(Err(msg))` for a gamma that is not x's trailing dimensions: the
+/// release finds that in its tiling (561002), not in the parameter check.
+pub fn rms_norm(
+    x: &TensorSpec,
+    gamma: &TensorSpec,
+    eps: f64,
+    y: DType,
+    rstd: &TensorSpec,
+) -> Res<Result<Kernel, String>> {
+    let name = "RmsNorm";
+    for (what, t) in [("x", x), ("gamma", gamma)] {
+        if !is_float(t.dtype) {
+            return err(format!(
+                "{name}: {what} is {}; it must be a float type",
+                t.dtype.name()
+            ));
+        }
+    }
+    check_cast(name, "yOut", x.dtype, y)?;
+    if rstd.dtype != DType::F32 {
+        return err(format!(
+            "{name}: rstdOut is {}; it must be float32",
+            rstd.dtype.name()
+        ));
+    }
+    let (r, k) = (x.shape.len(), gamma.shape.len());
+    if k == 0 || k > r || x.shape[r - k..] != gamma.shape[..] {
+        return Ok(Err(format!(
+            "{name}: gamma {} must be the trailing dimensions of x {}",
+            fmt_shape(&gamma.shape),
+            fmt_shape(&x.shape)
+        )));
+    }
+    let lead = &x.shape[..r - k];
+    let rows = numel(lead);
+    let m = rstd.shape.len().min(lead.len());
+    if rstd.shape[..m] != lead[..m] || numel(&rstd.shape) < rows {
+        return err(format!(
+            "{name}: rstdOut {} must start with x's leading dimensions {} and hold {rows} values",
+            fmt_shape(&rstd.shape),
+            fmt_shape(lead)
+        ));
+    }
+    let inner = numel(&gamma.shape);
+    let rstd_len = numel(&rstd.shape);
+    Ok(Ok(Kernel {
+        outputs: vec![spec(y, x.shape.clone()), rstd.clone()],
+        native: Native::new(name, move |i, o| {
+            let (xv, g) = (read(&i[0]), read(&i[1]));
+            let mut yv = vec![0.0; xv.len()];
+            let mut rs = vec![0.0; rstd_len];
+            for row in 0..rows {
+                let xs = &xv[row * inner..(row + 1) * inner];
+                let ms = xs.iter().map(|v| v * v).sum::<f64>() / inner.max(1) as f64;
+                let r = 1.0 / (ms + eps).sqrt();
+                for j in 0..inner {
+                    yv[row * inner + j] = xs[j] * r * g[j];
+                }
+                rs[row] = r;
+            }
+            write(&mut o[0], &yv);
+            // The rows' values; the rest of a larger rstd is left as it was.
+            let keep = read_output(&o[1]);
+            let merged: Vec<f64> = (0..rstd_len)
+                .map(|k| if k < rows { rs[k] } else { keep[k] })
+                .collect();
+            write(&mut o[1], &merged);
+            Ok(())
+        }),
+    }))
+}
+
+/// The current elements of an output (a kernel that writes part of it).
+fn read_output(o: &Output<'_>) -> Vec<f64> {
+    super::dtype::load_f64(o.spec.dtype, o.data)
+}
+
+/// `torch.matmul` of two tensors of possibly different float types
+/// (aclnnMatmul with an f32 and an f16 operand): 1-D operands are a vector,
+/// batch dimensions broadcast; accumulated in f64, stored as `out`.
+pub fn matmul_mixed(a: &TensorSpec, b: &TensorSpec, out: DType) -> Res<Kernel> {
+    let name = "BatchMatMulV2";
+    if a.shape.is_empty() || b.shape.is_empty() {
+        return err(format!(
+            "{name}: self and mat2 must have at least one dimension"
+        ));
+    }
+    check_cast(name, "out", promote(a.dtype, b.dtype), out)?;
+    let a2 = if a.shape.len() == 1 {
+        vec![1, a.shape[0]]
+    } else {
+        a.shape.clone()
+    };
+    let b2 = if b.shape.len() == 1 {
+        vec![b.shape[0], 1]
+    } else {
+        b.shape.clone()
+    };
+    let (m, k) = (a2[a2.len() - 2], a2[a2.len() - 1]);
+    let (k2, n) = (b2[b2.len() - 2], b2[b2.len() - 1]);
+    if k != k2 {
+        return err(format!(
+            "{name}: self {} and mat2 {} do not multiply",
+            fmt_shape(&a.shape),
+            fmt_shape(&b.shape)
+        ));
+    }
+    let batch = broadcast(
+        name,
+        "self",
+        &a2[..a2.len() - 2],
+        "mat2",
+        &b2[..b2.len() - 2],
+    )?;
+    let mut shape = batch.clone();
+    if a.shape.len() > 1 {
+        shape.push(m);
+    }
+    if b.shape.len() > 1 {
+        shape.push(n);
+    }
+    let (ab, bb) = (a2[..a2.len() - 2].to_vec(), b2[..b2.len() - 2].to_vec());
+    let (m, k, n) = (m as usize, k as usize, n as usize);
+    Ok(Kernel {
+        outputs: vec![spec(out, shape)],
+        native: Native::new(name, move |i, o| {
+            let (x, y) = (read(&i[0]), read(&i[1]));
+            let (oa, ob) = (
+                broadcast_offsets(&ab, &batch),
+                broadcast_offsets(&bb, &batch),
+            );
+            let mut v = Vec::with_capacity(oa.len() * m * n);
+            for (pa, pb) in oa.iter().zip(&ob) {
+                let (xa, yb) = (&x[pa * m * k..], &y[pb * k * n..]);
+                for r in 0..m {
+                    for c in 0..n {
+                        v.push((0..k).map(|p| xa[r * k + p] * yb[p * n + c]).sum());
+                    }
+                }
+            }
+            write(&mut o[0], &v);
+            Ok(())
+        }),
+    })
+}
