@@ -708,3 +708,305 @@ fn first_set_operators_behave_as_the_release_does() {
     }
     assert_eq!(am.to_host_vec().unwrap(), [1]);
 }
+
+/// 2-D convolution on the host, by its definition (direct, or transposed
+/// as the scatter of each input element), for `[1, C, H, W]` inputs.
+#[allow(clippy::too_many_arguments)]
+fn conv2d_host(
+    x: &[f64],
+    (c, h, w): (usize, usize, usize),
+    wt: &[f64],
+    (o, k): (usize, usize),
+    s: i64,
+    p: i64,
+    d: i64,
+    g: usize,
+    transposed: bool,
+) -> (Vec<f64>, usize, usize) {
+    let (hi, wi, ki) = (h as i64, w as i64, k as i64);
+    let (oh, ow) = if transposed {
+        (
+            (hi - 1) * s - 2 * p + d * (ki - 1) + 1,
+            (wi - 1) * s - 2 * p + d * (ki - 1) + 1,
+        )
+    } else {
+        (
+            (hi + 2 * p - d * (ki - 1) - 1) / s + 1,
+            (wi + 2 * p - d * (ki - 1) - 1) / s + 1,
+        )
+    };
+    let (oh, ow) = (oh as usize, ow as usize);
+    let mut y = vec![0.0; o * oh * ow];
+    let (cig, cog) = (c / g, o / g);
+    for oc in 0..o {
+        let grp = oc / cog;
+        for ic in grp * cig..(grp + 1) * cig {
+            for u in 0..k {
+                for v in 0..k {
+                    let wv = if transposed {
+                        wt[((ic * cog + oc % cog) * k + u) * k + v]
+                    } else {
+                        wt[((oc * cig + ic % cig) * k + u) * k + v]
+                    };
+                    if transposed {
+                        for a in 0..h {
+                            for b in 0..w {
+                                let (yy, xx) = (
+                                    a as i64 * s - p + u as i64 * d,
+                                    b as i64 * s - p + v as i64 * d,
+                                );
+                                if (0..oh as i64).contains(&yy) && (0..ow as i64).contains(&xx) {
+                                    y[(oc * oh + yy as usize) * ow + xx as usize] +=
+                                        x[(ic * h + a) * w + b] * wv;
+                                }
+                            }
+                        }
+                    } else {
+                        for a in 0..oh {
+                            for b in 0..ow {
+                                let (yy, xx) = (
+                                    a as i64 * s - p + u as i64 * d,
+                                    b as i64 * s - p + v as i64 * d,
+                                );
+                                if (0..hi).contains(&yy) && (0..wi).contains(&xx) {
+                                    y[(oc * oh + a) * ow + b] +=
+                                        x[(ic * h + yy as usize) * w + xx as usize] * wv;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    (y, oh, ow)
+}
+
+#[test]
+fn convolution_matches_the_definition_with_stride_padding_dilation_groups_and_transposed() {
+    let s = stream();
+    let (c, h, w, o, k) = (4usize, 5usize, 6usize, 8usize, 3usize);
+    let x: Vec<f64> = (0..c * h * w)
+        .map(|i| ((i * 37 % 17) as f64 - 8.0) / 8.0)
+        .collect();
+    let dx = buf(&s, &x.iter().map(|&v| v as f32).collect::<Vec<_>>());
+    for (stride, pad, dil, groups, transposed) in [
+        (1, 0, 1, 1, false),
+        (2, 1, 1, 2, false),
+        (1, 2, 2, 4, false),
+        (2, 1, 1, 2, true),
+    ] {
+        let wlen = if transposed {
+            c * (o / groups) * k * k
+        } else {
+            o * (c / groups) * k * k
+        };
+        let wt: Vec<f64> = (0..wlen)
+            .map(|i| ((i * 13 % 7) as f64 - 3.0) / 4.0)
+            .collect();
+        let (want, oh, ow) = conv2d_host(
+            &x,
+            (c, h, w),
+            &wt,
+            (o, k),
+            stride,
+            pad,
+            dil,
+            groups,
+            transposed,
+        );
+        let bias: Vec<f32> = (0..o).map(|i| i as f32 * 0.5).collect();
+        let want: Vec<f64> = want
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v + f64::from(bias[i / (oh * ow)]))
+            .collect();
+        let dw = buf(&s, &wt.iter().map(|&v| v as f32).collect::<Vec<_>>());
+        let db = buf(&s, &bias);
+        let mut y = s.alloc_zeros::<f32>(o * oh * ow).unwrap();
+        {
+            let tx = TensorArg::new(&dx, &[1, c, h, w]).unwrap();
+            let wshape = if transposed {
+                [c, o / groups, k, k]
+            } else {
+                [o, c / groups, k, k]
+            };
+            let tw = TensorArg::new(&dw, &wshape).unwrap();
+            let tb = TensorArg::new(&db, &[o]).unwrap();
+            let mut ty = TensorArgMut::new(&mut y, &[1, o, oh, ow]).unwrap();
+            let arr = |v: i64| IntArray::new(&[v, v]).unwrap();
+            aclnn::convolution(
+                &s,
+                &tx,
+                &tw,
+                Some(&tb),
+                &arr(stride),
+                &arr(pad),
+                &arr(dil),
+                transposed,
+                &arr(0),
+                groups as i64,
+                &mut ty,
+                CubeMathType::KeepDtype,
+            )
+            .unwrap();
+        }
+        let what = format!("conv s{stride} p{pad} d{dil} g{groups} t{transposed}");
+        close(&y.to_host_vec().unwrap(), &want, 1e-5, &what);
+    }
+    // Groups that do not divide the channels: 161002.
+    let dw = buf(&s, &[0.0; 6 * 4 * 9]);
+    let mut y = s.alloc_zeros::<f32>(6 * 3 * 4).unwrap();
+    let tx = TensorArg::new(&dx, &[1, c, h, w]).unwrap();
+    let tw = TensorArg::new(&dw, &[6, 4, 3, 3]).unwrap();
+    let mut ty = TensorArgMut::new(&mut y, &[1, 6, 3, 4]).unwrap();
+    let one = IntArray::new(&[1]).unwrap();
+    let zero = IntArray::new(&[0]).unwrap();
+    let e = aclnn::convolution(
+        &s,
+        &tx,
+        &tw,
+        None,
+        &one,
+        &zero,
+        &one,
+        false,
+        &zero,
+        3,
+        &mut ty,
+        CubeMathType::KeepDtype,
+    )
+    .unwrap_err();
+    let (code, _, msg) = status(e);
+    assert_eq!(code, 161002);
+    assert!(
+        msg.contains("groups 3 does not divide the input channels 4"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn pooling_im2col_and_upsampling_follow_torch() {
+    let s = stream();
+    // A 1x1x4x4 plane 0..16.
+    let x: Vec<f32> = (0..16).map(|v| v as f32).collect();
+    let dx = buf(&s, &x);
+    let mut y = s.alloc_zeros::<f32>(4).unwrap();
+    let arr = |v: &[i64]| IntArray::new(v).unwrap();
+    {
+        let tx = TensorArg::new(&dx, &[1, 1, 4, 4]).unwrap();
+        let mut ty = TensorArgMut::new(&mut y, &[1, 1, 2, 2]).unwrap();
+        aclnn::max_pool(
+            &s,
+            &tx,
+            &arr(&[2, 2]),
+            &arr(&[2, 2]),
+            0,
+            &arr(&[0, 0, 0, 0]),
+            &arr(&[1, 1]),
+            0,
+            &mut ty,
+        )
+        .unwrap();
+    }
+    assert_eq!(y.to_host_vec().unwrap(), [5.0, 7.0, 13.0, 15.0]);
+    {
+        let tx = TensorArg::new(&dx, &[1, 1, 4, 4]).unwrap();
+        let mut ty = TensorArgMut::new(&mut y, &[1, 1, 2, 2]).unwrap();
+        aclnn::avg_pool2d(
+            &s,
+            &tx,
+            &arr(&[2, 2]),
+            &arr(&[2, 2]),
+            &arr(&[0]),
+            false,
+            true,
+            0,
+            CubeMathType::KeepDtype,
+            &mut ty,
+        )
+        .unwrap();
+    }
+    assert_eq!(y.to_host_vec().unwrap(), [2.5, 4.5, 10.5, 12.5]);
+    // With padding 1 and count_include_pad false: the corner window [0] alone → 0.
+    let mut y9 = s.alloc_zeros::<f32>(9).unwrap();
+    {
+        let tx = TensorArg::new(&dx, &[1, 1, 4, 4]).unwrap();
+        let mut ty = TensorArgMut::new(&mut y9, &[1, 1, 3, 3]).unwrap();
+        aclnn::avg_pool2d(
+            &s,
+            &tx,
+            &arr(&[2, 2]),
+            &arr(&[2, 2]),
+            &arr(&[1]),
+            false,
+            false,
+            0,
+            CubeMathType::KeepDtype,
+            &mut ty,
+        )
+        .unwrap();
+    }
+    assert_eq!(
+        y9.to_host_vec().unwrap(),
+        [0.0, 1.5, 3.0, 6.0, 7.5, 9.0, 12.0, 13.5, 15.0]
+    );
+    // Max pooling with indices.
+    let mut iv = s.alloc_zeros::<i64>(4).unwrap();
+    {
+        let tx = TensorArg::new(&dx, &[1, 1, 4, 4]).unwrap();
+        let (mut ty, mut ti) = (
+            TensorArgMut::new(&mut y, &[1, 1, 2, 2]).unwrap(),
+            TensorArgMut::new(&mut iv, &[1, 1, 2, 2]).unwrap(),
+        );
+        aclnn::max_pool2d_with_indices(
+            &s,
+            &tx,
+            &arr(&[2, 2]),
+            &arr(&[2, 2]),
+            &arr(&[0]),
+            &arr(&[1]),
+            false,
+            &mut ty,
+            &mut ti,
+        )
+        .unwrap();
+    }
+    assert_eq!(iv.to_host_vec().unwrap(), [5, 7, 13, 15]);
+    // im2col with a 2x2 kernel, stride 2: 4 columns of 4.
+    let mut col = s.alloc_zeros::<f32>(16).unwrap();
+    {
+        let tx = TensorArg::new(&dx, &[1, 1, 4, 4]).unwrap();
+        let mut tc = TensorArgMut::new(&mut col, &[1, 4, 4]).unwrap();
+        aclnn::im2col(
+            &s,
+            &tx,
+            &arr(&[2, 2]),
+            &arr(&[1, 1]),
+            &arr(&[0, 0]),
+            &arr(&[2, 2]),
+            &mut tc,
+        )
+        .unwrap();
+    }
+    assert_eq!(
+        col.to_host_vec().unwrap(),
+        [
+            0.0, 2.0, 8.0, 10.0, 1.0, 3.0, 9.0, 11.0, 4.0, 6.0, 12.0, 14.0, 5.0, 7.0, 13.0, 15.0
+        ]
+    );
+    // Nearest upsampling of a 2x2 to 4x4.
+    let small = buf(&s, &[1.0, 2.0, 3.0, 4.0]);
+    let mut up = s.alloc_zeros::<f32>(16).unwrap();
+    {
+        let tx = TensorArg::new(&small, &[1, 1, 2, 2]).unwrap();
+        let mut tu = TensorArgMut::new(&mut up, &[1, 1, 4, 4]).unwrap();
+        aclnn::upsample_nearest2d(&s, &tx, &arr(&[4, 4]), &mut tu).unwrap();
+    }
+    assert_eq!(
+        up.to_host_vec().unwrap(),
+        [
+            1.0, 1.0, 2.0, 2.0, 1.0, 1.0, 2.0, 2.0, 3.0, 3.0, 4.0, 4.0, 3.0, 3.0, 4.0, 4.0
+        ]
+    );
+}

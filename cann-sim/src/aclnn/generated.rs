@@ -2257,6 +2257,64 @@ pub unsafe extern "C" fn aclnnArgsort(
     run_executor("aclnnArgsort", workspace, workspaceSize, executor, stream)
 }
 
+/// `aclnnAvgPool2dGetWorkspaceSize`: 2-D average pooling over the last two dimensions (NCHW or CHW).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAvgPool2dGetWorkspaceSize(
+    self_: *const aclTensor,
+    kernelSize: *const aclIntArray,
+    strides: *const aclIntArray,
+    paddings: *const aclIntArray,
+    ceilMode: bool,
+    countIncludePad: bool,
+    divisorOverride: i64,
+    cubeMathType: i8,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnAvgPool2dGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                avg_pool2d(
+                    f,
+                    self_,
+                    kernelSize,
+                    strides,
+                    paddings,
+                    ceilMode,
+                    countIncludePad,
+                    divisorOverride,
+                    cubeMathType,
+                    out,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnAvgPool2d`: runs the executor of `aclnnAvgPool2dGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAvgPool2d(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnAvgPool2d", workspace, workspaceSize, executor, stream)
+}
+
 /// `aclnnCatGetWorkspaceSize`: Concatenates `tensors` along `dim` into `out`.
 ///
 /// # Safety
@@ -2447,6 +2505,74 @@ pub unsafe extern "C" fn aclnnConstantPadNd(
 ) -> aclnnStatus {
     run_executor(
         "aclnnConstantPadNd",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnConvolutionGetWorkspaceSize`: N-D convolution (1-D, 2-D, 3-D; transposed; groups; dilation), `output = input ⋆ weight + bias`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnConvolutionGetWorkspaceSize(
+    input: *const aclTensor,
+    weight: *const aclTensor,
+    bias: *const aclTensor,
+    stride: *const aclIntArray,
+    padding: *const aclIntArray,
+    dilation: *const aclIntArray,
+    transposed: bool,
+    outputPadding: *const aclIntArray,
+    groups: i64,
+    output: *mut aclTensor,
+    cubeMathType: i8,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnConvolutionGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                convolution(
+                    f,
+                    input,
+                    weight,
+                    bias,
+                    stride,
+                    padding,
+                    dilation,
+                    transposed,
+                    outputPadding,
+                    groups,
+                    output,
+                    cubeMathType,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnConvolution`: runs the executor of `aclnnConvolutionGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnConvolution(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnConvolution",
         workspace,
         workspaceSize,
         executor,
@@ -2879,6 +3005,48 @@ pub unsafe extern "C" fn aclnnHardswish(
     stream: aclrtStream,
 ) -> aclnnStatus {
     run_executor("aclnnHardswish", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnIm2colGetWorkspaceSize`: Unfolds sliding `kernelSize` blocks of an NCHW input into columns.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnIm2colGetWorkspaceSize(
+    self_: *const aclTensor,
+    kernelSize: *const aclIntArray,
+    dilation: *const aclIntArray,
+    padding: *const aclIntArray,
+    stride: *const aclIntArray,
+    out: *const aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnIm2colGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| im2col(f, self_, kernelSize, dilation, padding, stride, out),
+        )
+    }
+}
+
+/// `aclnnIm2col`: runs the executor of `aclnnIm2colGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnIm2col(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnIm2col", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnIndexSelectGetWorkspaceSize`: `out` = the slices of `self` along `dim` that `index` names.
@@ -3483,6 +3651,62 @@ pub unsafe extern "C" fn aclnnLeakyRelu(
     run_executor("aclnnLeakyRelu", workspace, workspaceSize, executor, stream)
 }
 
+/// `aclnnMaxPoolGetWorkspaceSize`: N-D max pooling (ONNX-style attributes: `kernelShape`, `strides`, `pads`, `dilations`, `autoPad`, `ceilMode`).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMaxPoolGetWorkspaceSize(
+    self_: *const aclTensor,
+    kernelShape: *const aclIntArray,
+    strides: *const aclIntArray,
+    autoPad: i64,
+    pads: *const aclIntArray,
+    dilations: *const aclIntArray,
+    ceilMode: i64,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnMaxPoolGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                max_pool(
+                    f,
+                    self_,
+                    kernelShape,
+                    strides,
+                    autoPad,
+                    pads,
+                    dilations,
+                    ceilMode,
+                    out,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnMaxPool`: runs the executor of `aclnnMaxPoolGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMaxPool(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnMaxPool", workspace, workspaceSize, executor, stream)
+}
+
 /// `aclnnMmGetWorkspaceSize`: `out = self @ mat2`, 2-D matrices.
 ///
 /// # Safety
@@ -4084,6 +4308,51 @@ pub unsafe extern "C" fn aclnnTriu(
     stream: aclrtStream,
 ) -> aclnnStatus {
     run_executor("aclnnTriu", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnUpsampleNearest2dGetWorkspaceSize`: Nearest-neighbour upsampling of an NCHW input to `outputSize`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleNearest2dGetWorkspaceSize(
+    self_: *const aclTensor,
+    outputSize: *const aclIntArray,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnUpsampleNearest2dGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| upsample_nearest2d(f, self_, outputSize, out),
+        )
+    }
+}
+
+/// `aclnnUpsampleNearest2d`: runs the executor of `aclnnUpsampleNearest2dGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleNearest2d(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnUpsampleNearest2d",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
 }
 
 /// `aclnnAddsGetWorkspaceSize`: `out = self + alpha · other` (a scalar).
@@ -6242,6 +6511,60 @@ pub unsafe extern "C" fn aclnnRightShift(
 ) -> aclnnStatus {
     run_executor(
         "aclnnRightShift",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnMaxPool2dWithIndicesGetWorkspaceSize`: 2-D max pooling with the flat indices of the maxima.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMaxPool2dWithIndicesGetWorkspaceSize(
+    self_: *const aclTensor,
+    kernelSize: *const aclIntArray,
+    stride: *const aclIntArray,
+    padding: *const aclIntArray,
+    dilation: *const aclIntArray,
+    ceilMode: bool,
+    out: *mut aclTensor,
+    indices: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnMaxPool2dWithIndicesGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                max_pool_with_indices(
+                    f, self_, kernelSize, stride, padding, dilation, ceilMode, out, indices,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnMaxPool2dWithIndices`: runs the executor of `aclnnMaxPool2dWithIndicesGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMaxPool2dWithIndices(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnMaxPool2dWithIndices",
         workspace,
         workspaceSize,
         executor,

@@ -853,3 +853,200 @@ pub(super) fn threshold_backward_release(
     );
     planned(f, &["gradInput"], vec![gv, xv], vec![ov], k)
 }
+
+// ---------------------------------------------------------------------------
+// Convolution and pooling.
+// ---------------------------------------------------------------------------
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn convolution(
+    f: &'static str,
+    x: *const aclTensor,
+    w: *const aclTensor,
+    bias: *const aclTensor,
+    stride: *const aclIntArray,
+    padding: *const aclIntArray,
+    dilation: *const aclIntArray,
+    transposed: bool,
+    output_padding: *const aclIntArray,
+    groups: i64,
+    out: *const aclTensor,
+    cube: i8,
+) -> Planned {
+    if !(0..=3).contains(&cube) {
+        return Err(invalid(f, &format!("cubeMathType {cube} is not 0..=3")));
+    }
+    let (xv, wv) = (input(f, "input", x)?, input(f, "weight", w)?);
+    let bv = opt_input(f, "bias", bias)?;
+    let attrs = nn::ConvAttrs {
+        stride: ints(f, "stride", stride)?,
+        padding: ints(f, "padding", padding)?,
+        dilation: ints(f, "dilation", dilation)?,
+        transposed,
+        output_padding: ints(f, "outputPadding", output_padding)?,
+        groups,
+    };
+    let ov = output(f, "output", out)?;
+    let k = nn::convolution(
+        &xv.spec,
+        &wv.spec,
+        bv.as_ref().map(|b| &b.spec),
+        &attrs,
+        ov.spec.dtype,
+    );
+    let inputs = [Some(xv), Some(wv), bv].into_iter().flatten().collect();
+    planned(f, &["output"], inputs, vec![ov], k)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn avg_pool2d(
+    f: &'static str,
+    x: *const aclTensor,
+    kernel: *const aclIntArray,
+    strides: *const aclIntArray,
+    paddings: *const aclIntArray,
+    ceil: bool,
+    count_pad: bool,
+    divisor: i64,
+    cube: i8,
+    out: *const aclTensor,
+) -> Planned {
+    if !(0..=3).contains(&cube) {
+        return Err(invalid(f, &format!("cubeMathType {cube} is not 0..=3")));
+    }
+    let (k, st, p) = (
+        ints(f, "kernelSize", kernel)?,
+        ints(f, "strides", strides)?,
+        ints(f, "paddings", paddings)?,
+    );
+    let p2 = match p.len() {
+        1 => [p[0]; 4],
+        2 => [p[0], p[1], p[0], p[1]],
+        _ => {
+            return Err(invalid(
+                f,
+                &format!("paddings has {} entries; it needs 1 or 2", p.len()),
+            ));
+        }
+    };
+    let pool = nn::Pool::Avg { count_pad, divisor };
+    shaped(f, x, out, |s, d| {
+        nn::pool2d(s, &k, &st, p2, &[], ceil, pool, d, None)
+    })
+}
+
+/// aclnnMaxPool (ONNX attributes): `pads` (top, left, bottom, right) or
+/// (h, w); `autoPad` 0 (explicit pads) only.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn max_pool(
+    f: &'static str,
+    x: *const aclTensor,
+    kernel: *const aclIntArray,
+    strides: *const aclIntArray,
+    auto_pad: i64,
+    pads: *const aclIntArray,
+    dilations: *const aclIntArray,
+    ceil: i64,
+    out: *const aclTensor,
+) -> Planned {
+    if auto_pad != 0 {
+        return Err(fail(
+            acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+            format!(
+                "{f}: autoPad {auto_pad} is not supported by cann-sim (explicit pads, 0, only)"
+            ),
+        ));
+    }
+    let (k, st, p, dl) = (
+        ints(f, "kernelShape", kernel)?,
+        ints(f, "strides", strides)?,
+        ints(f, "pads", pads)?,
+        ints(f, "dilations", dilations)?,
+    );
+    let p4 = match p.len() {
+        0 => [0; 4],
+        2 => [p[0], p[1], p[0], p[1]],
+        4 => [p[0], p[1], p[2], p[3]],
+        n => {
+            return Err(invalid(
+                f,
+                &format!("pads has {n} entries; it needs 0, 2 or 4"),
+            ));
+        }
+    };
+    shaped(f, x, out, |s, d| {
+        nn::pool2d(s, &k, &st, p4, &dl, ceil != 0, nn::Pool::Max, d, None)
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn max_pool_with_indices(
+    f: &'static str,
+    x: *const aclTensor,
+    kernel: *const aclIntArray,
+    stride: *const aclIntArray,
+    padding: *const aclIntArray,
+    dilation: *const aclIntArray,
+    ceil: bool,
+    out: *const aclTensor,
+    indices: *const aclTensor,
+) -> Planned {
+    let xv = input(f, "self", x)?;
+    let (k, st, p, dl) = (
+        ints(f, "kernelSize", kernel)?,
+        ints(f, "stride", stride)?,
+        ints(f, "padding", padding)?,
+        ints(f, "dilation", dilation)?,
+    );
+    let p4 = match p.len() {
+        1 => [p[0]; 4],
+        2 => [p[0], p[1], p[0], p[1]],
+        n => {
+            return Err(invalid(
+                f,
+                &format!("padding has {n} entries; it needs 1 or 2"),
+            ));
+        }
+    };
+    let (ov, iv) = (output(f, "out", out)?, output(f, "indices", indices)?);
+    let kern = nn::pool2d(
+        &xv.spec,
+        &k,
+        &st,
+        p4,
+        &dl,
+        ceil,
+        nn::Pool::Max,
+        ov.spec.dtype,
+        Some(iv.spec.dtype),
+    );
+    planned(f, &["out", "indices"], vec![xv], vec![ov, iv], kern)
+}
+
+pub(super) fn im2col(
+    f: &'static str,
+    x: *const aclTensor,
+    kernel: *const aclIntArray,
+    dilation: *const aclIntArray,
+    padding: *const aclIntArray,
+    stride: *const aclIntArray,
+    out: *const aclTensor,
+) -> Planned {
+    let (k, dl, p, st) = (
+        ints(f, "kernelSize", kernel)?,
+        ints(f, "dilation", dilation)?,
+        ints(f, "padding", padding)?,
+        ints(f, "stride", stride)?,
+    );
+    shaped(f, x, out, |s, d| nn::im2col(s, &k, &dl, &p, &st, d))
+}
+
+pub(super) fn upsample_nearest2d(
+    f: &'static str,
+    x: *const aclTensor,
+    size: *const aclIntArray,
+    out: *const aclTensor,
+) -> Planned {
+    let sz = ints(f, "outputSize", size)?;
+    shaped(f, x, out, |s, d| nn::upsample_nearest2d(s, &sz, d))
+}

@@ -200,17 +200,6 @@ pub unsafe extern "C" fn aclnnArgMinGetWorkspaceSize(
     crate::recent_error::not_supported("aclnnArgMinGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
-///`aclnnAvgPool2d`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnAvgPool2d(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnAvgPool2d");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
 ///`aclnnAvgPool2dBackward`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclnnAvgPool2dBackward(
@@ -239,24 +228,6 @@ pub unsafe extern "C" fn aclnnAvgPool2dBackwardGetWorkspaceSize(
     _arg11: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
     crate::recent_error::not_supported("aclnnAvgPool2dBackwardGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnAvgPool2dGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnAvgPool2dGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclIntArray,
-    _arg2: *const aclIntArray,
-    _arg3: *const aclIntArray,
-    _arg4: bool,
-    _arg5: bool,
-    _arg6: i64,
-    _arg7: i8,
-    _arg8: *mut aclTensor,
-    _arg9: *mut u64,
-    _arg10: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnAvgPool2dGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
 ///`aclnnBatchNorm`: not supported by cann-sim.
@@ -323,17 +294,6 @@ pub unsafe extern "C" fn aclnnBatchNormGetWorkspaceSize(
     crate::recent_error::not_supported("aclnnBatchNormGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
-///`aclnnConvolution`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnConvolution(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnConvolution");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
 ///`aclnnConvolutionBackward`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclnnConvolutionBackward(
@@ -367,26 +327,6 @@ pub unsafe extern "C" fn aclnnConvolutionBackwardGetWorkspaceSize(
     _arg16: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
     crate::recent_error::not_supported("aclnnConvolutionBackwardGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnConvolutionGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnConvolutionGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclTensor,
-    _arg2: *const aclTensor,
-    _arg3: *const aclIntArray,
-    _arg4: *const aclIntArray,
-    _arg5: *const aclIntArray,
-    _arg6: bool,
-    _arg7: *const aclIntArray,
-    _arg8: i64,
-    _arg9: *mut aclTensor,
-    _arg10: i8,
-    _arg11: *mut u64,
-    _arg12: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnConvolutionGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
 ///`aclnnCummax`: not supported by cann-sim.
@@ -728,32 +668,6 @@ pub unsafe extern "C" fn aclnnGroupNormBackwardGetWorkspaceSize(
     crate::recent_error::not_supported("aclnnGroupNormBackwardGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
-///`aclnnIm2col`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnIm2col(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnIm2col");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnIm2colGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnIm2colGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclIntArray,
-    _arg2: *const aclIntArray,
-    _arg3: *const aclIntArray,
-    _arg4: *const aclIntArray,
-    _arg5: *const aclTensor,
-    _arg6: *mut u64,
-    _arg7: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnIm2colGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
 ///`aclnnIndexAdd`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclnnIndexAdd(
@@ -1006,28 +920,6 @@ pub unsafe extern "C" fn aclnnMaxDimGetWorkspaceSize(
     crate::recent_error::not_supported("aclnnMaxDimGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
-///`aclnnMaxPool`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnMaxPool(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnMaxPool");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnMaxPool2dWithIndices`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnMaxPool2dWithIndices(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnMaxPool2dWithIndices");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
 ///`aclnnMaxPool2dWithIndicesBackward`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclnnMaxPool2dWithIndicesBackward(
@@ -1055,40 +947,6 @@ pub unsafe extern "C" fn aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(
     _arg10: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
     crate::recent_error::not_supported("aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnMaxPool2dWithIndicesGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnMaxPool2dWithIndicesGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclIntArray,
-    _arg2: *const aclIntArray,
-    _arg3: *const aclIntArray,
-    _arg4: *const aclIntArray,
-    _arg5: bool,
-    _arg6: *mut aclTensor,
-    _arg7: *mut aclTensor,
-    _arg8: *mut u64,
-    _arg9: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnMaxPool2dWithIndicesGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnMaxPoolGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnMaxPoolGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclIntArray,
-    _arg2: *const aclIntArray,
-    _arg3: i64,
-    _arg4: *const aclIntArray,
-    _arg5: *const aclIntArray,
-    _arg6: i64,
-    _arg7: *mut aclTensor,
-    _arg8: *mut u64,
-    _arg9: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnMaxPoolGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
 ///`aclnnMinDim`: not supported by cann-sim.
@@ -1664,17 +1522,6 @@ pub unsafe extern "C" fn aclnnUpsampleBilinear2dGetWorkspaceSize(
     crate::recent_error::not_supported("aclnnUpsampleBilinear2dGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
-///`aclnnUpsampleNearest2d`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnUpsampleNearest2d(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnUpsampleNearest2d");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
 ///`aclnnUpsampleNearest2dBackward`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclnnUpsampleNearest2dBackward(
@@ -1699,18 +1546,6 @@ pub unsafe extern "C" fn aclnnUpsampleNearest2dBackwardGetWorkspaceSize(
     _arg7: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
     crate::recent_error::not_supported("aclnnUpsampleNearest2dBackwardGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnUpsampleNearest2dGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnUpsampleNearest2dGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclIntArray,
-    _arg2: *mut aclTensor,
-    _arg3: *mut u64,
-    _arg4: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnUpsampleNearest2dGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
 ///`aclnnWeightQuantBatchMatmulV2`: not supported by cann-sim.

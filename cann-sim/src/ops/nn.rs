@@ -1574,3 +1574,434 @@ pub fn matmul_mixed(a: &TensorSpec, b: &TensorSpec, out: DType) -> Res<Kernel> {
         }),
     })
 }
+
+// ---------------------------------------------------------------------------
+// Convolution, pooling, unfolding, upsampling.
+// ---------------------------------------------------------------------------
+
+/// The attributes of an N-D convolution (`n` spatial dimensions).
+#[derive(Clone, Debug)]
+pub struct ConvAttrs {
+    /// Per spatial dimension.
+    pub stride: Vec<i64>,
+    /// Per spatial dimension (both sides).
+    pub padding: Vec<i64>,
+    /// Per spatial dimension.
+    pub dilation: Vec<i64>,
+    /// Transposed convolution (the gradient of a convolution's input).
+    pub transposed: bool,
+    /// Extra size of a transposed convolution's output, per dimension.
+    pub output_padding: Vec<i64>,
+    /// Channel groups.
+    pub groups: i64,
+}
+
+/// An attribute list of `n` entries, a single entry repeated (torch's
+/// `expand_param_if_needed`).
+fn per_dim(name: &str, what: &str, v: &[i64], n: usize, min: i64) -> Res<Vec<i64>> {
+    let out = match v.len() {
+        1 => vec![v[0]; n],
+        l if l == n => v.to_vec(),
+        l => return err(format!("{name}: {what} has {l} entries; it needs 1 or {n}")),
+    };
+    if let Some(bad) = out.iter().find(|&&x| x < min) {
+        return err(format!("{name}: {what} entry {bad} is below {min}"));
+    }
+    Ok(out)
+}
+
+/// Convolution (1-D, 2-D, 3-D: input `[N, C, *spatial]`), direct, in f64.
+pub fn convolution(
+    x: &TensorSpec,
+    w: &TensorSpec,
+    bias: Option<&TensorSpec>,
+    a: &ConvAttrs,
+    out: DType,
+) -> Res<Kernel> {
+    let name = "Conv";
+    let r = x.shape.len();
+    if !(3..=5).contains(&r) || w.shape.len() != r {
+        return err(format!(
+            "{name}: input {} and weight {} must both be 3-D, 4-D or 5-D",
+            fmt_shape(&x.shape),
+            fmt_shape(&w.shape)
+        ));
+    }
+    let n = r - 2;
+    let stride = per_dim(name, "stride", &a.stride, n, 1)?;
+    let pad = per_dim(name, "padding", &a.padding, n, 0)?;
+    let dil = per_dim(name, "dilation", &a.dilation, n, 1)?;
+    let opad = if a.transposed {
+        per_dim(name, "outputPadding", &a.output_padding, n, 0)?
+    } else {
+        vec![0; n]
+    };
+    let g = a.groups;
+    let (batch, cin) = (x.shape[0], x.shape[1]);
+    if g <= 0 || cin % g != 0 {
+        return err(format!(
+            "{name}: groups {g} does not divide the input channels {cin}"
+        ));
+    }
+    let (cout, wc_in) = if a.transposed {
+        if w.shape[0] != cin {
+            return err(format!(
+                "{name}: a transposed convolution's weight {} must have {cin} input channels first",
+                fmt_shape(&w.shape)
+            ));
+        }
+        (w.shape[1] * g, w.shape[0] / g)
+    } else {
+        if w.shape[1] * g != cin || w.shape[0] % g != 0 {
+            return err(format!(
+                "{name}: weight {} does not fit input {} with groups {g}",
+                fmt_shape(&w.shape),
+                fmt_shape(&x.shape)
+            ));
+        }
+        (w.shape[0], w.shape[1])
+    };
+    if let Some(b) = bias
+        && b.shape != [cout]
+    {
+        return err(format!(
+            "{name}: bias {} must be [{cout}]",
+            fmt_shape(&b.shape)
+        ));
+    }
+    check_cast(name, "output", promote(x.dtype, w.dtype), out)?;
+    let ks: Vec<i64> = w.shape[2..].to_vec();
+    let ins: Vec<i64> = x.shape[2..].to_vec();
+    let mut outs = Vec::with_capacity(n);
+    for d in 0..n {
+        let span = dil[d] * (ks[d] - 1) + 1;
+        let o = if a.transposed {
+            (ins[d] - 1) * stride[d] - 2 * pad[d] + span + opad[d]
+        } else {
+            (ins[d] + 2 * pad[d] - span) / stride[d] + 1
+        };
+        if o <= 0 {
+            return err(format!(
+                "{name}: the output's spatial dimension {d} would be {o}: input {} too small for kernel {}",
+                fmt_shape(&x.shape),
+                fmt_shape(&w.shape)
+            ));
+        }
+        outs.push(o);
+    }
+    let mut shape = vec![batch, cout];
+    shape.extend(&outs);
+    let has_bias = bias.is_some();
+    let transposed = a.transposed;
+    let oshape = shape.clone();
+    let _ = wc_in;
+    Ok(Kernel {
+        outputs: vec![spec(out, shape)],
+        native: Native::new(name, move |i, o| {
+            let xv = read(&i[0]);
+            let wv = read(&i[1]);
+            let bv = has_bias.then(|| read(&i[2]));
+            let mut y = vec![0.0; numel(&oshape)];
+            let (b, ci, co) = (batch as usize, cin as usize, cout as usize);
+            let gg = g as usize;
+            let (cig, cog) = (ci / gg, co / gg);
+            let isz: usize = numel(&ins);
+            let osz: usize = numel(&outs);
+            let ksz: usize = numel(&ks);
+            let ist = contiguous_strides(&ins);
+            let ost = contiguous_strides(&outs);
+            let kst = contiguous_strides(&ks);
+            // Every (input position, kernel position) pair that lands on an
+            // output position: out = in·stride − pad + k·dil (transposed),
+            // in = out·stride − pad + k·dil (direct).
+            let mut kidx = vec![0usize; n];
+            for kk in 0..ksz {
+                for d in 0..n {
+                    kidx[d] = (kk / kst[d]) % ks[d] as usize;
+                }
+                let (outer, outer_st, outer_dims) = if transposed {
+                    (isz, &ist, &ins)
+                } else {
+                    (osz, &ost, &outs)
+                };
+                for p in 0..outer {
+                    let mut q = 0usize;
+                    let mut inside = true;
+                    for d in 0..n {
+                        let pd = ((p / outer_st[d]) % outer_dims[d] as usize) as i64;
+                        let t = pd * stride[d] - pad[d] + kidx[d] as i64 * dil[d];
+                        let limit = if transposed { outs[d] } else { ins[d] };
+                        if !(0..limit).contains(&t) {
+                            inside = false;
+                            break;
+                        }
+                        q += t as usize * if transposed { ost[d] } else { ist[d] };
+                    }
+                    if !inside {
+                        continue;
+                    }
+                    let (ipos, opos) = if transposed { (p, q) } else { (q, p) };
+                    for s in 0..b {
+                        for grp in 0..gg {
+                            for oc in 0..cog {
+                                let oc_all = grp * cog + oc;
+                                let mut acc = 0.0;
+                                for ic in 0..cig {
+                                    let ic_all = grp * cig + ic;
+                                    let wi = if transposed {
+                                        (ic_all * cog + oc) * ksz + kk
+                                    } else {
+                                        (oc_all * cig + ic) * ksz + kk
+                                    };
+                                    acc += xv[(s * ci + ic_all) * isz + ipos] * wv[wi];
+                                }
+                                y[(s * co + oc_all) * osz + opos] += acc;
+                            }
+                        }
+                    }
+                }
+            }
+            if let Some(bv) = bv {
+                for (k, v) in y.iter_mut().enumerate() {
+                    *v += bv[(k / osz) % co];
+                }
+            }
+            write(&mut o[0], &y);
+            Ok(())
+        }),
+    })
+}
+
+/// How a pooling window combines its elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pool {
+    /// The maximum (padding never wins).
+    Max,
+    /// The mean; `count_pad`: padded positions count in the divisor;
+    /// `divisor`: a fixed divisor (> 0).
+    Avg {
+        /// Padded positions count.
+        count_pad: bool,
+        /// A fixed divisor, 0 for none.
+        divisor: i64,
+    },
+}
+
+/// 2-D pooling over the last two dimensions of `[N, C, H, W]` or `[C, H, W]`;
+/// `pads` are (top, left, bottom, right). With `indices`, also writes the
+/// flat `H·W` index of each maximum (int64).
+#[allow(clippy::too_many_arguments)]
+pub fn pool2d(
+    x: &TensorSpec,
+    kernel: &[i64],
+    stride: &[i64],
+    pads: [i64; 4],
+    dilation: &[i64],
+    ceil: bool,
+    pool: Pool,
+    out: DType,
+    indices: Option<DType>,
+) -> Res<Kernel> {
+    let name = if matches!(pool, Pool::Max) {
+        "MaxPool"
+    } else {
+        "AvgPool"
+    };
+    let r = x.shape.len();
+    if !(3..=4).contains(&r) {
+        return err(format!(
+            "{name}: self {} must be 3-D or 4-D",
+            fmt_shape(&x.shape)
+        ));
+    }
+    let k = per_dim(name, "kernel size", kernel, 2, 1)?;
+    let st = if stride.is_empty() {
+        k.clone()
+    } else {
+        per_dim(name, "strides", stride, 2, 1)?
+    };
+    let dl = if dilation.is_empty() {
+        vec![1, 1]
+    } else {
+        per_dim(name, "dilations", dilation, 2, 1)?
+    };
+    if pads.iter().any(|&p| p < 0) || pads[0] * 2 > k[0] * dl[0] || pads[1] * 2 > k[1] * dl[1] {
+        return err(format!(
+            "{name}: padding {pads:?} must be non-negative and at most half the kernel {k:?}"
+        ));
+    }
+    check_cast(name, "out", x.dtype, out)?;
+    let (h, w) = (x.shape[r - 2], x.shape[r - 1]);
+    let size = |len: i64, d: usize, lo: i64, hi: i64| -> i64 {
+        let span = dl[d] * (k[d] - 1) + 1;
+        let num = len + lo + hi - span;
+        let mut o = if ceil {
+            (num + st[d] - 1).div_euclid(st[d]) + 1
+        } else {
+            num.div_euclid(st[d]) + 1
+        };
+        // The last window must start inside the input or its left padding.
+        if ceil && (o - 1) * st[d] >= len + lo {
+            o -= 1;
+        }
+        o
+    };
+    let (oh, ow) = (size(h, 0, pads[0], pads[2]), size(w, 1, pads[1], pads[3]));
+    if oh <= 0 || ow <= 0 {
+        return err(format!(
+            "{name}: the output would be {oh}x{ow}: the input is smaller than the window"
+        ));
+    }
+    let mut shape = x.shape[..r - 2].to_vec();
+    shape.extend([oh, ow]);
+    let mut outputs = vec![spec(out, shape.clone())];
+    if let Some(d) = indices {
+        outputs.push(spec(d, shape));
+    }
+    let planes = numel(&x.shape[..r - 2]);
+    let (hh, ww, ohh, oww) = (h as usize, w as usize, oh as usize, ow as usize);
+    let with_idx = indices.is_some();
+    Ok(Kernel {
+        outputs,
+        native: Native::new(name, move |i, o| {
+            let xv = read(&i[0]);
+            let mut y = Vec::with_capacity(planes * ohh * oww);
+            let mut idx = Vec::new();
+            for p in 0..planes {
+                let plane = &xv[p * hh * ww..(p + 1) * hh * ww];
+                for a in 0..ohh as i64 {
+                    for b in 0..oww as i64 {
+                        let (y0, x0) = (a * st[0] - pads[0], b * st[1] - pads[1]);
+                        let (mut best, mut at, mut sum, mut cnt, mut cnt_pad) =
+                            (f64::NEG_INFINITY, -1i64, 0.0, 0i64, 0i64);
+                        for u in 0..k[0] {
+                            for v in 0..k[1] {
+                                let (yy, xx) = (y0 + u * dl[0], x0 + v * dl[1]);
+                                let in_pad = yy < h + pads[2] && xx < w + pads[3];
+                                if !(0..h).contains(&yy) || !(0..w).contains(&xx) {
+                                    if in_pad {
+                                        cnt_pad += 1;
+                                    }
+                                    continue;
+                                }
+                                let val = plane[(yy * w + xx) as usize];
+                                // The first maximum wins; a NaN wins over numbers (torch).
+                                if at < 0 || val > best || (val.is_nan() && !best.is_nan()) {
+                                    best = val;
+                                    at = yy * w + xx;
+                                }
+                                sum += val;
+                                cnt += 1;
+                                cnt_pad += 1;
+                            }
+                        }
+                        match pool {
+                            Pool::Max => {
+                                y.push(best);
+                                idx.push(at);
+                            }
+                            Pool::Avg { count_pad, divisor } => {
+                                let div = if divisor > 0 {
+                                    divisor
+                                } else if count_pad {
+                                    cnt_pad
+                                } else {
+                                    cnt
+                                };
+                                y.push(sum / div.max(1) as f64);
+                            }
+                        }
+                    }
+                }
+            }
+            write(&mut o[0], &y);
+            if with_idx {
+                write_i64(&mut o[1], &idx);
+            }
+            Ok(())
+        }),
+    })
+}
+
+/// im2col of `[N, C, H, W]` (or `[C, H, W]`): `[N, C·kh·kw, L]`, L the
+/// number of window positions.
+pub fn im2col(
+    x: &TensorSpec,
+    kernel: &[i64],
+    dilation: &[i64],
+    padding: &[i64],
+    stride: &[i64],
+    out: DType,
+) -> Res<Kernel> {
+    let name = "Im2col";
+    let r = x.shape.len();
+    if !(3..=4).contains(&r) {
+        return err(format!(
+            "{name}: self {} must be 3-D or 4-D",
+            fmt_shape(&x.shape)
+        ));
+    }
+    let k = per_dim(name, "kernelSize", kernel, 2, 1)?;
+    let dl = per_dim(name, "dilation", dilation, 2, 1)?;
+    let pd = per_dim(name, "padding", padding, 2, 0)?;
+    let st = per_dim(name, "stride", stride, 2, 1)?;
+    check_cast(name, "out", x.dtype, out)?;
+    let (c, h, w) = (x.shape[r - 3], x.shape[r - 2], x.shape[r - 1]);
+    let oh = (h + 2 * pd[0] - dl[0] * (k[0] - 1) - 1) / st[0] + 1;
+    let ow = (w + 2 * pd[1] - dl[1] * (k[1] - 1) - 1) / st[1] + 1;
+    if oh <= 0 || ow <= 0 {
+        return err(format!(
+            "{name}: no window fits input {}",
+            fmt_shape(&x.shape)
+        ));
+    }
+    let mut shape = x.shape[..r - 3].to_vec();
+    shape.extend([c * k[0] * k[1], oh * ow]);
+    let mut map = Vec::with_capacity(numel(&shape));
+    let batch = numel(&x.shape[..r - 3]);
+    for b in 0..batch as i64 {
+        for ch in 0..c {
+            for u in 0..k[0] {
+                for v in 0..k[1] {
+                    for a in 0..oh {
+                        for q in 0..ow {
+                            let (yy, xx) =
+                                (a * st[0] - pd[0] + u * dl[0], q * st[1] - pd[1] + v * dl[1]);
+                            map.push(
+                                ((0..h).contains(&yy) && (0..w).contains(&xx))
+                                    .then(|| (((b * c + ch) * h + yy) * w + xx) as usize),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(gather_map(name, spec(out, shape), map, 0.0))
+}
+
+/// Nearest-neighbour upsampling of `[N, C, H, W]` to `size` (`[oh, ow]`):
+/// the source row of output row `a` is `floor(a · H / oh)`.
+pub fn upsample_nearest2d(x: &TensorSpec, size: &[i64], out: DType) -> Res<Kernel> {
+    let name = "ResizeNearestNeighborV2";
+    if x.shape.len() != 4 || size.len() != 2 || size.iter().any(|&v| v <= 0) {
+        return err(format!(
+            "{name}: self {} must be 4-D and outputSize {size:?} two positive sizes",
+            fmt_shape(&x.shape)
+        ));
+    }
+    check_cast(name, "out", x.dtype, out)?;
+    let (n, c, h, w) = (x.shape[0], x.shape[1], x.shape[2], x.shape[3]);
+    let shape = vec![n, c, size[0], size[1]];
+    let mut map = Vec::with_capacity(numel(&shape));
+    for p in 0..n * c {
+        for a in 0..size[0] {
+            let sy = (a * h / size[0]).min(h - 1);
+            for b in 0..size[1] {
+                let sx = (b * w / size[1]).min(w - 1);
+                map.push(Some(((p * h + sy) * w + sx) as usize));
+            }
+        }
+    }
+    Ok(gather_map(name, spec(out, shape), map, 0.0))
+}
