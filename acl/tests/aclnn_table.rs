@@ -1010,3 +1010,257 @@ fn pooling_im2col_and_upsampling_follow_torch() {
         ]
     );
 }
+
+/// Dense attention on the host: `[B, N, S, D]` queries, `[B, Nkv, T, D]`
+/// keys and values, `mask[s][t]` true hides a key.
+fn attention_host(
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    (b, n, nkv, s, t, d): (usize, usize, usize, usize, usize, usize),
+    mask: &[bool],
+    scale: f64,
+) -> Vec<f64> {
+    let mut out = vec![0.0; b * n * s * d];
+    for bi in 0..b {
+        for ni in 0..n {
+            let kn = ni / (n / nkv);
+            for si in 0..s {
+                let sc: Vec<f64> = (0..t)
+                    .map(|ti| {
+                        if mask[si * t + ti] {
+                            f64::NEG_INFINITY
+                        } else {
+                            scale
+                                * (0..d)
+                                    .map(|x| {
+                                        q[((bi * n + ni) * s + si) * d + x]
+                                            * k[((bi * nkv + kn) * t + ti) * d + x]
+                                    })
+                                    .sum::<f64>()
+                        }
+                    })
+                    .collect();
+                let m = sc.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let e: Vec<f64> = sc.iter().map(|x| (x - m).exp()).collect();
+                let z: f64 = e.iter().sum();
+                for x in 0..d {
+                    out[((bi * n + ni) * s + si) * d + x] = (0..t)
+                        .map(|ti| e[ti] * v[((bi * nkv + kn) * t + ti) * d + x])
+                        .sum::<f64>()
+                        / z;
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn fused_attention_with_grouped_heads_and_a_causal_mask_matches_the_host() {
+    let s = stream();
+    let (b, n, nkv, sq, t, d) = (1usize, 4usize, 2usize, 3usize, 3usize, 4usize);
+    let data = |len: usize, m: usize| -> Vec<f64> {
+        (0..len)
+            .map(|i| ((i * m % 23) as f64 - 11.0) / 10.0)
+            .collect()
+    };
+    let (q, k, v) = (
+        data(b * n * sq * d, 7),
+        data(b * nkv * t * d, 5),
+        data(b * nkv * t * d, 3),
+    );
+    let mask: Vec<bool> = (0..sq * t).map(|i| i % t > i / t).collect();
+    let scale = 1.0 / (d as f64).sqrt();
+    let want = attention_host(&q, &k, &v, (b, n, nkv, sq, t, d), &mask, scale);
+    let f = |x: &[f64]| x.iter().map(|&v| v as f32).collect::<Vec<_>>();
+    let (dq, dk, dv) = (buf(&s, &f(&q)), buf(&s, &f(&k)), buf(&s, &f(&v)));
+    let dm = s
+        .clone_from_host(&mask.iter().map(|&m| u8::from(m)).collect::<Vec<_>>())
+        .unwrap();
+    let mut o = s.alloc_zeros::<f32>(b * n * sq * d).unwrap();
+    {
+        let tq = TensorArg::new(&dq, &[b, n, sq, d]).unwrap();
+        let kl = TensorList::new(vec![TensorArg::new(&dk, &[b, nkv, t, d]).unwrap()]).unwrap();
+        let vl = TensorList::new(vec![TensorArg::new(&dv, &[b, nkv, t, d]).unwrap()]).unwrap();
+        let tm = TensorArg::new(&dm, &[sq, t]).unwrap();
+        let mut to = TensorArgMut::new(&mut o, &[b, n, sq, d]).unwrap();
+        aclnn::fused_infer_attention_score_v2(
+            &s,
+            &tq,
+            &kl,
+            &vl,
+            None,
+            Some(&tm),
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            n as i64,
+            scale,
+            2147483647,
+            0,
+            c"BNSD",
+            nkv as i64,
+            0,
+            0,
+            0,
+            0,
+            false,
+            0,
+            0,
+            &mut to,
+            None,
+        )
+        .unwrap();
+    }
+    close(&o.to_host_vec().unwrap(), &want, 1e-5, "attention");
+    // An unsupported option says so (561003); numHeads not a multiple of the KV heads is 161002.
+    let tq = TensorArg::new(&dq, &[b, n, sq, d]).unwrap();
+    let kl = TensorList::new(vec![TensorArg::new(&dk, &[b, nkv, t, d]).unwrap()]).unwrap();
+    let vl = TensorList::new(vec![TensorArg::new(&dv, &[b, nkv, t, d]).unwrap()]).unwrap();
+    let mut to = TensorArgMut::new(&mut o, &[b, n, sq, d]).unwrap();
+    let e = aclnn::fused_infer_attention_score_v2(
+        &s, &tq, &kl, &vl, None, None, None, None, None, None, None, None, None, None, None, None,
+        None, None, None, None, None, None, None, None, None, n as i64, scale, 2147483647, 0,
+        c"BNSD", 3, 0, 0, 0, 0, false, 0, 0, &mut to, None,
+    )
+    .unwrap_err();
+    let (code, _, msg) = status(e);
+    assert_eq!(code, 161002);
+    assert!(
+        msg.contains("numHeads 4 is not a positive multiple of numKeyValueHeads 3"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn geglu_cross_entropy_quantised_matmul_and_triangular_solve() {
+    let s = stream();
+    // GeGLU: halves [1, 2] and [3, 4] along the last dim; gelu(left) · right.
+    let x = buf(&s, &[1.0, 2.0, 3.0, 4.0]);
+    let (mut o, mut g) = (
+        s.alloc_zeros::<f32>(2).unwrap(),
+        s.alloc_zeros::<f32>(2).unwrap(),
+    );
+    {
+        let tx = TensorArg::new(&x, &[1, 4]).unwrap();
+        let (mut to, mut tg) = (
+            TensorArgMut::new(&mut o, &[1, 2]).unwrap(),
+            TensorArgMut::new(&mut g, &[1, 2]).unwrap(),
+        );
+        aclnn::ge_glu_v3(&s, &tx, -1, 0, true, &mut to, &mut tg).unwrap();
+    }
+    let gel = |v: f64| 0.5 * v * (1.0 + libm_erf(v / std::f64::consts::SQRT_2));
+    close(
+        &o.to_host_vec().unwrap(),
+        &[gel(1.0) * 3.0, gel(2.0) * 4.0],
+        1e-5,
+        "geglu",
+    );
+    // Softmax cross-entropy of one row against a one-hot label.
+    let feat = buf(&s, &[1.0, 2.0, 3.0]);
+    let lab = buf(&s, &[0.0, 0.0, 1.0]);
+    let (mut loss, mut bp) = (
+        s.alloc_zeros::<f32>(1).unwrap(),
+        s.alloc_zeros::<f32>(3).unwrap(),
+    );
+    {
+        let (tf, tl) = (
+            TensorArg::new(&feat, &[1, 3]).unwrap(),
+            TensorArg::new(&lab, &[1, 3]).unwrap(),
+        );
+        let (mut tloss, mut tb) = (
+            TensorArgMut::new(&mut loss, &[1]).unwrap(),
+            TensorArgMut::new(&mut bp, &[1, 3]).unwrap(),
+        );
+        aclnn::softmax_cross_entropy_with_logits(&s, &tf, &tl, &mut tloss, &mut tb).unwrap();
+    }
+    let z = 1f64.exp() + 2f64.exp() + 3f64.exp();
+    close(&loss.to_host_vec().unwrap(), &[z.ln() - 3.0], 1e-6, "loss");
+    close(
+        &bp.to_host_vec().unwrap(),
+        &[1f64.exp() / z, 2f64.exp() / z, 3f64.exp() / z - 1.0],
+        1e-6,
+        "backprop",
+    );
+    // Weight-quantised matmul: x [1, 2] f16, w int8 [2, 2], per-channel scale and offset.
+    let xh = s
+        .clone_from_host(&[f16::from_f32(1.0), f16::from_f32(2.0)])
+        .unwrap();
+    let w = s.clone_from_host(&[1i8, -2, 3, 4]).unwrap();
+    let sc = s
+        .clone_from_host(&[f16::from_f32(0.5), f16::from_f32(2.0)])
+        .unwrap();
+    let off = s
+        .clone_from_host(&[f16::from_f32(1.0), f16::from_f32(0.0)])
+        .unwrap();
+    let mut y = s.alloc_zeros::<f16>(2).unwrap();
+    {
+        let (tx, tw) = (
+            TensorArg::new(&xh, &[1, 2]).unwrap(),
+            TensorArg::new(&w, &[2, 2]).unwrap(),
+        );
+        let (ts, to) = (
+            TensorArg::new(&sc, &[2]).unwrap(),
+            TensorArg::new(&off, &[2]).unwrap(),
+        );
+        let mut ty = TensorArgMut::new(&mut y, &[1, 2]).unwrap();
+        aclnn::weight_quant_batch_matmul_v2(
+            &s,
+            &tx,
+            &tw,
+            &ts,
+            Some(&to),
+            None,
+            None,
+            None,
+            0,
+            &mut ty,
+        )
+        .unwrap();
+    }
+    // column 0: (1+1)·0.5·1 + (3+1)·0.5·2 = 5; column 1: (-2)·2·1 + 4·2·2 = 12.
+    let got: Vec<f32> = y
+        .to_host_vec()
+        .unwrap()
+        .iter()
+        .map(|v| v.to_f32())
+        .collect();
+    assert_eq!(got, [5.0, 12.0]);
+    // Triangular solve: lower A = [[2, 0], [1, 1]], B = [[2], [3]] → X = [[1], [2]].
+    let a = buf(&s, &[2.0, 0.0, 1.0, 1.0]);
+    let bb = buf(&s, &[2.0, 3.0]);
+    let (mut xo, mut mo) = (
+        s.alloc_zeros::<f32>(2).unwrap(),
+        s.alloc_zeros::<f32>(4).unwrap(),
+    );
+    {
+        let (tb, ta) = (
+            TensorArg::new(&bb, &[2, 1]).unwrap(),
+            TensorArg::new(&a, &[2, 2]).unwrap(),
+        );
+        let (mut tx, mut tm) = (
+            TensorArgMut::new(&mut xo, &[2, 1]).unwrap(),
+            TensorArgMut::new(&mut mo, &[2, 2]).unwrap(),
+        );
+        aclnn::triangular_solve(&s, &tb, &ta, false, false, false, &mut tx, &mut tm).unwrap();
+    }
+    assert_eq!(xo.to_host_vec().unwrap(), [1.0, 2.0]);
+    assert_eq!(mo.to_host_vec().unwrap(), [2.0, 0.0, 1.0, 1.0]);
+}

@@ -2752,6 +2752,158 @@ pub unsafe extern "C" fn aclnnEqTensor(
     run_executor("aclnnEqTensor", workspace, workspaceSize, executor, stream)
 }
 
+/// `aclnnFusedInferAttentionScoreV2GetWorkspaceSize`: Fused attention for inference: `softmax(scaleValue · Q Kᵀ + mask) V`, with KV heads, layouts, sparse modes and quantisation options.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
+    query: *const aclTensor,
+    key: *const aclTensorList,
+    value: *const aclTensorList,
+    pseShiftOptional: *const aclTensor,
+    attenMaskOptional: *const aclTensor,
+    actualSeqLengthsOptional: *const aclIntArray,
+    actualSeqLengthsKvOptional: *const aclIntArray,
+    deqScale1Optional: *const aclTensor,
+    quantScale1Optional: *const aclTensor,
+    deqScale2Optional: *const aclTensor,
+    quantScale2Optional: *const aclTensor,
+    quantOffset2Optional: *const aclTensor,
+    antiquantScaleOptional: *const aclTensor,
+    antiquantOffsetOptional: *const aclTensor,
+    blockTableOptional: *const aclTensor,
+    queryPaddingSizeOptional: *const aclTensor,
+    kvPaddingSizeOptional: *const aclTensor,
+    keyAntiquantScaleOptional: *const aclTensor,
+    keyAntiquantOffsetOptional: *const aclTensor,
+    valueAntiquantScaleOptional: *const aclTensor,
+    valueAntiquantOffsetOptional: *const aclTensor,
+    keySharedPrefixOptional: *const aclTensor,
+    valueSharedPrefixOptional: *const aclTensor,
+    actualSharedPrefixLenOptional: *const aclIntArray,
+    numHeads: i64,
+    scaleValue: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    inputLayout: *mut ::core::ffi::c_char,
+    numKeyValueHeads: i64,
+    sparseMode: i64,
+    innerPrecise: i64,
+    blockSize: i64,
+    antiquantMode: i64,
+    softmaxLseFlag: bool,
+    keyAntiquantMode: i64,
+    valueAntiquantMode: i64,
+    attentionOut: *const aclTensor,
+    softmaxLse: *const aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnFusedInferAttentionScoreV2GetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                fused_attention(
+                    f,
+                    query,
+                    key,
+                    value,
+                    attenMaskOptional,
+                    &[
+                        ("pseShiftOptional", !pseShiftOptional.is_null()),
+                        (
+                            "actualSeqLengthsOptional",
+                            !actualSeqLengthsOptional.is_null(),
+                        ),
+                        (
+                            "actualSeqLengthsKvOptional",
+                            !actualSeqLengthsKvOptional.is_null(),
+                        ),
+                        ("deqScale1Optional", !deqScale1Optional.is_null()),
+                        ("quantScale1Optional", !quantScale1Optional.is_null()),
+                        ("deqScale2Optional", !deqScale2Optional.is_null()),
+                        ("quantScale2Optional", !quantScale2Optional.is_null()),
+                        ("quantOffset2Optional", !quantOffset2Optional.is_null()),
+                        ("antiquantScaleOptional", !antiquantScaleOptional.is_null()),
+                        (
+                            "antiquantOffsetOptional",
+                            !antiquantOffsetOptional.is_null(),
+                        ),
+                        ("blockTableOptional", !blockTableOptional.is_null()),
+                        (
+                            "queryPaddingSizeOptional",
+                            !queryPaddingSizeOptional.is_null(),
+                        ),
+                        ("kvPaddingSizeOptional", !kvPaddingSizeOptional.is_null()),
+                        (
+                            "keyAntiquantScaleOptional",
+                            !keyAntiquantScaleOptional.is_null(),
+                        ),
+                        (
+                            "keyAntiquantOffsetOptional",
+                            !keyAntiquantOffsetOptional.is_null(),
+                        ),
+                        (
+                            "valueAntiquantScaleOptional",
+                            !valueAntiquantScaleOptional.is_null(),
+                        ),
+                        (
+                            "valueAntiquantOffsetOptional",
+                            !valueAntiquantOffsetOptional.is_null(),
+                        ),
+                        (
+                            "keySharedPrefixOptional",
+                            !keySharedPrefixOptional.is_null(),
+                        ),
+                        (
+                            "valueSharedPrefixOptional",
+                            !valueSharedPrefixOptional.is_null(),
+                        ),
+                        (
+                            "actualSharedPrefixLenOptional",
+                            !actualSharedPrefixLenOptional.is_null(),
+                        ),
+                    ],
+                    numHeads,
+                    scaleValue,
+                    inputLayout,
+                    numKeyValueHeads,
+                    sparseMode,
+                    softmaxLseFlag,
+                    attentionOut,
+                    softmaxLse,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnFusedInferAttentionScoreV2`: runs the executor of `aclnnFusedInferAttentionScoreV2GetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV2(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnFusedInferAttentionScoreV2",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
 /// `aclnnGatherV2GetWorkspaceSize`: `out = self` indexed by `index` along `dim` (the index's shape replaces that dimension).
 ///
 /// # Safety
@@ -2790,6 +2942,48 @@ pub unsafe extern "C" fn aclnnGatherV2(
     stream: aclrtStream,
 ) -> aclnnStatus {
     run_executor("aclnnGatherV2", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnGeGluV3GetWorkspaceSize`: GeGLU: splits `self` in two halves along `dim` and returns one half times GELU of the other (`outGelu`: that GELU).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGeGluV3GetWorkspaceSize(
+    self_: *const aclTensor,
+    dim: i64,
+    approximate: i64,
+    activateLeft: bool,
+    out: *mut aclTensor,
+    outGelu: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnGeGluV3GetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| geglu(f, self_, dim, approximate, activateLeft, out, outGelu),
+        )
+    }
+}
+
+/// `aclnnGeGluV3`: runs the executor of `aclnnGeGluV3GetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGeGluV3(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnGeGluV3", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnGeluV2GetWorkspaceSize`: GELU, exact (`approximate` 0, erf) or tanh approximation (1).
@@ -4184,6 +4378,52 @@ pub unsafe extern "C" fn aclnnSlice(
     run_executor("aclnnSlice", workspace, workspaceSize, executor, stream)
 }
 
+/// `aclnnSoftmaxCrossEntropyWithLogitsGetWorkspaceSize`: Softmax cross-entropy of `features` against `labels` (per row), with its gradient `backprop`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSoftmaxCrossEntropyWithLogitsGetWorkspaceSize(
+    features: *const aclTensor,
+    labels: *mut aclTensor,
+    loss: *mut aclTensor,
+    backprop: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnSoftmaxCrossEntropyWithLogitsGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| softmax_cross_entropy(f, features, labels, loss, backprop),
+        )
+    }
+}
+
+/// `aclnnSoftmaxCrossEntropyWithLogits`: runs the executor of `aclnnSoftmaxCrossEntropyWithLogitsGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSoftmaxCrossEntropyWithLogits(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnSoftmaxCrossEntropyWithLogits",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
 /// `aclnnSoftplusGetWorkspaceSize`: `out = log(1 + e^{beta·x}) / beta`, linear above `threshold`.
 ///
 /// # Safety
@@ -4236,6 +4476,98 @@ pub unsafe extern "C" fn aclnnSoftplus(
     stream: aclrtStream,
 ) -> aclnnStatus {
     run_executor("aclnnSoftplus", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnTransMatmulWeightGetWorkspaceSize`: Converts a matmul weight in place to the layout the Cube unit prefers.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTransMatmulWeightGetWorkspaceSize(
+    mmWeightRef: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnTransMatmulWeightGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| trans_matmul_weight(f, mmWeightRef),
+        )
+    }
+}
+
+/// `aclnnTransMatmulWeight`: runs the executor of `aclnnTransMatmulWeightGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTransMatmulWeight(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnTransMatmulWeight",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnTriangularSolveGetWorkspaceSize`: Solves `A X = self` for triangular `A`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTriangularSolveGetWorkspaceSize(
+    self_: *const aclTensor,
+    A: *const aclTensor,
+    upper: bool,
+    transpose: bool,
+    unitriangular: bool,
+    xOut: *mut aclTensor,
+    mOut: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnTriangularSolveGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| triangular_solve(f, self_, A, upper, transpose, unitriangular, xOut, mOut),
+        )
+    }
+}
+
+/// `aclnnTriangularSolve`: runs the executor of `aclnnTriangularSolveGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTriangularSolve(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnTriangularSolve",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
 }
 
 /// `aclnnTrilGetWorkspaceSize`: Keeps the elements on and below the `diagonal`-th diagonal, zeroes the rest.
@@ -4348,6 +4680,70 @@ pub unsafe extern "C" fn aclnnUpsampleNearest2d(
 ) -> aclnnStatus {
     run_executor(
         "aclnnUpsampleNearest2d",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnWeightQuantBatchMatmulV2GetWorkspaceSize`: `y = x @ dequant(weight) + bias`, the int8/int4 `weight` dequantised with `antiquantScale` (and offset) per channel or group.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnWeightQuantBatchMatmulV2GetWorkspaceSize(
+    x: *const aclTensor,
+    weight: *const aclTensor,
+    antiquantScale: *const aclTensor,
+    antiquantOffsetOptional: *const aclTensor,
+    quantScaleOptional: *const aclTensor,
+    quantOffsetOptional: *const aclTensor,
+    biasOptional: *const aclTensor,
+    antiquantGroupSize: i32,
+    y: *const aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnWeightQuantBatchMatmulV2GetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                weight_quant_matmul(
+                    f,
+                    x,
+                    weight,
+                    antiquantScale,
+                    antiquantOffsetOptional,
+                    quantScaleOptional,
+                    quantOffsetOptional,
+                    biasOptional,
+                    antiquantGroupSize,
+                    y,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnWeightQuantBatchMatmulV2`: runs the executor of `aclnnWeightQuantBatchMatmulV2GetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnWeightQuantBatchMatmulV2(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnWeightQuantBatchMatmulV2",
         workspace,
         workspaceSize,
         executor,

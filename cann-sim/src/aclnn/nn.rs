@@ -1050,3 +1050,245 @@ pub(super) fn upsample_nearest2d(
     let sz = ints(f, "outputSize", size)?;
     shaped(f, x, out, |s, d| nn::upsample_nearest2d(s, &sz, d))
 }
+
+// ---------------------------------------------------------------------------
+// Attention, gated activations, losses, quantised matmul, solves.
+// ---------------------------------------------------------------------------
+
+/// aclnnFusedInferAttentionScoreV2 for the dense case: one key and one value
+/// tensor, an optional mask, `numHeads`/`numKeyValueHeads`, `scaleValue`,
+/// layouts BSH/BSND/BNSD, `sparseMode` 0. The other optional inputs
+/// (position shift, quantisation, paged KV, padding, shared prefixes,
+/// actual sequence lengths) are 561003 on cann-sim.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn fused_attention(
+    f: &'static str,
+    query: *const aclTensor,
+    key: *const aclTensorList,
+    value: *const aclTensorList,
+    mask: *const aclTensor,
+    unsupported: &[(&str, bool)],
+    num_heads: i64,
+    scale: f64,
+    layout: *const std::ffi::c_char,
+    kv_heads: i64,
+    sparse_mode: i64,
+    lse_flag: bool,
+    out: *const aclTensor,
+    lse: *const aclTensor,
+) -> Planned {
+    let qv = input(f, "query", query)?;
+    let (ks, vs) = (
+        bound_list(f, "key", key as usize)?,
+        bound_list(f, "value", value as usize)?,
+    );
+    if layout.is_null() {
+        return Err(fail(
+            acl_sys::aclnn::ACLNN_ERR_PARAM_NULLPTR,
+            format!("{f}: inputLayout is null"),
+        ));
+    }
+    // SAFETY: a non-null C string from the caller, read up to its NUL.
+    let layout = unsafe { std::ffi::CStr::from_ptr(layout) }
+        .to_string_lossy()
+        .into_owned();
+    let Some(lay) = nn::Layout::parse(&layout) else {
+        return Err(fail(
+            acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+            format!("{f}: inputLayout {layout:?} is not supported by cann-sim (BSH, BSND, BNSD)"),
+        ));
+    };
+    if let Some((what, _)) = unsupported.iter().find(|(_, given)| *given) {
+        return Err(fail(
+            acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+            format!("{f}: {what} is not supported by cann-sim (dense attention with a mask only)"),
+        ));
+    }
+    if sparse_mode != 0 || ks.len() != 1 || vs.len() != 1 {
+        return Err(fail(
+            acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+            format!(
+                "{f}: sparseMode {sparse_mode} with {} key and {} value tensors is not supported by cann-sim (sparseMode 0, one of each)",
+                ks.len(),
+                vs.len()
+            ),
+        ));
+    }
+    let mv = opt_input(f, "attenMaskOptional", mask)?;
+    let ov = output(f, "attentionOut", out)?;
+    let lv = if lse_flag {
+        Some(output(f, "softmaxLse", lse)?)
+    } else {
+        None
+    };
+    let (k0, v0) = (ks[0].clone(), vs[0].clone());
+    let kern = nn::attention(
+        &qv.spec,
+        &k0.spec,
+        &v0.spec,
+        mv.as_ref().map(|m| &m.spec),
+        lay,
+        num_heads,
+        kv_heads,
+        scale,
+        ov.spec.dtype,
+        lv.as_ref().map(|l| l.spec.dtype),
+    );
+    let names: &'static [&'static str] = if lv.is_some() {
+        &["attentionOut", "softmaxLse"]
+    } else {
+        &["attentionOut"]
+    };
+    let inputs = [Some(qv), Some(k0), Some(v0), mv]
+        .into_iter()
+        .flatten()
+        .collect();
+    let outputs = [Some(ov), lv].into_iter().flatten().collect();
+    planned(f, names, inputs, outputs, kern)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn geglu(
+    f: &'static str,
+    x: *const aclTensor,
+    dim: i64,
+    approximate: i64,
+    activate_left: bool,
+    out: *const aclTensor,
+    out_gelu: *const aclTensor,
+) -> Planned {
+    if !(0..=1).contains(&approximate) {
+        return Err(invalid(
+            f,
+            &format!("approximate {approximate} is not 0 (none) or 1 (tanh)"),
+        ));
+    }
+    let xv = input(f, "self", x)?;
+    let (ov, gv) = (output(f, "out", out)?, output(f, "outGelu", out_gelu)?);
+    let k = nn::geglu(
+        &xv.spec,
+        dim,
+        approximate == 1,
+        activate_left,
+        [ov.spec.dtype, gv.spec.dtype],
+    );
+    planned(f, &["out", "outGelu"], vec![xv], vec![ov, gv], k)
+}
+
+pub(super) fn softmax_cross_entropy(
+    f: &'static str,
+    features: *const aclTensor,
+    labels: *const aclTensor,
+    loss: *const aclTensor,
+    backprop: *const aclTensor,
+) -> Planned {
+    let (fv, lv) = (input(f, "features", features)?, input(f, "labels", labels)?);
+    let (ov, bv) = (output(f, "loss", loss)?, output(f, "backprop", backprop)?);
+    let k = nn::softmax_cross_entropy(&fv.spec, &lv.spec, [ov.spec.dtype, bv.spec.dtype]);
+    planned(f, &["loss", "backprop"], vec![fv, lv], vec![ov, bv], k)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn weight_quant_matmul(
+    f: &'static str,
+    x: *const aclTensor,
+    w: *const aclTensor,
+    scale: *const aclTensor,
+    offset: *const aclTensor,
+    quant_scale: *const aclTensor,
+    quant_offset: *const aclTensor,
+    bias: *const aclTensor,
+    group: i32,
+    y: *const aclTensor,
+) -> Planned {
+    if !quant_scale.is_null() || !quant_offset.is_null() {
+        return Err(fail(
+            acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+            format!(
+                "{f}: quantScaleOptional/quantOffsetOptional (a quantised output) are not supported by cann-sim"
+            ),
+        ));
+    }
+    let (xv, wv, sv) = (
+        input(f, "x", x)?,
+        input(f, "weight", w)?,
+        input(f, "antiquantScale", scale)?,
+    );
+    let (ov_, bv) = (
+        opt_input(f, "antiquantOffsetOptional", offset)?,
+        opt_input(f, "biasOptional", bias)?,
+    );
+    let yv = output(f, "y", y)?;
+    let k = nn::weight_quant_matmul(
+        &xv.spec,
+        &wv.spec,
+        &sv.spec,
+        ov_.as_ref().map(|o| &o.spec),
+        bv.as_ref().map(|b| &b.spec),
+        i64::from(group),
+        yv.spec.dtype,
+    );
+    let inputs = [Some(xv), Some(wv), Some(sv), ov_, bv]
+        .into_iter()
+        .flatten()
+        .collect();
+    planned(f, &["y"], inputs, vec![yv], k)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn triangular_solve(
+    f: &'static str,
+    b: *const aclTensor,
+    a: *const aclTensor,
+    upper: bool,
+    transpose: bool,
+    unit: bool,
+    x: *const aclTensor,
+    m: *const aclTensor,
+) -> Planned {
+    let (bv, av) = (input(f, "self", b)?, input(f, "A", a)?);
+    let (xv, mv) = (output(f, "xOut", x)?, output(f, "mOut", m)?);
+    let k = nn::triangular_solve(
+        &bv.spec,
+        &av.spec,
+        upper,
+        transpose,
+        unit,
+        [xv.spec.dtype, mv.spec.dtype],
+    );
+    planned(f, &["xOut", "mOut"], vec![bv, av], vec![xv, mv], k)
+}
+
+/// aclnnTransMatmulWeight: converts a weight in place to the layout the
+/// Cube unit prefers. The simulator's matmul reads ND directly, so its
+/// preferred layout is ND and the conversion leaves the tensor as it is
+/// (checked: a 2-D or 3-D float or int8 tensor, as the page requires).
+pub(super) fn trans_matmul_weight(f: &'static str, w: *const aclTensor) -> Planned {
+    let wv = output(f, "mmWeightRef", w)?;
+    let r = wv.spec.shape.len();
+    if !(2..=3).contains(&r)
+        || !matches!(
+            wv.spec.dtype,
+            DType::F16 | DType::BF16 | DType::F32 | DType::I8
+        )
+    {
+        return Err(invalid(
+            f,
+            &format!(
+                "mmWeightRef {:?} {} must be a 2-D or 3-D float16/bfloat16/float32/int8 tensor",
+                wv.spec.shape,
+                wv.spec.dtype.name()
+            ),
+        ));
+    }
+    let spec = wv.spec.clone();
+    let k = Ok(Kernel {
+        outputs: vec![spec],
+        native: crate::ops::native::Native::new("TransMatmulWeight", |i, o| {
+            o[0].data.copy_from_slice(i[0].data);
+            Ok(())
+        }),
+    });
+    let wi = wv.clone();
+    planned(f, &["mmWeightRef"], vec![wi], vec![wv], k)
+}

@@ -503,65 +503,6 @@ pub unsafe extern "C" fn aclnnEmbeddingDenseBackwardGetWorkspaceSize(
     crate::recent_error::not_supported("aclnnEmbeddingDenseBackwardGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
-///`aclnnFusedInferAttentionScoreV2`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV2(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnFusedInferAttentionScoreV2");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnFusedInferAttentionScoreV2GetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclTensorList,
-    _arg2: *const aclTensorList,
-    _arg3: *const aclTensor,
-    _arg4: *const aclTensor,
-    _arg5: *const aclIntArray,
-    _arg6: *const aclIntArray,
-    _arg7: *const aclTensor,
-    _arg8: *const aclTensor,
-    _arg9: *const aclTensor,
-    _arg10: *const aclTensor,
-    _arg11: *const aclTensor,
-    _arg12: *const aclTensor,
-    _arg13: *const aclTensor,
-    _arg14: *const aclTensor,
-    _arg15: *const aclTensor,
-    _arg16: *const aclTensor,
-    _arg17: *const aclTensor,
-    _arg18: *const aclTensor,
-    _arg19: *const aclTensor,
-    _arg20: *const aclTensor,
-    _arg21: *const aclTensor,
-    _arg22: *const aclTensor,
-    _arg23: *const aclIntArray,
-    _arg24: i64,
-    _arg25: f64,
-    _arg26: i64,
-    _arg27: i64,
-    _arg28: *mut ::core::ffi::c_char,
-    _arg29: i64,
-    _arg30: i64,
-    _arg31: i64,
-    _arg32: i64,
-    _arg33: i64,
-    _arg34: bool,
-    _arg35: i64,
-    _arg36: i64,
-    _arg37: *const aclTensor,
-    _arg38: *const aclTensor,
-    _arg39: *mut u64,
-    _arg40: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnFusedInferAttentionScoreV2GetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
 ///`aclnnGather`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclnnGather(
@@ -584,32 +525,6 @@ pub unsafe extern "C" fn aclnnGatherGetWorkspaceSize(
     _arg5: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
     crate::recent_error::not_supported("aclnnGatherGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnGeGluV3`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnGeGluV3(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnGeGluV3");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnGeGluV3GetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnGeGluV3GetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: i64,
-    _arg2: i64,
-    _arg3: bool,
-    _arg4: *mut aclTensor,
-    _arg5: *mut aclTensor,
-    _arg6: *mut u64,
-    _arg7: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnGeGluV3GetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
 ///`aclnnGeluBackward`: not supported by cann-sim.
@@ -1321,30 +1236,6 @@ pub unsafe extern "C" fn aclnnSoftmaxBackwardGetWorkspaceSize(
     crate::recent_error::not_supported("aclnnSoftmaxBackwardGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
-///`aclnnSoftmaxCrossEntropyWithLogits`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnSoftmaxCrossEntropyWithLogits(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnSoftmaxCrossEntropyWithLogits");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnSoftmaxCrossEntropyWithLogitsGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnSoftmaxCrossEntropyWithLogitsGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *mut aclTensor,
-    _arg2: *mut aclTensor,
-    _arg3: *mut aclTensor,
-    _arg4: *mut u64,
-    _arg5: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnSoftmaxCrossEntropyWithLogitsGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
 ///`aclnnTanhBackward`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclnnTanhBackward(
@@ -1366,54 +1257,6 @@ pub unsafe extern "C" fn aclnnTanhBackwardGetWorkspaceSize(
     _arg4: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
     crate::recent_error::not_supported("aclnnTanhBackwardGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnTransMatmulWeight`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnTransMatmulWeight(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnTransMatmulWeight");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnTransMatmulWeightGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnTransMatmulWeightGetWorkspaceSize(
-    _arg0: *mut aclTensor,
-    _arg1: *mut u64,
-    _arg2: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnTransMatmulWeightGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnTriangularSolve`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnTriangularSolve(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnTriangularSolve");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnTriangularSolveGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnTriangularSolveGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclTensor,
-    _arg2: bool,
-    _arg3: bool,
-    _arg4: bool,
-    _arg5: *mut aclTensor,
-    _arg6: *mut aclTensor,
-    _arg7: *mut u64,
-    _arg8: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnTriangularSolveGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
 ///`aclnnUpsampleBicubic2d`: not supported by cann-sim.
@@ -1546,34 +1389,5 @@ pub unsafe extern "C" fn aclnnUpsampleNearest2dBackwardGetWorkspaceSize(
     _arg7: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
     crate::recent_error::not_supported("aclnnUpsampleNearest2dBackwardGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnWeightQuantBatchMatmulV2`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnWeightQuantBatchMatmulV2(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnWeightQuantBatchMatmulV2");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnWeightQuantBatchMatmulV2GetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnWeightQuantBatchMatmulV2GetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclTensor,
-    _arg2: *const aclTensor,
-    _arg3: *const aclTensor,
-    _arg4: *const aclTensor,
-    _arg5: *const aclTensor,
-    _arg6: *const aclTensor,
-    _arg7: i32,
-    _arg8: *const aclTensor,
-    _arg9: *mut u64,
-    _arg10: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnWeightQuantBatchMatmulV2GetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }

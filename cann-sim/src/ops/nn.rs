@@ -2005,3 +2005,486 @@ pub fn upsample_nearest2d(x: &TensorSpec, size: &[i64], out: DType) -> Res<Kerne
     }
     Ok(gather_map(name, spec(out, shape), map, 0.0))
 }
+
+// ---------------------------------------------------------------------------
+// Attention, gated activations, losses, quantised matmul, solves.
+// ---------------------------------------------------------------------------
+
+/// A query/key/value layout: how `(b, n, s, d)` maps to an offset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// `[B, S, N·D]`.
+    Bsh,
+    /// `[B, S, N, D]`.
+    Bsnd,
+    /// `[B, N, S, D]`.
+    Bnsd,
+}
+
+impl Layout {
+    /// From FusedInferAttentionScore's `inputLayout`.
+    pub fn parse(s: &str) -> Option<Layout> {
+        Some(match s {
+            "BSH" => Layout::Bsh,
+            "BSND" => Layout::Bsnd,
+            "BNSD" => Layout::Bnsd,
+            _ => return None,
+        })
+    }
+
+    /// `(B, N, S, D)` of a tensor of this layout with `n` heads.
+    fn dims(self, shape: &[i64], n: i64) -> Option<(i64, i64, i64, i64)> {
+        match (self, shape) {
+            (Layout::Bsh, &[b, s, h]) if n > 0 && h % n == 0 => Some((b, n, s, h / n)),
+            (Layout::Bsnd, &[b, s, nn, d]) if nn == n => Some((b, n, s, d)),
+            (Layout::Bnsd, &[b, nn, s, d]) if nn == n => Some((b, n, s, d)),
+            _ => None,
+        }
+    }
+
+    fn offset(
+        self,
+        (bb, nn, ss, dd): (i64, i64, i64, i64),
+        (b, n, s, d): (usize, usize, usize, usize),
+    ) -> usize {
+        let (nn, ss, dd) = (nn as usize, ss as usize, dd as usize);
+        let _ = bb;
+        match self {
+            Layout::Bsh | Layout::Bsnd => ((b * ss + s) * nn + n) * dd + d,
+            Layout::Bnsd => ((b * nn + n) * ss + s) * dd + d,
+        }
+    }
+}
+
+/// `softmax(scale · Q Kᵀ, masked) V` per batch and head, keys and values
+/// shared by `heads / kv_heads` query heads (grouped-query attention); a
+/// mask element that is true (non-zero) hides that key. With `lse`, also
+/// the log-sum-exp of each row (`[B, N, S, 1]`, f32).
+#[allow(clippy::too_many_arguments)]
+pub fn attention(
+    q: &TensorSpec,
+    k: &TensorSpec,
+    v: &TensorSpec,
+    mask: Option<&TensorSpec>,
+    layout: Layout,
+    heads: i64,
+    kv_heads: i64,
+    scale: f64,
+    out: DType,
+    lse: Option<DType>,
+) -> Res<Kernel> {
+    let name = "FusedInferAttentionScore";
+    let kvh = if kv_heads == 0 { heads } else { kv_heads };
+    if heads <= 0 || kvh <= 0 || heads % kvh != 0 {
+        return err(format!(
+            "{name}: numHeads {heads} is not a positive multiple of numKeyValueHeads {kvh}"
+        ));
+    }
+    let qd = layout.dims(&q.shape, heads).ok_or_else(|| {
+        OpError::Input(format!(
+            "{name}: query {} does not fit its layout with {heads} heads",
+            fmt_shape(&q.shape)
+        ))
+    })?;
+    let kd = layout.dims(&k.shape, kvh).ok_or_else(|| {
+        OpError::Input(format!(
+            "{name}: key {} does not fit its layout with {kvh} heads",
+            fmt_shape(&k.shape)
+        ))
+    })?;
+    let vd = layout.dims(&v.shape, kvh).ok_or_else(|| {
+        OpError::Input(format!(
+            "{name}: value {} does not fit its layout with {kvh} heads",
+            fmt_shape(&v.shape)
+        ))
+    })?;
+    if kd.0 != qd.0 || kd.3 != qd.3 || vd.0 != qd.0 || vd.2 != kd.2 {
+        return err(format!(
+            "{name}: query {}, key {} and value {} do not agree (batch, head size, key length)",
+            fmt_shape(&q.shape),
+            fmt_shape(&k.shape),
+            fmt_shape(&v.shape)
+        ));
+    }
+    let (b, n, sq, d) = qd;
+    let skv = kd.2;
+    let dv = vd.3;
+    if dv != d && layout == Layout::Bsh {
+        return err(format!(
+            "{name}: value's head size {dv} differs from query's {d}"
+        ));
+    }
+    if let Some(m) = mask {
+        if !matches!(m.dtype, DType::Bool | DType::I8 | DType::U8) {
+            return err(format!(
+                "{name}: attenMask is {}; it must be bool, int8 or uint8",
+                m.dtype.name()
+            ));
+        }
+        broadcast(name, "attenMask", &m.shape, "scores", &[b, n, sq, skv]).and_then(|s| {
+            if s == [b, n, sq, skv] {
+                Ok(())
+            } else {
+                err(format!(
+                    "{name}: attenMask {} does not broadcast to [{b},{n},{sq},{skv}]",
+                    fmt_shape(&m.shape)
+                ))
+            }
+        })?;
+    }
+    check_cast(name, "attentionOut", q.dtype, out)?;
+    let oshape = match layout {
+        Layout::Bsh => vec![b, sq, n * dv],
+        Layout::Bsnd => vec![b, sq, n, dv],
+        Layout::Bnsd => vec![b, n, sq, dv],
+    };
+    let mut outputs = vec![spec(out, oshape)];
+    if let Some(l) = lse {
+        if l != DType::F32 {
+            return err(format!(
+                "{name}: softmaxLse is {}; it must be float32",
+                l.name()
+            ));
+        }
+        outputs.push(spec(l, vec![b, n, sq, 1]));
+    }
+    let mshape = mask.map(|m| m.shape.clone());
+    let group = (heads / kvh) as usize;
+    let with_lse = lse.is_some();
+    Ok(Kernel {
+        outputs,
+        native: Native::new(name, move |i, o| {
+            let (qv, kv, vv) = (read(&i[0]), read(&i[1]), read(&i[2]));
+            let mv = mshape.as_ref().map(|_| read(&i[3]));
+            let moff = mshape
+                .as_ref()
+                .map(|s| broadcast_offsets(s, &[b, n, sq, skv]));
+            let (bu, nu, squ, skvu, du, dvu) = (
+                b as usize,
+                n as usize,
+                sq as usize,
+                skv as usize,
+                d as usize,
+                dv as usize,
+            );
+            let odims = (b, n, sq, dv);
+            let mut y = vec![0.0; bu * nu * squ * dvu];
+            let mut lses = Vec::with_capacity(bu * nu * squ);
+            let mut scores = vec![0.0; skvu];
+            for bi in 0..bu {
+                for ni in 0..nu {
+                    let kn = ni / group;
+                    for si in 0..squ {
+                        let mut best = f64::NEG_INFINITY;
+                        for t in 0..skvu {
+                            let hidden = match (&mv, &moff) {
+                                (Some(m), Some(off)) => {
+                                    m[off[((bi * nu + ni) * squ + si) * skvu + t]] != 0.0
+                                }
+                                _ => false,
+                            };
+                            scores[t] = if hidden {
+                                f64::NEG_INFINITY
+                            } else {
+                                let dot: f64 = (0..du)
+                                    .map(|x| {
+                                        qv[layout.offset(qd, (bi, ni, si, x))]
+                                            * kv[layout.offset(kd, (bi, kn, t, x))]
+                                    })
+                                    .sum();
+                                scale * dot
+                            };
+                            best = best.max(scores[t]);
+                        }
+                        let mut sum = 0.0;
+                        for sc in scores.iter_mut() {
+                            *sc = if best == f64::NEG_INFINITY {
+                                0.0
+                            } else {
+                                (*sc - best).exp()
+                            };
+                            sum += *sc;
+                        }
+                        for x in 0..dvu {
+                            let acc: f64 = (0..skvu)
+                                .map(|t| scores[t] * vv[layout.offset(vd, (bi, kn, t, x))])
+                                .sum();
+                            y[layout.offset(odims, (bi, ni, si, x))] =
+                                if sum > 0.0 { acc / sum } else { 0.0 };
+                        }
+                        lses.push(if sum > 0.0 {
+                            best + sum.ln()
+                        } else {
+                            f64::INFINITY
+                        });
+                    }
+                }
+            }
+            write(&mut o[0], &y);
+            if with_lse {
+                write(&mut o[1], &lses);
+            }
+            Ok(())
+        }),
+    })
+}
+
+/// GeGLU: `x` split in halves along `dim`; `out = gelu(left) · right`
+/// (`activate_left`) or `left · gelu(right)`; `out_gelu` the GELU half.
+pub fn geglu(
+    x: &TensorSpec,
+    dim: i64,
+    tanh: bool,
+    activate_left: bool,
+    outs: [DType; 2],
+) -> Res<Kernel> {
+    let name = "GeGluV3";
+    let d = axis(name, "dim", dim, x.shape.len())?;
+    if x.shape.is_empty() || x.shape[d] % 2 != 0 {
+        return err(format!(
+            "{name}: self {} must have an even size along dim {dim}",
+            fmt_shape(&x.shape)
+        ));
+    }
+    check_cast(name, "out", x.dtype, outs[0])?;
+    let mut shape = x.shape.clone();
+    shape[d] /= 2;
+    let (outer, len, inner) = split(&x.shape, d);
+    let half = len / 2;
+    Ok(Kernel {
+        outputs: vec![spec(outs[0], shape.clone()), spec(outs[1], shape)],
+        native: Native::new(name, move |i, o| {
+            let xv = read(&i[0]);
+            let mut y = Vec::with_capacity(outer * half * inner);
+            let mut g = Vec::with_capacity(outer * half * inner);
+            for a in 0..outer {
+                for b in 0..half {
+                    for c in 0..inner {
+                        let l = xv[(a * len + b) * inner + c];
+                        let r = xv[(a * len + b + half) * inner + c];
+                        let (act, other) = if activate_left { (l, r) } else { (r, l) };
+                        let ge = gelu(act, tanh);
+                        y.push(ge * other);
+                        g.push(ge);
+                    }
+                }
+            }
+            write(&mut o[0], &y);
+            write(&mut o[1], &g);
+            Ok(())
+        }),
+    })
+}
+
+/// Softmax cross-entropy of `features` `[N, C]` against `labels` (a
+/// distribution per row): `loss[N]` and `backprop = softmax − labels`.
+pub fn softmax_cross_entropy(
+    features: &TensorSpec,
+    labels: &TensorSpec,
+    outs: [DType; 2],
+) -> Res<Kernel> {
+    let name = "SoftmaxCrossEntropyWithLogits";
+    if features.shape.len() != 2 || labels.shape != features.shape {
+        return err(format!(
+            "{name}: features {} must be 2-D and labels {} of the same shape",
+            fmt_shape(&features.shape),
+            fmt_shape(&labels.shape)
+        ));
+    }
+    check_cast(name, "loss", features.dtype, outs[0])?;
+    let (rows, cols) = (features.shape[0] as usize, features.shape[1] as usize);
+    Ok(Kernel {
+        outputs: vec![
+            spec(outs[0], vec![features.shape[0]]),
+            spec(outs[1], features.shape.clone()),
+        ],
+        native: Native::new(name, move |i, o| {
+            let (f, l) = (read(&i[0]), read(&i[1]));
+            let mut loss = Vec::with_capacity(rows);
+            let mut grad = Vec::with_capacity(rows * cols);
+            for r in 0..rows {
+                let fr = &f[r * cols..(r + 1) * cols];
+                let lr = &l[r * cols..(r + 1) * cols];
+                let m = fr.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let z: f64 = fr.iter().map(|v| (v - m).exp()).sum();
+                let logz = m + z.ln();
+                loss.push(lr.iter().zip(fr).map(|(y, x)| -y * (x - logz)).sum());
+                grad.extend(fr.iter().zip(lr).map(|(x, y)| (x - logz).exp() - y));
+            }
+            write(&mut o[0], &loss);
+            write(&mut o[1], &grad);
+            Ok(())
+        }),
+    })
+}
+
+/// `y = x @ ((weight + offset) · scale) + bias` with an int8 `weight`
+/// `[k, n]` (or `[n, k]` viewed transposed: the caller passes a strided
+/// view), `scale`/`offset` per output channel (`[n]`, `[1, n]`) or per
+/// group of `group` rows (`[k / group, n]`).
+#[allow(clippy::too_many_arguments)]
+pub fn weight_quant_matmul(
+    x: &TensorSpec,
+    w: &TensorSpec,
+    scale: &TensorSpec,
+    offset: Option<&TensorSpec>,
+    bias: Option<&TensorSpec>,
+    group: i64,
+    out: DType,
+) -> Res<Kernel> {
+    let name = "WeightQuantBatchMatmulV2";
+    if x.shape.len() != 2 || w.shape.len() != 2 || x.shape[1] != w.shape[0] {
+        return err(format!(
+            "{name}: x {} and weight {} do not multiply",
+            fmt_shape(&x.shape),
+            fmt_shape(&w.shape)
+        ));
+    }
+    if !matches!(w.dtype, DType::I8) {
+        return err(format!(
+            "{name}: weight is {}; cann-sim takes int8 weights (int4 is not among its types)",
+            w.dtype.name()
+        ));
+    }
+    if !matches!(x.dtype, DType::F16 | DType::BF16) {
+        return err(format!(
+            "{name}: x is {}; it must be float16 or bfloat16",
+            x.dtype.name()
+        ));
+    }
+    let (m, k, n) = (x.shape[0], x.shape[1], w.shape[1]);
+    let groups = if group > 0 {
+        if k % group != 0 {
+            return err(format!(
+                "{name}: antiquantGroupSize {group} does not divide k = {k}"
+            ));
+        }
+        k / group
+    } else {
+        1
+    };
+    let ok_scale = |t: &TensorSpec| {
+        t.shape == [n] || t.shape == [1, n] || (group > 0 && t.shape == [groups, n])
+    };
+    if !ok_scale(scale) || offset.is_some_and(|o| o.shape != scale.shape) {
+        return err(format!(
+            "{name}: antiquantScale {} (and antiquantOffset) must be [{n}], [1, {n}] or [{groups}, {n}] with a group size",
+            fmt_shape(&scale.shape)
+        ));
+    }
+    if let Some(b) = bias
+        && b.shape != [n]
+        && b.shape != [1, n]
+    {
+        return err(format!(
+            "{name}: bias {} must be [{n}]",
+            fmt_shape(&b.shape)
+        ));
+    }
+    check_cast(name, "y", x.dtype, out)?;
+    let per_group = group > 0 && scale.shape == [groups, n];
+    let (has_off, has_bias) = (offset.is_some(), bias.is_some());
+    let (mu, ku, nu, gsz) = (m as usize, k as usize, n as usize, group.max(1) as usize);
+    Ok(Kernel {
+        outputs: vec![spec(out, vec![m, n])],
+        native: Native::new(name, move |i, o| {
+            let (xv, wv, sv) = (read(&i[0]), read(&i[1]), read(&i[2]));
+            let ov = has_off.then(|| read(&i[3]));
+            let bv = has_bias.then(|| read(&i[if has_off { 4 } else { 3 }]));
+            let deq: Vec<f64> = (0..ku * nu)
+                .map(|p| {
+                    let (r, c) = (p / nu, p % nu);
+                    let s = if per_group { (r / gsz) * nu + c } else { c };
+                    (wv[p] + ov.as_ref().map_or(0.0, |o| o[s])) * sv[s]
+                })
+                .collect();
+            let mut y = vec![0.0; mu * nu];
+            for r in 0..mu {
+                for c in 0..nu {
+                    y[r * nu + c] = (0..ku)
+                        .map(|p| xv[r * ku + p] * deq[p * nu + c])
+                        .sum::<f64>()
+                        + bv.as_ref().map_or(0.0, |b| b[c]);
+                }
+            }
+            write(&mut o[0], &y);
+            Ok(())
+        }),
+    })
+}
+
+/// Solves `A X = B` for a triangular `A` `[.., m, m]` and `B` `[.., m, k]`
+/// (same batch shape): `xOut` the solution, `mOut` a copy of `A` (torch's
+/// `triangular_solve`).
+pub fn triangular_solve(
+    b: &TensorSpec,
+    a: &TensorSpec,
+    upper: bool,
+    transpose: bool,
+    unit: bool,
+    outs: [DType; 2],
+) -> Res<Kernel> {
+    let name = "MatrixTriangularSolve";
+    let (rb, ra) = (b.shape.len(), a.shape.len());
+    if rb < 2
+        || ra != rb
+        || a.shape[ra - 1] != a.shape[ra - 2]
+        || b.shape[rb - 2] != a.shape[ra - 1]
+        || a.shape[..ra - 2] != b.shape[..rb - 2]
+    {
+        return err(format!(
+            "{name}: A {} must be square matrices [.., m, m] and self {} [.., m, k] of the same batch",
+            fmt_shape(&a.shape),
+            fmt_shape(&b.shape)
+        ));
+    }
+    if !is_float(b.dtype) || !is_float(a.dtype) {
+        return err(format!("{name}: self and A must be float tensors"));
+    }
+    check_cast(name, "xOut", b.dtype, outs[0])?;
+    let (m, k) = (b.shape[rb - 2] as usize, b.shape[rb - 1] as usize);
+    let batch = numel(&b.shape[..rb - 2]);
+    // Solving with Aᵀ flips which triangle is used.
+    let up = upper != transpose;
+    Ok(Kernel {
+        outputs: vec![
+            spec(outs[0], b.shape.clone()),
+            spec(outs[1], a.shape.clone()),
+        ],
+        native: Native::new(name, move |i, o| {
+            let (bv, av) = (read(&i[0]), read(&i[1]));
+            let mut x = bv.clone();
+            for p in 0..batch {
+                let am = &av[p * m * m..(p + 1) * m * m];
+                let at = |r: usize, c: usize| {
+                    if transpose {
+                        am[c * m + r]
+                    } else {
+                        am[r * m + c]
+                    }
+                };
+                let xs = &mut x[p * m * k..(p + 1) * m * k];
+                for col in 0..k {
+                    let rows: Vec<usize> = if up {
+                        (0..m).rev().collect()
+                    } else {
+                        (0..m).collect()
+                    };
+                    for &r in &rows {
+                        let mut acc = xs[r * k + col];
+                        for c in 0..m {
+                            let other = if up { c > r } else { c < r };
+                            if other {
+                                acc -= at(r, c) * xs[c * k + col];
+                            }
+                        }
+                        xs[r * k + col] = if unit { acc } else { acc / at(r, r) };
+                    }
+                }
+            }
+            write(&mut o[0], &x);
+            write(&mut o[1], &av);
+            Ok(())
+        }),
+    })
+}
