@@ -1264,3 +1264,14 @@ fn geglu_cross_entropy_quantised_matmul_and_triangular_solve() {
     assert_eq!(xo.to_host_vec().unwrap(), [1.0, 2.0]);
     assert_eq!(mo.to_host_vec().unwrap(), [2.0, 0.0, 1.0, 1.0]);
 }
+
+#[test]
+fn clamp_max_in_place_caps_the_tensor() {
+    let s = stream();
+    let mut x = buf(&s, &[-1.0, 0.5, 2.0]);
+    {
+        let mut tx = TensorArgMut::new(&mut x, &[3]).unwrap();
+        aclnn::clamp_max_(&s, &mut tx, &Scalar::new(1.0f32).unwrap()).unwrap();
+    }
+    assert_eq!(x.to_host_vec().unwrap(), [-1.0, 0.5, 1.0]);
+}

@@ -1355,6 +1355,30 @@ pub fn clamp_max(
     two_phase(stream, names, &uses, plan, launch)
 }
 
+/// `selfRef = min(selfRef, clipValueMax)`.
+///
+/// Documented at hicann/ops-math:conversion/clip_by_value_v2/docs/aclnnClampMax&aclnnInplaceClampMax.md.
+///
+/// # Errors
+///
+/// The aclnn status (`161001` for a null argument, `161002` for dtypes or shapes the operator does not take), or a stream or memory error.
+#[doc(alias = "aclnnInplaceClampMax")]
+#[doc(alias = "aclnnInplaceClampMaxGetWorkspaceSize")]
+pub fn clamp_max_(
+    stream: &Stream,
+    self_ref: &mut TensorArgMut<'_>,
+    clip_value_max: &Scalar,
+) -> Result<()> {
+    let uses = [self_ref.as_arg().access()];
+    let p0 = self_ref.as_raw();
+    let p1 = clip_value_max.as_raw();
+    let (names, plan, launch) = crate::result::aclnn_op!(
+        aclnnInplaceClampMaxGetWorkspaceSize(p0, p1),
+        aclnnInplaceClampMax
+    );
+    two_phase(stream, names, &uses, plan, launch)
+}
+
 /// Pads `self` with `value`; `pad` holds (before, after) pairs from the last dimension backwards, negative entries crop.
 ///
 /// Documented at hicann/ops-math:conversion/pad_v3/docs/aclnnConstantPadNd.md.

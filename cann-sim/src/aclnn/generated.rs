@@ -2466,6 +2466,50 @@ pub unsafe extern "C" fn aclnnClampMax(
     run_executor("aclnnClampMax", workspace, workspaceSize, executor, stream)
 }
 
+/// `aclnnInplaceClampMaxGetWorkspaceSize`: `selfRef = min(selfRef, clipValueMax)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceClampMaxGetWorkspaceSize(
+    selfRef: *mut aclTensor,
+    clipValueMax: *const aclScalar,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnInplaceClampMaxGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| clamp(f, selfRef, std::ptr::null(), clipValueMax, selfRef),
+        )
+    }
+}
+
+/// `aclnnInplaceClampMax`: runs the executor of `aclnnInplaceClampMaxGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceClampMax(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnInplaceClampMax",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
 /// `aclnnConstantPadNdGetWorkspaceSize`: Pads `self` with `value`; `pad` holds (before, after) pairs from the last dimension backwards, negative entries crop.
 ///
 /// # Safety
