@@ -261,10 +261,11 @@ pub fn load_file(path: &Path) -> Result<Model, LoadError> {
         kind: LoadErrorKind::OpenFile,
         message: format!("cannot open the model file {shown}: {e}"),
     };
-    let not_regular = || LoadError {
+    let not_regular = |m: &std::fs::Metadata| LoadError {
         kind: LoadErrorKind::OpenFile,
         message: format!(
-            "the model path {shown} is not a regular file (a FIFO, socket, device or directory)"
+            "the model path {shown} is not a regular file (a {})",
+            file_kind(&m.file_type())
         ),
     };
     // The type is checked before opening: opening a FIFO blocks until a
@@ -272,8 +273,9 @@ pub fn load_file(path: &Path) -> Result<Model, LoadError> {
     // non-blocking, in case a FIFO takes the file's place in between (the
     // type is checked again on what was opened); reads of a regular file
     // are unaffected by the flag.
-    if !std::fs::metadata(path).map_err(cannot_open)?.is_file() {
-        return Err(not_regular());
+    let meta = std::fs::metadata(path).map_err(cannot_open)?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta));
     }
     let mut f = std::fs::OpenOptions::new()
         .read(true)
@@ -285,7 +287,7 @@ pub fn load_file(path: &Path) -> Result<Model, LoadError> {
         message: format!("cannot read the model file {shown}: {e}"),
     })?;
     if !meta.is_file() {
-        return Err(not_regular());
+        return Err(not_regular(&meta));
     }
     if meta.len() > MAX_MODEL_BYTES as u64 {
         return Err(size_error(meta.len()));
@@ -299,6 +301,25 @@ pub fn load_file(path: &Path) -> Result<Model, LoadError> {
         kind: e.kind,
         message: format!("{shown}: {}", e.message),
     })
+}
+
+/// What a file that is not a regular one is, for messages: `directory`,
+/// `FIFO`, `socket`, `device`, `symbolic link` or `special file`.
+pub fn file_kind(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "directory"
+    } else if t.is_fifo() {
+        "FIFO"
+    } else if t.is_socket() {
+        "socket"
+    } else if t.is_char_device() || t.is_block_device() {
+        "device"
+    } else if t.is_symlink() {
+        "symbolic link"
+    } else {
+        "special file"
+    }
 }
 
 fn size_error(len: u64) -> LoadError {
