@@ -377,6 +377,7 @@ impl TaskInfo {
             T::Hccl { api, .. } => plain(Kind::Collective, api),
             T::Record(_) => plain(Kind::EventRecord, task.name()),
             T::Wait(_) => plain(Kind::EventWait, task.name()),
+            T::ValueWait { api, .. } => plain(Kind::EventWait, api),
             T::ResetEvent(..) => plain(Kind::EventReset, task.name()),
             T::Callback { .. } => plain(Kind::Callback, task.name()),
             T::HostFunc { .. } => plain(Kind::HostFunc, task.name()),
