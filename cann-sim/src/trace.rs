@@ -376,7 +376,7 @@ impl TaskInfo {
             T::Op { api, .. } => plain(op_kind(api), api),
             T::Hccl { api, .. } => plain(Kind::Collective, api),
             T::Record(_) => plain(Kind::EventRecord, task.name()),
-            T::Wait(_) => plain(Kind::EventWait, task.name()),
+            T::Wait(_) | T::WaitExternal(_) => plain(Kind::EventWait, task.name()),
             T::ValueWait { api, .. } => plain(Kind::EventWait, api),
             T::ResetEvent(..) => plain(Kind::EventReset, task.name()),
             T::Callback { .. } => plain(Kind::Callback, task.name()),

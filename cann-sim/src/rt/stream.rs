@@ -181,6 +181,10 @@ pub enum TaskKind {
         /// The stream's context (its thread runs `f`).
         ctx: Weak<Context>,
     },
+    /// A wait captured on an `ACL_EVENT_EXTERNAL` event, run by an execution
+    /// of the model: waits until the event has a record not reset since
+    /// (made before or after this task was queued) and that record is done.
+    WaitExternal(Arc<Event>),
     /// `aclrtValueWait`: block the stream until the 64-bit value at `addr`
     /// meets `cond` against `value` (polled; see [`super::value`]).
     ValueWait {
@@ -219,6 +223,7 @@ impl TaskKind {
             TaskKind::Record(_)
                 | TaskKind::ResetEvent(..)
                 | TaskKind::Wait(_)
+                | TaskKind::WaitExternal(_)
                 | TaskKind::ValueWait { .. }
         )
     }
@@ -233,7 +238,7 @@ impl TaskKind {
             | TaskKind::ValueWait { api, .. } => api,
             TaskKind::Record(_) => "aclrtRecordEvent",
             TaskKind::ResetEvent(..) => "aclrtResetEvent",
-            TaskKind::Wait(_) => "aclrtStreamWaitEvent",
+            TaskKind::Wait(_) | TaskKind::WaitExternal(_) => "aclrtStreamWaitEvent",
             TaskKind::Callback { .. } => "aclrtLaunchCallback",
             TaskKind::HostFunc { .. } => "aclrtLaunchHostFunc",
             TaskKind::Hccl { api, .. } => api,
@@ -268,6 +273,7 @@ impl TaskKind {
             TaskKind::Record(_)
             | TaskKind::ResetEvent(..)
             | TaskKind::Wait(_)
+            | TaskKind::WaitExternal(_)
             | TaskKind::Callback { .. }
             | TaskKind::HostFunc { .. } => Vec::new(),
         }
@@ -899,6 +905,7 @@ fn run(shared: &Arc<Shared>, task: Task) -> Result<(), Error> {
                 Wait::Cancelled(why) => Err(Error::new(ErrorKind::DrvInternal, why)),
             }
         }
+        TaskKind::WaitExternal(event) => wait_external(shared, &event),
         TaskKind::ValueWait {
             addr,
             value,
@@ -952,6 +959,32 @@ fn run(shared: &Arc<Shared>, task: Task) -> Result<(), Error> {
             wait_done(shared, Some(done))
         }
         TaskKind::Hccl { run, .. } => run(&shared.abort),
+    }
+}
+
+/// Runs a captured wait on an external event: polls for a record (the
+/// event may be recorded by the host after the model was queued), then
+/// waits for it, within the operator wait timeout; an abort ends it.
+fn wait_external(shared: &Shared, event: &Event) -> Result<(), Error> {
+    let limit = super::settings::op_wait_timeout();
+    let deadline = limit.map(|t| Instant::now() + t);
+    let mut pause = std::time::Duration::from_micros(20);
+    loop {
+        if let Some(record) = event.latest() {
+            return match record.done.wait(Some(&shared.abort), deadline) {
+                Wait::Done(_) | Wait::Aborted => Ok(()),
+                Wait::TimedOut => Err(super::value::wait_timed_out("the event wait", limit)),
+                Wait::Cancelled(why) => Err(Error::new(ErrorKind::DrvInternal, why)),
+            };
+        }
+        if shared.abort.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(super::value::wait_timed_out("the event wait", limit));
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(std::time::Duration::from_millis(1));
     }
 }
 
