@@ -318,10 +318,11 @@ impl Stream {
     /// # cann_sim::install().unwrap();
     /// let npu = acl::Device::new(&acl::Runtime::init()?, 0)?;
     /// let stream = npu.new_stream()?;
-    /// stream.launch_host_fn(|| std::thread::sleep(std::time::Duration::from_millis(50)))?;
+    /// let (go, wait) = std::sync::mpsc::channel::<()>();
+    /// stream.launch_host_fn(move || drop(wait.recv()))?;   // holds the stream
     /// stream.launch_host_fn(|| unreachable!("dropped by the abort"))?;
-    /// std::thread::sleep(std::time::Duration::from_millis(10));
     /// stream.abort()?;
+    /// go.send(()).unwrap();
     /// stream.synchronize()?;
     /// # Ok::<(), acl::Error>(())
     /// ```
