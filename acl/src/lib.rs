@@ -138,6 +138,6 @@ pub use memory::{
 };
 pub use model::{Model, ModelDesc};
 pub use release::{ReleaseError, take_release_errors};
-pub use runtime::{RunMode, Runtime, Version};
-pub use stream::{Stream, StreamConfig};
+pub use runtime::{OverflowMode, RunMode, Runtime, Version};
+pub use stream::{Stream, StreamConfig, ValueCondition};
 pub use tensor::{Tensor, TensorView, TensorViewMut};
