@@ -2,7 +2,8 @@
 //! `aclrtFree`, `aclrtMallocHost`, `aclrtFreeHost`, `aclrtMemcpy`,
 //! `aclrtMemset`, `aclrtGetMemInfo`.
 //!
-//! Device memory is real host memory, 64-byte aligned, charged against the
+//! Device memory is real host memory, 512-byte aligned as the driver gives
+//! it (`state::ALIGN`, where the source is cited), charged against the
 //! device's HBM (`CANN_SIM_HBM_MIB`) and filled with `state::POISON` (it is
 //! not initialised on a device either). Every pointer is checked against the
 //! process-wide allocation table (`state::memory`): live, in bounds, device
@@ -215,8 +216,9 @@ fn free_checked(function: &str, addr: usize, device: bool) -> aclError {
     }
 }
 
-/// `aclrtMallocHost`: `size` bytes of pinned host memory, 64-byte aligned
-/// (the runtime rounds to 32 bytes).
+/// `aclrtMallocHost`: `size` bytes of pinned host memory, 512-byte aligned
+/// as the driver gives it (`state::ALIGN`; the runtime rounds the size to 32
+/// bytes).
 ///
 /// # Safety
 ///
