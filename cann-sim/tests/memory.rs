@@ -191,10 +191,8 @@ fn every_allocation_variant_returns_512_byte_aligned_addresses() {
             for _ in 0..3 {
                 let mut p = null_mut();
                 // SAFETY: `p` is a valid out-pointer.
-                assert_eq!(
-                    unsafe { f(&mut p, size, ACL_MEM_MALLOC_HUGE_FIRST) },
-                    ACL_SUCCESS
-                );
+                let rc = unsafe { f(&mut p, size, ACL_MEM_MALLOC_HUGE_FIRST) };
+                assert_eq!(rc, ACL_SUCCESS, "{name} of {size} bytes");
                 assert_eq!(p as usize % 512, 0, "{name} of {size} bytes gave {p:p}");
                 live.push(p.cast::<u8>());
             }
