@@ -8,6 +8,12 @@
 //! - [`Device`]: one NPU. Each call binds it to the calling thread first, so
 //!   handles work from any thread (no `ACL_ERROR_RT_CONTEXT_NULL`).
 //! - [`DeviceBuffer`]: typed device memory with copies to and from the host.
+//!   Memory the crate allocates (directly with `aclrtMalloc` or from the
+//!   caching allocator) starts at a multiple of 512 bytes
+//!   ([`allocator::ALIGNMENT`], the driver's alignment, on a real device and
+//!   on cann-sim; the API reference promises 64); a buffer made with
+//!   `from_raw` starts wherever its pointer does, and slices and views at
+//!   their offset.
 //! - [`Tensor`], [`TensorView`], [`TensorViewMut`]: device memory with a
 //!   shape; views add strides and an offset, so slices and transposes cost
 //!   no copy. [`ops`] runs CANN's operators on any of them (see [`tensor`]).
