@@ -529,7 +529,7 @@ impl Stream {
                 broken: HashMap::new(),
             }),
             launched: Mutex::new(Vec::new()),
-            launch: parking_lot::Mutex::new(()),
+            launch: Mutex::new(()),
         };
         if groups > 0 {
             // The parameters of the grouped tasks, as a device "buffer" that
@@ -684,7 +684,7 @@ struct GraphInner {
     /// Held by a launch from its wait to its commit (and by an update's
     /// start): two launches on two streams are one after the other, each
     /// ordered after the previous one's marks.
-    launch: parking_lot::Mutex<()>,
+    launch: Mutex<()>,
 }
 
 /// The allocations a graph's tasks use, and whether they write them.
@@ -760,7 +760,7 @@ impl Graph {
         const F: &str = "Graph::launch";
         self.check_device(F, stream)?;
         // One launch at a time: a second one waits for this one's marks.
-        let _launch = self.inner.launch.lock();
+        let _launch = lock::lock(&self.inner.launch);
         let (all, host) = {
             let uses = lock::lock(&self.inner.uses);
             if let Some(why) = uses.broken.values().next() {
@@ -905,7 +905,7 @@ impl Graph {
         // After the launches queued before (none is between its wait and
         // its commit: the launch lock) and the updates: while the stream is
         // not yet in update mode, so that the wait is queued.
-        let launch = self.inner.launch.lock();
+        let launch = lock::lock(&self.inner.launch);
         let seen = crate::memory::track::wait_entered(stream, std::iter::once((token, true)), 0)?;
         if state.active.swap(true, Ordering::AcqRel) {
             return Err(busy());

@@ -191,7 +191,7 @@ pub struct PhysicalMemory {
     /// Host copies through any of its mappings: reads shared, writes
     /// exclusive, so that two threads never write (or write and read) the
     /// same bytes at once through `&Mapping`s.
-    copies: parking_lot::RwLock<()>,
+    copies: std::sync::RwLock<()>,
 }
 
 // SAFETY: the handle is an opaque AscendCL token any thread may use.
@@ -216,7 +216,7 @@ impl PhysicalMemory {
             handle,
             size: size_bytes,
             device: device.clone(),
-            copies: parking_lot::RwLock::new(()),
+            copies: std::sync::RwLock::new(()),
         })
     }
 
@@ -313,7 +313,11 @@ impl Mapping<'_> {
     #[doc(alias = "aclrtMemcpy")]
     pub fn copy_from_host(&self, offset: usize, data: &[u8]) -> Result<()> {
         let at = self.span("Mapping::copy_from_host", offset, data.len())?;
-        let _excl = self.memory.copies.write();
+        let _excl = self
+            .memory
+            .copies
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
         // SAFETY: `at` starts `data.len()` mapped device bytes (checked);
         // `data` is host memory of that length.
         unsafe {
@@ -336,7 +340,7 @@ impl Mapping<'_> {
     #[doc(alias = "aclrtMemcpy")]
     pub fn copy_to_host(&self, offset: usize, out: &mut [u8]) -> Result<()> {
         let at = self.span("Mapping::copy_to_host", offset, out.len())?;
-        let _shared = self.memory.copies.read();
+        let _shared = self.memory.copies.read().unwrap_or_else(|p| p.into_inner());
         let len = out.len();
         // SAFETY: as in `copy_from_host`, the other way round.
         unsafe {

@@ -310,7 +310,7 @@ fn narrow_and_select_of_an_empty_view_with_a_huge_stride_do_not_overflow() {
     let buf = s.alloc_zeros::<f32>(4).unwrap();
     let huge = usize::MAX / 2;
     let empty = TensorView::strided(&buf, &[0, 4], &[1, huge], 0).unwrap();
-    let narrowed = empty.clone().narrow(1, 2, 1).unwrap();
+    let narrowed = empty.narrow(1, 2, 1).unwrap();
     assert_eq!(narrowed.shape(), [0, 1]);
     let selected = empty.select(1, 3).unwrap();
     assert_eq!(selected.shape(), [0]);

@@ -414,6 +414,12 @@ unsafe impl Send for Allocation {}
 // SAFETY: as above.
 unsafe impl Sync for Allocation {}
 
+// A panic never leaves the record half-updated where it matters: each
+// lock guards a state that every step leaves consistent (a panic between
+// steps at most keeps marks, which only makes later uses wait longer).
+impl std::panic::RefUnwindSafe for Allocation {}
+impl std::panic::UnwindSafe for Allocation {}
+
 impl std::fmt::Debug for Allocation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Allocation")
@@ -1001,6 +1007,10 @@ pub(crate) struct Tracking {
     /// A heap record for the next allocation.
     spare: SpareRecord,
 }
+
+// As for `Allocation`: the pending frees are a list that each step leaves
+// whole.
+impl std::panic::RefUnwindSafe for Tracking {}
 
 impl Tracking {
     /// A heap record for a new allocation: the spare one, or a new one.

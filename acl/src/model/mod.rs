@@ -139,7 +139,7 @@ pub struct Model {
     work_token: Option<DeviceBuffer<u8>>,
     /// Held by an execution from its wait to its commit: two executions
     /// on two streams are one after the other.
-    executing: parking_lot::Mutex<()>,
+    executing: Mutex<()>,
     closed: bool,
 }
 
@@ -331,7 +331,7 @@ impl Model {
             gear_bufs: Mutex::new(Vec::new()),
             work_token: None,
             memory,
-            executing: parking_lot::Mutex::new(()),
+            executing: Mutex::new(()),
             closed: false,
         };
         if model.memory.is_none() {
@@ -521,7 +521,7 @@ impl Model {
         if let Some((_, weight)) = &self.memory {
             uses.push(Access::read(weight.allocation()));
         }
-        let _one = self.executing.lock();
+        let _one = crate::lock::lock(&self.executing);
         let prepared = prepare(stream, uses)?;
         let sets = self.datasets(inputs, &out_ptrs, gear, gear_buf.as_ref())?;
         // SAFETY: live model, datasets and stream; the memory the datasets
@@ -564,7 +564,7 @@ impl Model {
             host_wait(b.allocation(), true)?;
         }
         // The work memory: after every queued execution.
-        let _one = self.executing.lock();
+        let _one = crate::lock::lock(&self.executing);
         if let Some(work) = self.work_memory() {
             host_wait(work, true)?;
         }
