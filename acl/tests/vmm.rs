@@ -125,11 +125,11 @@ fn the_virtual_memory_types_are_send_and_sync() {
     both::<Mapping<'static>>();
 }
 
-/// Issue 22 (read in the code): `Mapping::copy_from_host(&self)` let two
-/// threads write the same bytes at once through one `&Mapping` (the
-/// simulator maps physical memory once, like an alias-free device). Host
-/// copies into one physical memory are now one at a time: every read-back
-/// is one writer's bytes, whole.
+/// Issue 22 (read in the code, not shown by the simulator, whose
+/// synchronous copies do not interleave: this passed before the fix too):
+/// `Mapping::copy_from_host(&self)` let two threads write the same bytes at
+/// once through one `&Mapping`. Host copies into one physical memory are
+/// now one at a time: every read-back is one writer's bytes, whole.
 #[test]
 fn concurrent_host_copies_into_one_physical_memory_do_not_interleave() {
     let _s = serial();
