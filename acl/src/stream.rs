@@ -250,9 +250,14 @@ impl Stream {
                 ),
             ));
         }
-        self.inner.device.bind()?;
-        // SAFETY: both handles are live.
-        unsafe { result::stream_wait_event(self.inner.raw, event.as_raw())? };
+        // Waiting for an event recorded in a capture under way joins that
+        // capture: this stream's work is captured too from now on, until
+        // the capture ends (the runtime's cross-stream capture).
+        crate::graph::wait_joining("Stream::wait_event", self, event.capture(), || {
+            self.inner.device.bind()?;
+            // SAFETY: both handles are live.
+            unsafe { result::stream_wait_event(self.inner.raw, event.as_raw()) }
+        })?;
         event.note_waiter(self);
         Ok(())
     }

@@ -251,6 +251,11 @@ pub struct CachingAllocator<B: Backend> {
     state: Mutex<State<B>>,
 }
 
+// Every operation leaves the pools whole under the one mutex (a panic in
+// between at most strands a block, which is never handed out twice): a
+// reference across `catch_unwind` sees a consistent allocator.
+impl<B: Backend + std::panic::RefUnwindSafe> std::panic::RefUnwindSafe for CachingAllocator<B> {}
+
 impl<B: Backend> fmt::Debug for CachingAllocator<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CachingAllocator")
