@@ -1500,3 +1500,29 @@ fn add_rms_norm_and_group_norm_match_their_definitions() {
         "group_norm",
     );
 }
+
+#[test]
+fn int16_tensors_copy_and_reduce_as_the_release_takes_them() {
+    let s = stream();
+    // InplaceCopy from int16 into float32 and int16 to int16 (broadcast).
+    let src = s.clone_from_host(&[-3i16, 7]).unwrap();
+    let mut f = s.alloc_zeros::<f32>(4).unwrap();
+    let mut i = s.alloc_zeros::<i16>(4).unwrap();
+    {
+        let ts = TensorArg::new(&src, &[2]).unwrap();
+        let mut tf = TensorArgMut::new(&mut f, &[2, 2]).unwrap();
+        aclnn::copy_(&s, &mut tf, &ts).unwrap();
+        let mut ti = TensorArgMut::new(&mut i, &[2, 2]).unwrap();
+        aclnn::copy_(&s, &mut ti, &ts).unwrap();
+    }
+    assert_eq!(f.to_host_vec().unwrap(), [-3.0, 7.0, -3.0, 7.0]);
+    assert_eq!(i.to_host_vec().unwrap(), [-3, 7, -3, 7]);
+    // ArgMax over int16.
+    let mut am = s.alloc_zeros::<i64>(2).unwrap();
+    {
+        let ti = TensorArg::new(&i, &[2, 2]).unwrap();
+        let mut ta = TensorArgMut::new(&mut am, &[2]).unwrap();
+        aclnn::arg_max(&s, &ti, 1, false, &mut ta).unwrap();
+    }
+    assert_eq!(am.to_host_vec().unwrap(), [1, 1]);
+}

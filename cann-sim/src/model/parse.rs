@@ -171,6 +171,7 @@ pub fn dtype_by_name(name: &str) -> Option<DType> {
         "bfloat16" => DType::BF16,
         "float64" | "double" => DType::F64,
         "int8" => DType::I8,
+        "int16" => DType::I16,
         "int32" => DType::I32,
         "int64" => DType::I64,
         "uint8" => DType::U8,
@@ -187,6 +188,7 @@ pub fn dtype_name(d: DType) -> &'static str {
         DType::BF16 => "bfloat16",
         DType::F64 => "float64",
         DType::I8 => "int8",
+        DType::I16 => "int16",
         DType::I32 => "int32",
         DType::I64 => "int64",
         DType::U8 => "uint8",
@@ -356,6 +358,7 @@ fn constant_bytes(c: &super::Constant, dtype: DType, numel: usize) -> Result<Vec
             DType::BF16 => out.extend(half::bf16::from_f64(v).to_le_bytes()),
             DType::I8 => out.extend((int(-128.0, 127.0)? as i8).to_le_bytes()),
             DType::U8 => out.extend((int(0.0, 255.0)? as u8).to_le_bytes()),
+            DType::I16 => out.extend((int(-32768.0, 32767.0)? as i16).to_le_bytes()),
             DType::Bool => out.push(int(0.0, 1.0)? as u8),
             DType::I32 => out.extend((int(-2147483648.0, 2147483647.0)? as i32).to_le_bytes()),
             DType::I64 => {

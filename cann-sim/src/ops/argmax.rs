@@ -12,13 +12,14 @@ use super::{
 };
 
 // hicann/ops-math `index/arg_max_v2` dtype table: the float types, double
-// and the integers (int16 is not among the simulator's types yet).
+// and the integers.
 const DTYPES: &[DType] = &[
     DType::F32,
     DType::F16,
     DType::BF16,
     DType::F64,
     DType::I8,
+    DType::I16,
     DType::U8,
     DType::I32,
     DType::I64,

@@ -18,6 +18,7 @@ const ALL: &[DType] = &[
     DType::I32,
     DType::I64,
     DType::I8,
+    DType::I16,
     DType::U8,
     DType::Bool,
 ];
@@ -65,6 +66,7 @@ pub(crate) fn run(x: &Input<'_>, out: &mut Output<'_>) -> Result<(), OpError> {
             DType::I32 => put(o, it.map(|f| (f as i32).to_le_bytes())),
             DType::I64 => put(o, it.map(|f| (f as i64).to_le_bytes())),
             DType::I8 => put(o, it.map(|f| (f as i8).to_le_bytes())),
+            DType::I16 => put(o, it.map(|f| (f as i16).to_le_bytes())),
             DType::U8 => put(o, it.map(|f| [f as u8])),
             DType::Bool => put(o, it.map(|f| [u8::from(f != 0.0)])),
         }
@@ -79,6 +81,7 @@ pub(crate) fn run(x: &Input<'_>, out: &mut Output<'_>) -> Result<(), OpError> {
             DType::I32 => put(o, it.map(|i| (i as i32).to_le_bytes())),
             DType::I64 => put(o, it.map(i64::to_le_bytes)),
             DType::I8 => put(o, it.map(|i| (i as i8).to_le_bytes())),
+            DType::I16 => put(o, it.map(|i| (i as i16).to_le_bytes())),
             DType::U8 => put(o, it.map(|i| [i as u8])),
             DType::Bool => put(o, it.map(|i| [u8::from(i != 0)])),
         }

@@ -18,6 +18,7 @@ impl DType {
             DType::F32 => "float32",
             DType::F16 => "float16",
             DType::I8 => "int8",
+            DType::I16 => "int16",
             DType::I32 => "int32",
             DType::U8 => "uint8",
             DType::I64 => "int64",
@@ -152,6 +153,10 @@ pub(crate) fn load_i64(dtype: DType, bytes: &[u8]) -> Vec<i64> {
             .map(|c| i64::from_le_bytes(b8(c)))
             .collect(),
         DType::I8 => bytes.iter().map(|&b| i64::from(b as i8)).collect(),
+        DType::I16 => bytes
+            .chunks_exact(2)
+            .map(|c| i64::from(i16::from_le_bytes(b2(c))))
+            .collect(),
         DType::U8 => bytes.iter().map(|&b| i64::from(b)).collect(),
         DType::Bool => bytes.iter().map(|&b| i64::from(b != 0)).collect(),
         _ => load_f64(dtype, bytes)
@@ -177,6 +182,11 @@ pub(crate) fn store_i64(dtype: DType, vals: &[i64], out: &mut [u8]) {
         DType::I8 | DType::U8 => {
             for (o, v) in out.iter_mut().zip(vals) {
                 *o = *v as u8;
+            }
+        }
+        DType::I16 => {
+            for (o, v) in out.chunks_exact_mut(2).zip(vals) {
+                o.copy_from_slice(&(*v as i16).to_le_bytes());
             }
         }
         DType::Bool => {
@@ -219,5 +229,6 @@ pub(crate) fn one_bytes(dtype: DType) -> Vec<u8> {
         DType::I32 => 1i32.to_le_bytes().to_vec(),
         DType::I64 => 1i64.to_le_bytes().to_vec(),
         DType::I8 | DType::U8 | DType::Bool => vec![1],
+        DType::I16 => 1i16.to_le_bytes().to_vec(),
     }
 }

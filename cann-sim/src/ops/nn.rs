@@ -68,6 +68,7 @@ pub fn promote(a: DType, b: DType) -> DType {
     let rank = |d: DType| match d {
         Bool => 0,
         U8 | I8 => 1,
+        I16 => 2,
         I32 => 3,
         I64 => 4,
         F16 | BF16 => 10,

@@ -13,6 +13,8 @@ pub enum DType {
     F16,
     /// `ACL_INT8` (2).
     I8,
+    /// `ACL_INT16` (6).
+    I16,
     /// `ACL_INT32` (3).
     I32,
     /// `ACL_UINT8` (4).
@@ -36,6 +38,7 @@ impl DType {
             2 => DType::I8,
             3 => DType::I32,
             4 => DType::U8,
+            6 => DType::I16,
             9 => DType::I64,
             11 => DType::F64,
             12 => DType::Bool,
@@ -52,6 +55,7 @@ impl DType {
             DType::I8 => 2,
             DType::I32 => 3,
             DType::U8 => 4,
+            DType::I16 => 6,
             DType::I64 => 9,
             DType::F64 => 11,
             DType::Bool => 12,
@@ -63,7 +67,7 @@ impl DType {
     pub fn size(self) -> usize {
         match self {
             DType::I8 | DType::U8 | DType::Bool => 1,
-            DType::F16 | DType::BF16 => 2,
+            DType::F16 | DType::BF16 | DType::I16 => 2,
             DType::F32 | DType::I32 => 4,
             DType::I64 | DType::F64 => 8,
         }

@@ -15,7 +15,7 @@ use super::*;
 
 const FLOATS: [DType; 3] = [DType::F32, DType::F16, DType::BF16];
 const NUMERIC: [DType; 5] = [DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64];
-const ALL_DTYPES: [DType; 9] = [
+const ALL_DTYPES: [DType; 10] = [
     DType::F32,
     DType::F16,
     DType::BF16,
@@ -23,6 +23,7 @@ const ALL_DTYPES: [DType; 9] = [
     DType::I32,
     DType::I64,
     DType::I8,
+    DType::I16,
     DType::U8,
     DType::Bool,
 ];
@@ -53,6 +54,7 @@ fn enc(dtype: DType, vals: &[f64]) -> Vec<u8> {
             DType::I32 => out.extend((v as i32).to_le_bytes()),
             DType::I64 => out.extend((v as i64).to_le_bytes()),
             DType::I8 => out.extend((v as i8).to_le_bytes()),
+            DType::I16 => out.extend((v as i16).to_le_bytes()),
             DType::U8 => out.push(v as u8),
             DType::Bool => out.push(u8::from(v != 0.0)),
         }
@@ -88,6 +90,10 @@ fn dec(dtype: DType, bytes: &[u8]) -> Vec<f64> {
             .map(|c| i64::from_le_bytes(c.try_into().unwrap()) as f64)
             .collect(),
         DType::I8 => bytes.iter().map(|&b| f64::from(b as i8)).collect(),
+        DType::I16 => bytes
+            .chunks_exact(2)
+            .map(|c| f64::from(i16::from_le_bytes(c.try_into().unwrap())))
+            .collect(),
         DType::U8 => bytes.iter().map(|&b| f64::from(b)).collect(),
         DType::Bool => bytes.iter().map(|&b| f64::from(u8::from(b != 0))).collect(),
     }

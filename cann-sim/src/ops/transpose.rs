@@ -15,6 +15,7 @@ const DTYPES: &[DType] = &[
     DType::I32,
     DType::I64,
     DType::I8,
+    DType::I16,
     DType::U8,
     DType::Bool,
     DType::F64,
