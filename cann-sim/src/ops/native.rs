@@ -6,7 +6,7 @@
 //! (strided views gathered and scattered around it).
 //!
 //! The helpers read and write elements through `f64` ([`read`],
-//! [`write`]): exact for every dtype of the simulator but int64 beyond 2^53,
+//! [`write()`]): exact for every dtype of the simulator but int64 beyond 2^53,
 //! with f16/bf16 results rounded once, to nearest even, when stored (the
 //! hardware rounds f32 intermediates; results agree to the output type's
 //! precision).
