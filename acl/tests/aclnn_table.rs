@@ -1526,3 +1526,26 @@ fn int16_tensors_copy_and_reduce_as_the_release_takes_them() {
     }
     assert_eq!(am.to_host_vec().unwrap(), [1, 1]);
 }
+
+#[test]
+fn an_output_layout_that_reaches_an_element_twice_is_refused() {
+    let s = stream();
+    let mut o = s.alloc_zeros::<f32>(4).unwrap();
+    // A [2, 2] view with strides [1, 1]: elements (0,1) and (1,0) coincide.
+    let layout = aclnn::Layout {
+        dims: vec![2, 2],
+        strides: vec![1, 1],
+        offset: 0,
+        format: 2,
+        storage_dims: vec![4],
+    };
+    match TensorArgMut::with_layout(&mut o, &layout) {
+        Err(Error::InvalidArgument { function, reason }) => {
+            assert_eq!(function, "aclCreateTensor");
+            assert!(reason.contains("reaches some elements twice"), "{reason}");
+        }
+        other => panic!("an overlapping output layout was accepted: {other:?}"),
+    }
+    // The same layout as an input is fine (a broadcast-like read).
+    assert!(TensorArg::with_layout(&o, &layout).is_ok());
+}

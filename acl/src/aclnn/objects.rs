@@ -399,6 +399,24 @@ impl<'a> TensorArgMut<'a> {
         layout: &Layout,
     ) -> Result<TensorArgMut<'a>> {
         layout.check("aclCreateTensor", mem.len())?;
+        // An output must not write one element twice (the result would be
+        // undefined): strides are non-negative here (checked above).
+        let dims = layout.strides.iter().zip(&layout.dims).map(|(&s, &d)| {
+            (
+                usize::try_from(s).unwrap_or(usize::MAX),
+                usize::try_from(d).unwrap_or(0),
+            )
+        });
+        if crate::tensor::reaches_twice(dims) {
+            return Err(Error::invalid(
+                "aclCreateTensor",
+                format!(
+                    "output layout {:?} with strides {:?} reaches some elements twice; an output must \
+                     not write one element twice",
+                    layout.dims, layout.strides
+                ),
+            ));
+        }
         let data = mem.device_ptr_mut();
         let raw = create_tensor(T::DATA_TYPE, layout, data)?;
         Ok(TensorArgMut {

@@ -52,8 +52,8 @@
 
 mod view;
 
-pub(crate) use view::RawView;
 pub use view::{AsView, AsViewMut, TensorView, TensorViewMut};
+pub(crate) use view::{RawView, reaches_twice};
 
 use crate::error::{Error, Result};
 use crate::memory::Element;

@@ -145,26 +145,7 @@ impl<'a> RawView<'a> {
     /// stride, each dimension of size > 1 must step past everything the
     /// smaller strides span.
     fn overlaps_itself(&self) -> bool {
-        if self.shape.contains(&0) {
-            return false;
-        }
-        let mut dims: Vec<(usize, usize)> = self
-            .strides
-            .iter()
-            .copied()
-            .zip(self.shape.iter().copied())
-            .filter(|&(_, d)| d > 1)
-            .collect();
-        dims.sort_unstable();
-        let mut span = 1usize;
-        for (s, d) in dims {
-            if s < span {
-                return true;
-            }
-            // In bounds (checked before), so no overflow past the memory.
-            span = s.saturating_mul(d - 1).saturating_add(span);
-        }
-        false
+        reaches_twice(self.strides.iter().copied().zip(self.shape.iter().copied()))
     }
 
     fn axis(&self, function: &'static str, axis: usize) -> Result<()> {
@@ -717,4 +698,25 @@ impl<T: Element> AsViewMut<T> for TensorViewMut<'_, T> {
     fn view_mut(&mut self) -> TensorViewMut<'_, T> {
         self.reborrow()
     }
+}
+
+/// Whether a view of `(stride, size)` dimensions reaches one element from
+/// two different indices: sorted by stride, each dimension of size > 1 must
+/// step past everything the smaller strides span. An empty view reaches
+/// nothing. (Shared by typed views and [`crate::aclnn::Layout`] outputs.)
+pub(crate) fn reaches_twice(dims: impl Iterator<Item = (usize, usize)>) -> bool {
+    let mut dims: Vec<(usize, usize)> = dims.collect();
+    if dims.iter().any(|&(_, d)| d == 0) {
+        return false;
+    }
+    dims.retain(|&(_, d)| d > 1);
+    dims.sort_unstable();
+    let mut span = 1usize;
+    for (s, d) in dims {
+        if s < span {
+            return true;
+        }
+        span = s.saturating_mul(d - 1).saturating_add(span);
+    }
+    false
 }
