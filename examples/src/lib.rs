@@ -9,6 +9,7 @@
 use std::fmt;
 
 pub mod custom_kernel;
+pub mod embed;
 pub mod infer_model;
 pub mod llm_forward;
 pub mod ops_demo;
@@ -44,6 +45,17 @@ impl fmt::Display for Backend {
 /// by `CANN_ACL_LIB`, `ASCEND_HOME_PATH` or `ASCEND_TOOLKIT_HOME` that does
 /// not load (never replaced by the simulator).
 pub fn select_backend() -> Result<Backend, String> {
+    select_backend_noting(|note| println!("{note}"))
+}
+
+/// [`select_backend`], with the one-line note that no CANN install was
+/// found (and the simulator runs) passed to `note` instead of printed on
+/// standard output: for an example whose standard output is data.
+///
+/// # Errors
+///
+/// As [`select_backend`].
+pub fn select_backend_noting(note: impl FnOnce(&str)) -> Result<Backend, String> {
     let wanted = std::env::var("CANN_BACKEND").unwrap_or_default();
     match wanted.trim() {
         "sim" => install_sim(),
@@ -62,8 +74,8 @@ pub fn select_backend() -> Result<Backend, String> {
                 "{var} is set, but no AscendCL library could be loaded from it, so nothing runs                  (the simulator is used only when no CANN install is named). Fix or unset {var},                  or set CANN_BACKEND=sim to run on the simulator.\n{e}"
             )),
             Err(_) => {
-                println!(
-                    "No CANN install found (set ASCEND_HOME_PATH or CANN_ACL_LIB to use one); running on cann-sim, the software NPU."
+                note(
+                    "No CANN install found (set ASCEND_HOME_PATH or CANN_ACL_LIB to use one); running on cann-sim, the software NPU.",
                 );
                 install_sim()
             }
