@@ -8,6 +8,11 @@
 //! cargo run --example infer_model -- --batch 32 --runs 1000
 //! cargo run --example infer_model -- --model /path/to/model.json
 //! ```
+//!
+//! Without `--model` the demo model is built on first run at a default path
+//! in the temporary directory. `--model PATH` names a model to load: it is
+//! only read, never written, and must be a regular file (a FIFO, device or
+//! directory is refused before it is opened).
 
 use acl::{Device, Runtime};
 use examples::infer_model::{Config, GEARS, run};
@@ -21,7 +26,10 @@ fn parse(args: &[String]) -> Result<Config, String> {
         match a.as_str() {
             "--batch" => cfg.batch = value()?.parse().map_err(|e| format!("--batch: {e}"))?,
             "--runs" => cfg.runs = value()?.parse().map_err(|e| format!("--runs: {e}"))?,
-            "--model" => cfg.path = value()?.into(),
+            "--model" => {
+                cfg.path = value()?.into();
+                cfg.build = false;
+            }
             other => {
                 return Err(format!(
                     "unknown argument {other}; usage: infer_model [--batch {GEARS:?}] [--runs N] [--model PATH]"

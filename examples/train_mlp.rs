@@ -12,7 +12,9 @@
 //! `--trace PATH` then runs one more training step with its tasks recorded
 //! and writes the timeline to `PATH` (Chrome trace-event JSON on the
 //! simulator: open it in `chrome://tracing` or <https://ui.perfetto.dev>;
-//! msprof data on a real NPU, see `examples::timeline`).
+//! msprof data on a real NPU, see `examples::timeline`). The path is
+//! checked before training: a FIFO, a device or a missing directory is an
+//! error at once (exit status 1), and nothing is written there.
 
 use acl::{Device, Runtime};
 use examples::train_mlp::{Config, Precision, train};
@@ -46,6 +48,10 @@ fn main() -> ExitCode {
         let args: Vec<String> = std::env::args().skip(1).collect();
         let (cfg, trace) = parse(&args)?;
         let backend = examples::select_backend()?;
+        if let Some(path) = &trace {
+            // Before the training, not after it.
+            examples::timeline::check_path(&backend, path)?;
+        }
         println!("backend: {backend}");
         println!(
             "MLP {} -> {} -> {} on {} samples, batch {}, lr {}, precision {:?}",

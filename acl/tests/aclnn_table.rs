@@ -633,3 +633,645 @@ fn an_operator_without_a_kernel_says_so_with_561003() {
     let (code, f, _) = status(aclnn::randperm(&s, 4, 0, 0, &mut to).unwrap_err());
     assert_eq!((code, f), (561003, "aclnnRandpermGetWorkspaceSize"));
 }
+
+#[test]
+fn first_set_operators_behave_as_the_release_does() {
+    let s = stream();
+    // ThresholdBackward with a threshold other than 0.
+    let g = buf(&s, &[1.0, 2.0, 3.0, 4.0]);
+    let x = buf(&s, &[0.1, 0.6, 0.5, 2.0]);
+    let mut o = s.alloc_zeros::<f32>(4).unwrap();
+    {
+        let (tg, tx) = (
+            TensorArg::new(&g, &[4]).unwrap(),
+            TensorArg::new(&x, &[4]).unwrap(),
+        );
+        let mut to = TensorArgMut::new(&mut o, &[4]).unwrap();
+        aclnn::threshold_backward(&s, &tg, &tx, &Scalar::new(0.5f32).unwrap(), &mut to).unwrap();
+    }
+    assert_eq!(o.to_host_vec().unwrap(), [0.0, 2.0, 0.0, 4.0]);
+    // Muls of an int32 tensor by 1.5 promotes to float: 3 × 1.5 = 4.5.
+    let i = s.clone_from_host(&[3i32, -4]).unwrap();
+    let mut f = s.alloc_zeros::<f32>(2).unwrap();
+    {
+        let ti = TensorArg::new(&i, &[2]).unwrap();
+        let mut tf = TensorArgMut::new(&mut f, &[2]).unwrap();
+        aclnn::muls(&s, &ti, &Scalar::new(1.5f32).unwrap(), &mut tf).unwrap();
+    }
+    assert_eq!(f.to_host_vec().unwrap(), [4.5, -6.0]);
+    // Log on double, computed in double.
+    let d = s.clone_from_host(&[std::f64::consts::E, 10.0]).unwrap();
+    let mut dl = s.alloc_zeros::<f64>(2).unwrap();
+    {
+        let td = TensorArg::new(&d, &[2]).unwrap();
+        let mut tl = TensorArgMut::new(&mut dl, &[2]).unwrap();
+        aclnn::log(&s, &td, &mut tl).unwrap();
+    }
+    assert_eq!(dl.to_host_vec().unwrap(), [1.0, 10f64.ln()]);
+    // Matmul of f32 by f16 (ggml passes such pairs).
+    let a = buf(&s, &[1.0, 2.0, 3.0, 4.0]);
+    let b = s
+        .clone_from_host(&[f16::ONE, f16::ZERO, f16::from_f32(0.5), f16::ONE])
+        .unwrap();
+    let mut c = s.alloc_zeros::<f32>(4).unwrap();
+    {
+        let (ta, tb) = (
+            TensorArg::new(&a, &[2, 2]).unwrap(),
+            TensorArg::new(&b, &[2, 2]).unwrap(),
+        );
+        let mut tc = TensorArgMut::new(&mut c, &[2, 2]).unwrap();
+        aclnn::matmul(&s, &ta, &tb, &mut tc, CubeMathType::KeepDtype).unwrap();
+    }
+    assert_eq!(c.to_host_vec().unwrap(), [2.0, 2.0, 5.0, 4.0]);
+    // InplaceZero on an NCL tensor (a plain format, read as ND).
+    let mut z = buf(&s, &[1.0; 6]);
+    {
+        let mut l = aclnn::Layout::contiguous(&[1, 2, 3]).unwrap();
+        l.format = 47; // ACL_FORMAT_NCL
+        let mut tz = TensorArgMut::with_layout(&mut z, &l).unwrap();
+        aclnn::zero_(&s, &mut tz).unwrap();
+    }
+    assert_eq!(z.to_host_vec().unwrap(), [0.0; 6]);
+    // ArgMax over int8 and double.
+    let q = s.clone_from_host(&[3i8, -1, 7, 2]).unwrap();
+    let mut am = s.alloc_zeros::<i64>(1).unwrap();
+    {
+        let tq = TensorArg::new(&q, &[4]).unwrap();
+        let mut ta = TensorArgMut::new(&mut am, &[]).unwrap();
+        aclnn::arg_max(&s, &tq, 0, false, &mut ta).unwrap();
+    }
+    assert_eq!(am.to_host_vec().unwrap(), [2]);
+    {
+        let td = TensorArg::new(&d, &[2]).unwrap();
+        let mut ta = TensorArgMut::new(&mut am, &[]).unwrap();
+        aclnn::arg_max(&s, &td, 0, false, &mut ta).unwrap();
+    }
+    assert_eq!(am.to_host_vec().unwrap(), [1]);
+}
+
+/// 2-D convolution on the host, by its definition (direct, or transposed
+/// as the scatter of each input element), for `[1, C, H, W]` inputs.
+#[allow(clippy::too_many_arguments)]
+fn conv2d_host(
+    x: &[f64],
+    (c, h, w): (usize, usize, usize),
+    wt: &[f64],
+    (o, k): (usize, usize),
+    s: i64,
+    p: i64,
+    d: i64,
+    g: usize,
+    transposed: bool,
+) -> (Vec<f64>, usize, usize) {
+    let (hi, wi, ki) = (h as i64, w as i64, k as i64);
+    let (oh, ow) = if transposed {
+        (
+            (hi - 1) * s - 2 * p + d * (ki - 1) + 1,
+            (wi - 1) * s - 2 * p + d * (ki - 1) + 1,
+        )
+    } else {
+        (
+            (hi + 2 * p - d * (ki - 1) - 1) / s + 1,
+            (wi + 2 * p - d * (ki - 1) - 1) / s + 1,
+        )
+    };
+    let (oh, ow) = (oh as usize, ow as usize);
+    let mut y = vec![0.0; o * oh * ow];
+    let (cig, cog) = (c / g, o / g);
+    for oc in 0..o {
+        let grp = oc / cog;
+        for ic in grp * cig..(grp + 1) * cig {
+            for u in 0..k {
+                for v in 0..k {
+                    let wv = if transposed {
+                        wt[((ic * cog + oc % cog) * k + u) * k + v]
+                    } else {
+                        wt[((oc * cig + ic % cig) * k + u) * k + v]
+                    };
+                    if transposed {
+                        for a in 0..h {
+                            for b in 0..w {
+                                let (yy, xx) = (
+                                    a as i64 * s - p + u as i64 * d,
+                                    b as i64 * s - p + v as i64 * d,
+                                );
+                                if (0..oh as i64).contains(&yy) && (0..ow as i64).contains(&xx) {
+                                    y[(oc * oh + yy as usize) * ow + xx as usize] +=
+                                        x[(ic * h + a) * w + b] * wv;
+                                }
+                            }
+                        }
+                    } else {
+                        for a in 0..oh {
+                            for b in 0..ow {
+                                let (yy, xx) = (
+                                    a as i64 * s - p + u as i64 * d,
+                                    b as i64 * s - p + v as i64 * d,
+                                );
+                                if (0..hi).contains(&yy) && (0..wi).contains(&xx) {
+                                    y[(oc * oh + a) * ow + b] +=
+                                        x[(ic * h + yy as usize) * w + xx as usize] * wv;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    (y, oh, ow)
+}
+
+#[test]
+fn convolution_matches_the_definition_with_stride_padding_dilation_groups_and_transposed() {
+    let s = stream();
+    let (c, h, w, o, k) = (4usize, 5usize, 6usize, 8usize, 3usize);
+    let x: Vec<f64> = (0..c * h * w)
+        .map(|i| ((i * 37 % 17) as f64 - 8.0) / 8.0)
+        .collect();
+    let dx = buf(&s, &x.iter().map(|&v| v as f32).collect::<Vec<_>>());
+    for (stride, pad, dil, groups, transposed) in [
+        (1, 0, 1, 1, false),
+        (2, 1, 1, 2, false),
+        (1, 2, 2, 4, false),
+        (2, 1, 1, 2, true),
+    ] {
+        let wlen = if transposed {
+            c * (o / groups) * k * k
+        } else {
+            o * (c / groups) * k * k
+        };
+        let wt: Vec<f64> = (0..wlen)
+            .map(|i| ((i * 13 % 7) as f64 - 3.0) / 4.0)
+            .collect();
+        let (want, oh, ow) = conv2d_host(
+            &x,
+            (c, h, w),
+            &wt,
+            (o, k),
+            stride,
+            pad,
+            dil,
+            groups,
+            transposed,
+        );
+        let bias: Vec<f32> = (0..o).map(|i| i as f32 * 0.5).collect();
+        let want: Vec<f64> = want
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v + f64::from(bias[i / (oh * ow)]))
+            .collect();
+        let dw = buf(&s, &wt.iter().map(|&v| v as f32).collect::<Vec<_>>());
+        let db = buf(&s, &bias);
+        let mut y = s.alloc_zeros::<f32>(o * oh * ow).unwrap();
+        {
+            let tx = TensorArg::new(&dx, &[1, c, h, w]).unwrap();
+            let wshape = if transposed {
+                [c, o / groups, k, k]
+            } else {
+                [o, c / groups, k, k]
+            };
+            let tw = TensorArg::new(&dw, &wshape).unwrap();
+            let tb = TensorArg::new(&db, &[o]).unwrap();
+            let mut ty = TensorArgMut::new(&mut y, &[1, o, oh, ow]).unwrap();
+            let arr = |v: i64| IntArray::new(&[v, v]).unwrap();
+            aclnn::convolution(
+                &s,
+                &tx,
+                &tw,
+                Some(&tb),
+                &arr(stride),
+                &arr(pad),
+                &arr(dil),
+                transposed,
+                &arr(0),
+                groups as i64,
+                &mut ty,
+                CubeMathType::KeepDtype,
+            )
+            .unwrap();
+        }
+        let what = format!("conv s{stride} p{pad} d{dil} g{groups} t{transposed}");
+        close(&y.to_host_vec().unwrap(), &want, 1e-5, &what);
+    }
+    // Groups that do not divide the channels: 161002.
+    let dw = buf(&s, &[0.0; 6 * 4 * 9]);
+    let mut y = s.alloc_zeros::<f32>(6 * 3 * 4).unwrap();
+    let tx = TensorArg::new(&dx, &[1, c, h, w]).unwrap();
+    let tw = TensorArg::new(&dw, &[6, 4, 3, 3]).unwrap();
+    let mut ty = TensorArgMut::new(&mut y, &[1, 6, 3, 4]).unwrap();
+    let one = IntArray::new(&[1]).unwrap();
+    let zero = IntArray::new(&[0]).unwrap();
+    let e = aclnn::convolution(
+        &s,
+        &tx,
+        &tw,
+        None,
+        &one,
+        &zero,
+        &one,
+        false,
+        &zero,
+        3,
+        &mut ty,
+        CubeMathType::KeepDtype,
+    )
+    .unwrap_err();
+    let (code, _, msg) = status(e);
+    assert_eq!(code, 161002);
+    assert!(
+        msg.contains("groups 3 does not divide the input channels 4"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn pooling_im2col_and_upsampling_follow_torch() {
+    let s = stream();
+    // A 1x1x4x4 plane 0..16.
+    let x: Vec<f32> = (0..16).map(|v| v as f32).collect();
+    let dx = buf(&s, &x);
+    let mut y = s.alloc_zeros::<f32>(4).unwrap();
+    let arr = |v: &[i64]| IntArray::new(v).unwrap();
+    {
+        let tx = TensorArg::new(&dx, &[1, 1, 4, 4]).unwrap();
+        let mut ty = TensorArgMut::new(&mut y, &[1, 1, 2, 2]).unwrap();
+        aclnn::max_pool(
+            &s,
+            &tx,
+            &arr(&[2, 2]),
+            &arr(&[2, 2]),
+            0,
+            &arr(&[0, 0, 0, 0]),
+            &arr(&[1, 1]),
+            0,
+            &mut ty,
+        )
+        .unwrap();
+    }
+    assert_eq!(y.to_host_vec().unwrap(), [5.0, 7.0, 13.0, 15.0]);
+    {
+        let tx = TensorArg::new(&dx, &[1, 1, 4, 4]).unwrap();
+        let mut ty = TensorArgMut::new(&mut y, &[1, 1, 2, 2]).unwrap();
+        aclnn::avg_pool2d(
+            &s,
+            &tx,
+            &arr(&[2, 2]),
+            &arr(&[2, 2]),
+            &arr(&[0]),
+            false,
+            true,
+            0,
+            CubeMathType::KeepDtype,
+            &mut ty,
+        )
+        .unwrap();
+    }
+    assert_eq!(y.to_host_vec().unwrap(), [2.5, 4.5, 10.5, 12.5]);
+    // With padding 1 and count_include_pad false: the corner window [0] alone → 0.
+    let mut y9 = s.alloc_zeros::<f32>(9).unwrap();
+    {
+        let tx = TensorArg::new(&dx, &[1, 1, 4, 4]).unwrap();
+        let mut ty = TensorArgMut::new(&mut y9, &[1, 1, 3, 3]).unwrap();
+        aclnn::avg_pool2d(
+            &s,
+            &tx,
+            &arr(&[2, 2]),
+            &arr(&[2, 2]),
+            &arr(&[1]),
+            false,
+            false,
+            0,
+            CubeMathType::KeepDtype,
+            &mut ty,
+        )
+        .unwrap();
+    }
+    assert_eq!(
+        y9.to_host_vec().unwrap(),
+        [0.0, 1.5, 3.0, 6.0, 7.5, 9.0, 12.0, 13.5, 15.0]
+    );
+    // Max pooling with indices.
+    let mut iv = s.alloc_zeros::<i64>(4).unwrap();
+    {
+        let tx = TensorArg::new(&dx, &[1, 1, 4, 4]).unwrap();
+        let (mut ty, mut ti) = (
+            TensorArgMut::new(&mut y, &[1, 1, 2, 2]).unwrap(),
+            TensorArgMut::new(&mut iv, &[1, 1, 2, 2]).unwrap(),
+        );
+        aclnn::max_pool2d_with_indices(
+            &s,
+            &tx,
+            &arr(&[2, 2]),
+            &arr(&[2, 2]),
+            &arr(&[0]),
+            &arr(&[1]),
+            false,
+            &mut ty,
+            &mut ti,
+        )
+        .unwrap();
+    }
+    assert_eq!(iv.to_host_vec().unwrap(), [5, 7, 13, 15]);
+    // im2col with a 2x2 kernel, stride 2: 4 columns of 4.
+    let mut col = s.alloc_zeros::<f32>(16).unwrap();
+    {
+        let tx = TensorArg::new(&dx, &[1, 1, 4, 4]).unwrap();
+        let mut tc = TensorArgMut::new(&mut col, &[1, 4, 4]).unwrap();
+        aclnn::im2col(
+            &s,
+            &tx,
+            &arr(&[2, 2]),
+            &arr(&[1, 1]),
+            &arr(&[0, 0]),
+            &arr(&[2, 2]),
+            &mut tc,
+        )
+        .unwrap();
+    }
+    assert_eq!(
+        col.to_host_vec().unwrap(),
+        [
+            0.0, 2.0, 8.0, 10.0, 1.0, 3.0, 9.0, 11.0, 4.0, 6.0, 12.0, 14.0, 5.0, 7.0, 13.0, 15.0
+        ]
+    );
+    // Nearest upsampling of a 2x2 to 4x4.
+    let small = buf(&s, &[1.0, 2.0, 3.0, 4.0]);
+    let mut up = s.alloc_zeros::<f32>(16).unwrap();
+    {
+        let tx = TensorArg::new(&small, &[1, 1, 2, 2]).unwrap();
+        let mut tu = TensorArgMut::new(&mut up, &[1, 1, 4, 4]).unwrap();
+        aclnn::upsample_nearest2d(&s, &tx, &arr(&[4, 4]), &mut tu).unwrap();
+    }
+    assert_eq!(
+        up.to_host_vec().unwrap(),
+        [
+            1.0, 1.0, 2.0, 2.0, 1.0, 1.0, 2.0, 2.0, 3.0, 3.0, 4.0, 4.0, 3.0, 3.0, 4.0, 4.0
+        ]
+    );
+}
+
+/// Dense attention on the host: `[B, N, S, D]` queries, `[B, Nkv, T, D]`
+/// keys and values, `mask[s][t]` true hides a key.
+fn attention_host(
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    (b, n, nkv, s, t, d): (usize, usize, usize, usize, usize, usize),
+    mask: &[bool],
+    scale: f64,
+) -> Vec<f64> {
+    let mut out = vec![0.0; b * n * s * d];
+    for bi in 0..b {
+        for ni in 0..n {
+            let kn = ni / (n / nkv);
+            for si in 0..s {
+                let sc: Vec<f64> = (0..t)
+                    .map(|ti| {
+                        if mask[si * t + ti] {
+                            f64::NEG_INFINITY
+                        } else {
+                            scale
+                                * (0..d)
+                                    .map(|x| {
+                                        q[((bi * n + ni) * s + si) * d + x]
+                                            * k[((bi * nkv + kn) * t + ti) * d + x]
+                                    })
+                                    .sum::<f64>()
+                        }
+                    })
+                    .collect();
+                let m = sc.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let e: Vec<f64> = sc.iter().map(|x| (x - m).exp()).collect();
+                let z: f64 = e.iter().sum();
+                for x in 0..d {
+                    out[((bi * n + ni) * s + si) * d + x] = (0..t)
+                        .map(|ti| e[ti] * v[((bi * nkv + kn) * t + ti) * d + x])
+                        .sum::<f64>()
+                        / z;
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn fused_attention_with_grouped_heads_and_a_causal_mask_matches_the_host() {
+    let s = stream();
+    let (b, n, nkv, sq, t, d) = (1usize, 4usize, 2usize, 3usize, 3usize, 4usize);
+    let data = |len: usize, m: usize| -> Vec<f64> {
+        (0..len)
+            .map(|i| ((i * m % 23) as f64 - 11.0) / 10.0)
+            .collect()
+    };
+    let (q, k, v) = (
+        data(b * n * sq * d, 7),
+        data(b * nkv * t * d, 5),
+        data(b * nkv * t * d, 3),
+    );
+    let mask: Vec<bool> = (0..sq * t).map(|i| i % t > i / t).collect();
+    let scale = 1.0 / (d as f64).sqrt();
+    let want = attention_host(&q, &k, &v, (b, n, nkv, sq, t, d), &mask, scale);
+    let f = |x: &[f64]| x.iter().map(|&v| v as f32).collect::<Vec<_>>();
+    let (dq, dk, dv) = (buf(&s, &f(&q)), buf(&s, &f(&k)), buf(&s, &f(&v)));
+    let dm = s
+        .clone_from_host(&mask.iter().map(|&m| u8::from(m)).collect::<Vec<_>>())
+        .unwrap();
+    let mut o = s.alloc_zeros::<f32>(b * n * sq * d).unwrap();
+    {
+        let tq = TensorArg::new(&dq, &[b, n, sq, d]).unwrap();
+        let kl = TensorList::new(vec![TensorArg::new(&dk, &[b, nkv, t, d]).unwrap()]).unwrap();
+        let vl = TensorList::new(vec![TensorArg::new(&dv, &[b, nkv, t, d]).unwrap()]).unwrap();
+        let tm = TensorArg::new(&dm, &[sq, t]).unwrap();
+        let mut to = TensorArgMut::new(&mut o, &[b, n, sq, d]).unwrap();
+        aclnn::fused_infer_attention_score_v2(
+            &s,
+            &tq,
+            &kl,
+            &vl,
+            None,
+            Some(&tm),
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            n as i64,
+            scale,
+            2147483647,
+            0,
+            c"BNSD",
+            nkv as i64,
+            0,
+            0,
+            0,
+            0,
+            false,
+            0,
+            0,
+            &mut to,
+            None,
+        )
+        .unwrap();
+    }
+    close(&o.to_host_vec().unwrap(), &want, 1e-5, "attention");
+    // An unsupported option says so (561003); numHeads not a multiple of the KV heads is 161002.
+    let tq = TensorArg::new(&dq, &[b, n, sq, d]).unwrap();
+    let kl = TensorList::new(vec![TensorArg::new(&dk, &[b, nkv, t, d]).unwrap()]).unwrap();
+    let vl = TensorList::new(vec![TensorArg::new(&dv, &[b, nkv, t, d]).unwrap()]).unwrap();
+    let mut to = TensorArgMut::new(&mut o, &[b, n, sq, d]).unwrap();
+    let e = aclnn::fused_infer_attention_score_v2(
+        &s, &tq, &kl, &vl, None, None, None, None, None, None, None, None, None, None, None, None,
+        None, None, None, None, None, None, None, None, None, n as i64, scale, 2147483647, 0,
+        c"BNSD", 3, 0, 0, 0, 0, false, 0, 0, &mut to, None,
+    )
+    .unwrap_err();
+    let (code, _, msg) = status(e);
+    assert_eq!(code, 161002);
+    assert!(
+        msg.contains("numHeads 4 is not a positive multiple of numKeyValueHeads 3"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn geglu_cross_entropy_quantised_matmul_and_triangular_solve() {
+    let s = stream();
+    // GeGLU: halves [1, 2] and [3, 4] along the last dim; gelu(left) · right.
+    let x = buf(&s, &[1.0, 2.0, 3.0, 4.0]);
+    let (mut o, mut g) = (
+        s.alloc_zeros::<f32>(2).unwrap(),
+        s.alloc_zeros::<f32>(2).unwrap(),
+    );
+    {
+        let tx = TensorArg::new(&x, &[1, 4]).unwrap();
+        let (mut to, mut tg) = (
+            TensorArgMut::new(&mut o, &[1, 2]).unwrap(),
+            TensorArgMut::new(&mut g, &[1, 2]).unwrap(),
+        );
+        aclnn::ge_glu_v3(&s, &tx, -1, 0, true, &mut to, &mut tg).unwrap();
+    }
+    let gel = |v: f64| 0.5 * v * (1.0 + libm_erf(v / std::f64::consts::SQRT_2));
+    close(
+        &o.to_host_vec().unwrap(),
+        &[gel(1.0) * 3.0, gel(2.0) * 4.0],
+        1e-5,
+        "geglu",
+    );
+    // Softmax cross-entropy of one row against a one-hot label.
+    let feat = buf(&s, &[1.0, 2.0, 3.0]);
+    let lab = buf(&s, &[0.0, 0.0, 1.0]);
+    let (mut loss, mut bp) = (
+        s.alloc_zeros::<f32>(1).unwrap(),
+        s.alloc_zeros::<f32>(3).unwrap(),
+    );
+    {
+        let (tf, tl) = (
+            TensorArg::new(&feat, &[1, 3]).unwrap(),
+            TensorArg::new(&lab, &[1, 3]).unwrap(),
+        );
+        let (mut tloss, mut tb) = (
+            TensorArgMut::new(&mut loss, &[1]).unwrap(),
+            TensorArgMut::new(&mut bp, &[1, 3]).unwrap(),
+        );
+        aclnn::softmax_cross_entropy_with_logits(&s, &tf, &tl, &mut tloss, &mut tb).unwrap();
+    }
+    let z = 1f64.exp() + 2f64.exp() + 3f64.exp();
+    close(&loss.to_host_vec().unwrap(), &[z.ln() - 3.0], 1e-6, "loss");
+    close(
+        &bp.to_host_vec().unwrap(),
+        &[1f64.exp() / z, 2f64.exp() / z, 3f64.exp() / z - 1.0],
+        1e-6,
+        "backprop",
+    );
+    // Weight-quantised matmul: x [1, 2] f16, w int8 [2, 2], per-channel scale and offset.
+    let xh = s
+        .clone_from_host(&[f16::from_f32(1.0), f16::from_f32(2.0)])
+        .unwrap();
+    let w = s.clone_from_host(&[1i8, -2, 3, 4]).unwrap();
+    let sc = s
+        .clone_from_host(&[f16::from_f32(0.5), f16::from_f32(2.0)])
+        .unwrap();
+    let off = s
+        .clone_from_host(&[f16::from_f32(1.0), f16::from_f32(0.0)])
+        .unwrap();
+    let mut y = s.alloc_zeros::<f16>(2).unwrap();
+    {
+        let (tx, tw) = (
+            TensorArg::new(&xh, &[1, 2]).unwrap(),
+            TensorArg::new(&w, &[2, 2]).unwrap(),
+        );
+        let (ts, to) = (
+            TensorArg::new(&sc, &[2]).unwrap(),
+            TensorArg::new(&off, &[2]).unwrap(),
+        );
+        let mut ty = TensorArgMut::new(&mut y, &[1, 2]).unwrap();
+        aclnn::weight_quant_batch_matmul_v2(
+            &s,
+            &tx,
+            &tw,
+            &ts,
+            Some(&to),
+            None,
+            None,
+            None,
+            0,
+            &mut ty,
+        )
+        .unwrap();
+    }
+    // column 0: (1+1)·0.5·1 + (3+1)·0.5·2 = 5; column 1: (-2)·2·1 + 4·2·2 = 12.
+    let got: Vec<f32> = y
+        .to_host_vec()
+        .unwrap()
+        .iter()
+        .map(|v| v.to_f32())
+        .collect();
+    assert_eq!(got, [5.0, 12.0]);
+    // Triangular solve: lower A = [[2, 0], [1, 1]], B = [[2], [3]] → X = [[1], [2]].
+    let a = buf(&s, &[2.0, 0.0, 1.0, 1.0]);
+    let bb = buf(&s, &[2.0, 3.0]);
+    let (mut xo, mut mo) = (
+        s.alloc_zeros::<f32>(2).unwrap(),
+        s.alloc_zeros::<f32>(4).unwrap(),
+    );
+    {
+        let (tb, ta) = (
+            TensorArg::new(&bb, &[2, 1]).unwrap(),
+            TensorArg::new(&a, &[2, 2]).unwrap(),
+        );
+        let (mut tx, mut tm) = (
+            TensorArgMut::new(&mut xo, &[2, 1]).unwrap(),
+            TensorArgMut::new(&mut mo, &[2, 2]).unwrap(),
+        );
+        aclnn::triangular_solve(&s, &tb, &ta, false, false, false, &mut tx, &mut tm).unwrap();
+    }
+    assert_eq!(xo.to_host_vec().unwrap(), [1.0, 2.0]);
+    assert_eq!(mo.to_host_vec().unwrap(), [2.0, 0.0, 1.0, 1.0]);
+}
+
+#[test]
+fn clamp_max_in_place_caps_the_tensor() {
+    let s = stream();
+    let mut x = buf(&s, &[-1.0, 0.5, 2.0]);
+    {
+        let mut tx = TensorArgMut::new(&mut x, &[3]).unwrap();
+        aclnn::clamp_max_(&s, &mut tx, &Scalar::new(1.0f32).unwrap()).unwrap();
+    }
+    assert_eq!(x.to_host_vec().unwrap(), [-1.0, 0.5, 1.0]);
+}

@@ -49,6 +49,12 @@ pub struct Config {
     /// Why `ASCEND_RT_VISIBLE_DEVICES` selects no device (out of order,
     /// repeated, no valid id), if it does not.
     pub visible_error: Option<String>,
+    /// Set when the runtime's reading of `ASCEND_RT_VISIBLE_DEVICES` stops
+    /// at a malformed entry (`0,,1`, `0,1x`, `6, 7`): what is read and that
+    /// the rest is ignored. The simulator reads it as the runtime does,
+    /// and says so once on stderr; under `CANN_SIM_CHECK` it is an error
+    /// ([`Config::visible_error`]), as a typo there silently drops devices.
+    pub visible_warning: Option<String>,
     /// HBM bytes per device.
     pub hbm_bytes: u64,
     /// SoC name.
@@ -115,17 +121,21 @@ impl Config {
                 }
             },
         };
-        let (visible, visible_error) = match var("ASCEND_RT_VISIBLE_DEVICES") {
-            None => ((0..physical_devices).collect(), None),
+        let (visible, visible_error, visible_warning) = match var("ASCEND_RT_VISIBLE_DEVICES") {
+            None => ((0..physical_devices).collect(), None, None),
             Some(v) => match parse_visible(&v, physical_devices) {
-                Ok(ids) => (ids, None),
-                Err(why) => (Vec::new(), Some(why)),
+                Ok(ids) => {
+                    let warning = partly_read(&v, &ids);
+                    (ids, None, warning)
+                }
+                Err(why) => (Vec::new(), Some(why), None),
             },
         };
         Ok(Config {
             physical_devices,
             visible,
             visible_error,
+            visible_warning,
             hbm_bytes: hbm_mib * 1024 * 1024,
             soc_name,
             max_streams,
@@ -252,14 +262,47 @@ fn parse_visible(v: &str, physical: u32) -> Result<Vec<u32>, String> {
     Ok(out)
 }
 
+/// Why the runtime's reading of `v` (which gave `ids`) stops before its
+/// end for want of syntax (an empty entry, a character that is not a digit
+/// or a comma): `None` when `v` is a plain list of ids separated by single
+/// commas (a trailing comma allowed). Ids that name no device of this
+/// machine are not reported (a list shared by machines of different sizes
+/// is cut there by design).
+fn partly_read(v: &str, ids: &[u32]) -> Option<String> {
+    let plain = v
+        .strip_suffix(',')
+        .unwrap_or(v)
+        .split(',')
+        .all(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()));
+    if plain {
+        return None;
+    }
+    Some(format!(
+        "ASCEND_RT_VISIBLE_DEVICES={v:?} is read only in part, as the runtime reads it (up to \
+         its first empty entry or character that is not a digit or comma): devices {ids:?}, the \
+         rest ignored; list device ids separated by single commas"
+    ))
+}
+
 static CONFIG: LazyLock<Result<Config, String>> = LazyLock::new(|| {
-    Config::from_vars(|name| {
+    let mut config = Config::from_vars(|name| {
         // An empty ASCEND_RT_VISIBLE_DEVICES is set (and selects nothing)
         // on the runtime; the simulator's own variables treat empty as unset.
         std::env::var(name)
             .ok()
             .filter(|v| !v.is_empty() || name == "ASCEND_RT_VISIBLE_DEVICES")
-    })
+    });
+    if let Ok(c) = config.as_mut()
+        && let Some(warning) = &c.visible_warning
+    {
+        if crate::check::enabled() {
+            c.visible_error = Some(format!("{warning} (an error under CANN_SIM_CHECK)"));
+            c.visible.clear();
+        } else {
+            eprintln!("cann-sim: warning: {warning}");
+        }
+    }
+    config
 });
 
 /// The process's configuration, read from the environment on first use.
@@ -332,6 +375,24 @@ mod tests {
         assert!(visible("1,1").unwrap_err().contains("twice"));
         for none in ["", "x", " 1", "9", ",1", "99999999999"] {
             assert!(visible(none).unwrap_err().contains("no valid"), "{none:?}");
+        }
+    }
+
+    /// Issue 23: `0,,1` gave one device without a word.
+    #[test]
+    fn a_list_read_only_in_part_is_said() {
+        let warn = |v: &str| partly_read(v, &parse_visible(v, 8).unwrap());
+        for plain in ["0,1", "0,1,", "007", "7", "1,3,9,4", "0,1,2,3,4,5,6,7,0"] {
+            assert_eq!(warn(plain), None, "{plain:?}");
+        }
+        assert_eq!(
+            warn("0,,1").unwrap(),
+            "ASCEND_RT_VISIBLE_DEVICES=\"0,,1\" is read only in part, as the runtime reads it (up \
+             to its first empty entry or character that is not a digit or comma): devices [0], the \
+             rest ignored; list device ids separated by single commas"
+        );
+        for part in ["0,2,x,5", "6, 7", "1;2"] {
+            assert!(warn(part).is_some(), "{part:?}");
         }
     }
 

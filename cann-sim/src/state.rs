@@ -197,8 +197,11 @@ pub fn soc_name() -> Result<&'static CString, &'static str> {
     Ok(NAME.get_or_init(|| CString::new(config.soc_name.clone()).unwrap_or_default()))
 }
 
-/// Byte written into every new allocation: memory is not initialised on a
-/// real device either, and a recognisable pattern shows reads of it.
+/// Byte written into every new allocation smaller than [`MAPPED_BLOCK`]:
+/// memory is not initialised on a real device either, and a recognisable
+/// pattern shows reads of it. Larger blocks are not written at allocation:
+/// they are reserved lazily (their pages cost the host nothing until
+/// touched) and read as zero until written.
 pub const POISON: u8 = 0xA5;
 
 /// Alignment of every allocation's first address (the runtime guarantees 64).
@@ -325,6 +328,17 @@ pub struct SharedFile {
 /// everything else on the machine. `None` when it cannot be read (no check).
 pub(crate) fn host_available() -> Option<u64> {
     available_from_meminfo(&std::fs::read_to_string("/proc/meminfo").ok()?)
+}
+
+/// What the host can back for this process's mapped blocks in all:
+/// [`host_available`] plus what the process already has resident (part of
+/// which is those blocks' touched pages). `None` when it cannot be read.
+fn host_capacity() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let page = u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok()?;
+    host_available()?.checked_add(pages.checked_mul(page)?)
 }
 
 /// [`host_available`] from the text of `/proc/meminfo`.
@@ -568,8 +582,11 @@ pub enum AllocError {
     HostCannotBack {
         /// Bytes needed (after rounding).
         needed: usize,
-        /// What the host could still give (`MemAvailable` less a margin).
-        available: u64,
+        /// Bytes of the process's (lazily committed) mapped blocks already.
+        held: u64,
+        /// What the host can back for them in all: `MemAvailable` less a
+        /// margin, plus what the process has resident.
+        capacity: u64,
     },
 }
 
@@ -588,19 +605,27 @@ impl std::fmt::Display for AllocError {
                 f,
                 "the host cannot provide {needed} bytes to back the allocation"
             ),
-            AllocError::HostCannotBack { needed, available } => write!(
+            AllocError::HostCannotBack {
+                needed,
+                held,
+                capacity,
+            } => write!(
                 f,
-                "the host cannot back {needed} bytes: it has {available} bytes of memory \
-                 available, and the simulated HBM (CANN_SIM_HBM_MIB) is larger than that; the \
-                 simulator refuses rather than let the kernel's out-of-memory killer act"
+                "the host cannot back {needed} more bytes: the simulated memory of this process \
+                 already holds {held} bytes, and the host can back {capacity} in all (its \
+                 available memory less a margin, plus what the process has resident); the \
+                 simulated HBM (CANN_SIM_HBM_MIB) is larger than the host, and the simulator \
+                 refuses rather than let the kernel's out-of-memory killer act"
             ),
         }
     }
 }
 
 /// A freed allocation the check mode remembers (see [`crate::check`]): its
-/// block stays allocated (filled with [`crate::check::FREED`]) so that its
-/// addresses are not handed out again while it is quarantined.
+/// block stays allocated (filled with [`crate::check::FREED`] when smaller
+/// than [`MAPPED_BLOCK`]; a larger one has its pages given back and reads
+/// as zero) so that its addresses are not handed out again while it is
+/// quarantined.
 #[derive(Debug)]
 struct Freed {
     alloc: Allocation,
@@ -722,20 +747,32 @@ impl MemTable {
             }
         }
         if reserved >= MAPPED_BLOCK
-            && let Some(available) = host_available()
-            && reserved as u64 > available
+            && let Some(capacity) = host_capacity()
         {
-            // Every byte is written below (the poison): a block the host
-            // cannot back would be committed into the OOM killer's reach.
-            return Err(AllocError::HostCannotBack {
-                needed: reserved,
-                available,
-            });
+            // Mapped blocks are reserved lazily, so they cost nothing at
+            // first; but all of them may be written later. The process's
+            // mapped blocks in all must fit what the host can back, or a
+            // program that fills its (simulated, 64 GiB) HBM would bring
+            // the kernel's out-of-memory killer, which may kill another
+            // process.
+            let held = self.mapped_bytes();
+            if held.saturating_add(reserved as u64) > capacity {
+                return Err(AllocError::HostCannotBack {
+                    needed: reserved,
+                    held,
+                    capacity,
+                });
+            }
         }
         let oom = AllocError::OutOfHostMemory { needed: reserved };
         let (block, ptr) = Block::new(kind, reserved).ok_or(oom)?;
-        // SAFETY: `ptr` is a fresh block of `reserved` writable bytes.
-        unsafe { std::ptr::write_bytes(ptr, POISON, reserved) };
+        if let Block::Heap(_) = block {
+            // A small block is poisoned; a mapped one is left untouched
+            // (zero-filled on demand by the kernel) so that it costs the
+            // host only the pages the program writes.
+            // SAFETY: `ptr` is a fresh block of `reserved` writable bytes.
+            unsafe { std::ptr::write_bytes(ptr, POISON, reserved) };
+        }
         if let MemKind::Device(device) = kind {
             let i = device as usize;
             if self.hbm_used.len() <= i {
@@ -754,6 +791,20 @@ impl MemTable {
             },
         );
         Ok(ptr)
+    }
+
+    /// Bytes of the mapped blocks this table holds (live and quarantined):
+    /// what they may cost the host once written.
+    fn mapped_bytes(&self) -> u64 {
+        let mapped = |a: &Allocation| match a.block {
+            Block::Mapped { reserved, .. } => reserved as u64,
+            Block::Heap(_) | Block::External { .. } => 0,
+        };
+        self.allocs
+            .values()
+            .map(mapped)
+            .chain(self.freed.values().map(|f| mapped(&f.alloc)))
+            .sum()
     }
 
     /// The live allocation whose block contains `addr` (its rounding padding
@@ -909,13 +960,37 @@ impl MemTable {
         self.frees += 1;
         let held = match a.block {
             Block::External { .. } => 0,
-            _ => {
+            Block::Heap(_) => {
                 // SAFETY: the block is still allocated (it is not released
                 // while quarantined) and nothing may use it any more.
                 unsafe {
                     std::ptr::write_bytes(base as *mut u8, crate::check::FREED, a.reserved())
                 };
                 a.reserved() as u64
+            }
+            Block::Mapped { reserved, file, .. } => {
+                // Not filled: writing a pattern into a large block would
+                // commit every page of it (gigabytes, for the OOM killer).
+                // Its pages are given back instead; it reads as zero.
+                // SAFETY: `[base, base + reserved)` is the block's own
+                // mapping, held (not released) while quarantined, and
+                // nothing may use its contents any more.
+                unsafe {
+                    match file {
+                        Some(f) => {
+                            libc::fallocate(
+                                f.fd,
+                                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                                0,
+                                reserved as libc::off_t,
+                            );
+                        }
+                        None => {
+                            libc::madvise(base as *mut libc::c_void, reserved, libc::MADV_DONTNEED);
+                        }
+                    }
+                }
+                reserved as u64
             }
         };
         let thread = std::thread::current();
@@ -1179,6 +1254,41 @@ mod tests {
         assert!(bytes.iter().all(|&b| b == POISON));
     }
 
+    /// Resident pages of `[p, p + len)` (`mincore`).
+    fn resident_pages(p: *mut u8, len: usize) -> usize {
+        let page = 4096;
+        let mut vec = vec![0u8; len.div_ceil(page)];
+        // SAFETY: `[p, p + len)` is a live mapping (page aligned: mapped
+        // blocks start on 2 MiB); `vec` has one byte per page.
+        let rc = unsafe { libc::mincore(p.cast(), len, vec.as_mut_ptr()) };
+        assert_eq!(rc, 0, "{}", std::io::Error::last_os_error());
+        vec.iter().filter(|&&b| b & 1 != 0).count()
+    }
+
+    /// Issue 23: every allocation was filled at once, so 21 allocations of
+    /// 1 GiB committed 21.5 GB of host memory. A large block costs nothing
+    /// until written (device memory in a memory file and private pinned
+    /// host memory alike), and reads as zero.
+    #[test]
+    fn large_blocks_are_reserved_lazily() {
+        let mut t = MemTable::new();
+        for kind in [MemKind::Device(0), MemKind::Host] {
+            let len = 64 << 20;
+            let p = t.alloc(kind, len, len, u64::MAX).unwrap();
+            assert_eq!(resident_pages(p, len), 0, "{kind:?}");
+            // SAFETY: the block has `len` writable bytes.
+            unsafe { p.add(8192).write(7) };
+            // One page, or one transparent huge page (pinned host blocks
+            // are advised to use them) of 2 MiB.
+            let touched = resident_pages(p, len);
+            assert!((1..=512).contains(&touched), "{kind:?}: {touched}");
+            // SAFETY: as above.
+            assert_eq!(unsafe { p.add(len - 1).read() }, 0);
+            t.free(p as usize, matches!(kind, MemKind::Device(_)))
+                .unwrap();
+        }
+    }
+
     #[test]
     fn free_rejects_interior_wrong_kind_and_double_free() {
         let mut t = MemTable::new();
@@ -1258,6 +1368,9 @@ mod tests {
         assert_eq!(t.check_range(small, 10), Ok(Region::Unregistered));
         // 40 MiB after it: still held; 80 MiB after it: released.
         let big = quarantine(&mut t, 40 << 20);
+        // A large quarantined block is not filled (that would commit it):
+        // its pages are given back.
+        assert_eq!(resident_pages(big as *mut u8, 40 << 20), 0);
         assert!(t.freed_at(small).is_some());
         quarantine(&mut t, 40 << 20);
         assert!(t.freed_at(small).is_none());

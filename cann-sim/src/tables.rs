@@ -2054,6 +2054,10 @@ pub fn aclnn_api() -> acl_sys::aclnn::Api {
         aclnnInplaceBernoulliGetWorkspaceSize: Some(
             crate::aclnn::aclnnInplaceBernoulliGetWorkspaceSize,
         ),
+        aclnnInplaceClampMax: Some(crate::aclnn::aclnnInplaceClampMax),
+        aclnnInplaceClampMaxGetWorkspaceSize: Some(
+            crate::aclnn::aclnnInplaceClampMaxGetWorkspaceSize,
+        ),
         aclnnInplaceCopy: Some(crate::aclnn::aclnnInplaceCopy),
         aclnnInplaceCopyGetWorkspaceSize: Some(crate::aclnn::aclnnInplaceCopyGetWorkspaceSize),
         aclnnInplaceCos: Some(crate::aclnn::aclnnInplaceCos),

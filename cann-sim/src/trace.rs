@@ -5,8 +5,10 @@
 //!
 //! Recording is off unless something asks for it: [`start`] (until
 //! [`stop`]), the `CANN_SIM_TRACE=/path/trace.json` variable (read at
-//! `aclInit`; the file is written at `aclFinalize` and again at process
-//! exit), or a running `aclprofStart` session. Off, it costs a stream's
+//! `aclInit`, which fails when the path cannot take a file; the file is
+//! written at `aclFinalize` and again at process exit, and a failed write is
+//! reported once and makes the process exit with status 1), or a running
+//! `aclprofStart` session. Off, it costs a stream's
 //! worker one relaxed atomic load per task. On, each thread appends to its
 //! own buffer (a stream's tasks all run on its worker thread, so that is a
 //! buffer per stream), behind a lock only [`spans`] and [`write_chrome_json`]
@@ -564,11 +566,92 @@ pub fn chrome_json(spans: &[Span]) -> String {
 
 /// Writes every span recorded so far to `path` as trace-event JSON.
 ///
+/// The path must be a regular file or not exist yet (in an existing
+/// directory); it is checked before it is opened ([`check_output_path`]),
+/// and opened non-blocking, so a FIFO never blocks the write and a device
+/// is never written.
+///
 /// # Errors
 ///
-/// The file cannot be written.
+/// The path is not a regular file, or the file cannot be written.
 pub fn write_chrome_json(path: impl AsRef<Path>) -> std::io::Result<()> {
-    std::fs::write(path, chrome_json(&spans()))
+    write_regular(path.as_ref(), chrome_json(&spans()).as_bytes())
+}
+
+/// Checks, without opening it, that `path` can take an output file: it is
+/// a regular file (or a link to one), or nothing is there yet and its
+/// directory exists. Programs call it before their work, so that a bad
+/// trace path fails at once rather than after the work.
+///
+/// # Errors
+///
+/// A message for a person: what the path is, or that its directory does
+/// not exist.
+///
+/// ```
+/// use cann_sim::trace::check_output_path;
+/// assert!(check_output_path(std::env::temp_dir().join("new-trace.json")).is_ok());
+/// assert_eq!(
+///     check_output_path("/dev/null").unwrap_err(),
+///     "/dev/null is a device, not a regular file: give the path of a file to write"
+/// );
+/// ```
+pub fn check_output_path(path: impl AsRef<Path>) -> Result<(), String> {
+    let path = path.as_ref();
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => Ok(()),
+        Ok(m) => Err(format!(
+            "{} is a {}, not a regular file: give the path of a file to write",
+            path.display(),
+            crate::model::file_kind(&m.file_type())
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let dir = path
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            match std::fs::metadata(dir) {
+                Ok(m) if m.is_dir() => Ok(()),
+                _ => Err(format!(
+                    "cannot write {}: the directory {} does not exist",
+                    path.display(),
+                    dir.display()
+                )),
+            }
+        }
+        Err(e) => Err(format!("cannot write {}: {e}", path.display())),
+    }
+}
+
+/// Writes `bytes` to `path` after [`check_output_path`], opening it
+/// non-blocking and checking again what was opened (a FIFO put there in
+/// between is neither blocked on nor written).
+fn write_regular(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    check_output_path(path).map_err(std::io::Error::other)?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::other(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
+    }
+    f.write_all(bytes)
+}
+
+/// Why `CANN_SIM_TRACE` cannot be written, checked at `aclInit` so that a
+/// bad path fails the program at its start, not after its work.
+pub(crate) fn env_error() -> Option<String> {
+    let path = env_path()?;
+    check_output_path(path)
+        .err()
+        .map(|e| format!("{TRACE_VAR}={path:?}: {e}"))
 }
 
 /// The path `CANN_SIM_TRACE` names, read once.
@@ -593,20 +676,44 @@ pub(crate) fn init_from_env() {
     SOURCES.fetch_or(BY_ENV, Ordering::Relaxed);
     extern "C" fn at_exit() {
         // No panic may leave this function (it is called from C).
-        let _ = std::panic::catch_unwind(write_env_file);
+        let _ = std::panic::catch_unwind(write_env_file_at_exit);
     }
     // SAFETY: `at_exit` is a plain `extern "C" fn()` that never unwinds.
     unsafe { libc::atexit(at_exit) };
 }
 
-/// Writes the `CANN_SIM_TRACE` file (at `aclFinalize` and at exit); says
-/// on stderr when it cannot.
+/// Set once writing the `CANN_SIM_TRACE` file has failed.
+static ENV_WRITE_FAILED: AtomicBool = AtomicBool::new(false);
+
+/// Writes the `CANN_SIM_TRACE` file (at `aclFinalize` and at exit). The
+/// first failure is said on stderr, and no write is tried after it; at exit
+/// the process then ends with status 1 (a program whose trace was lost does
+/// not look successful).
 pub(crate) fn write_env_file() {
-    if let Some(path) = env_path()
-        && SOURCES.load(Ordering::Relaxed) & BY_ENV != 0
-        && let Err(e) = write_chrome_json(path)
+    let Some(path) = env_path() else {
+        return;
+    };
+    if SOURCES.load(Ordering::Relaxed) & BY_ENV == 0 || ENV_WRITE_FAILED.load(Ordering::Relaxed) {
+        return;
+    }
+    if let Err(e) = write_chrome_json(path)
+        && !ENV_WRITE_FAILED.swap(true, Ordering::Relaxed)
     {
-        eprintln!("cann-sim: cannot write the trace {TRACE_VAR}={path:?}: {e}");
+        eprintln!(
+            "cann-sim: cannot write the trace {TRACE_VAR}={path:?}: {e}; the process will exit with status 1"
+        );
+    }
+}
+
+/// At exit: the last write of the `CANN_SIM_TRACE` file, and status 1 if
+/// any write of it failed.
+fn write_env_file_at_exit() {
+    write_env_file();
+    if ENV_WRITE_FAILED.load(Ordering::Relaxed) {
+        // `exit` may not be called again from an exit handler; `_exit`
+        // ends the process at once with this status.
+        // SAFETY: `_exit` has no preconditions; it does not return.
+        unsafe { libc::_exit(1) };
     }
 }
 

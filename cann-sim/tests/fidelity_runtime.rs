@@ -261,6 +261,29 @@ fn visible_devices_are_cut_at_the_first_invalid_id() {
     assert_fails(aclrtSetDevice(2), INVALID_DEVICEID, "aclrtSetDevice");
 }
 
+/// Issue 23: `0,,1` is read as the runtime reads it (device 0) and said on
+/// stderr; under `CANN_SIM_CHECK` it selects no device, with an error
+/// naming the variable.
+#[test]
+fn a_visible_list_read_only_in_part_is_an_error_under_the_check() {
+    if !isolated(
+        "a_visible_list_read_only_in_part_is_an_error_under_the_check",
+        &[
+            ("ASCEND_RT_VISIBLE_DEVICES", "0,,1"),
+            ("CANN_SIM_CHECK", "report"),
+        ],
+    ) {
+        return;
+    }
+    let mut n = 5u32;
+    // SAFETY: `n` is a valid out-pointer.
+    let rc = unsafe { aclrtGetDeviceCount(&mut n) };
+    assert_contains(
+        &assert_fails(rc, NO_DEVICE, "aclrtGetDeviceCount"),
+        "ASCEND_RT_VISIBLE_DEVICES=\"0,,1\" is read only in part",
+    );
+}
+
 /// Ids out of order (or repeated) select no device: `aclrtGetDeviceCount`
 /// fails with `ACL_ERROR_RT_NO_DEVICE` (207004) and every id is invalid
 /// (107001). (runtime.cc `GetVisibleDevices`: `RT_ALL_ORDER_ERROR`,

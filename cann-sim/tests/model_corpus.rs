@@ -3,6 +3,7 @@
 
 use cann_sim::acl::load_error_code;
 use cann_sim::model::LoadErrorKind;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 mod common;
@@ -109,4 +110,52 @@ fn every_corpus_file_fails_to_load_through_the_c_api_with_the_same_code() {
     // SAFETY: as above.
     let got = unsafe { cann_sim::acl::aclmdlLoadFromFile(c.as_ptr(), &mut id) };
     common::assert_fails(got, 100003, "aclmdlLoadFromFile");
+}
+
+/// Issue 23: `aclmdlLoadFromFile` on a FIFO blocked for ever (the file was
+/// opened before its type was checked). A FIFO, a device and a directory
+/// are refused at once with ACL_ERROR_INVALID_FILE, without being opened
+/// (the FIFO's writer side never sees a reader).
+#[test]
+fn special_files_are_refused_through_the_c_api_without_blocking() {
+    use std::ffi::CString;
+    common::use_device(0);
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("model.json");
+    let c_fifo = CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_fifo.as_ptr(), 0o600) }, 0);
+    for (path, kind) in [
+        (fifo.clone(), "FIFO"),
+        (PathBuf::from("/dev/zero"), "device"),
+        (dir.path().to_path_buf(), "directory"),
+    ] {
+        let shown = path.display().to_string();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            common::use_device(0);
+            let c = CString::new(path.to_str().unwrap()).unwrap();
+            let mut id = 0u32;
+            // SAFETY: NUL-terminated path, valid out-pointer.
+            let got = unsafe { cann_sim::acl::aclmdlLoadFromFile(c.as_ptr(), &mut id) };
+            let _ = tx.send((got, common::recent_error()));
+        });
+        let Ok((got, msg)) = rx.recv_timeout(std::time::Duration::from_secs(5)) else {
+            // Let the blocked load go before failing.
+            let _ = std::fs::OpenOptions::new().write(true).open(&fifo);
+            panic!("aclmdlLoadFromFile({shown}) blocked");
+        };
+        assert_eq!(got, 100003, "{shown}: {msg}");
+        assert_eq!(
+            msg,
+            format!("aclmdlLoadFromFile: the model path {shown} is not a regular file (a {kind})")
+        );
+    }
+    // Nobody opened the FIFO: a non-blocking writer finds no reader.
+    let err = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo)
+        .unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::ENXIO));
 }

@@ -228,6 +228,103 @@ fn cann_sim_trace_writes_the_file_at_acl_finalize() {
     assert_eq!(names_of(&spans, "kernel"), ["vadd_f32"]);
 }
 
+/// Runs this binary's test `name` alone in a child process (with `CHILD`
+/// set, and `envs`), given 30 s: its exit code (`None` when killed at the
+/// deadline) and standard error.
+fn run_child(name: &str, envs: &[(&str, &Path)]) -> (Option<i32>, String) {
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--test-threads=1", "--nocapture"])
+        .env(CHILD, "1")
+        .envs(envs.iter().map(|(k, v)| (*k, *v)))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+        text
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    (code, reader.join().unwrap())
+}
+
+/// Issue 23: `CANN_SIM_TRACE` naming a FIFO hung the program after its
+/// work (the trace was written into the FIFO at exit). `aclInit` now checks
+/// the path first and fails with the reason; the FIFO is never opened.
+#[test]
+fn a_fifo_as_cann_sim_trace_fails_acl_init_and_is_never_opened() {
+    const NAME: &str = "a_fifo_as_cann_sim_trace_fails_acl_init_and_is_never_opened";
+    if std::env::var_os(CHILD).is_some() {
+        let fifo = std::env::var(cann_sim::trace::TRACE_VAR).unwrap();
+        // SAFETY: a null config path is allowed.
+        let got = unsafe { aclInit(null()) };
+        let msg = assert_fails(got, ACL_ERROR_INVALID_PARAM, "aclInit");
+        assert_eq!(
+            msg,
+            format!(
+                "aclInit: cann-sim configuration: CANN_SIM_TRACE={fifo:?}: {fifo} is a FIFO, not a regular file: give the path of a file to write"
+            )
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("trace.json");
+    let c = CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let (code, stderr) = run_child(NAME, &[(cann_sim::trace::TRACE_VAR, &fifo)]);
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// Issue 23: a trace that cannot be written was reported twice (at
+/// `aclFinalize` and at exit) and the program exited 0. It is reported
+/// once, and the process exits with status 1.
+#[test]
+fn a_failed_cann_sim_trace_write_is_reported_once_and_exits_1() {
+    const NAME: &str = "a_failed_cann_sim_trace_write_is_reported_once_and_exits_1";
+    const DIR: &str = "CANN_SIM_TRACE_TEST_DIR";
+    if std::env::var_os(CHILD).is_some() {
+        // SAFETY: a null config path is allowed.
+        ok(unsafe { aclInit(null()) });
+        on_new_thread(run_some_work);
+        // The directory goes away after the check of aclInit.
+        std::fs::remove_dir(std::env::var_os(DIR).unwrap()).unwrap();
+        ok(aclFinalize());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let path = sub.join("trace.json");
+    let (code, stderr) = run_child(NAME, &[(cann_sim::trace::TRACE_VAR, &path), (DIR, &sub)]);
+    assert_eq!(code, Some(1), "{stderr}");
+    let report = format!(
+        "cann-sim: cannot write the trace CANN_SIM_TRACE={:?}: cannot write {}: the directory {} does not exist; the process will exit with status 1\n",
+        path.display().to_string(),
+        path.display(),
+        sub.display()
+    );
+    assert_eq!(
+        stderr.matches("cann-sim: cannot write the trace").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains(&report), "{stderr}");
+}
+
 fn prof_init(path: &Path) -> i32 {
     let c = CString::new(path.to_str().unwrap()).unwrap();
     // SAFETY: a NUL-terminated path of the length given.

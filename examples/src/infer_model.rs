@@ -17,8 +17,12 @@ use std::time::{Duration, Instant};
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// The model file (built there if missing).
+    /// The model file.
     pub path: PathBuf,
+    /// Whether to build the model at `path` when nothing is there (the
+    /// example's own default path). A path the user gave (`--model`) is an
+    /// input: only read, never written.
+    pub build: bool,
     /// Input features.
     pub features: usize,
     /// Hidden units.
@@ -40,6 +44,7 @@ impl Default for Config {
             path: std::env::temp_dir()
                 .join("cann-rs-infer-model")
                 .join("mlp-16x32x4.json"),
+            build: true,
             features: 16,
             hidden: 32,
             classes: 4,
@@ -171,20 +176,76 @@ pub fn model_desc(cfg: &Config) -> sim::ModelDesc {
     m
 }
 
-/// Writes the model file at `cfg.path` unless it exists; whether it wrote it.
+/// Makes sure a model file is at `cfg.path`; whether it wrote one.
+///
+/// An existing regular file (or a link to one) is used as it is. Anything
+/// else that exists there (a FIFO, a device, a directory, a dangling link)
+/// is refused before it is opened: a FIFO would block the run and a device
+/// would be written. Nothing is there: with `cfg.build` the model is
+/// written to a new temporary file beside it and renamed into place (so no
+/// link or file that appears meanwhile is written through); without it
+/// (a path the user gave) that is an error.
 ///
 /// # Errors
 ///
-/// The directory or the file cannot be written.
+/// The path is not a regular file, is missing and may not be built, or the
+/// directory or the file cannot be written.
 pub fn ensure_model(cfg: &Config) -> Result<bool, Box<dyn std::error::Error>> {
-    if cfg.path.is_file() {
-        return Ok(false);
+    let path = &cfg.path;
+    match std::fs::symlink_metadata(path) {
+        Ok(_) => {
+            // Follows a link: a link to a model file is fine to read.
+            let m = std::fs::metadata(path)
+                .map_err(|e| format!("the model path {} cannot be read: {e}", path.display()))?;
+            if !m.is_file() {
+                return Err(format!(
+                    "the model path {} is not a regular file (a {}): give the path of a model file",
+                    path.display(),
+                    sim::file_kind(&m.file_type())
+                )
+                .into());
+            }
+            Ok(false)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && cfg.build => {
+            build_model(cfg)?;
+            Ok(true)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
+            "the model {} does not exist: --model names a model to load, which infer_model never \
+             writes (without --model it builds its demo model at its default path)",
+            path.display()
+        )
+        .into()),
+        Err(e) => Err(format!("the model path {} cannot be read: {e}", path.display()).into()),
     }
-    if let Some(dir) = cfg.path.parent() {
-        std::fs::create_dir_all(dir)?;
+}
+
+/// Writes the model to a fresh file beside `cfg.path` and renames it there.
+fn build_model(cfg: &Config) -> Result<(), Box<dyn std::error::Error>> {
+    use std::io::Write;
+    let path = &cfg.path;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("cannot create the directory {}: {e}", dir.display()))?;
+    let bytes = model_desc(cfg).to_bytes();
+    sim::parse(&bytes)?;
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(&bytes))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(format!("cannot write the model {}: {e}", path.display()).into());
     }
-    sim::write(&model_desc(cfg), &cfg.path)?;
-    Ok(true)
+    Ok(())
 }
 
 /// The host's probabilities for `x` (`batch` rows).

@@ -43,7 +43,8 @@ impl fmt::Display for Backend {
 /// A message for a person: an unknown `CANN_BACKEND` value,
 /// `CANN_BACKEND=real` without a loadable AscendCL, or a CANN install named
 /// by `CANN_ACL_LIB`, `ASCEND_HOME_PATH` or `ASCEND_TOOLKIT_HOME` that does
-/// not load (never replaced by the simulator).
+/// not load, or an HCCL library named by `CANN_HCCL_LIB` without an
+/// AscendCL to go with it (never replaced by the simulator).
 pub fn select_backend() -> Result<Backend, String> {
     select_backend_noting(|note| println!("{note}"))
 }
@@ -73,6 +74,14 @@ pub fn select_backend_noting(note: impl FnOnce(&str)) -> Result<Backend, String>
             Err(e) if let Some(var) = chosen_install() => Err(format!(
                 "{var} is set, but no AscendCL library could be loaded from it, so nothing runs                  (the simulator is used only when no CANN install is named). Fix or unset {var},                  or set CANN_BACKEND=sim to run on the simulator.\n{e}"
             )),
+            Err(_) if let Some(v) = std::env::var_os("CANN_HCCL_LIB").filter(|v| !v.is_empty()) => {
+                Err(format!(
+                    "CANN_HCCL_LIB={v:?} is set, but no AscendCL library was found to go with it, so \
+                     nothing runs (the simulator is used only when no CANN library is named, and \
+                     would replace it). Name the CANN install too (ASCEND_HOME_PATH or CANN_ACL_LIB), \
+                     unset CANN_HCCL_LIB, or set CANN_BACKEND=sim to run on the simulator."
+                ))
+            }
             Err(_) => {
                 note(
                     "No CANN install found (set ASCEND_HOME_PATH or CANN_ACL_LIB to use one); running on cann-sim, the software NPU.",

@@ -13,6 +13,32 @@ use acl::profiler::{DataTypes, ProfileConfig, Profiler};
 use std::error::Error;
 use std::path::{Path, PathBuf};
 
+/// Checks, before any work, that `record` will be able to write at `path`:
+/// on the simulator a regular file or a new one in an existing directory
+/// (never a FIFO or a device, see `cann_sim::trace::check_output_path`); on
+/// a real NPU, a directory (or nothing yet) where msprof writes.
+///
+/// # Errors
+///
+/// A message naming the path and what is wrong with it.
+pub fn check_path(backend: &Backend, path: &Path) -> Result<(), String> {
+    let refused = |e: String| format!("--trace: {e}");
+    match backend {
+        Backend::Sim => cann_sim::trace::check_output_path(path).map_err(refused),
+        Backend::Real(_) => {
+            let dir = path.with_extension("");
+            match std::fs::metadata(&dir) {
+                Ok(m) if !m.is_dir() => Err(refused(format!(
+                    "msprof writes into the directory {}, which is a {}",
+                    dir.display(),
+                    cann_sim::model::file_kind(&m.file_type())
+                ))),
+                _ => Ok(()),
+            }
+        }
+    }
+}
+
 /// Runs `work` with device `device`'s tasks recorded into `path` (see the
 /// module docs); returns what `work` returned.
 ///

@@ -19,7 +19,10 @@
 //! | `HCCL_BOOTSTRAP_TIMEOUT` | seconds to wait for rank 0 and for the exchange (this crate's own variable: HCCL itself accepts no `HCCL_CONNECT_TIMEOUT` below 120 s) | `HCCL_CONNECT_TIMEOUT` + 20 | `140` |
 //!
 //! These are what `torchrun`, Slurm's `srun` and Open MPI's `mpirun` set;
-//! [`launch`](crate::launch) sets them for local runs.
+//! [`launch`](crate::launch) sets them for local runs. A value that is set
+//! but malformed (`RANK=x`, `HCCL_BOOTSTRAP_TIMEOUT=abc`) is an error naming
+//! the variable and its value, never ignored; a rank 0 that does not answer
+//! within the timeout is an error that says it timed out and after how long.
 
 use crate::comm::Comm;
 use crate::config::CommConfig;
@@ -152,10 +155,18 @@ impl BootstrapConfig {
         // (hicann/hccl docs/zh/user_guide/hccl_env/HCCL_CONNECT_TIMEOUT.md);
         // the root-info exchange before it waits as long, unless told
         // otherwise by this crate's own variable.
-        let secs = |name: &str| get(name).and_then(|t| t.trim().parse::<u64>().ok());
-        if let Some(t) = secs("HCCL_BOOTSTRAP_TIMEOUT")
-            .or_else(|| secs("HCCL_CONNECT_TIMEOUT").map(|t| t.saturating_add(20)))
-        {
+        // A malformed value is an error naming the variable, not ignored.
+        let secs =
+            |name: &str| -> Result<Option<u64>> {
+                match get(name).filter(|t| !t.trim().is_empty()) {
+                    None => Ok(None),
+                    Some(t) => t.trim().parse::<u64>().map(Some).map_err(|_| {
+                        env_err(format!("{name}={t:?} is not a whole number of seconds"))
+                    }),
+                }
+            };
+        let connect = secs("HCCL_CONNECT_TIMEOUT")?;
+        if let Some(t) = secs("HCCL_BOOTSTRAP_TIMEOUT")?.or(connect.map(|t| t.saturating_add(20))) {
             c.connect_timeout = Duration::from_secs(t);
             c.exchange_timeout = Duration::from_secs(t);
         }
@@ -343,13 +354,24 @@ fn fetch(cfg: &BootstrapConfig) -> Result<RootInfo> {
         std::thread::sleep(Duration::from_millis(20));
     };
     let ex = |e: std::io::Error| {
-        cfg.err(
-            Kind::Exchange,
+        let reason = if matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ) {
+            // A socket timeout reads "Resource temporarily unavailable".
+            format!(
+                "rank {} timed out after {} s waiting for rank 0 at {addr} to answer \
+                 (HCCL_BOOTSTRAP_TIMEOUT sets the wait; is rank 0 stuck before its bootstrap?)",
+                cfg.rank,
+                cfg.exchange_timeout.as_secs_f64()
+            )
+        } else {
             format!(
                 "rank {} lost the exchange with rank 0 at {addr}: {e}",
                 cfg.rank
-            ),
-        )
+            )
+        };
+        cfg.err(Kind::Exchange, reason)
     };
     s.set_read_timeout(Some(cfg.exchange_timeout)).map_err(ex)?;
     s.set_write_timeout(Some(cfg.exchange_timeout))
@@ -446,6 +468,63 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("RANK 2 is not below WORLD_SIZE 2"), "{e}");
+    }
+
+    /// Issue 23: a malformed timeout was ignored, and an environment error
+    /// read "bootstrap of rank 0 with  failed".
+    #[test]
+    fn malformed_timeouts_are_errors_naming_the_variable_and_value() {
+        for var in ["HCCL_BOOTSTRAP_TIMEOUT", "HCCL_CONNECT_TIMEOUT"] {
+            let e = BootstrapConfig::from_vars(vars(&[
+                ("RANK", "0"),
+                ("WORLD_SIZE", "2"),
+                (var, "abc"),
+            ]))
+            .unwrap_err()
+            .to_string();
+            assert_eq!(
+                e,
+                format!(
+                    "bootstrap: the environment describes no rank: {var}=\"abc\" is not a whole number of seconds"
+                )
+            );
+        }
+        let e = BootstrapConfig::from_vars(vars(&[("RANK", "x"), ("WORLD_SIZE", "2")]))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "bootstrap: the environment describes no rank: RANK=\"x\" is not a whole number"
+        );
+        let c = BootstrapConfig::from_vars(vars(&[
+            ("RANK", "0"),
+            ("WORLD_SIZE", "2"),
+            ("HCCL_CONNECT_TIMEOUT", "100"),
+        ]))
+        .unwrap();
+        assert_eq!(c.exchange_timeout, Duration::from_secs(120));
+    }
+
+    /// Issue 23: a rank 0 that accepts but never answers made the error
+    /// read "Resource temporarily unavailable (os error 11)".
+    #[test]
+    fn a_silent_rank_0_is_a_timeout_that_says_so() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let mut cfg = BootstrapConfig::new(1, 2);
+        cfg.master_port = port;
+        cfg.exchange_timeout = Duration::from_millis(300);
+        let silent = std::thread::spawn(move || listener.accept().map(|(s, _)| s));
+        let e = fetch(&cfg).unwrap_err().to_string();
+        drop(silent.join());
+        assert_eq!(
+            e,
+            format!(
+                "bootstrap of rank 1 with 127.0.0.1:{port} failed (Exchange): rank 1 timed out \
+                 after 0.3 s waiting for rank 0 at 127.0.0.1:{port} to answer \
+                 (HCCL_BOOTSTRAP_TIMEOUT sets the wait; is rank 0 stuck before its bootstrap?)"
+            )
+        );
     }
 
     #[test]

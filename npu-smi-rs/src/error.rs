@@ -46,6 +46,18 @@ pub enum Error {
         /// Exit status and standard error, or the spawn error.
         detail: String,
     },
+    /// `npu-smi` was stopped, or not started, by the bounds of
+    /// [`NpuSmiLimits`](crate::NpuSmiLimits): it ran past the time limit or
+    /// printed more than the output limit (and was killed), or earlier runs
+    /// killed for that have not ended yet. Unlike a non-zero exit, never
+    /// read as "not supported".
+    #[error("`{command}` {reason}")]
+    Aborted {
+        /// The command line.
+        command: String,
+        /// What happened.
+        reason: String,
+    },
     /// `npu-smi` printed something this crate cannot read.
     #[error("cannot read the output of `{command}`: {source}")]
     Parse {

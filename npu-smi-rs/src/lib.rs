@@ -71,6 +71,7 @@ pub use types::*;
 use backend::{Backend, ChipAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Which backend [`Npu::with_backend`] uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,6 +100,44 @@ impl std::str::FromStr for BackendChoice {
             other => Err(format!(
                 "{other:?} is not a backend: use auto, dcmi, npu-smi or sim"
             )),
+        }
+    }
+}
+
+/// The bounds on each run of `npu-smi` (the [`BackendChoice::NpuSmi`]
+/// backend, and [`BackendChoice::Auto`] when it falls back to `npu-smi`).
+///
+/// A run that takes longer than `timeout`, or prints more than
+/// `max_output_bytes` on its standard output, is killed (with everything it
+/// started) and fails with [`Error::Aborted`]. While runs killed this way
+/// have not ended (a driver wedged in the kernel), new runs are refused at
+/// once rather than piling up.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// let limits = npu_smi_rs::NpuSmiLimits {
+///     timeout: Duration::from_secs(3),
+///     ..Default::default()
+/// };
+/// assert_eq!(limits.max_output_bytes, 8 << 20);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NpuSmiLimits {
+    /// The longest one run may take.
+    pub timeout: Duration,
+    /// The most one run may print on its standard output, in bytes.
+    pub max_output_bytes: usize,
+}
+
+impl Default for NpuSmiLimits {
+    /// 10 s per run (a healthy `npu-smi info` takes well under a second;
+    /// Prometheus' default scrape timeout is 10 s), 8 MiB of output (the
+    /// table of 256 NPUs with their processes is a few hundred KiB).
+    fn default() -> Self {
+        NpuSmiLimits {
+            timeout: Duration::from_secs(10),
+            max_output_bytes: 8 << 20,
         }
     }
 }
@@ -177,9 +216,23 @@ impl Npu {
     ///   feature, or when a real DCMI was already loaded in this process;
     /// - [`Error::NoBackend`] for [`BackendChoice::Auto`] when nothing works.
     pub fn with_backend(choice: BackendChoice) -> Result<Npu> {
+        Npu::with_backend_limits(choice, NpuSmiLimits::default())
+    }
+
+    /// Connects through `choice`, running `npu-smi` (when that is the
+    /// backend) within `limits`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Npu::with_backend`], and [`Error::Aborted`] when the first
+    /// `npu-smi info` exceeds `limits`.
+    pub fn with_backend_limits(choice: BackendChoice, limits: NpuSmiLimits) -> Result<Npu> {
+        let npu_smi = |path| -> Result<Arc<dyn Backend>> {
+            Ok(Arc::new(backend::smi::NpuSmi::new(path, limits)?))
+        };
         let backend: Arc<dyn Backend> = match choice {
             BackendChoice::Dcmi => Arc::new(backend::dcmi::Dcmi::init(BackendKind::Dcmi)?),
-            BackendChoice::NpuSmi(Some(path)) => Arc::new(backend::smi::NpuSmi::new(path)?),
+            BackendChoice::NpuSmi(Some(path)) => npu_smi(path)?,
             BackendChoice::NpuSmi(None) => {
                 let (found, dirs) = backend::smi::find_on_path();
                 let path = found.ok_or_else(|| {
@@ -190,13 +243,13 @@ impl Npu {
                             .unwrap_or_default()
                     ))
                 })?;
-                Arc::new(backend::smi::NpuSmi::new(path)?)
+                npu_smi(path)?
             }
             BackendChoice::Sim => sim_backend()?,
             BackendChoice::Auto => match backend::dcmi::Dcmi::init(BackendKind::Dcmi) {
                 Ok(d) => Arc::new(d),
                 Err(dcmi_err) => match backend::smi::find_on_path() {
-                    (Some(path), _) => Arc::new(backend::smi::NpuSmi::new(path)?),
+                    (Some(path), _) => npu_smi(path)?,
                     (None, dirs) => return Err(no_backend(&dcmi_err, &dirs)),
                 },
             },
@@ -237,6 +290,22 @@ impl Npu {
                 addr,
             })
             .collect())
+    }
+
+    /// Every metric of every device ([`Device::status`] of each), read
+    /// together: the `npu-smi` backend runs its queries for all chips at
+    /// once (a few at a time, each kind once per chip) instead of one
+    /// metric after another.
+    ///
+    /// # Errors
+    ///
+    /// When the devices cannot be listed; a metric that fails is in its
+    /// device's [`DeviceStatus::errors`].
+    pub fn statuses(&self) -> Result<Vec<DeviceStatus>> {
+        let devices = self.devices()?;
+        let addrs: Vec<ChipAddr> = devices.iter().map(|d| d.addr).collect();
+        self.backend.prefetch(&addrs);
+        Ok(devices.iter().map(Device::status).collect())
     }
 
     /// Every card, with its chips.
@@ -529,6 +598,7 @@ mod tests {
         send_sync::<Error>();
         send_sync::<DeviceStatus>();
         send_sync::<BackendChoice>();
+        send_sync::<NpuSmiLimits>();
         send_sync::<parse::InfoTable>();
         send_sync::<parse::ParseError>();
         send_sync::<ChipInfo>();

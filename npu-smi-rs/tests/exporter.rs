@@ -49,10 +49,17 @@ impl Exporter {
     }
 
     fn start_with(name: &str, extra: &[&str], setup: impl FnOnce(&mut Command)) -> Exporter {
-        let dir = scratch(name);
-        let mut args = vec!["export", "--backend", "sim", "--listen", "127.0.0.1:0"];
+        let mut args = vec!["--backend", "sim"];
         args.extend_from_slice(extra);
-        let mut c = command(dir.path(), &args);
+        Exporter::start_on(name, &args, setup)
+    }
+
+    /// `export --listen 127.0.0.1:0` with `args` (which choose the backend).
+    fn start_on(name: &str, args: &[&str], setup: impl FnOnce(&mut Command)) -> Exporter {
+        let dir = scratch(name);
+        let mut all = vec!["export", "--listen", "127.0.0.1:0"];
+        all.extend_from_slice(args);
+        let mut c = command(dir.path(), &all);
         setup(&mut c);
         let mut child = c.spawn().unwrap();
         let mut err = child.stderr.take().unwrap();
@@ -437,4 +444,200 @@ fn routes_and_methods_answer_as_before() {
             t.elapsed()
         );
     }
+}
+
+/// A stand-in `npu-smi` in `dir`: runs `prelude`, then prints the 910B table
+/// for `info` and fails every other query.
+fn fake_npu_smi(dir: &std::path::Path, prelude: &str) -> std::path::PathBuf {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let fake = dir.join("npu-smi");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\nPATH=/usr/bin:/bin\n{prelude}\
+             if [ \"$#\" = 1 ]; then cat {}/info_910b.txt; exit 0; fi\nexit 1\n",
+            fixtures.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    fake
+}
+
+/// Some health checkers send their request and shut their side of the
+/// connection down before reading the answer: they are answered (hyper
+/// closed such connections unanswered).
+#[test]
+fn a_client_that_half_closes_after_its_request_is_answered() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
+    let e = Exporter::start("half-close", &[]);
+    for request in [
+        "GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n",
+        "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+    ] {
+        let mut s = connect(&e.addr);
+        s.write_all(request.as_bytes()).unwrap();
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).unwrap();
+        let got = String::from_utf8_lossy(&got);
+        assert!(got.contains(" 200 OK\r\n"), "{request:?}: {got:?}");
+    }
+}
+
+/// `npu-smi` wedges after a good read: scrapes are not stalled. The first
+/// one after the wedge waits the read timeout, the next are answered at
+/// once, all with the last good read's samples stamped with its time; the
+/// exporter says so once on standard error, and again when reads work.
+#[test]
+fn a_wedged_npu_smi_gets_the_last_good_read_stamped_with_its_time() {
+    cann_sim::sim_only!("a stand-in npu-smi script plays the wedged driver");
+    let tmp = scratch("wedge-npu-smi");
+    let wedge = tmp.path().join("wedge");
+    // While `wedge` exists, every run hangs (until it is removed).
+    let fake = fake_npu_smi(
+        tmp.path(),
+        &format!("while [ -e {} ]; do sleep 0.02; done\n", wedge.display()),
+    );
+    let e = Exporter::start_on(
+        "wedge",
+        &[
+            "--backend",
+            "npu-smi",
+            "--npu-smi",
+            fake.to_str().unwrap(),
+            "--read-timeout-ms",
+            "400",
+            "--npu-smi-timeout-ms",
+            "60000",
+        ],
+        |_| {},
+    );
+    // Removed at the end whatever happens, so that no script lives on.
+    struct Unwedge(std::path::PathBuf);
+    impl Drop for Unwedge {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+    let _unwedge = Unwedge(wedge.clone());
+
+    let before = std::time::SystemTime::now();
+    let (_, fresh) = scrape(&e.addr);
+    let after = std::time::SystemTime::now();
+    assert!(fresh.starts_with("HTTP/1.0 200 OK"), "{fresh}");
+    let power = |response: &str| -> String {
+        response
+            .lines()
+            .find(|l| l.starts_with("npu_chip_info_power{") && l.contains("id=\"0\""))
+            .unwrap_or_else(|| panic!("no power of chip 0 in {response}"))
+            .to_string()
+    };
+    let line = power(&fresh);
+    assert!(
+        line.ends_with("} 102.8"),
+        "a fresh sample has no time: {line}"
+    );
+
+    std::fs::write(&wedge, "").unwrap();
+    // The table is reused for 500 ms: past that, a read runs npu-smi.
+    std::thread::sleep(Duration::from_millis(600));
+    let (took, stale) = scrape(&e.addr);
+    assert!(stale.starts_with("HTTP/1.0 200 OK"), "{stale}");
+    assert!(took >= Duration::from_millis(350), "{took:?}");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    let line = power(&stale);
+    let (value, stamp) = line.rsplit_once(' ').unwrap();
+    assert!(value.ends_with("} 102.8"), "{line}");
+    let stamp: f64 = stamp.parse().unwrap();
+    let secs = |t: std::time::SystemTime| {
+        t.duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64()
+    };
+    assert!(
+        secs(before) - 0.001 <= stamp && stamp <= secs(after) + 0.001,
+        "{stamp} is not the time of the first read"
+    );
+    assert!(
+        !stale
+            .lines()
+            .any(|l| l.starts_with('#') && l.ends_with(&format!(" {stamp:.3}"))),
+        "comments carry no time: {stale}"
+    );
+    // The read still hangs: later scrapes do not wait for it.
+    for _ in 0..3 {
+        let (took, again) = scrape(&e.addr);
+        assert!(took < Duration::from_millis(300), "{took:?}");
+        assert_eq!(power(&again), line);
+    }
+    let err = e.stderr();
+    assert_eq!(
+        err.matches("serving the last good read").count(),
+        1,
+        "{err}"
+    );
+    assert!(
+        err.contains("npu-smi-rs: export: reading the NPUs did not finish within the read timeout (400 ms; it goes on); serving the last good read (from "),
+        "{err}"
+    );
+
+    // The driver recovers: fresh answers again, without a time.
+    std::fs::remove_file(&wedge).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, response) = scrape(&e.addr);
+        if power(&response).ends_with("} 102.8") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{response}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !e
+        .stderr()
+        .contains("npu-smi-rs: export: reading the NPUs works again\n")
+    {
+        assert!(Instant::now() < deadline, "{}", e.stderr());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Before any good read, a read that fails is a 503 with the reason:
+/// nothing old to serve.
+#[test]
+fn without_a_good_read_a_failing_npu_smi_is_an_error_answer() {
+    cann_sim::sim_only!("a stand-in npu-smi script plays the driver");
+    let tmp = scratch("fail-npu-smi");
+    let broken = tmp.path().join("broken");
+    // The first run (the exporter's start) works; later ones fail while
+    // `broken` exists.
+    let fake = fake_npu_smi(
+        tmp.path(),
+        &format!(
+            "if [ -e {} ]; then echo 'dcmi init failed' >&2; exit 3; fi\n",
+            broken.display()
+        ),
+    );
+    let e = Exporter::start_on(
+        "fail",
+        &["--backend", "npu-smi", "--npu-smi", fake.to_str().unwrap()],
+        |_| {},
+    );
+    std::fs::write(&broken, "").unwrap();
+    std::thread::sleep(Duration::from_millis(600));
+    let (_, response) = scrape(&e.addr);
+    assert!(
+        response.starts_with("HTTP/1.0 503 Service Unavailable"),
+        "{response}"
+    );
+    assert!(
+        response.ends_with(&format!(
+            "\r\n\r\nreading the NPUs failed: `{} info` failed: exit status: 3: dcmi init failed; no earlier read to serve\n",
+            fake.display()
+        )),
+        "{response}"
+    );
 }

@@ -101,3 +101,18 @@ fn dashboard_without_devices_says_so() {
     let lines = screen(&dash, 40, 3);
     assert_eq!(lines[1].trim_end(), "no NPU found");
 }
+
+/// A bogus HBM use (more than 2^57 MiB, as a broken `npu-smi` table can
+/// show) fills the gauge; it overflowed the percentage (a panic in debug
+/// builds).
+#[test]
+fn a_huge_hbm_use_fills_the_gauge_without_overflow() {
+    cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
+    let mut dash = Dashboard::default();
+    let mut bogus = sim_statuses();
+    if let Some(h) = bogus[0].hbm.as_mut() {
+        h.used_mib = u64::MAX;
+    }
+    dash.update(bogus);
+    assert_eq!(dash.history[0].hbm.back(), Some(&100));
+}

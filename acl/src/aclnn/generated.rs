@@ -1355,6 +1355,30 @@ pub fn clamp_max(
     two_phase(stream, names, &uses, plan, launch)
 }
 
+/// `selfRef = min(selfRef, clipValueMax)`.
+///
+/// Documented at hicann/ops-math:conversion/clip_by_value_v2/docs/aclnnClampMax&aclnnInplaceClampMax.md.
+///
+/// # Errors
+///
+/// The aclnn status (`161001` for a null argument, `161002` for dtypes or shapes the operator does not take), or a stream or memory error.
+#[doc(alias = "aclnnInplaceClampMax")]
+#[doc(alias = "aclnnInplaceClampMaxGetWorkspaceSize")]
+pub fn clamp_max_(
+    stream: &Stream,
+    self_ref: &mut TensorArgMut<'_>,
+    clip_value_max: &Scalar,
+) -> Result<()> {
+    let uses = [self_ref.as_arg().access()];
+    let p0 = self_ref.as_raw();
+    let p1 = clip_value_max.as_raw();
+    let (names, plan, launch) = crate::result::aclnn_op!(
+        aclnnInplaceClampMaxGetWorkspaceSize(p0, p1),
+        aclnnInplaceClampMax
+    );
+    two_phase(stream, names, &uses, plan, launch)
+}
+
 /// Pads `self` with `value`; `pad` holds (before, after) pairs from the last dimension backwards, negative entries crop.
 ///
 /// Documented at hicann/ops-math:conversion/pad_v3/docs/aclnnConstantPadNd.md.
@@ -1588,7 +1612,7 @@ pub fn fused_infer_attention_score_v2(
     key_antiquant_mode: i64,
     value_antiquant_mode: i64,
     attention_out: &mut TensorArgMut<'_>,
-    softmax_lse: &mut TensorArgMut<'_>,
+    mut softmax_lse: Option<&mut TensorArgMut<'_>>,
 ) -> Result<()> {
     let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();
     uses.push(query.access());
@@ -1613,7 +1637,7 @@ pub fn fused_infer_attention_score_v2(
     uses.extend(key_shared_prefix_optional.map(|t| t.access()));
     uses.extend(value_shared_prefix_optional.map(|t| t.access()));
     uses.push(attention_out.as_arg().access());
-    uses.push(softmax_lse.as_arg().access());
+    uses.extend(softmax_lse.as_ref().map(|t| t.as_arg().access()));
     let p0 = query.as_raw();
     let p1 = key.as_raw();
     let p2 = value.as_raw();
@@ -1652,7 +1676,10 @@ pub fn fused_infer_attention_score_v2(
     let p35 = key_antiquant_mode;
     let p36 = value_antiquant_mode;
     let p37 = attention_out.as_raw().cast_const();
-    let p38 = softmax_lse.as_raw().cast_const();
+    let p38 = softmax_lse
+        .as_mut()
+        .map_or(std::ptr::null_mut(), |t| t.as_raw())
+        .cast_const();
     let (names, plan, launch) = crate::result::aclnn_op!(
         aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
             p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18,

@@ -114,6 +114,12 @@ unary_ops! {
     tanh => aclnn::tanh, "aclnnTanh";
     /// GELU (`aclnnGelu`).
     gelu => aclnn::gelu, "aclnnGelu";
+    /// `out = x · sigmoid(x)` (`aclnnSilu`).
+    silu => aclnn::silu, "aclnnSilu";
+    /// `out = sin x` (`aclnnSin`).
+    sin => aclnn::sin, "aclnnSin";
+    /// `out = cos x` (`aclnnCos`).
+    cos => aclnn::cos, "aclnnCos";
 }
 
 /// Checks that `out` has `x`'s shape, then runs the in-place `fill` on it.

@@ -120,6 +120,7 @@ mod elementwise;
 mod inplace;
 mod layout;
 mod matmul;
+mod nn;
 mod reduce;
 mod shape;
 
@@ -127,6 +128,7 @@ pub use elementwise::*;
 pub use inplace::*;
 pub use layout::*;
 pub use matmul::*;
+pub use nn::*;
 pub use reduce::*;
 pub use shape::broadcast_shapes;
 use shape::*;

@@ -58,7 +58,10 @@ pub unsafe extern "C" fn aclInit(config_path: *const c_char) -> aclError {
     if let Some(code) = faults::check(F) {
         return code;
     }
-    if let Some(msg) = faults::env_error().or_else(crate::check::env_error) {
+    if let Some(msg) = faults::env_error()
+        .or_else(crate::check::env_error)
+        .or_else(crate::trace::env_error)
+    {
         return fail(
             ACL_ERROR_INVALID_PARAM,
             format!("{F}: cann-sim configuration: {msg}"),

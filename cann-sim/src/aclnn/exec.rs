@@ -293,8 +293,11 @@ fn bound_obj(function: &str, what: &str, o: &Obj, output: bool) -> Result<View, 
             format!("{function}: {what}: data type {} is not supported", t.dtype),
         ));
     };
-    // ACL_FORMAT_NCHW (0), ACL_FORMAT_NHWC (1), ACL_FORMAT_ND (2), NCDHW (30), NDHWC (27).
-    if ![0, 1, 2, 27, 30].contains(&t.format) {
+    // The plain (non-fractal) formats, whose memory is the row-major view:
+    // ACL_FORMAT_NCHW (0), NHWC (1), ND (2), HWCN (16), NDHWC (27), NCDHW
+    // (30), NC (35), NCL (47); aclnn reads them all as ND (ggml passes NCL
+    // and NC tensors to the element-wise operators).
+    if ![0, 1, 2, 16, 27, 30, 35, 47].contains(&t.format) {
         return Err(fail(
             ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
             format!(

@@ -360,7 +360,7 @@ pub unsafe extern "C" fn aclnnLogGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnLogGetWorkspaceSize", workspaceSize, executor, |f| {
-            unary(f, "aclnnLog", "Log", self_, out, Attrs::new())
+            un_float(f, self_, out, f64::ln)
         })
     }
 }
@@ -613,7 +613,7 @@ pub unsafe extern "C" fn aclnnThresholdBackwardGetWorkspaceSize(
             "aclnnThresholdBackwardGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| threshold_backward(f, gradOutput, self_, threshold, out),
+            |f| threshold_backward_release(f, gradOutput, self_, threshold, out),
         )
     }
 }
@@ -702,7 +702,7 @@ pub unsafe extern "C" fn aclnnMatmulGetWorkspaceSize(
             "aclnnMatmulGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| matmul(f, "aclnnMatmul", self_, mat2, out, cubeMathType, false),
+            |f| matmul_release(f, self_, mat2, out, cubeMathType),
         )
     }
 }
@@ -1253,7 +1253,7 @@ pub unsafe extern "C" fn aclnnRmsNormGetWorkspaceSize(
             "aclnnRmsNormGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| rms_norm(f, x, gamma, epsilon, yOut, rstdOut),
+            |f| rms_norm_release(f, x, gamma, epsilon, yOut, rstdOut),
         )
     }
 }
@@ -1459,7 +1459,7 @@ pub unsafe extern "C" fn aclnnMulsGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnMulsGetWorkspaceSize", workspaceSize, executor, |f| {
-            muls(f, "aclnnMuls", self_, other, out)
+            with_s(f, self_, other, out, BinaryKind::Promote, |a, b| a * b)
         })
     }
 }
@@ -1754,7 +1754,11 @@ pub unsafe extern "C" fn aclnnInplaceMulsGetWorkspaceSize(
             "aclnnInplaceMulsGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| muls(f, "aclnnInplaceMuls", selfRef, other, selfRef),
+            |f| {
+                with_s(f, selfRef, other, selfRef, BinaryKind::Promote, |a, b| {
+                    a * b
+                })
+            },
         )
     }
 }
@@ -1926,7 +1930,7 @@ pub unsafe extern "C" fn aclnnInplaceLogGetWorkspaceSize(
             "aclnnInplaceLogGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| unary_inplace(f, "aclnnInplaceLog", "Log", selfRef),
+            |f| un_float(f, selfRef, selfRef, f64::ln),
         )
     }
 }
@@ -2253,6 +2257,64 @@ pub unsafe extern "C" fn aclnnArgsort(
     run_executor("aclnnArgsort", workspace, workspaceSize, executor, stream)
 }
 
+/// `aclnnAvgPool2dGetWorkspaceSize`: 2-D average pooling over the last two dimensions (NCHW or CHW).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAvgPool2dGetWorkspaceSize(
+    self_: *const aclTensor,
+    kernelSize: *const aclIntArray,
+    strides: *const aclIntArray,
+    paddings: *const aclIntArray,
+    ceilMode: bool,
+    countIncludePad: bool,
+    divisorOverride: i64,
+    cubeMathType: i8,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnAvgPool2dGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                avg_pool2d(
+                    f,
+                    self_,
+                    kernelSize,
+                    strides,
+                    paddings,
+                    ceilMode,
+                    countIncludePad,
+                    divisorOverride,
+                    cubeMathType,
+                    out,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnAvgPool2d`: runs the executor of `aclnnAvgPool2dGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAvgPool2d(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnAvgPool2d", workspace, workspaceSize, executor, stream)
+}
+
 /// `aclnnCatGetWorkspaceSize`: Concatenates `tensors` along `dim` into `out`.
 ///
 /// # Safety
@@ -2404,6 +2466,50 @@ pub unsafe extern "C" fn aclnnClampMax(
     run_executor("aclnnClampMax", workspace, workspaceSize, executor, stream)
 }
 
+/// `aclnnInplaceClampMaxGetWorkspaceSize`: `selfRef = min(selfRef, clipValueMax)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceClampMaxGetWorkspaceSize(
+    selfRef: *mut aclTensor,
+    clipValueMax: *const aclScalar,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnInplaceClampMaxGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| clamp(f, selfRef, std::ptr::null(), clipValueMax, selfRef),
+        )
+    }
+}
+
+/// `aclnnInplaceClampMax`: runs the executor of `aclnnInplaceClampMaxGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceClampMax(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnInplaceClampMax",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
 /// `aclnnConstantPadNdGetWorkspaceSize`: Pads `self` with `value`; `pad` holds (before, after) pairs from the last dimension backwards, negative entries crop.
 ///
 /// # Safety
@@ -2443,6 +2549,74 @@ pub unsafe extern "C" fn aclnnConstantPadNd(
 ) -> aclnnStatus {
     run_executor(
         "aclnnConstantPadNd",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnConvolutionGetWorkspaceSize`: N-D convolution (1-D, 2-D, 3-D; transposed; groups; dilation), `output = input ⋆ weight + bias`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnConvolutionGetWorkspaceSize(
+    input: *const aclTensor,
+    weight: *const aclTensor,
+    bias: *const aclTensor,
+    stride: *const aclIntArray,
+    padding: *const aclIntArray,
+    dilation: *const aclIntArray,
+    transposed: bool,
+    outputPadding: *const aclIntArray,
+    groups: i64,
+    output: *mut aclTensor,
+    cubeMathType: i8,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnConvolutionGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                convolution(
+                    f,
+                    input,
+                    weight,
+                    bias,
+                    stride,
+                    padding,
+                    dilation,
+                    transposed,
+                    outputPadding,
+                    groups,
+                    output,
+                    cubeMathType,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnConvolution`: runs the executor of `aclnnConvolutionGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnConvolution(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnConvolution",
         workspace,
         workspaceSize,
         executor,
@@ -2622,6 +2796,158 @@ pub unsafe extern "C" fn aclnnEqTensor(
     run_executor("aclnnEqTensor", workspace, workspaceSize, executor, stream)
 }
 
+/// `aclnnFusedInferAttentionScoreV2GetWorkspaceSize`: Fused attention for inference: `softmax(scaleValue · Q Kᵀ + mask) V`, with KV heads, layouts, sparse modes and quantisation options.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
+    query: *const aclTensor,
+    key: *const aclTensorList,
+    value: *const aclTensorList,
+    pseShiftOptional: *const aclTensor,
+    attenMaskOptional: *const aclTensor,
+    actualSeqLengthsOptional: *const aclIntArray,
+    actualSeqLengthsKvOptional: *const aclIntArray,
+    deqScale1Optional: *const aclTensor,
+    quantScale1Optional: *const aclTensor,
+    deqScale2Optional: *const aclTensor,
+    quantScale2Optional: *const aclTensor,
+    quantOffset2Optional: *const aclTensor,
+    antiquantScaleOptional: *const aclTensor,
+    antiquantOffsetOptional: *const aclTensor,
+    blockTableOptional: *const aclTensor,
+    queryPaddingSizeOptional: *const aclTensor,
+    kvPaddingSizeOptional: *const aclTensor,
+    keyAntiquantScaleOptional: *const aclTensor,
+    keyAntiquantOffsetOptional: *const aclTensor,
+    valueAntiquantScaleOptional: *const aclTensor,
+    valueAntiquantOffsetOptional: *const aclTensor,
+    keySharedPrefixOptional: *const aclTensor,
+    valueSharedPrefixOptional: *const aclTensor,
+    actualSharedPrefixLenOptional: *const aclIntArray,
+    numHeads: i64,
+    scaleValue: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    inputLayout: *mut ::core::ffi::c_char,
+    numKeyValueHeads: i64,
+    sparseMode: i64,
+    innerPrecise: i64,
+    blockSize: i64,
+    antiquantMode: i64,
+    softmaxLseFlag: bool,
+    keyAntiquantMode: i64,
+    valueAntiquantMode: i64,
+    attentionOut: *const aclTensor,
+    softmaxLse: *const aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnFusedInferAttentionScoreV2GetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                fused_attention(
+                    f,
+                    query,
+                    key,
+                    value,
+                    attenMaskOptional,
+                    &[
+                        ("pseShiftOptional", !pseShiftOptional.is_null()),
+                        (
+                            "actualSeqLengthsOptional",
+                            !actualSeqLengthsOptional.is_null(),
+                        ),
+                        (
+                            "actualSeqLengthsKvOptional",
+                            !actualSeqLengthsKvOptional.is_null(),
+                        ),
+                        ("deqScale1Optional", !deqScale1Optional.is_null()),
+                        ("quantScale1Optional", !quantScale1Optional.is_null()),
+                        ("deqScale2Optional", !deqScale2Optional.is_null()),
+                        ("quantScale2Optional", !quantScale2Optional.is_null()),
+                        ("quantOffset2Optional", !quantOffset2Optional.is_null()),
+                        ("antiquantScaleOptional", !antiquantScaleOptional.is_null()),
+                        (
+                            "antiquantOffsetOptional",
+                            !antiquantOffsetOptional.is_null(),
+                        ),
+                        ("blockTableOptional", !blockTableOptional.is_null()),
+                        (
+                            "queryPaddingSizeOptional",
+                            !queryPaddingSizeOptional.is_null(),
+                        ),
+                        ("kvPaddingSizeOptional", !kvPaddingSizeOptional.is_null()),
+                        (
+                            "keyAntiquantScaleOptional",
+                            !keyAntiquantScaleOptional.is_null(),
+                        ),
+                        (
+                            "keyAntiquantOffsetOptional",
+                            !keyAntiquantOffsetOptional.is_null(),
+                        ),
+                        (
+                            "valueAntiquantScaleOptional",
+                            !valueAntiquantScaleOptional.is_null(),
+                        ),
+                        (
+                            "valueAntiquantOffsetOptional",
+                            !valueAntiquantOffsetOptional.is_null(),
+                        ),
+                        (
+                            "keySharedPrefixOptional",
+                            !keySharedPrefixOptional.is_null(),
+                        ),
+                        (
+                            "valueSharedPrefixOptional",
+                            !valueSharedPrefixOptional.is_null(),
+                        ),
+                        (
+                            "actualSharedPrefixLenOptional",
+                            !actualSharedPrefixLenOptional.is_null(),
+                        ),
+                    ],
+                    numHeads,
+                    scaleValue,
+                    inputLayout,
+                    numKeyValueHeads,
+                    sparseMode,
+                    softmaxLseFlag,
+                    attentionOut,
+                    softmaxLse,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnFusedInferAttentionScoreV2`: runs the executor of `aclnnFusedInferAttentionScoreV2GetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV2(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnFusedInferAttentionScoreV2",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
 /// `aclnnGatherV2GetWorkspaceSize`: `out = self` indexed by `index` along `dim` (the index's shape replaces that dimension).
 ///
 /// # Safety
@@ -2660,6 +2986,48 @@ pub unsafe extern "C" fn aclnnGatherV2(
     stream: aclrtStream,
 ) -> aclnnStatus {
     run_executor("aclnnGatherV2", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnGeGluV3GetWorkspaceSize`: GeGLU: splits `self` in two halves along `dim` and returns one half times GELU of the other (`outGelu`: that GELU).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGeGluV3GetWorkspaceSize(
+    self_: *const aclTensor,
+    dim: i64,
+    approximate: i64,
+    activateLeft: bool,
+    out: *mut aclTensor,
+    outGelu: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnGeGluV3GetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| geglu(f, self_, dim, approximate, activateLeft, out, outGelu),
+        )
+    }
+}
+
+/// `aclnnGeGluV3`: runs the executor of `aclnnGeGluV3GetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGeGluV3(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnGeGluV3", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnGeluV2GetWorkspaceSize`: GELU, exact (`approximate` 0, erf) or tanh approximation (1).
@@ -2875,6 +3243,48 @@ pub unsafe extern "C" fn aclnnHardswish(
     stream: aclrtStream,
 ) -> aclnnStatus {
     run_executor("aclnnHardswish", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnIm2colGetWorkspaceSize`: Unfolds sliding `kernelSize` blocks of an NCHW input into columns.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnIm2colGetWorkspaceSize(
+    self_: *const aclTensor,
+    kernelSize: *const aclIntArray,
+    dilation: *const aclIntArray,
+    padding: *const aclIntArray,
+    stride: *const aclIntArray,
+    out: *const aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnIm2colGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| im2col(f, self_, kernelSize, dilation, padding, stride, out),
+        )
+    }
+}
+
+/// `aclnnIm2col`: runs the executor of `aclnnIm2colGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnIm2col(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnIm2col", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnIndexSelectGetWorkspaceSize`: `out` = the slices of `self` along `dim` that `index` names.
@@ -3479,6 +3889,62 @@ pub unsafe extern "C" fn aclnnLeakyRelu(
     run_executor("aclnnLeakyRelu", workspace, workspaceSize, executor, stream)
 }
 
+/// `aclnnMaxPoolGetWorkspaceSize`: N-D max pooling (ONNX-style attributes: `kernelShape`, `strides`, `pads`, `dilations`, `autoPad`, `ceilMode`).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMaxPoolGetWorkspaceSize(
+    self_: *const aclTensor,
+    kernelShape: *const aclIntArray,
+    strides: *const aclIntArray,
+    autoPad: i64,
+    pads: *const aclIntArray,
+    dilations: *const aclIntArray,
+    ceilMode: i64,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnMaxPoolGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                max_pool(
+                    f,
+                    self_,
+                    kernelShape,
+                    strides,
+                    autoPad,
+                    pads,
+                    dilations,
+                    ceilMode,
+                    out,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnMaxPool`: runs the executor of `aclnnMaxPoolGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMaxPool(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnMaxPool", workspace, workspaceSize, executor, stream)
+}
+
 /// `aclnnMmGetWorkspaceSize`: `out = self @ mat2`, 2-D matrices.
 ///
 /// # Safety
@@ -3956,6 +4422,52 @@ pub unsafe extern "C" fn aclnnSlice(
     run_executor("aclnnSlice", workspace, workspaceSize, executor, stream)
 }
 
+/// `aclnnSoftmaxCrossEntropyWithLogitsGetWorkspaceSize`: Softmax cross-entropy of `features` against `labels` (per row), with its gradient `backprop`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSoftmaxCrossEntropyWithLogitsGetWorkspaceSize(
+    features: *const aclTensor,
+    labels: *mut aclTensor,
+    loss: *mut aclTensor,
+    backprop: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnSoftmaxCrossEntropyWithLogitsGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| softmax_cross_entropy(f, features, labels, loss, backprop),
+        )
+    }
+}
+
+/// `aclnnSoftmaxCrossEntropyWithLogits`: runs the executor of `aclnnSoftmaxCrossEntropyWithLogitsGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSoftmaxCrossEntropyWithLogits(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnSoftmaxCrossEntropyWithLogits",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
 /// `aclnnSoftplusGetWorkspaceSize`: `out = log(1 + e^{beta·x}) / beta`, linear above `threshold`.
 ///
 /// # Safety
@@ -4008,6 +4520,98 @@ pub unsafe extern "C" fn aclnnSoftplus(
     stream: aclrtStream,
 ) -> aclnnStatus {
     run_executor("aclnnSoftplus", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnTransMatmulWeightGetWorkspaceSize`: Converts a matmul weight in place to the layout the Cube unit prefers.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTransMatmulWeightGetWorkspaceSize(
+    mmWeightRef: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnTransMatmulWeightGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| trans_matmul_weight(f, mmWeightRef),
+        )
+    }
+}
+
+/// `aclnnTransMatmulWeight`: runs the executor of `aclnnTransMatmulWeightGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTransMatmulWeight(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnTransMatmulWeight",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnTriangularSolveGetWorkspaceSize`: Solves `A X = self` for triangular `A`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTriangularSolveGetWorkspaceSize(
+    self_: *const aclTensor,
+    A: *const aclTensor,
+    upper: bool,
+    transpose: bool,
+    unitriangular: bool,
+    xOut: *mut aclTensor,
+    mOut: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnTriangularSolveGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| triangular_solve(f, self_, A, upper, transpose, unitriangular, xOut, mOut),
+        )
+    }
+}
+
+/// `aclnnTriangularSolve`: runs the executor of `aclnnTriangularSolveGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTriangularSolve(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnTriangularSolve",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
 }
 
 /// `aclnnTrilGetWorkspaceSize`: Keeps the elements on and below the `diagonal`-th diagonal, zeroes the rest.
@@ -4080,6 +4684,115 @@ pub unsafe extern "C" fn aclnnTriu(
     stream: aclrtStream,
 ) -> aclnnStatus {
     run_executor("aclnnTriu", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnUpsampleNearest2dGetWorkspaceSize`: Nearest-neighbour upsampling of an NCHW input to `outputSize`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleNearest2dGetWorkspaceSize(
+    self_: *const aclTensor,
+    outputSize: *const aclIntArray,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnUpsampleNearest2dGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| upsample_nearest2d(f, self_, outputSize, out),
+        )
+    }
+}
+
+/// `aclnnUpsampleNearest2d`: runs the executor of `aclnnUpsampleNearest2dGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleNearest2d(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnUpsampleNearest2d",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnWeightQuantBatchMatmulV2GetWorkspaceSize`: `y = x @ dequant(weight) + bias`, the int8/int4 `weight` dequantised with `antiquantScale` (and offset) per channel or group.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnWeightQuantBatchMatmulV2GetWorkspaceSize(
+    x: *const aclTensor,
+    weight: *const aclTensor,
+    antiquantScale: *const aclTensor,
+    antiquantOffsetOptional: *const aclTensor,
+    quantScaleOptional: *const aclTensor,
+    quantOffsetOptional: *const aclTensor,
+    biasOptional: *const aclTensor,
+    antiquantGroupSize: i32,
+    y: *const aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnWeightQuantBatchMatmulV2GetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                weight_quant_matmul(
+                    f,
+                    x,
+                    weight,
+                    antiquantScale,
+                    antiquantOffsetOptional,
+                    quantScaleOptional,
+                    quantOffsetOptional,
+                    biasOptional,
+                    antiquantGroupSize,
+                    y,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnWeightQuantBatchMatmulV2`: runs the executor of `aclnnWeightQuantBatchMatmulV2GetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnWeightQuantBatchMatmulV2(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnWeightQuantBatchMatmulV2",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
 }
 
 /// `aclnnAddsGetWorkspaceSize`: `out = self + alpha · other` (a scalar).
@@ -6238,6 +6951,60 @@ pub unsafe extern "C" fn aclnnRightShift(
 ) -> aclnnStatus {
     run_executor(
         "aclnnRightShift",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnMaxPool2dWithIndicesGetWorkspaceSize`: 2-D max pooling with the flat indices of the maxima.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMaxPool2dWithIndicesGetWorkspaceSize(
+    self_: *const aclTensor,
+    kernelSize: *const aclIntArray,
+    stride: *const aclIntArray,
+    padding: *const aclIntArray,
+    dilation: *const aclIntArray,
+    ceilMode: bool,
+    out: *mut aclTensor,
+    indices: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnMaxPool2dWithIndicesGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                max_pool_with_indices(
+                    f, self_, kernelSize, stride, padding, dilation, ceilMode, out, indices,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnMaxPool2dWithIndices`: runs the executor of `aclnnMaxPool2dWithIndicesGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMaxPool2dWithIndices(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnMaxPool2dWithIndices",
         workspace,
         workspaceSize,
         executor,

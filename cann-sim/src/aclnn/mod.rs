@@ -27,8 +27,7 @@
 //! overlap is 161002.
 //!
 //! What the simulator does not do returns `ACLNN_ERR_INNER_FIND_KERNEL_ERROR`
-//! (561003, "no kernel"): formats other than ND/NCHW/NHWC, a
-//! `threshold != 0` in `aclnnThresholdBackward`, a `dtype` other than the
+//! (561003, "no kernel"): formats other than ND/NCHW/NHWC, a `dtype` other than the
 //! input's in the reductions, `mode` 2 and 3 of
 //! `aclnnRotaryPositionEmbedding`, and every aclnn function it does not
 //! export.

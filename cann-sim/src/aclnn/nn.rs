@@ -778,3 +778,517 @@ pub(super) fn mm(
     let k = nn::mm(&av.spec, &bv.spec, ov.spec.dtype, vector);
     planned(f, &["out"], vec![av, bv], vec![ov], k)
 }
+
+// ---------------------------------------------------------------------------
+// Operators of the first set, as the release has them.
+// ---------------------------------------------------------------------------
+
+/// aclnnRmsNorm (hicann/ops-nn `norm/rms_norm`): mixed float types, the
+/// release's `rstd` shapes, and a gamma that does not fit x as the tiling
+/// error 561002.
+pub(super) fn rms_norm_release(
+    f: &'static str,
+    x: *const aclTensor,
+    gamma: *const aclTensor,
+    epsilon: f64,
+    y: *const aclTensor,
+    rstd: *const aclTensor,
+) -> Planned {
+    let (xv, gv) = (input(f, "x", x)?, input(f, "gamma", gamma)?);
+    let (yv, rv) = (output(f, "yOut", y)?, output(f, "rstdOut", rstd)?);
+    let k = match nn::rms_norm(&xv.spec, &gv.spec, epsilon, yv.spec.dtype, &rv.spec) {
+        Ok(Ok(k)) => Ok(k),
+        Ok(Err(tiling)) => {
+            return Err(fail(
+                acl_sys::aclnn::ACLNN_ERR_INNER_TILING_ERROR,
+                format!("{f}: {tiling}"),
+            ));
+        }
+        Err(e) => Err(e),
+    };
+    planned(f, &["yOut", "rstdOut"], vec![xv, gv], vec![yv, rv], k)
+}
+
+/// aclnnMatmul with operands of two float types (f32 × f16, as ggml's CANN
+/// backend passes them): computed in the promoted type. Operands of one
+/// type take the library's MatMul/BatchMatMul (`operators::matmul`).
+pub(super) fn matmul_release(
+    f: &'static str,
+    a: *const aclTensor,
+    b: *const aclTensor,
+    out: *const aclTensor,
+    cube: i8,
+) -> Planned {
+    let (av, bv) = (input(f, "self", a)?, input(f, "mat2", b)?);
+    if av.spec.dtype == bv.spec.dtype {
+        return super::operators::matmul(f, "aclnnMatmul", a, b, out, cube, false);
+    }
+    if !(0..=3).contains(&cube) {
+        return Err(invalid(f, &format!("cubeMathType {cube} is not 0..=3")));
+    }
+    let ov = output(f, "out", out)?;
+    let k = nn::matmul_mixed(&av.spec, &bv.spec, ov.spec.dtype);
+    planned(f, &["out"], vec![av, bv], vec![ov], k)
+}
+
+/// aclnnThresholdBackward: `out = self > threshold ? gradOutput : 0`, any
+/// threshold.
+pub(super) fn threshold_backward_release(
+    f: &'static str,
+    grad: *const aclTensor,
+    x: *const aclTensor,
+    threshold: *const aclScalar,
+    out: *const aclTensor,
+) -> Planned {
+    let (gv, xv) = (input(f, "gradOutput", grad)?, input(f, "self", x)?);
+    let (_, t) = scalar(f, "threshold", threshold)?;
+    let ov = output(f, "gradInput", out)?;
+    let k = nn::binary(
+        op_name(f),
+        &gv.spec,
+        &xv.spec,
+        ov.spec.dtype,
+        BinaryKind::Promote,
+        move |g, v| if v > t { g } else { 0.0 },
+    );
+    planned(f, &["gradInput"], vec![gv, xv], vec![ov], k)
+}
+
+// ---------------------------------------------------------------------------
+// Convolution and pooling.
+// ---------------------------------------------------------------------------
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn convolution(
+    f: &'static str,
+    x: *const aclTensor,
+    w: *const aclTensor,
+    bias: *const aclTensor,
+    stride: *const aclIntArray,
+    padding: *const aclIntArray,
+    dilation: *const aclIntArray,
+    transposed: bool,
+    output_padding: *const aclIntArray,
+    groups: i64,
+    out: *const aclTensor,
+    cube: i8,
+) -> Planned {
+    if !(0..=3).contains(&cube) {
+        return Err(invalid(f, &format!("cubeMathType {cube} is not 0..=3")));
+    }
+    let (xv, wv) = (input(f, "input", x)?, input(f, "weight", w)?);
+    let bv = opt_input(f, "bias", bias)?;
+    let attrs = nn::ConvAttrs {
+        stride: ints(f, "stride", stride)?,
+        padding: ints(f, "padding", padding)?,
+        dilation: ints(f, "dilation", dilation)?,
+        transposed,
+        output_padding: ints(f, "outputPadding", output_padding)?,
+        groups,
+    };
+    let ov = output(f, "output", out)?;
+    let k = nn::convolution(
+        &xv.spec,
+        &wv.spec,
+        bv.as_ref().map(|b| &b.spec),
+        &attrs,
+        ov.spec.dtype,
+    );
+    let inputs = [Some(xv), Some(wv), bv].into_iter().flatten().collect();
+    planned(f, &["output"], inputs, vec![ov], k)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn avg_pool2d(
+    f: &'static str,
+    x: *const aclTensor,
+    kernel: *const aclIntArray,
+    strides: *const aclIntArray,
+    paddings: *const aclIntArray,
+    ceil: bool,
+    count_pad: bool,
+    divisor: i64,
+    cube: i8,
+    out: *const aclTensor,
+) -> Planned {
+    if !(0..=3).contains(&cube) {
+        return Err(invalid(f, &format!("cubeMathType {cube} is not 0..=3")));
+    }
+    let (k, st, p) = (
+        ints(f, "kernelSize", kernel)?,
+        ints(f, "strides", strides)?,
+        ints(f, "paddings", paddings)?,
+    );
+    let p2 = match p.len() {
+        1 => [p[0]; 4],
+        2 => [p[0], p[1], p[0], p[1]],
+        _ => {
+            return Err(invalid(
+                f,
+                &format!("paddings has {} entries; it needs 1 or 2", p.len()),
+            ));
+        }
+    };
+    let pool = nn::Pool::Avg { count_pad, divisor };
+    shaped(f, x, out, |s, d| {
+        nn::pool2d(s, &k, &st, p2, &[], ceil, pool, d, None)
+    })
+}
+
+/// aclnnMaxPool (ONNX attributes): `pads` (top, left, bottom, right) or
+/// (h, w); `autoPad` 0 (explicit pads) only.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn max_pool(
+    f: &'static str,
+    x: *const aclTensor,
+    kernel: *const aclIntArray,
+    strides: *const aclIntArray,
+    auto_pad: i64,
+    pads: *const aclIntArray,
+    dilations: *const aclIntArray,
+    ceil: i64,
+    out: *const aclTensor,
+) -> Planned {
+    if auto_pad != 0 {
+        return Err(fail(
+            acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+            format!(
+                "{f}: autoPad {auto_pad} is not supported by cann-sim (explicit pads, 0, only)"
+            ),
+        ));
+    }
+    let (k, st, p, dl) = (
+        ints(f, "kernelShape", kernel)?,
+        ints(f, "strides", strides)?,
+        ints(f, "pads", pads)?,
+        ints(f, "dilations", dilations)?,
+    );
+    let p4 = match p.len() {
+        0 => [0; 4],
+        2 => [p[0], p[1], p[0], p[1]],
+        4 => [p[0], p[1], p[2], p[3]],
+        n => {
+            return Err(invalid(
+                f,
+                &format!("pads has {n} entries; it needs 0, 2 or 4"),
+            ));
+        }
+    };
+    shaped(f, x, out, |s, d| {
+        nn::pool2d(s, &k, &st, p4, &dl, ceil != 0, nn::Pool::Max, d, None)
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn max_pool_with_indices(
+    f: &'static str,
+    x: *const aclTensor,
+    kernel: *const aclIntArray,
+    stride: *const aclIntArray,
+    padding: *const aclIntArray,
+    dilation: *const aclIntArray,
+    ceil: bool,
+    out: *const aclTensor,
+    indices: *const aclTensor,
+) -> Planned {
+    let xv = input(f, "self", x)?;
+    let (k, st, p, dl) = (
+        ints(f, "kernelSize", kernel)?,
+        ints(f, "stride", stride)?,
+        ints(f, "padding", padding)?,
+        ints(f, "dilation", dilation)?,
+    );
+    let p4 = match p.len() {
+        1 => [p[0]; 4],
+        2 => [p[0], p[1], p[0], p[1]],
+        n => {
+            return Err(invalid(
+                f,
+                &format!("padding has {n} entries; it needs 1 or 2"),
+            ));
+        }
+    };
+    let (ov, iv) = (output(f, "out", out)?, output(f, "indices", indices)?);
+    let kern = nn::pool2d(
+        &xv.spec,
+        &k,
+        &st,
+        p4,
+        &dl,
+        ceil,
+        nn::Pool::Max,
+        ov.spec.dtype,
+        Some(iv.spec.dtype),
+    );
+    planned(f, &["out", "indices"], vec![xv], vec![ov, iv], kern)
+}
+
+pub(super) fn im2col(
+    f: &'static str,
+    x: *const aclTensor,
+    kernel: *const aclIntArray,
+    dilation: *const aclIntArray,
+    padding: *const aclIntArray,
+    stride: *const aclIntArray,
+    out: *const aclTensor,
+) -> Planned {
+    let (k, dl, p, st) = (
+        ints(f, "kernelSize", kernel)?,
+        ints(f, "dilation", dilation)?,
+        ints(f, "padding", padding)?,
+        ints(f, "stride", stride)?,
+    );
+    shaped(f, x, out, |s, d| nn::im2col(s, &k, &dl, &p, &st, d))
+}
+
+pub(super) fn upsample_nearest2d(
+    f: &'static str,
+    x: *const aclTensor,
+    size: *const aclIntArray,
+    out: *const aclTensor,
+) -> Planned {
+    let sz = ints(f, "outputSize", size)?;
+    shaped(f, x, out, |s, d| nn::upsample_nearest2d(s, &sz, d))
+}
+
+// ---------------------------------------------------------------------------
+// Attention, gated activations, losses, quantised matmul, solves.
+// ---------------------------------------------------------------------------
+
+/// aclnnFusedInferAttentionScoreV2 for the dense case: one key and one value
+/// tensor, an optional mask, `numHeads`/`numKeyValueHeads`, `scaleValue`,
+/// layouts BSH/BSND/BNSD, `sparseMode` 0. The other optional inputs
+/// (position shift, quantisation, paged KV, padding, shared prefixes,
+/// actual sequence lengths) are 561003 on cann-sim.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn fused_attention(
+    f: &'static str,
+    query: *const aclTensor,
+    key: *const aclTensorList,
+    value: *const aclTensorList,
+    mask: *const aclTensor,
+    unsupported: &[(&str, bool)],
+    num_heads: i64,
+    scale: f64,
+    layout: *const std::ffi::c_char,
+    kv_heads: i64,
+    sparse_mode: i64,
+    lse_flag: bool,
+    out: *const aclTensor,
+    lse: *const aclTensor,
+) -> Planned {
+    let qv = input(f, "query", query)?;
+    let (ks, vs) = (
+        bound_list(f, "key", key as usize)?,
+        bound_list(f, "value", value as usize)?,
+    );
+    if layout.is_null() {
+        return Err(fail(
+            acl_sys::aclnn::ACLNN_ERR_PARAM_NULLPTR,
+            format!("{f}: inputLayout is null"),
+        ));
+    }
+    // SAFETY: a non-null C string from the caller, read up to its NUL.
+    let layout = unsafe { std::ffi::CStr::from_ptr(layout) }
+        .to_string_lossy()
+        .into_owned();
+    let Some(lay) = nn::Layout::parse(&layout) else {
+        return Err(fail(
+            acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+            format!("{f}: inputLayout {layout:?} is not supported by cann-sim (BSH, BSND, BNSD)"),
+        ));
+    };
+    if let Some((what, _)) = unsupported.iter().find(|(_, given)| *given) {
+        return Err(fail(
+            acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+            format!("{f}: {what} is not supported by cann-sim (dense attention with a mask only)"),
+        ));
+    }
+    if sparse_mode != 0 || ks.len() != 1 || vs.len() != 1 {
+        return Err(fail(
+            acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+            format!(
+                "{f}: sparseMode {sparse_mode} with {} key and {} value tensors is not supported by cann-sim (sparseMode 0, one of each)",
+                ks.len(),
+                vs.len()
+            ),
+        ));
+    }
+    let mv = opt_input(f, "attenMaskOptional", mask)?;
+    let ov = output(f, "attentionOut", out)?;
+    let lv = if lse_flag {
+        Some(output(f, "softmaxLse", lse)?)
+    } else {
+        None
+    };
+    let (k0, v0) = (ks[0].clone(), vs[0].clone());
+    let kern = nn::attention(
+        &qv.spec,
+        &k0.spec,
+        &v0.spec,
+        mv.as_ref().map(|m| &m.spec),
+        lay,
+        num_heads,
+        kv_heads,
+        scale,
+        ov.spec.dtype,
+        lv.as_ref().map(|l| l.spec.dtype),
+    );
+    let names: &'static [&'static str] = if lv.is_some() {
+        &["attentionOut", "softmaxLse"]
+    } else {
+        &["attentionOut"]
+    };
+    let inputs = [Some(qv), Some(k0), Some(v0), mv]
+        .into_iter()
+        .flatten()
+        .collect();
+    let outputs = [Some(ov), lv].into_iter().flatten().collect();
+    planned(f, names, inputs, outputs, kern)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn geglu(
+    f: &'static str,
+    x: *const aclTensor,
+    dim: i64,
+    approximate: i64,
+    activate_left: bool,
+    out: *const aclTensor,
+    out_gelu: *const aclTensor,
+) -> Planned {
+    if !(0..=1).contains(&approximate) {
+        return Err(invalid(
+            f,
+            &format!("approximate {approximate} is not 0 (none) or 1 (tanh)"),
+        ));
+    }
+    let xv = input(f, "self", x)?;
+    let (ov, gv) = (output(f, "out", out)?, output(f, "outGelu", out_gelu)?);
+    let k = nn::geglu(
+        &xv.spec,
+        dim,
+        approximate == 1,
+        activate_left,
+        [ov.spec.dtype, gv.spec.dtype],
+    );
+    planned(f, &["out", "outGelu"], vec![xv], vec![ov, gv], k)
+}
+
+pub(super) fn softmax_cross_entropy(
+    f: &'static str,
+    features: *const aclTensor,
+    labels: *const aclTensor,
+    loss: *const aclTensor,
+    backprop: *const aclTensor,
+) -> Planned {
+    let (fv, lv) = (input(f, "features", features)?, input(f, "labels", labels)?);
+    let (ov, bv) = (output(f, "loss", loss)?, output(f, "backprop", backprop)?);
+    let k = nn::softmax_cross_entropy(&fv.spec, &lv.spec, [ov.spec.dtype, bv.spec.dtype]);
+    planned(f, &["loss", "backprop"], vec![fv, lv], vec![ov, bv], k)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn weight_quant_matmul(
+    f: &'static str,
+    x: *const aclTensor,
+    w: *const aclTensor,
+    scale: *const aclTensor,
+    offset: *const aclTensor,
+    quant_scale: *const aclTensor,
+    quant_offset: *const aclTensor,
+    bias: *const aclTensor,
+    group: i32,
+    y: *const aclTensor,
+) -> Planned {
+    if !quant_scale.is_null() || !quant_offset.is_null() {
+        return Err(fail(
+            acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+            format!(
+                "{f}: quantScaleOptional/quantOffsetOptional (a quantised output) are not supported by cann-sim"
+            ),
+        ));
+    }
+    let (xv, wv, sv) = (
+        input(f, "x", x)?,
+        input(f, "weight", w)?,
+        input(f, "antiquantScale", scale)?,
+    );
+    let (ov_, bv) = (
+        opt_input(f, "antiquantOffsetOptional", offset)?,
+        opt_input(f, "biasOptional", bias)?,
+    );
+    let yv = output(f, "y", y)?;
+    let k = nn::weight_quant_matmul(
+        &xv.spec,
+        &wv.spec,
+        &sv.spec,
+        ov_.as_ref().map(|o| &o.spec),
+        bv.as_ref().map(|b| &b.spec),
+        i64::from(group),
+        yv.spec.dtype,
+    );
+    let inputs = [Some(xv), Some(wv), Some(sv), ov_, bv]
+        .into_iter()
+        .flatten()
+        .collect();
+    planned(f, &["y"], inputs, vec![yv], k)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn triangular_solve(
+    f: &'static str,
+    b: *const aclTensor,
+    a: *const aclTensor,
+    upper: bool,
+    transpose: bool,
+    unit: bool,
+    x: *const aclTensor,
+    m: *const aclTensor,
+) -> Planned {
+    let (bv, av) = (input(f, "self", b)?, input(f, "A", a)?);
+    let (xv, mv) = (output(f, "xOut", x)?, output(f, "mOut", m)?);
+    let k = nn::triangular_solve(
+        &bv.spec,
+        &av.spec,
+        upper,
+        transpose,
+        unit,
+        [xv.spec.dtype, mv.spec.dtype],
+    );
+    planned(f, &["xOut", "mOut"], vec![bv, av], vec![xv, mv], k)
+}
+
+/// aclnnTransMatmulWeight: converts a weight in place to the layout the
+/// Cube unit prefers. The simulator's matmul reads ND directly, so its
+/// preferred layout is ND and the conversion leaves the tensor as it is
+/// (checked: a 2-D or 3-D float or int8 tensor, as the page requires).
+pub(super) fn trans_matmul_weight(f: &'static str, w: *const aclTensor) -> Planned {
+    let wv = output(f, "mmWeightRef", w)?;
+    let r = wv.spec.shape.len();
+    if !(2..=3).contains(&r)
+        || !matches!(
+            wv.spec.dtype,
+            DType::F16 | DType::BF16 | DType::F32 | DType::I8
+        )
+    {
+        return Err(invalid(
+            f,
+            &format!(
+                "mmWeightRef {:?} {} must be a 2-D or 3-D float16/bfloat16/float32/int8 tensor",
+                wv.spec.shape,
+                wv.spec.dtype.name()
+            ),
+        ));
+    }
+    let spec = wv.spec.clone();
+    let k = Ok(Kernel {
+        outputs: vec![spec],
+        native: crate::ops::native::Native::new("TransMatmulWeight", |i, o| {
+            o[0].data.copy_from_slice(i[0].data);
+            Ok(())
+        }),
+    });
+    let wi = wv.clone();
+    planned(f, &["mmWeightRef"], vec![wi], vec![wv], k)
+}

@@ -6,10 +6,11 @@
 //! |---|---|---|
 //! | Add, Sub | Add, Sub; Axpy when `alpha` ≠ 1 | an integer `out` needs an integral `alpha` (161002) |
 //! | Mul, Div, Maximum, Minimum | Mul, RealDiv, Maximum, Minimum | |
-//! | Neg, Abs, Exp, Log, Sqrt, Rsqrt, Relu, Sigmoid, Tanh, Gelu | same name | |
-//! | ThresholdBackward | ReluGrad | `threshold` must be 0 (the relu gradient) |
+//! | Log | (planned kernel, `nn.rs`) | integers promote to float, double computed in double |
+//! | Neg, Abs, Exp, Sqrt, Rsqrt, Relu, Sigmoid, Tanh, Gelu | same name | |
+//! | ThresholdBackward | (planned kernel, `nn.rs`) | any threshold |
 //! | Cast | Cast | `dst_type` = `dtype` |
-//! | Matmul | MatMul (2-D), BatchMatMul (else) | `cubeMathType` 0..=3 |
+//! | Matmul | MatMul (2-D), BatchMatMul (else); a planned kernel for two float types | `cubeMathType` 0..=3 |
 //! | BatchMatMul | BatchMatMul | 3-D operands |
 //! | ReduceSum, Mean, Amax | ReduceSum, ReduceMean, ReduceMax | `dim` as the `axes` input; empty `dim` reduces all; `dtype` must be the input's |
 //! | Softmax, LogSoftmax | SoftmaxV2, LogSoftmaxV2 | `axes = [dim]` |
@@ -128,36 +129,6 @@ pub(super) fn scaled(
     }
     p.attrs = Attrs::from([("alpha".to_string(), AttrValue::Float((sign * v) as f32))]);
     Ok(p)
-}
-
-pub(super) fn threshold_backward(
-    f: &str,
-    grad: *const aclTensor,
-    x: *const aclTensor,
-    threshold: *const aclScalar,
-    out: *const aclTensor,
-) -> Planned {
-    let (d, b) = scalar_arg(f, "threshold", threshold as usize)?;
-    let v = exec::to_f64(d, &b);
-    if v != 0.0 {
-        return Err(fail(
-            ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
-            format!(
-                "{f}: threshold = {v} is not supported by cann-sim (only 0, the relu gradient)"
-            ),
-        ));
-    }
-    let inputs = vec![
-        dev(f, "gradOutput", grad as usize)?,
-        dev(f, "self", x as usize)?,
-    ];
-    Ok(plan(
-        "aclnnThresholdBackward",
-        "ReluGrad",
-        Attrs::new(),
-        inputs,
-        bound(f, "gradInput", out as usize, true)?,
-    ))
 }
 
 pub(super) fn matmul(

@@ -5,12 +5,12 @@
 //! | aclnn | CANN op | notes |
 //! |---|---|---|
 //! | Embedding | GatherV2 | `axis` 0; `weight` 2-D |
-//! | RmsNorm | RmsNorm | two outputs, `yOut` and `rstdOut`; `epsilon` as a float attribute |
+//! | RmsNorm | (planned kernel, `nn.rs`) | mixed float types; `rstdOut` as the release takes it; a gamma that does not fit is 561002 |
 //! | RotaryPositionEmbedding | RotaryPositionEmbedding | `mode` 0..=3 (161002 else); cann-sim has kernels for 0 and 1 only (561003) |
 //! | SwiGlu | SwiGlu | `dim` |
 //! | ArgMax | ArgMaxV2 | `dtype` = `out`'s (int32/int64); `keepdim` keeps the reduced dimension as 1 |
 //! | InplaceCopy | Cast | to `selfRef`'s type; `src` broadcasts to `selfRef` (read with stride 0) |
-//! | Muls | Mul | `other` converted to `self`'s type, a constant input |
+//! | Muls | (planned kernel, `nn.rs`) | a float scalar makes an integer tensor's result float |
 //! | InplaceMaskedFillScalar | MaskedFill | `mask` bool, broadcasting to `selfRef`; `value` converted to `selfRef`'s type |
 
 #![allow(non_snake_case)]
@@ -20,7 +20,8 @@ use super::operators::{Planned, dev, plan, plan_out};
 use crate::ops::{AttrValue, Attrs, DType, TensorSpec};
 use crate::recent_error::fail;
 use acl_sys::aclnn::{
-    ACLNN_ERR_INNER_FIND_KERNEL_ERROR, ACLNN_ERR_PARAM_INVALID, aclScalar, aclTensor, aclnnStatus,
+    ACLNN_ERR_INNER_FIND_KERNEL_ERROR, ACLNN_ERR_INNER_TILING_ERROR, ACLNN_ERR_PARAM_INVALID,
+    aclScalar, aclTensor, aclnnStatus,
 };
 
 fn invalid(msg: String) -> aclnnStatus {
@@ -53,24 +54,6 @@ pub(super) fn embedding(
     ))
 }
 
-pub(super) fn rms_norm(
-    f: &str,
-    x: *const aclTensor,
-    gamma: *const aclTensor,
-    epsilon: f64,
-    y: *const aclTensor,
-    rstd: *const aclTensor,
-) -> Planned {
-    let inputs = vec![dev(f, "x", x as usize)?, dev(f, "gamma", gamma as usize)?];
-    let y = bound(f, "yOut", y as usize, true)?;
-    let rstd = bound(f, "rstdOut", rstd as usize, true)?;
-    let attrs = Attrs::from([("epsilon".to_string(), AttrValue::Float(epsilon as f32))]);
-    let mut p = plan("aclnnRmsNorm", "RmsNorm", attrs, inputs, y);
-    p.outputs.push(rstd);
-    p.output_names = &["yOut", "rstdOut"];
-    Ok(p)
-}
-
 pub(super) fn rotary(
     f: &str,
     x: *const aclTensor,
@@ -95,7 +78,37 @@ pub(super) fn rotary(
                 ),
             ));
         }
-        _ => return Err(invalid(format!("{f}: mode {mode} is not 0..=3"))),
+        // The release refuses an unknown mode in its tiling, 561002
+        // (hicann/ops-transformer `posembedding/rotary_position_embedding/
+        // op_host/rotary_position_embedding_tiling*.cpp`, mode check).
+        _ => {
+            return Err(fail(
+                ACLNN_ERR_INNER_TILING_ERROR,
+                format!("{f}: mode {mode} is not 0..=3"),
+            ));
+        }
+    }
+    // So are cos/sin whose size does not fit x (the same tiling): a shape
+    // rule of the kernel, not of the parameter check.
+    let shape = |p: &PlanIn| match p {
+        PlanIn::Device(v) => v.spec.shape.clone(),
+        PlanIn::Host(s, _) => s.shape.clone(),
+    };
+    let xs = shape(&inputs[0]);
+    for (name, p) in [("cos", &inputs[1]), ("sin", &inputs[2])] {
+        let t = shape(p);
+        let fits = xs.len() == 4
+            && t.len() == 4
+            && t[3] == xs[3]
+            && t.iter().zip(&xs).all(|(&a, &b)| a == b || a == 1);
+        if xs.len() == 4 && t.len() == 4 && !fits {
+            return Err(fail(
+                ACLNN_ERR_INNER_TILING_ERROR,
+                format!(
+                    "{f}: {name} {t:?} does not fit x {xs:?} (its last dimension must equal x's and the others equal or 1)"
+                ),
+            ));
+        }
     }
     let attrs = Attrs::from([("mode".to_string(), AttrValue::Int(mode))]);
     Ok(plan(
@@ -222,26 +235,6 @@ fn scalar_input(
             shape: vec![],
         },
         exec::from_f64(dtype, exec::to_f64(d, &b)),
-    ))
-}
-
-/// `aclnnMuls` (`api`), or `aclnnInplaceMuls` with `out` = `selfRef`.
-pub(super) fn muls(
-    f: &str,
-    api: &'static str,
-    x: *const aclTensor,
-    other: *const aclScalar,
-    out: *const aclTensor,
-) -> Planned {
-    let x = bound(f, "self", x as usize, false)?;
-    let out = bound(f, "out", out as usize, true)?;
-    let other = scalar_input(f, "other", other, x.spec.dtype)?;
-    Ok(plan(
-        api,
-        "Mul",
-        Attrs::new(),
-        vec![PlanIn::Device(x), other],
-        out,
     ))
 }
 

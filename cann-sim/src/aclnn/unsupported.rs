@@ -200,17 +200,6 @@ pub unsafe extern "C" fn aclnnArgMinGetWorkspaceSize(
     crate::recent_error::not_supported("aclnnArgMinGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
-///`aclnnAvgPool2d`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnAvgPool2d(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnAvgPool2d");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
 ///`aclnnAvgPool2dBackward`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclnnAvgPool2dBackward(
@@ -239,24 +228,6 @@ pub unsafe extern "C" fn aclnnAvgPool2dBackwardGetWorkspaceSize(
     _arg11: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
     crate::recent_error::not_supported("aclnnAvgPool2dBackwardGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnAvgPool2dGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnAvgPool2dGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclIntArray,
-    _arg2: *const aclIntArray,
-    _arg3: *const aclIntArray,
-    _arg4: bool,
-    _arg5: bool,
-    _arg6: i64,
-    _arg7: i8,
-    _arg8: *mut aclTensor,
-    _arg9: *mut u64,
-    _arg10: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnAvgPool2dGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
 ///`aclnnBatchNorm`: not supported by cann-sim.
@@ -323,17 +294,6 @@ pub unsafe extern "C" fn aclnnBatchNormGetWorkspaceSize(
     crate::recent_error::not_supported("aclnnBatchNormGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
-///`aclnnConvolution`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnConvolution(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnConvolution");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
 ///`aclnnConvolutionBackward`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclnnConvolutionBackward(
@@ -367,26 +327,6 @@ pub unsafe extern "C" fn aclnnConvolutionBackwardGetWorkspaceSize(
     _arg16: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
     crate::recent_error::not_supported("aclnnConvolutionBackwardGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnConvolutionGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnConvolutionGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclTensor,
-    _arg2: *const aclTensor,
-    _arg3: *const aclIntArray,
-    _arg4: *const aclIntArray,
-    _arg5: *const aclIntArray,
-    _arg6: bool,
-    _arg7: *const aclIntArray,
-    _arg8: i64,
-    _arg9: *mut aclTensor,
-    _arg10: i8,
-    _arg11: *mut u64,
-    _arg12: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnConvolutionGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
 ///`aclnnCummax`: not supported by cann-sim.
@@ -563,65 +503,6 @@ pub unsafe extern "C" fn aclnnEmbeddingDenseBackwardGetWorkspaceSize(
     crate::recent_error::not_supported("aclnnEmbeddingDenseBackwardGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
-///`aclnnFusedInferAttentionScoreV2`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV2(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnFusedInferAttentionScoreV2");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnFusedInferAttentionScoreV2GetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclTensorList,
-    _arg2: *const aclTensorList,
-    _arg3: *const aclTensor,
-    _arg4: *const aclTensor,
-    _arg5: *const aclIntArray,
-    _arg6: *const aclIntArray,
-    _arg7: *const aclTensor,
-    _arg8: *const aclTensor,
-    _arg9: *const aclTensor,
-    _arg10: *const aclTensor,
-    _arg11: *const aclTensor,
-    _arg12: *const aclTensor,
-    _arg13: *const aclTensor,
-    _arg14: *const aclTensor,
-    _arg15: *const aclTensor,
-    _arg16: *const aclTensor,
-    _arg17: *const aclTensor,
-    _arg18: *const aclTensor,
-    _arg19: *const aclTensor,
-    _arg20: *const aclTensor,
-    _arg21: *const aclTensor,
-    _arg22: *const aclTensor,
-    _arg23: *const aclIntArray,
-    _arg24: i64,
-    _arg25: f64,
-    _arg26: i64,
-    _arg27: i64,
-    _arg28: *mut ::core::ffi::c_char,
-    _arg29: i64,
-    _arg30: i64,
-    _arg31: i64,
-    _arg32: i64,
-    _arg33: i64,
-    _arg34: bool,
-    _arg35: i64,
-    _arg36: i64,
-    _arg37: *const aclTensor,
-    _arg38: *const aclTensor,
-    _arg39: *mut u64,
-    _arg40: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnFusedInferAttentionScoreV2GetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
 ///`aclnnGather`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclnnGather(
@@ -644,32 +525,6 @@ pub unsafe extern "C" fn aclnnGatherGetWorkspaceSize(
     _arg5: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
     crate::recent_error::not_supported("aclnnGatherGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnGeGluV3`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnGeGluV3(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnGeGluV3");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnGeGluV3GetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnGeGluV3GetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: i64,
-    _arg2: i64,
-    _arg3: bool,
-    _arg4: *mut aclTensor,
-    _arg5: *mut aclTensor,
-    _arg6: *mut u64,
-    _arg7: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnGeGluV3GetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
 ///`aclnnGeluBackward`: not supported by cann-sim.
@@ -726,32 +581,6 @@ pub unsafe extern "C" fn aclnnGroupNormBackwardGetWorkspaceSize(
     _arg14: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
     crate::recent_error::not_supported("aclnnGroupNormBackwardGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnIm2col`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnIm2col(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnIm2col");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnIm2colGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnIm2colGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclIntArray,
-    _arg2: *const aclIntArray,
-    _arg3: *const aclIntArray,
-    _arg4: *const aclIntArray,
-    _arg5: *const aclTensor,
-    _arg6: *mut u64,
-    _arg7: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnIm2colGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
 ///`aclnnIndexAdd`: not supported by cann-sim.
@@ -1006,28 +835,6 @@ pub unsafe extern "C" fn aclnnMaxDimGetWorkspaceSize(
     crate::recent_error::not_supported("aclnnMaxDimGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
-///`aclnnMaxPool`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnMaxPool(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnMaxPool");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnMaxPool2dWithIndices`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnMaxPool2dWithIndices(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnMaxPool2dWithIndices");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
 ///`aclnnMaxPool2dWithIndicesBackward`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclnnMaxPool2dWithIndicesBackward(
@@ -1055,40 +862,6 @@ pub unsafe extern "C" fn aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(
     _arg10: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
     crate::recent_error::not_supported("aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnMaxPool2dWithIndicesGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnMaxPool2dWithIndicesGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclIntArray,
-    _arg2: *const aclIntArray,
-    _arg3: *const aclIntArray,
-    _arg4: *const aclIntArray,
-    _arg5: bool,
-    _arg6: *mut aclTensor,
-    _arg7: *mut aclTensor,
-    _arg8: *mut u64,
-    _arg9: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnMaxPool2dWithIndicesGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnMaxPoolGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnMaxPoolGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclIntArray,
-    _arg2: *const aclIntArray,
-    _arg3: i64,
-    _arg4: *const aclIntArray,
-    _arg5: *const aclIntArray,
-    _arg6: i64,
-    _arg7: *mut aclTensor,
-    _arg8: *mut u64,
-    _arg9: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnMaxPoolGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
 ///`aclnnMinDim`: not supported by cann-sim.
@@ -1463,30 +1236,6 @@ pub unsafe extern "C" fn aclnnSoftmaxBackwardGetWorkspaceSize(
     crate::recent_error::not_supported("aclnnSoftmaxBackwardGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
-///`aclnnSoftmaxCrossEntropyWithLogits`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnSoftmaxCrossEntropyWithLogits(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnSoftmaxCrossEntropyWithLogits");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnSoftmaxCrossEntropyWithLogitsGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnSoftmaxCrossEntropyWithLogitsGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *mut aclTensor,
-    _arg2: *mut aclTensor,
-    _arg3: *mut aclTensor,
-    _arg4: *mut u64,
-    _arg5: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnSoftmaxCrossEntropyWithLogitsGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
 ///`aclnnTanhBackward`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclnnTanhBackward(
@@ -1508,54 +1257,6 @@ pub unsafe extern "C" fn aclnnTanhBackwardGetWorkspaceSize(
     _arg4: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
     crate::recent_error::not_supported("aclnnTanhBackwardGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnTransMatmulWeight`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnTransMatmulWeight(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnTransMatmulWeight");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnTransMatmulWeightGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnTransMatmulWeightGetWorkspaceSize(
-    _arg0: *mut aclTensor,
-    _arg1: *mut u64,
-    _arg2: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnTransMatmulWeightGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnTriangularSolve`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnTriangularSolve(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnTriangularSolve");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnTriangularSolveGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnTriangularSolveGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclTensor,
-    _arg2: bool,
-    _arg3: bool,
-    _arg4: bool,
-    _arg5: *mut aclTensor,
-    _arg6: *mut aclTensor,
-    _arg7: *mut u64,
-    _arg8: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnTriangularSolveGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
 ///`aclnnUpsampleBicubic2d`: not supported by cann-sim.
@@ -1664,17 +1365,6 @@ pub unsafe extern "C" fn aclnnUpsampleBilinear2dGetWorkspaceSize(
     crate::recent_error::not_supported("aclnnUpsampleBilinear2dGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
-///`aclnnUpsampleNearest2d`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnUpsampleNearest2d(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnUpsampleNearest2d");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
 ///`aclnnUpsampleNearest2dBackward`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclnnUpsampleNearest2dBackward(
@@ -1699,46 +1389,5 @@ pub unsafe extern "C" fn aclnnUpsampleNearest2dBackwardGetWorkspaceSize(
     _arg7: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
     crate::recent_error::not_supported("aclnnUpsampleNearest2dBackwardGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnUpsampleNearest2dGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnUpsampleNearest2dGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclIntArray,
-    _arg2: *mut aclTensor,
-    _arg3: *mut u64,
-    _arg4: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnUpsampleNearest2dGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnWeightQuantBatchMatmulV2`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnWeightQuantBatchMatmulV2(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnWeightQuantBatchMatmulV2");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnWeightQuantBatchMatmulV2GetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnWeightQuantBatchMatmulV2GetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclTensor,
-    _arg2: *const aclTensor,
-    _arg3: *const aclTensor,
-    _arg4: *const aclTensor,
-    _arg5: *const aclTensor,
-    _arg6: *const aclTensor,
-    _arg7: i32,
-    _arg8: *const aclTensor,
-    _arg9: *mut u64,
-    _arg10: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnWeightQuantBatchMatmulV2GetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }

@@ -255,20 +255,39 @@ pub fn write(desc: &ModelDesc, path: impl AsRef<Path>) -> Result<(), LoadError> 
 /// A [`LoadError`] as the module docs list.
 pub fn load_file(path: &Path) -> Result<Model, LoadError> {
     use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
     let shown = path.display();
-    let mut f = std::fs::File::open(path).map_err(|e| LoadError {
+    let cannot_open = |e: std::io::Error| LoadError {
         kind: LoadErrorKind::OpenFile,
         message: format!("cannot open the model file {shown}: {e}"),
-    })?;
+    };
+    let not_regular = |m: &std::fs::Metadata| LoadError {
+        kind: LoadErrorKind::OpenFile,
+        message: format!(
+            "the model path {shown} is not a regular file (a {})",
+            file_kind(&m.file_type())
+        ),
+    };
+    // The type is checked before opening: opening a FIFO blocks until a
+    // writer comes, and opening a device may act on it. The open itself is
+    // non-blocking, in case a FIFO takes the file's place in between (the
+    // type is checked again on what was opened); reads of a regular file
+    // are unaffected by the flag.
+    let meta = std::fs::metadata(path).map_err(cannot_open)?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta));
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(cannot_open)?;
     let meta = f.metadata().map_err(|e| LoadError {
         kind: LoadErrorKind::ReadFile,
         message: format!("cannot read the model file {shown}: {e}"),
     })?;
     if !meta.is_file() {
-        return Err(LoadError {
-            kind: LoadErrorKind::OpenFile,
-            message: format!("the model path {shown} is not a regular file"),
-        });
+        return Err(not_regular(&meta));
     }
     if meta.len() > MAX_MODEL_BYTES as u64 {
         return Err(size_error(meta.len()));
@@ -282,6 +301,25 @@ pub fn load_file(path: &Path) -> Result<Model, LoadError> {
         kind: e.kind,
         message: format!("{shown}: {}", e.message),
     })
+}
+
+/// What a file that is not a regular one is, for messages: `directory`,
+/// `FIFO`, `socket`, `device`, `symbolic link` or `special file`.
+pub fn file_kind(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "directory"
+    } else if t.is_fifo() {
+        "FIFO"
+    } else if t.is_socket() {
+        "socket"
+    } else if t.is_char_device() || t.is_block_device() {
+        "device"
+    } else if t.is_symlink() {
+        "symbolic link"
+    } else {
+        "special file"
+    }
 }
 
 fn size_error(len: u64) -> LoadError {

@@ -11,7 +11,18 @@ use super::{
     index_values, normalize_axis,
 };
 
-const DTYPES: &[DType] = &[DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64];
+// hicann/ops-math `index/arg_max_v2` dtype table: the float types, double
+// and the integers (int16 is not among the simulator's types yet).
+const DTYPES: &[DType] = &[
+    DType::F32,
+    DType::F16,
+    DType::BF16,
+    DType::F64,
+    DType::I8,
+    DType::U8,
+    DType::I32,
+    DType::I64,
+];
 
 fn out_dtype(attrs: &Attrs) -> Result<DType, OpError> {
     let v = match attrs.get("dtype") {

@@ -1419,3 +1419,1072 @@ pub type Fn1 = Arc<dyn Fn(f64) -> f64 + Send + Sync>;
 pub fn counts(name: &str, i: &[Input<'_>], o: &[Output<'_>], n: usize, m: usize) -> Res<()> {
     super::native::expect_counts(name, i, o, n, m)
 }
+
+/// RmsNorm: `y = x · rstd · gamma` over gamma's trailing dimensions, `rstd`
+/// (f32) one value per row. `x` and `gamma` may differ in float type (the
+/// A2/A3 table lists fp16/bf16 `x` with fp32 `gamma`). `rstd` is accepted
+/// as the release accepts it: its leading dimensions those of `x` (as far
+/// as it has them) and room for one value per row; the kernel writes the
+/// first `rows` elements.
+///
+/// # Errors
+///
+/// `Ok(Err(msg))` for a gamma that is not x's trailing dimensions: the
+/// release finds that in its tiling (561002), not in the parameter check.
+pub fn rms_norm(
+    x: &TensorSpec,
+    gamma: &TensorSpec,
+    eps: f64,
+    y: DType,
+    rstd: &TensorSpec,
+) -> Res<Result<Kernel, String>> {
+    let name = "RmsNorm";
+    for (what, t) in [("x", x), ("gamma", gamma)] {
+        if !is_float(t.dtype) {
+            return err(format!(
+                "{name}: {what} is {}; it must be a float type",
+                t.dtype.name()
+            ));
+        }
+    }
+    check_cast(name, "yOut", x.dtype, y)?;
+    if rstd.dtype != DType::F32 {
+        return err(format!(
+            "{name}: rstdOut is {}; it must be float32",
+            rstd.dtype.name()
+        ));
+    }
+    let (r, k) = (x.shape.len(), gamma.shape.len());
+    if k == 0 || k > r || x.shape[r - k..] != gamma.shape[..] {
+        return Ok(Err(format!(
+            "{name}: gamma {} must be the trailing dimensions of x {}",
+            fmt_shape(&gamma.shape),
+            fmt_shape(&x.shape)
+        )));
+    }
+    let lead = &x.shape[..r - k];
+    let rows = numel(lead);
+    let m = rstd.shape.len().min(lead.len());
+    if rstd.shape[..m] != lead[..m] || numel(&rstd.shape) < rows {
+        return err(format!(
+            "{name}: rstdOut {} must start with x's leading dimensions {} and hold {rows} values",
+            fmt_shape(&rstd.shape),
+            fmt_shape(lead)
+        ));
+    }
+    let inner = numel(&gamma.shape);
+    let rstd_len = numel(&rstd.shape);
+    Ok(Ok(Kernel {
+        outputs: vec![spec(y, x.shape.clone()), rstd.clone()],
+        native: Native::new(name, move |i, o| {
+            let (xv, g) = (read(&i[0]), read(&i[1]));
+            let mut yv = vec![0.0; xv.len()];
+            let mut rs = vec![0.0; rstd_len];
+            for row in 0..rows {
+                let xs = &xv[row * inner..(row + 1) * inner];
+                let ms = xs.iter().map(|v| v * v).sum::<f64>() / inner.max(1) as f64;
+                let r = 1.0 / (ms + eps).sqrt();
+                for j in 0..inner {
+                    yv[row * inner + j] = xs[j] * r * g[j];
+                }
+                rs[row] = r;
+            }
+            write(&mut o[0], &yv);
+            // The rows' values; the rest of a larger rstd is left as it was.
+            let keep = read_output(&o[1]);
+            let merged: Vec<f64> = (0..rstd_len)
+                .map(|k| if k < rows { rs[k] } else { keep[k] })
+                .collect();
+            write(&mut o[1], &merged);
+            Ok(())
+        }),
+    }))
+}
+
+/// The current elements of an output (a kernel that writes part of it).
+fn read_output(o: &Output<'_>) -> Vec<f64> {
+    super::dtype::load_f64(o.spec.dtype, o.data)
+}
+
+/// `torch.matmul` of two tensors of possibly different float types
+/// (aclnnMatmul with an f32 and an f16 operand): 1-D operands are a vector,
+/// batch dimensions broadcast; accumulated in f64, stored as `out`.
+pub fn matmul_mixed(a: &TensorSpec, b: &TensorSpec, out: DType) -> Res<Kernel> {
+    let name = "BatchMatMulV2";
+    if a.shape.is_empty() || b.shape.is_empty() {
+        return err(format!(
+            "{name}: self and mat2 must have at least one dimension"
+        ));
+    }
+    check_cast(name, "out", promote(a.dtype, b.dtype), out)?;
+    let a2 = if a.shape.len() == 1 {
+        vec![1, a.shape[0]]
+    } else {
+        a.shape.clone()
+    };
+    let b2 = if b.shape.len() == 1 {
+        vec![b.shape[0], 1]
+    } else {
+        b.shape.clone()
+    };
+    let (m, k) = (a2[a2.len() - 2], a2[a2.len() - 1]);
+    let (k2, n) = (b2[b2.len() - 2], b2[b2.len() - 1]);
+    if k != k2 {
+        return err(format!(
+            "{name}: self {} and mat2 {} do not multiply",
+            fmt_shape(&a.shape),
+            fmt_shape(&b.shape)
+        ));
+    }
+    let batch = broadcast(
+        name,
+        "self",
+        &a2[..a2.len() - 2],
+        "mat2",
+        &b2[..b2.len() - 2],
+    )?;
+    let mut shape = batch.clone();
+    if a.shape.len() > 1 {
+        shape.push(m);
+    }
+    if b.shape.len() > 1 {
+        shape.push(n);
+    }
+    let (ab, bb) = (a2[..a2.len() - 2].to_vec(), b2[..b2.len() - 2].to_vec());
+    let (m, k, n) = (m as usize, k as usize, n as usize);
+    Ok(Kernel {
+        outputs: vec![spec(out, shape)],
+        native: Native::new(name, move |i, o| {
+            let (x, y) = (read(&i[0]), read(&i[1]));
+            let (oa, ob) = (
+                broadcast_offsets(&ab, &batch),
+                broadcast_offsets(&bb, &batch),
+            );
+            let mut v = Vec::with_capacity(oa.len() * m * n);
+            for (pa, pb) in oa.iter().zip(&ob) {
+                let (xa, yb) = (&x[pa * m * k..], &y[pb * k * n..]);
+                for r in 0..m {
+                    for c in 0..n {
+                        v.push((0..k).map(|p| xa[r * k + p] * yb[p * n + c]).sum());
+                    }
+                }
+            }
+            write(&mut o[0], &v);
+            Ok(())
+        }),
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Convolution, pooling, unfolding, upsampling.
+// ---------------------------------------------------------------------------
+
+/// The attributes of an N-D convolution (`n` spatial dimensions).
+#[derive(Clone, Debug)]
+pub struct ConvAttrs {
+    /// Per spatial dimension.
+    pub stride: Vec<i64>,
+    /// Per spatial dimension (both sides).
+    pub padding: Vec<i64>,
+    /// Per spatial dimension.
+    pub dilation: Vec<i64>,
+    /// Transposed convolution (the gradient of a convolution's input).
+    pub transposed: bool,
+    /// Extra size of a transposed convolution's output, per dimension.
+    pub output_padding: Vec<i64>,
+    /// Channel groups.
+    pub groups: i64,
+}
+
+/// An attribute list of `n` entries, a single entry repeated (torch's
+/// `expand_param_if_needed`).
+fn per_dim(name: &str, what: &str, v: &[i64], n: usize, min: i64) -> Res<Vec<i64>> {
+    let out = match v.len() {
+        1 => vec![v[0]; n],
+        l if l == n => v.to_vec(),
+        l => return err(format!("{name}: {what} has {l} entries; it needs 1 or {n}")),
+    };
+    if let Some(bad) = out.iter().find(|&&x| x < min) {
+        return err(format!("{name}: {what} entry {bad} is below {min}"));
+    }
+    Ok(out)
+}
+
+/// Convolution (1-D, 2-D, 3-D: input `[N, C, *spatial]`), direct, in f64.
+pub fn convolution(
+    x: &TensorSpec,
+    w: &TensorSpec,
+    bias: Option<&TensorSpec>,
+    a: &ConvAttrs,
+    out: DType,
+) -> Res<Kernel> {
+    let name = "Conv";
+    let r = x.shape.len();
+    if !(3..=5).contains(&r) || w.shape.len() != r {
+        return err(format!(
+            "{name}: input {} and weight {} must both be 3-D, 4-D or 5-D",
+            fmt_shape(&x.shape),
+            fmt_shape(&w.shape)
+        ));
+    }
+    let n = r - 2;
+    let stride = per_dim(name, "stride", &a.stride, n, 1)?;
+    let pad = per_dim(name, "padding", &a.padding, n, 0)?;
+    let dil = per_dim(name, "dilation", &a.dilation, n, 1)?;
+    let opad = if a.transposed {
+        per_dim(name, "outputPadding", &a.output_padding, n, 0)?
+    } else {
+        vec![0; n]
+    };
+    let g = a.groups;
+    let (batch, cin) = (x.shape[0], x.shape[1]);
+    if g <= 0 || cin % g != 0 {
+        return err(format!(
+            "{name}: groups {g} does not divide the input channels {cin}"
+        ));
+    }
+    let (cout, wc_in) = if a.transposed {
+        if w.shape[0] != cin {
+            return err(format!(
+                "{name}: a transposed convolution's weight {} must have {cin} input channels first",
+                fmt_shape(&w.shape)
+            ));
+        }
+        (w.shape[1] * g, w.shape[0] / g)
+    } else {
+        if w.shape[1] * g != cin || w.shape[0] % g != 0 {
+            return err(format!(
+                "{name}: weight {} does not fit input {} with groups {g}",
+                fmt_shape(&w.shape),
+                fmt_shape(&x.shape)
+            ));
+        }
+        (w.shape[0], w.shape[1])
+    };
+    if let Some(b) = bias
+        && b.shape != [cout]
+    {
+        return err(format!(
+            "{name}: bias {} must be [{cout}]",
+            fmt_shape(&b.shape)
+        ));
+    }
+    check_cast(name, "output", promote(x.dtype, w.dtype), out)?;
+    let ks: Vec<i64> = w.shape[2..].to_vec();
+    let ins: Vec<i64> = x.shape[2..].to_vec();
+    let mut outs = Vec::with_capacity(n);
+    for d in 0..n {
+        let span = dil[d] * (ks[d] - 1) + 1;
+        let o = if a.transposed {
+            (ins[d] - 1) * stride[d] - 2 * pad[d] + span + opad[d]
+        } else {
+            (ins[d] + 2 * pad[d] - span) / stride[d] + 1
+        };
+        if o <= 0 {
+            return err(format!(
+                "{name}: the output's spatial dimension {d} would be {o}: input {} too small for kernel {}",
+                fmt_shape(&x.shape),
+                fmt_shape(&w.shape)
+            ));
+        }
+        outs.push(o);
+    }
+    let mut shape = vec![batch, cout];
+    shape.extend(&outs);
+    let has_bias = bias.is_some();
+    let transposed = a.transposed;
+    let oshape = shape.clone();
+    let _ = wc_in;
+    Ok(Kernel {
+        outputs: vec![spec(out, shape)],
+        native: Native::new(name, move |i, o| {
+            let xv = read(&i[0]);
+            let wv = read(&i[1]);
+            let bv = has_bias.then(|| read(&i[2]));
+            let mut y = vec![0.0; numel(&oshape)];
+            let (b, ci, co) = (batch as usize, cin as usize, cout as usize);
+            let gg = g as usize;
+            let (cig, cog) = (ci / gg, co / gg);
+            let isz: usize = numel(&ins);
+            let osz: usize = numel(&outs);
+            let ksz: usize = numel(&ks);
+            let ist = contiguous_strides(&ins);
+            let ost = contiguous_strides(&outs);
+            let kst = contiguous_strides(&ks);
+            // Every (input position, kernel position) pair that lands on an
+            // output position: out = in·stride − pad + k·dil (transposed),
+            // in = out·stride − pad + k·dil (direct).
+            let mut kidx = vec![0usize; n];
+            for kk in 0..ksz {
+                for d in 0..n {
+                    kidx[d] = (kk / kst[d]) % ks[d] as usize;
+                }
+                let (outer, outer_st, outer_dims) = if transposed {
+                    (isz, &ist, &ins)
+                } else {
+                    (osz, &ost, &outs)
+                };
+                for p in 0..outer {
+                    let mut q = 0usize;
+                    let mut inside = true;
+                    for d in 0..n {
+                        let pd = ((p / outer_st[d]) % outer_dims[d] as usize) as i64;
+                        let t = pd * stride[d] - pad[d] + kidx[d] as i64 * dil[d];
+                        let limit = if transposed { outs[d] } else { ins[d] };
+                        if !(0..limit).contains(&t) {
+                            inside = false;
+                            break;
+                        }
+                        q += t as usize * if transposed { ost[d] } else { ist[d] };
+                    }
+                    if !inside {
+                        continue;
+                    }
+                    let (ipos, opos) = if transposed { (p, q) } else { (q, p) };
+                    for s in 0..b {
+                        for grp in 0..gg {
+                            for oc in 0..cog {
+                                let oc_all = grp * cog + oc;
+                                let mut acc = 0.0;
+                                for ic in 0..cig {
+                                    let ic_all = grp * cig + ic;
+                                    let wi = if transposed {
+                                        (ic_all * cog + oc) * ksz + kk
+                                    } else {
+                                        (oc_all * cig + ic) * ksz + kk
+                                    };
+                                    acc += xv[(s * ci + ic_all) * isz + ipos] * wv[wi];
+                                }
+                                y[(s * co + oc_all) * osz + opos] += acc;
+                            }
+                        }
+                    }
+                }
+            }
+            if let Some(bv) = bv {
+                for (k, v) in y.iter_mut().enumerate() {
+                    *v += bv[(k / osz) % co];
+                }
+            }
+            write(&mut o[0], &y);
+            Ok(())
+        }),
+    })
+}
+
+/// How a pooling window combines its elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pool {
+    /// The maximum (padding never wins).
+    Max,
+    /// The mean; `count_pad`: padded positions count in the divisor;
+    /// `divisor`: a fixed divisor (> 0).
+    Avg {
+        /// Padded positions count.
+        count_pad: bool,
+        /// A fixed divisor, 0 for none.
+        divisor: i64,
+    },
+}
+
+/// 2-D pooling over the last two dimensions of `[N, C, H, W]` or `[C, H, W]`;
+/// `pads` are (top, left, bottom, right). With `indices`, also writes the
+/// flat `H·W` index of each maximum (int64).
+#[allow(clippy::too_many_arguments)]
+pub fn pool2d(
+    x: &TensorSpec,
+    kernel: &[i64],
+    stride: &[i64],
+    pads: [i64; 4],
+    dilation: &[i64],
+    ceil: bool,
+    pool: Pool,
+    out: DType,
+    indices: Option<DType>,
+) -> Res<Kernel> {
+    let name = if matches!(pool, Pool::Max) {
+        "MaxPool"
+    } else {
+        "AvgPool"
+    };
+    let r = x.shape.len();
+    if !(3..=4).contains(&r) {
+        return err(format!(
+            "{name}: self {} must be 3-D or 4-D",
+            fmt_shape(&x.shape)
+        ));
+    }
+    let k = per_dim(name, "kernel size", kernel, 2, 1)?;
+    let st = if stride.is_empty() {
+        k.clone()
+    } else {
+        per_dim(name, "strides", stride, 2, 1)?
+    };
+    let dl = if dilation.is_empty() {
+        vec![1, 1]
+    } else {
+        per_dim(name, "dilations", dilation, 2, 1)?
+    };
+    if pads.iter().any(|&p| p < 0) || pads[0] * 2 > k[0] * dl[0] || pads[1] * 2 > k[1] * dl[1] {
+        return err(format!(
+            "{name}: padding {pads:?} must be non-negative and at most half the kernel {k:?}"
+        ));
+    }
+    check_cast(name, "out", x.dtype, out)?;
+    let (h, w) = (x.shape[r - 2], x.shape[r - 1]);
+    let size = |len: i64, d: usize, lo: i64, hi: i64| -> i64 {
+        let span = dl[d] * (k[d] - 1) + 1;
+        let num = len + lo + hi - span;
+        let mut o = if ceil {
+            (num + st[d] - 1).div_euclid(st[d]) + 1
+        } else {
+            num.div_euclid(st[d]) + 1
+        };
+        // The last window must start inside the input or its left padding.
+        if ceil && (o - 1) * st[d] >= len + lo {
+            o -= 1;
+        }
+        o
+    };
+    let (oh, ow) = (size(h, 0, pads[0], pads[2]), size(w, 1, pads[1], pads[3]));
+    if oh <= 0 || ow <= 0 {
+        return err(format!(
+            "{name}: the output would be {oh}x{ow}: the input is smaller than the window"
+        ));
+    }
+    let mut shape = x.shape[..r - 2].to_vec();
+    shape.extend([oh, ow]);
+    let mut outputs = vec![spec(out, shape.clone())];
+    if let Some(d) = indices {
+        outputs.push(spec(d, shape));
+    }
+    let planes = numel(&x.shape[..r - 2]);
+    let (hh, ww, ohh, oww) = (h as usize, w as usize, oh as usize, ow as usize);
+    let with_idx = indices.is_some();
+    Ok(Kernel {
+        outputs,
+        native: Native::new(name, move |i, o| {
+            let xv = read(&i[0]);
+            let mut y = Vec::with_capacity(planes * ohh * oww);
+            let mut idx = Vec::new();
+            for p in 0..planes {
+                let plane = &xv[p * hh * ww..(p + 1) * hh * ww];
+                for a in 0..ohh as i64 {
+                    for b in 0..oww as i64 {
+                        let (y0, x0) = (a * st[0] - pads[0], b * st[1] - pads[1]);
+                        let (mut best, mut at, mut sum, mut cnt, mut cnt_pad) =
+                            (f64::NEG_INFINITY, -1i64, 0.0, 0i64, 0i64);
+                        for u in 0..k[0] {
+                            for v in 0..k[1] {
+                                let (yy, xx) = (y0 + u * dl[0], x0 + v * dl[1]);
+                                let in_pad = yy < h + pads[2] && xx < w + pads[3];
+                                if !(0..h).contains(&yy) || !(0..w).contains(&xx) {
+                                    if in_pad {
+                                        cnt_pad += 1;
+                                    }
+                                    continue;
+                                }
+                                let val = plane[(yy * w + xx) as usize];
+                                // The first maximum wins; a NaN wins over numbers (torch).
+                                if at < 0 || val > best || (val.is_nan() && !best.is_nan()) {
+                                    best = val;
+                                    at = yy * w + xx;
+                                }
+                                sum += val;
+                                cnt += 1;
+                                cnt_pad += 1;
+                            }
+                        }
+                        match pool {
+                            Pool::Max => {
+                                y.push(best);
+                                idx.push(at);
+                            }
+                            Pool::Avg { count_pad, divisor } => {
+                                let div = if divisor > 0 {
+                                    divisor
+                                } else if count_pad {
+                                    cnt_pad
+                                } else {
+                                    cnt
+                                };
+                                y.push(sum / div.max(1) as f64);
+                            }
+                        }
+                    }
+                }
+            }
+            write(&mut o[0], &y);
+            if with_idx {
+                write_i64(&mut o[1], &idx);
+            }
+            Ok(())
+        }),
+    })
+}
+
+/// im2col of `[N, C, H, W]` (or `[C, H, W]`): `[N, C·kh·kw, L]`, L the
+/// number of window positions.
+pub fn im2col(
+    x: &TensorSpec,
+    kernel: &[i64],
+    dilation: &[i64],
+    padding: &[i64],
+    stride: &[i64],
+    out: DType,
+) -> Res<Kernel> {
+    let name = "Im2col";
+    let r = x.shape.len();
+    if !(3..=4).contains(&r) {
+        return err(format!(
+            "{name}: self {} must be 3-D or 4-D",
+            fmt_shape(&x.shape)
+        ));
+    }
+    let k = per_dim(name, "kernelSize", kernel, 2, 1)?;
+    let dl = per_dim(name, "dilation", dilation, 2, 1)?;
+    let pd = per_dim(name, "padding", padding, 2, 0)?;
+    let st = per_dim(name, "stride", stride, 2, 1)?;
+    check_cast(name, "out", x.dtype, out)?;
+    let (c, h, w) = (x.shape[r - 3], x.shape[r - 2], x.shape[r - 1]);
+    let oh = (h + 2 * pd[0] - dl[0] * (k[0] - 1) - 1) / st[0] + 1;
+    let ow = (w + 2 * pd[1] - dl[1] * (k[1] - 1) - 1) / st[1] + 1;
+    if oh <= 0 || ow <= 0 {
+        return err(format!(
+            "{name}: no window fits input {}",
+            fmt_shape(&x.shape)
+        ));
+    }
+    let mut shape = x.shape[..r - 3].to_vec();
+    shape.extend([c * k[0] * k[1], oh * ow]);
+    let mut map = Vec::with_capacity(numel(&shape));
+    let batch = numel(&x.shape[..r - 3]);
+    for b in 0..batch as i64 {
+        for ch in 0..c {
+            for u in 0..k[0] {
+                for v in 0..k[1] {
+                    for a in 0..oh {
+                        for q in 0..ow {
+                            let (yy, xx) =
+                                (a * st[0] - pd[0] + u * dl[0], q * st[1] - pd[1] + v * dl[1]);
+                            map.push(
+                                ((0..h).contains(&yy) && (0..w).contains(&xx))
+                                    .then(|| (((b * c + ch) * h + yy) * w + xx) as usize),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(gather_map(name, spec(out, shape), map, 0.0))
+}
+
+/// Nearest-neighbour upsampling of `[N, C, H, W]` to `size` (`[oh, ow]`):
+/// the source row of output row `a` is `floor(a · H / oh)`.
+pub fn upsample_nearest2d(x: &TensorSpec, size: &[i64], out: DType) -> Res<Kernel> {
+    let name = "ResizeNearestNeighborV2";
+    if x.shape.len() != 4 || size.len() != 2 || size.iter().any(|&v| v <= 0) {
+        return err(format!(
+            "{name}: self {} must be 4-D and outputSize {size:?} two positive sizes",
+            fmt_shape(&x.shape)
+        ));
+    }
+    check_cast(name, "out", x.dtype, out)?;
+    let (n, c, h, w) = (x.shape[0], x.shape[1], x.shape[2], x.shape[3]);
+    let shape = vec![n, c, size[0], size[1]];
+    let mut map = Vec::with_capacity(numel(&shape));
+    for p in 0..n * c {
+        for a in 0..size[0] {
+            let sy = (a * h / size[0]).min(h - 1);
+            for b in 0..size[1] {
+                let sx = (b * w / size[1]).min(w - 1);
+                map.push(Some(((p * h + sy) * w + sx) as usize));
+            }
+        }
+    }
+    Ok(gather_map(name, spec(out, shape), map, 0.0))
+}
+
+// ---------------------------------------------------------------------------
+// Attention, gated activations, losses, quantised matmul, solves.
+// ---------------------------------------------------------------------------
+
+/// A query/key/value layout: how `(b, n, s, d)` maps to an offset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// `[B, S, N·D]`.
+    Bsh,
+    /// `[B, S, N, D]`.
+    Bsnd,
+    /// `[B, N, S, D]`.
+    Bnsd,
+}
+
+impl Layout {
+    /// From FusedInferAttentionScore's `inputLayout`.
+    pub fn parse(s: &str) -> Option<Layout> {
+        Some(match s {
+            "BSH" => Layout::Bsh,
+            "BSND" => Layout::Bsnd,
+            "BNSD" => Layout::Bnsd,
+            _ => return None,
+        })
+    }
+
+    /// `(B, N, S, D)` of a tensor of this layout with `n` heads.
+    fn dims(self, shape: &[i64], n: i64) -> Option<(i64, i64, i64, i64)> {
+        match (self, shape) {
+            (Layout::Bsh, &[b, s, h]) if n > 0 && h % n == 0 => Some((b, n, s, h / n)),
+            (Layout::Bsnd, &[b, s, nn, d]) if nn == n => Some((b, n, s, d)),
+            (Layout::Bnsd, &[b, nn, s, d]) if nn == n => Some((b, n, s, d)),
+            _ => None,
+        }
+    }
+
+    fn offset(
+        self,
+        (bb, nn, ss, dd): (i64, i64, i64, i64),
+        (b, n, s, d): (usize, usize, usize, usize),
+    ) -> usize {
+        let (nn, ss, dd) = (nn as usize, ss as usize, dd as usize);
+        let _ = bb;
+        match self {
+            Layout::Bsh | Layout::Bsnd => ((b * ss + s) * nn + n) * dd + d,
+            Layout::Bnsd => ((b * nn + n) * ss + s) * dd + d,
+        }
+    }
+}
+
+/// `softmax(scale · Q Kᵀ, masked) V` per batch and head, keys and values
+/// shared by `heads / kv_heads` query heads (grouped-query attention); a
+/// mask element that is true (non-zero) hides that key. With `lse`, also
+/// the log-sum-exp of each row (`[B, N, S, 1]`, f32).
+#[allow(clippy::too_many_arguments)]
+pub fn attention(
+    q: &TensorSpec,
+    k: &TensorSpec,
+    v: &TensorSpec,
+    mask: Option<&TensorSpec>,
+    layout: Layout,
+    heads: i64,
+    kv_heads: i64,
+    scale: f64,
+    out: DType,
+    lse: Option<DType>,
+) -> Res<Kernel> {
+    let name = "FusedInferAttentionScore";
+    let kvh = if kv_heads == 0 { heads } else { kv_heads };
+    if heads <= 0 || kvh <= 0 || heads % kvh != 0 {
+        return err(format!(
+            "{name}: numHeads {heads} is not a positive multiple of numKeyValueHeads {kvh}"
+        ));
+    }
+    let qd = layout.dims(&q.shape, heads).ok_or_else(|| {
+        OpError::Input(format!(
+            "{name}: query {} does not fit its layout with {heads} heads",
+            fmt_shape(&q.shape)
+        ))
+    })?;
+    let kd = layout.dims(&k.shape, kvh).ok_or_else(|| {
+        OpError::Input(format!(
+            "{name}: key {} does not fit its layout with {kvh} heads",
+            fmt_shape(&k.shape)
+        ))
+    })?;
+    let vd = layout.dims(&v.shape, kvh).ok_or_else(|| {
+        OpError::Input(format!(
+            "{name}: value {} does not fit its layout with {kvh} heads",
+            fmt_shape(&v.shape)
+        ))
+    })?;
+    if kd.0 != qd.0 || kd.3 != qd.3 || vd.0 != qd.0 || vd.2 != kd.2 {
+        return err(format!(
+            "{name}: query {}, key {} and value {} do not agree (batch, head size, key length)",
+            fmt_shape(&q.shape),
+            fmt_shape(&k.shape),
+            fmt_shape(&v.shape)
+        ));
+    }
+    let (b, n, sq, d) = qd;
+    let skv = kd.2;
+    let dv = vd.3;
+    if dv != d && layout == Layout::Bsh {
+        return err(format!(
+            "{name}: value's head size {dv} differs from query's {d}"
+        ));
+    }
+    if let Some(m) = mask {
+        if !matches!(m.dtype, DType::Bool | DType::I8 | DType::U8) {
+            return err(format!(
+                "{name}: attenMask is {}; it must be bool, int8 or uint8",
+                m.dtype.name()
+            ));
+        }
+        broadcast(name, "attenMask", &m.shape, "scores", &[b, n, sq, skv]).and_then(|s| {
+            if s == [b, n, sq, skv] {
+                Ok(())
+            } else {
+                err(format!(
+                    "{name}: attenMask {} does not broadcast to [{b},{n},{sq},{skv}]",
+                    fmt_shape(&m.shape)
+                ))
+            }
+        })?;
+    }
+    check_cast(name, "attentionOut", q.dtype, out)?;
+    let oshape = match layout {
+        Layout::Bsh => vec![b, sq, n * dv],
+        Layout::Bsnd => vec![b, sq, n, dv],
+        Layout::Bnsd => vec![b, n, sq, dv],
+    };
+    let mut outputs = vec![spec(out, oshape)];
+    if let Some(l) = lse {
+        if l != DType::F32 {
+            return err(format!(
+                "{name}: softmaxLse is {}; it must be float32",
+                l.name()
+            ));
+        }
+        outputs.push(spec(l, vec![b, n, sq, 1]));
+    }
+    let mshape = mask.map(|m| m.shape.clone());
+    let group = (heads / kvh) as usize;
+    let with_lse = lse.is_some();
+    Ok(Kernel {
+        outputs,
+        native: Native::new(name, move |i, o| {
+            let (qv, kv, vv) = (read(&i[0]), read(&i[1]), read(&i[2]));
+            let mv = mshape.as_ref().map(|_| read(&i[3]));
+            let moff = mshape
+                .as_ref()
+                .map(|s| broadcast_offsets(s, &[b, n, sq, skv]));
+            let (bu, nu, squ, skvu, du, dvu) = (
+                b as usize,
+                n as usize,
+                sq as usize,
+                skv as usize,
+                d as usize,
+                dv as usize,
+            );
+            let odims = (b, n, sq, dv);
+            let mut y = vec![0.0; bu * nu * squ * dvu];
+            let mut lses = Vec::with_capacity(bu * nu * squ);
+            let mut scores = vec![0.0; skvu];
+            for bi in 0..bu {
+                for ni in 0..nu {
+                    let kn = ni / group;
+                    for si in 0..squ {
+                        let mut best = f64::NEG_INFINITY;
+                        for t in 0..skvu {
+                            let hidden = match (&mv, &moff) {
+                                (Some(m), Some(off)) => {
+                                    m[off[((bi * nu + ni) * squ + si) * skvu + t]] != 0.0
+                                }
+                                _ => false,
+                            };
+                            scores[t] = if hidden {
+                                f64::NEG_INFINITY
+                            } else {
+                                let dot: f64 = (0..du)
+                                    .map(|x| {
+                                        qv[layout.offset(qd, (bi, ni, si, x))]
+                                            * kv[layout.offset(kd, (bi, kn, t, x))]
+                                    })
+                                    .sum();
+                                scale * dot
+                            };
+                            best = best.max(scores[t]);
+                        }
+                        let mut sum = 0.0;
+                        for sc in scores.iter_mut() {
+                            *sc = if best == f64::NEG_INFINITY {
+                                0.0
+                            } else {
+                                (*sc - best).exp()
+                            };
+                            sum += *sc;
+                        }
+                        for x in 0..dvu {
+                            let acc: f64 = (0..skvu)
+                                .map(|t| scores[t] * vv[layout.offset(vd, (bi, kn, t, x))])
+                                .sum();
+                            y[layout.offset(odims, (bi, ni, si, x))] =
+                                if sum > 0.0 { acc / sum } else { 0.0 };
+                        }
+                        lses.push(if sum > 0.0 {
+                            best + sum.ln()
+                        } else {
+                            f64::INFINITY
+                        });
+                    }
+                }
+            }
+            write(&mut o[0], &y);
+            if with_lse {
+                write(&mut o[1], &lses);
+            }
+            Ok(())
+        }),
+    })
+}
+
+/// GeGLU: `x` split in halves along `dim`; `out = gelu(left) · right`
+/// (`activate_left`) or `left · gelu(right)`; `out_gelu` the GELU half.
+pub fn geglu(
+    x: &TensorSpec,
+    dim: i64,
+    tanh: bool,
+    activate_left: bool,
+    outs: [DType; 2],
+) -> Res<Kernel> {
+    let name = "GeGluV3";
+    let d = axis(name, "dim", dim, x.shape.len())?;
+    if x.shape.is_empty() || x.shape[d] % 2 != 0 {
+        return err(format!(
+            "{name}: self {} must have an even size along dim {dim}",
+            fmt_shape(&x.shape)
+        ));
+    }
+    check_cast(name, "out", x.dtype, outs[0])?;
+    let mut shape = x.shape.clone();
+    shape[d] /= 2;
+    let (outer, len, inner) = split(&x.shape, d);
+    let half = len / 2;
+    Ok(Kernel {
+        outputs: vec![spec(outs[0], shape.clone()), spec(outs[1], shape)],
+        native: Native::new(name, move |i, o| {
+            let xv = read(&i[0]);
+            let mut y = Vec::with_capacity(outer * half * inner);
+            let mut g = Vec::with_capacity(outer * half * inner);
+            for a in 0..outer {
+                for b in 0..half {
+                    for c in 0..inner {
+                        let l = xv[(a * len + b) * inner + c];
+                        let r = xv[(a * len + b + half) * inner + c];
+                        let (act, other) = if activate_left { (l, r) } else { (r, l) };
+                        let ge = gelu(act, tanh);
+                        y.push(ge * other);
+                        g.push(ge);
+                    }
+                }
+            }
+            write(&mut o[0], &y);
+            write(&mut o[1], &g);
+            Ok(())
+        }),
+    })
+}
+
+/// Softmax cross-entropy of `features` `[N, C]` against `labels` (a
+/// distribution per row): `loss[N]` and `backprop = softmax − labels`.
+pub fn softmax_cross_entropy(
+    features: &TensorSpec,
+    labels: &TensorSpec,
+    outs: [DType; 2],
+) -> Res<Kernel> {
+    let name = "SoftmaxCrossEntropyWithLogits";
+    if features.shape.len() != 2 || labels.shape != features.shape {
+        return err(format!(
+            "{name}: features {} must be 2-D and labels {} of the same shape",
+            fmt_shape(&features.shape),
+            fmt_shape(&labels.shape)
+        ));
+    }
+    check_cast(name, "loss", features.dtype, outs[0])?;
+    let (rows, cols) = (features.shape[0] as usize, features.shape[1] as usize);
+    Ok(Kernel {
+        outputs: vec![
+            spec(outs[0], vec![features.shape[0]]),
+            spec(outs[1], features.shape.clone()),
+        ],
+        native: Native::new(name, move |i, o| {
+            let (f, l) = (read(&i[0]), read(&i[1]));
+            let mut loss = Vec::with_capacity(rows);
+            let mut grad = Vec::with_capacity(rows * cols);
+            for r in 0..rows {
+                let fr = &f[r * cols..(r + 1) * cols];
+                let lr = &l[r * cols..(r + 1) * cols];
+                let m = fr.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let z: f64 = fr.iter().map(|v| (v - m).exp()).sum();
+                let logz = m + z.ln();
+                loss.push(lr.iter().zip(fr).map(|(y, x)| -y * (x - logz)).sum());
+                grad.extend(fr.iter().zip(lr).map(|(x, y)| (x - logz).exp() - y));
+            }
+            write(&mut o[0], &loss);
+            write(&mut o[1], &grad);
+            Ok(())
+        }),
+    })
+}
+
+/// `y = x @ ((weight + offset) · scale) + bias` with an int8 `weight`
+/// `[k, n]` (or `[n, k]` viewed transposed: the caller passes a strided
+/// view), `scale`/`offset` per output channel (`[n]`, `[1, n]`) or per
+/// group of `group` rows (`[k / group, n]`).
+#[allow(clippy::too_many_arguments)]
+pub fn weight_quant_matmul(
+    x: &TensorSpec,
+    w: &TensorSpec,
+    scale: &TensorSpec,
+    offset: Option<&TensorSpec>,
+    bias: Option<&TensorSpec>,
+    group: i64,
+    out: DType,
+) -> Res<Kernel> {
+    let name = "WeightQuantBatchMatmulV2";
+    if x.shape.len() != 2 || w.shape.len() != 2 || x.shape[1] != w.shape[0] {
+        return err(format!(
+            "{name}: x {} and weight {} do not multiply",
+            fmt_shape(&x.shape),
+            fmt_shape(&w.shape)
+        ));
+    }
+    if !matches!(w.dtype, DType::I8) {
+        return err(format!(
+            "{name}: weight is {}; cann-sim takes int8 weights (int4 is not among its types)",
+            w.dtype.name()
+        ));
+    }
+    if !matches!(x.dtype, DType::F16 | DType::BF16) {
+        return err(format!(
+            "{name}: x is {}; it must be float16 or bfloat16",
+            x.dtype.name()
+        ));
+    }
+    let (m, k, n) = (x.shape[0], x.shape[1], w.shape[1]);
+    let groups = if group > 0 {
+        if k % group != 0 {
+            return err(format!(
+                "{name}: antiquantGroupSize {group} does not divide k = {k}"
+            ));
+        }
+        k / group
+    } else {
+        1
+    };
+    let ok_scale = |t: &TensorSpec| {
+        t.shape == [n] || t.shape == [1, n] || (group > 0 && t.shape == [groups, n])
+    };
+    if !ok_scale(scale) || offset.is_some_and(|o| o.shape != scale.shape) {
+        return err(format!(
+            "{name}: antiquantScale {} (and antiquantOffset) must be [{n}], [1, {n}] or [{groups}, {n}] with a group size",
+            fmt_shape(&scale.shape)
+        ));
+    }
+    if let Some(b) = bias
+        && b.shape != [n]
+        && b.shape != [1, n]
+    {
+        return err(format!(
+            "{name}: bias {} must be [{n}]",
+            fmt_shape(&b.shape)
+        ));
+    }
+    check_cast(name, "y", x.dtype, out)?;
+    let per_group = group > 0 && scale.shape == [groups, n];
+    let (has_off, has_bias) = (offset.is_some(), bias.is_some());
+    let (mu, ku, nu, gsz) = (m as usize, k as usize, n as usize, group.max(1) as usize);
+    Ok(Kernel {
+        outputs: vec![spec(out, vec![m, n])],
+        native: Native::new(name, move |i, o| {
+            let (xv, wv, sv) = (read(&i[0]), read(&i[1]), read(&i[2]));
+            let ov = has_off.then(|| read(&i[3]));
+            let bv = has_bias.then(|| read(&i[if has_off { 4 } else { 3 }]));
+            let deq: Vec<f64> = (0..ku * nu)
+                .map(|p| {
+                    let (r, c) = (p / nu, p % nu);
+                    let s = if per_group { (r / gsz) * nu + c } else { c };
+                    (wv[p] + ov.as_ref().map_or(0.0, |o| o[s])) * sv[s]
+                })
+                .collect();
+            let mut y = vec![0.0; mu * nu];
+            for r in 0..mu {
+                for c in 0..nu {
+                    y[r * nu + c] = (0..ku)
+                        .map(|p| xv[r * ku + p] * deq[p * nu + c])
+                        .sum::<f64>()
+                        + bv.as_ref().map_or(0.0, |b| b[c]);
+                }
+            }
+            write(&mut o[0], &y);
+            Ok(())
+        }),
+    })
+}
+
+/// Solves `A X = B` for a triangular `A` `[.., m, m]` and `B` `[.., m, k]`
+/// (same batch shape): `xOut` the solution, `mOut` a copy of `A` (torch's
+/// `triangular_solve`).
+pub fn triangular_solve(
+    b: &TensorSpec,
+    a: &TensorSpec,
+    upper: bool,
+    transpose: bool,
+    unit: bool,
+    outs: [DType; 2],
+) -> Res<Kernel> {
+    let name = "MatrixTriangularSolve";
+    let (rb, ra) = (b.shape.len(), a.shape.len());
+    if rb < 2
+        || ra != rb
+        || a.shape[ra - 1] != a.shape[ra - 2]
+        || b.shape[rb - 2] != a.shape[ra - 1]
+        || a.shape[..ra - 2] != b.shape[..rb - 2]
+    {
+        return err(format!(
+            "{name}: A {} must be square matrices [.., m, m] and self {} [.., m, k] of the same batch",
+            fmt_shape(&a.shape),
+            fmt_shape(&b.shape)
+        ));
+    }
+    if !is_float(b.dtype) || !is_float(a.dtype) {
+        return err(format!("{name}: self and A must be float tensors"));
+    }
+    check_cast(name, "xOut", b.dtype, outs[0])?;
+    let (m, k) = (b.shape[rb - 2] as usize, b.shape[rb - 1] as usize);
+    let batch = numel(&b.shape[..rb - 2]);
+    // Solving with Aᵀ flips which triangle is used.
+    let up = upper != transpose;
+    Ok(Kernel {
+        outputs: vec![
+            spec(outs[0], b.shape.clone()),
+            spec(outs[1], a.shape.clone()),
+        ],
+        native: Native::new(name, move |i, o| {
+            let (bv, av) = (read(&i[0]), read(&i[1]));
+            let mut x = bv.clone();
+            for p in 0..batch {
+                let am = &av[p * m * m..(p + 1) * m * m];
+                let at = |r: usize, c: usize| {
+                    if transpose {
+                        am[c * m + r]
+                    } else {
+                        am[r * m + c]
+                    }
+                };
+                let xs = &mut x[p * m * k..(p + 1) * m * k];
+                for col in 0..k {
+                    let rows: Vec<usize> = if up {
+                        (0..m).rev().collect()
+                    } else {
+                        (0..m).collect()
+                    };
+                    for &r in &rows {
+                        let mut acc = xs[r * k + col];
+                        for c in 0..m {
+                            let other = if up { c > r } else { c < r };
+                            if other {
+                                acc -= at(r, c) * xs[c * k + col];
+                            }
+                        }
+                        xs[r * k + col] = if unit { acc } else { acc / at(r, r) };
+                    }
+                }
+            }
+            write(&mut o[0], &x);
+            write(&mut o[1], &av);
+            Ok(())
+        }),
+    })
+}

@@ -212,8 +212,10 @@ pub fn malloc_physical(size: usize, device: u32) -> Result<u64, VmError> {
     Ok(id)
 }
 
-/// A memory file of `size` bytes filled with [`state::POISON`] (as every
-/// allocation is, to make reads of uninitialised memory visible).
+/// A memory file of `size` bytes: filled with [`state::POISON`] when it is
+/// smaller than [`state::MAPPED_BLOCK`] (as small allocations are, to make
+/// reads of uninitialised memory visible); a larger one is left sparse, so
+/// that its pages cost the host nothing until written (they read as zero).
 fn memory_file(size: usize) -> std::io::Result<OwnedFd> {
     // SAFETY: a NUL-terminated name and valid flags.
     let fd = unsafe { libc::memfd_create(c"cann-sim-physical".as_ptr(), libc::MFD_CLOEXEC) };
@@ -238,7 +240,9 @@ fn memory_file(size: usize) -> std::io::Result<OwnedFd> {
         if m == libc::MAP_FAILED {
             return Err(std::io::Error::last_os_error());
         }
-        std::ptr::write_bytes(m.cast::<u8>(), state::POISON, size);
+        if size < state::MAPPED_BLOCK {
+            std::ptr::write_bytes(m.cast::<u8>(), state::POISON, size);
+        }
         libc::munmap(m, size);
     }
     Ok(file)

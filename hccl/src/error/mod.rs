@@ -92,6 +92,34 @@ pub enum BootstrapErrorKind {
     Environment,
 }
 
+/// How [`Error::Bootstrap`] reads: an environment problem is said as it is
+/// (no rank or address is known yet); others name the rank and address.
+struct BootstrapMessage<'a> {
+    kind: BootstrapErrorKind,
+    rank: u32,
+    addr: &'a str,
+    reason: &'a str,
+}
+
+impl fmt::Display for BootstrapMessage<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            BootstrapErrorKind::Environment => {
+                write!(
+                    f,
+                    "bootstrap: the environment describes no rank: {}",
+                    self.reason
+                )
+            }
+            kind => write!(
+                f,
+                "bootstrap of rank {} with {} failed ({kind:?}): {}",
+                self.rank, self.addr, self.reason
+            ),
+        }
+    }
+}
+
 /// Everything that can go wrong in this crate.
 ///
 /// `Send + Sync`: plain data (codes and strings), so errors cross threads and
@@ -133,7 +161,7 @@ pub enum Error {
         reason: String,
     },
     /// The bootstrap failed: which rank, which address, why.
-    #[error("bootstrap of rank {rank} with {addr} failed ({kind:?}): {reason}")]
+    #[error("{}", BootstrapMessage { kind: *.kind, rank: *.rank, addr, reason })]
     Bootstrap {
         /// What failed.
         kind: BootstrapErrorKind,

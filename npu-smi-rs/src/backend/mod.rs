@@ -5,6 +5,7 @@
 use crate::error::Result;
 use crate::types::*;
 
+pub(crate) mod command;
 pub(crate) mod dcmi;
 pub(crate) mod smi;
 
@@ -36,6 +37,11 @@ pub(crate) trait Backend: Send + Sync + std::fmt::Debug {
     fn frequency_mhz(&self, c: ChipAddr, clock: Clock) -> Result<u32>;
     fn ecc(&self, c: ChipAddr, memory: EccMemory) -> Result<EccCounts>;
     fn processes(&self, c: ChipAddr) -> Result<Vec<ProcessInfo>>;
+    /// Called before every metric of `chips` is read (a whole
+    /// [`Npu::statuses`](crate::Npu::statuses)): a backend whose reads are
+    /// costly fetches them here, together. The reads that follow use what
+    /// it fetched.
+    fn prefetch(&self, _chips: &[ChipAddr]) {}
 }
 
 /// The name of `pid` from `/proc/<pid>/comm`, when readable.

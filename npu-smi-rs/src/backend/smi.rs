@@ -8,21 +8,42 @@
 //! between driver versions). A field the output lacks is
 //! [`Error::NotSupported`].
 
+use super::command::Runner;
 use super::{Backend, ChipAddr};
+use crate::NpuSmiLimits;
 use crate::error::{Error, Result};
 use crate::parse::{self, InfoTable, KeyValues};
 use crate::types::*;
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// How long one `npu-smi info` run is reused.
+/// How long one `npu-smi` run is reused (the table, the id map, and each
+/// `-t` query of a chip).
 pub(crate) const TABLE_TTL: Duration = Duration::from_millis(500);
+
+/// The `-t` query types [`Npu::statuses`](crate::Npu::statuses) needs for
+/// each chip: error codes, voltage, utilisations, AI Core clocks, HBM clock,
+/// ECC counters.
+const STATUS_QUERIES: [&str; 6] = ["health", "volt", "usages", "common", "memory", "ecc"];
+
+/// The most `npu-smi` runs [`Backend::prefetch`] keeps going at once.
+const PREFETCH_PARALLEL: usize = 8;
+
+/// A `-t` query's key: type, card, chip.
+type QueryKey = (&'static str, u32, u32);
+
+/// The result of a `-t` query as [`NpuSmi::kv`] returns it.
+type Query = std::result::Result<Arc<KeyValues>, Error>;
 
 #[derive(Debug)]
 pub(crate) struct NpuSmi {
-    program: PathBuf,
+    runner: Runner,
     table: Mutex<Option<(Instant, Arc<InfoTable>)>>,
+    mapping: Mutex<Option<(Instant, Arc<Vec<parse::MappingRow>>)>>,
+    queries: Mutex<HashMap<QueryKey, (Instant, Query)>>,
 }
 
 /// Finds `npu-smi` on `PATH`; the directories searched are returned either way.
@@ -42,65 +63,60 @@ fn is_executable(p: &std::path::Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
+/// A cached value when it is younger than [`TABLE_TTL`].
+fn fresh<T: Clone>(cached: Option<&(Instant, T)>) -> Option<T> {
+    cached
+        .filter(|(when, _)| when.elapsed() < TABLE_TTL)
+        .map(|(_, v)| v.clone())
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 impl NpuSmi {
-    pub(crate) fn new(program: PathBuf) -> Result<NpuSmi> {
+    pub(crate) fn new(program: PathBuf, limits: NpuSmiLimits) -> Result<NpuSmi> {
         let s = NpuSmi {
-            program,
+            runner: Runner::new(program, limits),
             table: Mutex::new(None),
+            mapping: Mutex::new(None),
+            queries: Mutex::new(HashMap::new()),
         };
         s.table()?;
         Ok(s)
     }
 
-    fn command_line(&self, args: &[&str]) -> String {
-        let mut s = self.program.display().to_string();
-        for a in args {
-            s.push(' ');
-            s.push_str(a);
-        }
-        s
-    }
-
-    fn run(&self, args: &[&str]) -> Result<String> {
-        let command = self.command_line(args);
-        let out = std::process::Command::new(&self.program)
-            .args(args)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .map_err(|e| Error::Command {
-                command: command.clone(),
-                detail: e.to_string(),
-            })?;
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        if !out.status.success() {
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            let text = if stderr.trim().is_empty() {
-                stdout.trim()
-            } else {
-                stderr.trim()
-            };
-            return Err(Error::Command {
-                command,
-                detail: format!("{}: {}", out.status, text),
-            });
-        }
-        Ok(stdout)
-    }
-
     fn table(&self) -> Result<Arc<InfoTable>> {
-        let mut cache = self.table.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((when, t)) = cache.as_ref()
-            && when.elapsed() < TABLE_TTL
-        {
-            return Ok(Arc::clone(t));
+        // Held while `npu-smi info` runs: concurrent readers share one run.
+        let mut cache = lock(&self.table);
+        if let Some(t) = fresh(cache.as_ref()) {
+            return Ok(t);
         }
-        let text = self.run(&["info"])?;
+        let text = self.runner.run(&["info"])?;
         let t = Arc::new(parse::parse_info(&text).map_err(|source| Error::Parse {
-            command: self.command_line(&["info"]),
+            command: self.runner.command_line(&["info"]),
             source,
         })?);
         *cache = Some((Instant::now(), Arc::clone(&t)));
         Ok(t)
+    }
+
+    /// `npu-smi info -m`, the logical ids; empty where it fails (older
+    /// drivers lack it).
+    fn mapping(&self) -> Arc<Vec<parse::MappingRow>> {
+        let mut cache = lock(&self.mapping);
+        if let Some(m) = fresh(cache.as_ref()) {
+            return m;
+        }
+        let m = Arc::new(
+            self.runner
+                .run(&["info", "-m"])
+                .ok()
+                .and_then(|text| parse::parse_mapping(&text).ok())
+                .unwrap_or_default(),
+        );
+        *cache = Some((Instant::now(), Arc::clone(&m)));
+        m
     }
 
     fn row(&self, c: ChipAddr) -> Result<parse::ChipRow> {
@@ -117,31 +133,45 @@ impl NpuSmi {
             })
     }
 
-    /// `npu-smi info -t <kind> -i <card> -c <chip>`. A query type the
-    /// platform or driver rejects (non-zero exit) is [`Error::NotSupported`]
-    /// for `call`, with `npu-smi`'s message.
-    fn kv(&self, kind: &str, c: ChipAddr, call: &'static str) -> Result<KeyValues> {
+    /// `npu-smi info -t <kind> -i <card> -c <chip>`, from the cache when a
+    /// run of the last [`TABLE_TTL`] (or a [`Backend::prefetch`]) has it. A
+    /// query type the platform or driver rejects (non-zero exit) is
+    /// [`Error::NotSupported`] for `call`, with `npu-smi`'s message.
+    fn kv(&self, kind: &'static str, c: ChipAddr, call: &'static str) -> Result<Arc<KeyValues>> {
+        let key = (kind, c.card, c.chip);
+        let cached = fresh(lock(&self.queries).get(&key));
+        let result = match cached {
+            Some(r) => r,
+            None => {
+                let r = self.query(kind, c);
+                lock(&self.queries).insert(key, (Instant::now(), r.clone()));
+                r
+            }
+        };
+        result.map_err(|e| match e {
+            Error::Command { command, detail } => Error::NotSupported {
+                call,
+                detail: format!("`{command}` failed: {detail}"),
+            },
+            e => e,
+        })
+    }
+
+    /// Runs one `-t` query (no cache).
+    fn query(&self, kind: &str, c: ChipAddr) -> Query {
         let (card, chip) = (c.card.to_string(), c.chip.to_string());
         let args = ["info", "-t", kind, "-i", &card, "-c", &chip];
-        let text = match self.run(&args) {
-            Ok(t) => t,
-            Err(Error::Command { command, detail }) => {
-                return Err(Error::NotSupported {
-                    call,
-                    detail: format!("`{command}` failed: {detail}"),
-                });
-            }
-            Err(e) => return Err(e),
-        };
-        parse::parse_key_values(&text).map_err(|source| Error::Parse {
-            command: self.command_line(&args),
+        let text = self.runner.run(&args)?;
+        let kv = parse::parse_key_values(&text).map_err(|source| Error::Parse {
+            command: self.runner.command_line(&args),
             source,
-        })
+        })?;
+        Ok(Arc::new(kv))
     }
 
     fn field<T: std::str::FromStr>(
         &self,
-        kind: &str,
+        kind: &'static str,
         c: ChipAddr,
         call: &'static str,
         keys: &[&str],
@@ -176,11 +206,7 @@ impl Backend for NpuSmi {
     fn chips(&self) -> Result<Vec<ChipAddr>> {
         let t = self.table()?;
         // The logical ids come from `npu-smi info -m` where it works.
-        let mapping = self
-            .run(&["info", "-m"])
-            .ok()
-            .and_then(|text| parse::parse_mapping(&text).ok())
-            .unwrap_or_default();
+        let mapping = self.mapping();
         Ok(t.chips
             .iter()
             .map(|r| ChipAddr {
@@ -323,13 +349,16 @@ impl Backend for NpuSmi {
 
     fn ddr_info(&self, c: ChipAddr) -> Result<DdrInfo> {
         match self.row(c)?.memory_mib {
-            Some((used, total)) if total > 0 => Ok(DdrInfo {
-                total_mib: total,
-                used_mib: used.min(total),
-                available_mib: total.saturating_sub(used),
-                frequency_mhz: None,
-                utilization_percent: (used.saturating_mul(100) / total) as u32,
-            }),
+            Some((used, total)) if total > 0 => {
+                let used = used.min(total);
+                Ok(DdrInfo {
+                    total_mib: total,
+                    used_mib: used,
+                    available_mib: total - used,
+                    frequency_mhz: None,
+                    utilization_percent: percent(used, total),
+                })
+            }
             _ => Err(missing(
                 "dcmi_get_device_memory_info_v3",
                 "DDR memory (Memory-Usage(MB) is absent or 0 / 0)",
@@ -382,16 +411,74 @@ impl Backend for NpuSmi {
     }
 
     fn processes(&self, c: ChipAddr) -> Result<Vec<ProcessInfo>> {
-        Ok(self
-            .table()?
+        self.table()?
             .processes
             .iter()
             .filter(|p| p.npu_id == c.card && p.chip_id == c.chip)
-            .map(|p| ProcessInfo {
-                pid: p.pid,
-                memory_bytes: p.memory_mib * 1024 * 1024,
-                name: Some(p.name.clone()),
+            .map(|p| {
+                Ok(ProcessInfo {
+                    pid: p.pid,
+                    memory_bytes: p.memory_mib.checked_mul(1 << 20).ok_or_else(|| {
+                        Error::Parse {
+                            command: self.runner.command_line(&["info"]),
+                            source: parse::ParseError {
+                                line: 0,
+                                message: format!(
+                                    "process {} uses {} MB, more than 2^64 bytes",
+                                    p.pid, p.memory_mib
+                                ),
+                            },
+                        }
+                    })?,
+                    name: Some(p.name.clone()),
+                })
             })
-            .collect())
+            .collect()
     }
+
+    /// Runs every `-t` query of [`STATUS_QUERIES`] for every chip, up to
+    /// [`PREFETCH_PARALLEL`] at once, and caches the results as of the end
+    /// (the table and id map too), so that reading all metrics of `chips`
+    /// next runs nothing more.
+    fn prefetch(&self, chips: &[ChipAddr]) {
+        let jobs: Vec<(&'static str, ChipAddr)> = chips
+            .iter()
+            .flat_map(|&c| STATUS_QUERIES.iter().map(move |&kind| (kind, c)))
+            .collect();
+        let next = AtomicUsize::new(0);
+        let done = Mutex::new(Vec::with_capacity(jobs.len()));
+        std::thread::scope(|scope| {
+            let worker = || {
+                while let Some(&(kind, c)) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let r = self.query(kind, c);
+                    lock(&done).push(((kind, c.card, c.chip), r));
+                }
+            };
+            for _ in 1..PREFETCH_PARALLEL.min(jobs.len()) {
+                // Where no thread can be started, the others (and this
+                // one) do the work.
+                let _ = std::thread::Builder::new()
+                    .name("npu-smi-prefetch".to_string())
+                    .spawn_scoped(scope, worker);
+            }
+            worker();
+        });
+        let now = Instant::now();
+        let mut queries = lock(&self.queries);
+        for (key, r) in done.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            queries.insert(key, (now, r));
+        }
+        drop(queries);
+        if let Some((when, _)) = lock(&self.table).as_mut() {
+            *when = now;
+        }
+        if let Some((when, _)) = lock(&self.mapping).as_mut() {
+            *when = now;
+        }
+    }
+}
+
+/// `used` as a percentage of `total` (`used <= total`, `total > 0`).
+fn percent(used: u64, total: u64) -> u32 {
+    u32::try_from(u128::from(used) * 100 / u128::from(total)).unwrap_or(u32::MAX)
 }

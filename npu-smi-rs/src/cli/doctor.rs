@@ -3,7 +3,7 @@
 //! Exits 0 when nothing is wrong, 1 otherwise.
 
 use super::Cli;
-use crate::{BackendChoice, Health, Npu};
+use crate::Health;
 use std::path::{Path, PathBuf};
 
 /// One finding.
@@ -191,11 +191,7 @@ fn gather(cli: &Cli) -> Vec<Finding> {
     }
     out.extend(check_environment(&var, &|p| p.exists()));
     // Devices, through the chosen backend.
-    let choice = match (&cli.backend, &cli.npu_smi) {
-        (BackendChoice::NpuSmi(None), Some(p)) => BackendChoice::NpuSmi(Some(p.clone())),
-        (b, _) => b.clone(),
-    };
-    match Npu::with_backend(choice) {
+    match super::connect(cli) {
         Err(e) => out.push(problem(
             format!("no backend: {e}"),
             "install the Ascend driver, or run with --backend sim to use the simulator",

@@ -4,7 +4,7 @@
 //! Exposed as a module so that its rendering is testable (the binary is a
 //! thin `main` over [`run`]); not a stable API.
 
-use crate::{BackendChoice, DeviceStatus, Error, Npu};
+use crate::{BackendChoice, DeviceStatus, Error, Npu, NpuSmiLimits};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -25,6 +25,16 @@ pub struct Cli {
     /// The npu-smi program for `--backend npu-smi` (default: found on PATH).
     #[arg(long, global = true, value_name = "PATH")]
     pub npu_smi: Option<PathBuf>,
+
+    /// The longest one run of npu-smi may take (milliseconds); it is killed
+    /// after that and the read fails.
+    #[arg(long, global = true, value_name = "MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(10..=3_600_000))]
+    pub npu_smi_timeout_ms: u64,
+
+    /// The most one run of npu-smi may print (bytes); it is killed beyond
+    /// that and the read fails.
+    #[arg(long, global = true, value_name = "BYTES", default_value_t = 8 << 20, value_parser = clap::value_parser!(u64).range(4096..=1 << 32))]
+    pub npu_smi_max_output: u64,
 
     /// What to do.
     #[command(subcommand)]
@@ -66,6 +76,11 @@ pub enum Command {
         /// (milliseconds).
         #[arg(long, value_name = "MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(10..=3_600_000))]
         io_timeout_ms: u64,
+        /// The longest a scrape waits for a read of the NPUs (milliseconds);
+        /// after it, the last good read is served, each sample stamped with
+        /// the time of that read.
+        #[arg(long, value_name = "MS", default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(10..=3_600_000))]
+        read_timeout_ms: u64,
     },
     /// Check the installation: libraries, versions, device health, and
     /// common misconfigurations, each with its fix.
@@ -82,7 +97,11 @@ pub fn connect(cli: &Cli) -> Result<Npu, Error> {
         (BackendChoice::NpuSmi(None), Some(p)) => BackendChoice::NpuSmi(Some(p.clone())),
         (b, _) => b.clone(),
     };
-    Npu::with_backend(choice)
+    let limits = NpuSmiLimits {
+        timeout: std::time::Duration::from_millis(cli.npu_smi_timeout_ms),
+        max_output_bytes: usize::try_from(cli.npu_smi_max_output).unwrap_or(usize::MAX),
+    };
+    Npu::with_backend_limits(choice, limits)
 }
 
 /// Every device's status.
@@ -91,7 +110,7 @@ pub fn connect(cli: &Cli) -> Result<Npu, Error> {
 ///
 /// When the devices cannot be listed.
 pub fn statuses(npu: &Npu) -> Result<Vec<DeviceStatus>, Error> {
-    Ok(npu.devices()?.iter().map(|d| d.status()).collect())
+    npu.statuses()
 }
 
 /// Writes a command's output to standard output. A reader that went away
@@ -120,11 +139,13 @@ pub fn run(cli: Cli) -> i32 {
             max_requests,
             max_connections,
             io_timeout_ms,
+            read_timeout_ms,
         } => {
             let options = export::Options {
                 max_requests: *max_requests,
                 max_connections: usize::try_from(*max_connections).unwrap_or(usize::MAX),
                 io_timeout: std::time::Duration::from_millis(*io_timeout_ms),
+                read_timeout: std::time::Duration::from_millis(*read_timeout_ms),
             };
             connect(&cli).and_then(|npu| export::run(&npu, listen, &options))
         }

@@ -48,7 +48,10 @@ pub struct Dashboard {
 fn hbm_percent(d: &DeviceStatus) -> u64 {
     d.hbm
         .filter(|h| h.total_mib > 0)
-        .map_or(0, |h| (h.used_mib * 100 / h.total_mib).min(100))
+        // Wider than u64: a bogus `used` must not overflow.
+        .map_or(0, |h| {
+            (u128::from(h.used_mib) * 100 / u128::from(h.total_mib)).min(100) as u64
+        })
 }
 
 impl Dashboard {

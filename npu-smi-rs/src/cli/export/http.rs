@@ -14,7 +14,12 @@
 //!   once) and closed. Nothing waits in a queue.
 //! - Scrapes: each connection is its own task, so a slow client delays
 //!   nobody; telemetry is read on a blocking thread, one read at a time,
-//!   and requests that wait together share the next read ([`Reads`]).
+//!   and requests that wait together share the next read ([`Reads`]). A read
+//!   that takes longer than [`Options::read_timeout`] (a wedged driver) or
+//!   fails is answered with the last good read, its samples stamped with
+//!   its time.
+//! - Half-closed connections: a client that shuts its side down after its
+//!   request is answered.
 //! - `accept` failures: a client's failure is skipped, a lack of resources
 //!   (descriptors, memory) is reported once and retried with backoff, and
 //!   anything else ends `serve` with an error.
@@ -31,9 +36,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::sync::{Mutex, Semaphore, watch};
+use tokio::sync::{Semaphore, watch};
 
 /// The largest request head (request line and headers) accepted, in bytes.
 pub const MAX_HEADER_BYTES: usize = 8 * 1024;
@@ -62,16 +67,21 @@ pub struct Options {
     /// The time a client has to send a request head, and to take each part
     /// of a response; an idle keep-alive connection is closed after it too.
     pub io_timeout: Duration,
+    /// The longest a scrape waits for a read of the NPUs; after it, the
+    /// last good read is served, stamped with its time.
+    pub read_timeout: Duration,
 }
 
 impl Default for Options {
     /// No request limit, 512 connections (half of the common descriptor
-    /// limit of 1024), 10 s (Prometheus' default scrape timeout).
+    /// limit of 1024), 10 s of I/O time (Prometheus' default scrape
+    /// timeout), 5 s of read time (an answer well within that timeout).
     fn default() -> Self {
         Options {
             max_requests: None,
             max_connections: 512,
             io_timeout: Duration::from_secs(10),
+            read_timeout: Duration::from_secs(5),
         }
     }
 }
@@ -180,7 +190,7 @@ pub fn serve(npu: &Npu, listener: std::net::TcpListener, options: &Options) -> R
 /// What every connection shares.
 struct Shared {
     npu: Npu,
-    reads: Reads,
+    reads: Arc<Reads>,
     served: AtomicU64,
     max_requests: Option<u64>,
     /// Set once `max_requests` have been answered.
@@ -195,7 +205,7 @@ async fn accept_loop(
     let (stop, _) = watch::channel(false);
     let shared = Arc::new(Shared {
         npu: npu.clone(),
-        reads: Reads::default(),
+        reads: Arc::new(Reads::new(options.read_timeout)),
         served: AtomicU64::new(0),
         max_requests: options.max_requests,
         stop,
@@ -205,6 +215,9 @@ async fn accept_loop(
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(options.io_timeout)
+        // A client may shut its side down after sending its request (some
+        // health checkers do): it is still answered.
+        .half_close(true)
         .max_header_size(MAX_HEADER_BYTES)
         .max_buf_size(MAX_BUF_BYTES);
     let mut stopped = shared.stop.subscribe();
@@ -360,58 +373,194 @@ async fn route(shared: &Shared, request: &Request<Incoming>) -> Answer {
 /// message.
 type Scrape = Result<Bytes, String>;
 
+/// The last successful read: its metrics and when it finished.
+struct Good {
+    metrics: Bytes,
+    at: SystemTime,
+}
+
+#[derive(Default)]
+struct ReadState {
+    /// How many reads have started.
+    started: u64,
+    /// When the read in flight started.
+    running_since: Option<Instant>,
+    /// The last finished read: its number (from 1) and result.
+    last: Option<(u64, Scrape)>,
+    /// The last successful read.
+    good: Option<Arc<Good>>,
+    /// Whether stale answers have been reported since the last good read.
+    stale_reported: bool,
+}
+
+/// What a scrape gets from [`Reads::read`].
+enum Outcome {
+    /// A read that started after the request arrived.
+    Fresh(Bytes),
+    /// The last good read, because no fresh one came in time or it failed.
+    Stale(Arc<Good>),
+    /// No read to serve: the message.
+    Failed(StatusCode, String),
+}
+
 /// Reads of the devices, one at a time and shared: a request waits for a
 /// read that started after it arrived, and every request that was waiting
 /// when a read started takes that read's result. A flood of requests costs
 /// at most one read in flight and one to come, and each answer is fresh.
-#[derive(Default)]
+///
+/// A read that does not finish within the read timeout (a wedged driver or
+/// `npu-smi`), or that fails, does not stall scrapes: they are answered with
+/// the last good read, every sample stamped with the time of that read (as
+/// Ascend's npu-exporter stamps its cached samples), so that Prometheus sees
+/// the data is old. A read still running after the timeout is not repeated:
+/// later requests get the stale answer at once until it ends.
 struct Reads {
-    /// How many reads have started.
-    started: AtomicU64,
-    /// The last finished read: its number (from 1) and result.
-    last: Mutex<(u64, Option<Scrape>)>,
+    state: std::sync::Mutex<ReadState>,
+    /// The number of the last finished read.
+    finished: watch::Sender<u64>,
+    timeout: Duration,
 }
 
 impl Reads {
-    async fn read(&self, npu: &Npu) -> Scrape {
-        let arrived = self.started.load(Ordering::Acquire);
-        let mut last = self.last.lock().await;
-        if last.0 > arrived
-            && let Some(result) = &last.1
-        {
-            return result.clone();
+    fn new(timeout: Duration) -> Reads {
+        Reads {
+            state: std::sync::Mutex::new(ReadState::default()),
+            finished: watch::channel(0).0,
+            timeout,
         }
-        let number = self
-            .started
-            .fetch_add(1, Ordering::AcqRel)
-            .saturating_add(1);
-        let npu = npu.clone();
-        let read = tokio::task::spawn_blocking(move || {
-            super::super::statuses(&npu)
-                .map(|devices| Bytes::from(super::encode(&devices)))
-                .map_err(|e| format!("reading the NPUs failed: {e}\n"))
-        })
-        .await
-        .unwrap_or_else(|e| {
-            Err(format!(
-                "reading the NPUs failed: {e} (see the exporter's standard error)\n"
-            ))
-        });
-        *last = (number, Some(read.clone()));
-        read
     }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, ReadState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    async fn read(self: &Arc<Self>, npu: &Npu) -> Outcome {
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        let mut finished = self.finished.subscribe();
+        // A read that started before this request does not count.
+        let want = self.state().started.saturating_add(1);
+        loop {
+            {
+                let mut state = self.state();
+                if let Some((number, result)) = &state.last
+                    && *number >= want
+                {
+                    return match result.clone() {
+                        Ok(metrics) => Outcome::Fresh(metrics),
+                        Err(message) => Self::stale(&mut state, message),
+                    };
+                }
+                match state.running_since {
+                    None => {
+                        state.started = state.started.saturating_add(1);
+                        state.running_since = Some(Instant::now());
+                        self.start(npu.clone(), state.started);
+                    }
+                    Some(since) if since.elapsed() >= self.timeout => {
+                        let why = format!(
+                            "reading the NPUs has taken {} s so far (still running)",
+                            since.elapsed().as_secs()
+                        );
+                        return Self::stale(&mut state, why);
+                    }
+                    Some(_) => {}
+                }
+            }
+            if !matches!(
+                tokio::time::timeout_at(deadline, finished.changed()).await,
+                Ok(Ok(()))
+            ) {
+                let why = format!(
+                    "reading the NPUs did not finish within the read timeout ({} ms; it goes on)",
+                    self.timeout.as_millis()
+                );
+                return Self::stale(&mut self.state(), why);
+            }
+        }
+    }
+
+    /// Starts read `number` on a blocking thread; it records its result
+    /// whether or not anyone still waits for it.
+    fn start(self: &Arc<Self>, npu: Npu, number: u64) {
+        let reads = Arc::clone(self);
+        // Not awaited: a wedged read holds its blocking thread, not a scrape.
+        drop(tokio::task::spawn_blocking(move || {
+            let result = super::super::statuses(&npu)
+                .map(|devices| Bytes::from(super::encode(&devices)))
+                .map_err(|e| format!("reading the NPUs failed: {e}"));
+            let mut state = reads.state();
+            state.running_since = None;
+            if let Ok(metrics) = &result {
+                state.good = Some(Arc::new(Good {
+                    metrics: metrics.clone(),
+                    at: SystemTime::now(),
+                }));
+                if std::mem::take(&mut state.stale_reported) {
+                    eprintln!("npu-smi-rs: export: reading the NPUs works again");
+                }
+            }
+            state.last = Some((number, result));
+            drop(state);
+            reads.finished.send_replace(number);
+        }));
+    }
+
+    /// The last good read, for a request that cannot have a fresh one
+    /// because of `why` (reported on standard error once until a read
+    /// succeeds again); without one, the failure.
+    fn stale(state: &mut ReadState, why: String) -> Outcome {
+        let Some(good) = state.good.clone() else {
+            return Outcome::Failed(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("{why}; no earlier read to serve\n"),
+            );
+        };
+        if !std::mem::replace(&mut state.stale_reported, true) {
+            let age = good.at.elapsed().unwrap_or_default().as_secs_f64();
+            eprintln!(
+                "npu-smi-rs: export: {why}; serving the last good read (from {age:.1} s ago, \
+                 its samples stamped with its time) until a read succeeds"
+            );
+        }
+        Outcome::Stale(good)
+    }
+}
+
+/// `metrics` (OpenMetrics text) with every sample stamped with `at`.
+fn stamped(metrics: &[u8], at: SystemTime) -> Bytes {
+    let since_epoch = at.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let stamp = format!(
+        " {}.{:03}",
+        since_epoch.as_secs(),
+        since_epoch.subsec_millis()
+    );
+    let mut out = Vec::with_capacity(metrics.len() + metrics.len() / 4);
+    for line in metrics.split_inclusive(|&b| b == b'\n') {
+        let body = line.strip_suffix(b"\n").unwrap_or(line);
+        out.extend_from_slice(body);
+        if !body.is_empty() && !body.starts_with(b"#") {
+            out.extend_from_slice(stamp.as_bytes());
+        }
+        if body.len() < line.len() {
+            out.push(b'\n');
+        }
+    }
+    Bytes::from(out)
+}
+
+fn metrics_answer(body: Bytes) -> Answer {
+    let mut response = text(StatusCode::OK, body);
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(super::CONTENT_TYPE));
+    response
 }
 
 async fn scrape(shared: &Shared) -> Answer {
     match shared.reads.read(&shared.npu).await {
-        Ok(metrics) => {
-            let mut response = text(StatusCode::OK, metrics);
-            response
-                .headers_mut()
-                .insert(CONTENT_TYPE, HeaderValue::from_static(super::CONTENT_TYPE));
-            response
-        }
-        Err(message) => text(StatusCode::INTERNAL_SERVER_ERROR, message),
+        Outcome::Fresh(metrics) => metrics_answer(metrics),
+        Outcome::Stale(good) => metrics_answer(stamped(&good.metrics, good.at)),
+        Outcome::Failed(status, message) => text(status, message),
     }
 }
 
@@ -533,6 +682,16 @@ mod tests {
         }
         let reset = io::Error::from(io::ErrorKind::ConnectionReset);
         assert_eq!(accept_retry(&reset, 5), Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn stale_metrics_stamp_every_sample_and_no_comment() {
+        let at = UNIX_EPOCH + Duration::from_millis(1_700_000_000_042);
+        let text = b"# HELP a An a.\n# TYPE a gauge\na{id=\"0 1\"} 3.5\nb 1\n# EOF\n";
+        assert_eq!(
+            &stamped(text, at)[..],
+            &b"# HELP a An a.\n# TYPE a gauge\na{id=\"0 1\"} 3.5 1700000000.042\nb 1 1700000000.042\n# EOF\n"[..]
+        );
     }
 
     #[test]
