@@ -1,14 +1,10 @@
-// Hand-written declarations of the aclnn API: the core of `libnnopbase.so`
-// (header `aclnn/acl_meta.h`: tensors, scalars, arrays, executors) and the
-// operators of `libopapi.so` (headers `aclnnop/aclnn_*.h`), the input of
-// `cargo xtask bindgen`, which turns them into `src/aclnn/bindings.rs`. The
-// aclnn headers ship with the CANN toolkit only, so the subset torch_npu's
-// op-plugin calls for the simulator's operator set is declared here by hand
-// from the documented API (names and argument orders as in the CANN aclnn
-// reference and torch_npu's `EXEC_NPU_CMD` call sites), and checked against
-// the CANN 8.1.RC1 headers (`aclnn/acl_meta.h`, `aclnn/opdev/op_errno.h`,
-// `aclnnop/aclnn_*.h`), whose pointer constness they follow: e.g. `out` of
-// `aclnnRelu` and `selfRef` of `aclnnInplaceOne` are `const aclTensor*` there.
+// Hand-written declarations of aclnn's core, `libnnopbase.so` (header
+// `aclnn/acl_meta.h`: tensors, scalars, arrays, executors, status codes),
+// the input of `cargo xtask bindgen` / `cargo xtask generate`, which turn
+// them into `src/aclnn/bindings.rs`. The aclnn headers ship with the CANN
+// toolkit only, so this is written from the documented API and checked
+// against the CANN 8.1.RC1 headers (`aclnn/acl_meta.h`,
+// `aclnn/opdev/op_errno.h`), whose pointer constness it follows.
 //
 // The operators themselves are described in `operators.toml` (one entry per
 // operator, with the page its signature comes from) and appended to these

@@ -170,7 +170,7 @@ fn main() {
             let (pa, pb, pc) = (
                 a.buffer().as_raw_ptr().cast_mut(),
                 b.buffer().as_raw_ptr().cast_mut(),
-                c.buffer_mut().as_raw_mut_ptr(),
+                c.buffer().as_raw_ptr().cast_mut(),
             );
             for _ in 0..n {
                 if safe {
@@ -188,10 +188,11 @@ fn main() {
                         at.set_bool("transpose_x2", false).expect("attr");
                         attr = Some(at);
                     }
+                    let mut out = c.buffer_mut();
                     let mut call = aclop::Operator::from_c_str(op)
                         .input(&da, a.buffer())
                         .input(&db, b.buffer())
-                        .output(&mut dc, c.buffer_mut());
+                        .output(&mut dc, &mut out);
                     if let Some(at) = &attr {
                         call = call.attr(at);
                     }
@@ -274,7 +275,7 @@ fn main() {
                 (
                     ta.buffer().as_raw_ptr().cast_mut(),
                     tb.buffer().as_raw_ptr().cast_mut(),
-                    tc.buffer_mut().as_raw_mut_ptr(),
+                    tc.buffer().as_raw_ptr().cast_mut(),
                 )
             } else {
                 (pa, pb, pc)

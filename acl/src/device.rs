@@ -460,6 +460,63 @@ impl Device {
         }
     }
 
+    /// Like [`Device::synchronize`], giving up after `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// `ACL_ERROR_RT_STREAM_SYNC_TIMEOUT` (507046) when the time runs out;
+    /// [`Error::InvalidArgument`] for a zero timeout or one above
+    /// `i32::MAX` ms; as [`Device::synchronize`] otherwise.
+    #[doc(alias = "aclrtSynchronizeDeviceWithTimeout")]
+    pub fn synchronize_timeout(&self, timeout: std::time::Duration) -> Result<()> {
+        let ms = crate::event::timeout_ms("Device::synchronize_timeout", timeout)?;
+        self.bind()?;
+        result::synchronize_device_with_timeout(ms)?;
+        self.reap(true)?;
+        match self.inner.default_stream_shared.take_failure() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Aborts the work queued on every stream of this device, in every
+    /// context: tasks not yet started are dropped (a host function among
+    /// them is never called), a task blocked in a wait gives up, and the
+    /// call returns once the tasks in flight have finished. The streams take
+    /// work again afterwards. Data the dropped tasks would have written is
+    /// not written; a wait for an event whose record was dropped fails; the
+    /// closures of dropped host functions and callbacks are leaked. A
+    /// stream other than the default one that had callbacks
+    /// ([`Stream::launch_callback`]) dropped waits for them for up to a
+    /// minute when it is dropped: abort such streams with [`Stream::abort`].
+    /// `timeout` bounds the whole abort (`None`: no limit).
+    ///
+    /// # Errors
+    ///
+    /// `ACL_ERROR_RT_WAIT_TIMEOUT` (107019) when the abort takes longer than
+    /// `timeout`; [`Error::InvalidArgument`] for a timeout above 36 minutes
+    /// (the runtime's limit) or of 0 ms; the runtime's error.
+    #[doc(alias = "aclrtDeviceTaskAbort")]
+    pub fn abort_tasks(&self, timeout: Option<std::time::Duration>) -> Result<()> {
+        const MAX_MS: u128 = 36 * 60 * 1000;
+        let ms = match timeout {
+            None => 0,
+            Some(t) if t.as_millis() == 0 || t.as_millis() > MAX_MS => {
+                return Err(Error::invalid(
+                    "Device::abort_tasks",
+                    format!(
+                        "the timeout must lie in [1 ms, 36 min]; {} ms was given",
+                        t.as_millis()
+                    ),
+                ));
+            }
+            Some(t) => t.as_millis() as u32,
+        };
+        result::device_task_abort(self.inner.ordinal, ms)?;
+        self.inner.default_stream_shared.forget_pending_callbacks();
+        Ok(())
+    }
+
     /// Frees memory whose queued users have finished (see
     /// [`memory`](crate::memory)); with `wait`, waits for them first.
     pub(crate) fn reap(&self, wait: bool) -> Result<()> {

@@ -95,6 +95,9 @@ struct Inner {
     /// event with queued waits is not allowed (CANN before 8.0.RC2): they
     /// are waited for before the event is destroyed.
     waiters: Mutex<Vec<Stream>>,
+    /// The capture its last record was part of (a record on a capturing
+    /// stream): a stream that waits for it joins that capture.
+    captured_in: Mutex<std::sync::Weak<crate::graph::CaptureRecord>>,
 }
 
 /// Whether events with queued waits must not be destroyed (no Ex events).
@@ -140,6 +143,7 @@ impl Event {
                 flags,
                 device: device.clone(),
                 waiters: Mutex::new(Vec::new()),
+                captured_in: Mutex::new(std::sync::Weak::new()),
             }),
         })
     }
@@ -179,8 +183,21 @@ impl Event {
             ));
         }
         self.inner.device.bind()?;
+        // One step with the stream's capture state (see `memory::gate`).
+        let _gate = stream.shared().capture.gate.enter();
         // SAFETY: both handles are live (held by `self` and `stream`).
-        unsafe { result::record_event(self.inner.raw, stream.as_raw()) }
+        unsafe { result::record_event(self.inner.raw, stream.as_raw()) }?;
+        *crate::lock::lock(&self.inner.captured_in) = stream
+            .shared()
+            .capture
+            .current()
+            .map_or_else(std::sync::Weak::new, |r| Arc::downgrade(&r));
+        Ok(())
+    }
+
+    /// The capture under way that its last record was part of.
+    pub(crate) fn capture(&self) -> Option<Arc<crate::graph::CaptureRecord>> {
+        crate::lock::lock(&self.inner.captured_in).upgrade()
     }
 
     /// Whether the recorded work has completed (without waiting).
@@ -402,8 +419,15 @@ pub(crate) fn order_after(later: &Stream, earlier: &Stream) -> Result<()> {
             ),
         ));
     }
-    let ev = crate::memory::track::PooledEvent::record(earlier)?;
-    later.device().bind()?;
-    // SAFETY: the event (held by `ev`) and the stream are live.
-    unsafe { result::stream_wait_event(later.as_raw(), ev.as_raw()) }
+    let record = earlier.shared().capture.current();
+    let ev = {
+        let _gate = earlier.shared().capture.gate.enter();
+        crate::memory::track::PooledEvent::record(earlier)?
+    };
+    // Waiting for an event of a capture joins it.
+    crate::graph::wait_joining("Stream::wait_for", later, record, || {
+        later.device().bind()?;
+        // SAFETY: the event (held by `ev`) and the stream are live.
+        unsafe { result::stream_wait_event(later.as_raw(), ev.as_raw()) }
+    })
 }

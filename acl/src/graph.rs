@@ -119,12 +119,14 @@
 //! ```
 
 use crate::error::{Error, Result};
+use crate::memory::gate::Gate;
 use crate::memory::{Allocation, DeviceBuffer, DeviceMemory};
 use crate::result::{self, raw};
 use crate::{Device, Stream, lock, release};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// Which threads' unsafe calls a capture forbids
 /// (`aclmdlRICaptureMode`).
@@ -170,10 +172,21 @@ pub enum CaptureStatus {
 
 /// The capture or task update under way on a queue: the accesses of the
 /// work recorded instead of run.
+///
+/// A queue captures its own capture or one it joined (by waiting for an
+/// event recorded in it, [`Stream::wait_event`]): both add to one
+/// [`CaptureRecord`]. Its state changes only with the queue's
+/// [`gate`](crate::memory::gate) held exclusively, so that work queued on it
+/// is wholly in the capture or wholly out.
 #[derive(Debug, Default)]
 pub(crate) struct CaptureState {
+    /// Entered shared by work from its wait to its commit, exclusively by a
+    /// change of the state below.
+    pub(crate) gate: Gate,
     active: AtomicBool,
-    uses: Mutex<Vec<(Arc<Allocation>, bool)>>,
+    /// The record this queue's work goes to (its own capture's, one it
+    /// joined, or a task update's).
+    record: Mutex<Option<Arc<CaptureRecord>>>,
     /// The capture under way (0: none, or a task update).
     capture: AtomicU64,
     /// A task group is open in the capture.
@@ -182,8 +195,35 @@ pub(crate) struct CaptureState {
     groups: AtomicUsize,
 }
 
+/// The accesses of one capture (or task update), shared by its stream and
+/// the streams that joined it.
+#[derive(Debug, Default)]
+pub(crate) struct CaptureRecord {
+    /// The capture's number (0 for a task update).
+    id: u64,
+    uses: Mutex<Vec<(Arc<Allocation>, bool)>>,
+    /// Streams that joined the capture: they leave it at its end.
+    joined: Mutex<Vec<Stream>>,
+    ended: AtomicBool,
+}
+
 /// Capture numbers, to tell which graph a [`TaskGroup`] belongs to.
 static NEXT_CAPTURE: AtomicU64 = AtomicU64::new(1);
+
+/// How long a change of capture state waits for work being queued on the
+/// stream (normally microseconds; a [`Prepared`](crate::memory::Prepared)
+/// kept by the same thread would wait forever).
+const GATE_LIMIT: Duration = Duration::from_secs(2);
+
+/// The error when work queued on `stream` keeps its gate past
+/// [`GATE_LIMIT`].
+fn gate_busy(function: &'static str) -> Error {
+    Error::invalid(
+        function,
+        "work is being queued on the stream (a memory::Prepared of it is neither committed nor \
+         dropped); commit or drop it first",
+    )
+}
 
 impl CaptureState {
     #[inline]
@@ -191,19 +231,110 @@ impl CaptureState {
         self.active.load(Ordering::Acquire)
     }
 
-    /// Adds the accesses of captured work.
-    pub(crate) fn add(&self, uses: impl Iterator<Item = (Arc<Allocation>, bool)>) {
-        lock::lock(&self.uses).extend(uses);
+    /// The number of the capture this queue's work goes to (its own or
+    /// one it joined), 0 when it captures nothing (or updates a graph).
+    #[inline]
+    pub(crate) fn capture_id(&self) -> u64 {
+        if !self.is_active() {
+            return 0;
+        }
+        lock::lock(&self.record).as_ref().map_or(0, |r| r.id)
     }
 
-    /// Ends the record: the accesses, one per allocation (a write if any
-    /// captured access wrote it).
-    fn finish(&self) -> Vec<(Arc<Allocation>, bool)> {
+    /// The record of the capture this queue's work goes to, if any.
+    pub(crate) fn current(&self) -> Option<Arc<CaptureRecord>> {
+        if !self.is_active() {
+            return None;
+        }
+        lock::lock(&self.record).clone()
+    }
+
+    /// Adds the accesses of captured work.
+    pub(crate) fn add(&self, uses: impl Iterator<Item = (Arc<Allocation>, bool)>) {
+        if let Some(r) = lock::lock(&self.record).as_ref() {
+            lock::lock(&r.uses).extend(uses);
+        }
+    }
+
+    /// Starts recording into a new record (capture `id`, 0 for an update).
+    fn start(&self, id: u64) {
+        *lock::lock(&self.record) = Some(Arc::new(CaptureRecord {
+            id,
+            ..Default::default()
+        }));
+        self.capture.store(id, Ordering::Release);
+    }
+
+    /// Joins `record` (the queue waited for an event recorded in it).
+    /// Called with the queue's gate held exclusively.
+    fn join(&self, stream: &Stream, record: Arc<CaptureRecord>) {
+        lock::lock(&record.joined).push(stream.clone());
+        *lock::lock(&self.record) = Some(record);
+        self.active.store(true, Ordering::Release);
+    }
+
+    /// Leaves the record (the queue captures nothing any more).
+    fn leave(&self) -> Option<Arc<CaptureRecord>> {
         self.capture.store(0, Ordering::Release);
         self.active.store(false, Ordering::Release);
-        let all = std::mem::take(&mut *lock::lock(&self.uses));
+        lock::lock(&self.record).take()
+    }
+
+    /// Ends the record: the streams that joined leave it (each with its
+    /// gate held), and the accesses come back, one per allocation (a write
+    /// if any captured access wrote it).
+    fn finish(&self) -> Vec<(Arc<Allocation>, bool)> {
+        let Some(record) = self.leave() else {
+            return Vec::new();
+        };
+        record.ended.store(true, Ordering::Release);
+        let joined = std::mem::take(&mut *lock::lock(&record.joined));
+        for j in &joined {
+            let st = &j.shared().capture;
+            // Best effort past the limit: the state changes anyway.
+            let _gate = st.gate.enter_exclusive(GATE_LIMIT);
+            if st.current().is_some_and(|r| Arc::ptr_eq(&r, &record)) {
+                st.leave();
+            }
+        }
+        let all = std::mem::take(&mut *lock::lock(&record.uses));
         merge(Vec::new(), all)
     }
+}
+
+impl CaptureRecord {
+    /// Whether its capture is still under way.
+    pub(crate) fn is_open(&self) -> bool {
+        !self.ended.load(Ordering::Acquire)
+    }
+}
+
+/// Queues a wait of `stream` for an event with `wait` (the runtime call),
+/// joining the capture the event was recorded in, if one is under way and
+/// `stream` is not in it yet: from then on `stream`'s work is captured too
+/// (the runtime's cross-stream capture) and the crate records it so.
+pub(crate) fn wait_joining(
+    function: &'static str,
+    stream: &Stream,
+    record: Option<Arc<CaptureRecord>>,
+    wait: impl FnOnce() -> Result<()>,
+) -> Result<()> {
+    let state = &stream.shared().capture;
+    let joins = record
+        .filter(|r| r.is_open() && !state.current().is_some_and(|mine| Arc::ptr_eq(&mine, r)));
+    let Some(record) = joins else {
+        let _gate = state.gate.enter();
+        return wait();
+    };
+    let _gate = state
+        .gate
+        .enter_exclusive(GATE_LIMIT)
+        .ok_or_else(|| gate_busy(function))?;
+    wait()?;
+    if record.is_open() {
+        state.join(stream, record);
+    }
+    Ok(())
 }
 
 /// `into` with `more` added, one entry per allocation (a write if any
@@ -233,7 +364,9 @@ impl Drop for Abandon<'_> {
         if !self.armed {
             return;
         }
-        let uses = self.stream.shared().capture.finish();
+        let state = &self.stream.shared().capture;
+        let _gate = state.gate.enter_exclusive(GATE_LIMIT);
+        let uses = state.finish();
         // SAFETY: the stream is live (borrowed).
         match unsafe { result::mdl_ri_capture_end(self.stream.as_raw()) } {
             Ok(model) if !model.is_null() => {
@@ -326,20 +459,39 @@ impl Stream {
             return Err(crate::device::host_fn_error(F));
         }
         self.device().bind()?;
+        let gate = state
+            .gate
+            .enter_exclusive(GATE_LIMIT)
+            .ok_or_else(|| gate_busy(F))?;
         if state.active.swap(true, Ordering::AcqRel) {
             return Err(Error::invalid(
                 F,
-                "this stream is capturing already, or updating a graph",
+                "this stream is capturing already (its own capture or one it joined), or \
+                 updating a graph",
             ));
         }
+        // Marks carry events from now on: work outside the capture is then
+        // ordered by events, never by synchronising or recording on this
+        // stream (which the runtime refuses, or captures, while it
+        // captures). Marks made before without an event stand for a point
+        // of their stream: this one's are all finished once it is
+        // synchronised (as torch synchronises before a capture).
+        if !crate::memory::track::is_multi_stream() {
+            crate::memory::track::note_host_work();
+            if let Err(e) = self.synchronize() {
+                state.active.store(false, Ordering::Release);
+                return Err(e);
+            }
+        }
         let capture = NEXT_CAPTURE.fetch_add(1, Ordering::Relaxed);
-        state.capture.store(capture, Ordering::Release);
+        state.start(capture);
         state.groups.store(0, Ordering::Release);
         // SAFETY: the stream is live (borrowed).
         if let Err(e) = unsafe { result::mdl_ri_capture_begin(self.as_raw(), mode.raw()) } {
             state.finish();
             return Err(e);
         }
+        drop(gate);
         let mut abandon = Abandon {
             stream: self,
             armed: true,
@@ -349,10 +501,14 @@ impl Stream {
         // `aclmdlRICaptureEnd` itself is called.
         self.device().bind()?;
         abandon.armed = false;
+        // Best effort past the limit (a `Prepared` this thread keeps).
+        let gate = state.gate.enter_exclusive(GATE_LIMIT);
         let groups = state.groups.load(Ordering::Acquire);
         let uses = state.finish();
         // SAFETY: the stream is live (borrowed) and capturing.
-        let model = unsafe { result::mdl_ri_capture_end(self.as_raw()) }?;
+        let ended = unsafe { result::mdl_ri_capture_end(self.as_raw()) };
+        drop(gate);
+        let model = ended?;
         if model.is_null() {
             return Err(Error::from_code(
                 "aclmdlRICaptureEnd",
@@ -367,11 +523,13 @@ impl Stream {
             token: None,
             uses: Mutex::new(Uses {
                 all: Arc::new(uses.clone()),
+                host: host_of(&uses),
                 captured: uses,
                 updates: HashMap::new(),
                 broken: HashMap::new(),
             }),
             launched: Mutex::new(Vec::new()),
+            launch: Mutex::new(()),
         };
         if groups > 0 {
             // The parameters of the grouped tasks, as a device "buffer" that
@@ -523,6 +681,10 @@ struct GraphInner {
     uses: Mutex<Uses>,
     /// The streams it was launched on (one handle per queue).
     launched: Mutex<Vec<Stream>>,
+    /// Held by a launch from its wait to its commit (and by an update's
+    /// start): two launches on two streams are one after the other, each
+    /// ordered after the previous one's marks.
+    launch: Mutex<()>,
 }
 
 /// The allocations a graph's tasks use, and whether they write them.
@@ -533,6 +695,8 @@ struct Uses {
     updates: HashMap<usize, Vec<(Arc<Allocation>, bool)>>,
     /// All of them, one entry per allocation (what a launch uses).
     all: Arc<Vec<(Arc<Allocation>, bool)>>,
+    /// Those of pinned host memory (a launch excludes host views of them).
+    host: Arc<Vec<Arc<Allocation>>>,
     /// Groups whose last update failed part way, and why.
     broken: HashMap<usize, String>,
 }
@@ -543,8 +707,19 @@ impl Uses {
         for more in self.updates.values() {
             all = merge(all, more.iter().cloned());
         }
+        self.host = host_of(&all);
         self.all = Arc::new(all);
     }
+}
+
+/// The pinned host memory among `uses`.
+fn host_of(uses: &[(Arc<Allocation>, bool)]) -> Arc<Vec<Arc<Allocation>>> {
+    Arc::new(
+        uses.iter()
+            .filter(|(a, _)| a.is_host())
+            .map(|(a, _)| a.clone())
+            .collect(),
+    )
 }
 
 /// A task group of a captured [`Graph`], made by [`Stream::task_group`]:
@@ -584,7 +759,9 @@ impl Graph {
     pub fn launch(&self, stream: &Stream) -> Result<()> {
         const F: &str = "Graph::launch";
         self.check_device(F, stream)?;
-        let all = {
+        // One launch at a time: a second one waits for this one's marks.
+        let _launch = lock::lock(&self.inner.launch);
+        let (all, host) = {
             let uses = lock::lock(&self.inner.uses);
             if let Some(why) = uses.broken.values().next() {
                 return Err(Error::invalid(
@@ -595,16 +772,37 @@ impl Graph {
                     ),
                 ));
             }
-            uses.all.clone()
+            (uses.all.clone(), uses.host.clone())
         };
+        // No `&[T]` of pinned memory the graph uses may live while the
+        // launch is queued; views taken later wait for it (its marks).
+        let mut views = Vec::with_capacity(host.len());
+        for a in host.iter() {
+            match a.views.enter_exclusive(Duration::ZERO) {
+                Some(v) => views.push(v),
+                None => {
+                    return Err(Error::invalid(
+                        F,
+                        "the graph uses pinned memory that a host view (PinnedHostBuffer::as_slice \
+                         or as_mut_slice) still borrows; drop the view before launching",
+                    ));
+                }
+            }
+        }
         let token = self.inner.token.as_ref().map(|t| (t.allocation(), false));
         let uses = || all.iter().map(|(a, w)| (a, *w)).chain(token);
-        let seen = crate::memory::track::wait_for_conflicts(stream, uses())?;
+        let _gate = stream.shared().capture.gate.enter();
+        let seen = crate::memory::track::wait_entered(stream, uses(), self.inner.capture)?;
         // SAFETY: the model and stream are live; the memory its tasks use
         // is held by the graph and ordered by the waits above and the marks
-        // recorded below.
+        // recorded below; no host view of its pinned memory lives (the
+        // views' gates are held until the marks are recorded).
         unsafe { result::mdl_ri_execute_async(self.inner.raw as raw::aclmdlRI, stream.as_raw()) }?;
         crate::memory::track::record_accesses(stream, &seen, uses());
+        for (a, _) in all.iter() {
+            a.launched(self.inner.capture);
+        }
+        drop(views);
         let mut launched = lock::lock(&self.inner.launched);
         if !launched.iter().any(|s| s.same_queue(stream)) {
             launched.push(stream.clone());
@@ -697,16 +895,22 @@ impl Graph {
                  does neither",
             )
         };
+        let gate = state
+            .gate
+            .enter_exclusive(GATE_LIMIT)
+            .ok_or_else(|| gate_busy(F))?;
         if state.is_active() {
             return Err(busy());
         }
-        // After the launches queued before (and the updates): while the
-        // stream is not yet in update mode, so that the wait is queued.
-        let seen =
-            crate::memory::track::wait_for_conflicts(stream, std::iter::once((token, true)))?;
+        // After the launches queued before (none is between its wait and
+        // its commit: the launch lock) and the updates: while the stream is
+        // not yet in update mode, so that the wait is queued.
+        let launch = lock::lock(&self.inner.launch);
+        let seen = crate::memory::track::wait_entered(stream, std::iter::once((token, true)), 0)?;
         if state.active.swap(true, Ordering::AcqRel) {
             return Err(busy());
         }
+        state.start(0);
         // SAFETY: the stream is live (borrowed); the group belongs to this
         // graph's model, which is live while `self` is.
         let begun = unsafe {
@@ -715,10 +919,12 @@ impl Graph {
                 group.raw as raw::aclrtTaskGrp,
             )
         };
+        drop(launch);
         if let Err(e) = begun {
             state.finish();
             return Err(e);
         }
+        drop(gate);
         let mut end = EndUpdate {
             graph: self,
             stream,
@@ -727,6 +933,8 @@ impl Graph {
         };
         let value = f(stream);
         let seen = end.seen.take();
+        // Best effort past the limit (a `Prepared` this thread keeps).
+        let gate = state.gate.enter_exclusive(GATE_LIMIT);
         let ended = stream.device().bind().and_then(|()| {
             // SAFETY: the stream is live (borrowed), in update mode.
             unsafe { result::mdl_ri_capture_task_update_end(stream.as_raw()) }
@@ -738,6 +946,7 @@ impl Graph {
         if let Some(seen) = seen {
             self.finish_update(stream, &seen, group.raw, outcome);
         }
+        drop(gate);
         // The closure's error first: it is the cause of a failed end.
         let value = value?;
         ended?;
@@ -794,6 +1003,7 @@ impl Drop for GraphInner {
                 captured: Vec::new(),
                 updates: HashMap::new(),
                 all: Arc::new(Vec::new()),
+                host: Arc::new(Vec::new()),
                 broken: HashMap::new(),
             },
         );

@@ -88,6 +88,13 @@ impl Shared {
         crate::lock::lock(&self.panics).push(msg);
     }
 
+    /// After an abort of the queue: the callbacks not yet run were dropped
+    /// by the runtime and will never run, so teardown need not wait for
+    /// them (their closures are leaked, not dropped).
+    pub(crate) fn forget_pending_callbacks(&self) {
+        self.pending_callbacks.store(0, Ordering::Release);
+    }
+
     /// The panics not yet reported, as one error.
     pub(crate) fn take_failure(&self) -> Option<Error> {
         let mut v = crate::lock::lock(&self.panics);

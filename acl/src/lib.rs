@@ -8,6 +8,12 @@
 //! - [`Device`]: one NPU. Each call binds it to the calling thread first, so
 //!   handles work from any thread (no `ACL_ERROR_RT_CONTEXT_NULL`).
 //! - [`DeviceBuffer`]: typed device memory with copies to and from the host.
+//!   Memory the crate allocates (directly with `aclrtMalloc` or from the
+//!   caching allocator) starts at a multiple of 512 bytes
+//!   ([`allocator::ALIGNMENT`], the driver's alignment, on a real device and
+//!   on cann-sim; the API reference promises 64); a buffer made with
+//!   `from_raw` starts wherever its pointer does, and slices and views at
+//!   their offset.
 //! - [`Tensor`], [`TensorView`], [`TensorViewMut`]: device memory with a
 //!   shape; views add strides and an offset, so slices and transposes cost
 //!   no copy. [`ops`] runs CANN's operators on any of them (see [`tensor`]).
@@ -62,8 +68,9 @@
 //! | events | only once a second stream queues work in the process (single-stream programs make no event calls and no waits); pooled, `aclrtCreateEventExWithFlag` where available | only in multi-stream mode; created per slice |
 //! | host copies | wait on the host for exactly the conflicting marks, then `aclrtMemcpy` | `cuMemcpy*Async` + stream synchronize |
 //! | free | never waits: after the marks' events (deferred list; CANN has no stream-ordered free), or back to the caching allocator's stream pool with events for other streams | `cuMemFreeAsync` after waiting for its events |
-//! | pinned host memory | tracked like device memory; `as_slice` waits under the buffer's lock | event of the last use, synchronized before host access |
-//! | work that keeps memory alive | HCCL groups hold the allocations until `HcclGroupEnd` has queued the work | — |
+//! | pinned host memory | tracked like device memory; `as_slice` waits under the buffer's lock and returns a guard ([`memory::PinnedRef`]) that no graph launch can coexist with | event of the last use, synchronized before host access |
+//! | work that keeps memory alive | captured graphs hold every allocation their work uses (temporaries included) for their whole life; HCCL groups hold the allocations (and a communicator dropped inside) until `HcclGroupEnd` has queued the work; `close` of memory something else holds releases only the handle | graphs track no buffers |
+//! | graph capture | see below | `CudaGraph`: neither `Send` nor `Sync`, no buffer tracking; the user keeps memory alive and ordered |
 //! | across devices | CANN cannot wait for another device's event: an error, unless the work has finished | cross-device event waits |
 //! | misuse detection in tests | cann-sim's `CANN_SIM_CHECK` (frees in use, races, use after free, double destroys), on for the whole test suite | compute-sanitizer |
 //!
@@ -74,6 +81,42 @@
 //! sizes. Tested: every public type's `Send`/`Sync` (`tests/send_sync.rs`),
 //! and each soundness bug found so far has a regression test
 //! (`tests/ordering.rs`, `hccl/tests/ordering.rs`).
+//!
+//! ## Graph capture, joined streams and raw work
+//!
+//! What [`graph`] guarantees, point by point (cudarc's `CudaGraph` tracks
+//! no buffers and is neither `Send` nor `Sync`, so none of this is its
+//! business there — it is the user's):
+//!
+//! - **Memory**: a [`graph::Graph`] holds every allocation its captured
+//!   work (and its task updates) uses until it is dropped; nothing it uses
+//!   can be freed or handed to another buffer while a launch may run.
+//!   `close` of such memory releases only the handle.
+//! - **Launches**: each launch is one step — wait for the conflicting
+//!   marks, enqueue, record — under the graph's own lock, so two threads
+//!   launching one graph on two streams are ordered one after the other
+//!   (the graph is `Send + Sync`). [`Model::execute`] does the same, and
+//!   counts the model's work memory as written by every execution.
+//! - **Pinned memory**: a launch refuses to queue while a host view
+//!   ([`PinnedHostBuffer::as_slice`], `as_mut_slice`) of pinned memory the
+//!   graph uses is alive; a view taken after a launch waits for it. A
+//!   `&[T]` therefore never changes under its holder.
+//! - **Unwritten memory**: memory allocated on a capturing stream is
+//!   written by captured work, which has not run: until the graph is
+//!   launched, a host read or a read queued outside the graph is an error
+//!   (a synchronous whole copy, as [`Stream::clone_from_host`] in a
+//!   relaxed capture, writes it now).
+//! - **Joined streams**: a stream that waits for an event recorded in a
+//!   capture ([`Stream::wait_event`], [`Stream::wait_for`]) joins it, as
+//!   the runtime does: its work is recorded into the graph (temporaries
+//!   kept) until the capture ends.
+//! - **One step per stream**: queueing tracked work enters the stream's
+//!   gate from its wait to its commit; beginning, joining or ending a
+//!   capture holds it exclusively, so work is wholly in a capture or wholly
+//!   out, whatever other threads do.
+//! - **Raw work**: [`memory::record`] marks accesses made by work queued
+//!   outside the crate; a mark on a second stream ends single-stream mode
+//!   first, so later uses wait for it.
 //!
 //! `unsafe`, because the crate cannot check it:
 //!
@@ -138,6 +181,6 @@ pub use memory::{
 };
 pub use model::{Model, ModelDesc};
 pub use release::{ReleaseError, take_release_errors};
-pub use runtime::{RunMode, Runtime, Version};
-pub use stream::{Stream, StreamConfig};
+pub use runtime::{OverflowMode, RunMode, Runtime, Version};
+pub use stream::{Stream, StreamConfig, ValueCondition};
 pub use tensor::{Tensor, TensorView, TensorViewMut};

@@ -16,6 +16,35 @@ use crate::error::{Error, Result};
 use crate::result::raw;
 use crate::{ErrorCode, release, result};
 use std::sync::Mutex;
+use std::time::Duration;
+
+/// What floating-point results do on overflow (`aclrtFloatOverflowMode`).
+/// A plain value: `Send + Sync`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OverflowMode {
+    /// Results saturate at the type's largest finite value.
+    Saturation,
+    /// Results overflow to infinity and NaN (IEEE 754), the default of the
+    /// Atlas A2/A3 parts.
+    InfNan,
+}
+
+/// A last-error code as an option: `None` for `ACL_SUCCESS`.
+fn last_error(code: i32) -> Option<ErrorCode> {
+    (code != 0).then(|| ErrorCode::from_raw(code))
+}
+
+/// `timeout` in whole seconds, rounded up; `None` is 0.
+fn whole_seconds(function: &'static str, timeout: Option<Duration>) -> Result<u32> {
+    let Some(t) = timeout else { return Ok(0) };
+    let secs = t.as_secs() + u64::from(t.subsec_nanos() > 0);
+    u32::try_from(secs.max(1)).map_err(|_| {
+        Error::invalid(
+            function,
+            format!("the timeout {secs} s exceeds u32::MAX seconds"),
+        )
+    })
+}
 
 /// A handle to the process's AscendCL session. Cloning counts another
 /// reference; `Send + Sync` (the session is process-wide).
@@ -155,6 +184,108 @@ impl Runtime {
     #[doc(alias = "aclrtSetDevice")]
     pub fn device(&self, ordinal: u32) -> Result<crate::Device> {
         crate::Device::new(self, ordinal)
+    }
+
+    /// The calling thread's last runtime error, which the runtime then
+    /// clears: `None` when no runtime call of this thread has failed since
+    /// the last read. Only the runtime's own codes (107xxx, 207xxx, 507xxx)
+    /// are kept, not the argument checks of the ACL layer (1000xx).
+    ///
+    /// ```
+    /// # cann_sim::install().unwrap();
+    /// let rt = acl::Runtime::init()?;
+    /// assert_eq!(rt.take_last_error()?, None);
+    /// # Ok::<(), acl::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Load`] when the loaded AscendCL lacks `aclrtGetLastError`.
+    #[doc(alias = "aclrtGetLastError")]
+    pub fn take_last_error(&self) -> Result<Option<ErrorCode>> {
+        Ok(last_error(result::get_last_error(
+            raw::ACL_RT_THREAD_LEVEL,
+        )?))
+    }
+
+    /// Like [`Runtime::take_last_error`], leaving the error in place.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Load`] when the loaded AscendCL lacks `aclrtPeekAtLastError`.
+    #[doc(alias = "aclrtPeekAtLastError")]
+    pub fn peek_last_error(&self) -> Result<Option<ErrorCode>> {
+        Ok(last_error(result::peek_at_last_error(
+            raw::ACL_RT_THREAD_LEVEL,
+        )?))
+    }
+
+    /// How long a queued wait (an event wait, a value wait) may block its
+    /// stream before its task fails with `ACL_ERROR_RT_TASK_TIMEOUT`; `None`
+    /// waits for ever (the default). The runtime counts whole seconds: a
+    /// timeout is rounded up to the next second.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for more than `u32::MAX` seconds; the
+    /// runtime's error.
+    #[doc(alias = "aclrtSetOpWaitTimeout")]
+    pub fn set_op_wait_timeout(&self, timeout: Option<Duration>) -> Result<()> {
+        result::set_op_wait_timeout(whole_seconds("Runtime::set_op_wait_timeout", timeout)?)
+    }
+
+    /// The timeout of an operator's execution on the device (`None`: the
+    /// runtime's default), rounded up to whole seconds.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for more than `u32::MAX` seconds; the
+    /// runtime's error.
+    #[doc(alias = "aclrtSetOpExecuteTimeOut")]
+    pub fn set_op_execute_timeout(&self, timeout: Option<Duration>) -> Result<()> {
+        result::set_op_execute_time_out(whole_seconds("Runtime::set_op_execute_timeout", timeout)?)
+    }
+
+    /// What floating-point computations do on overflow, for the process.
+    ///
+    /// ```
+    /// # cann_sim::install().unwrap();
+    /// use acl::OverflowMode;
+    /// let rt = acl::Runtime::init()?;
+    /// rt.set_overflow_mode(OverflowMode::Saturation)?;
+    /// assert_eq!(rt.overflow_mode()?, OverflowMode::Saturation);
+    /// rt.set_overflow_mode(OverflowMode::InfNan)?;
+    /// # Ok::<(), acl::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The runtime's error; [`Error::Acl`] with `ACL_ERROR_INTERNAL_ERROR`
+    /// for a mode this crate does not know.
+    #[doc(alias = "aclrtGetDeviceSatMode")]
+    pub fn overflow_mode(&self) -> Result<OverflowMode> {
+        match result::get_device_sat_mode()? {
+            raw::ACL_RT_OVERFLOW_MODE_SATURATION => Ok(OverflowMode::Saturation),
+            raw::ACL_RT_OVERFLOW_MODE_INFNAN => Ok(OverflowMode::InfNan),
+            _ => Err(Error::from_code(
+                "aclrtGetDeviceSatMode",
+                raw::ACL_ERROR_INTERNAL_ERROR,
+            )),
+        }
+    }
+
+    /// Sets what floating-point computations do on overflow, for the
+    /// process (and the current device).
+    ///
+    /// # Errors
+    ///
+    /// The runtime's error.
+    #[doc(alias = "aclrtSetDeviceSatMode")]
+    pub fn set_overflow_mode(&self, mode: OverflowMode) -> Result<()> {
+        result::set_device_sat_mode(match mode {
+            OverflowMode::Saturation => raw::ACL_RT_OVERFLOW_MODE_SATURATION,
+            OverflowMode::InfNan => raw::ACL_RT_OVERFLOW_MODE_INFNAN,
+        })
     }
 
     /// The number of visible NPUs (after `ASCEND_RT_VISIBLE_DEVICES`).

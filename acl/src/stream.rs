@@ -250,9 +250,14 @@ impl Stream {
                 ),
             ));
         }
-        self.inner.device.bind()?;
-        // SAFETY: both handles are live.
-        unsafe { result::stream_wait_event(self.inner.raw, event.as_raw())? };
+        // Waiting for an event recorded in a capture under way joins that
+        // capture: this stream's work is captured too from now on, until
+        // the capture ends (the runtime's cross-stream capture).
+        crate::graph::wait_joining("Stream::wait_event", self, event.capture(), || {
+            self.inner.device.bind()?;
+            // SAFETY: both handles are live.
+            unsafe { result::stream_wait_event(self.inner.raw, event.as_raw()) }
+        })?;
         event.note_waiter(self);
         Ok(())
     }
@@ -277,6 +282,109 @@ impl Stream {
     /// The runtime's error from recording or waiting.
     pub fn wait_for(&self, other: &Stream) -> Result<()> {
         crate::event::order_after(self, other)
+    }
+}
+
+/// When a [`Stream::wait_value`] ends, comparing the 64-bit word in device
+/// memory with the operand. A plain value: `Send + Sync`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ValueCondition {
+    /// `word >= operand`.
+    GreaterOrEqual,
+    /// `word == operand`.
+    Equal,
+    /// `word & operand != 0`.
+    AnyBitSet,
+    /// `!(word | operand) != 0`: some bit is clear in both.
+    Nor,
+}
+
+impl ValueCondition {
+    fn flag(self) -> u32 {
+        match self {
+            ValueCondition::GreaterOrEqual => 0,
+            ValueCondition::Equal => 1,
+            ValueCondition::AnyBitSet => 2,
+            ValueCondition::Nor => 3,
+        }
+    }
+}
+
+impl Stream {
+    /// Aborts the work queued on this stream: tasks not yet started are
+    /// dropped (a host function among them is never called), a task blocked
+    /// in a wait gives up, and the call returns once the task in flight has
+    /// finished. The stream takes work again afterwards. Data the dropped
+    /// tasks would have written is not written; a wait for an event whose
+    /// record was dropped fails; the closures of dropped host functions and
+    /// callbacks are leaked (never run, never dropped).
+    ///
+    /// ```
+    /// # cann_sim::install().unwrap();
+    /// let npu = acl::Device::new(&acl::Runtime::init()?, 0)?;
+    /// let stream = npu.new_stream()?;
+    /// let (go, wait) = std::sync::mpsc::channel::<()>();
+    /// stream.launch_host_fn(move || drop(wait.recv()))?;   // holds the stream
+    /// stream.launch_host_fn(|| unreachable!("dropped by the abort"))?;
+    /// stream.abort()?;
+    /// go.send(()).unwrap();
+    /// stream.synchronize()?;
+    /// # Ok::<(), acl::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The runtime's error from `aclrtStreamAbort`.
+    #[doc(alias = "aclrtStreamAbort")]
+    pub fn abort(&self) -> Result<()> {
+        self.device().bind()?;
+        // SAFETY: the stream is live (held by `self`).
+        unsafe { result::stream_abort(self.as_raw()) }?;
+        self.inner.shared.forget_pending_callbacks();
+        Ok(())
+    }
+
+    /// Queues the write of `value` to the 64-bit word at `dev_addr`.
+    ///
+    /// # Safety
+    ///
+    /// `dev_addr` points at 8 bytes of device memory of this stream's
+    /// device that stay allocated until the write has run, and no other
+    /// queued work reads or writes them unordered with it (the write is not
+    /// tracked by this crate's buffers).
+    ///
+    /// # Errors
+    ///
+    /// The runtime's error (107000 when `dev_addr` is not device memory).
+    #[doc(alias = "aclrtValueWrite")]
+    pub unsafe fn write_value(&self, dev_addr: *mut std::ffi::c_void, value: u64) -> Result<()> {
+        self.device().bind()?;
+        // SAFETY: the stream is live; the caller's contract covers `dev_addr`.
+        unsafe { result::value_write(dev_addr, value, 0, self.as_raw()) }
+    }
+
+    /// Queues a wait: work queued on this stream after it runs once the
+    /// 64-bit word at `dev_addr` meets `condition` against `operand`
+    /// (written by another stream, or by the host). The host does not wait.
+    ///
+    /// # Safety
+    ///
+    /// `dev_addr` points at 8 bytes of device memory of this stream's
+    /// device that stay allocated until the wait has ended.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's error (107000 when `dev_addr` is not device memory).
+    #[doc(alias = "aclrtValueWait")]
+    pub unsafe fn wait_value(
+        &self,
+        dev_addr: *mut std::ffi::c_void,
+        condition: ValueCondition,
+        operand: u64,
+    ) -> Result<()> {
+        self.device().bind()?;
+        // SAFETY: the stream is live; the caller's contract covers `dev_addr`.
+        unsafe { result::value_wait(dev_addr, operand, condition.flag(), self.as_raw()) }
     }
 }
 

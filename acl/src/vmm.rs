@@ -145,6 +145,7 @@ impl VirtualRange {
         unsafe { result::map_mem(at, memory.size, 0, memory.handle, 0) }?;
         Ok(Mapping {
             range: self,
+            memory,
             ptr: at,
             size: memory.size,
         })
@@ -187,6 +188,10 @@ pub struct PhysicalMemory {
     handle: raw::aclrtDrvMemHandle,
     size: usize,
     device: Device,
+    /// Host copies through any of its mappings: reads shared, writes
+    /// exclusive, so that two threads never write (or write and read) the
+    /// same bytes at once through `&Mapping`s.
+    copies: std::sync::RwLock<()>,
 }
 
 // SAFETY: the handle is an opaque AscendCL token any thread may use.
@@ -211,6 +216,7 @@ impl PhysicalMemory {
             handle,
             size: size_bytes,
             device: device.clone(),
+            copies: std::sync::RwLock::new(()),
         })
     }
 
@@ -260,6 +266,7 @@ impl Drop for PhysicalMemory {
 #[derive(Debug)]
 pub struct Mapping<'a> {
     range: &'a VirtualRange,
+    memory: &'a PhysicalMemory,
     ptr: *mut c_void,
     size: usize,
 }
@@ -296,6 +303,9 @@ impl Mapping<'_> {
     }
 
     /// Copies `data` to `offset` bytes into the mapping (synchronously).
+    /// Host copies into and out of one physical memory (through any of its
+    /// mappings) are one at a time: no two threads write the same bytes at
+    /// once, nor read bytes being written.
     ///
     /// # Errors
     ///
@@ -303,6 +313,11 @@ impl Mapping<'_> {
     #[doc(alias = "aclrtMemcpy")]
     pub fn copy_from_host(&self, offset: usize, data: &[u8]) -> Result<()> {
         let at = self.span("Mapping::copy_from_host", offset, data.len())?;
+        let _excl = self
+            .memory
+            .copies
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
         // SAFETY: `at` starts `data.len()` mapped device bytes (checked);
         // `data` is host memory of that length.
         unsafe {
@@ -325,6 +340,7 @@ impl Mapping<'_> {
     #[doc(alias = "aclrtMemcpy")]
     pub fn copy_to_host(&self, offset: usize, out: &mut [u8]) -> Result<()> {
         let at = self.span("Mapping::copy_to_host", offset, out.len())?;
+        let _shared = self.memory.copies.read().unwrap_or_else(|p| p.into_inner());
         let len = out.len();
         // SAFETY: as in `copy_from_host`, the other way round.
         unsafe {

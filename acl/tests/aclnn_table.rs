@@ -1275,3 +1275,228 @@ fn clamp_max_in_place_caps_the_tensor() {
     }
     assert_eq!(x.to_host_vec().unwrap(), [-1.0, 0.5, 1.0]);
 }
+
+/// Runs `op` on a `[shape]` f32 input, returns the f32 output of `oshape`.
+fn run1(
+    s: &Stream,
+    x: &[f32],
+    shape: &[usize],
+    oshape: &[usize],
+    op: impl FnOnce(&Stream, &TensorArg<'_>, &mut TensorArgMut<'_>) -> acl::Result<()>,
+) -> Vec<f32> {
+    let a = buf(s, x);
+    let mut o = s.alloc_zeros::<f32>(oshape.iter().product()).unwrap();
+    {
+        let ta = TensorArg::new(&a, shape).unwrap();
+        let mut to = TensorArgMut::new(&mut o, oshape).unwrap();
+        op(s, &ta, &mut to).unwrap();
+    }
+    o.to_host_vec().unwrap()
+}
+
+#[test]
+fn the_rest_of_the_llm_set_matches_torch_on_small_cases() {
+    let s = stream();
+    let x = [-2.0f32, -0.5, 0.0, 1.0, 2.0, 3.0];
+    // Elu(alpha 1, scale 1, input_scale 1), Softplus(beta 1, threshold 20).
+    let one = Scalar::new(1.0f32).unwrap();
+    let got = run1(&s, &x, &[6], &[6], |s, a, o| {
+        aclnn::elu(s, a, &one, &one, &one, o)
+    });
+    let want: Vec<f64> = x
+        .iter()
+        .map(|&v| {
+            if v > 0.0 {
+                f64::from(v)
+            } else {
+                f64::from(v).exp() - 1.0
+            }
+        })
+        .collect();
+    close(&got, &want, 1e-6, "elu");
+    let twenty = Scalar::new(20.0f32).unwrap();
+    let got = run1(&s, &x, &[6], &[6], |s, a, o| {
+        aclnn::softplus(s, a, &one, &twenty, o)
+    });
+    let want: Vec<f64> = x.iter().map(|&v| f64::from(v).exp().ln_1p()).collect();
+    close(&got, &want, 1e-6, "softplus");
+    // Norm p=2 over dim 1 of [2, 3].
+    let two = Scalar::new(2.0f32).unwrap();
+    let got = run1(&s, &x, &[2, 3], &[2], |s, a, o| {
+        aclnn::norm(s, a, &two, &IntArray::new(&[1]).unwrap(), false, o)
+    });
+    close(
+        &got,
+        &[(4.0f64 + 0.25).sqrt(), (1.0f64 + 4.0 + 9.0).sqrt()],
+        1e-6,
+        "norm",
+    );
+    // RepeatInterleave 2 along dim 0 of [3].
+    let got = run1(&s, &[1.0, 2.0, 3.0], &[3], &[6], |s, a, o| {
+        aclnn::repeat_interleave_int_with_dim(s, a, 2, 0, 6, o)
+    });
+    assert_eq!(got, [1.0, 1.0, 2.0, 2.0, 3.0, 3.0]);
+    // Flip along dim 1 of [2, 3].
+    let got = run1(&s, &x, &[2, 3], &[2, 3], |s, a, o| {
+        aclnn::flip(s, a, &IntArray::new(&[1]).unwrap(), o)
+    });
+    assert_eq!(got, [0.0, -0.5, -2.0, 3.0, 2.0, 1.0]);
+    // 2 ** x (PowScalarTensor).
+    let got = run1(&s, &[0.0, 1.0, 3.0], &[3], &[3], |s, a, o| {
+        aclnn::pow_scalar_tensor(s, &two, a, o)
+    });
+    assert_eq!(got, [1.0, 2.0, 8.0]);
+    // Threshold in place: x > 0.5 ? x : -1; adds in place: += 2 · 1.
+    let mut t = buf(&s, &x);
+    {
+        let mut tt = TensorArgMut::new(&mut t, &[6]).unwrap();
+        aclnn::threshold_(
+            &s,
+            &mut tt,
+            &Scalar::new(0.5f32).unwrap(),
+            &Scalar::new(-1.0f32).unwrap(),
+        )
+        .unwrap();
+        aclnn::adds_(&s, &mut tt, &one, &two).unwrap();
+    }
+    assert_eq!(t.to_host_vec().unwrap(), [1.0, 1.0, 1.0, 3.0, 4.0, 5.0]);
+    // Stack two [3] into [2, 3] along 0; SWhere.
+    let (a, b) = (buf(&s, &[1.0, 2.0, 3.0]), buf(&s, &[4.0, 5.0, 6.0]));
+    let mut st = s.alloc_zeros::<f32>(6).unwrap();
+    {
+        let list = TensorList::new(vec![
+            TensorArg::new(&a, &[3]).unwrap(),
+            TensorArg::new(&b, &[3]).unwrap(),
+        ])
+        .unwrap();
+        let mut ts = TensorArgMut::new(&mut st, &[2, 3]).unwrap();
+        aclnn::stack(&s, &list, 0, &mut ts).unwrap();
+    }
+    assert_eq!(st.to_host_vec().unwrap(), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let cond = s.clone_from_host(&[1u8, 0, 1]).unwrap();
+    let mut w = s.alloc_zeros::<f32>(3).unwrap();
+    {
+        let (tc, ta, tb) = (
+            TensorArg::new(&cond, &[3]).unwrap(),
+            TensorArg::new(&a, &[3]).unwrap(),
+            TensorArg::new(&b, &[3]).unwrap(),
+        );
+        let mut tw = TensorArgMut::new(&mut w, &[3]).unwrap();
+        aclnn::s_where(&s, &tc, &ta, &tb, &mut tw).unwrap();
+    }
+    assert_eq!(w.to_host_vec().unwrap(), [1.0, 5.0, 3.0]);
+    // InplaceIndexCopy: rows 2 and 0 of a [3, 2] from a [2, 2] source.
+    let mut dst = buf(&s, &[0.0; 6]);
+    let src = buf(&s, &[1.0, 2.0, 3.0, 4.0]);
+    let idx = s.clone_from_host(&[2i64, 0]).unwrap();
+    {
+        let mut td = TensorArgMut::new(&mut dst, &[3, 2]).unwrap();
+        let (ti, tsrc) = (
+            TensorArg::new(&idx, &[2]).unwrap(),
+            TensorArg::new(&src, &[2, 2]).unwrap(),
+        );
+        aclnn::index_copy_(&s, &mut td, 0, &ti, &tsrc).unwrap();
+    }
+    assert_eq!(dst.to_host_vec().unwrap(), [3.0, 4.0, 0.0, 0.0, 1.0, 2.0]);
+    // Integer remainder and bitwise and.
+    let i = s.clone_from_host(&[7i32, -7, 12]).unwrap();
+    let j = s.clone_from_host(&[3i32, 3, 10]).unwrap();
+    let mut r = s.alloc_zeros::<i32>(3).unwrap();
+    {
+        let (ti, tj) = (
+            TensorArg::new(&i, &[3]).unwrap(),
+            TensorArg::new(&j, &[3]).unwrap(),
+        );
+        let mut tr = TensorArgMut::new(&mut r, &[3]).unwrap();
+        aclnn::remainder_tensor_tensor(&s, &ti, &tj, &mut tr).unwrap();
+    }
+    assert_eq!(r.to_host_vec().unwrap(), [1, 2, 2]);
+    {
+        let (ti, tj) = (
+            TensorArg::new(&i, &[3]).unwrap(),
+            TensorArg::new(&j, &[3]).unwrap(),
+        );
+        let mut tr = TensorArgMut::new(&mut r, &[3]).unwrap();
+        aclnn::bitwise_and_tensor(&s, &ti, &tj, &mut tr).unwrap();
+    }
+    assert_eq!(r.to_host_vec().unwrap(), [3, 1, 8]);
+}
+
+#[test]
+fn add_rms_norm_and_group_norm_match_their_definitions() {
+    let s = stream();
+    let (x1, x2) = (
+        buf(&s, &[1.0, 2.0, 3.0, 4.0]),
+        buf(&s, &[1.0, 0.0, -1.0, 0.0]),
+    );
+    let g = buf(&s, &[1.0, 2.0]);
+    let (mut y, mut r, mut xo) = (
+        s.alloc_zeros::<f32>(4).unwrap(),
+        s.alloc_zeros::<f32>(2).unwrap(),
+        s.alloc_zeros::<f32>(4).unwrap(),
+    );
+    {
+        let (t1, t2, tg) = (
+            TensorArg::new(&x1, &[2, 2]).unwrap(),
+            TensorArg::new(&x2, &[2, 2]).unwrap(),
+            TensorArg::new(&g, &[2]).unwrap(),
+        );
+        let (mut ty, mut tr, mut tx) = (
+            TensorArgMut::new(&mut y, &[2, 2]).unwrap(),
+            TensorArgMut::new(&mut r, &[2, 1]).unwrap(),
+            TensorArgMut::new(&mut xo, &[2, 2]).unwrap(),
+        );
+        aclnn::add_rms_norm(&s, &t1, &t2, &tg, 0.0, &mut ty, &mut tr, &mut tx).unwrap();
+    }
+    assert_eq!(xo.to_host_vec().unwrap(), [2.0, 2.0, 2.0, 4.0]);
+    let r1 = 1.0 / (10.0f64).sqrt();
+    close(&r.to_host_vec().unwrap(), &[0.5, r1], 1e-6, "rstd");
+    close(
+        &y.to_host_vec().unwrap(),
+        &[1.0, 2.0, 2.0 * r1, 8.0 * r1],
+        1e-6,
+        "add_rms_norm",
+    );
+    // GroupNorm of [1, 4, 2] in 2 groups, gamma 1, beta 0.
+    let x = buf(&s, &[1.0, 3.0, 1.0, 3.0, 0.0, 0.0, 4.0, 4.0]);
+    let (ga, be) = (buf(&s, &[1.0; 4]), buf(&s, &[0.0; 4]));
+    let (mut o, mut m, mut rs) = (
+        s.alloc_zeros::<f32>(8).unwrap(),
+        s.alloc_zeros::<f32>(2).unwrap(),
+        s.alloc_zeros::<f32>(2).unwrap(),
+    );
+    {
+        let (tx, tg, tb) = (
+            TensorArg::new(&x, &[1, 4, 2]).unwrap(),
+            TensorArg::new(&ga, &[4]).unwrap(),
+            TensorArg::new(&be, &[4]).unwrap(),
+        );
+        let (mut to, mut tm, mut tr) = (
+            TensorArgMut::new(&mut o, &[1, 4, 2]).unwrap(),
+            TensorArgMut::new(&mut m, &[1, 2]).unwrap(),
+            TensorArgMut::new(&mut rs, &[1, 2]).unwrap(),
+        );
+        aclnn::group_norm(
+            &s,
+            &tx,
+            Some(&tg),
+            Some(&tb),
+            1,
+            4,
+            2,
+            2,
+            0.0,
+            &mut to,
+            &mut tm,
+            &mut tr,
+        )
+        .unwrap();
+    }
+    assert_eq!(m.to_host_vec().unwrap(), [2.0, 2.0]);
+    close(
+        &o.to_host_vec().unwrap(),
+        &[-1.0, 1.0, -1.0, 1.0, -1.0, -1.0, 1.0, 1.0],
+        1e-6,
+        "group_norm",
+    );
+}

@@ -11,6 +11,8 @@
 
 mod common;
 
+use common::{recent, reports};
+
 use acl::aclnn::{self, TensorArg, TensorArgMut};
 use acl::allocator::AllocatorConfig;
 use acl::{DeviceBuffer, DeviceMemoryMut, Event, EventFlags, PinnedHostBuffer, Stream};
@@ -25,18 +27,6 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     let g = LOCK.lock().unwrap_or_else(|p| p.into_inner());
     cann_sim::faults::clear();
     g
-}
-
-fn reports() -> usize {
-    cann_sim::check::reports().count as usize
-}
-
-fn recent() -> Vec<String> {
-    cann_sim::check::reports()
-        .recent
-        .into_iter()
-        .map(|r| r.message)
-        .collect()
 }
 
 /// Blocks `stream` behind a host function until the sender is dropped (or
@@ -484,6 +474,35 @@ fn single_stream_host_read_does_not_wait_for_work_queued_after_the_write() {
     );
 }
 
+/// Regression (issue 22, hole 7). `memory::record` (the protocol for raw
+/// work) put a mark on a second stream without leaving single-stream mode:
+/// the next use on the first stream did not wait for that raw work.
+#[test]
+fn single_stream_raw_work_recorded_on_a_second_stream_is_waited_for() {
+    in_child(
+        "single_stream_raw_work_recorded_on_a_second_stream_is_waited_for",
+        Duration::from_secs(60),
+        || {
+            const BIG: usize = 16 << 20;
+            let npu = common::device(0);
+            let (s1, s2) = (npu.new_stream().unwrap(), npu.new_stream().unwrap());
+            let mut x = s1.alloc_zeros::<u8>(BIG).unwrap();
+            s1.synchronize().unwrap();
+            // Raw work on s2, ordered by hand, then recorded.
+            x.write_access().wait_on_host().unwrap();
+            // SAFETY: `x` holds BIG bytes and lives until the fill has run
+            // (its release waits for the recorded access); s2 is live.
+            unsafe { acl::result::memset_async(x.as_raw_mut_ptr(), BIG, 7, BIG, s2.as_raw()) }
+                .unwrap();
+            acl::memory::record(&s2, &[x.write_access()]);
+            let before = reports();
+            let y = s1.clone_dtod(&x).expect("the copy waits for the raw fill");
+            assert_eq!(reports(), before, "{:#?}", recent());
+            assert!(y.to_host_vec().unwrap().iter().all(|&b| b == 7));
+        },
+    );
+}
+
 /// Regression (minor: a leak and a spurious release error, not a race, found in review). A cached
 /// block read on another stream whose only handle is then a mark:
 /// `Release::run` drops that mark (destroying the stream, after a blocking
@@ -546,7 +565,7 @@ fn single_stream_host_wait_with_a_host_function_touching_the_memory_cannot_deadl
             let inner = pinned.clone();
             stream
                 .launch_host_fn(move || {
-                    let _ = in_fn_tx.send(inner.as_slice().map(<[u8]>::to_vec));
+                    let _ = in_fn_tx.send(inner.as_slice().map(|v| v.to_vec()));
                 })
                 .unwrap();
             let (host_tx, host_rx) = mpsc::channel();

@@ -71,3 +71,26 @@ fn freed_block_is_not_reused_before_queued_work_on_it_finishes() {
     assert!(b.to_host_vec().unwrap().iter().all(|&x| x == 0x11));
     assert_eq!(b.len(), 4096);
 }
+
+/// Buffers from the caching allocator and from `aclrtMalloc` directly start
+/// at multiples of 512 bytes (the driver's alignment, kept by every block).
+#[test]
+fn buffers_start_at_multiples_of_512_bytes_with_and_without_the_cache() {
+    cann_sim::require_devices!(8);
+    let cached = common::device(7);
+    let _ = cached.enable_caching_allocator(AllocatorConfig::default());
+    let stream = cached.new_stream().unwrap();
+    let mut live = Vec::new();
+    for len in [1usize, 7, 100, 129, 1000, 300_000] {
+        let b = stream.clone_from_host(&vec![1u8; len]).unwrap();
+        assert_eq!(b.as_raw_ptr() as usize % 512, 0, "cached, {len} bytes");
+        live.push(b);
+    }
+    let direct = common::device(0);
+    for len in [1usize, 7, 100, 129, 1000, 300_000] {
+        let b = acl::DeviceBuffer::from_host(&direct, &vec![1u8; len]).unwrap();
+        assert_eq!(b.as_raw_ptr() as usize % 512, 0, "aclrtMalloc, {len} bytes");
+        live.push(b);
+    }
+    assert_eq!(acl::allocator::ALIGNMENT, 512);
+}

@@ -26,7 +26,7 @@ fn async_round_trip_through_pinned_buffers() {
     let dev = stream.clone_from_pinned(&src).unwrap();
     let mut back = PinnedHostBuffer::<f32>::zeroed(&npu, 4).unwrap();
     stream.copy_dtoh(&dev, &mut back).unwrap();
-    assert_eq!(back.as_slice().unwrap(), &[1.5, 2.5, 3.5, 4.5]);
+    assert_eq!(back.as_slice().unwrap(), [1.5, 2.5, 3.5, 4.5]);
 }
 
 #[test]
@@ -213,7 +213,7 @@ fn pinned_buffer_used_by_two_streams_orders_them() {
     // The second copy, on b, must land after the gated one on a.
     b.copy_dtoh(&dev_b, &mut host).unwrap();
     open.send(()).unwrap();
-    assert_eq!(host.as_slice().unwrap(), &[2u8; 16]);
+    assert_eq!(host.as_slice().unwrap(), [2u8; 16]);
 }
 
 #[test]

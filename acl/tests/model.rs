@@ -582,3 +582,50 @@ fn a_small_model_needing_more_work_memory_than_the_device_has_is_out_of_memory()
     let x = npu.default_stream().alloc_zeros::<u8>(1 << 20).unwrap();
     drop(x);
 }
+
+/// Issue 22 (read in the code): `Model::execute(&self)` did not count the
+/// model's work memory among its accesses, so two executions of one model
+/// on two streams were not ordered with each other (both use that memory).
+/// The second execution must wait, on the device, for the first.
+#[test]
+fn executions_of_one_model_on_two_streams_are_ordered() {
+    let npu = common::device(0);
+    let path = write(&dense(&[]), "two-streams");
+    for model in [
+        Model::load_file(&npu, &path).unwrap(),
+        Model::load_file_with_memory(&npu, &path).unwrap(),
+    ] {
+        let (s1, s2) = (npu.new_stream().unwrap(), npu.new_stream().unwrap());
+        let x = xs(6);
+        let dx = s1.clone_from_host(&x).unwrap();
+        let (mut y1, mut y2) = (
+            s1.alloc_zeros::<f32>(4).unwrap(),
+            s2.alloc_zeros::<f32>(4).unwrap(),
+        );
+        s1.synchronize().unwrap();
+        s2.synchronize().unwrap();
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        s1.launch_host_fn(move || {
+            let _ = held.recv_timeout(std::time::Duration::from_secs(20));
+        })
+        .unwrap();
+        model
+            .execute(&s1, Gear::Static, &[&dx], &mut [&mut y1])
+            .unwrap();
+        model
+            .execute(&s2, Gear::Static, &[&dx], &mut [&mut y2])
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let ran_early = s2.is_complete().unwrap();
+        drop(release);
+        s1.synchronize().unwrap();
+        s2.synchronize().unwrap();
+        assert!(
+            !ran_early,
+            "the second execution ran while the first was still queued"
+        );
+        assert_eq!(y1.to_host_vec().unwrap(), host_dense(&x));
+        assert_eq!(y2.to_host_vec().unwrap(), host_dense(&x));
+        model.close().unwrap();
+    }
+}

@@ -333,7 +333,7 @@ fn a_host_function_touching_memory_another_thread_waits_for_cannot_deadlock() {
     let inner = pinned.clone();
     stream
         .launch_host_fn(move || {
-            let _ = in_fn_tx.send(inner.as_slice().map(<[u8]>::to_vec));
+            let _ = in_fn_tx.send(inner.as_slice().map(|v| v.to_vec()));
         })
         .unwrap();
     // Another thread waits for the copy, holding the buffer's record while

@@ -31,7 +31,7 @@ fn a_dropped_buffer_is_reused_only_after_its_queued_copy_has_run() {
     let again = pool.zeroed::<u32>(1024).unwrap();
     assert_eq!(
         again.as_slice().unwrap(),
-        &[0u32; 1024][..],
+        [0u32; 1024],
         "reused blocks are zeroed"
     );
     let st = pool.stats();
@@ -69,7 +69,7 @@ fn empty_cache_frees_the_cached_blocks_and_keeps_the_live_ones() {
     pool.empty_cache().unwrap();
     let st = pool.stats();
     assert_eq!((st.cached_bytes, st.in_use_bytes), (0, 4096), "{st:?}");
-    assert_eq!(live.as_slice().unwrap(), &[1.5f32; 10][..]);
+    assert_eq!(live.as_slice().unwrap(), [1.5f32; 10]);
 }
 
 #[test]

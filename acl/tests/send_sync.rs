@@ -177,3 +177,27 @@ fn per_call_argument_builders_are_neither_send_nor_sync() {
         TensorArgMut<'static>,
     );
 }
+
+fn unwind_safe<T: ?Sized + std::panic::RefUnwindSafe + std::panic::UnwindSafe>() {}
+
+/// `RefUnwindSafe`/`UnwindSafe` (issue 22): a handle observed after a panic
+/// caught with `catch_unwind` is in a consistent state — the memory
+/// record's locks are never left half-updated (a panic between its steps
+/// at most leaves marks that make later uses wait longer), and runtime
+/// objects keep their state in the runtime. So the memory and runtime
+/// handles are both, and can cross `catch_unwind` by reference.
+#[test]
+fn handles_are_unwind_safe() {
+    unwind_safe::<Device>();
+    unwind_safe::<Stream>();
+    unwind_safe::<Event>();
+    unwind_safe::<DeviceBuffer<f32>>();
+    unwind_safe::<PinnedHostBuffer<f32>>();
+    unwind_safe::<Allocation>();
+    unwind_safe::<Access>();
+    unwind_safe::<acl::graph::Graph>();
+    unwind_safe::<Tensor<f32>>();
+    unwind_safe::<Model>();
+    unwind_safe::<PhysicalMemory>();
+    unwind_safe::<Runtime>();
+}

@@ -86,7 +86,8 @@ fn an_output_view_writes_only_the_elements_it_covers() {
         .unwrap();
     ops::relu(&s, &x, &mut window).unwrap();
     // Every other column of row 0, through explicit strides.
-    let mut every_other = TensorViewMut::strided(y.buffer_mut(), &[2], &[2], 0).unwrap();
+    let mut whole = y.buffer_mut();
+    let mut every_other = TensorViewMut::strided(&mut whole, &[2], &[2], 0).unwrap();
     ops::fill(&s, -5.0f32, &mut every_other).unwrap();
     assert_eq!(
         y.to_host_vec().unwrap(),

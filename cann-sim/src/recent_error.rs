@@ -48,7 +48,7 @@
 //! `[FUNC:..][FILE:..][LINE:..]` suffix.
 
 use std::any::Any;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::CString;
 
 /// One reported error (`ErrorManager::ErrorItem`).
@@ -141,7 +141,39 @@ fn now() -> String {
     )
 }
 
+thread_local! {
+    /// The runtime's last error on this thread (`aclrtGetLastError`).
+    static LAST_RT_ERROR: Cell<i32> = const { Cell::new(0) };
+}
+
+/// Whether `code` is one of the runtime's own (`ACL_ERROR_RT_*`: 107xxx,
+/// 207xxx, 507xxx), the failures that set the thread's last error.
+fn is_runtime_code(code: i64) -> bool {
+    matches!(code, 107_000..=107_999 | 207_000..=207_999 | 507_000..=507_999)
+}
+
+/// The runtime's last error on this thread, 0 when there is none; `clear`
+/// resets it (`aclrtGetLastError`) or leaves it (`aclrtPeekAtLastError`).
+///
+/// Every failing runtime call sets it: `GetRtExtErrCodeAndSetGlobalErr` and
+/// `Runtime::SetGlobalErr` store the code in the thread-local `globalError_`
+/// (hicann/runtime `src/runtime/core/src/runtime.cc`,
+/// `src/runtime/core/src/common/inner_thread_local.cpp`), which
+/// `GetGlobalErr` returns and resets and `PeekGlobalErr` returns. The ACL
+/// front end's own argument checks (1000xx) do not reach the runtime and do
+/// not set it.
+pub fn last_error(clear: bool) -> i32 {
+    LAST_RT_ERROR
+        .try_with(|c| if clear { c.replace(0) } else { c.get() })
+        .unwrap_or(0)
+}
+
 fn push(code: Option<i64>, msg: String) {
+    if let Some(c) = code.filter(|&c| is_runtime_code(c))
+        && let Ok(c) = i32::try_from(c)
+    {
+        let _ = LAST_RT_ERROR.try_with(|l| l.set(c));
+    }
     let mut message = msg;
     message.retain(|c| c != '\0');
     let (code, title, solution) = classify(code, &message);

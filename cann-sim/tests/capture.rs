@@ -873,3 +873,49 @@ fn a_task_on_another_stream_of_the_capture_interrupts_an_open_group() {
         destroy_event(e);
     });
 }
+
+/// An `ACL_EVENT_EXTERNAL` event made in the current context.
+fn external_event() -> aclrtEvent {
+    let mut e = null_mut();
+    // SAFETY: valid out-pointer.
+    ok(unsafe { aclrtCreateEventWithFlag(&mut e, acl_sys::ACL_EVENT_EXTERNAL) });
+    e
+}
+
+#[test]
+fn a_captured_wait_on_an_external_event_blocks_each_execution_until_the_host_records_it() {
+    // The task-update sample (hicann/runtime example/2_advanced_features/
+    // model_ri/1_model_update): the model waits for an external event and
+    // resets it; the host records it once per execution.
+    let ctx = own_context();
+    let (s, host) = (create_stream(), create_stream());
+    let e = external_event();
+    let out = malloc(8);
+    ok(begin(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+    ok(wait(s, e));
+    // SAFETY: the handles are validated.
+    ok(unsafe { aclrtResetEvent(e, s) });
+    ok(memset_async(out, 8, 7, s));
+    let model = end(s).unwrap();
+    for round in 0..2 {
+        ok(memset_sync(out, 8, 0));
+        ok(execute(model, s));
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        assert!(
+            !is_complete(s),
+            "execution {round} ran before the event was recorded"
+        );
+        // SAFETY: the handles are validated.
+        ok(unsafe { aclrtRecordEvent(e, host) });
+        ok(sync(host));
+        ok(sync(s));
+        assert_eq!(to_host(out, 8), vec![7; 8], "execution {round}");
+    }
+    ok(destroy(model));
+    // SAFETY: the handle is validated.
+    ok(unsafe { aclrtDestroyEvent(e) });
+    free(out);
+    destroy_stream(s);
+    destroy_stream(host);
+    destroy_context(ctx);
+}

@@ -95,7 +95,11 @@ fn mem_info(attr: aclrtMemAttr) -> (usize, usize) {
 fn malloc_without_current_device_is_context_null() {
     on_new_thread(|| {
         let mut p = null_mut();
-        type Malloc = unsafe extern "C" fn(*mut *mut c_void, usize, u32) -> aclError;
+        type Malloc = unsafe extern "C" fn(
+            *mut *mut c_void,
+            usize,
+            acl_sys::aclrtMemMallocPolicy,
+        ) -> aclError;
         let variants: [(Malloc, &str); 3] = [
             (aclrtMalloc, "aclrtMalloc"),
             (aclrtMallocAlign32, "aclrtMallocAlign32"),
@@ -113,7 +117,8 @@ fn malloc_without_current_device_is_context_null() {
 #[test]
 fn malloc_null_out_pointer_or_zero_size_is_invalid_param() {
     use_device(0);
-    type Malloc = unsafe extern "C" fn(*mut *mut c_void, usize, u32) -> aclError;
+    type Malloc =
+        unsafe extern "C" fn(*mut *mut c_void, usize, acl_sys::aclrtMemMallocPolicy) -> aclError;
     let variants: [(Malloc, &str); 3] = [
         (aclrtMalloc, "aclrtMalloc"),
         (aclrtMallocAlign32, "aclrtMallocAlign32"),
@@ -154,14 +159,54 @@ fn malloc_beyond_free_hbm_is_memory_allocation() {
 }
 
 #[test]
-fn malloc_returns_64_byte_aligned_uninitialised_memory() {
+fn malloc_returns_512_byte_aligned_uninitialised_memory() {
     use_device(0);
     for size in [1, 100, 4096, 12345] {
         let p = malloc(size);
-        assert_eq!(p as usize % 64, 0);
+        assert_eq!(p as usize % 512, 0);
         // Not zeroed: the simulator poisons new memory.
         assert!(to_host(p, size).iter().all(|&b| b == 0xA5));
         free(p);
+    }
+}
+
+/// The driver aligns every device and pinned host allocation to 512 bytes
+/// (the runtime asks `halMemAlloc` for `MEM_SET_ALIGN_SIZE(9)`), whatever
+/// the variant and size: small blocks, odd sizes, and blocks past the
+/// simulator's 2 MiB mapping threshold.
+#[test]
+fn every_allocation_variant_returns_512_byte_aligned_addresses() {
+    use_device(0);
+    type Malloc =
+        unsafe extern "C" fn(*mut *mut c_void, usize, acl_sys::aclrtMemMallocPolicy) -> aclError;
+    let variants: [(&str, Malloc); 3] = [
+        ("aclrtMalloc", aclrtMalloc),
+        ("aclrtMallocAlign32", aclrtMallocAlign32),
+        ("aclrtMallocCached", aclrtMallocCached),
+    ];
+    for size in [1, 33, 513, 100_000, 3 * MIB + 1] {
+        // Several live at once, so that none is merely the first of a page.
+        let mut live = Vec::new();
+        for (name, f) in variants {
+            for _ in 0..3 {
+                let mut p = null_mut();
+                // SAFETY: `p` is a valid out-pointer.
+                let rc = unsafe { f(&mut p, size, ACL_MEM_MALLOC_HUGE_FIRST) };
+                assert_eq!(rc, ACL_SUCCESS, "{name} of {size} bytes");
+                assert_eq!(p as usize % 512, 0, "{name} of {size} bytes gave {p:p}");
+                live.push(p.cast::<u8>());
+            }
+        }
+        let host: Vec<*mut u8> = (0..3).map(|_| malloc_host(size)).collect();
+        for &h in &host {
+            assert_eq!(
+                h as usize % 512,
+                0,
+                "aclrtMallocHost of {size} bytes gave {h:p}"
+            );
+        }
+        live.into_iter().for_each(free);
+        host.into_iter().for_each(free_host);
     }
 }
 
@@ -173,7 +218,8 @@ fn hbm_accounting_charges_the_rounded_size_per_policy_and_variant() {
     assert_eq!(total as u64, cann_sim::config::get().unwrap().hbm_bytes);
     let mut ptrs = Vec::new();
     let mut expect = free0;
-    type Malloc = unsafe extern "C" fn(*mut *mut c_void, usize, u32) -> aclError;
+    type Malloc =
+        unsafe extern "C" fn(*mut *mut c_void, usize, acl_sys::aclrtMemMallocPolicy) -> aclError;
     let cases: [(Malloc, u32, usize, usize); 6] = [
         // (size + 32 + 31) / 32 * 32
         (aclrtMalloc, ACL_MEM_MALLOC_HUGE_FIRST, 100, 160),

@@ -102,7 +102,7 @@ pub fn run_rank(cfg: &Config) -> Result<RankReport, BoxError> {
         shard,
         |s, grads: [&mut Tensor<f32>; 4]| -> Result<(), BoxError> {
             for g in grads {
-                comm.all_reduce_in_place(g.buffer_mut(), hccl::ReduceOp::Sum, s)?;
+                comm.all_reduce_in_place(&mut g.buffer_mut(), hccl::ReduceOp::Sum, s)?;
             }
             Ok(())
         },

@@ -351,9 +351,28 @@ impl Comm {
     /// HCCL's error from `HcclCommDestroy`.
     #[doc(alias = "HcclCommDestroy")]
     pub fn close(mut self) -> Result<()> {
+        if crate::collectives::defer_destroy(&mut self) {
+            // A group open on this thread still queues work through it: it
+            // is destroyed at the group's end (a failure is recorded then).
+            return Ok(());
+        }
         let out = self.destroy();
         self.raw = std::ptr::null_mut();
         out
+    }
+
+    /// The communicator moved out into a new handle; this one is left
+    /// empty (its drop does nothing).
+    pub(crate) fn take(&mut self) -> Comm {
+        let streams = std::mem::take(&mut *self.streams.lock().unwrap_or_else(|p| p.into_inner()));
+        Comm {
+            raw: std::mem::replace(&mut self.raw, std::ptr::null_mut()),
+            device: self.device.clone(),
+            rank: self.rank,
+            size: self.size,
+            lock: Mutex::new(()),
+            streams: Mutex::new(streams),
+        }
     }
 
     fn destroy(&self) -> Result<()> {
@@ -374,7 +393,7 @@ impl Comm {
 
 impl Drop for Comm {
     fn drop(&mut self) {
-        if self.raw.is_null() {
+        if self.raw.is_null() || crate::collectives::defer_destroy(self) {
             return;
         }
         if let Err(e) = self.destroy() {

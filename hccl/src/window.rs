@@ -22,6 +22,9 @@ use std::marker::PhantomData;
 #[derive(Debug)]
 pub struct Window<'a> {
     comm: &'a Comm,
+    /// The registered memory's allocation: deregistration waits for the
+    /// work queued on it (collectives that may use the registration).
+    memory: &'a acl::memory::Allocation,
     handle: *mut c_void,
     bytes: usize,
     _memory: PhantomData<&'a ()>,
@@ -63,6 +66,7 @@ impl Comm {
         }?;
         Ok(Window {
             comm: self,
+            memory: memory.allocation(),
             handle,
             bytes,
             _memory: PhantomData,
@@ -103,11 +107,14 @@ impl Window<'_> {
         unsafe { result::comm_exchange_mem(self.comm.as_raw(), self.handle, &mut ranks) }
     }
 
-    /// Deregisters now, reporting a failure.
+    /// Deregisters now, reporting a failure. Like dropping, it first waits
+    /// for the queued work that uses the memory (a collective queued
+    /// before may rely on the registration until it has run).
     ///
     /// # Errors
     ///
-    /// HCCL's error from `HcclCommDeregister`.
+    /// The error of that work (it is deregistered anyway); HCCL's error
+    /// from `HcclCommDeregister`.
     #[doc(alias = "HcclCommDeregister")]
     pub fn deregister(mut self) -> Result<()> {
         let out = self.release();
@@ -116,8 +123,11 @@ impl Window<'_> {
     }
 
     fn release(&self) -> Result<()> {
-        // SAFETY: a live communicator and a window deregistered only here.
-        unsafe { result::comm_deregister(self.comm.as_raw(), self.handle) }
+        let waited = self.memory.wait_idle().map_err(Error::Acl);
+        // SAFETY: a live communicator and a window deregistered only here;
+        // the work queued on the memory has finished (or failed) above.
+        let out = unsafe { result::comm_deregister(self.comm.as_raw(), self.handle) };
+        waited.and(out)
     }
 }
 

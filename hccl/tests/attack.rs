@@ -341,3 +341,49 @@ fn collectives_outside_groups_are_ordered_with_other_streams_and_the_host() {
         assert_eq!(z, vec![2.0f32; N]);
     }
 }
+
+/// Issue 22 (read in the code, not shown by the simulator). A communicator
+/// dropped inside a group was destroyed at once, before HCCL queues the
+/// group's send at its end (the real library does; cann-sim queues it at
+/// the call, so this passed before the fix too). It is now destroyed at
+/// the group's end, after the send is queued: this checks that deferred
+/// destroy delivers the data, reports nothing and records no release error.
+#[test]
+fn a_comm_dropped_inside_a_group_is_destroyed_after_the_groups_send() {
+    cann_sim::require_devices!(2);
+    let _g = common::serial();
+    let rt = common::runtime();
+    let root = hccl::RootInfo::for_device(&acl::Device::new(&rt, 0).unwrap()).unwrap();
+    let before = reports();
+    let hs: Vec<_> = (0..2u32)
+        .map(|r| {
+            let (rt, root) = (rt.clone(), root.clone());
+            std::thread::spawn(move || -> Result<Vec<f32>, String> {
+                let dev = acl::Device::new(&rt, r).unwrap();
+                let comm = hccl::Comm::init_root_info(&dev, &root, 2, r, &config()).unwrap();
+                let s = dev.new_stream().unwrap();
+                if r == 0 {
+                    let x = s.clone_from_host(&[1.0f32; N]).unwrap();
+                    hccl::group(move || {
+                        comm.send(&x, 1, &s)?;
+                        drop(comm); // inside the group, before its end
+                        Ok(())
+                    })
+                    .map_err(|e| e.to_string())?;
+                    Ok(Vec::new())
+                } else {
+                    let mut y = s.alloc_zeros::<f32>(N).unwrap();
+                    comm.recv(&mut y, 0, &s).map_err(|e| e.to_string())?;
+                    s.synchronize_timeout(Duration::from_secs(10))
+                        .map_err(|e| e.to_string())?;
+                    y.to_host_vec().map_err(|e| e.to_string())
+                }
+            })
+        })
+        .collect();
+    let got: Vec<_> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(got[0], Ok(Vec::new()));
+    assert_eq!(got[1], Ok(vec![1.0f32; N]));
+    assert_eq!(reports(), before, "{:#?}", recent());
+    assert!(hccl::take_release_errors().is_empty());
+}

@@ -120,6 +120,47 @@ fn windows_register_exchange_with_peers_and_deregister_on_drop() {
     assert_eq!(hccl::take_release_errors(), vec![]);
 }
 
+/// Issue 22 (read in the code): dropping or deregistering a window did not
+/// wait for the collectives queued on its memory, which may rely on the
+/// registration until they have run. `deregister` now returns only after
+/// them (here: after the host function holding the stream is released).
+#[test]
+fn deregistering_a_window_waits_for_the_collectives_queued_on_its_memory() {
+    cann_sim::require_devices!(2);
+    let _s = serial();
+    let _ = hccl::take_release_errors();
+    let out = threads(2, CommConfig::default(), |comm, _, s| {
+        let buf = s.clone_from_host(&[1.0f32; 256]).unwrap();
+        let mut sum = s.alloc_zeros::<f32>(256).unwrap();
+        s.synchronize().unwrap();
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        s.launch_host_fn(move || {
+            let _ = held.recv_timeout(std::time::Duration::from_secs(20));
+        })
+        .unwrap();
+        let w = comm.register(&buf).unwrap();
+        // Queued behind the host function: reads the window's memory.
+        comm.all_reduce(&buf, &mut sum, ReduceOp::Sum, s).unwrap();
+        let t0 = std::time::Instant::now();
+        let releaser = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            drop(release);
+        });
+        w.deregister().unwrap();
+        let waited = t0.elapsed();
+        releaser.join().unwrap();
+        (waited, sum.to_host_vec().unwrap())
+    });
+    for (waited, v) in out {
+        assert!(
+            waited >= std::time::Duration::from_millis(150),
+            "deregistered after {waited:?}, before the queued all-reduce ran"
+        );
+        assert_eq!(v, vec![2.0f32; 256]);
+    }
+    assert_eq!(hccl::take_release_errors(), vec![]);
+}
+
 #[test]
 fn a_communicator_of_several_root_infos_all_reduces() {
     let _s = serial();

@@ -26,6 +26,11 @@
 //! 4. **The plain soname** through the system loader (`LD_LIBRARY_PATH`,
 //!    `ldconfig`'s cache).
 //!
+//! A library whose functions are spread over several files (aclnn's
+//! operator packages) has [`Companions`]: at step 3 (when its variable is not
+//! set) each function is looked up per symbol across those files and its
+//! own, in their order ([`libraries::OPAPI_COMPANIONS`]).
+//!
 //! When nothing is found, [`LoadError::LibraryNotFound`] lists every path that
 //! was tried, why each failed, and the variable to set. [`libraries`] holds
 //! the search specification of each CANN library.
@@ -99,6 +104,9 @@ pub enum Source {
     Soname(&'static str),
     /// A file opened explicitly by the program (`Library::open`).
     Explicit(PathBuf),
+    /// Several files whose functions are looked up per symbol, in this
+    /// order (a library with [`Companions`], when more than one was found).
+    Group(Vec<Source>),
 }
 
 impl Source {
@@ -108,6 +116,7 @@ impl Source {
             Source::EnvVar { path, .. } | Source::SearchPath(path) | Source::Explicit(path) => {
                 Some(path)
             }
+            Source::Group(members) => members.iter().find_map(Source::path),
             Source::Installed(_) | Source::Soname(_) => None,
         }
     }
@@ -121,6 +130,16 @@ impl fmt::Display for Source {
             Source::SearchPath(path) => write!(f, "{}", path.display()),
             Source::Soname(name) => write!(f, "{name} (via the system loader)"),
             Source::Explicit(path) => write!(f, "{}", path.display()),
+            Source::Group(members) => {
+                write!(f, "{} files, searched per symbol in order: ", members.len())?;
+                for (i, m) in members.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    write!(f, "{m}")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -232,6 +251,18 @@ impl<F: Fn(&str) -> Option<OsString>> Env for F {
     }
 }
 
+/// The CANN install roots in search order: those of [`ROOT_ENV_VARS`] that
+/// are set, then [`DEFAULT_TOOLKIT_ROOT`].
+pub fn install_roots(env: &dyn Env) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = ROOT_ENV_VARS
+        .iter()
+        .filter_map(|v| env.var(v))
+        .map(PathBuf::from)
+        .collect();
+    roots.push(PathBuf::from(DEFAULT_TOOLKIT_ROOT));
+    roots
+}
+
 /// A place the loader will try, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Candidate {
@@ -243,6 +274,27 @@ pub enum Candidate {
     Soname(&'static str),
 }
 
+/// The other files a library's functions are looked up in, per symbol, for
+/// a library whose functions are spread over several files (aclnn's
+/// operator packages: [`libraries::OPAPI_COMPANIONS`]).
+///
+/// When the library's variable ([`LibrarySpec::env_var`]) is set, its file
+/// alone is the library, as for any other. Otherwise the loader opens, in
+/// this order, the files [`before`](Self::before) lists, the library's own
+/// file (found by its [`LibrarySpec`] search), and each library of
+/// [`after`](Self::after) (found the same way, by its soname); each symbol
+/// comes from the first of them that exports it. Files that are missing or
+/// do not open are skipped; the library is not found only when none opens.
+#[derive(Debug, Clone, Copy)]
+pub struct Companions {
+    /// Files searched before the library's own file, first first (given
+    /// the environment; it lists only files that exist).
+    pub before: fn(&dyn Env) -> Vec<PathBuf>,
+    /// Sonames of libraries searched after the library's own file, each in
+    /// the library's install sub-directories and then by the system loader.
+    pub after: &'static [&'static str],
+}
+
 impl LibrarySpec {
     /// The disk candidates for this library, in search order (sources 2–4).
     ///
@@ -251,12 +303,7 @@ impl LibrarySpec {
         if let Some(file) = env.var(self.env_var) {
             return vec![Candidate::EnvVar(PathBuf::from(file))];
         }
-        let mut roots: Vec<PathBuf> = ROOT_ENV_VARS
-            .iter()
-            .filter_map(|v| env.var(v))
-            .map(PathBuf::from)
-            .collect();
-        roots.push(PathBuf::from(DEFAULT_TOOLKIT_ROOT));
+        let roots = install_roots(env);
         let mut out: Vec<Candidate> = Vec::new();
         let mut push = |p: PathBuf| {
             let c = Candidate::File(p);
@@ -380,6 +427,18 @@ pub fn resolver(lib: &libloading::Library) -> impl FnMut(&CStr) -> *mut c_void +
     }
 }
 
+/// Resolves each symbol from the first of `libs` that exports it (null when
+/// none does).
+fn group_resolver(libs: &[libloading::Library]) -> impl FnMut(&CStr) -> *mut c_void + '_ {
+    let mut each: Vec<_> = libs.iter().map(resolver).collect();
+    move |name: &CStr| {
+        each.iter_mut()
+            .map(|r| r(name))
+            .find(|p| !p.is_null())
+            .unwrap_or(std::ptr::null_mut())
+    }
+}
+
 /// What a -sys crate knows about the CANN releases of its library's
 /// functions: which release added a function, and which functions changed
 /// signature (and since when). The loader consults it to explain a missing
@@ -448,7 +507,7 @@ pub struct Library<A: 'static> {
     version: OnceLock<String>,
     version_probe: VersionProbe<A>,
     compat: Option<&'static dyn Compat>,
-    _handle: Option<libloading::Library>,
+    _handles: Vec<libloading::Library>,
 }
 
 impl<A> fmt::Debug for Library<A> {
@@ -476,7 +535,7 @@ impl<A> Library<A> {
             version: OnceLock::new(),
             version_probe,
             compat,
-            _handle: None,
+            _handles: Vec::new(),
         }
     }
 
@@ -505,9 +564,9 @@ impl<A> Library<A> {
                 reason,
             }],
         })?;
-        Self::from_handle(
+        Self::from_handles(
             spec,
-            handle,
+            vec![handle],
             Source::Explicit(path.to_path_buf()),
             build,
             version_probe,
@@ -515,16 +574,17 @@ impl<A> Library<A> {
         )
     }
 
-    /// Builds the table from `handle` (see [`build_gated`]).
+    /// Builds the table from `handles`, each symbol from the first that
+    /// exports it (see [`build_gated`]).
     ///
     /// # Errors
     ///
-    /// [`LoadError::LibraryNotFound`] when the file exports none of the
-    /// library's functions: it is some other library, not an older release
-    /// of this one.
-    fn from_handle(
+    /// [`LoadError::LibraryNotFound`] when the files export none of the
+    /// library's functions: they are some other library, not an older
+    /// release of this one.
+    fn from_handles(
         spec: &LibrarySpec,
-        handle: libloading::Library,
+        handles: Vec<libloading::Library>,
         source: Source,
         build: Build<A>,
         version_probe: VersionProbe<A>,
@@ -533,7 +593,7 @@ impl<A> Library<A> {
         // SAFETY: `build` is the generated resolver for this library's
         // headers (contract of `Library::open` and `Slot::new`).
         let (api, probed, resolved) =
-            unsafe { build_gated(&handle, &source, build, version_probe, compat) };
+            unsafe { build_gated(&handles, &source, build, version_probe, compat) };
         if resolved == 0 {
             return Err(LoadError::LibraryNotFound {
                 library: spec.name,
@@ -559,7 +619,7 @@ impl<A> Library<A> {
             version,
             version_probe,
             compat,
-            _handle: Some(handle),
+            _handles: handles,
         })
     }
 
@@ -612,7 +672,8 @@ impl<A> Library<A> {
     }
 }
 
-/// Builds a table from `handle`, leaving out the functions whose signature
+/// Builds a table from `handles` (each symbol from the first that exports
+/// it), leaving out the functions whose signature
 /// in the library's release is older than the bindings' (the library's
 /// version is probed only when it exports one of the functions whose
 /// signature changed). Returns the table, the probed version and how many
@@ -623,7 +684,7 @@ impl<A> Library<A> {
 /// As [`Slot::new`]: `build` gives typed meaning only to symbols whose C
 /// signature matches.
 unsafe fn build_gated<A>(
-    handle: &libloading::Library,
+    handles: &[libloading::Library],
     source: &Source,
     build: Build<A>,
     version_probe: VersionProbe<A>,
@@ -631,7 +692,7 @@ unsafe fn build_gated<A>(
 ) -> (A, Option<String>, usize) {
     let mut changed: Vec<String> = Vec::new();
     let mut resolved = 0usize;
-    let mut inner = resolver(handle);
+    let mut inner = group_resolver(handles);
     let mut first = |name: &CStr| {
         let p = inner(name);
         if !p.is_null() {
@@ -656,7 +717,7 @@ unsafe fn build_gated<A>(
     if !changed.iter().any(|n| compat.refuses(n, v).is_some()) {
         return (api, version, resolved);
     }
-    let mut inner = resolver(handle);
+    let mut inner = group_resolver(handles);
     let mut gated = |name: &CStr| match name.to_str() {
         Ok(n) if compat.signature_changed(n) && compat.refuses(n, v).is_some() => {
             std::ptr::null_mut()
@@ -677,6 +738,7 @@ pub struct Slot<A: 'static> {
     build: Build<A>,
     version_probe: VersionProbe<A>,
     compat: Option<&'static dyn Compat>,
+    companions: Option<&'static Companions>,
 }
 
 impl<A> fmt::Debug for Slot<A> {
@@ -703,6 +765,24 @@ impl<A: Send + Sync> Slot<A> {
         version_probe: VersionProbe<A>,
         compat: Option<&'static dyn Compat>,
     ) -> Self {
+        // SAFETY: the caller's contract on `build`.
+        unsafe { Slot::with_companions(spec, build, version_probe, compat, None) }
+    }
+
+    /// As [`new`](Self::new), for a library whose functions are also looked
+    /// up, per symbol, in the files `companions` names.
+    ///
+    /// # Safety
+    ///
+    /// `build` must only give typed meaning to symbols whose C signature
+    /// matches, in every file of the group.
+    pub const unsafe fn with_companions(
+        spec: &'static LibrarySpec,
+        build: Build<A>,
+        version_probe: VersionProbe<A>,
+        compat: Option<&'static dyn Compat>,
+        companions: Option<&'static Companions>,
+    ) -> Self {
         Slot {
             spec,
             cell: OnceLock::new(),
@@ -710,6 +790,7 @@ impl<A: Send + Sync> Slot<A> {
             build,
             version_probe,
             compat,
+            companions,
         }
     }
 
@@ -743,16 +824,68 @@ impl<A: Send + Sync> Slot<A> {
         if let Some(lib) = self.cell.get() {
             return Ok(lib);
         }
-        let (handle, source) = self.spec.open(env)?;
-        let lib = Library::from_handle(
+        let (handles, source) = match self.companions {
+            Some(companions) if env.var(self.spec.env_var).is_none() => {
+                self.open_group(companions, env)?
+            }
+            _ => {
+                let (handle, source) = self.spec.open(env)?;
+                (vec![handle], source)
+            }
+        };
+        let lib = Library::from_handles(
             self.spec,
-            handle,
+            handles,
             source,
             self.build,
             self.version_probe,
             self.compat,
         )?;
         Ok(self.cell.get_or_init(|| lib))
+    }
+
+    /// Opens every file of the library's group that is there, in order
+    /// (see [`Companions`]).
+    fn open_group(
+        &self,
+        companions: &Companions,
+        env: &dyn Env,
+    ) -> Result<(Vec<libloading::Library>, Source), LoadError> {
+        let mut handles = Vec::new();
+        let mut members = Vec::new();
+        let mut attempts = Vec::new();
+        for path in (companions.before)(env) {
+            match open_file(&path) {
+                Ok(lib) => {
+                    handles.push(lib);
+                    members.push(Source::SearchPath(path));
+                }
+                Err(reason) => attempts.push(Attempt {
+                    tried: path.display().to_string(),
+                    reason,
+                }),
+            }
+        }
+        let own = std::iter::once(*self.spec);
+        let after = companions.after.iter().map(|soname| LibrarySpec {
+            soname,
+            ..*self.spec
+        });
+        for spec in own.chain(after) {
+            match spec.open(env) {
+                Ok((lib, source)) => {
+                    handles.push(lib);
+                    members.push(source);
+                }
+                Err(LoadError::LibraryNotFound { attempts: a, .. }) => attempts.extend(a),
+                Err(other) => return Err(other),
+            }
+        }
+        match members.len() {
+            0 => Err(self.spec.not_found(attempts)),
+            1 => Ok((handles, members.remove(0))),
+            _ => Ok((handles, Source::Group(members))),
+        }
     }
 
     /// Installs a table built in code (source 1 of the search order).
@@ -847,19 +980,25 @@ pub fn toolkit_version_near(path: &Path) -> Option<String> {
 /// `define_library!(SPEC, version_probe, "Name")`, with `SPEC` a
 /// [`LibrarySpec`] and `version_probe` a `fn(&Api, &Source) -> Option<String>`;
 /// a fourth argument, a `&'static dyn` [`Compat`], dates the library's
-/// functions for the errors of missing ones.
+/// functions for the errors of missing ones; `companions: &C` instead, with
+/// `C` a [`Companions`], looks the functions up per symbol across the files
+/// it names too.
 #[macro_export]
 macro_rules! define_library {
     ($spec:expr, $probe:expr, $name:literal) => {
-        $crate::define_library!(@slot $spec, $probe, $name, ::core::option::Option::None);
+        $crate::define_library!(@slot $spec, $probe, $name, ::core::option::Option::None, ::core::option::Option::None);
+    };
+    ($spec:expr, $probe:expr, $name:literal, companions: $companions:expr) => {
+        $crate::define_library!(@slot $spec, $probe, $name, ::core::option::Option::None, ::core::option::Option::Some($companions));
     };
     ($spec:expr, $probe:expr, $name:literal, $compat:expr) => {
-        $crate::define_library!(@slot $spec, $probe, $name, ::core::option::Option::Some($compat));
+        $crate::define_library!(@slot $spec, $probe, $name, ::core::option::Option::Some($compat), ::core::option::Option::None);
     };
-    (@slot $spec:expr, $probe:expr, $name:literal, $compat:expr) => {
+    (@slot $spec:expr, $probe:expr, $name:literal, $compat:expr, $companions:expr) => {
         // SAFETY: `Api::from_resolver` types each symbol by its declaration.
-        static LIBRARY: $crate::Slot<Api> =
-            unsafe { $crate::Slot::new(&$spec, Api::from_resolver, $probe, $compat) };
+        static LIBRARY: $crate::Slot<Api> = unsafe {
+            $crate::Slot::with_companions(&$spec, Api::from_resolver, $probe, $compat, $companions)
+        };
 
         #[doc = concat!("The process-wide ", $name, ": the installed table, or the library found on")]
         /// disk by the search order (on first use). A failure is not remembered.
@@ -928,6 +1067,9 @@ macro_rules! define_library {
         }
     };
 }
+
+#[cfg(test)]
+mod group_tests;
 
 #[cfg(test)]
 mod tests {

@@ -21,6 +21,9 @@ fn probe(vars: &[(&str, &Path)]) -> HashMap<String, String> {
         "ASCEND_HOME_PATH",
         "ASCEND_TOOLKIT_HOME",
         "LD_LIBRARY_PATH",
+        "CANN_OPAPI_LIB",
+        "ASCEND_CUSTOM_OPP_PATH",
+        "ASCEND_OPP_PATH",
     ] {
         cmd.env_remove(v);
     }
@@ -235,4 +238,69 @@ fn a_library_exporting_none_of_the_functions_is_refused_as_the_wrong_library() {
         "{err}"
     );
     assert!(!err.contains("newer CANN release"), "{err}");
+}
+
+/// Builds `dir/file` with `cc`: an operator package whose
+/// `aclnn<Op>GetWorkspaceSize` for each op sets the workspace size to `n`.
+fn fake_operator_package(dir: &Path, file: &str, n: u64, ops: &[&str]) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let src = dir.join(format!("{file}.c"));
+    let body: String = ops
+        .iter()
+        .map(|op| {
+            format!(
+                "int aclnn{op}GetWorkspaceSize(const void *x, void *out, \
+                 unsigned long long *size, void **executor) {{ *size = {n}; return 0; }}\n"
+            )
+        })
+        .collect();
+    std::fs::write(&src, body).unwrap();
+    let lib = dir.join(file);
+    let status = Command::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(&src)
+        .status()
+        .expect("cc runs");
+    assert!(status.success(), "cc {}", src.display());
+    lib
+}
+
+#[test]
+fn aclnn_operators_are_looked_up_per_symbol_across_the_operator_packages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let custom = tmp.path().join("custom");
+    let cust = fake_operator_package(&custom.join("op_api/lib"), "libcust_opapi.so", 1, &["Abs"]);
+    let home = tmp.path().join("home");
+    let opapi = fake_operator_package(&home.join("lib64"), "libopapi.so", 4, &["Abs", "Neg"]);
+    let out = probe(&[
+        ("ASCEND_CUSTOM_OPP_PATH", &custom),
+        ("ASCEND_HOME_PATH", &home),
+    ]);
+    assert_eq!(
+        out["aclnn.source"],
+        format!(
+            "2 files, searched per symbol in order: {}; {}",
+            cust.display(),
+            opapi.display()
+        )
+    );
+    assert_eq!(
+        out["aclnnAbsGetWorkspaceSize"], "rc=0 size=1",
+        "the custom package's"
+    );
+    assert_eq!(
+        out["aclnnNegGetWorkspaceSize"], "rc=0 size=4",
+        "libopapi.so's"
+    );
+    // $CANN_OPAPI_LIB names the one file: the custom package is not searched.
+    let out = probe(&[
+        ("CANN_OPAPI_LIB", &opapi),
+        ("ASCEND_CUSTOM_OPP_PATH", &custom),
+    ]);
+    assert_eq!(
+        out["aclnn.source"],
+        format!("{} (from $CANN_OPAPI_LIB)", opapi.display())
+    );
+    assert_eq!(out["aclnnAbsGetWorkspaceSize"], "rc=0 size=4");
 }

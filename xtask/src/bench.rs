@@ -42,7 +42,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         args.iter().map(String::as_str).collect()
     };
     let root = workspace_root();
-    let exe = build(&root)?;
+    let exe = build(&root, "acl", "overhead")?;
     println!("| operation | raw (instructions/op) | safe (instructions/op) | safe / raw |");
     println!("|---|---:|---:|---:|");
     let mut worst: f64 = 0.0;
@@ -57,30 +57,32 @@ pub fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn build(root: &Path) -> Result<PathBuf, String> {
+/// Builds the benchmark target `bench` of `package` in release mode and
+/// returns its executable.
+pub fn build(root: &Path, package: &str, bench: &str) -> Result<PathBuf, String> {
     let out = Command::new(env!("CARGO"))
         .current_dir(root)
         .args([
             "build",
             "--release",
             "-p",
-            "acl",
+            package,
             "--bench",
-            "overhead",
+            bench,
             "--message-format=json",
         ])
         .output()
         .map_err(|e| format!("cargo build: {e}"))?;
     if !out.status.success() {
         return Err(format!(
-            "building the overhead benchmark failed:\n{}",
+            "building the {bench} benchmark failed:\n{}",
             String::from_utf8_lossy(&out.stderr)
         ));
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
     stdout
         .lines()
-        .filter(|l| l.contains("\"executable\":\"") && l.contains("overhead"))
+        .filter(|l| l.contains("\"executable\":\"") && l.contains(bench))
         .filter_map(|l| {
             l.split("\"executable\":\"")
                 .nth(1)?
@@ -89,7 +91,7 @@ fn build(root: &Path) -> Result<PathBuf, String> {
                 .map(PathBuf::from)
         })
         .next_back()
-        .ok_or_else(|| "cargo did not report the overhead executable".to_string())
+        .ok_or_else(|| format!("cargo did not report the {bench} executable"))
 }
 
 fn instructions(exe: &Path, op: &str, variant: &str, n: u64) -> Result<u64, String> {

@@ -54,7 +54,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
 
 /// What cann-sim does with a function.
 #[derive(Clone, Copy, PartialEq)]
-enum Sim {
+pub(crate) enum Sim {
     Implemented,
     NotSupported,
     /// C-variadic: stable Rust cannot define it.
@@ -87,6 +87,61 @@ impl Row {
     }
 }
 
+/// One C library of the bindings, function by function, as cann-sim treats
+/// it: the one count behind `docs/COVERAGE.md` and the head of
+/// `cann-sim/FIDELITY.md` (`fidelity.rs`).
+pub(crate) struct Library {
+    /// Its heading.
+    pub title: &'static str,
+    /// Its functions, in the bindings' order: (name, bindings file, what
+    /// cann-sim does with it).
+    pub functions: Vec<(String, &'static str, Sim)>,
+    /// Every name its bindings define (functions, types, constants).
+    pub identifiers: BTreeSet<String>,
+}
+
+impl Library {
+    /// The functions cann-sim treats as `sim`.
+    pub fn count(&self, sim: Sim) -> usize {
+        self.functions.iter().filter(|f| f.2 == sim).count()
+    }
+}
+
+/// The libraries of the bindings, each function with what cann-sim does
+/// with it (its implemented set is the one `cargo xtask generate` uses).
+pub(crate) fn libraries(root: &Path) -> Result<Vec<Library>, String> {
+    let bindings: BTreeMap<&str, &'static str> = crate::sim_exports::libraries().collect();
+    let mut out = Vec::new();
+    for (title, modules) in LIBRARIES {
+        let mut lib = Library {
+            title,
+            functions: Vec::new(),
+            identifiers: BTreeSet::new(),
+        };
+        for module in modules {
+            let file = *bindings
+                .get(module)
+                .ok_or_else(|| format!("no bindings for cann-sim's {module}"))?;
+            let text =
+                std::fs::read_to_string(root.join(file)).map_err(|e| format!("{file}: {e}"))?;
+            lib.identifiers
+                .extend(identifiers(&text).map_err(|e| format!("{file}: {e}"))?);
+            let done = implemented(&root.join("cann-sim/src").join(module))?;
+            for f in api_functions(&text).map_err(|e| format!("{file}: {e}"))? {
+                let function = f.sig.ident.to_string();
+                let sim = match (done.contains(&function), f.sig.variadic.is_some()) {
+                    (true, _) => Sim::Implemented,
+                    (false, false) => Sim::NotSupported,
+                    (false, true) => Sim::NotExported,
+                };
+                lib.functions.push((function, file, sim));
+            }
+        }
+        out.push(lib);
+    }
+    Ok(out)
+}
+
 /// The file's text.
 fn generate(root: &Path) -> Result<String, String> {
     let mut aliases: Aliases = BTreeMap::new();
@@ -97,51 +152,34 @@ fn generate(root: &Path) -> Result<String, String> {
     }
     let checks: BTreeSet<&str> = abi_checks::all()?.iter().map(|c| c.function).collect();
     let with_header: BTreeSet<&str> = abi::header_bindings().collect();
-    let bindings: BTreeMap<&str, &str> = crate::sim_exports::libraries().collect();
-
     let mut tables = Vec::new();
     let mut known = BTreeSet::new();
-    for (title, modules) in LIBRARIES {
+    for lib in libraries(root)? {
         let mut rows = Vec::new();
-        for module in modules {
-            let file = bindings
-                .get(module)
-                .ok_or_else(|| format!("no bindings for cann-sim's {module}"))?;
-            let text =
-                std::fs::read_to_string(root.join(file)).map_err(|e| format!("{file}: {e}"))?;
-            known.extend(identifiers(&text).map_err(|e| format!("{file}: {e}"))?);
-            let done = implemented(&root.join("cann-sim/src").join(module))?;
-            for f in api_functions(&text).map_err(|e| format!("{file}: {e}"))? {
-                let function = f.sig.ident.to_string();
-                let variadic = f.sig.variadic.is_some();
-                let sim = match (done.contains(&function), variadic) {
-                    (true, _) => Sim::Implemented,
-                    (false, false) => Sim::NotSupported,
-                    (false, true) => Sim::NotExported,
-                };
-                let abi = if checks.contains(function.as_str()) {
-                    if sim == Sim::Implemented {
-                        Abi::Behaviour
-                    } else {
-                        Abi::Ready
-                    }
-                } else if with_header.contains(file)
-                    && !variadic
-                    && !abi::INLINE.iter().any(|(n, _)| *n == function)
-                {
-                    Abi::Signature
+        for (function, file, sim) in lib.functions {
+            let abi = if checks.contains(function.as_str()) {
+                if sim == Sim::Implemented {
+                    Abi::Behaviour
                 } else {
-                    Abi::None
-                };
-                rows.push(Row {
-                    items: aliases.get(&function).cloned().unwrap_or_default(),
-                    function,
-                    sim,
-                    abi,
-                });
-            }
+                    Abi::Ready
+                }
+            } else if with_header.contains(file)
+                && sim != Sim::NotExported
+                && !abi::INLINE.iter().any(|(n, _)| *n == function)
+            {
+                Abi::Signature
+            } else {
+                Abi::None
+            };
+            rows.push(Row {
+                items: aliases.get(&function).cloned().unwrap_or_default(),
+                function,
+                sim,
+                abi,
+            });
         }
-        tables.push((title, rows));
+        known.extend(lib.identifiers);
+        tables.push((lib.title, rows));
     }
     // Inline in a header: no library exports them (hccl-sys has its own).
     known.extend(abi::INLINE.iter().map(|(name, _)| name.to_string()));

@@ -12,6 +12,8 @@
 //!   `acl` crate's `ErrorCode` enum.
 //! - `bench-overhead [OP...]`: instruction counts of the safe layer against the raw
 //!   calls, under callgrind (numbers for BENCHMARKS.md).
+//! - `bench-kernels [SECONDS_PER_CASE]`: cann-sim's operator kernels against
+//!   NumPy (OpenBLAS), one thread each, in the same run (see `bench_kernels.rs`).
 //! - `test-real [--report FILE] [--library FILE|sim]`: run the tests that mean
 //!   something on hardware against the installed CANN and write a report
 //!   (see `real.rs`).
@@ -35,6 +37,7 @@ mod abi;
 mod abi_checks;
 mod abi_release;
 mod bench;
+mod bench_kernels;
 mod bindings;
 mod compat;
 mod coverage;
@@ -56,12 +59,13 @@ fn main() -> ExitCode {
         Some("generate") => sim_exports::run(&args[1..]),
         Some("abi-check") => abi::run(&args[1..]),
         Some("bench-overhead") => bench::run(&args[1..]),
+        Some("bench-kernels") => bench_kernels::run(&args[1..]),
         Some("test-real") => real::run(&args[1..]),
         Some("fidelity") => fidelity::run(&args[1..]),
         Some("coverage") => coverage::run(&args[1..]),
         Some("sanitize") => sanitize::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <headers [--version X] | compat [--check] | bindgen [--headers DIR] [--check] | generate [--check] | abi-check [--headers DIR | --release X] | bench-overhead [OP...] | test-real [--report FILE] [--library FILE|sim] | fidelity [--check] | coverage [--check] | sanitize <address|thread> [CARGO TEST ARGS...]>"
+            "usage: cargo xtask <headers [--version X] | compat [--check] | bindgen [--headers DIR] [--check] | generate [--check] | abi-check [--headers DIR | --release X] | bench-overhead [OP...] | bench-kernels [SECONDS_PER_CASE] | test-real [--report FILE] [--library FILE|sim] | fidelity [--check] | coverage [--check] | sanitize <address|thread> [CARGO TEST ARGS...]>"
                 .to_string(),
         ),
     };

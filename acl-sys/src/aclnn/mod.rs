@@ -8,22 +8,30 @@
 //! and generated into `bindings.rs` by `cargo xtask bindgen`, with the same
 //! generator and loader as the rest of `acl-sys`.
 //!
-//! # One library for two
+//! # Where the functions come from
 //!
-//! The loader holds one library per table, and this table spans two shared
-//! objects. It loads **`libopapi.so`**: that library links `libnnopbase.so`
-//! (a `DT_NEEDED` entry), and `dlsym` on a handle searches the library's
-//! dependencies too, so the core functions resolve through the same handle
-//! (torch_npu dlopens both; the result is the same). The simulator provides
-//! both halves from one table (`cann_sim::install()`).
+//! A real install spreads the operators over several libraries: custom
+//! operator packages (`libcust_opapi.so`), the split operator packages of
+//! newer CANN releases (`libopapi_*.so` in the toolkit's `lib64`),
+//! `libopapi.so`, and the feature libraries (`libaclnn_ops_infer.so`,
+//! `libaclnn_math.so`, ...). Each function is looked up **per symbol**
+//! across them, in the order of torch_npu's op-plugin
+//! ([`cann_loader::libraries::OPAPI_COMPANIONS`] lists it and cites the
+//! source), so a custom package overrides a built-in operator and an
+//! operator that only a split package ships is found. The core functions
+//! (`aclCreateTensor`, ...) live in `libnnopbase.so`, which these libraries
+//! link (a `DT_NEEDED` entry): `dlsym` on their handles finds them too. The
+//! simulator provides both halves from one table (`cann_sim::install()`).
 //!
-//! # Choosing the library
+//! # Choosing the libraries
 //!
-//! In order: a table installed in code ([`install`]); the file named by
-//! `$CANN_OPAPI_LIB`; `lib64` (and the per-architecture `lib64`) under the
-//! CANN install directories (`$ASCEND_HOME_PATH`, `$ASCEND_TOOLKIT_HOME`,
-//! `/usr/local/Ascend/ascend-toolkit/latest`); finally `libopapi.so` through
-//! the system loader.
+//! In order: a table installed in code ([`install`]); the one file named by
+//! `$CANN_OPAPI_LIB` (nothing else is searched then); otherwise the group
+//! above, where `libopapi.so` and the feature libraries are searched in
+//! `lib64` (and the per-architecture `lib64`) under the CANN install
+//! directories (`$ASCEND_HOME_PATH`, `$ASCEND_TOOLKIT_HOME`,
+//! `/usr/local/Ascend/ascend-toolkit/latest`), then through the system
+//! loader. [`library`]`()?.source()` tells which files were found.
 //!
 //! Every function returns [`aclnnStatus`]: [`ACLNN_SUCCESS`], a parameter
 //! error (`161xxx`), a runtime error (`361xxx`) or an internal error
@@ -43,8 +51,9 @@ pub use bindings::*;
 
 use crate::loader::{LibrarySpec, Source};
 
-/// Where aclnn (`libopapi.so`) is searched for
-/// ([`cann_loader::libraries::OPAPI`]).
+/// Where aclnn's own library (`libopapi.so`) is searched for
+/// ([`cann_loader::libraries::OPAPI`]); the other files of the group are
+/// [`cann_loader::libraries::OPAPI_COMPANIONS`].
 pub const SPEC: LibrarySpec = cann_loader::libraries::OPAPI;
 
 fn version_probe(_api: &Api, _source: &Source) -> Option<String> {
@@ -52,7 +61,12 @@ fn version_probe(_api: &Api, _source: &Source) -> Option<String> {
     None
 }
 
-crate::define_library!(SPEC, version_probe, "aclnn");
+crate::define_library!(
+    SPEC,
+    version_probe,
+    "aclnn",
+    companions: &cann_loader::libraries::OPAPI_COMPANIONS
+);
 
 /// The name of an aclnn status code (`"ACLNN_ERR_PARAM_INVALID"`), or
 /// `None` for a code this crate does not declare.

@@ -1797,8 +1797,8 @@ pub fn gelu_v2(
 pub fn group_norm(
     stream: &Stream,
     self_: &TensorArg<'_>,
-    gamma: &TensorArg<'_>,
-    beta: &TensorArg<'_>,
+    gamma: Option<&TensorArg<'_>>,
+    beta: Option<&TensorArg<'_>>,
     n: i64,
     c: i64,
     hx_w: i64,
@@ -1808,17 +1808,16 @@ pub fn group_norm(
     mean_out: &mut TensorArgMut<'_>,
     rstd_out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [
-        self_.access(),
-        gamma.access(),
-        beta.access(),
-        out.as_arg().access(),
-        mean_out.as_arg().access(),
-        rstd_out.as_arg().access(),
-    ];
+    let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();
+    uses.push(self_.access());
+    uses.extend(gamma.map(|t| t.access()));
+    uses.extend(beta.map(|t| t.access()));
+    uses.push(out.as_arg().access());
+    uses.push(mean_out.as_arg().access());
+    uses.push(rstd_out.as_arg().access());
     let p0 = self_.as_raw();
-    let p1 = gamma.as_raw();
-    let p2 = beta.as_raw();
+    let p1 = gamma.map_or(std::ptr::null(), |t| t.as_raw());
+    let p2 = beta.map_or(std::ptr::null(), |t| t.as_raw());
     let p3 = n;
     let p4 = c;
     let p5 = hx_w;

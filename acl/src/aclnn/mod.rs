@@ -85,26 +85,35 @@ fn two_phase(
             ),
         ));
     }
-    let prepared = crate::memory::prepare(stream, uses)?;
+    // Planning reads and writes no device memory: it comes first, so the
+    // workspace it sizes is one of the accesses the wait and the commit
+    // cover, under the stream's gate like every other use.
     let mut ws: u64 = 0;
     let mut exec: *mut aclOpExecutor = std::ptr::null_mut();
     check(names.0, plan(&mut ws, &mut exec))?;
+    let discard = |e: Error| {
+        // SAFETY: the executor was made above and has not run.
+        let _ = unsafe { result::destroy_acl_op_executor(exec) };
+        e
+    };
     let workspace = if ws > 0 {
         let len = usize::try_from(ws)
-            .map_err(|_| Error::invalid(names.0, format!("workspace of {ws} bytes")))?;
+            .map_err(|_| Error::invalid(names.0, format!("workspace of {ws} bytes")))
+            .map_err(discard)?;
         // SAFETY: the workspace is scratch memory the operator writes
         // before reading; it is never read on the host.
-        match unsafe { stream.alloc::<u8>(len) } {
-            Ok(b) => Some(b),
-            Err(e) => {
-                // SAFETY: the executor was made above and has not run.
-                let _ = unsafe { result::destroy_acl_op_executor(exec) };
-                return Err(e);
-            }
-        }
+        Some(unsafe { stream.alloc::<u8>(len) }.map_err(discard)?)
     } else {
         None
     };
+    let mut all: smallvec::SmallVec<[crate::memory::Access; 8]> = uses.iter().cloned().collect();
+    if let Some(w) = &workspace {
+        // The operator writes its workspace: freed after it has run.
+        all.push(crate::memory::Access::write(
+            crate::DeviceMemory::allocation(w),
+        ));
+    }
+    let prepared = crate::memory::prepare(stream, all).map_err(discard)?;
     let ptr = workspace
         .as_ref()
         .map_or(std::ptr::null_mut(), |b| b.as_raw_ptr() as *mut c_void);
@@ -112,15 +121,6 @@ fn two_phase(
     // `ws` bytes and outlives the operator (dropping it is stream-ordered).
     check(names.1, unsafe { launch(ptr, ws, exec, stream.as_raw()) })?;
     prepared.commit();
-    if let Some(w) = &workspace {
-        // The operator writes its workspace: freed after it has run.
-        let alloc = crate::DeviceMemory::allocation(w);
-        crate::memory::track::record_accesses(
-            stream,
-            &crate::memory::track::Seen::Unknown,
-            [(alloc, true)].into_iter(),
-        );
-    }
     drop(workspace);
     Ok(())
 }

@@ -11,6 +11,15 @@ const MIB: usize = 1024 * 1024;
 /// Every block size is a multiple of this, and no block is smaller
 /// (torch_npu `kMinBlockSize`).
 pub const MIN_BLOCK_SIZE: usize = 512;
+/// Every block's address is a multiple of this (512 bytes): the alignment
+/// the driver gives `aclrtMalloc`'s memory (the runtime asks `halMemAlloc`
+/// for 2^9 bytes, `MEM_SET_ALIGN_SIZE(9ULL)` in hicann/runtime
+/// `src/runtime/driver/npu_driver_standard_soc.cc`; the API reference
+/// promises only 64), which blocks keep since they are carved from a
+/// segment's base at multiples of [`MIN_BLOCK_SIZE`].
+pub const ALIGNMENT: usize = 512;
+const _: () = assert!(MIN_BLOCK_SIZE.is_multiple_of(ALIGNMENT));
+
 /// The largest request (after rounding) served by the small pool
 /// (torch_npu `kSmallSize`, 1 MiB).
 pub const SMALL_SIZE: usize = MIB;

@@ -27,6 +27,13 @@
 //!   on other streams ([`CachingAllocator::record_stream`]), freeing it
 //!   records an event on each of them, and the block returns to the cache
 //!   only when they have all completed (checked at each allocation).
+//! - **Alignment**: every block starts at a multiple of [`ALIGNMENT`] (512
+//!   bytes), the alignment of `aclrtMalloc`'s memory on a real device and on
+//!   cann-sim, so a block may be handed to anything that needs the
+//!   hardware allocator's alignment (ggml-cann's allocator assumes 128
+//!   bytes; vector loads want 32). A [`Backend`] must return segments so
+//!   aligned; the allocator gives back one that is not and fails the
+//!   request with [`Error::InvalidArgument`](crate::Error::InvalidArgument).
 //! - **Out of memory**: when the backend reports
 //!   `ACL_ERROR_RT_MEMORY_ALLOCATION` (or `ACL_ERROR_RT_DEVICE_OOM`), the
 //!   allocator frees cached oversize blocks if `max_split_size` is set, then
@@ -84,7 +91,7 @@ mod stats;
 mod tests;
 
 pub use config::{
-    AllocatorConfig, DEFAULT_PADDING, LARGE_BUFFER, LARGE_SEGMENT_RANGE, MAX_PADDING,
+    ALIGNMENT, AllocatorConfig, DEFAULT_PADDING, LARGE_BUFFER, LARGE_SEGMENT_RANGE, MAX_PADDING,
     MIN_BLOCK_SIZE, MIN_LARGE_ALLOC, OVERSIZE_SLACK, PoolKind, ROUND_LARGE, SMALL_BUFFER,
     SMALL_SIZE, format_size,
 };
@@ -111,7 +118,8 @@ pub trait Backend: Send + Sync + 'static {
     /// A recorded event. Dropping it releases it (or returns it to a pool).
     type Event: Send + 'static;
 
-    /// Allocates `bytes` of device memory.
+    /// Allocates `bytes` of device memory, at an address that is a multiple
+    /// of [`ALIGNMENT`] (as `aclrtMalloc`'s is).
     ///
     /// # Errors
     ///
@@ -191,7 +199,7 @@ pub struct Block<S> {
 }
 
 impl<S: Copy> Block<S> {
-    /// The device address.
+    /// The device address: a multiple of [`ALIGNMENT`] (512 bytes).
     pub fn ptr(&self) -> NonNull<u8> {
         self.ptr.0
     }
@@ -242,6 +250,11 @@ pub struct CachingAllocator<B: Backend> {
     id: u64,
     state: Mutex<State<B>>,
 }
+
+// Every operation leaves the pools whole under the one mutex (a panic in
+// between at most strands a block, which is never handed out twice): a
+// reference across `catch_unwind` sees a consistent allocator.
+impl<B: Backend + std::panic::RefUnwindSafe> std::panic::RefUnwindSafe for CachingAllocator<B> {}
 
 impl<B: Backend> fmt::Debug for CachingAllocator<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

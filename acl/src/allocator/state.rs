@@ -19,7 +19,7 @@
 //! `npu_events`).
 
 use super::config::{
-    AllocatorConfig, MIN_BLOCK_SIZE, OVERSIZE_SLACK, PoolKind, SMALL_SIZE, format_size,
+    ALIGNMENT, AllocatorConfig, MIN_BLOCK_SIZE, OVERSIZE_SLACK, PoolKind, SMALL_SIZE, format_size,
 };
 use super::stats::{AllocatorStats, BlockInfo, BlockState, SegmentInfo};
 use super::{Backend, Block, DevicePtr};
@@ -486,6 +486,23 @@ impl<B: Backend> State<B> {
             ));
         }
         let ptr = DevicePtr(backend.malloc(alloc_size)?);
+        if !ptr.addr().is_multiple_of(ALIGNMENT) {
+            // Blocks are carved at multiples of MIN_BLOCK_SIZE from the
+            // segment's base, so they are as aligned as the base: a base
+            // below the promised alignment is the backend's fault.
+            // SAFETY: `ptr` came from `backend.malloc(alloc_size)` just now;
+            // no block of it was handed out and no work uses it.
+            let freed = unsafe { backend.free(ptr.0, alloc_size) };
+            let mut reason = format!(
+                "the backend returned a segment at {:#x}, not aligned to {ALIGNMENT} bytes \
+                 (aclrtMalloc's alignment, which every block inherits)",
+                ptr.addr()
+            );
+            if let Err(e) = freed {
+                reason.push_str(&format!("; freeing it failed too: {e}"));
+            }
+            return Err(Error::invalid("CachingAllocator::allocate", reason));
+        }
         let idx = self.insert_node(Node {
             ptr,
             size: alloc_size,

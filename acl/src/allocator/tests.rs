@@ -182,6 +182,69 @@ fn assert_consistent(a: &CachingAllocator<Mock>) {
     }
 }
 
+// ---- alignment -----------------------------------------------------------------
+
+#[test]
+fn every_block_starts_at_a_multiple_of_512_bytes() {
+    let mock = Mock::new();
+    let a = allocator(&mock);
+    let mut live = Vec::new();
+    // Small and large pools, odd sizes, blocks split from shared segments
+    // and segments of their own.
+    for (i, bytes) in [
+        1,
+        31,
+        33,
+        511,
+        513,
+        1000,
+        4097,
+        MIB - 1,
+        3 * MIB + 7,
+        12 * MIB + 1,
+    ]
+    .into_iter()
+    .cycle()
+    .take(40)
+    .enumerate()
+    {
+        let b = a.allocate(bytes, i % 3).unwrap();
+        assert_eq!(addr(&b) % ALIGNMENT, 0, "{bytes} bytes at {:#x}", addr(&b));
+        live.push(b);
+    }
+    for b in live {
+        a.free(b).unwrap();
+    }
+    assert_consistent(&a);
+}
+
+#[test]
+fn a_backend_segment_below_512_byte_alignment_is_given_back_and_refused() {
+    let mock = Mock::new();
+    mock.0.lock().next_addr = 0x10_0000_0040;
+    let a = allocator(&mock);
+    let e = a.allocate(1000, 0).unwrap_err();
+    assert_eq!(
+        e,
+        Error::InvalidArgument {
+            function: "CachingAllocator::allocate",
+            reason: "the backend returned a segment at 0x1000000040, not aligned to 512 bytes \
+                     (aclrtMalloc's alignment, which every block inherits)"
+                .into()
+        }
+    );
+    assert_eq!(
+        mock.ops(),
+        [
+            Op::Malloc(SMALL_BUFFER),
+            Op::Free(0x10_0000_0040, SMALL_BUFFER)
+        ]
+    );
+    assert_eq!(mock.live_count(), 0);
+    assert_eq!(a.stats().aggregate.reserved_bytes.current, 0);
+    assert_consistent(&a);
+}
+
 // ---- rounding and pools ------------------------------------------------------
 
 #[test]

@@ -139,8 +139,15 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     #[doc(alias = "aclrtMalloc")]
     pub(crate) unsafe fn uninit_on(stream: &Stream, len: usize) -> Result<Self> {
         let bytes = byte_len::<T>(UNINIT, len)?;
+        let alloc = allocate(stream, bytes)?;
+        // Memory allocated in a capture is written (if at all) by captured
+        // work: unwritten until the graph runs.
+        let capture = stream.shared().capture.capture_id();
+        if capture != 0 {
+            alloc.await_launch(capture);
+        }
         Ok(DeviceBuffer {
-            alloc: std::mem::ManuallyDrop::new(allocate(stream, bytes)?),
+            alloc: std::mem::ManuallyDrop::new(alloc),
             len,
             _marker: PhantomData,
         })
@@ -276,13 +283,18 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// instead of recording it. Dropping does not wait: the memory is freed
     /// once that work has finished.
     ///
+    /// While something else holds the memory for work it may still queue —
+    /// a captured [`Graph`](crate::graph::Graph), an open HCCL group, an
+    /// [`Access`](super::Access) — `close` releases only this handle, as
+    /// dropping does: the memory is freed after the last holder.
+    ///
     /// # Errors
     ///
     /// The runtime's error from waiting (including faults of that work) or
     /// from `aclrtFree`; the memory is released either way.
     #[doc(alias = "aclrtFree")]
     pub fn close(self) -> Result<()> {
-        self.alloc.close()
+        Allocation::close(&self.alloc)
     }
 
     /// A copy of the buffer in new device memory, queued on the device's

@@ -139,6 +139,8 @@ impl Stream {
         let mut buf = unsafe { self.alloc::<T>(data.len())? };
         // Ordered after the previous owner's work on a reused block.
         htod_sync("Stream::clone_from_host", data, &mut buf)?;
+        // Written now, on the host side (synchronous), even in a capture.
+        buf.allocation().written_now();
         Ok(buf)
     }
 

@@ -1,6 +1,7 @@
 //! [`PinnedHostBuffer`]: page-locked host memory for asynchronous copies.
 
 use super::DeviceRepr;
+use super::gate::Shared;
 use super::track::{Access, Allocation, Backing, host_wait};
 use crate::error::{Error, Result};
 use crate::{Device, result};
@@ -130,29 +131,39 @@ impl<T: DeviceRepr> PinnedHostBuffer<T> {
         host_wait(&self.alloc, true)
     }
 
-    /// The contents, after queued copies into them have finished.
+    /// The contents, after queued copies into them have finished, borrowed
+    /// through a guard: while it lives, no graph launch may queue work on
+    /// this memory ([`Graph::launch`](crate::graph::Graph::launch) refuses),
+    /// so the `&[T]` cannot change under it. A launch queued before waits
+    /// here like any queued copy.
     ///
     /// # Errors
     ///
     /// As [`PinnedHostBuffer::wait`].
-    pub fn as_slice(&self) -> Result<&[T]> {
+    pub fn as_slice(&self) -> Result<PinnedRef<'_, T>> {
+        let view = self.alloc.views.enter();
         host_wait(&self.alloc, false)?;
         // SAFETY: `ptr` holds `len` initialised elements (zeroed at
         // allocation, written only as `T` since); no queued copy writes them
-        // (waited for above; a new one needs `&mut self`).
-        Ok(unsafe { std::slice::from_raw_parts(self.ptr, self.len) })
+        // (waited for above; a new one needs `&mut self`, a graph launch the
+        // view's gate, held until the guard goes).
+        let slice = unsafe { std::slice::from_raw_parts(self.ptr, self.len) };
+        Ok(PinnedRef { slice, _view: view })
     }
 
     /// The contents, mutable, after every queued copy that uses them has
-    /// finished.
+    /// finished; while the guard lives, no graph launch may queue work on
+    /// this memory (see [`as_slice`](Self::as_slice)).
     ///
     /// # Errors
     ///
     /// As [`PinnedHostBuffer::wait`].
-    pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
+    pub fn as_mut_slice(&mut self) -> Result<PinnedMut<'_, T>> {
+        let view = self.alloc.views.enter();
         host_wait(&self.alloc, true)?;
         // SAFETY: as `as_slice`, and `&mut self` makes the access exclusive.
-        Ok(unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) })
+        let slice = unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) };
+        Ok(PinnedMut { slice, _view: view })
     }
 
     /// The host address, for queued copies.
@@ -181,14 +192,16 @@ impl<T: DeviceRepr> PinnedHostBuffer<T> {
     }
 
     /// Frees the memory now (after its queued copies, as dropping does),
-    /// reporting a failure instead of recording it.
+    /// reporting a failure instead of recording it. While a captured
+    /// [`Graph`](crate::graph::Graph) holds the memory, only this handle is
+    /// released: the memory is freed after the graph.
     ///
     /// # Errors
     ///
     /// The runtime's error from `aclrtFreeHost` or from recording an event.
     #[doc(alias = "aclrtFreeHost")]
     pub fn close(self) -> Result<()> {
-        self.alloc.close()
+        Allocation::close(&self.alloc)
     }
 }
 
@@ -201,5 +214,66 @@ pub(crate) fn check_same_len(function: &'static str, what: &str, a: usize, b: us
             function,
             format!("{what}: the source has {a} elements, the destination {b}"),
         ))
+    }
+}
+
+/// The contents of a [`PinnedHostBuffer`], borrowed from
+/// [`as_slice`](PinnedHostBuffer::as_slice): dereferences to `&[T]`; while
+/// it lives no graph launch queues work on the memory.
+///
+/// `Send + Sync` when `T` is (a shared slice and a count).
+pub struct PinnedRef<'a, T> {
+    slice: &'a [T],
+    _view: Shared<'a>,
+}
+
+/// The contents of a [`PinnedHostBuffer`], borrowed mutably from
+/// [`as_mut_slice`](PinnedHostBuffer::as_mut_slice): dereferences to
+/// `&mut [T]`; while it lives no graph launch queues work on the memory.
+///
+/// `Send + Sync` when `T` is.
+pub struct PinnedMut<'a, T> {
+    slice: &'a mut [T],
+    _view: Shared<'a>,
+}
+
+impl<T> std::ops::Deref for PinnedRef<'_, T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        self.slice
+    }
+}
+
+impl<T> std::ops::Deref for PinnedMut<'_, T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        self.slice
+    }
+}
+
+impl<T> std::ops::DerefMut for PinnedMut<'_, T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        self.slice
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for PinnedRef<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.slice.fmt(f)
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for PinnedMut<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.slice.fmt(f)
+    }
+}
+
+impl<T, U: ?Sized> PartialEq<U> for PinnedRef<'_, T>
+where
+    [T]: PartialEq<U>,
+{
+    fn eq(&self, other: &U) -> bool {
+        *self.slice == *other
     }
 }

@@ -49,6 +49,7 @@
 //! for the marks they conflict with, holding the
 //! allocation's lock so that a second thread cannot slip past the wait.
 
+use super::gate::{self, Gate};
 use crate::allocator::Block;
 use crate::error::Result;
 use crate::memory::DeviceAllocator;
@@ -259,6 +260,13 @@ impl Mark {
         }
     }
 
+    /// Whether a synchronisation of its stream showed the access finished
+    /// (marks without an event only; no runtime call).
+    #[inline]
+    fn known_done(&self) -> bool {
+        matches!(self, Mark::Stream(s) if s.known_done())
+    }
+
     /// Whether the access has finished (without waiting).
     fn is_complete(&self) -> Result<bool> {
         match self {
@@ -312,6 +320,10 @@ pub(crate) struct AccessState {
     reads: Vec<Mark>,
     /// Commits so far.
     epoch: u64,
+    /// The capture whose graph initialises the memory (it was allocated on
+    /// a capturing stream), until a launch of that graph: 0 for none. Until
+    /// then no read outside the graph sees written memory.
+    awaiting: u64,
 }
 
 impl AccessState {
@@ -391,6 +403,9 @@ pub struct Allocation {
     device: std::mem::ManuallyDrop<Device>,
     backing: Mutex<Option<Backing>>,
     state: Mutex<AccessState>,
+    /// Host views of pinned memory (shared) and graph launches (exclusive):
+    /// a launch may not queue work on memory a `&[T]`/`&mut [T]` borrows.
+    pub(crate) views: Gate,
 }
 
 // SAFETY: `ptr` is an address this type never dereferences; everything else
@@ -398,6 +413,12 @@ pub struct Allocation {
 unsafe impl Send for Allocation {}
 // SAFETY: as above.
 unsafe impl Sync for Allocation {}
+
+// A panic never leaves the record half-updated where it matters: each
+// lock guards a state that every step leaves consistent (a panic between
+// steps at most keeps marks, which only makes later uses wait longer).
+impl std::panic::RefUnwindSafe for Allocation {}
+impl std::panic::UnwindSafe for Allocation {}
 
 impl std::fmt::Debug for Allocation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -439,6 +460,7 @@ impl Allocation {
         // the release thread).
         let st = place.state.get_mut();
         st.write = None;
+        st.awaiting = 0;
         if more {
             Self::clear_marks(st);
         }
@@ -467,6 +489,36 @@ impl Allocation {
         st.reads.clear();
     }
 
+    /// Marks the memory as initialised by the work of capture `capture`
+    /// (it was allocated on a capturing stream): reads outside that graph
+    /// fail until a launch of it.
+    pub(crate) fn await_launch(&self, capture: u64) {
+        self.state.lock().awaiting = capture;
+    }
+
+    /// A launch of the graph of `capture` is queued (and recorded): the
+    /// memory it initialises counts as written.
+    pub(crate) fn launched(&self, capture: u64) {
+        let mut st = self.state.lock();
+        if st.awaiting == capture {
+            st.awaiting = 0;
+        }
+    }
+
+    /// The memory was written whole, now (a synchronous copy): it no
+    /// longer waits for a graph to initialise it.
+    pub(crate) fn written_now(&self) {
+        self.state.lock().awaiting = 0;
+    }
+
+    /// Whether this is pinned host memory.
+    pub(crate) fn is_host(&self) -> bool {
+        matches!(
+            *self.backing.lock(),
+            Some(Backing::Pinned | Backing::PinnedPooled(..))
+        )
+    }
+
     /// The first byte.
     pub fn ptr(&self) -> *mut c_void {
         self.ptr
@@ -482,11 +534,28 @@ impl Allocation {
         &self.device
     }
 
-    /// Waits for every recorded access, then gives the memory back (the
-    /// `close` of the buffers: the memory is free when it returns).
-    pub(crate) fn close(&self) -> Result<()> {
-        let waited = host_wait(self, true);
-        let released = self.release();
+    /// Blocks the host until every recorded access has finished (for
+    /// releases the runtime does not order: an HCCL window's
+    /// deregistration).
+    ///
+    /// # Errors
+    ///
+    /// The runtime's error, including faults of the awaited work.
+    pub fn wait_idle(&self) -> Result<()> {
+        host_wait(self, true)
+    }
+
+    /// The `close` of the buffers: waits for every recorded access, then
+    /// gives the memory back (it is free when this returns) — unless
+    /// another holder (a captured graph, an HCCL group, an [`Access`]) may
+    /// still queue work on it: then only this handle goes, and the memory
+    /// is released after the last holder, as for a drop.
+    pub(crate) fn close(this: &Arc<Allocation>) -> Result<()> {
+        if Arc::strong_count(this) > 1 {
+            return Ok(());
+        }
+        let waited = host_wait(this, true);
+        let released = this.release();
         waited.and(released)
     }
 
@@ -587,7 +656,7 @@ impl Drop for Allocation {
 /// The heap record of an [`Allocation`] between two uses, kept by its
 /// device for the next allocation (see [`Allocation::recycle`]). Its locks
 /// are whole, holding no backing and no marks (the access state keeps the
-/// capacity of its lists); `ptr`, `bytes` and `device` are not initialised
+/// capacity of its lists); `ptr`, `bytes`, `device` and `views` are not initialised
 /// (they own nothing). Unique: no other handle to it exists, strong or weak.
 pub(crate) struct Spare(Arc<MaybeUninit<Allocation>>);
 
@@ -631,7 +700,7 @@ impl Spare {
         // SAFETY: the record is unique (see `Spare`), so writing through
         // `p` races with nothing. Its locks are whole, holding no backing
         // and no marks: overwriting those `None`s without dropping them
-        // loses nothing. `ptr`, `bytes` and `device` are written here, so
+        // loses nothing. `ptr`, `bytes`, `device` and `views` are written here, so
         // the value is whole before it is an `Allocation` again; `p` came
         // from `Arc::into_raw` of an `Arc<MaybeUninit<Allocation>>`, of the
         // same layout as `Arc<Allocation>`.
@@ -640,6 +709,7 @@ impl Spare {
             (&raw mut (*p).ptr).write(ptr);
             (&raw mut (*p).bytes).write(bytes);
             (&raw mut (*p).device).write(std::mem::ManuallyDrop::new(device.clone()));
+            (&raw mut (*p).views).write(Gate::default());
             std::ptr::write(&raw mut (*p).state.get_mut().write, write);
             Arc::from_raw(p)
         }
@@ -780,7 +850,7 @@ impl Release {
                 // be keyed by the allocator (their handles mean nothing
                 // here): their work is waited for on the host.
                 let mut first_error = None;
-                for m in self.marks.iter() {
+                for m in self.marks.iter().filter(|m| !m.known_done()) {
                     if m.stream().device() != &device {
                         if let Err(e) = m.host_wait() {
                             first_error.get_or_insert(e);
@@ -808,7 +878,7 @@ impl Release {
                 let mut events =
                     Vec::with_capacity(1 + self.marks.more_writes.len() + self.marks.reads.len());
                 let mut first_error = None;
-                for m in self.marks.into_marks() {
+                for m in self.marks.into_marks().filter(|m| !m.known_done()) {
                     match m.into_event() {
                         Ok(ev) if ev.device == device => events.push(ev.into_raw()),
                         Ok(ev) => {
@@ -923,7 +993,7 @@ pub(crate) fn note_host_work() {
 
 /// Whether the process is in multi-stream mode.
 #[inline]
-fn is_multi_stream() -> bool {
+pub(crate) fn is_multi_stream() -> bool {
     MULTI_STREAM.load(std::sync::atomic::Ordering::Relaxed)
 }
 
@@ -937,6 +1007,10 @@ pub(crate) struct Tracking {
     /// A heap record for the next allocation.
     spare: SpareRecord,
 }
+
+// As for `Allocation`: the pending frees are a list that each step leaves
+// whole.
+impl std::panic::RefUnwindSafe for Tracking {}
 
 impl Tracking {
     /// A heap record for a new allocation: the spare one, or a new one.
@@ -1095,7 +1169,7 @@ pub fn record(stream: &Stream, uses: &[Access]) {
 pub struct Prepared<'s, C: AsRef<[Access]>> {
     stream: &'s Stream,
     uses: C,
-    seen: Seen,
+    seen: Waited<'s>,
 }
 
 impl<C: AsRef<[Access]>> std::fmt::Debug for Prepared<'_, C> {
@@ -1142,11 +1216,51 @@ impl Seen {
     }
 }
 
-/// [`prepare`] on borrowed allocations: `(allocation, writes)` pairs.
+/// What a wait saw, and the stream's gate, entered until the accesses are
+/// committed (see [`gate`](super::gate)): the stream's capture state cannot
+/// change between the wait and the commit.
+pub(crate) struct Waited<'s> {
+    seen: Seen,
+    _gate: gate::Shared<'s>,
+}
+
+impl std::ops::Deref for Waited<'_> {
+    type Target = Seen;
+    fn deref(&self) -> &Seen {
+        &self.seen
+    }
+}
+
+/// [`prepare`] on borrowed allocations: `(allocation, writes)` pairs. The
+/// stream's gate stays entered until the result is dropped: commit before.
 #[inline]
-pub(crate) fn wait_for_conflicts<'a>(
+pub(crate) fn wait_for_conflicts<'s, 'a>(
+    stream: &'s Stream,
+    uses: impl Iterator<Item = (&'a Arc<Allocation>, bool)>,
+) -> Result<Waited<'s>> {
+    let gate = stream.shared().capture.gate.enter();
+    let seen = wait_entered(stream, uses, 0)?;
+    Ok(Waited { seen, _gate: gate })
+}
+
+/// The error for a read of memory a capture initialises, before its graph
+/// has run.
+pub(crate) fn awaiting_launch(function: &'static str) -> crate::Error {
+    crate::Error::invalid(
+        function,
+        "the memory is initialised by captured work that has not run yet; launch the graph \
+         first (or allocate it before the capture)",
+    )
+}
+
+/// [`wait_for_conflicts`] with the stream's gate entered by the caller;
+/// `launching` is the capture number of the graph being launched (0 for
+/// other work), which may read the memory its capture initialises.
+#[inline]
+pub(crate) fn wait_entered<'a>(
     stream: &Stream,
     uses: impl Iterator<Item = (&'a Arc<Allocation>, bool)>,
+    launching: u64,
 ) -> Result<Seen> {
     let device = stream.device();
     if crate::device::in_host_fn() {
@@ -1171,6 +1285,9 @@ pub(crate) fn wait_for_conflicts<'a>(
     let mut bound = false;
     for (n, (alloc, write)) in uses.enumerate() {
         let mut st = alloc.state.lock();
+        if st.awaiting != 0 && st.awaiting != launching && !write {
+            return Err(awaiting_launch("memory::prepare"));
+        }
         match inline.get_mut(n) {
             Some(slot) => *slot = st.epoch,
             None => more.push(st.epoch),
@@ -1178,7 +1295,7 @@ pub(crate) fn wait_for_conflicts<'a>(
         let n_writes = usize::from(st.write.is_some()) + st.more_writes.len();
         for (i, slot) in st.conflicts_mut(write).enumerate() {
             let of_write = i < n_writes;
-            if slot.stream().same_queue(stream) {
+            if slot.stream().same_queue(stream) || slot.known_done() {
                 continue;
             }
             if slot.stream().device() != device {
@@ -1233,7 +1350,13 @@ pub(crate) fn record_accesses<'a>(
         capture.add(uses.map(|(a, w)| (Arc::clone(a), w)));
         return;
     }
-    let multi = is_multi_stream();
+    // A mark on a stream that did not wait here (raw work recorded with
+    // `record`, a capture's leftovers) is a use of that stream too: a second
+    // stream ends single-stream mode before its mark exists.
+    let multi = match seen {
+        Seen::Single => is_multi_stream(),
+        _ => note_stream(stream),
+    };
     if !multi && matches!(seen, Seen::Single) {
         // Single-stream mode, and the wait saw it too: every mark is on this
         // stream; a mark of it only takes the new generation (no reference
@@ -1399,6 +1522,9 @@ pub(crate) fn host_wait(alloc: &Allocation, write: bool) -> Result<()> {
     } else {
         alloc.state.lock()
     };
+    if st.awaiting != 0 && !write {
+        return Err(awaiting_launch("host access"));
+    }
     while let Some(m) = st.more_writes.last() {
         m.host_wait()?;
         st.more_writes.pop();

@@ -133,6 +133,13 @@ pub struct Model {
     gear_bufs: Mutex<Vec<(Stream, Gear, Arc<DeviceBuffer<u64>>)>>,
     /// Work and weight memory this crate manages for the model.
     memory: Option<(DeviceBuffer<u8>, DeviceBuffer<u8>)>,
+    /// With memory the runtime manages: a stand-in for its work memory,
+    /// which every execution writes (never touched on the device; the
+    /// tracking orders executions by it).
+    work_token: Option<DeviceBuffer<u8>>,
+    /// Held by an execution from its wait to its commit: two executions
+    /// on two streams are one after the other.
+    executing: Mutex<()>,
     closed: bool,
 }
 
@@ -322,9 +329,15 @@ impl Model {
             desc: ModelDesc::empty(),
             streams: Mutex::new(Vec::new()),
             gear_bufs: Mutex::new(Vec::new()),
+            work_token: None,
             memory,
+            executing: Mutex::new(()),
             closed: false,
         };
+        if model.memory.is_none() {
+            // SAFETY: never read or written on the device or the host.
+            model.work_token = Some(unsafe { device.default_stream().alloc::<u8>(1) }?);
+        }
         // On failure `model` is dropped, which unloads it.
         model.desc = ModelDesc::read(id)?;
         Ok(model)
@@ -502,6 +515,13 @@ impl Model {
         if let Some(b) = &gear_buf {
             uses.push(Access::read(b.allocation()));
         }
+        // Every execution writes the model's work memory (and reads its
+        // weights): one at a time, each after the previous one's marks.
+        uses.extend(self.work_memory().map(Access::write));
+        if let Some((_, weight)) = &self.memory {
+            uses.push(Access::read(weight.allocation()));
+        }
+        let _one = crate::lock::lock(&self.executing);
         let prepared = prepare(stream, uses)?;
         let sets = self.datasets(inputs, &out_ptrs, gear, gear_buf.as_ref())?;
         // SAFETY: live model, datasets and stream; the memory the datasets
@@ -543,6 +563,11 @@ impl Model {
         if let Some(b) = &gear_buf {
             host_wait(b.allocation(), true)?;
         }
+        // The work memory: after every queued execution.
+        let _one = crate::lock::lock(&self.executing);
+        if let Some(work) = self.work_memory() {
+            host_wait(work, true)?;
+        }
         let out_ptrs: Vec<(*mut c_void, usize)> = outputs
             .iter_mut()
             .map(|m| (m.output_ptr(), m.input_bytes()))
@@ -552,6 +577,17 @@ impl Model {
         // SAFETY: live model and datasets; the memory is live device memory
         // with no queued work (synchronised above), borrowed for the call.
         unsafe { result::mdl_execute(self.id, sets.input, sets.output) }
+    }
+
+    /// The allocation that stands for the model's work memory: its own
+    /// work buffer, or the token for the runtime's.
+    /// (`wrap` makes the token whenever the model has no memory.)
+    fn work_memory(&self) -> Option<&Arc<crate::memory::Allocation>> {
+        self.memory
+            .as_ref()
+            .map(|(work, _)| work)
+            .or(self.work_token.as_ref())
+            .map(|work| work.allocation())
     }
 
     /// The gear input buffer for `gear` on `stream` (none for a static model).

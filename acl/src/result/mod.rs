@@ -36,6 +36,7 @@ macro_rules! call {
 
 mod aclnn;
 mod aclop;
+mod control;
 mod graph;
 mod kernel;
 mod mdl;
@@ -45,6 +46,7 @@ mod vmm;
 
 pub use aclnn::*;
 pub use aclop::*;
+pub use control::*;
 pub use graph::*;
 pub use kernel::*;
 pub use mdl::*;

@@ -32,9 +32,15 @@ pub use acl_sys::{
 };
 
 pub use acl_sys::LoadError;
+
 pub use acl_sys::aclnn::{
     aclBoolArray, aclFloatArray, aclIntArray, aclOpExecutor, aclScalar, aclTensor, aclTensorList,
     aclnnStatus,
+};
+/// Runtime control (`aclrtSetDeviceSatMode`, `aclrtGetLastError`).
+pub use acl_sys::{
+    ACL_RT_OVERFLOW_MODE_INFNAN, ACL_RT_OVERFLOW_MODE_SATURATION, ACL_RT_THREAD_LEVEL,
+    aclrtFloatOverflowMode,
 };
 
 /// Profiling (`acl/acl_prof.h`).

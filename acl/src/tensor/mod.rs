@@ -57,7 +57,7 @@ pub use view::{AsView, AsViewMut, TensorView, TensorViewMut};
 
 use crate::error::{Error, Result};
 use crate::memory::Element;
-use crate::{DeviceBuffer, Stream};
+use crate::{DeviceBuffer, DeviceSliceMut, Stream};
 
 /// Up to [`Dims::MAX`] dimensions (or strides), inline: a view costs no
 /// heap allocation.
@@ -306,9 +306,26 @@ impl<T: Element> Tensor<T> {
         &self.buf
     }
 
-    /// The buffer, for writing.
-    pub fn buffer_mut(&mut self) -> &mut DeviceBuffer<T> {
-        &mut self.buf
+    /// The whole buffer as a mutable slice, for writing. A slice, not
+    /// `&mut DeviceBuffer`: the buffer cannot be replaced by a shorter one
+    /// under the tensor's shape (whose views would then reach past it).
+    ///
+    /// ```compile_fail
+    /// # cann_sim::install().unwrap();
+    /// use acl::{Device, Runtime, Tensor};
+    /// let npu = Device::new(&Runtime::init()?, 0)?;
+    /// let s = npu.default_stream();
+    /// let mut t = Tensor::<f32>::zeros(&s, &[256, 256])?;
+    /// let mut shorter = s.alloc_zeros::<f32>(4)?;
+    /// std::mem::swap(t.buffer_mut(), &mut shorter); // does not compile
+    /// # Ok::<(), acl::Error>(())
+    /// ```
+    pub fn buffer_mut(&mut self) -> DeviceSliceMut<'_, T> {
+        DeviceSliceMut::new(
+            crate::memory::DeviceMemory::allocation(&self.buf),
+            0,
+            self.buf.len(),
+        )
     }
 
     /// The buffer, without the shape.

@@ -196,11 +196,23 @@ impl<'a> RawView<'a> {
                 format!("{start}..{start}+{len} is out of range for axis {axis} of size {d}"),
             ));
         }
-        // Inside the old view (checked above), so inside the memory.
-        if len > 0 {
-            self.offset += start * self.strides[axis];
-        }
         self.shape[axis] = len;
+        // A view without elements reaches no memory: its offset stays (and
+        // its strides, which nothing bounds, are never multiplied).
+        if self.shape.contains(&0) {
+            return Ok(self);
+        }
+        // Inside the old view (checked above), so inside the memory; checked
+        // all the same, so that no view can wrap.
+        self.offset = start
+            .checked_mul(self.strides[axis])
+            .and_then(|d| self.offset.checked_add(d))
+            .ok_or_else(|| {
+                bad(
+                    function,
+                    format!("the offset of element {start} of axis {axis} overflows"),
+                )
+            })?;
         Ok(self)
     }
 

@@ -14,3 +14,17 @@ pub fn runtime() -> Runtime {
 pub fn device(n: u32) -> Device {
     Device::new(&runtime(), n).expect("device")
 }
+
+/// How many reports cann-sim's check mode made so far in this process.
+pub fn reports() -> u64 {
+    cann_sim::check::reports().count
+}
+
+/// The latest check-mode reports' messages.
+pub fn recent() -> Vec<String> {
+    cann_sim::check::reports()
+        .recent
+        .into_iter()
+        .map(|r| r.message)
+        .collect()
+}

@@ -2,13 +2,15 @@
 //! `aclrtFree`, `aclrtMallocHost`, `aclrtFreeHost`, `aclrtMemcpy`,
 //! `aclrtMemset`, `aclrtGetMemInfo`.
 //!
-//! Device memory is real host memory, 64-byte aligned, charged against the
+//! Device memory is real host memory, 512-byte aligned as the driver gives
+//! it (`state::ALIGN`, where the source is cited), charged against the
 //! device's HBM (`CANN_SIM_HBM_MIB`). A small block is filled with
 //! `state::POISON` (memory is not initialised on a device either); a block of
 //! 2 MiB or more is reserved lazily (its pages cost the host nothing until
 //! written, and read as zero), and the process's large blocks in all must
 //! fit what the host can back, else 207001 (`ACL_ERROR_RT_MEMORY_ALLOCATION`)
-//! with a message saying so, rather than the kernel's out-of-memory killer. Every pointer is checked against the
+//! with a message saying so, rather than the kernel's out-of-memory killer.
+//! Every pointer is checked against the
 //! process-wide allocation table (`state::memory`): live, in bounds, device
 //! or host, on which device. The usable size of an allocation is the size
 //! asked for; the rounding padding is reserved but not addressable.
@@ -219,8 +221,9 @@ fn free_checked(function: &str, addr: usize, device: bool) -> aclError {
     }
 }
 
-/// `aclrtMallocHost`: `size` bytes of pinned host memory, 64-byte aligned
-/// (the runtime rounds to 32 bytes).
+/// `aclrtMallocHost`: `size` bytes of pinned host memory, 512-byte aligned
+/// as the driver gives it (`state::ALIGN`; the runtime rounds the size to 32
+/// bytes).
 ///
 /// # Safety
 ///

@@ -15,6 +15,9 @@ macro_rules! tri {
     };
 }
 
+mod abort;
+pub use abort::*;
+
 mod callback;
 pub use callback::*;
 
@@ -53,6 +56,9 @@ pub use memory::*;
 mod model_ri;
 pub use model_ri::*;
 
+mod last_error;
+pub use last_error::*;
+
 mod kernel_args;
 pub use kernel_args::*;
 
@@ -83,11 +89,20 @@ pub use peer::*;
 mod prof;
 pub use prof::*;
 
+mod runtime_config;
+pub use runtime_config::*;
+
 mod stream;
 pub use stream::*;
 
 mod stream_config;
 pub use stream_config::*;
+
+mod sys_version;
+pub use sys_version::*;
+
+mod value;
+pub use value::*;
 
 mod vmm;
 pub use vmm::{

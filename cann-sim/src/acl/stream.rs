@@ -40,7 +40,7 @@ use super::common::{self, PARAM_INVALID};
 use crate::faults;
 use crate::recent_error::fail;
 use crate::rt;
-use crate::rt::stream::{Stream, TaskKind};
+use crate::rt::stream::{Stream, SyncError, TaskKind};
 use acl_sys::{
     ACL_ERROR_API_NOT_SUPPORT, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
     ACL_EVENT_DEVICE_USE_ONLY, ACL_STREAM_CPU_SCHEDULE, ACL_STREAM_DEVICE_USE_ONLY,
@@ -278,7 +278,30 @@ pub extern "C" fn aclrtSynchronizeDevice() -> aclError {
         return code;
     }
     let _span = crate::trace::host_span(F);
-    let ctx = tri!(common::current(F));
+    synchronize_device(F, None)
+}
+
+/// `aclrtSynchronizeDeviceWithTimeout`: like `aclrtSynchronizeDevice`,
+/// giving up after `timeout` ms (−1: never) with
+/// `ACL_ERROR_RT_STREAM_SYNC_TIMEOUT` (507046).
+///
+/// Below −1 or 0 → 107000 (the ACL layer refuses below −1,
+/// `ApiErrorDecorator::DeviceSynchronize` also 0; hicann/runtime
+/// `src/acl/aclrt_impl/device.cpp`, `src/runtime/api/impl/api_error.cc`).
+#[unsafe(no_mangle)]
+pub extern "C" fn aclrtSynchronizeDeviceWithTimeout(timeout: i32) -> aclError {
+    const F: &str = "aclrtSynchronizeDeviceWithTimeout";
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    let _span = crate::trace::host_span(F);
+    let deadline = tri!(common::deadline(F, timeout));
+    synchronize_device(F, deadline)
+}
+
+/// Waits for every stream of the current device, until `deadline`.
+fn synchronize_device(function: &str, deadline: Option<std::time::Instant>) -> aclError {
+    let ctx = tri!(common::current(function));
     let streams: Vec<Arc<Stream>> = rt::STREAMS
         .lock()
         .all()
@@ -289,21 +312,27 @@ pub extern "C" fn aclrtSynchronizeDevice() -> aclError {
     // `context.cc` `Context::Synchronize`: not while a stream of the
     // current context captures (another context's capture is not checked).
     for s in streams.iter().filter(|s| s.ctx_id == ctx.id) {
-        tri!(common::not_capturing(F, s));
+        tri!(common::not_capturing(function, s));
     }
     for s in &streams {
-        tri!(common::not_inside_own_callback(F, s));
+        tri!(common::not_inside_own_callback(function, s));
     }
     for s in &streams {
-        if let Err(e) = s.synchronize(None)
+        if let Err(e) = s.synchronize(deadline)
             && first.is_none()
         {
+            let timed_out = matches!(e, SyncError::TimedOut);
             first = Some((s.clone(), e));
+            if timed_out {
+                break;
+            }
         }
     }
     match first {
         None => ACL_SUCCESS,
-        Some((s, e)) => common::report_sync(F, &s, e, code(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)),
+        Some((s, e)) => {
+            common::report_sync(function, &s, e, code(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT))
+        }
     }
 }
 

@@ -1764,21 +1764,6 @@ pub unsafe extern "C" fn aclrtCtxGetFloatOverflowAddr(
     crate::recent_error::not_supported("aclrtCtxGetFloatOverflowAddr");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtCtxGetSysParamOpt`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtCtxGetSysParamOpt(
-    _arg0: aclSysParamOpt,
-    _arg1: *mut i64,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtCtxGetSysParamOpt");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtCtxSetSysParamOpt`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtCtxSetSysParamOpt(_arg0: aclSysParamOpt, _arg1: i64) -> aclError {
-    crate::recent_error::not_supported("aclrtCtxSetSysParamOpt");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtDestroyBinary`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtDestroyBinary(_arg0: aclrtBinary) -> aclError {
@@ -1846,12 +1831,6 @@ pub unsafe extern "C" fn aclrtDevicePeerAccessStatus(
     _arg2: *mut i32,
 ) -> aclError {
     crate::recent_error::not_supported("aclrtDevicePeerAccessStatus");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtDeviceTaskAbort`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtDeviceTaskAbort(_arg0: i32, _arg1: u32) -> aclError {
-    crate::recent_error::not_supported("aclrtDeviceTaskAbort");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtFreeBuf`: not supported by cann-sim.
@@ -1989,21 +1968,6 @@ pub unsafe extern "C" fn aclrtGetDeviceResLimit(
     crate::recent_error::not_supported("aclrtGetDeviceResLimit");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtGetDeviceSatMode`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtGetDeviceSatMode(_arg0: *mut aclrtFloatOverflowMode) -> aclError {
-    crate::recent_error::not_supported("aclrtGetDeviceSatMode");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtGetDeviceUtilizationRate`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtGetDeviceUtilizationRate(
-    _arg0: i32,
-    _arg1: *mut aclrtUtilizationInfo,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtGetDeviceUtilizationRate");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtGetDevicesTopo`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtGetDevicesTopo(_arg0: u32, _arg1: u32, _arg2: *mut u64) -> aclError {
@@ -2018,12 +1982,6 @@ pub unsafe extern "C" fn aclrtGetErrorCodeFromExceptionInfo(
     crate::recent_error::not_supported("aclrtGetErrorCodeFromExceptionInfo");
     // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
-}
-///`aclrtGetErrorVerbose`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtGetErrorVerbose(_arg0: i32, _arg1: *mut aclrtErrorInfo) -> aclError {
-    crate::recent_error::not_supported("aclrtGetErrorVerbose");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtGetEventAvailNum`: not supported by cann-sim.
 #[unsafe(no_mangle)]
@@ -2132,12 +2090,6 @@ pub unsafe extern "C" fn aclrtGetHardwareSyncAddr(
     crate::recent_error::not_supported("aclrtGetHardwareSyncAddr");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtGetLastError`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtGetLastError(_arg0: aclrtLastErrLevel) -> aclError {
-    crate::recent_error::not_supported("aclrtGetLastError");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtGetLogicDevIdByPhyDevId`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtGetLogicDevIdByPhyDevId(_arg0: i32, _arg1: *mut i32) -> aclError {
@@ -2148,17 +2100,6 @@ pub unsafe extern "C" fn aclrtGetLogicDevIdByPhyDevId(_arg0: i32, _arg1: *mut i3
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtGetLogicDevIdByUserDevId(_arg0: i32, _arg1: *mut i32) -> aclError {
     crate::recent_error::not_supported("aclrtGetLogicDevIdByUserDevId");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtGetMemUceInfo`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtGetMemUceInfo(
-    _arg0: i32,
-    _arg1: *mut aclrtMemUceInfo,
-    _arg2: usize,
-    _arg3: *mut usize,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtGetMemUceInfo");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtGetMemUsageInfo`: not supported by cann-sim.
@@ -2225,15 +2166,6 @@ pub unsafe extern "C" fn aclrtGetPrimaryCtxState(
     crate::recent_error::not_supported("aclrtGetPrimaryCtxState");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtGetResInCurrentThread`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtGetResInCurrentThread(
-    _arg0: aclrtDevResLimitType,
-    _arg1: *mut u32,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtGetResInCurrentThread");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtGetStreamAttribute`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtGetStreamAttribute(
@@ -2294,12 +2226,6 @@ pub unsafe extern "C" fn aclrtGetSymbolSize(
     _arg1: *mut usize,
 ) -> aclError {
     crate::recent_error::not_supported("aclrtGetSymbolSize");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtGetSysParamOpt`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtGetSysParamOpt(_arg0: aclSysParamOpt, _arg1: *mut i64) -> aclError {
-    crate::recent_error::not_supported("aclrtGetSysParamOpt");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtGetTaskIdFromExceptionInfo`: not supported by cann-sim.
@@ -2990,12 +2916,6 @@ pub unsafe extern "C" fn aclrtNpuGetFloatOverFlowStatus(
     crate::recent_error::not_supported("aclrtNpuGetFloatOverFlowStatus");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtPeekAtLastError`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtPeekAtLastError(_arg0: aclrtLastErrLevel) -> aclError {
-    crate::recent_error::not_supported("aclrtPeekAtLastError");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtPersistentTaskClean`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtPersistentTaskClean(_arg0: aclrtStream) -> aclError {
@@ -3166,12 +3086,6 @@ pub unsafe extern "C" fn aclrtSetDeviceResLimit(
     crate::recent_error::not_supported("aclrtSetDeviceResLimit");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtSetDeviceSatMode`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtSetDeviceSatMode(_arg0: aclrtFloatOverflowMode) -> aclError {
-    crate::recent_error::not_supported("aclrtSetDeviceSatMode");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtSetDeviceTaskAbortCallback`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtSetDeviceTaskAbortCallback(
@@ -3215,12 +3129,6 @@ pub unsafe extern "C" fn aclrtSetMemcpyDesc(
     crate::recent_error::not_supported("aclrtSetMemcpyDesc");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtSetOpExecuteTimeOut`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtSetOpExecuteTimeOut(_arg0: u32) -> aclError {
-    crate::recent_error::not_supported("aclrtSetOpExecuteTimeOut");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtSetOpExecuteTimeOutV2`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtSetOpExecuteTimeOutV2(_arg0: u64, _arg1: *mut u64) -> aclError {
@@ -3231,12 +3139,6 @@ pub unsafe extern "C" fn aclrtSetOpExecuteTimeOutV2(_arg0: u64, _arg1: *mut u64)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtSetOpExecuteTimeOutWithMs(_arg0: u32) -> aclError {
     crate::recent_error::not_supported("aclrtSetOpExecuteTimeOutWithMs");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtSetOpWaitTimeout`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtSetOpWaitTimeout(_arg0: u32) -> aclError {
-    crate::recent_error::not_supported("aclrtSetOpWaitTimeout");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtSetStreamAttribute`: not supported by cann-sim.
@@ -3263,12 +3165,6 @@ pub unsafe extern "C" fn aclrtSetStreamResLimit(
     _arg2: u32,
 ) -> aclError {
     crate::recent_error::not_supported("aclrtSetStreamResLimit");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtSetSysParamOpt`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtSetSysParamOpt(_arg0: aclSysParamOpt, _arg1: i64) -> aclError {
-    crate::recent_error::not_supported("aclrtSetSysParamOpt");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtSetTsDevice`: not supported by cann-sim.
@@ -3332,12 +3228,6 @@ pub unsafe extern "C" fn aclrtSnapShotProcessUnlock(
     crate::recent_error::not_supported("aclrtSnapShotProcessUnlock");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtStreamAbort`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtStreamAbort(_arg0: aclrtStream) -> aclError {
-    crate::recent_error::not_supported("aclrtStreamAbort");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtStreamStop`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtStreamStop(_arg0: aclrtStream) -> aclError {
@@ -3385,12 +3275,6 @@ pub unsafe extern "C" fn aclrtSwitchStream(
     crate::recent_error::not_supported("aclrtSwitchStream");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtSynchronizeDeviceWithTimeout`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtSynchronizeDeviceWithTimeout(_arg0: i32) -> aclError {
-    crate::recent_error::not_supported("aclrtSynchronizeDeviceWithTimeout");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtTaskUpdateAsync`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtTaskUpdateAsync(
@@ -3420,28 +3304,6 @@ pub unsafe extern "C" fn aclrtUseStreamResInCurrentThread(_arg0: aclrtStream) ->
     crate::recent_error::not_supported("aclrtUseStreamResInCurrentThread");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtValueWait`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtValueWait(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: u32,
-    _arg3: aclrtStream,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtValueWait");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtValueWrite`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtValueWrite(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: u32,
-    _arg3: aclrtStream,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtValueWrite");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtWaitAndResetNotify`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtWaitAndResetNotify(
@@ -3452,15 +3314,6 @@ pub unsafe extern "C" fn aclrtWaitAndResetNotify(
     crate::recent_error::not_supported("aclrtWaitAndResetNotify");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclsysGetCANNVersion`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclsysGetCANNVersion(
-    _arg0: aclCANNPackageName,
-    _arg1: *mut aclCANNPackageVersion,
-) -> aclError {
-    crate::recent_error::not_supported("aclsysGetCANNVersion");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclsysGetVersionNum`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclsysGetVersionNum(
@@ -3468,14 +3321,5 @@ pub unsafe extern "C" fn aclsysGetVersionNum(
     _arg1: *mut i32,
 ) -> aclError {
     crate::recent_error::not_supported("aclsysGetVersionNum");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclsysGetVersionStr`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclsysGetVersionStr(
-    _arg0: *mut ::core::ffi::c_char,
-    _arg1: *mut ::core::ffi::c_char,
-) -> aclError {
-    crate::recent_error::not_supported("aclsysGetVersionStr");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }

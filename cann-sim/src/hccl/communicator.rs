@@ -19,33 +19,45 @@ use std::ffi::c_char;
 use std::sync::atomic::Ordering;
 
 /// The options of a config made by `HcclCommConfigInit` (null: all
-/// defaults).
+/// defaults), read as `CommConfig::Load` and `SetConfigByVersion` do
+/// (hicann/hcomm `src/legacy/ascend910/framework/communicator/comm_config.cc`):
+///
+/// - The header's `configSize` bytes are read (at most the size of the
+///   bindings' struct; a smaller, older struct is not read past its end).
+/// - Each field counts only from the config version that introduced it:
+///   buffer size and determinism from 1, the name from 2, the op expansion
+///   mode from 4, the zero-copy flag from 7, the exec timeout from 8. A
+///   field newer than the config's `version` is ignored, whatever it holds;
+///   a version above the library's is read as far as the library knows.
 ///
 /// # Errors
 ///
 /// `HCCL_E_PARA` for a config whose header was not initialised by
 /// `HcclCommConfigInit`, a buffer size below 1 MB, a deterministic value
-/// other than 0 or 1, a name without its terminating NUL, or a zero-copy
-/// flag above 1. An op expansion mode above 4 is ignored. An exec timeout
-/// is checked later, against the SoC, and ignored when out of range
-/// (hicann/hcomm
-/// `src/legacy/ascend910/framework/communicator/comm_config.cc`,
-/// `SetConfigExecTimeout`: a warning, not an error). (The op expansion
-/// mode selects the AIV timeout rules; the world rank id, job id and
-/// zero-copy flag are accepted but change nothing here: the simulator
-/// has one execution engine and no graph capture.)
+/// above 2 (`DETERMINISTIC_STRICT`), or 2 on a SoC other than a 910B (A2)
+/// part (`SetConfigDeterministic`: "only support A2"), a name without its
+/// terminating NUL, or a zero-copy flag above 1. An op expansion mode
+/// above 4 is ignored. An exec timeout is checked later, against the SoC,
+/// and ignored when out of range (`SetConfigExecTimeout`: a warning, not
+/// an error). (The op expansion mode selects the AIV timeout rules; the
+/// world rank id, job id and zero-copy flag are accepted but change nothing
+/// here: the simulator has one execution engine and no graph capture.)
 ///
 /// # Safety
 ///
-/// `config` is null or points to a readable `HcclCommConfig`.
+/// `config` is null or points to a readable `HcclCommConfig` header (24
+/// bytes) followed by the `configSize` bytes it declares.
 unsafe fn read_config(config: *const HcclCommConfig) -> Result<Options, (HcclResult, String)> {
     if config.is_null() {
         return Ok(Options::default());
     }
-    // SAFETY: the caller's contract.
-    let c = unsafe { &*config };
-    let raw: Vec<u8> = c.reserved.iter().map(|&b| b as u8).collect();
-    let magic = u32::from_ne_bytes(raw[8..12].try_into().unwrap_or_default());
+    const HEADER: usize = 24;
+    let full = std::mem::size_of::<HcclCommConfig>();
+    let mut header = [0u8; HEADER];
+    // SAFETY: the caller's contract: the header is readable.
+    unsafe { std::ptr::copy_nonoverlapping(config.cast::<u8>(), header.as_mut_ptr(), HEADER) };
+    let word = |at: usize| u32::from_ne_bytes(header[at..at + 4].try_into().unwrap_or_default());
+    let magic = word(8);
     if magic != HCCL_COMM_CONFIG_MAGIC_WORD {
         return Err((
             HCCL_E_PARA,
@@ -55,53 +67,63 @@ unsafe fn read_config(config: *const HcclCommConfig) -> Result<Options, (HcclRes
             ),
         ));
     }
+    let declared = u64::from_ne_bytes(header[0..8].try_into().unwrap_or_default());
+    let size = usize::try_from(declared).map_or(full, |d| d.clamp(HEADER, full));
+    let version = word(12);
+    // SAFETY: plain data; all zeroes is a valid value.
+    let mut copy: HcclCommConfig = unsafe { std::mem::zeroed() };
+    // SAFETY: `size` bytes are readable (the caller's contract) and fit in
+    // `copy`; the two do not overlap.
+    unsafe {
+        std::ptr::copy_nonoverlapping(config.cast::<u8>(), (&raw mut copy).cast::<u8>(), size)
+    };
+    let c = &copy;
     let mut o = Options::default();
-    if c.hcclBufferSize != HCCL_COMM_BUFFSIZE_CONFIG_NOT_SET {
-        if c.hcclBufferSize == 0 {
-            return Err((
-                HCCL_E_PARA,
-                "config: hcclBufferSize is 0 MB; the minimum is 1 MB".to_string(),
-            ));
+    if version >= 1 {
+        if c.hcclBufferSize != HCCL_COMM_BUFFSIZE_CONFIG_NOT_SET {
+            if c.hcclBufferSize == 0 {
+                return Err((
+                    HCCL_E_PARA,
+                    "config: hcclBufferSize is 0 MB; the minimum is 1 MB".to_string(),
+                ));
+            }
+            o.buffer_mib = Some(c.hcclBufferSize);
         }
-        o.buffer_mib = Some(c.hcclBufferSize);
+        if c.hcclDeterministic != HCCL_COMM_DETERMINISTIC_CONFIG_NOT_SET {
+            let soc = crate::config::get().map_or_else(|_| String::new(), |c| c.soc_name.clone());
+            check_deterministic(c.hcclDeterministic, &soc)?;
+            o.deterministic = Some(c.hcclDeterministic);
+        }
     }
-    if c.hcclDeterministic != HCCL_COMM_DETERMINISTIC_CONFIG_NOT_SET {
-        if c.hcclDeterministic > 1 {
+    if version >= 2 {
+        let name: Vec<u8> = c.hcclCommName.iter().map(|&b| b as u8).collect();
+        let Some(end) = name.iter().position(|&b| b == 0) else {
             return Err((
                 HCCL_E_PARA,
                 format!(
-                    "config: hcclDeterministic is {}; expected 0 (off) or 1 (on)",
-                    c.hcclDeterministic
+                    "config: hcclCommName has no terminating NUL within {COMM_NAME_MAX_LENGTH} \
+                     bytes"
                 ),
             ));
+        };
+        if end > 0 {
+            o.name = Some(String::from_utf8_lossy(&name[..end]).into_owned());
         }
-        o.deterministic = Some(c.hcclDeterministic);
     }
-    let name: Vec<u8> = c.hcclCommName.iter().map(|&b| b as u8).collect();
-    let Some(end) = name.iter().position(|&b| b == 0) else {
-        return Err((
-            HCCL_E_PARA,
-            format!(
-                "config: hcclCommName has no terminating NUL within {COMM_NAME_MAX_LENGTH} bytes"
-            ),
-        ));
-    };
-    if end > 0 {
-        o.name = Some(String::from_utf8_lossy(&name[..end]).into_owned());
+    if version >= 4 {
+        // 0 default, 1 host, 2 AI CPU, 3 AIV, 4 AIV only; another value is
+        // ignored (the environment's mode applies), as
+        // `CommConfig::SetConfigOpExpansionMode` does with a warning.
+        if c.hcclOpExpansionMode > 4 {
+            crate::recent_error::record(format!(
+                "HcclCommConfig: hcclOpExpansionMode {} is ignored (expected 0 default, 1 host, \
+                 2 AI CPU, 3 AIV or 4 AIV only); HCCL_OP_EXPANSION_MODE applies",
+                c.hcclOpExpansionMode
+            ));
+        }
+        o.aiv = matches!(c.hcclOpExpansionMode, 3 | 4);
     }
-    // 0 default, 1 host, 2 AI CPU, 3 AIV, 4 AIV only; another value is
-    // ignored (the environment's mode applies), as
-    // `CommConfig::SetConfigOpExpansionMode` does with a warning
-    // (hicann/hcomm
-    // `src/legacy/ascend910/framework/communicator/comm_config.cc`).
-    if c.hcclOpExpansionMode > 4 {
-        crate::recent_error::record(format!(
-            "HcclCommConfig: hcclOpExpansionMode {} is ignored (expected 0 default, 1 host, \
-             2 AI CPU, 3 AIV or 4 AIV only); HCCL_OP_EXPANSION_MODE applies",
-            c.hcclOpExpansionMode
-        ));
-    }
-    if c.aclGraphZeroCopyEnable > 1 {
+    if version >= 7 && c.aclGraphZeroCopyEnable > 1 {
         return Err((
             HCCL_E_PARA,
             format!(
@@ -110,11 +132,35 @@ unsafe fn read_config(config: *const HcclCommConfig) -> Result<Options, (HcclRes
             ),
         ));
     }
-    if c.hcclExecTimeOut != HCCL_COMM_EXECTIMEOUT_CONFIG_NOT_SET {
+    if version >= 8 && c.hcclExecTimeOut != HCCL_COMM_EXECTIMEOUT_CONFIG_NOT_SET {
         o.exec_timeout_s = Some(c.hcclExecTimeOut);
     }
-    o.aiv = matches!(c.hcclOpExpansionMode, 3 | 4);
     Ok(o)
+}
+
+/// `SetConfigDeterministic`: 0 (off), 1 (on), or 2 (strict) on a 910B (A2)
+/// part only (`DevType::DEV_TYPE_910B`; the 910_93 parts are A3).
+fn check_deterministic(value: u32, soc: &str) -> Result<(), (HcclResult, String)> {
+    match value {
+        0 | 1 => Ok(()),
+        2 => {
+            if soc.starts_with("Ascend910B") {
+                Ok(())
+            } else {
+                Err((
+                    HCCL_E_PARA,
+                    format!(
+                        "config: hcclDeterministic is 2 (strict), which only the 910B (A2) parts \
+                         support; this SoC is {soc:?}"
+                    ),
+                ))
+            }
+        }
+        v => Err((
+            HCCL_E_PARA,
+            format!("config: hcclDeterministic is {v}; expected 0 (off), 1 (on) or 2 (strict)"),
+        )),
+    }
 }
 
 /// The communicator options of `config` (null: the defaults).
@@ -744,4 +790,74 @@ pub unsafe extern "C" fn HcclCommSuspend(comm: HcclComm) -> HcclResult {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn HcclCommResume(comm: HcclComm) -> HcclResult {
     set_suspended("HcclCommResume", comm, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(version: u32) -> HcclCommConfig {
+        let mut c = HcclCommConfig::default();
+        hccl_sys::comm_config_init(&mut c);
+        for (d, s) in c.reserved[12..16].iter_mut().zip(version.to_ne_bytes()) {
+            *d = s as c_char;
+        }
+        c
+    }
+
+    fn read(c: &HcclCommConfig) -> Result<Options, HcclResult> {
+        // SAFETY: a whole config.
+        unsafe { read_config(c) }.map_err(|(code, _)| code)
+    }
+
+    #[test]
+    fn a_field_newer_than_the_config_version_is_ignored() {
+        let mut c = config(1);
+        c.aclGraphZeroCopyEnable = 5;
+        c.hcclExecTimeOut = 77;
+        c.hcclCommName = [b'x' as c_char; 128];
+        let o = read(&c).unwrap();
+        assert_eq!((o.exec_timeout_s, o.name), (None, None));
+        let mut c = config(7);
+        c.aclGraphZeroCopyEnable = 5;
+        assert_eq!(read(&c).unwrap_err(), HCCL_E_PARA);
+        c.aclGraphZeroCopyEnable = 1;
+        c.hcclExecTimeOut = 77;
+        assert_eq!(
+            read(&c).unwrap().exec_timeout_s,
+            None,
+            "exec timeout is version 8"
+        );
+        let mut c = config(8);
+        c.hcclExecTimeOut = 77;
+        assert_eq!(read(&c).unwrap().exec_timeout_s, Some(77));
+    }
+
+    #[test]
+    fn bytes_past_the_declared_size_are_not_read() {
+        let mut c = config(10);
+        // Only the header and the two version-1 fields.
+        for (d, s) in c.reserved[0..8].iter_mut().zip(32u64.to_ne_bytes()) {
+            *d = s as c_char;
+        }
+        c.hcclDeterministic = 1;
+        c.hcclCommName = [b'x' as c_char; 128];
+        let o = read(&c).unwrap();
+        assert_eq!((o.deterministic, o.name), (Some(1), None));
+    }
+
+    #[test]
+    fn strict_determinism_is_valid_on_910b_parts_only() {
+        assert!(check_deterministic(2, "Ascend910B3").is_ok());
+        assert!(check_deterministic(2, "Ascend910B4-1").is_ok());
+        assert_eq!(
+            check_deterministic(2, "Ascend910_9391").unwrap_err().0,
+            HCCL_E_PARA
+        );
+        assert_eq!(
+            check_deterministic(3, "Ascend910B3").unwrap_err().0,
+            HCCL_E_PARA
+        );
+        assert!(check_deterministic(1, "Ascend910_9391").is_ok());
+    }
 }

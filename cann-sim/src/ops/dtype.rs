@@ -6,6 +6,7 @@
 //! stored) and `i64` for the integer types (stored by truncation, which gives
 //! two's-complement wrapping for int32, as the device does).
 
+use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
 use half::{bf16, f16};
 
 use super::DType;
@@ -52,6 +53,39 @@ fn b8(c: &[u8]) -> [u8; 8] {
     [c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]
 }
 
+/// Elements per step of the 16-bit conversions (a stack buffer of bits).
+const CHUNK_16: usize = 512;
+
+/// Decodes little-endian 16-bit floats to f32: the bits go through a stack
+/// buffer so that `half`'s slice conversion (vectorised, F16C where the CPU
+/// has it) does the widening.
+fn widen_16(bytes: &[u8], widen: impl Fn(&[u16], &mut [f32])) -> Vec<f32> {
+    let mut out = vec![0f32; bytes.len() / 2];
+    let mut bits = [0u16; CHUNK_16];
+    for (src, dst) in bytes.chunks(2 * CHUNK_16).zip(out.chunks_mut(CHUNK_16)) {
+        let bits = &mut bits[..dst.len()];
+        for (b, c) in bits.iter_mut().zip(src.chunks_exact(2)) {
+            *b = u16::from_le_bytes(b2(c));
+        }
+        widen(bits, dst);
+    }
+    out
+}
+
+/// Encodes f32 values as little-endian 16-bit floats into `out` (rounded by
+/// `narrow`, `half`'s slice conversion), through a stack buffer of bits.
+fn narrow_16(vals: &[f32], out: &mut [u8], narrow: impl Fn(&[f32], &mut [u16])) {
+    let mut bits = [0u16; CHUNK_16];
+    for (src, dst) in vals.chunks(CHUNK_16).zip(out.chunks_mut(2 * CHUNK_16)) {
+        let n = src.len().min(dst.len() / 2);
+        let bits = &mut bits[..n];
+        narrow(&src[..n], bits);
+        for (o, b) in dst.chunks_exact_mut(2).zip(bits.iter()) {
+            o.copy_from_slice(&b.to_le_bytes());
+        }
+    }
+}
+
 /// Decodes `bytes` (elements of `dtype`) to f32. Integers convert by value.
 pub(crate) fn load_f32(dtype: DType, bytes: &[u8]) -> Vec<f32> {
     match dtype {
@@ -59,14 +93,12 @@ pub(crate) fn load_f32(dtype: DType, bytes: &[u8]) -> Vec<f32> {
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes(b4(c)))
             .collect(),
-        DType::F16 => bytes
-            .chunks_exact(2)
-            .map(|c| f16::from_le_bytes(b2(c)).to_f32())
-            .collect(),
-        DType::BF16 => bytes
-            .chunks_exact(2)
-            .map(|c| bf16::from_le_bytes(b2(c)).to_f32())
-            .collect(),
+        DType::F16 => widen_16(bytes, |bits, dst| {
+            bits.reinterpret_cast::<f16>().convert_to_f32_slice(dst)
+        }),
+        DType::BF16 => widen_16(bytes, |bits, dst| {
+            bits.reinterpret_cast::<bf16>().convert_to_f32_slice(dst)
+        }),
         DType::F64 => bytes
             .chunks_exact(8)
             .map(|c| f64::from_le_bytes(b8(c)) as f32)
@@ -87,16 +119,14 @@ pub(crate) fn store_f32(dtype: DType, vals: &[f32], out: &mut [u8]) {
                 o.copy_from_slice(&v.to_le_bytes());
             }
         }
-        DType::F16 => {
-            for (o, v) in out.chunks_exact_mut(2).zip(vals) {
-                o.copy_from_slice(&f16::from_f32(*v).to_le_bytes());
-            }
-        }
-        DType::BF16 => {
-            for (o, v) in out.chunks_exact_mut(2).zip(vals) {
-                o.copy_from_slice(&bf16::from_f32(*v).to_le_bytes());
-            }
-        }
+        DType::F16 => narrow_16(vals, out, |src, bits| {
+            bits.reinterpret_cast_mut::<f16>()
+                .convert_from_f32_slice(src)
+        }),
+        DType::BF16 => narrow_16(vals, out, |src, bits| {
+            bits.reinterpret_cast_mut::<bf16>()
+                .convert_from_f32_slice(src)
+        }),
         DType::F64 => {
             for (o, v) in out.chunks_exact_mut(8).zip(vals) {
                 o.copy_from_slice(&f64::from(*v).to_le_bytes());

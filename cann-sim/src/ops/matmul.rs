@@ -1,13 +1,15 @@
 //! MatMul (2-D, optional bias) and BatchMatMul (batch dimensions broadcast).
 //!
-//! The kernel is a cache-blocked GEMM in the Goto style: B is packed per
-//! block of `KC` rows into panels of `NR` columns, A into panels of `MR` rows,
-//! and a `MR x NR` register-tile micro-kernel accumulates over the block.
-//! f16/bf16 are widened to f32 when packed and rounded once at the end (the
-//! Cube unit accumulates in f32 too); int32 accumulates with wrapping.
+//! Floating-point products run on the `gemm` crate's f32 kernel (packed,
+//! cache-blocked, SIMD micro-kernels chosen for the CPU at run time), one
+//! thread: the simulator runs one worker per stream. Transposes are strides
+//! of the operands, never copies. f16/bf16 are widened to f32 when loaded
+//! and rounded once at the end (the Cube unit accumulates in f32 too); int32
+//! accumulates with wrapping, in a plain loop (no published GEMM crate has
+//! a wrapping integer kernel).
 
+use std::borrow::Cow;
 use std::num::Wrapping;
-use std::ops::{Add, Mul};
 
 use super::broadcast::{broadcast_shapes, broadcast_strides, contiguous_strides};
 use super::dtype::{load_f32, load_i64, store_f32, store_i64};
@@ -17,13 +19,6 @@ use super::{
 };
 
 const DTYPES: &[DType] = &[DType::F32, DType::F16, DType::BF16, DType::I32];
-
-/// Rows of the register tile.
-const MR: usize = 4;
-/// Columns of the register tile.
-const NR: usize = 16;
-/// Depth of a packed block.
-const KC: usize = 256;
 
 fn transpose_attrs(
     op: Op,
@@ -209,108 +204,142 @@ pub(crate) fn run(
         let c: Vec<i64> = c.into_iter().map(|w| i64::from(w.0)).collect();
         store_i64(dtype, &c, out.data);
     } else {
-        let a = load_f32(x1.spec.dtype, x1.data);
-        let b = load_f32(x2.spec.dtype, x2.data);
-        let bias = inputs.get(2).map(|t| load_f32(t.spec.dtype, t.data));
-        let mut c = vec![0f32; batches * mn];
-        for ((cb, &o1), &o2) in c.chunks_exact_mut(mn.max(1)).zip(&off1).zip(&off2) {
-            gemm(g, &a[o1..o1 + mk], &b[o2..o2 + kn], bias.as_deref(), cb);
+        let a = f32_operand(x1);
+        let b = f32_operand(x2);
+        let bias = inputs.get(2).map(f32_operand);
+        let product = |c: &mut [f32]| {
+            for ((cb, &o1), &o2) in c.chunks_exact_mut(mn.max(1)).zip(&off1).zip(&off2) {
+                gemm(g, &a[o1..o1 + mk], &b[o2..o2 + kn], bias.as_deref(), cb);
+            }
+        };
+        match f32_slice_mut(dtype, out.data) {
+            Some(c) => product(c),
+            None => {
+                let mut c = vec![0f32; batches * mn];
+                product(&mut c);
+                store_f32(dtype, &c, out.data);
+            }
         }
-        store_f32(dtype, &c, out.data);
     }
     Ok(())
 }
 
-/// `c[m,n] = op(a) * op(b) (+ bias[n])`, row-major, `c` of exactly `m*n`.
-pub(crate) fn gemm<T>(g: Gemm, a: &[T], b: &[T], bias: Option<&[T]>, c: &mut [T])
-where
-    T: Copy + Default + Add<Output = T> + Mul<Output = T>,
-{
-    let Gemm { m, n, k, .. } = g;
-    match bias {
-        Some(bias) => {
-            for row in c.chunks_exact_mut(n.max(1)) {
-                row.copy_from_slice(&bias[..row.len()]);
-            }
+/// An input's elements as f32: an f32 tensor's own bytes when they are
+/// aligned for f32 (device allocations are), else a widened copy.
+fn f32_operand<'a>(t: &Input<'a>) -> Cow<'a, [f32]> {
+    if t.spec.dtype == DType::F32 && cfg!(target_endian = "little") {
+        // SAFETY: every bit pattern is a valid f32, and `align_to` puts in
+        // the middle part only whole, aligned f32s of the buffer.
+        let (head, mid, tail) = unsafe { t.data.align_to::<f32>() };
+        if head.is_empty() && tail.is_empty() {
+            return Cow::Borrowed(mid);
         }
-        None => c.iter_mut().for_each(|e| *e = T::default()),
     }
-    if m == 0 || n == 0 || k == 0 {
-        return;
+    Cow::Owned(load_f32(t.spec.dtype, t.data))
+}
+
+/// An f32 output's bytes as f32 elements, when they are aligned for f32.
+fn f32_slice_mut(dtype: DType, data: &mut [u8]) -> Option<&mut [f32]> {
+    if dtype != DType::F32 || cfg!(target_endian = "big") {
+        return None;
     }
-    let n_panels = n.div_ceil(NR);
-    let mut bpack = vec![T::default(); KC.min(k) * n_panels * NR];
-    let mut apack = vec![T::default(); KC.min(k) * MR];
-    let mut k0 = 0;
-    while k0 < k {
-        let kc = KC.min(k - k0);
-        // Pack B[k0..k0+kc, :] into panels of NR columns: panel p holds
-        // B[k0+q, p*NR + j] at q*NR + j (zero beyond n).
-        for (p, panel) in bpack.chunks_exact_mut(kc * NR).take(n_panels).enumerate() {
-            let j0 = p * NR;
-            let w = NR.min(n - j0);
-            for (q, dst) in panel.chunks_exact_mut(NR).enumerate() {
-                let kk = k0 + q;
-                if g.trans_b {
-                    for (j, d) in dst[..w].iter_mut().enumerate() {
-                        *d = b[(j0 + j) * k + kk];
-                    }
-                } else {
-                    dst[..w].copy_from_slice(&b[kk * n + j0..kk * n + j0 + w]);
-                }
-                dst[w..].iter_mut().for_each(|d| *d = T::default());
-            }
+    // SAFETY: every bit pattern is a valid f32 and a valid u8, and
+    // `align_to_mut` puts in the middle part only whole, aligned f32s.
+    let (head, mid, tail) = unsafe { data.align_to_mut::<f32>() };
+    (head.is_empty() && tail.is_empty()).then_some(mid)
+}
+
+/// An element type [`gemm`] multiplies: f32 (on the `gemm` crate) and
+/// wrapping int32.
+pub(crate) trait GemmElem: Copy + Default {
+    /// `c[m,n] = op(a) * op(b)`, or `+=` with `accumulate`; row-major, `c`
+    /// of exactly `m*n`, with `m`, `n` and `k` non-zero.
+    fn product(g: Gemm, a: &[Self], b: &[Self], c: &mut [Self], accumulate: bool);
+}
+
+impl GemmElem for f32 {
+    fn product(g: Gemm, a: &[f32], b: &[f32], c: &mut [f32], accumulate: bool) {
+        let Gemm { m, n, k, .. } = g;
+        // Bounds the raw accesses below: the slices hold the whole operands.
+        let (a, b, c) = (&a[..m * k], &b[..k * n], &mut c[..m * n]);
+        // Element strides (row, column) of op(A) [m,k] and op(B) [k,n].
+        let (a_rs, a_cs) = if g.trans_a { (1, m) } else { (k, 1) };
+        let (b_rs, b_cs) = if g.trans_b { (1, k) } else { (n, 1) };
+        let s = |v: usize| v as isize;
+        // SAFETY: `a`, `b` and `c` hold at least m*k, k*n and m*n elements
+        // (sliced above), and every index the strides reach, row * rs +
+        // col * cs, is below that length for rows and columns in range: the
+        // strides are those of a contiguous row-major matrix or of its
+        // transpose. `c` is the only mutable one and does not alias the
+        // others (a `&mut` slice). T = f32 is one of the crate's types.
+        unsafe {
+            gemm::gemm(
+                m,
+                n,
+                k,
+                c.as_mut_ptr(),
+                1,
+                s(n),
+                accumulate,
+                a.as_ptr(),
+                s(a_cs),
+                s(a_rs),
+                b.as_ptr(),
+                s(b_cs),
+                s(b_rs),
+                1.0,
+                1.0,
+                false,
+                false,
+                false,
+                gemm::Parallelism::None,
+            );
         }
-        let mut i0 = 0;
-        while i0 < m {
-            let h = MR.min(m - i0);
-            // Pack A[i0..i0+h, k0..k0+kc]: apack[q*MR + r] = A[i0+r, k0+q].
-            let ap = &mut apack[..kc * MR];
-            for (q, dst) in ap.chunks_exact_mut(MR).enumerate() {
-                let kk = k0 + q;
-                for (r, d) in dst.iter_mut().enumerate() {
-                    *d = if r < h {
-                        if g.trans_a {
-                            a[kk * m + i0 + r]
-                        } else {
-                            a[(i0 + r) * k + kk]
-                        }
-                    } else {
-                        T::default()
-                    };
-                }
-            }
-            for (p, bp) in bpack.chunks_exact(kc * NR).take(n_panels).enumerate() {
-                let acc = micro_kernel(ap, bp);
-                let j0 = p * NR;
-                let w = NR.min(n - j0);
-                for (r, acc_row) in acc.iter().enumerate().take(h) {
-                    let crow = &mut c[(i0 + r) * n + j0..(i0 + r) * n + j0 + w];
-                    for (cv, &av) in crow.iter_mut().zip(acc_row) {
-                        *cv = *cv + av;
-                    }
-                }
-            }
-            i0 += MR;
-        }
-        k0 += kc;
     }
 }
 
-/// The `MR x NR` register tile: sum over q of `ap[q*MR + r] * bp[q*NR + j]`.
-#[inline(always)]
-fn micro_kernel<T>(ap: &[T], bp: &[T]) -> [[T; NR]; MR]
-where
-    T: Copy + Default + Add<Output = T> + Mul<Output = T>,
-{
-    let mut acc = [[T::default(); NR]; MR];
-    for (a, b) in ap.chunks_exact(MR).zip(bp.chunks_exact(NR)) {
-        for r in 0..MR {
-            let ar = a[r];
-            for j in 0..NR {
-                acc[r][j] = acc[r][j] + ar * b[j];
+impl GemmElem for Wrapping<i32> {
+    fn product(g: Gemm, a: &[Self], b: &[Self], c: &mut [Self], accumulate: bool) {
+        let Gemm { m, n, k, .. } = g;
+        if !accumulate {
+            c.iter_mut().for_each(|e| *e = Wrapping(0));
+        }
+        // op(B) row-major, so that the inner loop runs along a row of each.
+        let transposed: Vec<Self>;
+        let b = if g.trans_b {
+            transposed = (0..k * n).map(|e| b[(e % n) * k + e / n]).collect();
+            &transposed[..]
+        } else {
+            &b[..k * n]
+        };
+        for (i, crow) in c.chunks_exact_mut(n).enumerate().take(m) {
+            for (kk, brow) in b.chunks_exact(n).enumerate() {
+                let av = if g.trans_a {
+                    a[kk * m + i]
+                } else {
+                    a[i * k + kk]
+                };
+                for (cv, &bv) in crow.iter_mut().zip(brow) {
+                    *cv += av * bv;
+                }
             }
         }
     }
-    acc
+}
+
+/// `c[m,n] = op(a) * op(b) (+ bias[n])`, row-major, `c` of exactly `m*n`.
+pub(crate) fn gemm<T: GemmElem>(g: Gemm, a: &[T], b: &[T], bias: Option<&[T]>, c: &mut [T]) {
+    let Gemm { m, n, k, .. } = g;
+    if let Some(bias) = bias {
+        for row in c.chunks_exact_mut(n.max(1)) {
+            row.copy_from_slice(&bias[..row.len()]);
+        }
+    }
+    if m == 0 || n == 0 || k == 0 {
+        if bias.is_none() {
+            c.iter_mut().for_each(|e| *e = T::default());
+        }
+        return;
+    }
+    T::product(g, a, b, c, bias.is_some());
 }

@@ -1066,6 +1066,100 @@ fn matmul_matches_the_reference_for_every_dtype_transpose_and_bias() {
     }
 }
 
+/// Sizes past the GEMM kernel's blocking (k beyond one packed block, m and
+/// n beyond one register tile, and the matrix-vector shapes) with every
+/// transpose: the operands' strides reach the kernel right.
+#[test]
+fn matmul_on_the_blocked_and_vector_paths_matches_the_reference_for_every_transpose() {
+    let mut seed = 500;
+    for dtype in [DType::F32, DType::F16, DType::BF16] {
+        for (m, k, n) in [(41, 700, 37), (1, 600, 130), (130, 520, 1)] {
+            for (t1, t2) in [(false, false), (true, false), (false, true), (true, true)] {
+                seed += 1;
+                let a = rand_t(dtype, &stored(m, k, t1), seed, -1.0, 1.0);
+                let b = rand_t(dtype, &stored(k, n, t2), seed + 7, -1.0, 1.0);
+                let bias = rand_t(dtype, &[n], seed + 9, -1.0, 1.0);
+                let at = attrs(&[
+                    ("transpose_x1", AttrValue::Bool(t1)),
+                    ("transpose_x2", AttrValue::Bool(t2)),
+                ]);
+                let out = exec("MatMul", &[&a, &b, &bias], &at).unwrap();
+                let (shape, want) = matmul_ref(&a, &b, Some(&bias), t1, t2);
+                assert_eq!(out.spec, spec(dtype, &shape));
+                // The output's rounding plus f32 accumulation over k terms
+                // (a wrong stride gives errors of order 1).
+                for (i, (g, w)) in out.vals().iter().zip(&want).enumerate() {
+                    let bound = tol(dtype) * w.abs().max(1.0) + 1e-7 * k as f64;
+                    assert!(
+                        (g - w).abs() <= bound,
+                        "MatMul {dtype:?} {m}x{k}x{n} t=({t1},{t2}): element {i}: {g} vs {w}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// f32 operands and outputs are used in place when aligned for f32 and
+/// copied otherwise: the same product either way, at every byte offset.
+#[test]
+fn f32_matmul_gives_the_same_product_for_buffers_at_any_byte_offset() {
+    let a = rand_t(DType::F32, &[5, 7], 31, -1.0, 1.0);
+    let b = rand_t(DType::F32, &[7, 3], 32, -1.0, 1.0);
+    let bias = rand_t(DType::F32, &[3], 33, -1.0, 1.0);
+    let want = exec("MatMul", &[&a, &b, &bias], &no_attrs()).unwrap();
+    let out_spec = spec(DType::F32, &[5, 3]);
+    /// A buffer with room for `len` bytes that start `offset` bytes past a
+    /// 4-byte boundary.
+    fn at_offset(len: usize, offset: usize) -> (Vec<u8>, std::ops::Range<usize>) {
+        let buf = vec![0u8; len + 8];
+        let start = buf.as_ptr().align_offset(4) + offset;
+        (buf, start..start + len)
+    }
+    for offset in 0..4 {
+        let place = |t: &T| {
+            let (mut buf, range) = at_offset(t.data.len(), offset);
+            buf[range.clone()].copy_from_slice(&t.data);
+            (buf, range)
+        };
+        let ((ba, ra), (bb, rb), (bc, rc)) = (place(&a), place(&b), place(&bias));
+        let inputs = [
+            Input {
+                spec: &a.spec,
+                data: &ba[ra],
+            },
+            Input {
+                spec: &b.spec,
+                data: &bb[rb],
+            },
+            Input {
+                spec: &bias.spec,
+                data: &bc[rc],
+            },
+        ];
+        let (mut out, range) = at_offset(out_spec.bytes(), offset);
+        let mut outs = [Output {
+            spec: &out_spec,
+            data: &mut out[range.clone()],
+        }];
+        run("MatMul", &inputs, &no_attrs(), &mut outs).unwrap();
+        assert_eq!(out[range], want.data[..], "byte offset {offset}");
+    }
+}
+
+/// f16 and bf16 products accumulate in f32 and round once: 4096 products of
+/// 1 sum to 4096, where an accumulator of the element type would stop at
+/// 2048 (f16) or 256 (bf16).
+#[test]
+fn half_precision_matmul_accumulates_in_f32_and_rounds_once() {
+    for dtype in [DType::F16, DType::BF16] {
+        let a = t(dtype, &[2, 4096], &[1.0; 2 * 4096]);
+        let b = t(dtype, &[4096, 3], &[1.0; 4096 * 3]);
+        let out = exec("MatMul", &[&a, &b], &no_attrs()).unwrap();
+        assert_eq!(out.vals(), vec![4096.0; 6], "{dtype:?}");
+    }
+}
+
 #[test]
 fn matmul_with_an_inner_dimension_mismatch_is_an_input_error_naming_the_shapes() {
     let a = rand_t(DType::F32, &[2, 3], 1, -1.0, 1.0);

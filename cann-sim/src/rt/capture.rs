@@ -108,6 +108,9 @@ enum Step {
     Record(Arc<Event>),
     /// `aclrtResetEvent` in the capture.
     Reset(Arc<Event>),
+    /// `aclrtStreamWaitEvent` on an `ACL_EVENT_EXTERNAL` event: each
+    /// execution waits for the event's record at the time it runs.
+    WaitExternal(Arc<Event>),
 }
 
 struct Inner {
@@ -673,7 +676,13 @@ impl Model {
         s.enqueue_all(n + 1, |i, seq| match inner.steps.get(i) {
             Some(Step::Task(t)) => replica(t),
             Some(Step::Record(e)) => TaskKind::Record(e.new_record(&s.shared, seq)),
+            // An external event is a flag: the captured reset clears whatever
+            // record it finds when it runs (the host records it between
+            // executions), not only the records made before the execution
+            // was queued.
+            Some(Step::Reset(e)) if e.is_external() => TaskKind::ResetEvent(e.clone(), u64::MAX),
             Some(Step::Reset(e)) => TaskKind::ResetEvent(e.clone(), e.generation()),
+            Some(Step::WaitExternal(e)) => TaskKind::WaitExternal(e.clone()),
             None => {
                 let guard = guard.take();
                 TaskKind::Op {
@@ -910,7 +919,12 @@ pub fn record_event(m: &Arc<Model>, s: &Stream, e: &Arc<Event>) -> Result<(), Er
 
 /// `aclrtStreamWaitEvent` on the capturing stream of `m`: a wait on an
 /// event recorded earlier in the same capture is ordered by the stream
-/// already; an event never recorded is a no-op.
+/// already; an event never recorded is a no-op. A wait on an
+/// `ACL_EVENT_EXTERNAL` event is captured: each execution of the model
+/// waits, when it reaches it, until the event is recorded (by the host,
+/// outside the model; hicann/runtime `docs/zh/dev_guide/04-03_task_update.md`
+/// and the `model_ri/1_model_update` example, which pair it with a
+/// captured `aclrtResetEvent` so that every execution waits anew).
 ///
 /// # Errors
 ///
@@ -918,6 +932,13 @@ pub fn record_event(m: &Arc<Model>, s: &Stream, e: &Arc<Event>) -> Result<(), Er
 /// `StreamWaitEvent`: wait for it before the capture, or record it inside);
 /// 107032 for an event part of another active capture.
 pub fn wait_event(m: &Arc<Model>, s: &Stream, e: &Arc<Event>) -> Result<(), Error> {
+    if e.is_external() && captured_by(e).is_none() {
+        event_task_allowed(m, s, "event wait")?;
+        let mut inner = m.inner.lock();
+        inner.steps.push(Step::WaitExternal(e.clone()));
+        Model::note_last(&mut inner, s.shared.uid, None);
+        return Ok(());
+    }
     match captured_by(e) {
         Some(owner) if Arc::ptr_eq(&owner, m) => {
             event_task_allowed(m, s, "event wait")?;

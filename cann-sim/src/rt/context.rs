@@ -28,6 +28,8 @@ pub struct Context {
     pub default_stream: Arc<Stream>,
     streams: Mutex<Vec<Arc<Stream>>>,
     host: Mutex<Option<HostThread>>,
+    /// Its system parameters (`aclrtCtxSetSysParamOpt`).
+    pub sys_params: super::settings::SysParams,
 }
 
 impl std::fmt::Debug for Context {
@@ -52,6 +54,7 @@ impl Context {
             default_stream,
             streams: Mutex::new(Vec::new()),
             host: Mutex::new(None),
+            sys_params: super::settings::SysParams::new(),
         }
     }
 

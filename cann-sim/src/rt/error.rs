@@ -96,6 +96,11 @@ pub enum ErrorKind {
     /// A capture invalidated by an earlier failure
     /// (`ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED`).
     CaptureInvalidated,
+    /// A queued wait that outlived the operator wait timeout
+    /// (`ACL_ERROR_RT_TASK_TIMEOUT`, the runtime's code for the task
+    /// scheduler's `RT_ERROR_TSFW_TASK_TIMEOUT`, hicann/runtime
+    /// `src/runtime/core/src/common/errcode_manage.cc`).
+    TaskTimeout,
 }
 
 /// Why a runtime operation failed: its kind and a sentence (without the

@@ -41,6 +41,12 @@ struct EventState {
     latest: Option<Arc<Record>>,
 }
 
+/// `ACL_EVENT_EXTERNAL` (`RT_EVENT_EXTERNAL`, 0x20): an event recorded and
+/// waited for like a flag, from outside a captured model as well
+/// (hicann/runtime `include/external/acl/acl_rt.h`,
+/// `docs/zh/dev_guide/04-03_task_update.md`).
+pub const EXTERNAL: u32 = 0x20;
+
 /// An event.
 #[derive(Debug)]
 pub struct Event {
@@ -68,6 +74,11 @@ impl Event {
     /// (the exports give it to C as an opaque pointer).
     pub fn handle(self: &Arc<Self>) -> usize {
         Arc::as_ptr(self) as usize
+    }
+
+    /// Whether it was made with [`EXTERNAL`] (alone).
+    pub fn is_external(&self) -> bool {
+        self.flags == EXTERNAL
     }
 
     /// Starts a new record on `stream` as task `seq`; it becomes the latest.

@@ -15,7 +15,9 @@ pub mod handles;
 pub mod kernel;
 pub mod op;
 pub mod report;
+pub mod settings;
 pub mod stream;
+pub mod value;
 pub mod vmm;
 
 pub use context::Context;

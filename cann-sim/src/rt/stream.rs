@@ -181,6 +181,24 @@ pub enum TaskKind {
         /// The stream's context (its thread runs `f`).
         ctx: Weak<Context>,
     },
+    /// A wait captured on an `ACL_EVENT_EXTERNAL` event, run by an execution
+    /// of the model: waits until the event has a record not reset since
+    /// (made before or after this task was queued) and that record is done.
+    WaitExternal(Arc<Event>),
+    /// `aclrtValueWait`: block the stream until the 64-bit value at `addr`
+    /// meets `cond` against `value` (polled; see [`super::value`]).
+    ValueWait {
+        /// The enqueueing function.
+        api: &'static str,
+        /// The watched word.
+        addr: usize,
+        /// The operand.
+        value: u64,
+        /// The condition.
+        cond: super::value::Cond,
+        /// Where `addr` must still be.
+        at: Expect,
+    },
     /// An HCCL collective or send/receive batch: runs on the worker,
     /// exchanging data with the other ranks; `run` is given the stream's
     /// abort flag (raised by a forced destroy).
@@ -202,7 +220,11 @@ impl TaskKind {
     fn is_work(&self) -> bool {
         !matches!(
             self,
-            TaskKind::Record(_) | TaskKind::ResetEvent(..) | TaskKind::Wait(_)
+            TaskKind::Record(_)
+                | TaskKind::ResetEvent(..)
+                | TaskKind::Wait(_)
+                | TaskKind::WaitExternal(_)
+                | TaskKind::ValueWait { .. }
         )
     }
 
@@ -212,10 +234,11 @@ impl TaskKind {
             TaskKind::Copy { api, .. }
             | TaskKind::Upload { api, .. }
             | TaskKind::Fill { api, .. }
-            | TaskKind::Op { api, .. } => api,
+            | TaskKind::Op { api, .. }
+            | TaskKind::ValueWait { api, .. } => api,
             TaskKind::Record(_) => "aclrtRecordEvent",
             TaskKind::ResetEvent(..) => "aclrtResetEvent",
-            TaskKind::Wait(_) => "aclrtStreamWaitEvent",
+            TaskKind::Wait(_) | TaskKind::WaitExternal(_) => "aclrtStreamWaitEvent",
             TaskKind::Callback { .. } => "aclrtLaunchCallback",
             TaskKind::HostFunc { .. } => "aclrtLaunchHostFunc",
             TaskKind::Hccl { api, .. } => api,
@@ -242,9 +265,15 @@ impl TaskKind {
                 .map(|r| Access::new(r.what, r.addr, r.len, r.how))
                 .collect(),
             TaskKind::Hccl { mem, .. } => mem.clone(),
+            // A synchronisation word, read atomically while other streams
+            // write it: checked for frees, not for races.
+            TaskKind::ValueWait { addr, .. } => {
+                vec![Access::new("devAddr", *addr, 8, Use::Opaque)]
+            }
             TaskKind::Record(_)
             | TaskKind::ResetEvent(..)
             | TaskKind::Wait(_)
+            | TaskKind::WaitExternal(_)
             | TaskKind::Callback { .. }
             | TaskKind::HostFunc { .. } => Vec::new(),
         }
@@ -271,6 +300,8 @@ struct Queue {
     /// stop-on-failure mode, tasks up to it are skipped even after the
     /// report (they were queued before it).
     skip_through: u64,
+    /// The seq of the task the worker runs, 0 when it runs none.
+    running: u64,
 }
 
 /// The part of a stream its worker shares.
@@ -403,6 +434,7 @@ impl Stream {
                     more_faults: 0,
                     skipped: 0,
                     skip_through: 0,
+                    running: 0,
                 }),
                 cv: Condvar::new(),
                 abort: AtomicBool::new(false),
@@ -605,11 +637,7 @@ impl Stream {
             q.shutdown = true;
             let dropped = if force {
                 self.shared.abort.store(true, Ordering::Release);
-                let d: Vec<Task> = q.tasks.drain(..).collect();
-                // No longer pending before anyone can see them completed.
-                for t in d.iter().filter(|t| t.tracked) {
-                    check::on_complete(self.shared.uid, t.seq);
-                }
+                let d = self.drain(&mut q);
                 q.completed = q.completed.max(q.submitted);
                 d
             } else {
@@ -618,22 +646,65 @@ impl Stream {
             self.shared.cv.notify_all();
             dropped
         };
-        for t in dropped {
-            if let TaskKind::Record(r) = t.kind {
-                r.done.cancel(format!(
-                    "the event's latest record (task #{} on {}) was dropped: the stream was \
-                     destroyed with aclrtDestroyStreamForce before reaching it",
-                    t.seq,
-                    self.label()
-                ));
-            }
-        }
+        self.cancel_records(dropped, "destroyed with aclrtDestroyStreamForce");
         let handle = self.worker.lock().take();
         if let Some(h) = handle {
             // The worker catches panics of the tasks it runs, so joining
             // cannot fail but for a bug; nothing to do then.
             let _ = h.join();
         }
+    }
+
+    /// Takes the tasks not yet started out of the queue; they are no longer
+    /// pending for the check mode.
+    fn drain(&self, q: &mut Queue) -> Vec<Task> {
+        let d: Vec<Task> = q.tasks.drain(..).collect();
+        // No longer pending before anyone can see them completed.
+        for t in d.iter().filter(|t| t.tracked) {
+            check::on_complete(self.shared.uid, t.seq);
+        }
+        d
+    }
+
+    /// Cancels the event records among `dropped`, so that nothing waits for
+    /// them forever (`how`: what dropped them).
+    fn cancel_records(&self, dropped: Vec<Task>, how: &str) {
+        for t in dropped {
+            if let TaskKind::Record(r) = t.kind {
+                r.done.cancel(format!(
+                    "the event's latest record (task #{} on {}) was dropped: the stream was \
+                     {how} before reaching it",
+                    t.seq,
+                    self.label()
+                ));
+            }
+        }
+    }
+
+    /// Aborts the stream's work (`aclrtStreamAbort`): drops the tasks not
+    /// yet started, makes a task blocked in a wait give up, and returns
+    /// once the task in flight (if any) has finished; the stream then takes
+    /// work again. Returns how many tasks were dropped.
+    pub fn abort(&self) -> usize {
+        let (dropped, target) = {
+            let mut q = self.shared.q.lock();
+            let d = self.drain(&mut q);
+            self.shared.abort.store(true, Ordering::Release);
+            self.shared.cv.notify_all();
+            (d, q.submitted)
+        };
+        let n = dropped.len();
+        {
+            let mut q = self.shared.q.lock();
+            while q.running != 0 && q.running <= target {
+                self.shared.cv.wait(&mut q);
+            }
+            self.shared.abort.store(false, Ordering::Release);
+            q.completed = q.completed.max(target);
+            self.shared.cv.notify_all();
+        }
+        self.cancel_records(dropped, "aborted with aclrtStreamAbort");
+        n
     }
 
     /// Whether its worker thread is running.
@@ -648,6 +719,7 @@ fn worker_main(shared: Arc<Shared>) {
             let mut q = shared.q.lock();
             loop {
                 if let Some(t) = q.tasks.pop_front() {
+                    q.running = t.seq;
                     break t;
                 }
                 if q.shutdown {
@@ -678,6 +750,7 @@ fn worker_main(shared: Arc<Shared>) {
                     // Counted in the pending fault's report.
                     q.skipped += 1;
                 }
+                q.running = 0;
                 q.completed = q.completed.max(seq);
                 shared.cv.notify_all();
                 continue;
@@ -720,6 +793,7 @@ fn worker_main(shared: Arc<Shared>) {
         if let Some(f) = fault {
             record(&mut q, f);
         }
+        q.running = 0;
         q.completed = q.completed.max(seq);
         shared.cv.notify_all();
     }
@@ -820,10 +894,27 @@ fn run(shared: &Arc<Shared>, task: Task) -> Result<(), Error> {
             event.reset_upto(generation);
             Ok(())
         }
-        TaskKind::Wait(record) => match record.done.wait(Some(&shared.abort), None) {
-            Wait::Done(_) | Wait::Aborted | Wait::TimedOut => Ok(()),
-            Wait::Cancelled(why) => Err(Error::new(ErrorKind::DrvInternal, why)),
-        },
+        TaskKind::Wait(record) => {
+            let limit = super::settings::op_wait_timeout();
+            match record
+                .done
+                .wait(Some(&shared.abort), limit.map(|t| Instant::now() + t))
+            {
+                Wait::Done(_) | Wait::Aborted => Ok(()),
+                Wait::TimedOut => Err(super::value::wait_timed_out("the event wait", limit)),
+                Wait::Cancelled(why) => Err(Error::new(ErrorKind::DrvInternal, why)),
+            }
+        }
+        TaskKind::WaitExternal(event) => wait_external(shared, &event),
+        TaskKind::ValueWait {
+            addr,
+            value,
+            cond,
+            at,
+            ..
+        } => super::value::run_wait(&shared.abort, addr, value, cond, |table| {
+            check_at(table, "devAddr", addr, 8, at)
+        }),
         TaskKind::Callback { f, block } => {
             let tid = match *shared.subscription.lock() {
                 Subscription::User(tid) => tid,
@@ -868,6 +959,32 @@ fn run(shared: &Arc<Shared>, task: Task) -> Result<(), Error> {
             wait_done(shared, Some(done))
         }
         TaskKind::Hccl { run, .. } => run(&shared.abort),
+    }
+}
+
+/// Runs a captured wait on an external event: polls for a record (the
+/// event may be recorded by the host after the model was queued), then
+/// waits for it, within the operator wait timeout; an abort ends it.
+fn wait_external(shared: &Shared, event: &Event) -> Result<(), Error> {
+    let limit = super::settings::op_wait_timeout();
+    let deadline = limit.map(|t| Instant::now() + t);
+    let mut pause = std::time::Duration::from_micros(20);
+    loop {
+        if let Some(record) = event.latest() {
+            return match record.done.wait(Some(&shared.abort), deadline) {
+                Wait::Done(_) | Wait::Aborted => Ok(()),
+                Wait::TimedOut => Err(super::value::wait_timed_out("the event wait", limit)),
+                Wait::Cancelled(why) => Err(Error::new(ErrorKind::DrvInternal, why)),
+            };
+        }
+        if shared.abort.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(super::value::wait_timed_out("the event wait", limit));
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(std::time::Duration::from_millis(1));
     }
 }
 

@@ -86,6 +86,9 @@ fn end_group() -> Result<()> {
     for (stream, uses) in unordered {
         acl::memory::record(stream, uses);
     }
+    if GROUP.with(|g| g.borrow().0 == 0) {
+        end_group_comms();
+    }
     ended.and(ordering)
 }
 

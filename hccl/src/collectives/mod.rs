@@ -74,6 +74,48 @@ thread_local! {
     /// keeps the memory alive even if its buffer is dropped inside the group.
     static GROUP: std::cell::RefCell<GroupState> =
         const { std::cell::RefCell::new((0, Vec::new())) };
+    /// The communicators work was queued through in the open groups of
+    /// this thread (their handles), and those dropped meanwhile: HCCL
+    /// queues a group's sends at its end, through the communicator, so a
+    /// communicator dropped inside the group is destroyed after it.
+    static GROUP_COMMS: std::cell::RefCell<(Vec<usize>, Vec<Comm>)> =
+        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// Notes that `comm` queued work in the open group of this thread.
+fn note_group_comm(comm: &Comm) {
+    let raw = comm.as_raw() as usize;
+    GROUP_COMMS.with(|c| {
+        let mut c = c.borrow_mut();
+        if !c.0.contains(&raw) {
+            c.0.push(raw);
+        }
+    });
+}
+
+/// For `Comm`'s drop: when a group open on this thread queued work through
+/// `comm`, hands its destruction to the group's end (the communicator is
+/// moved out of `comm`, which is left empty) and returns true.
+pub(crate) fn defer_destroy(comm: &mut Comm) -> bool {
+    let raw = comm.as_raw() as usize;
+    let in_group = GROUP.with(|g| g.borrow().0 > 0);
+    if !in_group || !GROUP_COMMS.with(|c| c.borrow().0.contains(&raw)) {
+        return false;
+    }
+    let moved = comm.take();
+    GROUP_COMMS.with(|c| c.borrow_mut().1.push(moved));
+    true
+}
+
+/// At the outermost group's end, after HCCL queued its work: the
+/// communicators dropped inside it are destroyed now.
+fn end_group_comms() {
+    let dropped = GROUP_COMMS.with(|c| {
+        let mut c = c.borrow_mut();
+        c.0.clear();
+        std::mem::take(&mut c.1)
+    });
+    drop(dropped);
 }
 
 /// Runs `op`, which queues work on `stream` with the memory accesses
@@ -188,7 +230,11 @@ impl Comm {
         ordered(stream, uses, || {
             self.device().bind()?;
             call()
-        })
+        })?;
+        if GROUP.with(|g| g.borrow().0 > 0) {
+            note_group_comm(self);
+        }
+        Ok(())
     }
 
     fn need(&self, f: &'static str, what: &str, got: usize, want: usize, how: &str) -> Result<()> {

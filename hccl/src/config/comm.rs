@@ -4,6 +4,21 @@ use crate::error::{Error, Result};
 use crate::result::{self, raw};
 use std::time::Duration;
 
+/// How deterministic a communicator's reductions are (`hcclDeterministic`).
+/// `Send + Sync`: a plain value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Determinism {
+    /// Reduction order may vary between runs (0).
+    Off,
+    /// Reproducible reduction order (1).
+    On,
+    /// Strict: reproducible across communicator shapes too (2). HCCL
+    /// accepts it on Atlas A2 (910B) parts only; elsewhere the
+    /// communicator is refused with `HCCL_E_PARA` (hicann/hcomm
+    /// `comm_config.cc`, `SetConfigDeterministic`).
+    Strict,
+}
+
 /// Options for a new communicator. Unset options keep HCCL's defaults (and
 /// its environment variables, e.g. `HCCL_BUFFSIZE`, `HCCL_EXEC_TIMEOUT`).
 /// Every rank should pass the same options.
@@ -26,7 +41,7 @@ pub struct CommConfig {
     /// communicator holds two of them in HBM).
     pub buffer_size_mib: Option<u32>,
     /// `hcclDeterministic`: reproducible reduction order.
-    pub deterministic: Option<bool>,
+    pub deterministic: Option<Determinism>,
     /// `hcclCommName`: at most 127 bytes, no NUL.
     pub name: Option<String>,
     /// `hcclExecTimeOut`: how long a collective waits for its peers (whole
@@ -41,9 +56,26 @@ impl CommConfig {
         self
     }
 
-    /// Sets [`CommConfig::deterministic`].
+    /// Sets [`CommConfig::deterministic`] to [`Determinism::On`] or
+    /// [`Determinism::Off`].
     pub fn deterministic(mut self, on: bool) -> CommConfig {
-        self.deterministic = Some(on);
+        self.deterministic = Some(if on {
+            Determinism::On
+        } else {
+            Determinism::Off
+        });
+        self
+    }
+
+    /// Sets [`CommConfig::deterministic`].
+    ///
+    /// ```
+    /// use hccl::{CommConfig, Determinism};
+    /// let c = CommConfig::default().determinism(Determinism::Strict);
+    /// assert_eq!(c.to_raw().unwrap().hcclDeterministic, 2);
+    /// ```
+    pub fn determinism(mut self, d: Determinism) -> CommConfig {
+        self.deterministic = Some(d);
         self
     }
 
@@ -79,7 +111,11 @@ impl CommConfig {
             c.hcclBufferSize = mib;
         }
         if let Some(d) = self.deterministic {
-            c.hcclDeterministic = u32::from(d);
+            c.hcclDeterministic = match d {
+                Determinism::Off => 0,
+                Determinism::On => 1,
+                Determinism::Strict => 2,
+            };
         }
         if let Some(name) = &self.name {
             let max = raw::COMM_NAME_MAX_LENGTH as usize - 1;

@@ -18,5 +18,5 @@
 mod comm;
 mod process;
 
-pub use comm::CommConfig;
+pub use comm::{CommConfig, Determinism};
 pub use process::*;

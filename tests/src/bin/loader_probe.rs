@@ -25,6 +25,45 @@ fn main() {
         Ok(rc) => println!("aclrtUnuseStreamResInCurrentThread: rc={rc}"),
         Err(e) => println!("aclrtUnuseStreamResInCurrentThread: error {e}"),
     }
+    match acl_sys::aclnn::library() {
+        Ok(lib) => println!("aclnn.source: {}", lib.source()),
+        Err(e) => println!("aclnn.error: {}", e.to_string().replace('\n', " | ")),
+    }
+    // Which library each operator came from: the fake operator packages of
+    // the loader tests set the workspace size to their own number.
+    type GetWorkspaceSize = unsafe fn(
+        *const acl_sys::aclnn::aclTensor,
+        *mut acl_sys::aclnn::aclTensor,
+        *mut u64,
+        *mut *mut acl_sys::aclnn::aclOpExecutor,
+    )
+        -> Result<acl_sys::aclnn::aclnnStatus, acl_sys::LoadError>;
+    let ops: [(&str, GetWorkspaceSize); 2] = [
+        (
+            "aclnnAbsGetWorkspaceSize",
+            acl_sys::aclnn::aclnnAbsGetWorkspaceSize,
+        ),
+        (
+            "aclnnNegGetWorkspaceSize",
+            acl_sys::aclnn::aclnnNegGetWorkspaceSize,
+        ),
+    ];
+    for (name, f) in ops {
+        let (mut size, mut executor) = (0u64, std::ptr::null_mut());
+        // SAFETY: null tensors (the fake packages ignore them; a real
+        // library refuses them with a status) and valid out-pointers.
+        match unsafe {
+            f(
+                std::ptr::null(),
+                std::ptr::null_mut(),
+                &mut size,
+                &mut executor,
+            )
+        } {
+            Ok(rc) => println!("{name}: rc={rc} size={size}"),
+            Err(e) => println!("{name}: error {e}"),
+        }
+    }
     match hccl_sys::library() {
         Ok(lib) => println!("hccl.source: {}", lib.source()),
         Err(e) => println!("hccl.error: {}", e.to_string().replace('\n', " | ")),

@@ -63,6 +63,22 @@ ABI_CHECK(HcclCommInitRootInfoConfig) {
     HcclCommConfigInit(&bad);
     bad.hcclDeterministic = 7;
     EXPECT_RC(HcclCommInitRootInfoConfig(1, &root, 0, &bad, &comm), HCCL_E_PARA);
+    // 2 (strict) is valid on a 910B part (ABI_SOC_NAME); hicann/hcomm comm_config.cc.
+    HcclCommConfigInit(&bad);
+    bad.hcclDeterministic = 2;
+    EXPECT_RC(HcclGetRootInfo(&root), HCCL_SUCCESS);
+    EXPECT_RC(HcclCommInitRootInfoConfig(1, &root, 0, &bad, &comm), HCCL_SUCCESS);
+    EXPECT_RC(HcclCommDestroy(comm), HCCL_SUCCESS);
+    // A field newer than the config's version is ignored: the zero-copy flag
+    // counts from version 7.
+    HcclCommConfigInit(&bad);
+    bad.aclGraphZeroCopyEnable = 5;
+    EXPECT_RC(HcclCommInitRootInfoConfig(1, &root, 0, &bad, &comm), HCCL_E_PARA);
+    uint32_t version = 1;
+    memcpy(bad.reserved + 12, &version, sizeof version);
+    EXPECT_RC(HcclGetRootInfo(&root), HCCL_SUCCESS);
+    EXPECT_RC(HcclCommInitRootInfoConfig(1, &root, 0, &bad, &comm), HCCL_SUCCESS);
+    EXPECT_RC(HcclCommDestroy(comm), HCCL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
 }
 

@@ -1772,3 +1772,275 @@ ABI_CHECK(aclrtDeviceDisablePeerAccess) {
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(1), ACL_SUCCESS);
 }
+
+// ---- runtime control (cann-sim/src/acl/{sys_version,last_error,runtime_config,abort,value}.rs) ----
+
+ABI_CHECK(aclsysGetCANNVersion) {
+    aclCANNPackageVersion v;
+    memset(&v, 0, sizeof v);
+    EXPECT_RC(aclsysGetCANNVersion(ACL_PKG_NAME_RUNTIME, &v), ACL_SUCCESS);
+    EXPECT(v.version[0] != '\0' && v.majorVersion[0] != '\0' && v.patchVersion[0] != '\0');
+    EXPECT_RC(aclsysGetCANNVersion(ACL_PKG_NAME_DRIVER, &v), ACL_ERROR_INVALID_FILE);   // no driver package
+    EXPECT_RC(aclsysGetCANNVersion((aclCANNPackageName)99, &v), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclsysGetCANNVersion(ACL_PKG_NAME_CANN, nullptr), ACL_ERROR_INVALID_PARAM);
+}
+
+ABI_CHECK(aclsysGetVersionStr) {
+    char name[] = "runtime", other[] = "no-such-package";
+    char out[ACL_PKG_VERSION_MAX_SIZE] = {0};
+    EXPECT_RC(aclsysGetVersionStr(name, out), ACL_SUCCESS);
+    aclCANNPackageVersion v;
+    memset(&v, 0, sizeof v);
+    EXPECT_RC(aclsysGetCANNVersion(ACL_PKG_NAME_RUNTIME, &v), ACL_SUCCESS);
+    EXPECT(strcmp(out, v.version) == 0);
+    EXPECT_RC(aclsysGetVersionStr(other, out), ACL_ERROR_INVALID_FILE);
+    EXPECT_RC(aclsysGetVersionStr(nullptr, out), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclsysGetVersionStr(name, nullptr), ACL_ERROR_INVALID_PARAM);
+}
+
+ABI_CHECK(aclrtGetLastError) {
+    EXPECT(aclrtGetLastError(ACL_RT_THREAD_LEVEL) == ACL_SUCCESS);           // a new thread
+    EXPECT_RC(aclrtSynchronizeDeviceWithTimeout(0), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT(aclrtGetLastError(ACL_RT_THREAD_LEVEL) == ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT(aclrtGetLastError(ACL_RT_THREAD_LEVEL) == ACL_SUCCESS);           // reset by the read
+    EXPECT(aclrtGetLastError((aclrtLastErrLevel)1) == ACL_ERROR_INVALID_PARAM);
+}
+
+ABI_CHECK(aclrtPeekAtLastError) {
+    EXPECT_RC(aclrtSynchronizeDeviceWithTimeout(-2), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT(aclrtPeekAtLastError(ACL_RT_THREAD_LEVEL) == ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT(aclrtPeekAtLastError(ACL_RT_THREAD_LEVEL) == ACL_ERROR_RT_PARAM_INVALID);  // kept
+    EXPECT(aclrtPeekAtLastError((aclrtLastErrLevel)1) == ACL_ERROR_INVALID_PARAM);
+    EXPECT(aclrtGetLastError(ACL_RT_THREAD_LEVEL) == ACL_ERROR_RT_PARAM_INVALID);
+}
+
+ABI_CHECK(aclrtGetErrorVerbose) {
+    aclrtErrorInfo info;
+    memset(&info, 0xff, sizeof info);
+    EXPECT_RC(aclrtGetErrorVerbose(0, &info), ACL_SUCCESS);
+    EXPECT(info.errorType == ACL_RT_NO_ERROR && info.hasDetail == 0 && info.tryRepair == 0);
+    EXPECT_RC(aclrtGetErrorVerbose(ABI_DEVICES, &info), ACL_ERROR_RT_INVALID_DEVICEID);
+    EXPECT_RC(aclrtGetErrorVerbose(0, nullptr), ACL_ERROR_INVALID_PARAM);
+}
+
+ABI_CHECK(aclrtGetMemUceInfo) {
+    aclrtMemUceInfo arr[2];
+    size_t n = 7;
+    EXPECT_RC(aclrtGetMemUceInfo(0, arr, 2, &n), ACL_ERROR_RT_CONTEXT_NULL);  // no context
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtGetMemUceInfo(0, arr, 2, &n), ACL_SUCCESS);
+    EXPECT(n == 0);
+    EXPECT_RC(aclrtGetMemUceInfo(0, nullptr, 2, &n), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtGetMemUceInfo(0, arr, 2, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtGetMemUceInfo(ABI_DEVICES, arr, 2, &n), ACL_ERROR_RT_INVALID_DEVICEID);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtSetOpWaitTimeout) {
+    aclrtStream a = nullptr, b = nullptr;
+    aclrtEvent e = nullptr;
+    AbiGate gate;
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtCreateStream(&a), ACL_SUCCESS);
+    EXPECT_RC(aclrtCreateStream(&b), ACL_SUCCESS);
+    EXPECT_RC(aclrtCreateEvent(&e), ACL_SUCCESS);
+    EXPECT_RC(aclrtLaunchHostFunc(a, abi_gate_fn, &gate), ACL_SUCCESS);
+    EXPECT_RC(aclrtRecordEvent(e, a), ACL_SUCCESS);
+    EXPECT_RC(aclrtSetOpWaitTimeout(1), ACL_SUCCESS);             // seconds
+    EXPECT_RC(aclrtStreamWaitEvent(b, e), ACL_SUCCESS);
+    EXPECT_RC(aclrtSynchronizeStream(b), ACL_ERROR_RT_TASK_TIMEOUT);  // the wait outlived 1 s
+    EXPECT_RC(aclrtSetOpWaitTimeout(0), ACL_SUCCESS);             // for ever again
+    abi_gate_open(gate);
+    EXPECT_RC(aclrtSynchronizeStream(a), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyEvent(e), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(a), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(b), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtSetOpExecuteTimeOut) {
+    EXPECT_RC(aclrtSetOpExecuteTimeOut(0), ACL_SUCCESS);          // no device needed, any value
+    EXPECT_RC(aclrtSetOpExecuteTimeOut(UINT32_MAX), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtSynchronizeDeviceWithTimeout) {
+    aclrtStream s = nullptr;
+    AbiGate gate;
+    EXPECT_RC(aclrtSynchronizeDeviceWithTimeout(-1), ACL_ERROR_RT_CONTEXT_NULL);  // no device
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtSynchronizeDeviceWithTimeout(0), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtSynchronizeDeviceWithTimeout(-2), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    EXPECT_RC(aclrtLaunchHostFunc(s, abi_gate_fn, &gate), ACL_SUCCESS);
+    EXPECT_RC(aclrtSynchronizeDeviceWithTimeout(20), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+    abi_gate_open(gate);
+    EXPECT_RC(aclrtSynchronizeDeviceWithTimeout(-1), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtGetDeviceSatMode) {
+    aclrtFloatOverflowMode m = ACL_RT_OVERFLOW_MODE_UNDEF;
+    EXPECT_RC(aclrtGetDeviceSatMode(&m), ACL_SUCCESS);            // no device needed
+    EXPECT(m == ACL_RT_OVERFLOW_MODE_INFNAN);                     // the 910B/910_93 default
+    EXPECT_RC(aclrtGetDeviceSatMode(nullptr), ACL_ERROR_INVALID_PARAM);
+}
+
+ABI_CHECK(aclrtSetDeviceSatMode) {
+    aclrtFloatOverflowMode m = ACL_RT_OVERFLOW_MODE_UNDEF;
+    EXPECT_RC(aclrtSetDeviceSatMode(ACL_RT_OVERFLOW_MODE_SATURATION), ACL_SUCCESS);
+    EXPECT_RC(aclrtGetDeviceSatMode(&m), ACL_SUCCESS);
+    EXPECT(m == ACL_RT_OVERFLOW_MODE_SATURATION);
+    EXPECT_RC(aclrtSetDeviceSatMode(ACL_RT_OVERFLOW_MODE_UNDEF), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtSetDeviceSatMode(ACL_RT_OVERFLOW_MODE_INFNAN), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtStreamAbort) {
+    aclrtStream s = nullptr;
+    AbiGate gate;
+    AbiCalls calls;
+    EXPECT_RC(aclrtStreamAbort(nullptr), ACL_ERROR_RT_CONTEXT_NULL);  // no device
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    EXPECT_RC(aclrtLaunchHostFunc(s, abi_gate_fn, &gate), ACL_SUCCESS);
+    EXPECT_RC(aclrtLaunchHostFunc(s, abi_calls_fn, &calls), ACL_SUCCESS);
+    EXPECT(abi_gate_entered(gate));
+    EXPECT_RC(aclrtStreamAbort(s), ACL_SUCCESS);                  // drops the queued call
+    abi_gate_open(gate);
+    EXPECT_RC(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    EXPECT(calls.count() == 0);
+    EXPECT_RC(aclrtLaunchHostFunc(s, abi_calls_fn, &calls), ACL_SUCCESS);  // runs again
+    EXPECT_RC(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    EXPECT(calls.count() == 1);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtStreamAbort(s), ACL_ERROR_RT_INVALID_HANDLE);  // destroyed
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtDeviceTaskAbort) {
+    aclrtStream s = nullptr;
+    AbiGate gate;
+    AbiCalls calls;
+    EXPECT_RC(aclrtDeviceTaskAbort(ABI_DEVICES, 0), ACL_ERROR_RT_INVALID_DEVICEID);
+    EXPECT_RC(aclrtDeviceTaskAbort(0, 36 * 60 * 1000 + 1), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtSetDevice(1), ACL_SUCCESS);
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    EXPECT_RC(aclrtLaunchHostFunc(s, abi_gate_fn, &gate), ACL_SUCCESS);
+    EXPECT_RC(aclrtLaunchHostFunc(s, abi_calls_fn, &calls), ACL_SUCCESS);
+    EXPECT_RC(aclrtLaunchHostFunc(nullptr, abi_calls_fn, &calls), ACL_SUCCESS);
+    EXPECT(abi_gate_entered(gate));
+    EXPECT_RC(aclrtDeviceTaskAbort(1, 5000), ACL_SUCCESS);
+    abi_gate_open(gate);
+    EXPECT_RC(aclrtSynchronizeDevice(), ACL_SUCCESS);
+    EXPECT(calls.count() <= 1);                                   // the queued call was dropped
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(1), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtValueWrite) {
+    void *word = nullptr;
+    uint64_t host = 0;
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtMalloc(&word, 8, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtValueWrite(word, 42, 0, nullptr), ACL_SUCCESS);
+    EXPECT_RC(aclrtSynchronizeStream(nullptr), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemcpy(&host, 8, word, 8, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT(host == 42);
+    EXPECT_RC(aclrtValueWrite(word, 1, 1, nullptr), ACL_ERROR_RT_PARAM_INVALID);   // flag must be 0
+    EXPECT_RC(aclrtValueWrite(&host, 1, 0, nullptr), ACL_ERROR_RT_PARAM_INVALID);  // host memory
+    EXPECT_RC(aclrtValueWrite(nullptr, 1, 0, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtFree(word), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtValueWait) {
+    void *word = nullptr;
+    aclrtStream waiter = nullptr;
+    AbiCalls calls;
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtMalloc(&word, 8, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemset(word, 8, 0, 8), ACL_SUCCESS);
+    EXPECT_RC(aclrtCreateStream(&waiter), ACL_SUCCESS);
+    EXPECT_RC(aclrtValueWait(word, 5, 0, waiter), ACL_SUCCESS);  // until *word >= 5
+    EXPECT_RC(aclrtLaunchHostFunc(waiter, abi_calls_fn, &calls), ACL_SUCCESS);
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    EXPECT(calls.count() == 0);
+    EXPECT_RC(aclrtValueWrite(word, 6, 0, nullptr), ACL_SUCCESS);
+    EXPECT_RC(aclrtSynchronizeStream(waiter), ACL_SUCCESS);
+    EXPECT(calls.count() == 1);
+    EXPECT_RC(aclrtValueWait(word, 1, 4, waiter), ACL_ERROR_RT_PARAM_INVALID);     // flag in [0, 4)
+    EXPECT_RC(aclrtValueWait(nullptr, 1, 0, waiter), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtDestroyStream(waiter), ACL_SUCCESS);
+    EXPECT_RC(aclrtFree(word), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtGetResInCurrentThread) {
+    uint32_t n = 0;
+    EXPECT_RC(aclrtGetResInCurrentThread(ACL_RT_DEV_RES_CUBE_CORE, &n), ACL_ERROR_RT_CONTEXT_NULL);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtGetResInCurrentThread(ACL_RT_DEV_RES_CUBE_CORE, &n), ACL_SUCCESS);
+    int64_t cube = 0;
+    EXPECT_RC(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_CUBE_CORE_NUM, &cube), ACL_SUCCESS);
+    EXPECT((int64_t)n == cube);
+    EXPECT_RC(aclrtGetResInCurrentThread((aclrtDevResLimitType)2, &n), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtGetResInCurrentThread(ACL_RT_DEV_RES_VECTOR_CORE, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtCtxGetSysParamOpt) {
+    int64_t v = -1;
+    EXPECT_RC(aclrtCtxGetSysParamOpt(ACL_OPT_DETERMINISTIC, &v), ACL_ERROR_RT_CONTEXT_NULL);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtContext c = nullptr;
+    EXPECT_RC(aclrtCreateContext(&c, 0), ACL_SUCCESS);            // a fresh context: nothing set
+    EXPECT_RC(aclrtCtxGetSysParamOpt(ACL_OPT_DETERMINISTIC, &v), ACL_ERROR_RT_SYSPARAMOPT_NOT_SET);
+    EXPECT_RC(aclrtCtxGetSysParamOpt((aclSysParamOpt)3, &v), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtCtxGetSysParamOpt(ACL_OPT_DETERMINISTIC, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtDestroyContext(c), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtCtxSetSysParamOpt) {
+    int64_t v = -1;
+    aclrtContext c = nullptr;
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtCreateContext(&c, 0), ACL_SUCCESS);
+    EXPECT_RC(aclrtCtxSetSysParamOpt(ACL_OPT_DETERMINISTIC, 3), ACL_SUCCESS);
+    EXPECT_RC(aclrtCtxGetSysParamOpt(ACL_OPT_DETERMINISTIC, &v), ACL_SUCCESS);
+    EXPECT(v == 3);
+    EXPECT_RC(aclrtCtxSetSysParamOpt(ACL_OPT_DETERMINISTIC, 4), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtCtxSetSysParamOpt(ACL_OPT_ENABLE_DEBUG_KERNEL, 2), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtCtxSetSysParamOpt((aclSysParamOpt)3, 1), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtDestroyContext(c), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtGetSysParamOpt) {
+    int64_t v = -1;
+    EXPECT_RC(aclrtGetSysParamOpt((aclSysParamOpt)4, &v), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtGetSysParamOpt(ACL_OPT_DETERMINISTIC, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtSetSysParamOpt(ACL_OPT_STRONG_CONSISTENCY, 1), ACL_SUCCESS);
+    EXPECT_RC(aclrtGetSysParamOpt(ACL_OPT_STRONG_CONSISTENCY, &v), ACL_SUCCESS);  // no device needed
+    EXPECT(v == 1);
+}
+
+ABI_CHECK(aclrtSetSysParamOpt) {
+    int64_t v = -1;
+    EXPECT_RC(aclrtSetSysParamOpt((aclSysParamOpt)3, 1), ACL_SUCCESS);  // kernel early start: process only
+    EXPECT_RC(aclrtGetSysParamOpt((aclSysParamOpt)3, &v), ACL_SUCCESS);
+    EXPECT(v == 1);
+    EXPECT_RC(aclrtSetSysParamOpt(ACL_OPT_ENABLE_DEBUG_KERNEL, -1), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtSetSysParamOpt((aclSysParamOpt)4, 0), ACL_ERROR_INVALID_PARAM);
+}
+
+ABI_CHECK(aclrtGetDeviceUtilizationRate) {
+    aclrtUtilizationInfo u;
+    memset(&u, 0, sizeof u);
+    EXPECT_RC(aclrtGetDeviceUtilizationRate(0, &u), ACL_SUCCESS);
+    EXPECT(u.cubeUtilization >= 0 && u.cubeUtilization <= 100);
+    EXPECT(u.memoryUtilization == -1);                            // not supported
+    EXPECT_RC(aclrtGetDeviceUtilizationRate(0, nullptr), ACL_ERROR_INVALID_PARAM);
+    u.utilizationExtend = reinterpret_cast<aclrtUtilizationExtendInfo *>(&u);
+    EXPECT_RC(aclrtGetDeviceUtilizationRate(0, &u), ACL_ERROR_INVALID_PARAM);  // reserved, must be null
+}

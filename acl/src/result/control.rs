@@ -1,0 +1,86 @@
+//! Runtime control: the last error, operator timeouts, device
+//! synchronisation with a timeout, aborting queued work, the saturation
+//! mode, and 64-bit values written and awaited in stream order.
+
+use super::forward;
+use crate::error::Result;
+use acl_sys as sys;
+use std::ffi::c_void;
+
+/// `aclrtGetLastError`: the calling thread's last runtime error code
+/// (`ACL_SUCCESS` when none), which the runtime resets.
+#[doc(alias = "aclrtGetLastError")]
+pub fn get_last_error(level: sys::aclrtLastErrLevel) -> Result<sys::aclError> {
+    // SAFETY: no pointers; any level is checked by the runtime.
+    Ok(unsafe { sys::aclrtGetLastError(level) }?)
+}
+
+/// `aclrtPeekAtLastError`: the calling thread's last runtime error code,
+/// left in place.
+#[doc(alias = "aclrtPeekAtLastError")]
+pub fn peek_at_last_error(level: sys::aclrtLastErrLevel) -> Result<sys::aclError> {
+    // SAFETY: no pointers; any level is checked by the runtime.
+    Ok(unsafe { sys::aclrtPeekAtLastError(level) }?)
+}
+
+/// `aclrtSetOpWaitTimeout`: how long (seconds, 0 for ever) a queued wait
+/// may block its stream.
+#[doc(alias = "aclrtSetOpWaitTimeout")]
+pub fn set_op_wait_timeout(seconds: u32) -> Result<()> {
+    // SAFETY: no pointers.
+    unsafe { call!(aclrtSetOpWaitTimeout(seconds)) }
+}
+
+/// `aclrtSetOpExecuteTimeOut`: the operator execution timeout, seconds.
+#[doc(alias = "aclrtSetOpExecuteTimeOut")]
+pub fn set_op_execute_time_out(seconds: u32) -> Result<()> {
+    // SAFETY: no pointers.
+    unsafe { call!(aclrtSetOpExecuteTimeOut(seconds)) }
+}
+
+/// `aclrtSynchronizeDeviceWithTimeout`: waits for the current device's
+/// streams, giving up after `timeout_ms` (−1: never).
+#[doc(alias = "aclrtSynchronizeDeviceWithTimeout")]
+pub fn synchronize_device_with_timeout(timeout_ms: i32) -> Result<()> {
+    // SAFETY: no pointers.
+    unsafe { call!(aclrtSynchronizeDeviceWithTimeout(timeout_ms)) }
+}
+
+/// `aclrtDeviceTaskAbort`: aborts the queued work of every stream of a
+/// device, within `timeout_ms` (0: no limit).
+#[doc(alias = "aclrtDeviceTaskAbort")]
+pub fn device_task_abort(device: i32, timeout_ms: u32) -> Result<()> {
+    // SAFETY: no pointers.
+    unsafe { call!(aclrtDeviceTaskAbort(device, timeout_ms)) }
+}
+
+/// `aclrtGetDeviceSatMode`: the floating-point overflow mode.
+#[doc(alias = "aclrtGetDeviceSatMode")]
+pub fn get_device_sat_mode() -> Result<sys::aclrtFloatOverflowMode> {
+    let mut mode = sys::ACL_RT_OVERFLOW_MODE_UNDEF;
+    // SAFETY: a valid out-pointer.
+    unsafe { call!(aclrtGetDeviceSatMode(&mut mode)) }?;
+    Ok(mode)
+}
+
+/// `aclrtSetDeviceSatMode`: sets the floating-point overflow mode.
+#[doc(alias = "aclrtSetDeviceSatMode")]
+pub fn set_device_sat_mode(mode: sys::aclrtFloatOverflowMode) -> Result<()> {
+    // SAFETY: no pointers; the runtime checks the value.
+    unsafe { call!(aclrtSetDeviceSatMode(mode)) }
+}
+
+forward! {
+    /// `aclrtStreamAbort`: drops the stream's queued tasks and stops a
+    /// waiting one.
+    #[doc(alias = "aclrtStreamAbort")]
+    stream_abort = aclrtStreamAbort(stream: sys::aclrtStream);
+    /// `aclrtValueWrite`: queues the write of a 64-bit value to device
+    /// memory.
+    #[doc(alias = "aclrtValueWrite")]
+    value_write = aclrtValueWrite(dev_addr: *mut c_void, value: u64, flag: u32, stream: sys::aclrtStream);
+    /// `aclrtValueWait`: queues a wait until the 64-bit value at `dev_addr`
+    /// meets the condition `flag` names.
+    #[doc(alias = "aclrtValueWait")]
+    value_wait = aclrtValueWait(dev_addr: *mut c_void, value: u64, flag: u32, stream: sys::aclrtStream);
+}
