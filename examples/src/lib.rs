@@ -9,6 +9,7 @@
 use std::fmt;
 
 pub mod custom_kernel;
+pub mod embed;
 pub mod infer_model;
 pub mod llm_forward;
 pub mod ops_demo;
@@ -45,6 +46,17 @@ impl fmt::Display for Backend {
 /// not load, or an HCCL library named by `CANN_HCCL_LIB` without an
 /// AscendCL to go with it (never replaced by the simulator).
 pub fn select_backend() -> Result<Backend, String> {
+    select_backend_noting(|note| println!("{note}"))
+}
+
+/// [`select_backend`], with the one-line note that no CANN install was
+/// found (and the simulator runs) passed to `note` instead of printed on
+/// standard output: for an example whose standard output is data.
+///
+/// # Errors
+///
+/// As [`select_backend`].
+pub fn select_backend_noting(note: impl FnOnce(&str)) -> Result<Backend, String> {
     let wanted = std::env::var("CANN_BACKEND").unwrap_or_default();
     match wanted.trim() {
         "sim" => install_sim(),
@@ -71,8 +83,8 @@ pub fn select_backend() -> Result<Backend, String> {
                 ))
             }
             Err(_) => {
-                println!(
-                    "No CANN install found (set ASCEND_HOME_PATH or CANN_ACL_LIB to use one); running on cann-sim, the software NPU."
+                note(
+                    "No CANN install found (set ASCEND_HOME_PATH or CANN_ACL_LIB to use one); running on cann-sim, the software NPU.",
                 );
                 install_sim()
             }
