@@ -89,14 +89,17 @@ mod tests {
     #[test]
     fn table_covers_every_function_of_the_headers() {
         // acl.h (with acl_rt.h, acl_op.h, acl_mdl.h, acl_base*.h),
-        // acl_op_compiler.h and acl_prof.h of ACL 1.17.0.
-        assert_eq!(Api::SYMBOLS.len(), 589);
+        // acl_op_compiler.h, acl_prof.h, acl_tdt.h and acl_tdt_queue.h of
+        // ACL 1.17.0.
+        assert_eq!(Api::SYMBOLS.len(), 649);
         for name in [
             "aclInit",
             "aclrtMalloc",
             "aclopCompileAndExecuteV2",
             "aclmdlExecute",
             "aclprofStart",
+            "acltdtCreateChannel",
+            "acltdtCreateQueue",
         ] {
             assert!(Api::SYMBOLS.contains(&name), "{name}");
         }

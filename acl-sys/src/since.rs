@@ -404,6 +404,16 @@ pub const ADDED: &[(&str, u8)] = &[
     ("aclsysGetCANNVersion", 2),
     ("aclsysGetVersionNum", 6),
     ("aclsysGetVersionStr", 6),
+    ("acltdtAppendBufChain", 2),
+    ("acltdtCleanChannel", 2),
+    ("acltdtCopyBufRef", 2),
+    ("acltdtGetBufChainNum", 2),
+    ("acltdtGetBufDataLen", 2),
+    ("acltdtGetBufFromChain", 2),
+    ("acltdtGetBufUserData", 2),
+    ("acltdtGetSliceInfoFromItem", 2),
+    ("acltdtSetBufDataLen", 2),
+    ("acltdtSetBufUserData", 2),
 ];
 
 /// Functions whose signature differs between header sets, sorted by name,

@@ -1688,6 +1688,168 @@ pub fn acl_api() -> acl_sys::Api {
         ),
         aclsysGetVersionNum: crate::present("aclsysGetVersionNum", crate::acl::aclsysGetVersionNum),
         aclsysGetVersionStr: crate::present("aclsysGetVersionStr", crate::acl::aclsysGetVersionStr),
+        acltdtAddDataItem: crate::present("acltdtAddDataItem", crate::acl::acltdtAddDataItem),
+        acltdtAddQueueRoute: crate::present("acltdtAddQueueRoute", crate::acl::acltdtAddQueueRoute),
+        acltdtAllocBuf: crate::present("acltdtAllocBuf", crate::acl::acltdtAllocBuf),
+        acltdtAppendBufChain: crate::present(
+            "acltdtAppendBufChain",
+            crate::acl::acltdtAppendBufChain,
+        ),
+        acltdtAttachQueue: crate::present("acltdtAttachQueue", crate::acl::acltdtAttachQueue),
+        acltdtBindQueueRoutes: crate::present(
+            "acltdtBindQueueRoutes",
+            crate::acl::acltdtBindQueueRoutes,
+        ),
+        acltdtCleanChannel: crate::present("acltdtCleanChannel", crate::acl::acltdtCleanChannel),
+        acltdtCopyBufRef: crate::present("acltdtCopyBufRef", crate::acl::acltdtCopyBufRef),
+        acltdtCreateChannel: crate::present("acltdtCreateChannel", crate::acl::acltdtCreateChannel),
+        acltdtCreateChannelWithCapacity: crate::present(
+            "acltdtCreateChannelWithCapacity",
+            crate::acl::acltdtCreateChannelWithCapacity,
+        ),
+        acltdtCreateDataItem: crate::present(
+            "acltdtCreateDataItem",
+            crate::acl::acltdtCreateDataItem,
+        ),
+        acltdtCreateDataset: crate::present("acltdtCreateDataset", crate::acl::acltdtCreateDataset),
+        acltdtCreateQueue: crate::present("acltdtCreateQueue", crate::acl::acltdtCreateQueue),
+        acltdtCreateQueueAttr: crate::present(
+            "acltdtCreateQueueAttr",
+            crate::acl::acltdtCreateQueueAttr,
+        ),
+        acltdtCreateQueueRoute: crate::present(
+            "acltdtCreateQueueRoute",
+            crate::acl::acltdtCreateQueueRoute,
+        ),
+        acltdtCreateQueueRouteList: crate::present(
+            "acltdtCreateQueueRouteList",
+            crate::acl::acltdtCreateQueueRouteList,
+        ),
+        acltdtCreateQueueRouteQueryInfo: crate::present(
+            "acltdtCreateQueueRouteQueryInfo",
+            crate::acl::acltdtCreateQueueRouteQueryInfo,
+        ),
+        acltdtDequeue: crate::present("acltdtDequeue", crate::acl::acltdtDequeue),
+        acltdtDequeueData: crate::present("acltdtDequeueData", crate::acl::acltdtDequeueData),
+        acltdtDestroyChannel: crate::present(
+            "acltdtDestroyChannel",
+            crate::acl::acltdtDestroyChannel,
+        ),
+        acltdtDestroyDataItem: crate::present(
+            "acltdtDestroyDataItem",
+            crate::acl::acltdtDestroyDataItem,
+        ),
+        acltdtDestroyDataset: crate::present(
+            "acltdtDestroyDataset",
+            crate::acl::acltdtDestroyDataset,
+        ),
+        acltdtDestroyQueue: crate::present("acltdtDestroyQueue", crate::acl::acltdtDestroyQueue),
+        acltdtDestroyQueueAttr: crate::present(
+            "acltdtDestroyQueueAttr",
+            crate::acl::acltdtDestroyQueueAttr,
+        ),
+        acltdtDestroyQueueRoute: crate::present(
+            "acltdtDestroyQueueRoute",
+            crate::acl::acltdtDestroyQueueRoute,
+        ),
+        acltdtDestroyQueueRouteList: crate::present(
+            "acltdtDestroyQueueRouteList",
+            crate::acl::acltdtDestroyQueueRouteList,
+        ),
+        acltdtDestroyQueueRouteQueryInfo: crate::present(
+            "acltdtDestroyQueueRouteQueryInfo",
+            crate::acl::acltdtDestroyQueueRouteQueryInfo,
+        ),
+        acltdtEnqueue: crate::present("acltdtEnqueue", crate::acl::acltdtEnqueue),
+        acltdtEnqueueData: crate::present("acltdtEnqueueData", crate::acl::acltdtEnqueueData),
+        acltdtFreeBuf: crate::present("acltdtFreeBuf", crate::acl::acltdtFreeBuf),
+        acltdtGetBufChainNum: crate::present(
+            "acltdtGetBufChainNum",
+            crate::acl::acltdtGetBufChainNum,
+        ),
+        acltdtGetBufData: crate::present("acltdtGetBufData", crate::acl::acltdtGetBufData),
+        acltdtGetBufDataLen: crate::present("acltdtGetBufDataLen", crate::acl::acltdtGetBufDataLen),
+        acltdtGetBufFromChain: crate::present(
+            "acltdtGetBufFromChain",
+            crate::acl::acltdtGetBufFromChain,
+        ),
+        acltdtGetBufUserData: crate::present(
+            "acltdtGetBufUserData",
+            crate::acl::acltdtGetBufUserData,
+        ),
+        acltdtGetDataAddrFromItem: crate::present(
+            "acltdtGetDataAddrFromItem",
+            crate::acl::acltdtGetDataAddrFromItem,
+        ),
+        acltdtGetDataItem: crate::present("acltdtGetDataItem", crate::acl::acltdtGetDataItem),
+        acltdtGetDataSizeFromItem: crate::present(
+            "acltdtGetDataSizeFromItem",
+            crate::acl::acltdtGetDataSizeFromItem,
+        ),
+        acltdtGetDataTypeFromItem: crate::present(
+            "acltdtGetDataTypeFromItem",
+            crate::acl::acltdtGetDataTypeFromItem,
+        ),
+        acltdtGetDatasetName: crate::present(
+            "acltdtGetDatasetName",
+            crate::acl::acltdtGetDatasetName,
+        ),
+        acltdtGetDatasetSize: crate::present(
+            "acltdtGetDatasetSize",
+            crate::acl::acltdtGetDatasetSize,
+        ),
+        acltdtGetDimNumFromItem: crate::present(
+            "acltdtGetDimNumFromItem",
+            crate::acl::acltdtGetDimNumFromItem,
+        ),
+        acltdtGetDimsFromItem: crate::present(
+            "acltdtGetDimsFromItem",
+            crate::acl::acltdtGetDimsFromItem,
+        ),
+        acltdtGetQueueAttr: crate::present("acltdtGetQueueAttr", crate::acl::acltdtGetQueueAttr),
+        acltdtGetQueueRoute: crate::present("acltdtGetQueueRoute", crate::acl::acltdtGetQueueRoute),
+        acltdtGetQueueRouteNum: crate::present(
+            "acltdtGetQueueRouteNum",
+            crate::acl::acltdtGetQueueRouteNum,
+        ),
+        acltdtGetQueueRouteParam: crate::present(
+            "acltdtGetQueueRouteParam",
+            crate::acl::acltdtGetQueueRouteParam,
+        ),
+        acltdtGetSliceInfoFromItem: crate::present(
+            "acltdtGetSliceInfoFromItem",
+            crate::acl::acltdtGetSliceInfoFromItem,
+        ),
+        acltdtGetTensorTypeFromItem: crate::present(
+            "acltdtGetTensorTypeFromItem",
+            crate::acl::acltdtGetTensorTypeFromItem,
+        ),
+        acltdtGrantQueue: crate::present("acltdtGrantQueue", crate::acl::acltdtGrantQueue),
+        acltdtQueryChannelSize: crate::present(
+            "acltdtQueryChannelSize",
+            crate::acl::acltdtQueryChannelSize,
+        ),
+        acltdtQueryQueueRoutes: crate::present(
+            "acltdtQueryQueueRoutes",
+            crate::acl::acltdtQueryQueueRoutes,
+        ),
+        acltdtReceiveTensor: crate::present("acltdtReceiveTensor", crate::acl::acltdtReceiveTensor),
+        acltdtSendTensor: crate::present("acltdtSendTensor", crate::acl::acltdtSendTensor),
+        acltdtSetBufDataLen: crate::present("acltdtSetBufDataLen", crate::acl::acltdtSetBufDataLen),
+        acltdtSetBufUserData: crate::present(
+            "acltdtSetBufUserData",
+            crate::acl::acltdtSetBufUserData,
+        ),
+        acltdtSetQueueAttr: crate::present("acltdtSetQueueAttr", crate::acl::acltdtSetQueueAttr),
+        acltdtSetQueueRouteQueryInfo: crate::present(
+            "acltdtSetQueueRouteQueryInfo",
+            crate::acl::acltdtSetQueueRouteQueryInfo,
+        ),
+        acltdtStopChannel: crate::present("acltdtStopChannel", crate::acl::acltdtStopChannel),
+        acltdtUnbindQueueRoutes: crate::present(
+            "acltdtUnbindQueueRoutes",
+            crate::acl::acltdtUnbindQueueRoutes,
+        ),
     }
 }
 ///The simulator's hccl table: every function of `hccl_sys`, implemented or not supported.

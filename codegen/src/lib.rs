@@ -332,10 +332,12 @@ pub mod headers {
     /// The AscendCL headers the bindings are generated from, relative to the
     /// directory that holds `acl/` (e.g. `torch_npu/include/third_party/acl/inc`
     /// or `$ASCEND_HOME_PATH/include`).
-    pub const ACL_HEADERS: [&str; 6] = [
+    pub const ACL_HEADERS: [&str; 8] = [
         "acl/acl.h",
         "acl/acl_op_compiler.h",
         "acl/acl_prof.h",
+        "acl/acl_tdt.h",
+        "acl/acl_tdt_queue.h",
         "acl/error_codes/rt_error_codes.h",
         "acl/error_codes/ge_error_codes.h",
         "acl/acl_base.h",

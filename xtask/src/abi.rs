@@ -71,6 +71,10 @@ struct Lib {
     status_type: &'static str,
     /// The header's name for "not supported".
     not_supported: &'static str,
+    /// Unimplemented functions probed by name, besides the library's first
+    /// one: each must answer `not_supported` and name itself in
+    /// `aclGetRecentErrMsg` (one per area cann-sim declares but leaves out).
+    named_probes: &'static [&'static str],
 }
 
 const LIBS: [Lib; 2] = [
@@ -80,6 +84,8 @@ const LIBS: [Lib; 2] = [
         sim_dir: "cann-sim/src/acl",
         status_type: "aclError",
         not_supported: "ACL_ERROR_API_NOT_SUPPORT",
+        // The data-transfer API (acl_tdt.h: channels; acl_tdt_queue.h: queues).
+        named_probes: &["acltdtSendTensor", "acltdtCreateQueue"],
     },
     Lib {
         label: "HCCL",
@@ -87,6 +93,7 @@ const LIBS: [Lib; 2] = [
         sim_dir: "cann-sim/src/hccl",
         status_type: "HcclResult",
         not_supported: "HCCL_E_NOT_SUPPORT",
+        named_probes: &[],
     },
 ];
 
@@ -338,15 +345,41 @@ impl Plan {
     /// The first function of `lib` that cann-sim does not implement, that
     /// answers a status code and takes only integers and pointers.
     fn not_supported_probe(&self, lib: usize) -> Option<&Function> {
-        self.libs[lib].iter().find(|f| {
-            f.decl.sig.variadic.is_none()
-                && !self.implemented[lib].contains(&f.name)
-                && !self.checks.iter().any(|c| c.function == f.name)
-                && returns(&f.decl.sig.output, LIBS[lib].status_type)
-                && params(&f.decl)
+        self.libs[lib].iter().find(|f| self.probeable(lib, f))
+    }
+
+    /// The functions of `lib`'s `named_probes`; an error names one that
+    /// cannot be probed (not in the bindings, implemented, or not answering a
+    /// status code from integers and pointers).
+    fn named_probes(&self, lib: usize) -> Result<Vec<&Function>, String> {
+        LIBS[lib]
+            .named_probes
+            .iter()
+            .map(|name| {
+                self.libs[lib]
                     .iter()
-                    .all(|t| is_integer_or_pointer(t, &self.aliases, 0))
-        })
+                    .find(|f| f.name == *name && self.probeable(lib, f))
+                    .ok_or_else(|| {
+                        format!(
+                            "{name}, a named not-supported probe of {} (xtask/src/abi.rs), is not \
+                             an unimplemented function answering {} from integers and pointers: \
+                             remove it from `named_probes`",
+                            LIBS[lib].label, LIBS[lib].status_type
+                        )
+                    })
+            })
+            .collect()
+    }
+
+    /// Can `f` of `lib` be called with zeros to see "not supported"?
+    fn probeable(&self, lib: usize, f: &Function) -> bool {
+        f.decl.sig.variadic.is_none()
+            && !self.implemented[lib].contains(&f.name)
+            && !self.checks.iter().any(|c| c.function == f.name)
+            && returns(&f.decl.sig.output, LIBS[lib].status_type)
+            && params(&f.decl)
+                .iter()
+                .all(|t| is_integer_or_pointer(t, &self.aliases, 0))
     }
 }
 
@@ -700,27 +733,30 @@ fn generate(plan: &Plan, path: &Path) -> Result<Program, String> {
     // One function of each library that cann-sim does not implement.
     let mut probe_notes = Vec::new();
     for (i, lib) in LIBS.iter().enumerate() {
-        let Some(f) = plan.not_supported_probe(i) else {
+        let first = plan.not_supported_probe(i);
+        if first.is_none() {
             probe_notes.push(format!(
                 "not supported ({}): no unimplemented function answering {} to call",
                 lib.label, lib.status_type
             ));
-            continue;
-        };
-        let fname = format!("abi_probe_{}", lib.label.to_lowercase());
-        src.push(&format!(
-            "static void {fname}() {{ ABI_NOT_SUPPORTED({}, {}); }}",
-            f.name, lib.not_supported
-        ));
-        src.push("");
-        let args = vec!["0"; params(&f.decl).len()].join(", ");
-        groups.push((
-            format!(
-                "not supported ({}): {}({args}) returns {} and aclGetRecentErrMsg names it",
-                lib.label, f.name, lib.not_supported
-            ),
-            fname,
-        ));
+        }
+        let probes = first.into_iter().chain(plan.named_probes(i)?);
+        for (n, f) in probes.enumerate() {
+            let fname = format!("abi_probe_{}_{n}", lib.label.to_lowercase());
+            src.push(&format!(
+                "static void {fname}() {{ ABI_NOT_SUPPORTED({}, {}); }}",
+                f.name, lib.not_supported
+            ));
+            src.push("");
+            let args = vec!["0"; params(&f.decl).len()].join(", ");
+            groups.push((
+                format!(
+                    "not supported ({}): {}({args}) returns {} and aclGetRecentErrMsg names it",
+                    lib.label, f.name, lib.not_supported
+                ),
+                fname,
+            ));
+        }
     }
 
     let exported: usize = plan

@@ -35,6 +35,10 @@ const LIBS: [SimLib; 4] = [
             ("aclError", "acl_sys::ACL_ERROR_API_NOT_SUPPORT"),
             ("aclDataType", "acl_sys::ACL_DT_UNDEFINED"),
             ("aclFormat", "acl_sys::ACL_FORMAT_UNDEFINED"),
+            // hicann/runtime src/acl/acl_tdt_channel/tensor_data_transfer.cpp,
+            // acltdtGetTensorTypeFromItem: its failure value (zero would be
+            // ACL_TENSOR_DATA_TENSOR, a valid answer).
+            ("acltdtTensorType", "acl_sys::ACL_TENSOR_DATA_UNDEFINED"),
         ],
         table_fn: "acl_api",
     },

@@ -3323,3 +3323,505 @@ pub unsafe extern "C" fn aclsysGetVersionNum(
     crate::recent_error::not_supported("aclsysGetVersionNum");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
+///`acltdtAddDataItem`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtAddDataItem(
+    _arg0: *mut acltdtDataset,
+    _arg1: *mut acltdtDataItem,
+) -> aclError {
+    crate::recent_error::not_supported("acltdtAddDataItem");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtAddQueueRoute`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtAddQueueRoute(
+    _arg0: *mut acltdtQueueRouteList,
+    _arg1: *const acltdtQueueRoute,
+) -> aclError {
+    crate::recent_error::not_supported("acltdtAddQueueRoute");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtAllocBuf`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtAllocBuf(
+    _arg0: usize,
+    _arg1: u32,
+    _arg2: *mut acltdtBuf,
+) -> aclError {
+    crate::recent_error::not_supported("acltdtAllocBuf");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtAppendBufChain`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtAppendBufChain(_arg0: acltdtBuf, _arg1: acltdtBuf) -> aclError {
+    crate::recent_error::not_supported("acltdtAppendBufChain");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtAttachQueue`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtAttachQueue(_arg0: u32, _arg1: i32, _arg2: *mut u32) -> aclError {
+    crate::recent_error::not_supported("acltdtAttachQueue");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtBindQueueRoutes`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtBindQueueRoutes(_arg0: *mut acltdtQueueRouteList) -> aclError {
+    crate::recent_error::not_supported("acltdtBindQueueRoutes");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtCleanChannel`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtCleanChannel(_arg0: *mut acltdtChannelHandle) -> aclError {
+    crate::recent_error::not_supported("acltdtCleanChannel");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtCopyBufRef`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtCopyBufRef(_arg0: acltdtBuf, _arg1: *mut acltdtBuf) -> aclError {
+    crate::recent_error::not_supported("acltdtCopyBufRef");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtCreateChannel`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtCreateChannel(
+    _arg0: u32,
+    _arg1: *const ::core::ffi::c_char,
+) -> *mut acltdtChannelHandle {
+    crate::recent_error::not_supported("acltdtCreateChannel");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
+    unsafe { ::core::mem::zeroed() }
+}
+///`acltdtCreateChannelWithCapacity`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtCreateChannelWithCapacity(
+    _arg0: u32,
+    _arg1: *const ::core::ffi::c_char,
+    _arg2: usize,
+) -> *mut acltdtChannelHandle {
+    crate::recent_error::not_supported("acltdtCreateChannelWithCapacity");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
+    unsafe { ::core::mem::zeroed() }
+}
+///`acltdtCreateDataItem`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtCreateDataItem(
+    _arg0: acltdtTensorType,
+    _arg1: *const i64,
+    _arg2: usize,
+    _arg3: aclDataType,
+    _arg4: *mut ::core::ffi::c_void,
+    _arg5: usize,
+) -> *mut acltdtDataItem {
+    crate::recent_error::not_supported("acltdtCreateDataItem");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
+    unsafe { ::core::mem::zeroed() }
+}
+///`acltdtCreateDataset`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtCreateDataset() -> *mut acltdtDataset {
+    crate::recent_error::not_supported("acltdtCreateDataset");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
+    unsafe { ::core::mem::zeroed() }
+}
+///`acltdtCreateQueue`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtCreateQueue(
+    _arg0: *const acltdtQueueAttr,
+    _arg1: *mut u32,
+) -> aclError {
+    crate::recent_error::not_supported("acltdtCreateQueue");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtCreateQueueAttr`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtCreateQueueAttr() -> *mut acltdtQueueAttr {
+    crate::recent_error::not_supported("acltdtCreateQueueAttr");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
+    unsafe { ::core::mem::zeroed() }
+}
+///`acltdtCreateQueueRoute`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtCreateQueueRoute(_arg0: u32, _arg1: u32) -> *mut acltdtQueueRoute {
+    crate::recent_error::not_supported("acltdtCreateQueueRoute");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
+    unsafe { ::core::mem::zeroed() }
+}
+///`acltdtCreateQueueRouteList`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtCreateQueueRouteList() -> *mut acltdtQueueRouteList {
+    crate::recent_error::not_supported("acltdtCreateQueueRouteList");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
+    unsafe { ::core::mem::zeroed() }
+}
+///`acltdtCreateQueueRouteQueryInfo`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtCreateQueueRouteQueryInfo() -> *mut acltdtQueueRouteQueryInfo {
+    crate::recent_error::not_supported("acltdtCreateQueueRouteQueryInfo");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
+    unsafe { ::core::mem::zeroed() }
+}
+///`acltdtDequeue`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtDequeue(_arg0: u32, _arg1: *mut acltdtBuf, _arg2: i32) -> aclError {
+    crate::recent_error::not_supported("acltdtDequeue");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtDequeueData`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtDequeueData(
+    _arg0: u32,
+    _arg1: *mut ::core::ffi::c_void,
+    _arg2: usize,
+    _arg3: *mut usize,
+    _arg4: *mut ::core::ffi::c_void,
+    _arg5: usize,
+    _arg6: i32,
+) -> aclError {
+    crate::recent_error::not_supported("acltdtDequeueData");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtDestroyChannel`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtDestroyChannel(_arg0: *mut acltdtChannelHandle) -> aclError {
+    crate::recent_error::not_supported("acltdtDestroyChannel");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtDestroyDataItem`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtDestroyDataItem(_arg0: *mut acltdtDataItem) -> aclError {
+    crate::recent_error::not_supported("acltdtDestroyDataItem");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtDestroyDataset`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtDestroyDataset(_arg0: *mut acltdtDataset) -> aclError {
+    crate::recent_error::not_supported("acltdtDestroyDataset");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtDestroyQueue`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtDestroyQueue(_arg0: u32) -> aclError {
+    crate::recent_error::not_supported("acltdtDestroyQueue");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtDestroyQueueAttr`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtDestroyQueueAttr(_arg0: *const acltdtQueueAttr) -> aclError {
+    crate::recent_error::not_supported("acltdtDestroyQueueAttr");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtDestroyQueueRoute`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtDestroyQueueRoute(_arg0: *const acltdtQueueRoute) -> aclError {
+    crate::recent_error::not_supported("acltdtDestroyQueueRoute");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtDestroyQueueRouteList`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtDestroyQueueRouteList(
+    _arg0: *const acltdtQueueRouteList,
+) -> aclError {
+    crate::recent_error::not_supported("acltdtDestroyQueueRouteList");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtDestroyQueueRouteQueryInfo`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtDestroyQueueRouteQueryInfo(
+    _arg0: *const acltdtQueueRouteQueryInfo,
+) -> aclError {
+    crate::recent_error::not_supported("acltdtDestroyQueueRouteQueryInfo");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtEnqueue`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtEnqueue(_arg0: u32, _arg1: acltdtBuf, _arg2: i32) -> aclError {
+    crate::recent_error::not_supported("acltdtEnqueue");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtEnqueueData`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtEnqueueData(
+    _arg0: u32,
+    _arg1: *const ::core::ffi::c_void,
+    _arg2: usize,
+    _arg3: *const ::core::ffi::c_void,
+    _arg4: usize,
+    _arg5: i32,
+    _arg6: u32,
+) -> aclError {
+    crate::recent_error::not_supported("acltdtEnqueueData");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtFreeBuf`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtFreeBuf(_arg0: acltdtBuf) -> aclError {
+    crate::recent_error::not_supported("acltdtFreeBuf");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtGetBufChainNum`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtGetBufChainNum(_arg0: acltdtBuf, _arg1: *mut u32) -> aclError {
+    crate::recent_error::not_supported("acltdtGetBufChainNum");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtGetBufData`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtGetBufData(
+    _arg0: acltdtBuf,
+    _arg1: *mut *mut ::core::ffi::c_void,
+    _arg2: *mut usize,
+) -> aclError {
+    crate::recent_error::not_supported("acltdtGetBufData");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtGetBufDataLen`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtGetBufDataLen(_arg0: acltdtBuf, _arg1: *mut usize) -> aclError {
+    crate::recent_error::not_supported("acltdtGetBufDataLen");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtGetBufFromChain`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtGetBufFromChain(
+    _arg0: acltdtBuf,
+    _arg1: u32,
+    _arg2: *mut acltdtBuf,
+) -> aclError {
+    crate::recent_error::not_supported("acltdtGetBufFromChain");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtGetBufUserData`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtGetBufUserData(
+    _arg0: acltdtBuf,
+    _arg1: *mut ::core::ffi::c_void,
+    _arg2: usize,
+    _arg3: usize,
+) -> aclError {
+    crate::recent_error::not_supported("acltdtGetBufUserData");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtGetDataAddrFromItem`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtGetDataAddrFromItem(
+    _arg0: *const acltdtDataItem,
+) -> *mut ::core::ffi::c_void {
+    crate::recent_error::not_supported("acltdtGetDataAddrFromItem");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
+    unsafe { ::core::mem::zeroed() }
+}
+///`acltdtGetDataItem`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtGetDataItem(
+    _arg0: *const acltdtDataset,
+    _arg1: usize,
+) -> *mut acltdtDataItem {
+    crate::recent_error::not_supported("acltdtGetDataItem");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
+    unsafe { ::core::mem::zeroed() }
+}
+///`acltdtGetDataSizeFromItem`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtGetDataSizeFromItem(_arg0: *const acltdtDataItem) -> usize {
+    crate::recent_error::not_supported("acltdtGetDataSizeFromItem");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
+    unsafe { ::core::mem::zeroed() }
+}
+///`acltdtGetDataTypeFromItem`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtGetDataTypeFromItem(_arg0: *const acltdtDataItem) -> aclDataType {
+    crate::recent_error::not_supported("acltdtGetDataTypeFromItem");
+    acl_sys::ACL_DT_UNDEFINED
+}
+///`acltdtGetDatasetName`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtGetDatasetName(
+    _arg0: *const acltdtDataset,
+) -> *const ::core::ffi::c_char {
+    crate::recent_error::not_supported("acltdtGetDatasetName");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
+    unsafe { ::core::mem::zeroed() }
+}
+///`acltdtGetDatasetSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtGetDatasetSize(_arg0: *const acltdtDataset) -> usize {
+    crate::recent_error::not_supported("acltdtGetDatasetSize");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
+    unsafe { ::core::mem::zeroed() }
+}
+///`acltdtGetDimNumFromItem`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtGetDimNumFromItem(_arg0: *const acltdtDataItem) -> usize {
+    crate::recent_error::not_supported("acltdtGetDimNumFromItem");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
+    unsafe { ::core::mem::zeroed() }
+}
+///`acltdtGetDimsFromItem`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtGetDimsFromItem(
+    _arg0: *const acltdtDataItem,
+    _arg1: *mut i64,
+    _arg2: usize,
+) -> aclError {
+    crate::recent_error::not_supported("acltdtGetDimsFromItem");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtGetQueueAttr`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtGetQueueAttr(
+    _arg0: *const acltdtQueueAttr,
+    _arg1: acltdtQueueAttrType,
+    _arg2: usize,
+    _arg3: *mut usize,
+    _arg4: *mut ::core::ffi::c_void,
+) -> aclError {
+    crate::recent_error::not_supported("acltdtGetQueueAttr");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtGetQueueRoute`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtGetQueueRoute(
+    _arg0: *const acltdtQueueRouteList,
+    _arg1: usize,
+    _arg2: *mut acltdtQueueRoute,
+) -> aclError {
+    crate::recent_error::not_supported("acltdtGetQueueRoute");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtGetQueueRouteNum`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtGetQueueRouteNum(_arg0: *const acltdtQueueRouteList) -> usize {
+    crate::recent_error::not_supported("acltdtGetQueueRouteNum");
+    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
+    unsafe { ::core::mem::zeroed() }
+}
+///`acltdtGetQueueRouteParam`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtGetQueueRouteParam(
+    _arg0: *const acltdtQueueRoute,
+    _arg1: acltdtQueueRouteParamType,
+    _arg2: usize,
+    _arg3: *mut usize,
+    _arg4: *mut ::core::ffi::c_void,
+) -> aclError {
+    crate::recent_error::not_supported("acltdtGetQueueRouteParam");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtGetSliceInfoFromItem`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtGetSliceInfoFromItem(
+    _arg0: *const acltdtDataItem,
+    _arg1: *mut usize,
+    _arg2: *mut usize,
+) -> aclError {
+    crate::recent_error::not_supported("acltdtGetSliceInfoFromItem");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtGetTensorTypeFromItem`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtGetTensorTypeFromItem(
+    _arg0: *const acltdtDataItem,
+) -> acltdtTensorType {
+    crate::recent_error::not_supported("acltdtGetTensorTypeFromItem");
+    acl_sys::ACL_TENSOR_DATA_UNDEFINED
+}
+///`acltdtGrantQueue`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtGrantQueue(
+    _arg0: u32,
+    _arg1: i32,
+    _arg2: u32,
+    _arg3: i32,
+) -> aclError {
+    crate::recent_error::not_supported("acltdtGrantQueue");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtQueryChannelSize`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtQueryChannelSize(
+    _arg0: *const acltdtChannelHandle,
+    _arg1: *mut usize,
+) -> aclError {
+    crate::recent_error::not_supported("acltdtQueryChannelSize");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtQueryQueueRoutes`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtQueryQueueRoutes(
+    _arg0: *const acltdtQueueRouteQueryInfo,
+    _arg1: *mut acltdtQueueRouteList,
+) -> aclError {
+    crate::recent_error::not_supported("acltdtQueryQueueRoutes");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtReceiveTensor`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtReceiveTensor(
+    _arg0: *const acltdtChannelHandle,
+    _arg1: *mut acltdtDataset,
+    _arg2: i32,
+) -> aclError {
+    crate::recent_error::not_supported("acltdtReceiveTensor");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtSendTensor`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtSendTensor(
+    _arg0: *const acltdtChannelHandle,
+    _arg1: *const acltdtDataset,
+    _arg2: i32,
+) -> aclError {
+    crate::recent_error::not_supported("acltdtSendTensor");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtSetBufDataLen`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtSetBufDataLen(_arg0: acltdtBuf, _arg1: usize) -> aclError {
+    crate::recent_error::not_supported("acltdtSetBufDataLen");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtSetBufUserData`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtSetBufUserData(
+    _arg0: acltdtBuf,
+    _arg1: *const ::core::ffi::c_void,
+    _arg2: usize,
+    _arg3: usize,
+) -> aclError {
+    crate::recent_error::not_supported("acltdtSetBufUserData");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtSetQueueAttr`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtSetQueueAttr(
+    _arg0: *mut acltdtQueueAttr,
+    _arg1: acltdtQueueAttrType,
+    _arg2: usize,
+    _arg3: *const ::core::ffi::c_void,
+) -> aclError {
+    crate::recent_error::not_supported("acltdtSetQueueAttr");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtSetQueueRouteQueryInfo`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtSetQueueRouteQueryInfo(
+    _arg0: *mut acltdtQueueRouteQueryInfo,
+    _arg1: acltdtQueueRouteQueryInfoParamType,
+    _arg2: usize,
+    _arg3: *const ::core::ffi::c_void,
+) -> aclError {
+    crate::recent_error::not_supported("acltdtSetQueueRouteQueryInfo");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtStopChannel`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtStopChannel(_arg0: *mut acltdtChannelHandle) -> aclError {
+    crate::recent_error::not_supported("acltdtStopChannel");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
+///`acltdtUnbindQueueRoutes`: not supported by cann-sim.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtUnbindQueueRoutes(_arg0: *mut acltdtQueueRouteList) -> aclError {
+    crate::recent_error::not_supported("acltdtUnbindQueueRoutes");
+    acl_sys::ACL_ERROR_API_NOT_SUPPORT
+}
