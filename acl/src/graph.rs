@@ -69,7 +69,7 @@
 //! };
 //! let (graph, group) = stream.capture(CaptureMode::Global, |s| {
 //!     let (group, ()) = s.task_group(|s| scaled_add(s, 1.0))?;
-//!     Ok(group)
+//!     Ok::<_, acl::Error>(group)
 //! })?;
 //! graph.launch(&stream)?;
 //! graph.update(&updater, &group, |s| scaled_add(s, 3.0))?;
