@@ -21,7 +21,7 @@
 //! let buf = stream.alloc_zeros::<u8>(1 << 20)?;
 //! let end = stream.record_event()?;
 //! end.synchronize()?;
-//! println!("zeroing 1 MiB took {:?}", end.elapsed_since(&start)?);
+//! println!("zeroing 1 MiB took {:?}", end.elapsed_since(&start)?.unsigned_abs());
 //! # drop(buf);
 //! # Ok::<(), acl::Error>(())
 //! ```
@@ -239,16 +239,33 @@ impl Event {
     }
 
     /// The time from `start` to this event, both recorded with
-    /// [`EventFlags::TIMING`] and complete.
+    /// [`EventFlags::TIMING`] and complete: the end's timestamp minus the
+    /// start's, so it is **negative** when `start` completed after this
+    /// event (the runtime's `aclrtEventElapsedTime` reports the signed
+    /// difference; hicann/runtime `src/acl/aclrt_impl/event.cpp`,
+    /// `aclrtEventElapsedTimeImpl`, passes `rtEventElapsedTime`'s value
+    /// through). The runtime measures in `f32` milliseconds, so the value has
+    /// that resolution (about 0.1 µs near one second).
+    ///
+    /// ```
+    /// # cann_sim::install().unwrap();
+    /// use acl::{Device, Runtime};
+    /// let npu = Device::new(&Runtime::init()?, 0)?;
+    /// let stream = npu.new_stream()?;
+    /// let (a, b) = (stream.record_event()?, stream.record_event()?);
+    /// b.synchronize()?;
+    /// assert!(b.elapsed_since(&a)? >= acl::event::SignedDuration::ZERO);
+    /// assert!(a.elapsed_since(&b)? <= acl::event::SignedDuration::ZERO);
+    /// # Ok::<(), acl::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
     /// `ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID` (107006) when an event has not
-    /// completed yet; [`Error::InvalidArgument`] when `start` is later than
-    /// this event (the runtime reports a negative time) or an event lacks
-    /// the timing flag.
+    /// completed yet; [`Error::InvalidArgument`] when an event lacks the
+    /// timing flag or the runtime reports a non-finite time.
     #[doc(alias = "aclrtEventElapsedTime")]
-    pub fn elapsed_since(&self, start: &Event) -> Result<Duration> {
+    pub fn elapsed_since(&self, start: &Event) -> Result<SignedDuration> {
         for (which, e) in [("start", start), ("end", self)] {
             if !e.flags().contains(EventFlags::TIMING) {
                 return Err(Error::invalid(
@@ -260,13 +277,96 @@ impl Event {
         self.inner.device.bind()?;
         // SAFETY: both events are live.
         let ms = unsafe { result::event_elapsed_time(start.inner.raw, self.inner.raw)? };
-        if !ms.is_finite() || ms < 0.0 {
-            return Err(Error::invalid(
+        SignedDuration::from_millis_f32(ms).ok_or_else(|| {
+            Error::invalid(
                 "Event::elapsed_since",
-                format!("the start event is later than the end event ({ms} ms)"),
-            ));
+                format!("the runtime reported a non-finite time ({ms} ms)"),
+            )
+        })
+    }
+}
+
+/// A time difference that may be negative, in whole nanoseconds: what
+/// [`Event::elapsed_since`] returns (negative when the start event completed
+/// after the end event).
+///
+/// Ordered and compared like the signed number of nanoseconds it holds;
+/// [`SignedDuration::to_duration`] converts a non-negative one to a
+/// [`Duration`], [`SignedDuration::unsigned_abs`] gives the magnitude.
+///
+/// `Send + Sync`: a plain value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SignedDuration {
+    nanos: i64,
+}
+
+impl SignedDuration {
+    /// No time at all.
+    pub const ZERO: SignedDuration = SignedDuration { nanos: 0 };
+
+    /// A difference of `nanos` nanoseconds (negative: backwards).
+    pub const fn from_nanos(nanos: i64) -> Self {
+        SignedDuration { nanos }
+    }
+
+    /// From the runtime's `f32` milliseconds, rounded to the nearest
+    /// nanosecond and saturating at ±`i64::MAX` ns (about 292 years);
+    /// `None` for NaN or an infinity.
+    fn from_millis_f32(ms: f32) -> Option<Self> {
+        // A float-to-int `as` saturates; finite is checked first.
+        ms.is_finite()
+            .then(|| Self::from_nanos((f64::from(ms) * 1e6).round() as i64))
+    }
+
+    /// The signed number of nanoseconds.
+    pub const fn as_nanos(self) -> i64 {
+        self.nanos
+    }
+
+    /// The signed number of seconds, as a float.
+    pub fn as_secs_f64(self) -> f64 {
+        self.nanos as f64 / 1e9
+    }
+
+    /// The signed number of milliseconds, as a float (the unit of
+    /// `aclrtEventElapsedTime`).
+    pub fn as_millis_f64(self) -> f64 {
+        self.nanos as f64 / 1e6
+    }
+
+    /// Whether the difference is below zero (the start came after the end).
+    pub const fn is_negative(self) -> bool {
+        self.nanos < 0
+    }
+
+    /// The magnitude, whichever the direction.
+    pub const fn unsigned_abs(self) -> Duration {
+        Duration::from_nanos(self.nanos.unsigned_abs())
+    }
+
+    /// The difference as a [`Duration`]; `None` when it is negative.
+    pub const fn to_duration(self) -> Option<Duration> {
+        if self.nanos < 0 {
+            None
+        } else {
+            Some(self.unsigned_abs())
         }
-        Ok(Duration::from_secs_f64(f64::from(ms) / 1000.0))
+    }
+}
+
+impl std::ops::Neg for SignedDuration {
+    type Output = SignedDuration;
+
+    /// The opposite direction (saturating at `i64::MIN` ns).
+    fn neg(self) -> Self {
+        Self::from_nanos(self.nanos.saturating_neg())
+    }
+}
+
+impl From<Duration> for SignedDuration {
+    /// A non-negative difference, saturating at `i64::MAX` ns.
+    fn from(d: Duration) -> Self {
+        Self::from_nanos(i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
     }
 }
 
@@ -430,4 +530,52 @@ pub(crate) fn order_after(later: &Stream, earlier: &Stream) -> Result<()> {
         // SAFETY: the event (held by `ev`) and the stream are live.
         unsafe { result::stream_wait_event(later.as_raw(), ev.as_raw()) }
     })
+}
+
+#[cfg(test)]
+mod signed_duration_tests {
+    use super::SignedDuration;
+    use std::time::Duration;
+
+    #[test]
+    fn runtime_milliseconds_convert_with_their_sign_to_the_nearest_nanosecond() {
+        let d = SignedDuration::from_millis_f32(-1.5).unwrap();
+        assert_eq!(d.as_nanos(), -1_500_000);
+        assert!(d.is_negative());
+        assert_eq!(d.to_duration(), None);
+        assert_eq!(d.unsigned_abs(), Duration::from_micros(1500));
+        assert_eq!(-d, SignedDuration::from(Duration::from_micros(1500)));
+        assert_eq!((-d).to_duration(), Some(Duration::from_micros(1500)));
+        assert_eq!(d.as_millis_f64(), -1.5);
+        assert_eq!(d.as_secs_f64(), -0.0015);
+        assert_eq!(
+            SignedDuration::from_millis_f32(0.0),
+            Some(SignedDuration::ZERO)
+        );
+        assert!(SignedDuration::from_millis_f32(-0.25).unwrap() < SignedDuration::ZERO);
+    }
+
+    #[test]
+    fn non_finite_runtime_times_are_rejected_and_huge_ones_saturate() {
+        assert_eq!(SignedDuration::from_millis_f32(f32::NAN), None);
+        assert_eq!(SignedDuration::from_millis_f32(f32::INFINITY), None);
+        assert_eq!(SignedDuration::from_millis_f32(f32::NEG_INFINITY), None);
+        assert_eq!(
+            SignedDuration::from_millis_f32(f32::MAX)
+                .unwrap()
+                .as_nanos(),
+            i64::MAX
+        );
+        assert_eq!(
+            SignedDuration::from_millis_f32(f32::MIN)
+                .unwrap()
+                .as_nanos(),
+            i64::MIN
+        );
+        assert_eq!(
+            -SignedDuration::from_nanos(i64::MIN),
+            SignedDuration::from_nanos(i64::MAX)
+        );
+        assert_eq!(SignedDuration::from(Duration::MAX).as_nanos(), i64::MAX);
+    }
 }

@@ -69,7 +69,7 @@
 //! };
 //! let (graph, group) = stream.capture(CaptureMode::Global, |s| {
 //!     let (group, ()) = s.task_group(|s| scaled_add(s, 1.0))?;
-//!     Ok(group)
+//!     Ok::<_, acl::Error>(group)
 //! })?;
 //! graph.launch(&stream)?;
 //! graph.update(&updater, &group, |s| scaled_add(s, 3.0))?;
@@ -446,13 +446,60 @@ impl Stream {
     /// capture the runtime invalidated, 107025 when another stream joined
     /// and did not rejoin); `f`'s error, after the capture is ended and its
     /// partial graph destroyed.
+    ///
+    /// The error type is `f`'s own, so a framework's error flows through
+    /// unchanged; the crate's errors reach it through `E: From<acl::Error>`.
+    /// A closure whose error type is not fixed by its body names it, e.g.
+    /// `Ok::<_, acl::Error>(value)`.
+    ///
+    /// ```
+    /// # cann_sim::install().unwrap();
+    /// use acl::graph::CaptureMode;
+    /// use acl::{Device, Runtime};
+    ///
+    /// #[derive(Debug)]
+    /// enum BackendError {
+    ///     Acl(acl::Error),
+    ///     Shape(String),
+    /// }
+    /// impl From<acl::Error> for BackendError {
+    ///     fn from(e: acl::Error) -> Self {
+    ///         BackendError::Acl(e)
+    ///     }
+    /// }
+    ///
+    /// let npu = Device::new(&Runtime::init()?, 0)?;
+    /// let stream = npu.new_stream()?;
+    /// let mut buf = stream.alloc_zeros::<f32>(16)?;
+    /// let failed = stream.capture(CaptureMode::Global, |s| {
+    ///     s.memset(&mut buf, 0)?; // an acl::Error would convert
+    ///     Err::<(), _>(BackendError::Shape("rank 5 is not supported".into()))
+    /// });
+    /// assert!(matches!(failed, Err(BackendError::Shape(_))));
+    /// // The capture ended: the stream captures again.
+    /// let (graph, ()) = stream.capture(CaptureMode::Global, |s| s.memset(&mut buf, 0))?;
+    /// # drop(graph);
+    /// # Ok::<(), acl::Error>(())
+    /// ```
     #[doc(alias = "aclmdlRICaptureBegin")]
     #[doc(alias = "aclmdlRICaptureEnd")]
-    pub fn capture<R>(
+    pub fn capture<R, E: From<Error>>(
         &self,
         mode: CaptureMode,
-        f: impl FnOnce(&Stream) -> Result<R>,
-    ) -> Result<(Graph, R)> {
+        f: impl FnOnce(&Stream) -> std::result::Result<R, E>,
+    ) -> std::result::Result<(Graph, R), E> {
+        let capture = self.capture_begin(mode)?;
+        let mut abandon = Abandon {
+            stream: self,
+            armed: true,
+        };
+        let value = f(self)?;
+        Ok((self.capture_end(capture, &mut abandon)?, value))
+    }
+
+    /// [`Stream::capture`] up to the closure: checks, then
+    /// `aclmdlRICaptureBegin`; returns the capture's number.
+    fn capture_begin(&self, mode: CaptureMode) -> Result<u64> {
         const F: &str = "Stream::capture";
         let state = &self.shared().capture;
         if crate::device::in_host_fn() {
@@ -492,11 +539,13 @@ impl Stream {
             return Err(e);
         }
         drop(gate);
-        let mut abandon = Abandon {
-            stream: self,
-            armed: true,
-        };
-        let value = f(self)?;
+        Ok(capture)
+    }
+
+    /// [`Stream::capture`] after the closure succeeded: `aclmdlRICaptureEnd`
+    /// and the graph. `abandon` ends the capture on a failure before that.
+    fn capture_end(&self, capture: u64, abandon: &mut Abandon<'_>) -> Result<Graph> {
+        let state = &self.shared().capture;
         // A failure from here on still ends the capture (the guard), until
         // `aclmdlRICaptureEnd` itself is called.
         self.device().bind()?;
@@ -538,12 +587,9 @@ impl Stream {
             // SAFETY: never read.
             inner.token = Some(unsafe { self.alloc::<u8>(1) }?);
         }
-        Ok((
-            Graph {
-                inner: Arc::new(inner),
-            },
-            value,
-        ))
+        Ok(Graph {
+            inner: Arc::new(inner),
+        })
     }
 
     /// Inside [`Stream::capture`]'s closure, on the capturing stream:

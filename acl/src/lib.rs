@@ -173,7 +173,7 @@ pub mod vmm;
 
 pub use device::{Device, DeviceAttribute, DeviceFeature, MemoryInfo};
 pub use error::{Error, ErrorCode, Result};
-pub use event::{Event, EventFlags};
+pub use event::{Event, EventFlags, SignedDuration};
 pub use host_work::CallbackMode;
 pub use memory::{
     DataType, DeviceBuffer, DeviceMemory, DeviceMemoryMut, DeviceRepr, DeviceSlice, DeviceSliceMut,

@@ -277,7 +277,9 @@ fn work_queued_while_another_thread_toggles_a_capture_stays_ordered() {
     std::thread::scope(|sc| {
         sc.spawn(|| {
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let (g, ()) = s.capture(CaptureMode::Relaxed, |_| Ok(())).unwrap();
+                let (g, ()) = s
+                    .capture(CaptureMode::Relaxed, |_| Ok::<_, acl::Error>(()))
+                    .unwrap();
                 drop(g);
             }
         });

@@ -109,11 +109,87 @@ fn a_launch_on_another_stream_is_ordered_with_host_reads() {
 fn the_default_stream_cannot_capture() {
     let (_g, npu) = setup();
     let s = npu.default_stream();
-    let e = s.capture(CaptureMode::Global, |_| Ok(())).unwrap_err();
+    let e = s
+        .capture(CaptureMode::Global, |_| Ok::<_, acl::Error>(()))
+        .unwrap_err();
     // Its handle is null, which the ACL layer refuses (its real handle:
     // ACL_ERROR_RT_FEATURE_NOT_SUPPORT).
     assert_eq!(e.code(), Some(ErrorCode::InvalidParam), "{e}");
     assert_eq!(s.capture_status().unwrap(), CaptureStatus::None);
+}
+
+/// A framework backend's own error type, which `Stream::capture` passes through.
+#[derive(Debug, PartialEq)]
+enum BackendError {
+    Acl(acl::Error),
+    Unsupported(String),
+}
+
+impl From<acl::Error> for BackendError {
+    fn from(e: acl::Error) -> Self {
+        BackendError::Acl(e)
+    }
+}
+
+#[test]
+fn a_closures_own_error_type_flows_through_capture_and_the_capture_ends() {
+    let (_g, npu) = setup();
+    let s = npu.new_stream().unwrap();
+    let mut y = s.alloc_zeros::<u32>(4).unwrap();
+    s.synchronize().unwrap();
+    let failed: Result<(acl::graph::Graph, ()), BackendError> =
+        s.capture(CaptureMode::Global, |s| {
+            s.fill(&mut y, 7)?; // captured, never run: the capture is abandoned
+            Err(BackendError::Unsupported("rank-5 gather".into()))
+        });
+    assert_eq!(
+        failed.err(),
+        Some(BackendError::Unsupported("rank-5 gather".into()))
+    );
+    // Ended cleanly: the stream is out of capture mode, runs work again,
+    // the abandoned fill never ran, and a new capture begins.
+    assert_eq!(s.capture_status().unwrap(), CaptureStatus::None);
+    s.synchronize().unwrap();
+    assert_eq!(y.to_host_vec().unwrap(), [0; 4]);
+    let (graph, n) = s
+        .capture(CaptureMode::Global, |s| {
+            s.fill(&mut y, 2)?;
+            Ok::<_, BackendError>(4usize)
+        })
+        .unwrap();
+    assert_eq!(n, 4);
+    graph.launch(&s).unwrap();
+    s.synchronize().unwrap();
+    assert_eq!(y.to_host_vec().unwrap(), [2; 4]);
+}
+
+#[test]
+fn acl_errors_inside_and_around_a_generic_capture_convert_into_the_callers_type() {
+    let (_g, npu) = setup();
+    let s = npu.new_stream().unwrap();
+    // From the closure: a synchronous copy refused by a global capture.
+    let e = s
+        .capture(CaptureMode::Global, |s| {
+            s.clone_from_host(&[1u32, 2])?;
+            Ok::<_, BackendError>(())
+        })
+        .unwrap_err();
+    match e {
+        BackendError::Acl(e) => {
+            assert_eq!(e.code(), Some(ErrorCode::RtCaptureModeNotSupport), "{e}")
+        }
+        other => panic!("expected an acl::Error, got {other:?}"),
+    }
+    assert_eq!(s.capture_status().unwrap(), CaptureStatus::None);
+    // From the capture itself: the default stream cannot capture.
+    let e = npu
+        .default_stream()
+        .capture(CaptureMode::Global, |_| Ok::<_, BackendError>(()))
+        .unwrap_err();
+    match e {
+        BackendError::Acl(e) => assert_eq!(e.code(), Some(ErrorCode::InvalidParam), "{e}"),
+        other => panic!("expected an acl::Error, got {other:?}"),
+    }
 }
 
 #[test]
@@ -127,7 +203,7 @@ fn a_synchronous_copy_in_a_global_capture_fails_and_the_stream_stays_usable() {
             s.fill(&mut y, 1)?;
             // A copy from ordinary host memory is synchronous.
             let _staged = s.clone_from_host(&[1u32, 2, 3, 4])?;
-            Ok(())
+            Ok::<_, acl::Error>(())
         })
         .unwrap_err();
     assert_eq!(e.code(), Some(ErrorCode::RtCaptureModeNotSupport), "{e}");
@@ -279,7 +355,7 @@ fn doubling_graph(
     out: &mut acl::DeviceBuffer<f32>,
 ) -> (acl::graph::Graph, acl::graph::TaskGroup) {
     s.capture(CaptureMode::Global, |s| {
-        Ok(s.task_group(|s| scaled_add(s, x, x, 1.0, out))?.0)
+        Ok::<_, acl::Error>(s.task_group(|s| scaled_add(s, x, x, 1.0, out))?.0)
     })
     .unwrap()
 }
@@ -306,7 +382,7 @@ fn an_update_changes_the_scalar_and_inputs_of_a_captured_scaled_add() {
     let (graph, group) = s
         .capture(CaptureMode::Global, |s| {
             let (group, ()) = s.task_group(|s| scaled_add(s, &x, &y, 1.0, &mut out))?;
-            Ok(group)
+            Ok::<_, acl::Error>(group)
         })
         .unwrap();
     graph.launch(&s).unwrap();

@@ -3,7 +3,7 @@
 
 mod common;
 
-use acl::{Error, ErrorCode, Event, EventFlags, Stream, StreamConfig};
+use acl::{Error, ErrorCode, Event, EventFlags, SignedDuration, Stream, StreamConfig};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -67,21 +67,49 @@ fn calling_acl_from_a_host_fn_is_refused_instead_of_deadlocking() {
     );
 }
 
-#[test]
-fn timed_events_measure_work_between_them() {
-    cann_sim::require_devices!(2);
-    let npu = common::device(1);
-    let stream = npu.new_stream().unwrap();
+/// Two timed events on a new stream of device 1, 30 ms of work apart, both
+/// complete (the stream is returned so that it outlives them).
+fn events_30ms_apart() -> (Stream, Event, Event) {
+    let stream = common::device(1).new_stream().unwrap();
     let start = stream.record_event().unwrap();
     stream
         .launch_host_fn(|| std::thread::sleep(Duration::from_millis(30)))
         .unwrap();
     let end = stream.record_event().unwrap();
     end.synchronize().unwrap();
+    (stream, start, end)
+}
+
+#[test]
+fn timed_events_measure_work_between_them() {
+    cann_sim::require_devices!(2);
+    let (_stream, start, end) = events_30ms_apart();
     assert!(start.is_complete().unwrap() && end.is_complete().unwrap());
     let dt = end.elapsed_since(&start).unwrap();
+    assert!(!dt.is_negative(), "{dt:?}");
+    let dt = dt.to_duration().unwrap();
     assert!(dt >= Duration::from_millis(25), "{dt:?}");
     assert!(dt < Duration::from_secs(5), "{dt:?}");
+}
+
+#[test]
+fn elapsed_with_the_start_after_the_end_is_negative_not_an_error() {
+    cann_sim::require_devices!(2);
+    let (_stream, earlier, later) = events_30ms_apart();
+    let forward = later.elapsed_since(&earlier).unwrap();
+    let backward = earlier.elapsed_since(&later).unwrap();
+    assert!(backward.is_negative(), "{backward:?}");
+    assert_eq!(backward.to_duration(), None);
+    assert!(
+        backward <= -SignedDuration::from(Duration::from_millis(25)),
+        "{backward:?}"
+    );
+    // The same interval both ways, up to the f32 milliseconds' rounding.
+    assert!(
+        (forward.as_nanos() + backward.as_nanos()).abs() <= 1_000,
+        "{forward:?} vs {backward:?}"
+    );
+    assert!((backward.as_millis_f64() + forward.as_millis_f64()).abs() < 1e-3);
 }
 
 #[test]

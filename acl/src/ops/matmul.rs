@@ -19,6 +19,51 @@ pub fn matmul<T: Element>(
     matmul_t(stream, a, false, b, false, out)
 }
 
+/// The output shape of `op(a) @ op(b)` for operands of shapes `a` and `b`
+/// ([`matmul_t`] for matrices, [`batch_matmul_adj`] with batch dimensions;
+/// `op` swaps the last two dimensions when asked): `[..batch, m, n]`, the
+/// leading dimensions broadcast (NumPy). Errors name `function`, so a
+/// backend passes its own operator's name.
+///
+/// ```
+/// use acl::ops::matmul_shape;
+/// assert_eq!(matmul_shape("mm", &[2, 3], false, &[3, 4], false)?, [2, 4]);
+/// assert_eq!(matmul_shape("mm", &[3, 2], true, &[4, 3], true)?, [2, 4]);
+/// assert_eq!(matmul_shape("bmm", &[5, 1, 2, 3], false, &[7, 3, 4], false)?, [5, 7, 2, 4]);
+/// # Ok::<(), acl::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidArgument`] naming `function` when an operand has fewer
+/// than 2 dimensions, the inner dimensions differ, or the batch dimensions
+/// do not broadcast.
+pub fn matmul_shape(
+    function: &'static str,
+    a: &[usize],
+    transpose_a: bool,
+    b: &[usize],
+    transpose_b: bool,
+) -> Result<Vec<usize>> {
+    let (ra, rb) = (a.len(), b.len());
+    if ra < 2 || rb < 2 {
+        return Err(Error::invalid(
+            function,
+            format!("matrix products take operands of at least 2 dimensions, got {a:?} and {b:?}"),
+        ));
+    }
+    let (m, n) = matmul_dims(
+        function,
+        &a[ra - 2..],
+        transpose_a,
+        &b[rb - 2..],
+        transpose_b,
+    )?;
+    let mut out = broadcast_shapes(function, &a[..ra - 2], &b[..rb - 2])?;
+    out.extend([m, n]);
+    Ok(out)
+}
+
 pub(super) fn matmul_dims(
     function: &'static str,
     a: &[usize],
@@ -123,21 +168,7 @@ pub fn batch_matmul_adj<T: Element>(
 ) -> Result<()> {
     const F: &str = "ops::batch_matmul";
     let (a, b, out) = (a.view(), b.view(), out.view_mut());
-    let (ra, rb) = (a.shape().len(), b.shape().len());
-    if ra < 2 || rb < 2 {
-        return Err(Error::invalid(
-            F,
-            format!(
-                "batch_matmul takes operands of at least 2 dimensions, got {:?} and {:?}",
-                a.shape(),
-                b.shape()
-            ),
-        ));
-    }
-    let (sa, sb) = (a.shape(), b.shape());
-    let (m, n) = matmul_dims(F, &sa[ra - 2..], adj_a, &sb[rb - 2..], adj_b)?;
-    let mut want = broadcast_shapes(F, &sa[..ra - 2], &sb[..rb - 2])?;
-    want.extend([m, n]);
+    let want = matmul_shape(F, a.shape(), adj_a, b.shape(), adj_b)?;
     expect_shape(F, out.shape(), &want)?;
     let (a, b) = (maybe_t(a, adj_a)?, maybe_t(b, adj_b)?);
     run(stream, a, b, out)

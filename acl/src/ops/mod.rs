@@ -153,19 +153,161 @@ mod tests {
     }
 
     #[test]
-    fn reduced_shapes_drop_or_keep_axes() {
-        assert_eq!(reduced_shape("t", &[2, 3, 4], &[1], false).unwrap(), [2, 4]);
+    fn reduce_shapes_drop_or_keep_axes() {
+        assert_eq!(reduce_shape("t", &[2, 3, 4], &[1], false).unwrap(), [2, 4]);
         assert_eq!(
-            reduced_shape("t", &[2, 3, 4], &[-1, 0], true).unwrap(),
+            reduce_shape("t", &[2, 3, 4], &[-1, 0], true).unwrap(),
             [1, 3, 1]
         );
         // No axes: every axis (aclnn's rule).
+        assert_eq!(reduce_shape("t", &[2, 3], &[], false).unwrap(), [0usize; 0]);
+        assert_eq!(reduce_shape("t", &[2, 3], &[], true).unwrap(), [1, 1]);
+        assert!(reduce_shape("t", &[2, 3], &[2], false).is_err());
+        assert!(reduce_shape("t", &[2, 3], &[-3], false).is_err());
+    }
+
+    #[test]
+    fn matmul_shapes_transpose_and_broadcast_the_batch() {
         assert_eq!(
-            reduced_shape("t", &[2, 3], &[], false).unwrap(),
-            [0usize; 0]
+            matmul_shape("t", &[2, 3], false, &[3, 4], false).unwrap(),
+            [2, 4]
         );
-        assert_eq!(reduced_shape("t", &[2, 3], &[], true).unwrap(), [1, 1]);
-        assert!(reduced_shape("t", &[2, 3], &[2], false).is_err());
-        assert!(reduced_shape("t", &[2, 3], &[-3], false).is_err());
+        assert_eq!(
+            matmul_shape("t", &[3, 2], true, &[3, 4], false).unwrap(),
+            [2, 4]
+        );
+        assert_eq!(
+            matmul_shape("t", &[2, 3], false, &[4, 3], true).unwrap(),
+            [2, 4]
+        );
+        assert_eq!(
+            matmul_shape("t", &[5, 1, 2, 3], false, &[7, 3, 4], false).unwrap(),
+            [5, 7, 2, 4]
+        );
+        assert_eq!(
+            matmul_shape("t", &[6, 2, 3], false, &[3, 4], false).unwrap(),
+            [6, 2, 4]
+        );
+        let e = matmul_shape("t", &[2, 3], false, &[2, 3], false).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t: inner dimensions differ: [2, 3] @ [2, 3] (3 vs 2)"
+        );
+        let e = matmul_shape("t", &[3], false, &[3, 4], false).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t: matrix products take operands of at least 2 dimensions, got [3] and [3, 4]"
+        );
+        let e = matmul_shape("t", &[2, 2, 3], false, &[3, 3, 4], false).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t: shapes [2] and [3] do not broadcast (dimension 0: 2 vs 3)"
+        );
+    }
+
+    #[test]
+    fn conv2d_shapes_follow_padding_stride_dilation_and_groups() {
+        let w = |s: usize, p: usize, d: usize| Window2d {
+            kernel: [0, 0], // conv2d takes the kernel from the weight
+            stride: [s, s],
+            padding: [p, p],
+            dilation: [d, d],
+        };
+        let x = [2, 4, 10, 8];
+        assert_eq!(
+            conv2d_shape("t", &x, &[6, 4, 3, 3], w(1, 0, 1), 1).unwrap(),
+            [2, 6, 8, 6]
+        );
+        assert_eq!(
+            conv2d_shape("t", &x, &[6, 4, 3, 3], w(1, 1, 1), 1).unwrap(),
+            [2, 6, 10, 8]
+        );
+        assert_eq!(
+            conv2d_shape("t", &x, &[6, 4, 3, 3], w(2, 0, 2), 1).unwrap(),
+            [2, 6, 3, 2]
+        );
+        // Non-square kernels: height and width each use their own size.
+        assert_eq!(
+            conv2d_shape("t", &x, &[6, 2, 5, 1], w(1, 0, 1), 2).unwrap(),
+            [2, 6, 6, 8]
+        );
+        let misfit = |x: &[usize], wt: &[usize], g: usize| {
+            conv2d_shape("t", x, wt, w(1, 0, 1), g)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            misfit(&x, &[6, 4, 3, 3], 2),
+            "t: x [2, 4, 10, 8] and weight [6, 4, 3, 3] do not fit a 2-D convolution with 2 groups"
+        );
+        assert_eq!(
+            misfit(&x, &[5, 2, 3, 3], 2),
+            "t: x [2, 4, 10, 8] and weight [5, 2, 3, 3] do not fit a 2-D convolution with 2 groups"
+        );
+        assert_eq!(
+            misfit(&x, &[6, 4, 3, 3], 0),
+            "t: x [2, 4, 10, 8] and weight [6, 4, 3, 3] do not fit a 2-D convolution with 0 groups"
+        );
+        assert!(misfit(&[4, 10, 8], &[6, 4, 3, 3], 1).contains("do not fit a 2-D convolution"));
+        assert!(misfit(&x, &[6, usize::MAX, 3, 3], 2).contains("do not fit"));
+        let e = conv2d_shape("t", &x, &[6, 4, 11, 3], w(1, 0, 1), 1).unwrap_err();
+        assert!(
+            e.to_string()
+                .ends_with("does not fit an input of 10 along dimension 0"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn pool2d_shapes_round_down_and_reject_windows_that_do_not_fit() {
+        let x = [2, 3, 7, 6];
+        assert_eq!(
+            pool2d_shape("t", &x, Window2d::square(2, 2)).unwrap(),
+            [2, 3, 3, 3]
+        );
+        assert_eq!(
+            pool2d_shape("t", &x, Window2d::square(3, 1)).unwrap(),
+            [2, 3, 5, 4]
+        );
+        let padded = Window2d {
+            padding: [1, 0],
+            ..Window2d::square(3, 2)
+        };
+        assert_eq!(pool2d_shape("t", &x, padded).unwrap(), [2, 3, 4, 2]);
+        let dilated = Window2d {
+            dilation: [2, 3],
+            ..Window2d::square(2, 1)
+        };
+        assert_eq!(pool2d_shape("t", &x, dilated).unwrap(), [2, 3, 5, 3]);
+        let e = pool2d_shape("t", &[3, 7, 6], Window2d::square(2, 2)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t: x has shape [3, 7, 6]; it must be [N, C, H, W]"
+        );
+        for bad in [
+            Window2d::square(8, 1),
+            Window2d::square(2, 0),
+            Window2d::square(0, 1),
+            Window2d {
+                dilation: [0, 1],
+                ..Window2d::square(2, 1)
+            },
+            Window2d {
+                padding: [usize::MAX, 0],
+                ..Window2d::square(2, 1)
+            },
+            Window2d {
+                dilation: [usize::MAX, 1],
+                ..Window2d::square(3, 1)
+            },
+        ] {
+            let e = pool2d_shape("t", &x, bad).unwrap_err();
+            assert!(
+                e.to_string().starts_with("t: a window of ")
+                    && e.to_string()
+                        .ends_with("does not fit an input of 7 along dimension 0"),
+                "{bad:?}: {e}"
+            );
+        }
     }
 }

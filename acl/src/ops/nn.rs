@@ -554,15 +554,25 @@ impl Window2d {
 
     /// The output size along dimension `d` of an input of `len`.
     fn out_len(&self, function: &'static str, len: usize, d: usize) -> Result<usize> {
-        let span = self.dilation[d] * (self.kernel[d].max(1) - 1) + 1;
-        let padded = len + 2 * self.padding[d];
-        if self.stride[d] == 0 || self.kernel[d] == 0 || self.dilation[d] == 0 || padded < span {
-            return Err(Error::invalid(
+        let (k, stride, dilation) = (self.kernel[d], self.stride[d], self.dilation[d]);
+        // Checked: the sizes come from the caller (the shape helpers are
+        // public), so an overflow is an error, not a panic.
+        let span = k
+            .checked_sub(1)
+            .and_then(|k1| dilation.checked_mul(k1))
+            .and_then(|s| s.checked_add(1));
+        let padded = self.padding[d]
+            .checked_mul(2)
+            .and_then(|p| p.checked_add(len));
+        match (span, padded) {
+            (Some(span), Some(padded)) if stride != 0 && dilation != 0 && padded >= span => {
+                Ok((padded - span) / stride + 1)
+            }
+            _ => Err(Error::invalid(
                 function,
                 format!("a window of {self:?} does not fit an input of {len} along dimension {d}"),
-            ));
+            )),
         }
-        Ok((padded - span) / self.stride[d] + 1)
     }
 
     fn arrays(&self, function: &'static str) -> Result<[IntArray; 4]> {
@@ -618,7 +628,29 @@ pub fn conv2d<T: Element>(
     )
 }
 
-fn conv2d_shape(
+/// The output shape of [`conv2d`]: `x` `[N, C, H, W]` convolved with a
+/// weight `[O, C / groups, kh, kw]` gives `[N, O, H', W']`, where each
+/// spatial size is `(len + 2·padding − dilation·(k − 1) − 1) / stride + 1`.
+/// The kernel size is the weight's (`window.kernel` is not read). Errors
+/// name `function`, so a backend passes its own operator's name.
+///
+/// ```
+/// use acl::ops::{Window2d, conv2d_shape};
+/// let same = Window2d { padding: [1, 1], ..Window2d::square(3, 1) };
+/// assert_eq!(conv2d_shape("conv", &[8, 3, 32, 32], &[16, 3, 3, 3], same, 1)?, [8, 16, 32, 32]);
+/// let strided = Window2d::square(3, 2);
+/// assert_eq!(conv2d_shape("conv", &[1, 4, 9, 9], &[4, 2, 3, 3], strided, 2)?, [1, 4, 4, 4]);
+/// # Ok::<(), acl::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidArgument`] naming `function` when `x` or the weight is
+/// not 4-D, `groups` is 0, `C` is not the weight's second dimension times
+/// `groups`, `O` is not a multiple of `groups`, or the window (a zero
+/// stride or dilation, a zero-sized kernel, or one larger than the padded
+/// input) does not fit.
+pub fn conv2d_shape(
     function: &'static str,
     x: &[usize],
     w: &[usize],
@@ -628,7 +660,7 @@ fn conv2d_shape(
     if x.len() != 4
         || w.len() != 4
         || groups == 0
-        || x[1] != w[1] * groups
+        || w[1].checked_mul(groups) != Some(x[1])
         || !w[0].is_multiple_of(groups)
     {
         return Err(Error::invalid(
@@ -688,7 +720,7 @@ pub fn max_pool2d<T: Element>(
 ) -> Result<()> {
     const F: &str = "ops::max_pool2d";
     let (x, out) = (x.view(), out.view_mut());
-    let want = pool_shape(F, x.shape(), window)?;
+    let want = pool2d_shape(F, x.shape(), window)?;
     expect_shape(F, out.shape(), &want)?;
     let [k, st, _, dl] = window.arrays(F)?;
     let p = dims_i64(
@@ -731,7 +763,7 @@ pub fn avg_pool2d<T: Element>(
         return Err(Error::invalid(F, "average pooling has no dilation"));
     }
     let (x, out) = (x.view(), out.view_mut());
-    let want = pool_shape(F, x.shape(), window)?;
+    let want = pool2d_shape(F, x.shape(), window)?;
     expect_shape(F, out.shape(), &want)?;
     let [k, st, pd, _] = window.arrays(F)?;
     aclnn::avg_pool2d(
@@ -748,7 +780,26 @@ pub fn avg_pool2d<T: Element>(
     )
 }
 
-fn pool_shape(function: &'static str, x: &[usize], window: Window2d) -> Result<Vec<usize>> {
+/// The output shape of 2-D pooling ([`max_pool2d`], [`avg_pool2d`]) of `x`
+/// `[N, C, H, W]` with `window`: `[N, C, H', W']`, each spatial size
+/// `(len + 2·padding − dilation·(k − 1) − 1) / stride + 1` (rounded down).
+/// Errors name `function`, so a backend passes its own operator's name.
+///
+/// ```
+/// use acl::ops::{Window2d, pool2d_shape};
+/// assert_eq!(pool2d_shape("pool", &[2, 3, 8, 8], Window2d::square(2, 2))?, [2, 3, 4, 4]);
+/// let padded = Window2d { padding: [1, 1], ..Window2d::square(3, 2) };
+/// assert_eq!(pool2d_shape("pool", &[1, 1, 7, 5], padded)?, [1, 1, 4, 3]);
+/// # Ok::<(), acl::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidArgument`] naming `function` when `x` is not 4-D or the
+/// window (a zero stride, dilation or kernel size, or a kernel larger than
+/// the padded input) does not fit. (That average pooling takes no dilation
+/// is [`avg_pool2d`]'s own check.)
+pub fn pool2d_shape(function: &'static str, x: &[usize], window: Window2d) -> Result<Vec<usize>> {
     if x.len() != 4 {
         return Err(Error::invalid(
             function,
@@ -775,7 +826,7 @@ pub fn max_pool2d_new<T: Element>(
 ) -> Result<Tensor<T>> {
     let mut out = Tensor::zeros(
         stream,
-        &pool_shape("ops::max_pool2d", x.view().shape(), window)?,
+        &pool2d_shape("ops::max_pool2d", x.view().shape(), window)?,
     )?;
     max_pool2d(stream, x, window, &mut out)?;
     Ok(out)
@@ -793,7 +844,7 @@ pub fn avg_pool2d_new<T: Element>(
 ) -> Result<Tensor<T>> {
     let mut out = Tensor::zeros(
         stream,
-        &pool_shape("ops::avg_pool2d", x.view().shape(), window)?,
+        &pool2d_shape("ops::avg_pool2d", x.view().shape(), window)?,
     )?;
     avg_pool2d(stream, x, window, &mut out)?;
     Ok(out)

@@ -2,8 +2,25 @@
 
 use super::*;
 
-/// The shape of a reduction of `shape` over `axes`.
-pub(super) fn reduced_shape(
+/// The output shape of a reduction ([`reduce_sum`], [`reduce_mean`], [`reduce_max`]) of a
+/// tensor of `shape` over `axes`: each reduced axis is dropped, or kept as 1
+/// when `keep_dims`. Axes count from the end when negative; no axes at all
+/// reduce every axis (aclnn's rule for an empty `dim`). Errors name
+/// `function`, so a backend passes its own operator's name.
+///
+/// ```
+/// use acl::ops::reduce_shape;
+/// assert_eq!(reduce_shape("sum", &[2, 3, 4], &[1], false)?, [2, 4]);
+/// assert_eq!(reduce_shape("sum", &[2, 3, 4], &[-1, 0], true)?, [1, 3, 1]);
+/// assert_eq!(reduce_shape("sum", &[2, 3], &[], false)?, [0usize; 0]);
+/// # Ok::<(), acl::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidArgument`] naming `function` when an axis is out of
+/// range (`-rank..rank`; a 0-dimensional tensor has no axes).
+pub fn reduce_shape(
     function: &'static str,
     shape: &[usize],
     axes: &[i64],
@@ -50,7 +67,7 @@ pub(super) fn reduce<T: Element>(
     out: &mut impl AsViewMut<T>,
 ) -> Result<()> {
     let (x, out) = (x.view(), out.view_mut());
-    let want = reduced_shape(function, x.shape(), axes, keep_dims)?;
+    let want = reduce_shape(function, x.shape(), axes, keep_dims)?;
     expect_shape(function, out.shape(), &want)?;
     op(stream, &nn(&x)?, axes, keep_dims, &mut nn_mut(out)?)
 }
