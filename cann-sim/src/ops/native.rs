@@ -91,26 +91,3 @@ pub fn store_f64(dtype: DType, vals: &[f64], out: &mut [u8]) {
         }
     }
 }
-
-/// A kernel that needs `n` inputs and `m` outputs, as an error otherwise.
-pub fn expect_counts(
-    name: &str,
-    inputs: &[Input<'_>],
-    outputs: &[Output<'_>],
-    n: usize,
-    m: usize,
-) -> Result<(), OpError> {
-    if inputs.len() != n {
-        return Err(OpError::Input(format!(
-            "{name}: expects {n} inputs, got {}",
-            inputs.len()
-        )));
-    }
-    if outputs.len() != m {
-        return Err(OpError::Output(format!(
-            "{name}: expects {m} outputs, got {}",
-            outputs.len()
-        )));
-    }
-    Ok(())
-}

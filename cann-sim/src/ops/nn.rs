@@ -7,8 +7,7 @@
 
 use super::broadcast::{broadcast_strides, contiguous_strides};
 use super::native::{Native, read, read_i64, write, write_i64};
-use super::{DType, Input, OpError, Output, TensorSpec, fmt_shape, normalize_axis};
-use std::sync::Arc;
+use super::{DType, OpError, Output, TensorSpec, fmt_shape, normalize_axis};
 
 /// A planned kernel: what it writes, and how.
 #[derive(Debug)]
@@ -1127,13 +1126,11 @@ pub fn index_select(
             let ix = read_i64(&i[1]);
             let st = contiguous_strides(&xs);
             let ir = is.len();
+            let ist = contiguous_strides(&is);
             let mut v = Vec::with_capacity(numel(&os));
             let mut bad = None;
             for_each_index(&os, |idx| {
-                let ipos: usize = {
-                    let ist = contiguous_strides(&is);
-                    offset(&idx[d..d + ir], &ist)
-                };
+                let ipos = offset(&idx[d..d + ir], &ist);
                 let mut k = ix[ipos];
                 if k < 0 {
                     k += size;
@@ -1413,14 +1410,6 @@ pub fn mm(a: &TensorSpec, b: &TensorSpec, out: DType, vector: bool) -> Res<Kerne
     })
 }
 
-/// A reference-counted closure, for kernels that capture one.
-pub type Fn1 = Arc<dyn Fn(f64) -> f64 + Send + Sync>;
-
-/// Checks a kernel's input and output counts at run time.
-pub fn counts(name: &str, i: &[Input<'_>], o: &[Output<'_>], n: usize, m: usize) -> Res<()> {
-    super::native::expect_counts(name, i, o, n, m)
-}
-
 /// RmsNorm: `y = x · rstd · gamma` over gamma's trailing dimensions, `rstd`
 /// (f32) one value per row. `x` and `gamma` may differ in float type (the
 /// A2/A3 table lists fp16/bf16 `x` with fp32 `gamma`). `rstd` is accepted
@@ -1644,14 +1633,14 @@ pub fn convolution(
             "{name}: groups {g} does not divide the input channels {cin}"
         ));
     }
-    let (cout, wc_in) = if a.transposed {
+    let cout = if a.transposed {
         if w.shape[0] != cin {
             return err(format!(
                 "{name}: a transposed convolution's weight {} must have {cin} input channels first",
                 fmt_shape(&w.shape)
             ));
         }
-        (w.shape[1] * g, w.shape[0] / g)
+        w.shape[1] * g
     } else {
         if w.shape[1] * g != cin || w.shape[0] % g != 0 {
             return err(format!(
@@ -1660,7 +1649,7 @@ pub fn convolution(
                 fmt_shape(&x.shape)
             ));
         }
-        (w.shape[0], w.shape[1])
+        w.shape[0]
     };
     if let Some(b) = bias
         && b.shape != [cout]
@@ -1695,7 +1684,6 @@ pub fn convolution(
     let has_bias = bias.is_some();
     let transposed = a.transposed;
     let oshape = shape.clone();
-    let _ = wc_in;
     Ok(Kernel {
         outputs: vec![spec(out, shape)],
         native: Native::new(name, move |i, o| {
@@ -2045,11 +2033,10 @@ impl Layout {
 
     fn offset(
         self,
-        (bb, nn, ss, dd): (i64, i64, i64, i64),
+        (_, nn, ss, dd): (i64, i64, i64, i64),
         (b, n, s, d): (usize, usize, usize, usize),
     ) -> usize {
         let (nn, ss, dd) = (nn as usize, ss as usize, dd as usize);
-        let _ = bb;
         match self {
             Layout::Bsh | Layout::Bsnd => ((b * ss + s) * nn + n) * dd + d,
             Layout::Bnsd => ((b * nn + n) * ss + s) * dd + d,
