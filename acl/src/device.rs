@@ -485,10 +485,8 @@ impl Device {
     /// call returns once the tasks in flight have finished. The streams take
     /// work again afterwards. Data the dropped tasks would have written is
     /// not written; a wait for an event whose record was dropped fails; the
-    /// closures of dropped host functions and callbacks are leaked. A
-    /// stream other than the default one that had callbacks
-    /// ([`Stream::launch_callback`]) dropped waits for them for up to a
-    /// minute when it is dropped: abort such streams with [`Stream::abort`].
+    /// closures of dropped host functions and callbacks are dropped without
+    /// running.
     /// `timeout` bounds the whole abort (`None`: no limit).
     ///
     /// # Errors
@@ -513,7 +511,7 @@ impl Device {
             Some(t) => t.as_millis() as u32,
         };
         result::device_task_abort(self.inner.ordinal, ms)?;
-        self.inner.default_stream_shared.forget_pending_callbacks();
+        crate::host_work::drop_aborted_on_device(self.inner.ordinal);
         Ok(())
     }
 

@@ -88,13 +88,6 @@ impl Shared {
         crate::lock::lock(&self.panics).push(msg);
     }
 
-    /// After an abort of the queue: the callbacks not yet run were dropped
-    /// by the runtime and will never run, so teardown need not wait for
-    /// them (their closures are leaked, not dropped).
-    pub(crate) fn forget_pending_callbacks(&self) {
-        self.pending_callbacks.store(0, Ordering::Release);
-    }
-
     /// The panics not yet reported, as one error.
     pub(crate) fn take_failure(&self) -> Option<Error> {
         let mut v = crate::lock::lock(&self.panics);
@@ -112,40 +105,100 @@ struct Payload {
     shared: Arc<Shared>,
     /// Counted in `Shared::pending_callbacks` until it has run.
     callback: bool,
+    /// The logical device of the stream it was queued on (a device-wide
+    /// abort drops the work of all its streams).
+    device: i32,
 }
 
-fn into_raw(f: Box<dyn FnOnce() + Send>, shared: &Arc<Shared>, callback: bool) -> *mut Payload {
-    if callback {
-        shared.pending_callbacks.fetch_add(1, Ordering::AcqRel);
+/// The payloads handed to the runtime and not yet run, by the id passed as
+/// the runtime's user data (a number, not an address: a call back with an id
+/// that is gone — its payload was dropped by an abort — finds nothing, so a
+/// payload is run or dropped exactly once and never leaked).
+static PENDING: Mutex<Pending> = Mutex::new(Pending {
+    next: 1,
+    payloads: std::collections::BTreeMap::new(),
+});
+
+struct Pending {
+    /// The next id (0 would be a null user-data pointer).
+    next: usize,
+    payloads: std::collections::BTreeMap<usize, Payload>,
+}
+
+fn register(payload: Payload) -> usize {
+    if payload.callback {
+        payload
+            .shared
+            .pending_callbacks
+            .fetch_add(1, Ordering::AcqRel);
     }
-    Box::into_raw(Box::new(Payload {
-        f,
-        shared: shared.clone(),
-        callback,
-    }))
+    let mut pending = crate::lock::lock(&PENDING);
+    let id = pending.next;
+    // Ids wrap after 2^64 launches on 64-bit targets; 0 stays unused.
+    pending.next = pending.next.wrapping_add(1).max(1);
+    pending.payloads.insert(id, payload);
+    id
 }
 
-/// Runs a payload handed back by the runtime: device calls refused, panics caught.
-///
-/// # Safety
-///
-/// `raw` is a `Payload` from `into_raw`, not yet run.
-unsafe fn run(raw: *mut c_void) {
-    if raw.is_null() {
+/// Takes a payload out of the registry, if it is still there.
+fn take(id: usize) -> Option<Payload> {
+    let payload = crate::lock::lock(&PENDING).payloads.remove(&id)?;
+    if payload.callback {
+        payload
+            .shared
+            .pending_callbacks
+            .fetch_sub(1, Ordering::AcqRel);
+    }
+    Some(payload)
+}
+
+/// After an abort: drops, without running them, the payloads queued on the
+/// aborted queues (those `aborted` selects), which the runtime dropped and
+/// will never call back with. A payload whose run has begun is not among
+/// them (a run takes its payload out of the registry first).
+fn drop_aborted(aborted: impl Fn(&Payload) -> bool) {
+    let dropped: Vec<Payload> = {
+        let mut pending = crate::lock::lock(&PENDING);
+        let ids: Vec<usize> = pending
+            .payloads
+            .iter()
+            .filter(|(_, p)| aborted(p))
+            .map(|(id, _)| *id)
+            .collect();
+        ids.iter()
+            .filter_map(|id| pending.payloads.remove(id))
+            .collect()
+    };
+    for payload in &dropped {
+        if payload.callback {
+            payload
+                .shared
+                .pending_callbacks
+                .fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+    // The closures' own drops run here, outside the registry's lock.
+    drop(dropped);
+}
+
+/// After `aclrtStreamAbort` on the queue `shared` belongs to.
+pub(crate) fn drop_aborted_on_stream(shared: &Arc<Shared>) {
+    drop_aborted(|p| Arc::ptr_eq(&p.shared, shared));
+}
+
+/// After `aclrtDeviceTaskAbort` on `device`: every stream of it, in every context.
+pub(crate) fn drop_aborted_on_device(device: i32) {
+    drop_aborted(|p| p.device == device);
+}
+
+/// Runs a payload the runtime calls back with: device calls refused, panics caught.
+fn run(id: usize) {
+    let Some(Payload { f, shared, .. }) = take(id) else {
         return;
-    }
-    // SAFETY: the caller's contract: a leaked Box<Payload>, handed over once.
-    let Payload {
-        f,
-        shared,
-        callback,
-    } = *unsafe { Box::from_raw(raw.cast::<Payload>()) };
+    };
     let outcome = crate::device::forbid_device_calls(|| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
     });
-    if callback {
-        shared.pending_callbacks.fetch_sub(1, Ordering::AcqRel);
-    }
     if let Err(panic) = outcome {
         let msg = panic
             .downcast_ref::<&str>()
@@ -157,25 +210,28 @@ unsafe fn run(raw: *mut c_void) {
 }
 
 unsafe extern "C" fn trampoline(raw: *mut c_void) {
-    // SAFETY: the runtime passes back the pointer given at launch, once.
-    unsafe { run(raw) }
+    // The user data is the payload's id (see `PENDING`), never dereferenced.
+    run(raw.addr())
 }
 
-/// Launches a payload; on failure the payload is reclaimed and dropped.
+/// Launches a payload; on failure the payload is taken back and dropped.
 fn launch(
-    shared: &Arc<Shared>,
+    stream: &Stream,
     f: Box<dyn FnOnce() + Send>,
     callback: bool,
     go: impl FnOnce(*mut c_void) -> Result<()>,
 ) -> Result<()> {
-    let raw = into_raw(f, shared, callback);
-    let outcome = go(raw.cast());
+    let id = register(Payload {
+        f,
+        shared: stream.shared().clone(),
+        callback,
+        device: stream.device().ordinal() as i32,
+    });
+    // An id as a pointer-sized number: the runtime only hands it back.
+    let outcome = go(std::ptr::without_provenance_mut(id));
     if outcome.is_err() {
-        if callback {
-            shared.pending_callbacks.fetch_sub(1, Ordering::AcqRel);
-        }
-        // SAFETY: the runtime refused it, so it will never call back with it.
-        drop(unsafe { Box::from_raw(raw) });
+        // The runtime refused it, so it will never call back with it.
+        drop(take(id));
     }
     outcome
 }
@@ -207,7 +263,7 @@ impl Stream {
                 _ => *m = Mechanism::HostFn,
             }
         }
-        launch(shared, Box::new(f), false, |raw| {
+        launch(self, Box::new(f), false, |raw| {
             // SAFETY: `trampoline` runs the payload once; the stream is live.
             unsafe { result::launch_host_func(self.as_raw(), Some(trampoline), raw) }
         })
@@ -254,7 +310,7 @@ impl Stream {
             CallbackMode::Blocking => raw::ACL_CALLBACK_BLOCK,
             CallbackMode::NonBlocking => raw::ACL_CALLBACK_NO_BLOCK,
         };
-        launch(shared, Box::new(f), true, |raw| {
+        launch(self, Box::new(f), true, |raw| {
             // SAFETY: `trampoline` runs the payload once; the stream is live.
             unsafe { result::launch_callback(Some(trampoline), raw, block, self.as_raw()) }
         })

@@ -317,16 +317,21 @@ impl Stream {
     /// finished. The stream takes work again afterwards. Data the dropped
     /// tasks would have written is not written; a wait for an event whose
     /// record was dropped fails; the closures of dropped host functions and
-    /// callbacks are leaked (never run, never dropped).
+    /// callbacks are dropped without running.
     ///
     /// ```
     /// # cann_sim::install().unwrap();
     /// let npu = acl::Device::new(&acl::Runtime::init()?, 0)?;
     /// let stream = npu.new_stream()?;
+    /// let (started, has_started) = std::sync::mpsc::channel::<()>();
     /// let (go, wait) = std::sync::mpsc::channel::<()>();
-    /// stream.launch_host_fn(move || drop(wait.recv()))?;   // holds the stream
+    /// stream.launch_host_fn(move || {                      // holds the stream
+    ///     started.send(()).unwrap();
+    ///     drop(wait.recv());
+    /// })?;
     /// stream.launch_host_fn(|| unreachable!("dropped by the abort"))?;
-    /// stream.abort()?;
+    /// has_started.recv().unwrap();
+    /// stream.abort()?;                 // the second one is dropped, not run
     /// go.send(()).unwrap();
     /// stream.synchronize()?;
     /// # Ok::<(), acl::Error>(())
@@ -340,7 +345,7 @@ impl Stream {
         self.device().bind()?;
         // SAFETY: the stream is live (held by `self`).
         unsafe { result::stream_abort(self.as_raw()) }?;
-        self.inner.shared.forget_pending_callbacks();
+        crate::host_work::drop_aborted_on_stream(&self.inner.shared);
         Ok(())
     }
 

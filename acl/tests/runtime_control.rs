@@ -115,6 +115,11 @@ fn a_stream_abort_drops_queued_work_and_the_stream_runs_again() {
         .unwrap();
     started_rx.recv_timeout(Duration::from_secs(10)).unwrap();
     stream.abort().unwrap();
+    assert_eq!(
+        Arc::strong_count(&dropped),
+        1,
+        "the aborted host function's closure is dropped, not leaked"
+    );
     release_tx.send(()).unwrap();
     stream.synchronize().unwrap();
     assert!(
@@ -147,6 +152,11 @@ fn a_device_task_abort_ends_the_waits_of_every_stream_of_the_device() {
     }
     std::thread::sleep(Duration::from_millis(20));
     npu.abort_tasks(Some(Duration::from_secs(10))).unwrap();
+    assert_eq!(
+        Arc::strong_count(&ran),
+        1,
+        "the closures of both streams' aborted host functions are dropped, not leaked"
+    );
     a.synchronize().unwrap();
     b.synchronize().unwrap();
     assert!(!ran.load(Ordering::SeqCst), "work queued behind a wait ran");
@@ -157,6 +167,42 @@ fn a_device_task_abort_ends_the_waits_of_every_stream_of_the_device() {
     }
     let err = acl::result::device_task_abort(3, 36 * 60 * 1000 + 1).unwrap_err();
     assert_eq!(err.code(), Some(ErrorCode::RtParamInvalid), "{err}");
+}
+
+#[test]
+fn a_device_task_abort_drops_a_streams_callbacks_and_the_stream_drops_at_once() {
+    let npu = common::device(3);
+    let stream = npu.new_stream().unwrap();
+    let mut word = stream.alloc_zeros::<u64>(1).unwrap();
+    let ptr = word.as_raw_mut_ptr();
+    // SAFETY: 8 bytes of device memory of this device, alive (`word`) until
+    // the stream is synchronised below.
+    unsafe { stream.wait_value(ptr, ValueCondition::Equal, 1) }.unwrap();
+    let ran = Arc::new(AtomicBool::new(false));
+    let r = ran.clone();
+    stream
+        .launch_callback(acl::CallbackMode::Blocking, move || {
+            r.store(true, Ordering::SeqCst)
+        })
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    npu.abort_tasks(Some(Duration::from_secs(10))).unwrap();
+    assert_eq!(
+        Arc::strong_count(&ran),
+        1,
+        "the aborted callback is dropped"
+    );
+    stream.synchronize().unwrap();
+    drop(word);
+    // Teardown waits for callbacks still to run; an aborted one never will.
+    let t = std::time::Instant::now();
+    drop(stream);
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "dropping the stream waited {:?} for an aborted callback",
+        t.elapsed()
+    );
+    assert!(!ran.load(Ordering::SeqCst), "the aborted callback ran");
 }
 
 #[test]

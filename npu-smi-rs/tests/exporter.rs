@@ -276,22 +276,33 @@ fn stuck_clients(addr: &str) -> Vec<TcpStream> {
 fn stuck_clients_do_not_delay_another_clients_scrape() {
     cann_sim::sim_only!("asserts the simulated machine's telemetry (cann-sim's DCMI)");
     let e = Exporter::start("stuck", &[]);
+    let sorted_scrape_times = || {
+        let mut times: Vec<Duration> = (0..30)
+            .map(|_| {
+                let (t, response) = scrape(&e.addr);
+                assert!(response.starts_with("HTTP/1.0 200 OK"), "{response}");
+                t
+            })
+            .collect();
+        times.sort();
+        times
+    };
+    // What a scrape costs on this machine and build with nobody else
+    // connected: an instrumented (sanitizer) build on a loaded machine is
+    // many times slower than the release target, so the target alone is not
+    // the bar.
+    let alone = sorted_scrape_times();
     let _stuck = stuck_clients(&e.addr);
     std::thread::sleep(Duration::from_millis(200));
-    let mut times: Vec<Duration> = (0..30)
-        .map(|_| {
-            let (t, response) = scrape(&e.addr);
-            assert!(response.starts_with("HTTP/1.0 200 OK"), "{response}");
-            t
-        })
-        .collect();
-    times.sort();
+    let times = sorted_scrape_times();
     // The stuck clients hold their connections for 10 s (the I/O timeout).
     // The target is 10 ms; its p99 is the release benchmark's
-    // (BENCHMARKS.md): here, in a debug build on a shared machine, the
-    // median must meet it and every scrape take under a second.
+    // (BENCHMARKS.md): here the median must meet it or stay within twice the
+    // median of scrapes without the stuck clients, and every scrape take
+    // under a second (a scrape queued behind a stuck client takes 10 s).
     let limit = cann_sim::backend::time_limit;
-    assert!(times[15] <= limit(Duration::from_millis(10)), "{times:?}");
+    let median_bar = limit(Duration::from_millis(10)).max(alone[15] * 2);
+    assert!(times[15] <= median_bar, "{times:?} (alone: {alone:?})");
     assert!(times[29] <= limit(Duration::from_secs(1)), "{times:?}");
 }
 
