@@ -183,4 +183,4 @@ pub use model::{Model, ModelDesc};
 pub use release::{ReleaseError, take_release_errors};
 pub use runtime::{OverflowMode, RunMode, Runtime, Version};
 pub use stream::{Stream, StreamConfig, ValueCondition};
-pub use tensor::{Tensor, TensorView, TensorViewMut};
+pub use tensor::{DynTensor, DynView, DynViewMut, Tensor, TensorView, TensorViewMut};

@@ -90,6 +90,10 @@ fn runtime_handles_are_send_and_sync() {
     // Views stand for `&[T]` / `&mut [T]` of device memory: both.
     send_sync::<TensorView<'static, f32>>();
     send_sync::<TensorViewMut<'static, f32>>();
+    // The run-time-typed forms hold one of those.
+    send_sync::<acl::DynTensor>();
+    send_sync::<acl::DynView<'static>>();
+    send_sync::<acl::DynViewMut<'static>>();
 }
 
 /// Device and pinned memory, documented `Send + Sync` for every element

@@ -25,6 +25,20 @@ pub(super) fn binary<T: Element>(
     op(stream, &nn(&a)?, &nn(&b)?, &mut nn_mut(out)?)
 }
 
+/// [`binary`] into a new tensor of the broadcast shape.
+pub(super) fn binary_new<T: Element>(
+    function: &'static str,
+    op: Binary,
+    stream: &Stream,
+    a: &impl AsView<T>,
+    b: &impl AsView<T>,
+) -> Result<Tensor<T>> {
+    let shape = broadcast_shapes(function, a.view().shape(), b.view().shape())?;
+    let mut out = Tensor::zeros(stream, &shape)?;
+    binary(function, op, stream, a, b, &mut out)?;
+    Ok(out)
+}
+
 /// Checks that `out` has `x`'s shape, then runs `op`.
 pub(super) fn unary<T: Element>(
     function: &'static str,
@@ -39,7 +53,7 @@ pub(super) fn unary<T: Element>(
 }
 
 macro_rules! binary_ops {
-    ($($(#[$m:meta])* $name:ident => $op:path, $c:literal;)*) => {$(
+    ($($(#[$m:meta])* $name:ident, $new:ident => $op:path, $c:literal;)*) => {$(
         $(#[$m])*
         ///
         /// `out`'s shape must be the broadcast shape of `a` and `b` (NumPy rules).
@@ -58,11 +72,25 @@ macro_rules! binary_ops {
         ) -> Result<()> {
             binary(concat!("ops::", stringify!($name)), $op, stream, a, b, out)
         }
+
+        #[doc = concat!("[`", stringify!($name), "`](fn@", stringify!($name), ") into a new tensor of the broadcast shape.")]
+        ///
+        /// # Errors
+        ///
+        #[doc = concat!("As [`", stringify!($name), "`](fn@", stringify!($name), ").")]
+        #[doc(alias = $c)]
+        pub fn $new<T: Element>(
+            stream: &Stream,
+            a: &impl AsView<T>,
+            b: &impl AsView<T>,
+        ) -> Result<Tensor<T>> {
+            binary_new(concat!("ops::", stringify!($name)), $op, stream, a, b)
+        }
     )*};
 }
 
 macro_rules! unary_ops {
-    ($($(#[$m:meta])* $name:ident => $op:path, $c:literal;)*) => {$(
+    ($($(#[$m:meta])* $name:ident, $new:ident => $op:path, $c:literal;)*) => {$(
         $(#[$m])*
         ///
         /// `out` has `x`'s shape.
@@ -75,51 +103,63 @@ macro_rules! unary_ops {
         pub fn $name<T: Element>(stream: &Stream, x: &impl AsView<T>, out: &mut impl AsViewMut<T>) -> Result<()> {
             unary(concat!("ops::", stringify!($name)), $op, stream, x, out)
         }
+
+        #[doc = concat!("[`", stringify!($name), "`](fn@", stringify!($name), ") into a new tensor of `x`'s shape.")]
+        ///
+        /// # Errors
+        ///
+        #[doc = concat!("As [`", stringify!($name), "`](fn@", stringify!($name), ").")]
+        #[doc(alias = $c)]
+        pub fn $new<T: Element>(stream: &Stream, x: &impl AsView<T>) -> Result<Tensor<T>> {
+            let mut out = Tensor::zeros(stream, x.view().shape())?;
+            unary(concat!("ops::", stringify!($name)), $op, stream, x, &mut out)?;
+            Ok(out)
+        }
     )*};
 }
 
 binary_ops! {
     /// `out = a + b` (`aclnnAdd`, `alpha` 1).
-    add => adapt::add, "aclnnAdd";
+    add, add_new => adapt::add, "aclnnAdd";
     /// `out = a - b` (`aclnnSub`, `alpha` 1).
-    sub => adapt::sub, "aclnnSub";
+    sub, sub_new => adapt::sub, "aclnnSub";
     /// `out = a * b` (`aclnnMul`).
-    mul => aclnn::mul, "aclnnMul";
+    mul, mul_new => aclnn::mul, "aclnnMul";
     /// `out = a / b` (`aclnnDiv`).
-    div => aclnn::div, "aclnnDiv";
+    div, div_new => aclnn::div, "aclnnDiv";
     /// `out = max(a, b)` (`aclnnMaximum`).
-    maximum => aclnn::maximum, "aclnnMaximum";
+    maximum, maximum_new => aclnn::maximum, "aclnnMaximum";
     /// `out = min(a, b)` (`aclnnMinimum`).
-    minimum => aclnn::minimum, "aclnnMinimum";
+    minimum, minimum_new => aclnn::minimum, "aclnnMinimum";
 }
 
 unary_ops! {
     /// `out = -x` (`aclnnNeg`).
-    neg => aclnn::neg, "aclnnNeg";
+    neg, neg_new => aclnn::neg, "aclnnNeg";
     /// `out = |x|` (`aclnnAbs`).
-    abs => aclnn::abs, "aclnnAbs";
+    abs, abs_new => aclnn::abs, "aclnnAbs";
     /// `out = e^x` (`aclnnExp`).
-    exp => aclnn::exp, "aclnnExp";
+    exp, exp_new => aclnn::exp, "aclnnExp";
     /// `out = ln x` (`aclnnLog`).
-    log => aclnn::log, "aclnnLog";
+    log, log_new => aclnn::log, "aclnnLog";
     /// `out = √x` (`aclnnSqrt`).
-    sqrt => aclnn::sqrt, "aclnnSqrt";
+    sqrt, sqrt_new => aclnn::sqrt, "aclnnSqrt";
     /// `out = 1/√x` (`aclnnRsqrt`).
-    rsqrt => aclnn::rsqrt, "aclnnRsqrt";
+    rsqrt, rsqrt_new => aclnn::rsqrt, "aclnnRsqrt";
     /// `out = max(x, 0)` (`aclnnRelu`).
-    relu => aclnn::relu, "aclnnRelu";
+    relu, relu_new => aclnn::relu, "aclnnRelu";
     /// `out = 1/(1+e^-x)` (`aclnnSigmoid`).
-    sigmoid => aclnn::sigmoid, "aclnnSigmoid";
+    sigmoid, sigmoid_new => aclnn::sigmoid, "aclnnSigmoid";
     /// `out = tanh x` (`aclnnTanh`).
-    tanh => aclnn::tanh, "aclnnTanh";
+    tanh, tanh_new => aclnn::tanh, "aclnnTanh";
     /// GELU (`aclnnGelu`).
-    gelu => aclnn::gelu, "aclnnGelu";
+    gelu, gelu_new => aclnn::gelu, "aclnnGelu";
     /// `out = x · sigmoid(x)` (`aclnnSilu`).
-    silu => aclnn::silu, "aclnnSilu";
+    silu, silu_new => aclnn::silu, "aclnnSilu";
     /// `out = sin x` (`aclnnSin`).
-    sin => aclnn::sin, "aclnnSin";
+    sin, sin_new => aclnn::sin, "aclnnSin";
     /// `out = cos x` (`aclnnCos`).
-    cos => aclnn::cos, "aclnnCos";
+    cos, cos_new => aclnn::cos, "aclnnCos";
 }
 
 /// Checks that `out` has `x`'s shape, then runs the in-place `fill` on it.
@@ -187,6 +227,26 @@ pub fn relu_grad<T: Element>(
     )
 }
 
+/// [`relu_grad`] into a new tensor of the broadcast shape.
+///
+/// # Errors
+///
+/// As [`relu_grad`].
+#[doc(alias = "aclnnThresholdBackward")]
+pub fn relu_grad_new<T: Element>(
+    stream: &Stream,
+    gradients: &impl AsView<T>,
+    features: &impl AsView<T>,
+) -> Result<Tensor<T>> {
+    binary_new(
+        "ops::relu_grad",
+        |s, g, x, out| aclnn::threshold_backward(s, g, x, &aclnn::Scalar::new(0.0f32)?, out),
+        stream,
+        gradients,
+        features,
+    )
+}
+
 /// Converts `x` to `U` (`aclnnCast`, rounding to nearest).
 ///
 /// # Errors
@@ -223,4 +283,28 @@ pub fn muls<T: Element>(
         &aclnn::Scalar::new(value)?,
         &mut nn_mut(out)?,
     )
+}
+
+/// [`cast`] into a new tensor of `x`'s shape.
+///
+/// # Errors
+///
+/// As [`cast`].
+#[doc(alias = "aclnnCast")]
+pub fn cast_new<T: Element, U: Element>(stream: &Stream, x: &impl AsView<T>) -> Result<Tensor<U>> {
+    let mut out = Tensor::zeros(stream, x.view().shape())?;
+    cast(stream, x, &mut out)?;
+    Ok(out)
+}
+
+/// [`muls`] into a new tensor of `x`'s shape.
+///
+/// # Errors
+///
+/// As [`muls`].
+#[doc(alias = "aclnnMuls")]
+pub fn muls_new<T: Element>(stream: &Stream, x: &impl AsView<T>, value: T) -> Result<Tensor<T>> {
+    let mut out = Tensor::zeros(stream, x.view().shape())?;
+    muls(stream, x, value, &mut out)?;
+    Ok(out)
 }

@@ -19,20 +19,7 @@ pub fn transpose<T: Element>(
 ) -> Result<()> {
     const F: &str = "ops::transpose";
     let (x, out) = (x.view(), out.view_mut());
-    let rank = x.shape().len();
-    let mut seen = vec![false; rank];
-    if perm.len() != rank
-        || perm
-            .iter()
-            .any(|&p| p >= rank || std::mem::replace(&mut seen[p], true))
-    {
-        return Err(Error::invalid(
-            F,
-            format!("perm {perm:?} is not a permutation of 0..{rank}"),
-        ));
-    }
-    let want: Vec<usize> = perm.iter().map(|&p| x.shape()[p]).collect();
-    expect_shape(F, out.shape(), &want)?;
+    expect_shape(F, out.shape(), &permuted_shape(x.shape(), perm)?)?;
     // Each entry is below the rank, at most 8 (checked above): converted.
     let perm64 = perm
         .iter()
@@ -47,6 +34,39 @@ pub fn transpose<T: Element>(
         &aclnn::IntArray::new(&perm64)?,
         &mut nn_mut(out)?,
     )
+}
+
+/// `shape` permuted by `perm` (`[shape[perm[0]], ...]`).
+fn permuted_shape(shape: &[usize], perm: &[usize]) -> Result<Vec<usize>> {
+    let rank = shape.len();
+    let mut seen = vec![false; rank];
+    if perm.len() != rank
+        || perm
+            .iter()
+            .any(|&p| p >= rank || std::mem::replace(&mut seen[p], true))
+    {
+        return Err(Error::invalid(
+            "ops::transpose",
+            format!("perm {perm:?} is not a permutation of 0..{rank}"),
+        ));
+    }
+    Ok(perm.iter().map(|&p| shape[p]).collect())
+}
+
+/// [`transpose`] into a new tensor (`out.shape[i] = x.shape[perm[i]]`).
+///
+/// # Errors
+///
+/// As [`transpose`].
+#[doc(alias = "aclnnPermute")]
+pub fn transpose_new<T: Element>(
+    stream: &Stream,
+    x: &impl AsView<T>,
+    perm: &[usize],
+) -> Result<Tensor<T>> {
+    let mut out = Tensor::zeros(stream, &permuted_shape(x.view().shape(), perm)?)?;
+    transpose(stream, x, perm, &mut out)?;
+    Ok(out)
 }
 
 /// Copies `src` into `dst`, broadcasting `src` to `dst`'s shape

@@ -116,20 +116,28 @@ pub fn matmul_t<T: Element>(
 ) -> Result<()> {
     const F: &str = "ops::matmul";
     let (a, b, out) = (a.view(), b.view(), out.view_mut());
-    if a.shape().len() != 2 || b.shape().len() != 2 {
-        return Err(Error::invalid(
-            F,
-            format!(
-                "matmul takes 2-D operands, got {:?} and {:?} (use batch_matmul)",
-                a.shape(),
-                b.shape()
-            ),
-        ));
-    }
-    let (m, n) = matmul_dims(F, a.shape(), transpose_a, b.shape(), transpose_b)?;
-    expect_shape(F, out.shape(), &[m, n])?;
+    let mn = matrix_product_shape(a.shape(), transpose_a, b.shape(), transpose_b)?;
+    expect_shape(F, out.shape(), &mn)?;
     let (a, b) = (maybe_t(a, transpose_a)?, maybe_t(b, transpose_b)?);
     run(stream, a, b, out)
+}
+
+/// `[m, n]` for 2-D operands of [`matmul_t`].
+fn matrix_product_shape(
+    a: &[usize],
+    transpose_a: bool,
+    b: &[usize],
+    transpose_b: bool,
+) -> Result<[usize; 2]> {
+    const F: &str = "ops::matmul";
+    if a.len() != 2 || b.len() != 2 {
+        return Err(Error::invalid(
+            F,
+            format!("matmul takes 2-D operands, got {a:?} and {b:?} (use batch_matmul)"),
+        ));
+    }
+    let (m, n) = matmul_dims(F, a, transpose_a, b, transpose_b)?;
+    Ok([m, n])
 }
 
 /// Batched `out = a @ b` over leading (broadcast) batch dimensions
@@ -188,4 +196,76 @@ fn run<T: Element>(
         &mut nn_mut(out)?,
         CubeMathType::KeepDtype,
     )
+}
+
+/// [`matmul`] into a new `[m, n]` tensor.
+///
+/// # Errors
+///
+/// As [`matmul_t`].
+#[doc(alias = "aclnnMatmul")]
+pub fn matmul_new<T: Element>(
+    stream: &Stream,
+    a: &impl AsView<T>,
+    b: &impl AsView<T>,
+) -> Result<Tensor<T>> {
+    matmul_t_new(stream, a, false, b, false)
+}
+
+/// [`matmul_t`] into a new `[m, n]` tensor.
+///
+/// # Errors
+///
+/// As [`matmul_t`].
+#[doc(alias = "aclnnMatmul")]
+pub fn matmul_t_new<T: Element>(
+    stream: &Stream,
+    a: &impl AsView<T>,
+    transpose_a: bool,
+    b: &impl AsView<T>,
+    transpose_b: bool,
+) -> Result<Tensor<T>> {
+    let shape = matrix_product_shape(a.view().shape(), transpose_a, b.view().shape(), transpose_b)?;
+    let mut out = Tensor::zeros(stream, &shape)?;
+    matmul_t(stream, a, transpose_a, b, transpose_b, &mut out)?;
+    Ok(out)
+}
+
+/// [`batch_matmul`] into a new tensor of the broadcast batch shape.
+///
+/// # Errors
+///
+/// As [`batch_matmul_adj`].
+#[doc(alias = "aclnnMatmul")]
+pub fn batch_matmul_new<T: Element>(
+    stream: &Stream,
+    a: &impl AsView<T>,
+    b: &impl AsView<T>,
+) -> Result<Tensor<T>> {
+    batch_matmul_adj_new(stream, a, false, b, false)
+}
+
+/// [`batch_matmul_adj`] into a new tensor of the broadcast batch shape.
+///
+/// # Errors
+///
+/// As [`batch_matmul_adj`].
+#[doc(alias = "aclnnMatmul")]
+pub fn batch_matmul_adj_new<T: Element>(
+    stream: &Stream,
+    a: &impl AsView<T>,
+    adj_a: bool,
+    b: &impl AsView<T>,
+    adj_b: bool,
+) -> Result<Tensor<T>> {
+    let shape = matmul_shape(
+        "ops::batch_matmul",
+        a.view().shape(),
+        adj_a,
+        b.view().shape(),
+        adj_b,
+    )?;
+    let mut out = Tensor::zeros(stream, &shape)?;
+    batch_matmul_adj(stream, a, adj_a, b, adj_b, &mut out)?;
+    Ok(out)
 }

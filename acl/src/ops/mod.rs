@@ -116,6 +116,7 @@ mod adapt {
     }
 }
 
+pub mod dynamic;
 mod elementwise;
 mod inplace;
 mod layout;

@@ -73,7 +73,7 @@ pub(super) fn reduce<T: Element>(
 }
 
 macro_rules! reduce_ops {
-    ($($(#[$m:meta])* $name:ident => $op:ident, $c:literal;)*) => {$(
+    ($($(#[$m:meta])* $name:ident, $new:ident => $op:ident, $c:literal;)*) => {$(
         $(#[$m])*
         ///
         /// `axes` may be negative (from the end); with `keep_dims` the
@@ -94,16 +94,35 @@ macro_rules! reduce_ops {
         ) -> Result<()> {
             reduce(concat!("ops::", stringify!($name)), adapt::$op, stream, x, axes, keep_dims, out)
         }
+
+        #[doc = concat!("[`", stringify!($name), "`](fn@", stringify!($name), ") into a new tensor of the reduced shape ([`reduce_shape`]).")]
+        ///
+        /// # Errors
+        ///
+        #[doc = concat!("As [`", stringify!($name), "`](fn@", stringify!($name), ").")]
+        #[doc(alias = $c)]
+        pub fn $new<T: Element>(
+            stream: &Stream,
+            x: &impl AsView<T>,
+            axes: &[i64],
+            keep_dims: bool,
+        ) -> Result<Tensor<T>> {
+            const F: &str = concat!("ops::", stringify!($name));
+            let shape = reduce_shape(F, x.view().shape(), axes, keep_dims)?;
+            let mut out = Tensor::zeros(stream, &shape)?;
+            reduce(F, adapt::$op, stream, x, axes, keep_dims, &mut out)?;
+            Ok(out)
+        }
     )*};
 }
 
 reduce_ops! {
     /// Sum over `axes` (`aclnnReduceSum`).
-    reduce_sum => reduce_sum, "aclnnReduceSum";
+    reduce_sum, reduce_sum_new => reduce_sum, "aclnnReduceSum";
     /// Mean over `axes` (`aclnnMean`).
-    reduce_mean => mean, "aclnnMean";
+    reduce_mean, reduce_mean_new => mean, "aclnnMean";
     /// Maximum over `axes` (`aclnnAmax`).
-    reduce_max => amax, "aclnnAmax";
+    reduce_max, reduce_max_new => amax, "aclnnAmax";
 }
 
 type Softmax = fn(&Stream, &aclnn::TensorArg<'_>, i64, &mut aclnn::TensorArgMut<'_>) -> Result<()>;
@@ -152,4 +171,32 @@ pub fn log_softmax<T: Element>(
     out: &mut impl AsViewMut<T>,
 ) -> Result<()> {
     softmax_like("ops::log_softmax", aclnn::log_softmax, stream, x, dim, out)
+}
+
+/// [`softmax`] into a new tensor of `x`'s shape.
+///
+/// # Errors
+///
+/// As [`softmax`].
+#[doc(alias = "aclnnSoftmax")]
+pub fn softmax_new<T: Element>(stream: &Stream, x: &impl AsView<T>, dim: i64) -> Result<Tensor<T>> {
+    let mut out = Tensor::zeros(stream, x.view().shape())?;
+    softmax(stream, x, dim, &mut out)?;
+    Ok(out)
+}
+
+/// [`log_softmax`] into a new tensor of `x`'s shape.
+///
+/// # Errors
+///
+/// As [`log_softmax`].
+#[doc(alias = "aclnnLogSoftmax")]
+pub fn log_softmax_new<T: Element>(
+    stream: &Stream,
+    x: &impl AsView<T>,
+    dim: i64,
+) -> Result<Tensor<T>> {
+    let mut out = Tensor::zeros(stream, x.view().shape())?;
+    log_softmax(stream, x, dim, &mut out)?;
+    Ok(out)
 }

@@ -14,6 +14,11 @@
 //!   and broadcasting ([`broadcast_to`](TensorView::broadcast_to)) make new
 //!   views and move no data.
 //!
+//! - [`DynTensor`], [`DynView`] and [`DynViewMut`] hold one of those with
+//!   the element type as a run-time value ([`dynamic`]), for code whose
+//!   dtype is data (a framework backend); [`crate::ops::dynamic`] runs the
+//!   operators on them.
+//!
 //! [`crate::ops`] takes any of them: inputs as `&impl` [`AsView<T>`],
 //! outputs as `&mut impl` [`AsViewMut<T>`], so `ops::matmul(&s, &a, &b,
 //! &mut c)` works on tensors and `ops::matmul(&s, &a.view().transpose(0,
@@ -50,8 +55,11 @@
 //! # Ok::<(), acl::Error>(())
 //! ```
 
+pub mod dynamic;
 mod view;
 
+pub(crate) use dynamic::dtype_mismatch;
+pub use dynamic::{DynTensor, DynView, DynViewMut};
 pub use view::{AsView, AsViewMut, TensorView, TensorViewMut};
 pub(crate) use view::{RawView, reaches_twice};
 
@@ -284,6 +292,11 @@ impl<T: Element> Tensor<T> {
     /// [`Tensor::from_buffer`].
     pub fn reshape(self, shape: &[usize]) -> Result<Tensor<T>> {
         Tensor::from_buffer(self.buf, shape)
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> crate::DataType {
+        T::DATA_TYPE
     }
 
     /// The shape.

@@ -327,6 +327,11 @@ impl<'a> RawView<'a> {
 macro_rules! view_methods {
     ($ty:ident) => {
         impl<'a, T: Element> $ty<'a, T> {
+            /// The element type.
+            pub fn dtype(&self) -> crate::DataType {
+                T::DATA_TYPE
+            }
+
             /// The dimensions.
             pub fn shape(&self) -> &[usize] {
                 &self.raw.shape
