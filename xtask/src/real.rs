@@ -382,7 +382,9 @@ fn parse_events(binary: &str, stdout: &str) -> Vec<TestResult> {
         }
         let outcome = match ev["event"].as_str() {
             Some("ok") => Outcome::Passed,
-            Some("failed" | "timeout") => Outcome::Failed,
+            // `timeout` is libtest's "has been running for over 60 seconds"
+            // notice, not an outcome: the test's own `ok`/`failed` follows.
+            Some("failed") => Outcome::Failed,
             Some("ignored") => Outcome::Ignored,
             _ => continue,
         };
@@ -599,6 +601,8 @@ mod tests {
     fn libtest_json_events_become_results_with_times() {
         let out = r#"{ "type": "suite", "event": "started", "test_count": 3 }
 { "type": "test", "event": "started", "name": "a" }
+{ "type": "test", "event": "started", "name": "b" }
+{ "type": "test", "event": "timeout", "name": "b" }
 { "type": "test", "name": "a", "event": "ok", "exec_time": 0.25 }
 { "type": "test", "name": "b", "event": "failed", "exec_time": 1.5, "stdout": "boom" }
 { "type": "test", "name": "c", "event": "ignored" }
