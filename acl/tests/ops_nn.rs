@@ -183,6 +183,27 @@ fn attention_with_a_causal_mask_matches_the_host() {
     let bad = t(&s, &[0.0; 6], &[1, 3, 1, 2]);
     let (f, _) = invalid(ops::attention_new(&s, &q, &bad, &bad, None, 1.0).unwrap_err());
     assert_eq!(f, "ops::attention");
+    // f16 runs the fused operator (f32 above runs the separate ones): the
+    // same values, and a transposed (non-contiguous) query.
+    let h = |x: &Tensor<f32>| ops::cast_new::<f32, half::f16>(&s, x).unwrap();
+    let (qh, kh, vh) = (h(&q), h(&k), h(&v));
+    let yh = ops::attention_new(&s, &qh, &kh, &vh, Some(&mask.view()), 1.0).unwrap();
+    let got_h: Vec<f32> = yh
+        .to_host_vec()
+        .unwrap()
+        .iter()
+        .map(|x| x.to_f32())
+        .collect();
+    close(&got_h, &got, 2e-3, "f16 fused against f32 unfused");
+    let qt = q.view().transpose(2, 3).unwrap();
+    let yt = ops::attention_new(&s, &qt, &k, &v, None, 0.5).unwrap();
+    let ytc = ops::attention_new(&s, &qt.to_tensor(&s).unwrap(), &k, &v, None, 0.5).unwrap();
+    close(
+        &yt.to_host_vec().unwrap(),
+        &ytc.to_host_vec().unwrap(),
+        0.0,
+        "strided query",
+    );
 }
 
 #[test]

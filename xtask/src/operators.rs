@@ -576,6 +576,7 @@ pub fn sim_exports(ops: &[Op]) -> String {
          use super::transformer::*;\n\
          use super::inplace::*;\n\
          use super::nn::*;\n\
+         use super::table_dtypes::documented_dtypes;\n\
          use crate::ops::{AttrValue, Attrs};\n\
          use crate::ops::nn::BinaryKind;\n\
          use acl_sys::aclnn::*;\n\
@@ -584,6 +585,15 @@ pub fn sim_exports(ops: &[Op]) -> String {
     );
     for op in ops {
         let Some(sim) = &op.sim else { continue };
+        let checks = documented_dtype_checks(op);
+        let sim = if checks.is_empty() {
+            sim.clone()
+        } else {
+            format!(
+                "{{ documented_dtypes(f, &[{}])?; {sim} }}",
+                checks.join(", ")
+            )
+        };
         let params: Vec<String> = op
             .args
             .iter()
@@ -608,6 +618,80 @@ pub fn sim_exports(ops: &[Op]) -> String {
         );
     }
     s
+}
+
+/// The `aclDataType` constant of a dtype the table names; `None` for names
+/// that stand for a rule (`=self`) rather than a type.
+fn acl_dtype(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "f32" => "ACL_FLOAT",
+        "f16" => "ACL_FLOAT16",
+        "bf16" => "ACL_BF16",
+        "f64" => "ACL_DOUBLE",
+        "i4" => "ACL_INT4",
+        "i8" => "ACL_INT8",
+        "i16" => "ACL_INT16",
+        "i32" => "ACL_INT32",
+        "i64" => "ACL_INT64",
+        "u8" => "ACL_UINT8",
+        "u16" => "ACL_UINT16",
+        "u32" => "ACL_UINT32",
+        "u64" => "ACL_UINT64",
+        "bool" => "ACL_BOOL",
+        "c32" => "ACL_COMPLEX32",
+        "c64" => "ACL_COMPLEX64",
+        "c128" => "ACL_COMPLEX128",
+        "hif8" => "ACL_HIFLOAT8",
+        "f8e5m2" => "ACL_FLOAT8_E5M2",
+        "f8e4m3" => "ACL_FLOAT8_E4M3FN",
+        "f8e8m0" => "ACL_FLOAT8_E8M0",
+        "f4e2m1" => "ACL_FLOAT4_E2M1",
+        "f4e1m2" => "ACL_FLOAT4_E1M2",
+        _ => return None,
+    })
+}
+
+/// The dtype lists of an operator's tensor and tensor-list arguments, as
+/// the `(name, handle, is_list, &[aclDataType])` entries the simulator's
+/// `documented_dtypes` checks: the page's list (the union over its
+/// products: the text before `|`). An argument whose list names a rule
+/// (`=self`) instead of types is not checked here (its kernel checks it).
+/// The per-product notes after `|` are extracted heuristically, so they
+/// are not enforced.
+fn documented_dtype_checks(op: &Op) -> Vec<String> {
+    let Some(dtypes) = &op.dtypes else {
+        return Vec::new();
+    };
+    let union = dtypes.split('|').next().unwrap_or_default();
+    let mut checks = Vec::new();
+    for part in union.split(';') {
+        let Some((name, rest)) = part.trim().split_once('{') else {
+            continue;
+        };
+        let Some(list) = rest.strip_suffix('}') else {
+            continue;
+        };
+        let name = name.trim();
+        let Some(arg) = op.args.iter().find(|a| a.c_name == name) else {
+            continue;
+        };
+        let is_list = match arg.kind {
+            Kind::Tensor => false,
+            Kind::TensorList => true,
+            _ => continue,
+        };
+        let types: Option<Vec<String>> = list
+            .split(',')
+            .map(|t| acl_dtype(t.trim()).map(|c| format!("acl_sys::{c}")))
+            .collect();
+        let Some(types) = types else { continue };
+        checks.push(format!(
+            "(\"{name}\", {} as usize, {is_list}, &[{}])",
+            arg.sys_name(),
+            types.join(", ")
+        ));
+    }
+    checks
 }
 
 /// The operator section of `docs/COVERAGE.md`.

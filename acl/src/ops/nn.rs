@@ -853,8 +853,15 @@ pub fn avg_pool2d_new<T: Element>(
 /// Scaled dot-product attention over `[B, N, S, D]` queries and `[B, Nkv,
 /// T, D]` keys and values (`Nkv` dividing `N`: grouped-query attention),
 /// `softmax(scale · Q Kᵀ) V` with keys hidden where the optional bool
-/// `mask` (broadcasting to `[B, N, S, T]`) is true
-/// (`aclnnFusedInferAttentionScoreV2`, layout BNSD).
+/// `mask` (broadcasting to `[B, N, S, T]`) is true.
+///
+/// `f16` and `bf16` run CANN's fused operator
+/// (`aclnnFusedInferAttentionScoreV2`, layout BNSD), which takes no other
+/// query type (its page: FLOAT16, BFLOAT16, INT8). Other float types run
+/// the same computation as separate operators (batched matmul, `Muls`,
+/// `InplaceMaskedFillScalar` with −∞, `Softmax`, batched matmul), as
+/// torch_npu's math fallback does; a query row whose keys are all masked
+/// is then NaN.
 ///
 /// # Errors
 ///
@@ -889,6 +896,12 @@ pub fn attention<T: Element>(
         ));
     }
     expect_shape(F, out.shape(), qs)?;
+    if !matches!(
+        T::DATA_TYPE,
+        crate::DataType::Float16 | crate::DataType::BFloat16 | crate::DataType::Int8
+    ) {
+        return attention_unfused(stream, q, k, v, mask, scale, out);
+    }
     let (heads, kv_heads) = (dims_i64(F, &[qs[1]])?[0], dims_i64(F, &[ks[1]])?[0]);
     let (kl, vl) = (
         TensorList::new(vec![nn(&k)?])?,
@@ -937,6 +950,50 @@ pub fn attention<T: Element>(
         &mut nn_mut(out)?,
         None,
     )
+}
+
+/// [`attention`] as separate operators, for the types the fused operator
+/// does not take (shapes checked by the caller). Grouped heads: the `G =
+/// N / Nkv` query heads of one key head are one `[G·S, D]` matrix.
+fn attention_unfused<T: Element>(
+    stream: &Stream,
+    q: TensorView<'_, T>,
+    k: TensorView<'_, T>,
+    v: TensorView<'_, T>,
+    mask: Option<&TensorView<'_, Bool>>,
+    scale: f64,
+    mut out: TensorViewMut<'_, T>,
+) -> Result<()> {
+    let (qs, ks) = (q.shape(), k.shape());
+    let (b, n, s, d, nkv, t) = (qs[0], qs[1], qs[2], qs[3], ks[1], ks[2]);
+    let grouped = [b, nkv, n / nkv * s, d];
+    let owned;
+    let q = if q.is_contiguous() {
+        q
+    } else {
+        owned = q.to_tensor(stream)?;
+        owned.view()
+    };
+    let mut scores = batch_matmul_adj_new(stream, &q.reshape(&grouped)?, false, &k, true)?;
+    aclnn::muls_(
+        stream,
+        &mut nn_mut(scores.view_mut())?,
+        &Scalar::new(scale)?,
+    )?;
+    if let Some(m) = mask {
+        let mut full = Tensor::<Bool>::zeros(stream, &[b, n, s, t])?;
+        copy(stream, m, &mut full)?;
+        let full = full.reshape(&[b, nkv, n / nkv * s, t])?;
+        aclnn::masked_fill_(
+            stream,
+            &mut nn_mut(scores.view_mut())?,
+            &nn(&full.view())?,
+            &Scalar::new(f64::NEG_INFINITY)?,
+        )?;
+    }
+    let p = softmax_new(stream, &scores, -1)?;
+    let o = batch_matmul_new(stream, &p, &v)?.reshape(qs)?;
+    copy(stream, &o, &mut out)
 }
 
 /// [`attention`] into a new tensor.

@@ -9,6 +9,7 @@
 use super::inplace::*;
 use super::nn::*;
 use super::operators::*;
+use super::table_dtypes::documented_dtypes;
 use super::transformer::*;
 use crate::ops::nn::BinaryKind;
 use crate::ops::{AttrValue, Attrs};
@@ -2151,7 +2152,45 @@ pub unsafe extern "C" fn aclnnAddRmsNormGetWorkspaceSize(
             "aclnnAddRmsNormGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| add_rms_norm(f, x1, x2, gamma, epsilon, yOut, rstdOut, xOut),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "x1",
+                            x1 as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "x2",
+                            x2 as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "gamma",
+                            gamma as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "yOut",
+                            yOut as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        ("rstdOut", rstdOut as usize, false, &[acl_sys::ACL_FLOAT]),
+                        (
+                            "xOut",
+                            xOut as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
+                add_rms_norm(f, x1, x2, gamma, epsilon, yOut, rstdOut, xOut)
+            },
         )
     }
 }
@@ -2197,7 +2236,25 @@ pub unsafe extern "C" fn aclnnArangeGetWorkspaceSize(
             "aclnnArangeGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| arange(f, start, end, step, out),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[(
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_BF16,
+                        ],
+                    )],
+                )?;
+                arange(f, start, end, step, out)
+            },
         )
     }
 }
@@ -2237,7 +2294,33 @@ pub unsafe extern "C" fn aclnnArgsortGetWorkspaceSize(
             "aclnnArgsortGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| argsort(f, self_, dim, descending, out),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                        ("out", out as usize, false, &[acl_sys::ACL_INT64]),
+                    ],
+                )?;
+                argsort(f, self_, dim, descending, out)
+            },
         )
     }
 }
@@ -2283,6 +2366,23 @@ pub unsafe extern "C" fn aclnnAvgPool2dGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
                 avg_pool2d(
                     f,
                     self_,
@@ -2331,6 +2431,65 @@ pub unsafe extern "C" fn aclnnCatGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnCatGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "tensors",
+                        tensors as usize,
+                        true,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_UINT16,
+                            acl_sys::ACL_UINT32,
+                            acl_sys::ACL_UINT64,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_HIFLOAT8,
+                            acl_sys::ACL_FLOAT8_E5M2,
+                            acl_sys::ACL_FLOAT8_E4M3FN,
+                            acl_sys::ACL_FLOAT8_E8M0,
+                            acl_sys::ACL_FLOAT4_E1M2,
+                            acl_sys::ACL_FLOAT4_E2M1,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_UINT16,
+                            acl_sys::ACL_UINT32,
+                            acl_sys::ACL_UINT64,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_HIFLOAT8,
+                            acl_sys::ACL_FLOAT8_E5M2,
+                            acl_sys::ACL_FLOAT8_E4M3FN,
+                            acl_sys::ACL_FLOAT8_E8M0,
+                            acl_sys::ACL_FLOAT4_E1M2,
+                            acl_sys::ACL_FLOAT4_E2M1,
+                        ],
+                    ),
+                ],
+            )?;
             cat(f, tensors, dim, out, false)
         })
     }
@@ -2368,6 +2527,45 @@ pub unsafe extern "C" fn aclnnClampGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnClampGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                ],
+            )?;
             clamp(f, self_, clipValueMin, clipValueMax, out)
         })
     }
@@ -2407,7 +2605,46 @@ pub unsafe extern "C" fn aclnnClampMinGetWorkspaceSize(
             "aclnnClampMinGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| clamp(f, self_, clipValueMin, std::ptr::null(), out),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                    ],
+                )?;
+                clamp(f, self_, clipValueMin, std::ptr::null(), out)
+            },
         )
     }
 }
@@ -2446,7 +2683,46 @@ pub unsafe extern "C" fn aclnnClampMaxGetWorkspaceSize(
             "aclnnClampMaxGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| clamp(f, self_, std::ptr::null(), clipValueMax, out),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                    ],
+                )?;
+                clamp(f, self_, std::ptr::null(), clipValueMax, out)
+            },
         )
     }
 }
@@ -2530,7 +2806,40 @@ pub unsafe extern "C" fn aclnnConstantPadNdGetWorkspaceSize(
             "aclnnConstantPadNdGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| constant_pad(f, self_, pad, value, out),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[(
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_UINT16,
+                            acl_sys::ACL_UINT32,
+                            acl_sys::ACL_UINT64,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_HIFLOAT8,
+                            acl_sys::ACL_FLOAT8_E5M2,
+                            acl_sys::ACL_FLOAT8_E4M3FN,
+                            acl_sys::ACL_FLOAT8_E8M0,
+                            acl_sys::ACL_FLOAT4_E2M1,
+                            acl_sys::ACL_FLOAT4_E1M2,
+                        ],
+                    )],
+                )?;
+                constant_pad(f, self_, pad, value, out)
+            },
         )
     }
 }
@@ -2584,6 +2893,53 @@ pub unsafe extern "C" fn aclnnConvolutionGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "input",
+                            input as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_HIFLOAT8,
+                                acl_sys::ACL_FLOAT8_E4M3FN,
+                            ],
+                        ),
+                        (
+                            "weight",
+                            weight as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_HIFLOAT8,
+                                acl_sys::ACL_FLOAT8_E4M3FN,
+                            ],
+                        ),
+                        (
+                            "bias",
+                            bias as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "output",
+                            output as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_HIFLOAT8,
+                                acl_sys::ACL_FLOAT8_E4M3FN,
+                            ],
+                        ),
+                    ],
+                )?;
                 convolution(
                     f,
                     input,
@@ -2639,6 +2995,43 @@ pub unsafe extern "C" fn aclnnCosGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnCosGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "input",
+                        input as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                ],
+            )?;
             un_float(f, input, out, f64::cos)
         })
     }
@@ -2679,7 +3072,50 @@ pub unsafe extern "C" fn aclnnCumsumGetWorkspaceSize(
             "aclnnCumsumGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| cumsum(f, self_, dim, dtype, out),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                    ],
+                )?;
+                cumsum(f, self_, dim, dtype, out)
+            },
         )
     }
 }
@@ -2717,6 +3153,23 @@ pub unsafe extern "C" fn aclnnEluGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnEluGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                    ),
+                ],
+            )?;
             act(
                 f,
                 self_,
@@ -2773,6 +3226,75 @@ pub unsafe extern "C" fn aclnnEqTensorGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                        (
+                            "other",
+                            other as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT16,
+                            ],
+                        ),
+                    ],
+                )?;
                 bin(f, self_, other, out, BinaryKind::Predicate, |a, b| {
                     f64::from(u8::from(a == b))
                 })
@@ -2852,6 +3374,171 @@ pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "query",
+                            query as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_INT8],
+                        ),
+                        (
+                            "key",
+                            key as usize,
+                            true,
+                            &[
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT4,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_HIFLOAT8,
+                                acl_sys::ACL_FLOAT8_E5M2,
+                                acl_sys::ACL_FLOAT8_E4M3FN,
+                                acl_sys::ACL_FLOAT4_E1M2,
+                                acl_sys::ACL_FLOAT4_E2M1,
+                            ],
+                        ),
+                        (
+                            "value",
+                            value as usize,
+                            true,
+                            &[
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT4,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_HIFLOAT8,
+                                acl_sys::ACL_FLOAT8_E5M2,
+                                acl_sys::ACL_FLOAT8_E4M3FN,
+                                acl_sys::ACL_FLOAT4_E1M2,
+                                acl_sys::ACL_FLOAT4_E2M1,
+                            ],
+                        ),
+                        (
+                            "pseShiftOptional",
+                            pseShiftOptional as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "attenMaskOptional",
+                            attenMaskOptional as usize,
+                            false,
+                            &[acl_sys::ACL_BOOL, acl_sys::ACL_INT8, acl_sys::ACL_UINT8],
+                        ),
+                        (
+                            "deqScale1Optional",
+                            deqScale1Optional as usize,
+                            false,
+                            &[acl_sys::ACL_UINT64, acl_sys::ACL_FLOAT],
+                        ),
+                        (
+                            "quantScale1Optional",
+                            quantScale1Optional as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT],
+                        ),
+                        (
+                            "deqScale2Optional",
+                            deqScale2Optional as usize,
+                            false,
+                            &[acl_sys::ACL_UINT64, acl_sys::ACL_FLOAT],
+                        ),
+                        (
+                            "quantScale2Optional",
+                            quantScale2Optional as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "quantOffset2Optional",
+                            quantOffset2Optional as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "antiquantScaleOptional",
+                            antiquantScaleOptional as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_FLOAT],
+                        ),
+                        (
+                            "antiquantOffsetOptional",
+                            antiquantOffsetOptional as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_FLOAT],
+                        ),
+                        (
+                            "blockTableOptional",
+                            blockTableOptional as usize,
+                            false,
+                            &[acl_sys::ACL_INT32],
+                        ),
+                        (
+                            "queryPaddingSizeOptional",
+                            queryPaddingSizeOptional as usize,
+                            false,
+                            &[acl_sys::ACL_INT64],
+                        ),
+                        (
+                            "kvPaddingSizeOptional",
+                            kvPaddingSizeOptional as usize,
+                            false,
+                            &[acl_sys::ACL_INT64],
+                        ),
+                        (
+                            "keyAntiquantScaleOptional",
+                            keyAntiquantScaleOptional as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_FLOAT],
+                        ),
+                        (
+                            "keyAntiquantOffsetOptional",
+                            keyAntiquantOffsetOptional as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_FLOAT],
+                        ),
+                        (
+                            "valueAntiquantScaleOptional",
+                            valueAntiquantScaleOptional as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_FLOAT],
+                        ),
+                        (
+                            "valueAntiquantOffsetOptional",
+                            valueAntiquantOffsetOptional as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_FLOAT],
+                        ),
+                        (
+                            "keySharedPrefixOptional",
+                            keySharedPrefixOptional as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_INT8],
+                        ),
+                        (
+                            "valueSharedPrefixOptional",
+                            valueSharedPrefixOptional as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_INT8],
+                        ),
+                        (
+                            "attentionOut",
+                            attentionOut as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_INT8],
+                        ),
+                        (
+                            "softmaxLse",
+                            softmaxLse as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT],
+                        ),
+                    ],
+                )?;
                 fused_attention(
                     f,
                     query,
@@ -2968,7 +3655,39 @@ pub unsafe extern "C" fn aclnnGatherV2GetWorkspaceSize(
             "aclnnGatherV2GetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| index_select(f, self_, dim, index, out, false),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "index",
+                            index as usize,
+                            false,
+                            &[acl_sys::ACL_INT64, acl_sys::ACL_INT32],
+                        ),
+                    ],
+                )?;
+                index_select(f, self_, dim, index, out, false)
+            },
         )
     }
 }
@@ -3010,7 +3729,32 @@ pub unsafe extern "C" fn aclnnGeGluV3GetWorkspaceSize(
             "aclnnGeGluV3GetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| geglu(f, self_, dim, approximate, activateLeft, out, outGelu),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "outGelu",
+                            outGelu as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
+                geglu(f, self_, dim, approximate, activateLeft, out, outGelu)
+            },
         )
     }
 }
@@ -3049,7 +3793,26 @@ pub unsafe extern "C" fn aclnnGeluV2GetWorkspaceSize(
             "aclnnGeluV2GetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| gelu_v2(f, x, approximate, y),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "x",
+                            x as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "y",
+                            y as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
+                gelu_v2(f, x, approximate, y)
+            },
         )
     }
 }
@@ -3097,6 +3860,47 @@ pub unsafe extern "C" fn aclnnGroupNormGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "gamma",
+                            gamma as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "beta",
+                            beta as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "meanOut",
+                            meanOut as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "rstdOut",
+                            rstdOut as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
                 group_norm(
                     f, self_, gamma, beta, N, C, HxW, group, eps, out, meanOut, rstdOut,
                 )
@@ -3140,6 +3944,53 @@ pub unsafe extern "C" fn aclnnGtScalarGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ],
+                        ),
+                    ],
+                )?;
                 with_s(f, self_, other, out, BinaryKind::Predicate, |a, b| {
                     f64::from(u8::from(a > b))
                 })
@@ -3181,7 +4032,36 @@ pub unsafe extern "C" fn aclnnHardsigmoidGetWorkspaceSize(
             "aclnnHardsigmoidGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| un_float(f, self_, out, |x| (x / 6.0 + 0.5).clamp(0.0, 1.0)),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                    ],
+                )?;
+                un_float(f, self_, out, |x| (x / 6.0 + 0.5).clamp(0.0, 1.0))
+            },
         )
     }
 }
@@ -3225,7 +4105,26 @@ pub unsafe extern "C" fn aclnnHardswishGetWorkspaceSize(
             "aclnnHardswishGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| un_float(f, self_, out, |x| x * (x / 6.0 + 0.5).clamp(0.0, 1.0)),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
+                        ),
+                    ],
+                )?;
+                un_float(f, self_, out, |x| x * (x / 6.0 + 0.5).clamp(0.0, 1.0))
+            },
         )
     }
 }
@@ -3267,7 +4166,58 @@ pub unsafe extern "C" fn aclnnIm2colGetWorkspaceSize(
             "aclnnIm2colGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| im2col(f, self_, kernelSize, dilation, padding, stride, out),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_COMPLEX32,
+                                acl_sys::ACL_COMPLEX64,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_COMPLEX32,
+                                acl_sys::ACL_COMPLEX64,
+                            ],
+                        ),
+                    ],
+                )?;
+                im2col(f, self_, kernelSize, dilation, padding, stride, out)
+            },
         )
     }
 }
@@ -3307,7 +4257,42 @@ pub unsafe extern "C" fn aclnnIndexSelectGetWorkspaceSize(
             "aclnnIndexSelectGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| index_select(f, self_, dim, index, out, true),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ],
+                        ),
+                        (
+                            "index",
+                            index as usize,
+                            false,
+                            &[acl_sys::ACL_INT64, acl_sys::ACL_INT32],
+                        ),
+                    ],
+                )?;
+                index_select(f, self_, dim, index, out, true)
+            },
         )
     }
 }
@@ -3352,7 +4337,29 @@ pub unsafe extern "C" fn aclnnInplaceAddsGetWorkspaceSize(
             "aclnnInplaceAddsGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| adds(f, selfRef, other, alpha, selfRef, 1.0),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[(
+                        "selfRef",
+                        selfRef as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_BF16,
+                        ],
+                    )],
+                )?;
+                adds(f, selfRef, other, alpha, selfRef, 1.0)
+            },
         )
     }
 }
@@ -3396,7 +4403,31 @@ pub unsafe extern "C" fn aclnnInplaceDivsGetWorkspaceSize(
             "aclnnInplaceDivsGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| with_s(f, selfRef, other, selfRef, BinaryKind::Float, |a, b| a / b),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[(
+                        "selfRef",
+                        selfRef as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_BF16,
+                        ],
+                    )],
+                )?;
+                with_s(f, selfRef, other, selfRef, BinaryKind::Float, |a, b| a / b)
+            },
         )
     }
 }
@@ -3441,7 +4472,31 @@ pub unsafe extern "C" fn aclnnInplaceSubsGetWorkspaceSize(
             "aclnnInplaceSubsGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| adds(f, selfRef, other, alpha, selfRef, -1.0),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[(
+                        "selfRef",
+                        selfRef as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_BF16,
+                        ],
+                    )],
+                )?;
+                adds(f, selfRef, other, alpha, selfRef, -1.0)
+            },
         )
     }
 }
@@ -3487,7 +4542,41 @@ pub unsafe extern "C" fn aclnnInplaceIndexCopyGetWorkspaceSize(
             "aclnnInplaceIndexCopyGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| index_copy(f, selfRef, dim, index, source),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "selfRef",
+                            selfRef as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_COMPLEX64,
+                            ],
+                        ),
+                        (
+                            "index",
+                            index as usize,
+                            false,
+                            &[acl_sys::ACL_INT32, acl_sys::ACL_INT64],
+                        ),
+                    ],
+                )?;
+                index_copy(f, selfRef, dim, index, source)
+            },
         )
     }
 }
@@ -3533,7 +4622,25 @@ pub unsafe extern "C" fn aclnnInplaceIndexFillTensorGetWorkspaceSize(
             "aclnnInplaceIndexFillTensorGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| index_fill(f, selfRef, dim, index, value),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[(
+                        "selfRef",
+                        selfRef as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_BF16,
+                        ],
+                    )],
+                )?;
+                index_fill(f, selfRef, dim, index, value)
+            },
         )
     }
 }
@@ -3577,7 +4684,50 @@ pub unsafe extern "C" fn aclnnInplacePowTensorTensorGetWorkspaceSize(
             "aclnnInplacePowTensorTensorGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| bin(f, self_, exponent, self_, BinaryKind::Promote, f64::powf),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "exponent",
+                            exponent as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                    ],
+                )?;
+                bin(f, self_, exponent, self_, BinaryKind::Promote, f64::powf)
+            },
         )
     }
 }
@@ -3620,7 +4770,18 @@ pub unsafe extern "C" fn aclnnInplaceSinGetWorkspaceSize(
             "aclnnInplaceSinGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| un_float(f, selfRef, selfRef, f64::sin),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[(
+                        "selfRef",
+                        selfRef as usize,
+                        false,
+                        &[acl_sys::ACL_FLOAT, acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16],
+                    )],
+                )?;
+                un_float(f, selfRef, selfRef, f64::sin)
+            },
         )
     }
 }
@@ -3663,7 +4824,25 @@ pub unsafe extern "C" fn aclnnInplaceCosGetWorkspaceSize(
             "aclnnInplaceCosGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| un_float(f, inputRef, inputRef, f64::cos),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[(
+                        "inputRef",
+                        inputRef as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_BF16,
+                        ],
+                    )],
+                )?;
+                un_float(f, inputRef, inputRef, f64::cos)
+            },
         )
     }
 }
@@ -3709,6 +4888,24 @@ pub unsafe extern "C" fn aclnnInplaceThresholdGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[(
+                        "selfRef",
+                        selfRef as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT64,
+                        ],
+                    )],
+                )?;
                 act(
                     f,
                     selfRef,
@@ -3760,7 +4957,34 @@ pub unsafe extern "C" fn aclnnInplaceTriuGetWorkspaceSize(
             "aclnnInplaceTriuGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| triangle(f, selfRef, diagonal, selfRef, false),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[(
+                        "selfRef",
+                        selfRef as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_UINT64,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT32,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_UINT16,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_COMPLEX32,
+                            acl_sys::ACL_COMPLEX64,
+                        ],
+                    )],
+                )?;
+                triangle(f, selfRef, diagonal, selfRef, false)
+            },
         )
     }
 }
@@ -3811,6 +5035,47 @@ pub unsafe extern "C" fn aclnnLayerNormGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "input",
+                            input as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "weightOptional",
+                            weightOptional as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "biasOptional",
+                            biasOptional as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "meanOutOptional",
+                            meanOutOptional as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "rstdOutOptional",
+                            rstdOutOptional as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
                 layer_norm(
                     f,
                     input,
@@ -3862,6 +5127,23 @@ pub unsafe extern "C" fn aclnnLeakyReluGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
                 act(
                     f,
                     self_,
@@ -3914,6 +5196,43 @@ pub unsafe extern "C" fn aclnnMaxPoolGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT16,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT16,
+                            ],
+                        ),
+                    ],
+                )?;
                 max_pool(
                     f,
                     self_,
@@ -3962,6 +5281,29 @@ pub unsafe extern "C" fn aclnnMmGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnMmGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
+                    ),
+                    (
+                        "mat2",
+                        mat2 as usize,
+                        false,
+                        &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
+                    ),
+                ],
+            )?;
             mm(f, self_, mat2, out, cubeMathType, false)
         })
     }
@@ -3999,6 +5341,29 @@ pub unsafe extern "C" fn aclnnMvGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnMvGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16],
+                    ),
+                    (
+                        "vec",
+                        vec as usize,
+                        false,
+                        &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16],
+                    ),
+                ],
+            )?;
             mm(f, self_, vec, out, cubeMathType, true)
         })
     }
@@ -4037,6 +5402,23 @@ pub unsafe extern "C" fn aclnnNormGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnNormGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                    ),
+                ],
+            )?;
             norm(f, self_, pScalar, dim, keepdim, out)
         })
     }
@@ -4076,7 +5458,53 @@ pub unsafe extern "C" fn aclnnPowScalarTensorGetWorkspaceSize(
             "aclnnPowScalarTensorGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| pow_scalar_tensor(f, self_, exponent, out),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "exponent",
+                            exponent as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                    ],
+                )?;
+                pow_scalar_tensor(f, self_, exponent, out)
+            },
         )
     }
 }
@@ -4121,7 +5549,66 @@ pub unsafe extern "C" fn aclnnReflectionPad1dGetWorkspaceSize(
             "aclnnReflectionPad1dGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| reflection_pad(f, self_, padding, out, 1),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_HIFLOAT8,
+                                acl_sys::ACL_FLOAT8_E5M2,
+                                acl_sys::ACL_FLOAT8_E4M3FN,
+                                acl_sys::ACL_FLOAT8_E8M0,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_HIFLOAT8,
+                                acl_sys::ACL_FLOAT8_E5M2,
+                                acl_sys::ACL_FLOAT8_E4M3FN,
+                                acl_sys::ACL_FLOAT8_E8M0,
+                            ],
+                        ),
+                    ],
+                )?;
+                reflection_pad(f, self_, padding, out, 1)
+            },
         )
     }
 }
@@ -4166,7 +5653,37 @@ pub unsafe extern "C" fn aclnnRepeatGetWorkspaceSize(
             "aclnnRepeatGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| repeat(f, self_, repeats, out),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[(
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT16,
+                            acl_sys::ACL_UINT32,
+                            acl_sys::ACL_UINT64,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_HIFLOAT8,
+                            acl_sys::ACL_FLOAT8_E5M2,
+                            acl_sys::ACL_FLOAT8_E4M3FN,
+                        ],
+                    )],
+                )?;
+                repeat(f, self_, repeats, out)
+            },
         )
     }
 }
@@ -4207,7 +5724,46 @@ pub unsafe extern "C" fn aclnnRepeatInterleaveIntWithDimGetWorkspaceSize(
             "aclnnRepeatInterleaveIntWithDimGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| repeat_interleave(f, self_, repeats, dim, outputSize, out),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT,
+                            ],
+                        ),
+                    ],
+                )?;
+                repeat_interleave(f, self_, repeats, dim, outputSize, out)
+            },
         )
     }
 }
@@ -4250,6 +5806,47 @@ pub unsafe extern "C" fn aclnnRollGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnRollGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "x",
+                        x as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT32,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_COMPLEX64,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT32,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_COMPLEX64,
+                        ],
+                    ),
+                ],
+            )?;
             roll(f, x, shifts, dims, out)
         })
     }
@@ -4285,6 +5882,43 @@ pub unsafe extern "C" fn aclnnSignGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnSignGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                    (
+                        "result",
+                        result as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                ],
+            )?;
             un_keep(f, self_, result, |x| {
                 if x > 0.0 {
                     1.0
@@ -4328,6 +5962,23 @@ pub unsafe extern "C" fn aclnnSiluGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnSiluGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
+                    ),
+                ],
+            )?;
             un_float(f, self_, out, |x| x / (1.0 + (-x).exp()))
         })
     }
@@ -4363,6 +6014,43 @@ pub unsafe extern "C" fn aclnnSinGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnSinGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                ],
+            )?;
             un_float(f, self_, out, f64::sin)
         })
     }
@@ -4402,6 +6090,24 @@ pub unsafe extern "C" fn aclnnSliceGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnSliceGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[(
+                    "self",
+                    self_ as usize,
+                    false,
+                    &[
+                        acl_sys::ACL_FLOAT,
+                        acl_sys::ACL_FLOAT16,
+                        acl_sys::ACL_BF16,
+                        acl_sys::ACL_INT32,
+                        acl_sys::ACL_INT64,
+                        acl_sys::ACL_INT8,
+                        acl_sys::ACL_UINT8,
+                        acl_sys::ACL_BOOL,
+                    ],
+                )],
+            )?;
             slice(f, self_, dim, start, end, step, out)
         })
     }
@@ -4442,7 +6148,38 @@ pub unsafe extern "C" fn aclnnSoftmaxCrossEntropyWithLogitsGetWorkspaceSize(
             "aclnnSoftmaxCrossEntropyWithLogitsGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| softmax_cross_entropy(f, features, labels, loss, backprop),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "features",
+                            features as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "labels",
+                            labels as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "loss",
+                            loss as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "backprop",
+                            backprop as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
+                softmax_cross_entropy(f, features, labels, loss, backprop)
+            },
         )
     }
 }
@@ -4489,6 +6226,23 @@ pub unsafe extern "C" fn aclnnSoftplusGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
                 act(
                     f,
                     self_,
@@ -4539,7 +6293,18 @@ pub unsafe extern "C" fn aclnnTransMatmulWeightGetWorkspaceSize(
             "aclnnTransMatmulWeightGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| trans_matmul_weight(f, mmWeightRef),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[(
+                        "mmWeightRef",
+                        mmWeightRef as usize,
+                        false,
+                        &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_INT8],
+                    )],
+                )?;
+                trans_matmul_weight(f, mmWeightRef)
+            },
         )
     }
 }
@@ -4588,7 +6353,58 @@ pub unsafe extern "C" fn aclnnTriangularSolveGetWorkspaceSize(
             "aclnnTriangularSolveGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| triangular_solve(f, self_, A, upper, transpose, unitriangular, xOut, mOut),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ],
+                        ),
+                        (
+                            "A",
+                            A as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ],
+                        ),
+                        (
+                            "xOut",
+                            xOut as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ],
+                        ),
+                        (
+                            "mOut",
+                            mOut as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ],
+                        ),
+                    ],
+                )?;
+                triangular_solve(f, self_, A, upper, transpose, unitriangular, xOut, mOut)
+            },
         )
     }
 }
@@ -4630,6 +6446,55 @@ pub unsafe extern "C" fn aclnnTrilGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnTrilGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT16,
+                            acl_sys::ACL_UINT32,
+                            acl_sys::ACL_UINT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_COMPLEX32,
+                            acl_sys::ACL_COMPLEX64,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT16,
+                            acl_sys::ACL_UINT32,
+                            acl_sys::ACL_UINT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_COMPLEX32,
+                            acl_sys::ACL_COMPLEX64,
+                        ],
+                    ),
+                ],
+            )?;
             triangle(f, self_, diagonal, out, true)
         })
     }
@@ -4666,6 +6531,55 @@ pub unsafe extern "C" fn aclnnTriuGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnTriuGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_UINT64,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT32,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_UINT16,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_COMPLEX32,
+                            acl_sys::ACL_COMPLEX64,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_UINT64,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT32,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_UINT16,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_COMPLEX32,
+                            acl_sys::ACL_COMPLEX64,
+                        ],
+                    ),
+                ],
+            )?;
             triangle(f, self_, diagonal, out, false)
         })
     }
@@ -4705,7 +6619,38 @@ pub unsafe extern "C" fn aclnnUpsampleNearest2dGetWorkspaceSize(
             "aclnnUpsampleNearest2dGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| upsample_nearest2d(f, self_, outputSize, out),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_UINT8,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_UINT8,
+                            ],
+                        ),
+                    ],
+                )?;
+                upsample_nearest2d(f, self_, outputSize, out)
+            },
         )
     }
 }
@@ -4757,6 +6702,47 @@ pub unsafe extern "C" fn aclnnWeightQuantBatchMatmulV2GetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "x",
+                            x as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "weight",
+                            weight as usize,
+                            false,
+                            &[acl_sys::ACL_INT8, acl_sys::ACL_INT4, acl_sys::ACL_INT32],
+                        ),
+                        (
+                            "antiquantScale",
+                            antiquantScale as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "antiquantOffsetOptional",
+                            antiquantOffsetOptional as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "biasOptional",
+                            biasOptional as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
+                        ),
+                        (
+                            "y",
+                            y as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
                 weight_quant_matmul(
                     f,
                     x,
@@ -4812,6 +6798,49 @@ pub unsafe extern "C" fn aclnnAddsGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnAddsGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                ],
+            )?;
             adds(f, self_, other, alpha, out, 1.0)
         })
     }
@@ -4849,6 +6878,49 @@ pub unsafe extern "C" fn aclnnSubsGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnSubsGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                ],
+            )?;
             adds(f, self_, other, alpha, out, -1.0)
         })
     }
@@ -4885,6 +6957,49 @@ pub unsafe extern "C" fn aclnnDivsGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnDivsGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                ],
+            )?;
             with_s(f, self_, other, out, BinaryKind::Float, |a, b| a / b)
         })
     }
@@ -4925,6 +7040,55 @@ pub unsafe extern "C" fn aclnnRemainderTensorTensorGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "other",
+                            other as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                    ],
+                )?;
                 bin(f, self_, other, out, BinaryKind::Promote, |a, b| {
                     a - b * (a / b).floor()
                 })
@@ -4974,6 +7138,42 @@ pub unsafe extern "C" fn aclnnRemainderTensorScalarGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                    ],
+                )?;
                 with_s(f, self_, other, out, BinaryKind::Promote, |a, b| {
                     a - b * (a / b).floor()
                 })
@@ -5021,7 +7221,46 @@ pub unsafe extern "C" fn aclnnReciprocalGetWorkspaceSize(
             "aclnnReciprocalGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| un_float(f, self_, out, f64::recip),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                    ],
+                )?;
+                un_float(f, self_, out, f64::recip)
+            },
         )
     }
 }
@@ -5062,6 +7301,39 @@ pub unsafe extern "C" fn aclnnLog1pGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnLog1pGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                ],
+            )?;
             un_float(f, self_, out, f64::ln_1p)
         })
     }
@@ -5101,7 +7373,74 @@ pub unsafe extern "C" fn aclnnPowTensorTensorGetWorkspaceSize(
             "aclnnPowTensorTensorGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| bin(f, self_, exponent, out, BinaryKind::Promote, f64::powf),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "exponent",
+                            exponent as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                    ],
+                )?;
+                bin(f, self_, exponent, out, BinaryKind::Promote, f64::powf)
+            },
         )
     }
 }
@@ -5146,7 +7485,55 @@ pub unsafe extern "C" fn aclnnPowTensorScalarGetWorkspaceSize(
             "aclnnPowTensorScalarGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| with_s(f, self_, exponent, out, BinaryKind::Promote, f64::powf),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                    ],
+                )?;
+                with_s(f, self_, exponent, out, BinaryKind::Promote, f64::powf)
+            },
         )
     }
 }
@@ -5187,6 +7574,43 @@ pub unsafe extern "C" fn aclnnTanGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnTanGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                ],
+            )?;
             un_float(f, self_, out, f64::tan)
         })
     }
@@ -5222,6 +7646,43 @@ pub unsafe extern "C" fn aclnnSinhGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnSinhGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                ],
+            )?;
             un_float(f, self_, out, f64::sinh)
         })
     }
@@ -5257,6 +7718,31 @@ pub unsafe extern "C" fn aclnnCoshGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnCoshGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                        ],
+                    ),
+                ],
+            )?;
             un_float(f, self_, out, f64::cosh)
         })
     }
@@ -5292,6 +7778,37 @@ pub unsafe extern "C" fn aclnnAsinGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnAsinGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                        ],
+                    ),
+                ],
+            )?;
             un_float(f, self_, out, f64::asin)
         })
     }
@@ -5327,6 +7844,37 @@ pub unsafe extern "C" fn aclnnAcosGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnAcosGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "input",
+                        input as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                        ],
+                    ),
+                ],
+            )?;
             un_float(f, input, out, f64::acos)
         })
     }
@@ -5362,6 +7910,39 @@ pub unsafe extern "C" fn aclnnAtanGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnAtanGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "input",
+                        input as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                ],
+            )?;
             un_float(f, input, out, f64::atan)
         })
     }
@@ -5397,6 +7978,37 @@ pub unsafe extern "C" fn aclnnAsinhGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnAsinhGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "input",
+                        input as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                        ],
+                    ),
+                ],
+            )?;
             un_float(f, input, out, f64::asinh)
         })
     }
@@ -5432,6 +8044,31 @@ pub unsafe extern "C" fn aclnnAcoshGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnAcoshGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_DOUBLE,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_DOUBLE,
+                        ],
+                    ),
+                ],
+            )?;
             un_float(f, self_, out, f64::acosh)
         })
     }
@@ -5467,6 +8104,37 @@ pub unsafe extern "C" fn aclnnAtanhGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnAtanhGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "input",
+                        input as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                        ],
+                    ),
+                ],
+            )?;
             un_float(f, input, out, f64::atanh)
         })
     }
@@ -5503,6 +8171,56 @@ pub unsafe extern "C" fn aclnnAtan2GetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnAtan2GetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                    (
+                        "other",
+                        other as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                ],
+            )?;
             bin(f, self_, other, out, BinaryKind::Float, f64::atan2)
         })
     }
@@ -5538,6 +8256,33 @@ pub unsafe extern "C" fn aclnnErfGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnErfGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_INT64,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                        ],
+                    ),
+                ],
+            )?;
             un_float(f, self_, out, crate::ops::nn::erf)
         })
     }
@@ -5573,6 +8318,37 @@ pub unsafe extern "C" fn aclnnRoundGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnRoundGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                        ],
+                    ),
+                ],
+            )?;
             un_keep(f, self_, out, f64::round_ties_even)
         })
     }
@@ -5608,6 +8384,47 @@ pub unsafe extern "C" fn aclnnFloorGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnFloorGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT64,
+                            acl_sys::ACL_UINT32,
+                            acl_sys::ACL_UINT16,
+                            acl_sys::ACL_UINT8,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT64,
+                            acl_sys::ACL_UINT32,
+                            acl_sys::ACL_UINT16,
+                            acl_sys::ACL_UINT8,
+                        ],
+                    ),
+                ],
+            )?;
             un_keep(f, self_, out, f64::floor)
         })
     }
@@ -5643,6 +8460,33 @@ pub unsafe extern "C" fn aclnnCeilGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnCeilGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                ],
+            )?;
             un_keep(f, self_, out, f64::ceil)
         })
     }
@@ -5678,6 +8522,23 @@ pub unsafe extern "C" fn aclnnTruncGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnTruncGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                    ),
+                ],
+            )?;
             un_keep(f, self_, out, f64::trunc)
         })
     }
@@ -5714,6 +8575,28 @@ pub unsafe extern "C" fn aclnnFlipGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnFlipGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[(
+                    "self",
+                    self_ as usize,
+                    false,
+                    &[
+                        acl_sys::ACL_FLOAT16,
+                        acl_sys::ACL_FLOAT,
+                        acl_sys::ACL_INT32,
+                        acl_sys::ACL_INT16,
+                        acl_sys::ACL_INT64,
+                        acl_sys::ACL_BOOL,
+                        acl_sys::ACL_INT8,
+                        acl_sys::ACL_UINT8,
+                        acl_sys::ACL_DOUBLE,
+                        acl_sys::ACL_COMPLEX64,
+                        acl_sys::ACL_COMPLEX128,
+                        acl_sys::ACL_BF16,
+                    ],
+                )],
+            )?;
             flip(f, self_, dims, out)
         })
     }
@@ -5754,7 +8637,86 @@ pub unsafe extern "C" fn aclnnSWhereGetWorkspaceSize(
             "aclnnSWhereGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| s_where(f, condition, self_, other, out),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "condition",
+                            condition as usize,
+                            false,
+                            &[acl_sys::ACL_UINT8, acl_sys::ACL_BOOL],
+                        ),
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "other",
+                            other as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                    ],
+                )?;
+                s_where(f, condition, self_, other, out)
+            },
         )
     }
 }
@@ -5794,6 +8756,54 @@ pub unsafe extern "C" fn aclnnEqScalarGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT16,
+                            ],
+                        ),
+                    ],
+                )?;
                 with_s(f, self_, other, out, BinaryKind::Predicate, |a, b| {
                     f64::from(u8::from(a == b))
                 })
@@ -5837,6 +8847,73 @@ pub unsafe extern "C" fn aclnnNeTensorGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                        (
+                            "other",
+                            other as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT16,
+                            ],
+                        ),
+                    ],
+                )?;
                 bin(f, self_, other, out, BinaryKind::Predicate, |a, b| {
                     f64::from(u8::from(a != b))
                 })
@@ -5880,6 +8957,53 @@ pub unsafe extern "C" fn aclnnNeScalarGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT16,
+                            ],
+                        ),
+                    ],
+                )?;
                 with_s(f, self_, other, out, BinaryKind::Predicate, |a, b| {
                     f64::from(u8::from(a != b))
                 })
@@ -5923,6 +9047,73 @@ pub unsafe extern "C" fn aclnnGtTensorGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "other",
+                            other as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ],
+                        ),
+                    ],
+                )?;
                 bin(f, self_, other, out, BinaryKind::Predicate, |a, b| {
                     f64::from(u8::from(a > b))
                 })
@@ -5966,6 +9157,73 @@ pub unsafe extern "C" fn aclnnGeTensorGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "other",
+                            other as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ],
+                        ),
+                    ],
+                )?;
                 bin(f, self_, other, out, BinaryKind::Predicate, |a, b| {
                     f64::from(u8::from(a >= b))
                 })
@@ -6009,6 +9267,53 @@ pub unsafe extern "C" fn aclnnGeScalarGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ],
+                        ),
+                    ],
+                )?;
                 with_s(f, self_, other, out, BinaryKind::Predicate, |a, b| {
                     f64::from(u8::from(a >= b))
                 })
@@ -6052,6 +9357,73 @@ pub unsafe extern "C" fn aclnnLtTensorGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BOOL,
+                            ],
+                        ),
+                        (
+                            "other",
+                            other as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BOOL,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ],
+                        ),
+                    ],
+                )?;
                 bin(f, self_, other, out, BinaryKind::Predicate, |a, b| {
                     f64::from(u8::from(a < b))
                 })
@@ -6095,6 +9467,53 @@ pub unsafe extern "C" fn aclnnLtScalarGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ],
+                        ),
+                    ],
+                )?;
                 with_s(f, self_, other, out, BinaryKind::Predicate, |a, b| {
                     f64::from(u8::from(a < b))
                 })
@@ -6138,6 +9557,71 @@ pub unsafe extern "C" fn aclnnLeTensorGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                        (
+                            "other",
+                            other as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                    ],
+                )?;
                 bin(f, self_, other, out, BinaryKind::Predicate, |a, b| {
                     f64::from(u8::from(a <= b))
                 })
@@ -6181,6 +9665,52 @@ pub unsafe extern "C" fn aclnnLeScalarGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                    ],
+                )?;
                 with_s(f, self_, other, out, BinaryKind::Predicate, |a, b| {
                     f64::from(u8::from(a <= b))
                 })
@@ -6219,6 +9749,29 @@ pub unsafe extern "C" fn aclnnIsInfGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnIsInfGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "x",
+                        x as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                        ],
+                    ),
+                    ("out", out as usize, false, &[acl_sys::ACL_BOOL]),
+                ],
+            )?;
             un_pred(f, x, out, f64::is_infinite)
         })
     }
@@ -6257,7 +9810,26 @@ pub unsafe extern "C" fn aclnnIsFiniteGetWorkspaceSize(
             "aclnnIsFiniteGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| un_pred(f, self_, out, f64::is_finite),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        ("out", out as usize, false, &[acl_sys::ACL_BOOL]),
+                    ],
+                )?;
+                un_pred(f, self_, out, f64::is_finite)
+            },
         )
     }
 }
@@ -6296,6 +9868,56 @@ pub unsafe extern "C" fn aclnnSortGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnSortGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_UINT16,
+                            acl_sys::ACL_UINT32,
+                            acl_sys::ACL_UINT64,
+                            acl_sys::ACL_BOOL,
+                        ],
+                    ),
+                    (
+                        "valuesOut",
+                        valuesOut as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_UINT16,
+                            acl_sys::ACL_UINT32,
+                            acl_sys::ACL_UINT64,
+                        ],
+                    ),
+                    (
+                        "indicesOut",
+                        indicesOut as usize,
+                        false,
+                        &[acl_sys::ACL_INT64],
+                    ),
+                ],
+            )?;
             sort(f, self_, dim, descending, None, valuesOut, indicesOut)
         })
     }
@@ -6336,6 +9958,55 @@ pub unsafe extern "C" fn aclnnTopkGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnTopkGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_UINT16,
+                            acl_sys::ACL_UINT32,
+                            acl_sys::ACL_UINT64,
+                        ],
+                    ),
+                    (
+                        "valuesOut",
+                        valuesOut as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_UINT16,
+                            acl_sys::ACL_UINT32,
+                            acl_sys::ACL_UINT64,
+                        ],
+                    ),
+                    (
+                        "indicesOut",
+                        indicesOut as usize,
+                        false,
+                        &[acl_sys::ACL_INT64],
+                    ),
+                ],
+            )?;
             sort(f, self_, dim, largest, Some(k), valuesOut, indicesOut)
         })
     }
@@ -6372,6 +10043,55 @@ pub unsafe extern "C" fn aclnnStackGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnStackGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "tensors",
+                        tensors as usize,
+                        true,
+                        &[
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_UINT16,
+                            acl_sys::ACL_UINT32,
+                            acl_sys::ACL_UINT64,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_UINT16,
+                            acl_sys::ACL_UINT32,
+                            acl_sys::ACL_UINT64,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                ],
+            )?;
             cat(f, tensors, dim, out, true)
         })
     }
@@ -6410,7 +10130,48 @@ pub unsafe extern "C" fn aclnnLogicalNotGetWorkspaceSize(
             "aclnnLogicalNotGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| un_pred(f, self_, out, |x| x == 0.0),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                    ],
+                )?;
+                un_pred(f, self_, out, |x| x == 0.0)
+            },
         )
     }
 }
@@ -6456,6 +10217,68 @@ pub unsafe extern "C" fn aclnnLogicalAndGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "other",
+                            other as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                    ],
+                )?;
                 bin(f, self_, other, out, BinaryKind::Predicate, |a, b| {
                     f64::from(u8::from(a != 0.0 && b != 0.0))
                 })
@@ -6505,6 +10328,71 @@ pub unsafe extern "C" fn aclnnLogicalOrGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "other",
+                            other as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                    ],
+                )?;
                 bin(f, self_, other, out, BinaryKind::Predicate, |a, b| {
                     f64::from(u8::from(a != 0.0 || b != 0.0))
                 })
@@ -6548,6 +10436,55 @@ pub unsafe extern "C" fn aclnnBitwiseAndTensorGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_UINT16,
+                            ],
+                        ),
+                        (
+                            "other",
+                            other as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_UINT16,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                    ],
+                )?;
                 bin(f, self_, other, out, BinaryKind::Integer, |a, b| {
                     ((a as i64) & (b as i64)) as f64
                 })
@@ -6597,6 +10534,43 @@ pub unsafe extern "C" fn aclnnBitwiseAndScalarGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                    ],
+                )?;
                 with_s(f, self_, other, out, BinaryKind::Integer, |a, b| {
                     ((a as i64) & (b as i64)) as f64
                 })
@@ -6646,6 +10620,59 @@ pub unsafe extern "C" fn aclnnBitwiseOrTensorGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                        (
+                            "other",
+                            other as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                    ],
+                )?;
                 bin(f, self_, other, out, BinaryKind::Integer, |a, b| {
                     ((a as i64) | (b as i64)) as f64
                 })
@@ -6695,6 +10722,49 @@ pub unsafe extern "C" fn aclnnBitwiseOrScalarGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ],
+                        ),
+                    ],
+                )?;
                 with_s(f, self_, other, out, BinaryKind::Integer, |a, b| {
                     ((a as i64) | (b as i64)) as f64
                 })
@@ -6744,6 +10814,65 @@ pub unsafe extern "C" fn aclnnBitwiseXorTensorGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                        (
+                            "other",
+                            other as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ],
+                        ),
+                    ],
+                )?;
                 bin(f, self_, other, out, BinaryKind::Integer, |a, b| {
                     ((a as i64) ^ (b as i64)) as f64
                 })
@@ -6793,6 +10922,49 @@ pub unsafe extern "C" fn aclnnBitwiseXorScalarGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ],
+                        ),
+                    ],
+                )?;
                 with_s(f, self_, other, out, BinaryKind::Integer, |a, b| {
                     ((a as i64) ^ (b as i64)) as f64
                 })
@@ -6840,7 +11012,40 @@ pub unsafe extern "C" fn aclnnBitwiseNotGetWorkspaceSize(
             "aclnnBitwiseNotGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| un_bitnot(f, self_, out),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                            ],
+                        ),
+                    ],
+                )?;
+                un_bitnot(f, self_, out)
+            },
         )
     }
 }
@@ -6886,6 +11091,56 @@ pub unsafe extern "C" fn aclnnLeftShiftGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                        (
+                            "shiftBits",
+                            shiftBits as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                    ],
+                )?;
                 bin(f, self_, shiftBits, out, BinaryKind::Integer, |a, b| {
                     (a as i64).wrapping_shl(b as u32) as f64
                 })
@@ -6929,6 +11184,56 @@ pub unsafe extern "C" fn aclnnRightShiftGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "input",
+                            input as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                        (
+                            "shiftBits",
+                            shiftBits as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                    ],
+                )?;
                 bin(f, input, shiftBits, out, BinaryKind::Integer, |a, b| {
                     (a as i64).wrapping_shr(b as u32) as f64
                 })
@@ -6983,6 +11288,29 @@ pub unsafe extern "C" fn aclnnMaxPool2dWithIndicesGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
+                        ),
+                        (
+                            "indices",
+                            indices as usize,
+                            false,
+                            &[acl_sys::ACL_INT32, acl_sys::ACL_INT64],
+                        ),
+                    ],
+                )?;
                 max_pool_with_indices(
                     f, self_, kernelSize, stride, padding, dilation, ceilMode, out, indices,
                 )
@@ -7030,7 +11358,26 @@ pub unsafe extern "C" fn aclnnLogSigmoidGetWorkspaceSize(
             "aclnnLogSigmoidGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| un_float(f, self_, out, |x| -((-x).exp().ln_1p())),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
+                un_float(f, self_, out, |x| -((-x).exp().ln_1p()))
+            },
         )
     }
 }

@@ -43,6 +43,7 @@ mod transformer;
 
 mod inplace;
 mod nn;
+mod table_dtypes;
 
 mod generated;
 pub use generated::*;
