@@ -43,6 +43,7 @@ mod transformer;
 
 mod inplace;
 mod nn;
+mod tensorcore;
 
 mod generated;
 pub use generated::*;
