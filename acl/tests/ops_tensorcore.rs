@@ -1646,3 +1646,183 @@ fn mse_loss_and_its_backward_agree_with_the_formula_and_finite_differences() {
         "self of shape [2,3] and target of shape [2] do not broadcast",
     );
 }
+
+#[test]
+fn zero_dimensional_and_empty_tensors_follow_the_page_rules() {
+    let s = stream();
+    // A 0-d self gathered with a 0-d index; dim 0 (or -1) is its only axis.
+    let x = up(&s, &[4.5f32]);
+    let i = up(&s, &[-1i64]);
+    let mut o = zeros::<f32>(&s, 1);
+    aclnn::gather(&s, &arg(&x, &[]), 0, &arg(&i, &[]), &mut out(&mut o, &[])).unwrap();
+    assert_eq!(host(&o), [4.5]);
+    aclnn::amin(
+        &s,
+        &arg(&x, &[]),
+        &IntArray::new(&[]).unwrap(),
+        false,
+        &mut out(&mut o, &[]),
+    )
+    .unwrap();
+    assert_eq!(host(&o), [4.5]);
+    aclnn::cumprod(
+        &s,
+        &arg(&x, &[]),
+        &sc(-1i64),
+        DataType::Float,
+        &mut out(&mut o, &[]),
+    )
+    .unwrap();
+    assert_eq!(host(&o), [4.5]);
+    let (mut v, mut vi) = (zeros::<f32>(&s, 1), zeros::<i64>(&s, 1));
+    aclnn::cummax(
+        &s,
+        &arg(&x, &[]),
+        -1,
+        &mut out(&mut v, &[]),
+        &mut out(&mut vi, &[]),
+    )
+    .unwrap();
+    assert_eq!((host(&v), host(&vi)), (vec![4.5], vec![0]));
+    // Empty tensors: an empty index gathers nothing, an empty softmax
+    // gradient is empty, max_dim of an empty self returns at once (the
+    // release's early return) without failing the stream.
+    let e = zeros::<f32>(&s, 0);
+    let ei = zeros::<i64>(&s, 0);
+    let mut eo = zeros::<f32>(&s, 0);
+    aclnn::gather(
+        &s,
+        &arg(&e, &[2, 0]),
+        1,
+        &arg(&ei, &[2, 0]),
+        &mut out(&mut eo, &[2, 0]),
+    )
+    .unwrap();
+    aclnn::softmax_backward(
+        &s,
+        &arg(&e, &[0, 3]),
+        &arg(&e, &[0, 3]),
+        1,
+        &mut out(&mut eo, &[0, 3]),
+    )
+    .unwrap();
+    let (mut mv, mut mi) = (zeros::<f32>(&s, 3), zeros::<i64>(&s, 3));
+    aclnn::max_dim(
+        &s,
+        &arg(&e, &[3, 0]),
+        1,
+        false,
+        &mut out(&mut mv, &[3]),
+        &mut out(&mut mi, &[3]),
+    )
+    .unwrap_or_else(|e| panic!("max_dim of an empty self: {e}"));
+    s.synchronize().unwrap();
+}
+
+#[test]
+fn more_misuse_is_refused_with_161002_naming_the_argument() {
+    let s = stream();
+    let x = up(&s, &[1.0f32; 6]);
+    let i = up(&s, &[0i64; 6]);
+    let mut o = zeros::<f32>(&s, 6);
+    refused(
+        aclnn::scatter_add(
+            &s,
+            &arg(&x, &[2, 3]),
+            2,
+            &arg(&i, &[2, 3]),
+            &arg(&x, &[2, 3]),
+            &mut out(&mut o, &[2, 3]),
+        ),
+        "aclnnScatterAddGetWorkspaceSize",
+        "dim 2 is out of range for a tensor of rank 2",
+    );
+    let fi = up(&s, &[0.0f32; 3]);
+    refused(
+        aclnn::index_add(
+            &s,
+            &arg(&x, &[2, 3]),
+            1,
+            &arg(&fi, &[3]),
+            &arg(&x, &[2, 3]),
+            &sc(1.0f32),
+            &mut out(&mut o, &[2, 3]),
+        ),
+        "aclnnIndexAddGetWorkspaceSize",
+        "index is float32; the operator takes int32, int64",
+    );
+    let mut o3 = zeros::<f32>(&s, 3);
+    refused(
+        aclnn::amin(
+            &s,
+            &arg(&x, &[2, 3]),
+            &IntArray::new(&[-3]).unwrap(),
+            false,
+            &mut out(&mut o3, &[3]),
+        ),
+        "aclnnAminGetWorkspaceSize",
+        "dim -3 is out of range for a tensor of rank 2",
+    );
+    let mut a2 = zeros::<i64>(&s, 2);
+    refused(
+        aclnn::arg_min(&s, &arg(&x, &[2, 3]), 5, false, &mut out(&mut a2, &[2])),
+        "aclnnArgMinGetWorkspaceSize",
+        "dim 5 is out of range for a tensor of rank 2",
+    );
+    refused(
+        aclnn::arg_min(&s, &arg(&x, &[2, 3]), 0, false, &mut out(&mut a2, &[2])),
+        "aclnnArgMinGetWorkspaceSize",
+        "out is int64 [2], but the result is int64 [3]",
+    );
+    let mut ci = zeros::<i64>(&s, 6);
+    refused(
+        aclnn::cummin(
+            &s,
+            &arg(&x, &[2, 3]),
+            0,
+            &mut out(&mut o, &[3, 2]),
+            &mut out(&mut ci, &[2, 3]),
+        ),
+        "aclnnCumminGetWorkspaceSize",
+        "valuesOut is float32 [3, 2], but the result is float32 [2, 3]",
+    );
+    refused(
+        aclnn::linalg_cross(
+            &s,
+            &arg(&x, &[2, 3]),
+            &arg(&x, &[2, 3]),
+            2,
+            &mut out(&mut o, &[2, 3]),
+        ),
+        "aclnnLinalgCrossGetWorkspaceSize",
+        "dim 2 is out of range for a tensor of rank 2",
+    );
+    let d = up(&s, &[0.5f64; 6]);
+    refused(
+        aclnn::tanh_backward(&s, &arg(&x, &[6]), &arg(&d, &[6]), &mut out(&mut o, &[6])),
+        "aclnnTanhBackwardGetWorkspaceSize",
+        "output is float64 but gradOutput is float32",
+    );
+    refused(
+        aclnn::sigmoid_backward(
+            &s,
+            &arg(&x, &[2, 3]),
+            &arg(&x, &[2, 3]),
+            &mut out(&mut o, &[6]),
+        ),
+        "aclnnSigmoidBackwardGetWorkspaceSize",
+        "gradInput is float32 [6], but the result is float32 [2, 3]",
+    );
+    let mut ob = zeros::<Bool>(&s, 6);
+    refused(
+        aclnn::softmax_backward(
+            &s,
+            &arg(&x, &[2, 3]),
+            &arg(&x, &[2, 3]),
+            1,
+            &mut out(&mut ob, &[2, 3]),
+        ),
+        "aclnnSoftmaxBackwardGetWorkspaceSize",
+        "out is bool",
+    );
+}
