@@ -4069,7 +4069,7 @@ pub fn max_dim(
 /// The minimum along `dim` and its index.
 ///
 /// Documented at hicann/ops-math:math/arg_min_with_value/docs/aclnnMinDim.md.
-/// Data types: self {f32,f16,i64,bool,bf16,i32}; dim {i64}; keepdim {bool}; out {f32,f16,i64,bool,bf16,i32}; indices {i32} | A2 notes: self/out: excl {i32}.
+/// Data types: self {f32,f16,i64,bool,bf16,i32}; dim {i64}; keepdim {bool}; out {f32,f16,i64,bool,bf16,i32}; indices {i32,i64} | A2 notes: self/out: excl {i32}.
 /// Formats: ND; broadcast: no; shape: self 1-8; indices =out.
 ///
 /// # Errors
@@ -4129,7 +4129,7 @@ pub fn prod(
 /// The cumulative product along `dim`.
 ///
 /// Documented at hicann/ops-math:math/cumprod/docs/aclnnCumprod&aclnnInplaceCumprod.md.
-/// Data types: input {f32,f16,bf16,f64,i8,i16,i32,i64,u8,u16,u32,u64}; dim {i32}; out {f32,f16,bf16,f64,i8,i16,i32,i64,u8,u16,u32,u64}.
+/// Data types: input {f32,f16,bf16,f64,i8,i16,i32,i64,u8,u16,u32,u64}; dim {i32,i64}; out {f32,f16,bf16,f64,i8,i16,i32,i64,u8,u16,u32,u64}.
 /// Formats: ND; broadcast: no; shape: input 8D.
 ///
 /// # Errors

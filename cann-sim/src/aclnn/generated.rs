@@ -8617,6 +8617,380 @@ pub unsafe extern "C" fn aclnnFlip(
     run_executor("aclnnFlip", workspace, workspaceSize, executor, stream)
 }
 
+/// `aclnnGatherGetWorkspaceSize`: `out[i][j] = self[index[i][j]][j]` along `dim` (torch.gather).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGatherGetWorkspaceSize(
+    self_: *const aclTensor,
+    dim: i64,
+    index: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnGatherGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                            ],
+                        ),
+                        (
+                            "index",
+                            index as usize,
+                            false,
+                            &[acl_sys::ACL_INT32, acl_sys::ACL_INT64],
+                        ),
+                    ],
+                )?;
+                super::tensorcore::gather(f, self_, dim, index, out)
+            },
+        )
+    }
+}
+
+/// `aclnnGather`: runs the executor of `aclnnGatherGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGather(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnGather", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnScatterAddGetWorkspaceSize`: `out = self` with `src` added at the positions `index` names along `dim`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnScatterAddGetWorkspaceSize(
+    self_: *const aclTensor,
+    dim: i64,
+    index: *const aclTensor,
+    src: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnScatterAddGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ],
+                        ),
+                        (
+                            "index",
+                            index as usize,
+                            false,
+                            &[acl_sys::ACL_INT32, acl_sys::ACL_INT64],
+                        ),
+                        (
+                            "src",
+                            src as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ],
+                        ),
+                    ],
+                )?;
+                super::tensorcore::scatter(f, self_, dim, index, src, None, out)
+            },
+        )
+    }
+}
+
+/// `aclnnScatterAdd`: runs the executor of `aclnnScatterAddGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnScatterAdd(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnScatterAdd",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnScatterGetWorkspaceSize`: `out = self` with `src` written (or reduced by `reduce`) at the positions `index` names along `dim`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnScatterGetWorkspaceSize(
+    self_: *const aclTensor,
+    dim: i64,
+    index: *const aclTensor,
+    src: *const aclTensor,
+    reduce: i64,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnScatterGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "index",
+                            index as usize,
+                            false,
+                            &[acl_sys::ACL_INT32, acl_sys::ACL_INT64],
+                        ),
+                        (
+                            "src",
+                            src as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                    ],
+                )?;
+                super::tensorcore::scatter(f, self_, dim, index, src, Some(reduce), out)
+            },
+        )
+    }
+}
+
+/// `aclnnScatter`: runs the executor of `aclnnScatterGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnScatter(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnScatter", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnIndexAddGetWorkspaceSize`: `out = self` with `alpha · source` added to the slices along `dim` that `index` names.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnIndexAddGetWorkspaceSize(
+    self_: *const aclTensor,
+    dim: i64,
+    index: *const aclTensor,
+    source: *const aclTensor,
+    alpha: *const aclScalar,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnIndexAddGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "index",
+                            index as usize,
+                            false,
+                            &[acl_sys::ACL_INT64, acl_sys::ACL_INT32],
+                        ),
+                    ],
+                )?;
+                super::tensorcore::index_add(f, self_, dim, index, source, alpha, out)
+            },
+        )
+    }
+}
+
+/// `aclnnIndexAdd`: runs the executor of `aclnnIndexAddGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnIndexAdd(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnIndexAdd", workspace, workspaceSize, executor, stream)
+}
+
 /// `aclnnSWhereGetWorkspaceSize`: `out = condition ? self : other` (broadcasting).
 ///
 /// # Safety
@@ -8734,6 +9108,98 @@ pub unsafe extern "C" fn aclnnSWhere(
     stream: aclrtStream,
 ) -> aclnnStatus {
     run_executor("aclnnSWhere", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnMaskedSelectGetWorkspaceSize`: The elements of `self` where `mask` is true, as a 1-D tensor.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMaskedSelectGetWorkspaceSize(
+    self_: *const aclTensor,
+    mask: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnMaskedSelectGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                            ],
+                        ),
+                        (
+                            "mask",
+                            mask as usize,
+                            false,
+                            &[acl_sys::ACL_UINT8, acl_sys::ACL_BOOL],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                            ],
+                        ),
+                    ],
+                )?;
+                super::tensorcore::masked_select(f, self_, mask, out)
+            },
+        )
+    }
+}
+
+/// `aclnnMaskedSelect`: runs the executor of `aclnnMaskedSelectGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMaskedSelect(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnMaskedSelect",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
 }
 
 /// `aclnnEqScalarGetWorkspaceSize`: `out = (self == other)`.
@@ -9847,6 +10313,649 @@ pub unsafe extern "C" fn aclnnIsFinite(
     stream: aclrtStream,
 ) -> aclnnStatus {
     run_executor("aclnnIsFinite", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnAminGetWorkspaceSize`: Minimum over `dim`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAminGetWorkspaceSize(
+    self_: *const aclTensor,
+    dim: *const aclIntArray,
+    keepDim: bool,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnAminGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                        ],
+                    ),
+                ],
+            )?;
+            super::tensorcore::amin(f, self_, dim, keepDim, out)
+        })
+    }
+}
+
+/// `aclnnAmin`: runs the executor of `aclnnAminGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAmin(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnAmin", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnArgMinGetWorkspaceSize`: The index of the minimum along `dim`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnArgMinGetWorkspaceSize(
+    self_: *const aclTensor,
+    dim: i64,
+    keepdim: bool,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnArgMinGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[acl_sys::ACL_INT32, acl_sys::ACL_INT64],
+                        ),
+                    ],
+                )?;
+                super::tensorcore::arg_min(f, self_, dim, keepdim, out)
+            },
+        )
+    }
+}
+
+/// `aclnnArgMin`: runs the executor of `aclnnArgMinGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnArgMin(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnArgMin", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnMaxDimGetWorkspaceSize`: The maximum along `dim` and its index.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMaxDimGetWorkspaceSize(
+    self_: *const aclTensor,
+    dim: i64,
+    keepdim: bool,
+    out: *mut aclTensor,
+    indices: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnMaxDimGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT32,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT32,
+                            ],
+                        ),
+                        (
+                            "indices",
+                            indices as usize,
+                            false,
+                            &[acl_sys::ACL_INT32, acl_sys::ACL_INT64],
+                        ),
+                    ],
+                )?;
+                super::tensorcore::max_min_dim(f, self_, dim, keepdim, out, indices, true)
+            },
+        )
+    }
+}
+
+/// `aclnnMaxDim`: runs the executor of `aclnnMaxDimGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMaxDim(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnMaxDim", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnMinDimGetWorkspaceSize`: The minimum along `dim` and its index.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMinDimGetWorkspaceSize(
+    self_: *const aclTensor,
+    dim: i64,
+    keepdim: bool,
+    out: *mut aclTensor,
+    indices: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnMinDimGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT32,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT32,
+                            ],
+                        ),
+                        (
+                            "indices",
+                            indices as usize,
+                            false,
+                            &[acl_sys::ACL_INT32, acl_sys::ACL_INT64],
+                        ),
+                    ],
+                )?;
+                super::tensorcore::max_min_dim(f, self_, dim, keepdim, out, indices, false)
+            },
+        )
+    }
+}
+
+/// `aclnnMinDim`: runs the executor of `aclnnMinDimGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMinDim(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnMinDim", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnProdGetWorkspaceSize`: The product of all elements, accumulated as `dtype`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnProdGetWorkspaceSize(
+    self_: *const aclTensor,
+    dtype: aclDataType,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnProdGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_BF16,
+                        ],
+                    ),
+                ],
+            )?;
+            super::tensorcore::prod(f, self_, dtype, out)
+        })
+    }
+}
+
+/// `aclnnProd`: runs the executor of `aclnnProdGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnProd(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnProd", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnCumprodGetWorkspaceSize`: The cumulative product along `dim`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCumprodGetWorkspaceSize(
+    input: *const aclTensor,
+    dim: *const aclScalar,
+    dtype: aclDataType,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnCumprodGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "input",
+                            input as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_UINT16,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                        ),
+                    ],
+                )?;
+                super::tensorcore::cumprod(f, input, dim, dtype, out)
+            },
+        )
+    }
+}
+
+/// `aclnnCumprod`: runs the executor of `aclnnCumprodGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCumprod(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnCumprod", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnCumminGetWorkspaceSize`: The cumulative minimum along `dim` and its indices.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCumminGetWorkspaceSize(
+    self_: *const aclTensor,
+    dim: i64,
+    valuesOut: *mut aclTensor,
+    indicesOut: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnCumminGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_BOOL,
+                            ],
+                        ),
+                        (
+                            "valuesOut",
+                            valuesOut as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_BOOL,
+                            ],
+                        ),
+                        (
+                            "indicesOut",
+                            indicesOut as usize,
+                            false,
+                            &[acl_sys::ACL_INT32, acl_sys::ACL_INT64],
+                        ),
+                    ],
+                )?;
+                super::tensorcore::cum_extreme(f, self_, dim, valuesOut, indicesOut, false)
+            },
+        )
+    }
+}
+
+/// `aclnnCummin`: runs the executor of `aclnnCumminGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCummin(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnCummin", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnCummaxGetWorkspaceSize`: The cumulative maximum along `dim` and its indices.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCummaxGetWorkspaceSize(
+    self_: *const aclTensor,
+    dim: i64,
+    valuesOut: *mut aclTensor,
+    indicesOut: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnCummaxGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "valuesOut",
+                            valuesOut as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "indicesOut",
+                            indicesOut as usize,
+                            false,
+                            &[acl_sys::ACL_INT32, acl_sys::ACL_INT64],
+                        ),
+                    ],
+                )?;
+                super::tensorcore::cum_extreme(f, self_, dim, valuesOut, indicesOut, true)
+            },
+        )
+    }
+}
+
+/// `aclnnCummax`: runs the executor of `aclnnCummaxGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnCummax(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnCummax", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnSortGetWorkspaceSize`: Sorts along `dim`: values and their indices.
@@ -11263,6 +12372,113 @@ pub unsafe extern "C" fn aclnnRightShift(
     )
 }
 
+/// `aclnnLinalgCrossGetWorkspaceSize`: The cross product of 3-vectors along `dim`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLinalgCrossGetWorkspaceSize(
+    self_: *const aclTensor,
+    other: *const aclTensor,
+    dim: i64,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnLinalgCrossGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ],
+                        ),
+                        (
+                            "other",
+                            other as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ],
+                        ),
+                    ],
+                )?;
+                super::tensorcore::linalg_cross(f, self_, other, dim, out)
+            },
+        )
+    }
+}
+
+/// `aclnnLinalgCross`: runs the executor of `aclnnLinalgCrossGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLinalgCross(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnLinalgCross",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
 /// `aclnnMaxPool2dWithIndicesGetWorkspaceSize`: 2-D max pooling with the flat indices of the maxima.
 ///
 /// # Safety
@@ -11340,6 +12556,681 @@ pub unsafe extern "C" fn aclnnMaxPool2dWithIndices(
     )
 }
 
+/// `aclnnEmbeddingDenseBackwardGetWorkspaceSize`: The gradient of an embedding lookup: `grad` rows summed into `numWeights` rows.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnEmbeddingDenseBackwardGetWorkspaceSize(
+    grad: *const aclTensor,
+    indices: *const aclTensor,
+    numWeights: u64,
+    paddingIdx: u64,
+    scaleGradByFreq: bool,
+    out: *const aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnEmbeddingDenseBackwardGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "grad",
+                            grad as usize,
+                            false,
+                            &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
+                        ),
+                        (
+                            "indices",
+                            indices as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
+                        ),
+                    ],
+                )?;
+                super::tensorcore::embedding_dense_backward(
+                    f,
+                    grad,
+                    indices,
+                    numWeights,
+                    paddingIdx,
+                    scaleGradByFreq,
+                    out,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnEmbeddingDenseBackward`: runs the executor of `aclnnEmbeddingDenseBackwardGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnEmbeddingDenseBackward(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnEmbeddingDenseBackward",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnSoftmaxBackwardGetWorkspaceSize`: The gradient of softmax, from its output.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSoftmaxBackwardGetWorkspaceSize(
+    gradOutput: *const aclTensor,
+    output: *const aclTensor,
+    dim: i64,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnSoftmaxBackwardGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "gradOutput",
+                            gradOutput as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "output",
+                            output as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
+                super::tensorcore::softmax_backward(f, gradOutput, output, dim, out, false)
+            },
+        )
+    }
+}
+
+/// `aclnnSoftmaxBackward`: runs the executor of `aclnnSoftmaxBackwardGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSoftmaxBackward(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnSoftmaxBackward",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnLogSoftmaxBackwardGetWorkspaceSize`: The gradient of log-softmax, from its output.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLogSoftmaxBackwardGetWorkspaceSize(
+    gradOutput: *const aclTensor,
+    output: *const aclTensor,
+    dim: i64,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnLogSoftmaxBackwardGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "gradOutput",
+                            gradOutput as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "output",
+                            output as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
+                super::tensorcore::softmax_backward(f, gradOutput, output, dim, out, true)
+            },
+        )
+    }
+}
+
+/// `aclnnLogSoftmaxBackward`: runs the executor of `aclnnLogSoftmaxBackwardGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLogSoftmaxBackward(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnLogSoftmaxBackward",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnGeluBackwardGetWorkspaceSize`: The gradient of GELU.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGeluBackwardGetWorkspaceSize(
+    gradOutput: *const aclTensor,
+    self_: *const aclTensor,
+    gradInput: *const aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnGeluBackwardGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "gradOutput",
+                            gradOutput as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "gradInput",
+                            gradInput as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
+                super::tensorcore::act_grad(
+                    f,
+                    crate::ops::backward_act::ActGrad::Gelu,
+                    gradOutput,
+                    self_,
+                    "self",
+                    gradInput,
+                    "gradInput",
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnGeluBackward`: runs the executor of `aclnnGeluBackwardGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGeluBackward(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnGeluBackward",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnSiluBackwardGetWorkspaceSize`: The gradient of SiLU.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSiluBackwardGetWorkspaceSize(
+    gradOutput: *const aclTensor,
+    self_: *const aclTensor,
+    gradInput: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnSiluBackwardGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "gradOutput",
+                            gradOutput as usize,
+                            false,
+                            &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
+                        ),
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
+                        ),
+                        (
+                            "gradInput",
+                            gradInput as usize,
+                            false,
+                            &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
+                        ),
+                    ],
+                )?;
+                super::tensorcore::act_grad(
+                    f,
+                    crate::ops::backward_act::ActGrad::Silu,
+                    gradOutput,
+                    self_,
+                    "self",
+                    gradInput,
+                    "gradInput",
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnSiluBackward`: runs the executor of `aclnnSiluBackwardGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSiluBackward(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnSiluBackward",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnSigmoidBackwardGetWorkspaceSize`: The gradient of sigmoid, from its output.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSigmoidBackwardGetWorkspaceSize(
+    gradOutput: *const aclTensor,
+    output: *const aclTensor,
+    gradInput: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnSigmoidBackwardGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "gradOutput",
+                            gradOutput as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ],
+                        ),
+                        (
+                            "output",
+                            output as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ],
+                        ),
+                        (
+                            "gradInput",
+                            gradInput as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ],
+                        ),
+                    ],
+                )?;
+                super::tensorcore::act_grad(
+                    f,
+                    crate::ops::backward_act::ActGrad::Sigmoid,
+                    gradOutput,
+                    output,
+                    "output",
+                    gradInput,
+                    "gradInput",
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnSigmoidBackward`: runs the executor of `aclnnSigmoidBackwardGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnSigmoidBackward(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnSigmoidBackward",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnTanhBackwardGetWorkspaceSize`: The gradient of tanh, from its output.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTanhBackwardGetWorkspaceSize(
+    gradOutput: *const aclTensor,
+    output: *const aclTensor,
+    gradInput: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnTanhBackwardGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "gradOutput",
+                            gradOutput as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "output",
+                            output as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                        (
+                            "gradInput",
+                            gradInput as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_BF16,
+                            ],
+                        ),
+                    ],
+                )?;
+                super::tensorcore::act_grad(
+                    f,
+                    crate::ops::backward_act::ActGrad::Tanh,
+                    gradOutput,
+                    output,
+                    "output",
+                    gradInput,
+                    "gradInput",
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnTanhBackward`: runs the executor of `aclnnTanhBackwardGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnTanhBackward(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnTanhBackward",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnLeakyReluBackwardGetWorkspaceSize`: The gradient of leaky ReLU.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLeakyReluBackwardGetWorkspaceSize(
+    gradOutput: *const aclTensor,
+    self_: *const aclTensor,
+    negativeSlope: *const aclScalar,
+    selfIsResult: bool,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnLeakyReluBackwardGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "gradOutput",
+                            gradOutput as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_DOUBLE,
+                            ],
+                        ),
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_DOUBLE,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_DOUBLE,
+                            ],
+                        ),
+                    ],
+                )?;
+                super::tensorcore::leaky_relu_backward(
+                    f,
+                    gradOutput,
+                    self_,
+                    negativeSlope,
+                    selfIsResult,
+                    out,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnLeakyReluBackward`: runs the executor of `aclnnLeakyReluBackwardGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLeakyReluBackward(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnLeakyReluBackward",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
 /// `aclnnLogSigmoidGetWorkspaceSize`: `out = log(sigmoid(self))`.
 ///
 /// # Safety
@@ -11396,6 +13287,370 @@ pub unsafe extern "C" fn aclnnLogSigmoid(
 ) -> aclnnStatus {
     run_executor(
         "aclnnLogSigmoid",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnPreluGetWorkspaceSize`: `out = x > 0 ? x : weight · x` (per channel).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnPreluGetWorkspaceSize(
+    self_: *const aclTensor,
+    weight: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnPreluGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                    ),
+                    (
+                        "weight",
+                        weight as usize,
+                        false,
+                        &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                    ),
+                ],
+            )?;
+            super::tensorcore::prelu(f, self_, weight, out)
+        })
+    }
+}
+
+/// `aclnnPrelu`: runs the executor of `aclnnPreluGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnPrelu(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnPrelu", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnNLLLossGetWorkspaceSize`: Negative log-likelihood loss of log-probabilities `self` against class indices `target`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnNLLLossGetWorkspaceSize(
+    self_: *const aclTensor,
+    target: *const aclTensor,
+    weight: *const aclTensor,
+    reduction: i64,
+    ignoreIndex: i64,
+    out: *mut aclTensor,
+    totalWeightOut: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnNLLLossGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "target",
+                            target as usize,
+                            false,
+                            &[acl_sys::ACL_INT64, acl_sys::ACL_UINT8, acl_sys::ACL_INT32],
+                        ),
+                        (
+                            "weight",
+                            weight as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "totalWeightOut",
+                            totalWeightOut as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
+                super::tensorcore::nll_loss(
+                    f,
+                    self_,
+                    target,
+                    weight,
+                    reduction,
+                    ignoreIndex,
+                    out,
+                    totalWeightOut,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnNLLLoss`: runs the executor of `aclnnNLLLossGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnNLLLoss(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnNLLLoss", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnNLLLossBackwardGetWorkspaceSize`: The gradient of the negative log-likelihood loss.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnNLLLossBackwardGetWorkspaceSize(
+    gradOutput: *const aclTensor,
+    self_: *const aclTensor,
+    target: *const aclTensor,
+    weight: *const aclTensor,
+    reduction: i64,
+    ignoreIndex: i64,
+    totalWeight: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnNLLLossBackwardGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "gradOutput",
+                            gradOutput as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "target",
+                            target as usize,
+                            false,
+                            &[acl_sys::ACL_INT64, acl_sys::ACL_UINT8, acl_sys::ACL_INT32],
+                        ),
+                    ],
+                )?;
+                super::tensorcore::nll_loss_backward(
+                    f,
+                    gradOutput,
+                    self_,
+                    target,
+                    weight,
+                    reduction,
+                    ignoreIndex,
+                    totalWeight,
+                    out,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnNLLLossBackward`: runs the executor of `aclnnNLLLossBackwardGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnNLLLossBackward(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnNLLLossBackward",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnMseLossGetWorkspaceSize`: Mean squared error (`reduction`: 0 none, 1 mean, 2 sum).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMseLossGetWorkspaceSize(
+    self_: *const aclTensor,
+    target: *const aclTensor,
+    reduction: i64,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnMseLossGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "target",
+                            target as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
+                super::tensorcore::mse_loss(f, self_, target, reduction, out)
+            },
+        )
+    }
+}
+
+/// `aclnnMseLoss`: runs the executor of `aclnnMseLossGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMseLoss(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnMseLoss", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnMseLossBackwardGetWorkspaceSize`: The gradient of the mean squared error.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMseLossBackwardGetWorkspaceSize(
+    gradOutput: *const aclTensor,
+    self_: *const aclTensor,
+    target: *const aclTensor,
+    reduction: i64,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnMseLossBackwardGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
+                super::tensorcore::mse_loss_backward(f, gradOutput, self_, target, reduction, out)
+            },
+        )
+    }
+}
+
+/// `aclnnMseLossBackward`: runs the executor of `aclnnMseLossBackwardGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMseLossBackward(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnMseLossBackward",
         workspace,
         workspaceSize,
         executor,

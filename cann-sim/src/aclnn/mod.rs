@@ -44,6 +44,7 @@ mod transformer;
 mod inplace;
 mod nn;
 mod table_dtypes;
+mod tensorcore;
 
 mod generated;
 pub use generated::*;

@@ -55,7 +55,7 @@ pub(super) fn documented_dtypes(
             return Err(fail(
                 ACLNN_ERR_PARAM_INVALID,
                 format!(
-                    "{function}: {what} has data type {} ({d}); the operator's page lists {}",
+                    "{function}: {what} is {}; the operator takes {}",
                     name(d),
                     allowed
                         .iter()
@@ -69,33 +69,34 @@ pub(super) fn documented_dtypes(
     Ok(())
 }
 
-/// The `aclDataType` name of `d` as the headers spell it.
+/// The name CANN's documentation uses for `d` (`float32`, `int64`, ...),
+/// as the engine's messages do ([`crate::ops::DType::name`]).
 fn name(d: aclDataType) -> &'static str {
     use acl_sys::*;
     match d {
-        ACL_FLOAT => "ACL_FLOAT",
-        ACL_FLOAT16 => "ACL_FLOAT16",
-        ACL_BF16 => "ACL_BF16",
-        ACL_DOUBLE => "ACL_DOUBLE",
-        ACL_INT4 => "ACL_INT4",
-        ACL_INT8 => "ACL_INT8",
-        ACL_INT16 => "ACL_INT16",
-        ACL_INT32 => "ACL_INT32",
-        ACL_INT64 => "ACL_INT64",
-        ACL_UINT8 => "ACL_UINT8",
-        ACL_UINT16 => "ACL_UINT16",
-        ACL_UINT32 => "ACL_UINT32",
-        ACL_UINT64 => "ACL_UINT64",
-        ACL_BOOL => "ACL_BOOL",
-        ACL_COMPLEX32 => "ACL_COMPLEX32",
-        ACL_COMPLEX64 => "ACL_COMPLEX64",
-        ACL_COMPLEX128 => "ACL_COMPLEX128",
-        ACL_HIFLOAT8 => "ACL_HIFLOAT8",
-        ACL_FLOAT8_E5M2 => "ACL_FLOAT8_E5M2",
-        ACL_FLOAT8_E4M3FN => "ACL_FLOAT8_E4M3FN",
-        ACL_FLOAT8_E8M0 => "ACL_FLOAT8_E8M0",
-        ACL_FLOAT4_E2M1 => "ACL_FLOAT4_E2M1",
-        ACL_FLOAT4_E1M2 => "ACL_FLOAT4_E1M2",
-        _ => "an unnamed data type",
+        ACL_FLOAT => "float32",
+        ACL_FLOAT16 => "float16",
+        ACL_BF16 => "bfloat16",
+        ACL_DOUBLE => "float64",
+        ACL_INT4 => "int4",
+        ACL_INT8 => "int8",
+        ACL_INT16 => "int16",
+        ACL_INT32 => "int32",
+        ACL_INT64 => "int64",
+        ACL_UINT8 => "uint8",
+        ACL_UINT16 => "uint16",
+        ACL_UINT32 => "uint32",
+        ACL_UINT64 => "uint64",
+        ACL_BOOL => "bool",
+        ACL_COMPLEX32 => "complex32",
+        ACL_COMPLEX64 => "complex64",
+        ACL_COMPLEX128 => "complex128",
+        ACL_HIFLOAT8 => "hifloat8",
+        ACL_FLOAT8_E5M2 => "float8_e5m2",
+        ACL_FLOAT8_E4M3FN => "float8_e4m3fn",
+        ACL_FLOAT8_E8M0 => "float8_e8m0",
+        ACL_FLOAT4_E2M1 => "float4_e2m1",
+        ACL_FLOAT4_E1M2 => "float4_e1m2",
+        _ => "a data type without a name",
     }
 }

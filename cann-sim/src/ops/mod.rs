@@ -9,6 +9,7 @@
 
 mod argmax;
 mod attr;
+pub mod backward_act;
 mod broadcast;
 mod cast;
 mod dtype;
@@ -24,6 +25,7 @@ mod op;
 mod reduce;
 mod softmax;
 mod tensor;
+pub mod tensorcore;
 #[cfg(test)]
 mod tests;
 mod transformer;

@@ -109,15 +109,15 @@ pub fn broadcast(name: &str, an: &str, a: &[i64], bn: &str, b: &[i64]) -> Res<Ve
     Ok(out)
 }
 
-fn numel(shape: &[i64]) -> usize {
+pub(crate) fn numel(shape: &[i64]) -> usize {
     shape.iter().map(|&d| d.max(0) as usize).product()
 }
 
-fn spec(dtype: DType, shape: Vec<i64>) -> TensorSpec {
+pub(crate) fn spec(dtype: DType, shape: Vec<i64>) -> TensorSpec {
     TensorSpec { dtype, shape }
 }
 
-fn axis(name: &str, what: &str, a: i64, rank: usize) -> Res<usize> {
+pub(crate) fn axis(name: &str, what: &str, a: i64, rank: usize) -> Res<usize> {
     // A scalar's only axis is 0 or -1 (torch's `maybe_wrap_dim` with rank 1).
     normalize_axis(a, rank.max(1)).ok_or_else(|| {
         OpError::Input(format!(
@@ -128,7 +128,7 @@ fn axis(name: &str, what: &str, a: i64, rank: usize) -> Res<usize> {
 
 /// For each element of `out` (row-major), its offset in an operand of
 /// `shape` broadcast to `out`.
-fn broadcast_offsets(shape: &[i64], out: &[i64]) -> Vec<usize> {
+pub(crate) fn broadcast_offsets(shape: &[i64], out: &[i64]) -> Vec<usize> {
     let st = broadcast_strides(shape, out);
     let n = numel(out);
     let mut offs = Vec::with_capacity(n);
@@ -660,7 +660,7 @@ pub fn norm(x: &TensorSpec, p: f64, dims: &[i64], keep: bool, out: DType) -> Res
 
 /// The output shape of a reduction over `dims` and, for each output
 /// element, the input offsets it reduces.
-fn reduce_layout(
+pub(crate) fn reduce_layout(
     name: &str,
     shape: &[i64],
     dims: &[i64],
@@ -733,7 +733,7 @@ fn gather_map(name: &'static str, out: TensorSpec, map: Vec<Option<usize>>, fill
 }
 
 /// Every output multi-index of `shape` with its row-major position.
-fn for_each_index(shape: &[i64], mut f: impl FnMut(&[usize])) {
+pub(crate) fn for_each_index(shape: &[i64], mut f: impl FnMut(&[usize])) {
     let dims: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
     let n: usize = dims.iter().product();
     let mut idx = vec![0usize; dims.len()];
@@ -749,7 +749,7 @@ fn for_each_index(shape: &[i64], mut f: impl FnMut(&[usize])) {
     }
 }
 
-fn offset(idx: &[usize], st: &[usize]) -> usize {
+pub(crate) fn offset(idx: &[usize], st: &[usize]) -> usize {
     idx.iter().zip(st).map(|(i, s)| i * s).sum()
 }
 
@@ -1217,7 +1217,7 @@ pub fn cumulative(x: &TensorSpec, dim: i64, out: DType, product: bool) -> Res<Ke
 }
 
 /// `(outer, len, inner)` of `shape` around dimension `d`.
-fn split(shape: &[i64], d: usize) -> (usize, usize, usize) {
+pub(crate) fn split(shape: &[i64], d: usize) -> (usize, usize, usize) {
     if shape.is_empty() {
         return (1, 1, 1);
     }
