@@ -35,7 +35,7 @@
 //! [`result::all_reduce`], `HcclGetRootInfo` → [`result::get_root_info`]) →
 //! the safe types here, as in cudarc. [`result`] is the only module that
 //! names the -sys crates (`hccl-sys`, and `cann-acl-sys` for AscendCL's
-//! types; checked by a test, `tests/layers.rs`); the C types the safe types
+//! types; checked by `cargo xtask lint`); the C types the safe types
 //! hold come from [`result::raw`]. Each [`result`] function, and each safe
 //! method that calls C, carries `#[doc(alias = "<C name>")]`, so rustdoc's
 //! search finds it by the C name. AscendCL itself is reached through the

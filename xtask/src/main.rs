@@ -29,6 +29,9 @@
 //! - `sanitize <address|thread> [CARGO TEST ARGS...]`: every test of the
 //!   workspace under AddressSanitizer or ThreadSanitizer (nightly, installed
 //!   when missing; see `sanitize.rs`).
+//! - `lint`: the layering rules of the crates that call C (only `result`
+//!   names the -sys crates, doc aliases are the calls, the naming rule; see
+//!   `lint.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -45,6 +48,7 @@ mod doc_aliases;
 mod error_codes;
 mod fidelity;
 mod headers;
+mod lint;
 mod operators;
 mod real;
 mod sanitize;
@@ -64,8 +68,9 @@ fn main() -> ExitCode {
         Some("fidelity") => fidelity::run(&args[1..]),
         Some("coverage") => coverage::run(&args[1..]),
         Some("sanitize") => sanitize::run(&args[1..]),
+        Some("lint") => lint::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <headers [--version X] | compat [--check] | bindgen [--headers DIR] [--check] | generate [--check] | abi-check [--headers DIR | --release X] | bench-overhead [OP...] | bench-kernels [SECONDS_PER_CASE] | test-real [--report FILE] [--library FILE|sim] | fidelity [--check] | coverage [--check] | sanitize <address|thread> [CARGO TEST ARGS...]>"
+            "usage: cargo xtask <headers [--version X] | compat [--check] | bindgen [--headers DIR] [--check] | generate [--check] | abi-check [--headers DIR | --release X] | bench-overhead [OP...] | bench-kernels [SECONDS_PER_CASE] | test-real [--report FILE] [--library FILE|sim] | fidelity [--check] | coverage [--check] | sanitize <address|thread> [CARGO TEST ARGS...] | lint>"
                 .to_string(),
         ),
     };

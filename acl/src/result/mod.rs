@@ -1,7 +1,7 @@
 //! Thin, `Result`-returning calls: one function per AscendCL function, no
 //! ownership, no state. The safe types of this crate are built on these, and
 //! this module is the only one that names `acl_sys`: every C call of the
-//! crate is made here (a test, `acl/tests/layers.rs`, fails otherwise).
+//! crate is made here (`cargo xtask lint`, run in CI, fails otherwise).
 //!
 //! **Naming rule**: the C name without its `aclrt`/`acl` prefix, in
 //! snake_case (`aclrtGetDeviceCount` → [`get_device_count`], `aclrtMalloc` →

@@ -1,7 +1,7 @@
 //! Thin, `Result`-returning calls: one function per HCCL function, no
 //! ownership, no state. The safe types of this crate are built on these, and
 //! this module is the only one that names the -sys crates: every C call of
-//! the crate is made here (a test, `hccl/tests/layers.rs`, fails otherwise).
+//! the crate is made here (`cargo xtask lint`, run in CI, fails otherwise).
 //!
 //! **Naming rule**: the C name without its `Hccl` prefix, in snake_case,
 //! a word starting at each capital of the C name (`HcclCommInitRootInfoConfig`
