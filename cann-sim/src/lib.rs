@@ -10,7 +10,8 @@
 //!   process uses the simulator without touching the disk;
 //! - a **cdylib**, `libcann_sim.so`, exporting the same C symbols, loadable in
 //!   place of the real libraries (point `CANN_ACL_LIB`, `CANN_HCCL_LIB`, `CANN_DCMI_LIB`, `CANN_OPAPI_LIB` at
-//!   it).
+//!   it): the `cann-sim-cdylib` crate (`cargo build -p cann-sim-cdylib`),
+//!   which links this crate whole.
 //!
 //! It is held to the real runtime's semantics: error codes, argument checks
 //! and state rules follow the open-sourced CANN runtime (`hicann/runtime`).

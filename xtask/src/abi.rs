@@ -821,7 +821,7 @@ pub(crate) fn build_sim() -> Result<PathBuf, String> {
         "build",
         "--quiet",
         "-p",
-        "cann-sim",
+        "cann-sim-cdylib",
         "--lib",
         "--message-format=json-render-diagnostics",
     ]);
@@ -842,7 +842,7 @@ pub(crate) fn build_sim() -> Result<PathBuf, String> {
         .map_err(|e| format!("cannot run {}: {e}", Path::new(&cargo).display()))?;
     if !out.status.success() {
         return Err(format!(
-            "`cargo build -p cann-sim` failed ({})",
+            "`cargo build -p cann-sim-cdylib` failed ({})",
             describe_status(&out.status)
         ));
     }
@@ -855,7 +855,7 @@ pub(crate) fn build_sim() -> Result<PathBuf, String> {
         .flat_map(json_filenames)
         .find(|f| f.ends_with("/libcann_sim.so"))
         .map(PathBuf::from)
-        .ok_or_else(|| "`cargo build -p cann-sim` produced no libcann_sim.so".to_string())
+        .ok_or_else(|| "`cargo build -p cann-sim-cdylib` produced no libcann_sim.so".to_string())
 }
 
 /// The cargo profile this xtask binary was built with: the name of the

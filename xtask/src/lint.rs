@@ -430,6 +430,20 @@ mod tests {
         assert_eq!(rust_name("aclCreateTensorDesc"), "create_tensor_desc");
     }
 
+    /// `cann-sim` is a plain rlib (its file name hashed, so builds with other
+    /// features do not overwrite it); the shared library is its own crate.
+    #[test]
+    fn the_simulator_is_an_rlib_and_its_shared_library_a_crate_of_its_own() {
+        let root = crate::workspace_root();
+        let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap();
+        let sim: toml::Value = toml::from_str(&read("cann-sim/Cargo.toml")).unwrap();
+        assert!(sim["lib"].get("crate-type").is_none(), "{:?}", sim["lib"]);
+        let so: toml::Value = toml::from_str(&read("cann-sim-cdylib/Cargo.toml")).unwrap();
+        assert_eq!(so["lib"]["name"].as_str(), Some("cann_sim"));
+        assert_eq!(so["lib"]["crate-type"].as_array().unwrap().len(), 1);
+        assert_eq!(so["lib"]["crate-type"][0].as_str(), Some("cdylib"));
+    }
+
     /// `cargo test --workspace` checks the rules too, not only CI's step.
     #[test]
     fn the_workspace_crates_follow_the_layering_rules() {
