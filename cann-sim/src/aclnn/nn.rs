@@ -31,19 +31,23 @@ fn op_name(f: &'static str) -> &'static str {
     a.strip_prefix("aclnn").unwrap_or(a)
 }
 
-fn invalid(f: &str, msg: &str) -> aclnnStatus {
+pub(super) fn invalid(f: &str, msg: &str) -> aclnnStatus {
     fail(ACLNN_ERR_PARAM_INVALID, format!("{f}: {msg}"))
 }
 
-fn input(f: &str, what: &str, h: *const aclTensor) -> Result<View, aclnnStatus> {
+pub(super) fn input(f: &str, what: &str, h: *const aclTensor) -> Result<View, aclnnStatus> {
     bound(f, what, h as usize, false)
 }
 
-fn output(f: &str, what: &str, h: *const aclTensor) -> Result<View, aclnnStatus> {
+pub(super) fn output(f: &str, what: &str, h: *const aclTensor) -> Result<View, aclnnStatus> {
     bound(f, what, h as usize, true)
 }
 
-fn opt_input(f: &str, what: &str, h: *const aclTensor) -> Result<Option<View>, aclnnStatus> {
+pub(super) fn opt_input(
+    f: &str,
+    what: &str,
+    h: *const aclTensor,
+) -> Result<Option<View>, aclnnStatus> {
     if h.is_null() {
         Ok(None)
     } else {
@@ -51,7 +55,11 @@ fn opt_input(f: &str, what: &str, h: *const aclTensor) -> Result<Option<View>, a
     }
 }
 
-fn opt_output(f: &str, what: &str, h: *const aclTensor) -> Result<Option<View>, aclnnStatus> {
+pub(super) fn opt_output(
+    f: &str,
+    what: &str,
+    h: *const aclTensor,
+) -> Result<Option<View>, aclnnStatus> {
     if h.is_null() {
         Ok(None)
     } else {
@@ -64,13 +72,13 @@ fn scalar(f: &str, what: &str, h: *const aclScalar) -> Result<(DType, f64), acln
     Ok((d, exec::to_f64(d, &b)))
 }
 
-fn ints(f: &str, what: &str, h: *const aclIntArray) -> Result<Vec<i64>, aclnnStatus> {
+pub(super) fn ints(f: &str, what: &str, h: *const aclIntArray) -> Result<Vec<i64>, aclnnStatus> {
     int_array_arg(f, what, h as usize)
 }
 
 /// The plan that runs `kernel` (made by the engine for these arguments):
 /// the outputs must be what it writes, else 161002 naming the output.
-fn planned(
+pub(super) fn planned(
     f: &'static str,
     names: &'static [&'static str],
     inputs: Vec<View>,

@@ -11,52 +11,6 @@ use ::core::ffi::*;
 use acl_sys::aclnn::*;
 #[allow(unused_imports)]
 use acl_sys::*;
-///`aclnnAdaptiveAvgPool2d`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnAdaptiveAvgPool2d(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnAdaptiveAvgPool2d");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnAdaptiveAvgPool2dBackward`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnAdaptiveAvgPool2dBackward(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnAdaptiveAvgPool2dBackward");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnAdaptiveAvgPool2dBackwardGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnAdaptiveAvgPool2dBackwardGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclTensor,
-    _arg2: *mut aclTensor,
-    _arg3: *mut u64,
-    _arg4: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnAdaptiveAvgPool2dBackwardGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnAdaptiveAvgPool2dGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnAdaptiveAvgPool2dGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclIntArray,
-    _arg2: *mut aclTensor,
-    _arg3: *mut u64,
-    _arg4: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnAdaptiveAvgPool2dGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
 ///`aclnnAmin`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclnnAmin(
@@ -198,135 +152,6 @@ pub unsafe extern "C" fn aclnnArgMinGetWorkspaceSize(
     _arg5: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
     crate::recent_error::not_supported("aclnnArgMinGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnAvgPool2dBackward`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnAvgPool2dBackward(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnAvgPool2dBackward");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnAvgPool2dBackwardGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnAvgPool2dBackwardGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclTensor,
-    _arg2: *const aclIntArray,
-    _arg3: *const aclIntArray,
-    _arg4: *const aclIntArray,
-    _arg5: bool,
-    _arg6: bool,
-    _arg7: i64,
-    _arg8: i8,
-    _arg9: *mut aclTensor,
-    _arg10: *mut u64,
-    _arg11: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnAvgPool2dBackwardGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnBatchNorm`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnBatchNorm(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnBatchNorm");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnBatchNormBackward`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnBatchNormBackward(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnBatchNormBackward");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnBatchNormBackwardGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnBatchNormBackwardGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclTensor,
-    _arg2: *const aclTensor,
-    _arg3: *const aclTensor,
-    _arg4: *const aclTensor,
-    _arg5: *const aclTensor,
-    _arg6: *const aclTensor,
-    _arg7: bool,
-    _arg8: f64,
-    _arg9: *const aclBoolArray,
-    _arg10: *mut aclTensor,
-    _arg11: *mut aclTensor,
-    _arg12: *mut aclTensor,
-    _arg13: *mut u64,
-    _arg14: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnBatchNormBackwardGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnBatchNormGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnBatchNormGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclTensor,
-    _arg2: *const aclTensor,
-    _arg3: *mut aclTensor,
-    _arg4: *mut aclTensor,
-    _arg5: bool,
-    _arg6: f64,
-    _arg7: f64,
-    _arg8: *mut aclTensor,
-    _arg9: *mut aclTensor,
-    _arg10: *mut aclTensor,
-    _arg11: *mut u64,
-    _arg12: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnBatchNormGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnConvolutionBackward`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnConvolutionBackward(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnConvolutionBackward");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnConvolutionBackwardGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnConvolutionBackwardGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclTensor,
-    _arg2: *const aclTensor,
-    _arg3: *const aclIntArray,
-    _arg4: *const aclIntArray,
-    _arg5: *const aclIntArray,
-    _arg6: *const aclIntArray,
-    _arg7: bool,
-    _arg8: *const aclIntArray,
-    _arg9: i32,
-    _arg10: *const aclBoolArray,
-    _arg11: i8,
-    _arg12: *mut aclTensor,
-    _arg13: *mut aclTensor,
-    _arg14: *mut aclTensor,
-    _arg15: *mut u64,
-    _arg16: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnConvolutionBackwardGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
 ///`aclnnCummax`: not supported by cann-sim.
@@ -550,39 +375,6 @@ pub unsafe extern "C" fn aclnnGeluBackwardGetWorkspaceSize(
     crate::recent_error::not_supported("aclnnGeluBackwardGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
-///`aclnnGroupNormBackward`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnGroupNormBackward(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnGroupNormBackward");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnGroupNormBackwardGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnGroupNormBackwardGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclTensor,
-    _arg2: *const aclTensor,
-    _arg3: *const aclTensor,
-    _arg4: *const aclTensor,
-    _arg5: i64,
-    _arg6: i64,
-    _arg7: i64,
-    _arg8: i64,
-    _arg9: *const aclBoolArray,
-    _arg10: *mut aclTensor,
-    _arg11: *mut aclTensor,
-    _arg12: *mut aclTensor,
-    _arg13: *mut u64,
-    _arg14: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnGroupNormBackwardGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
 ///`aclnnIndexAdd`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclnnIndexAdd(
@@ -681,37 +473,6 @@ pub unsafe extern "C" fn aclnnInplaceUniformGetWorkspaceSize(
     _arg6: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
     crate::recent_error::not_supported("aclnnInplaceUniformGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnLayerNormBackward`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnLayerNormBackward(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnLayerNormBackward");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnLayerNormBackwardGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnLayerNormBackwardGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclTensor,
-    _arg2: *const aclIntArray,
-    _arg3: *const aclTensor,
-    _arg4: *const aclTensor,
-    _arg5: *const aclTensor,
-    _arg6: *const aclTensor,
-    _arg7: *const aclBoolArray,
-    _arg8: *mut aclTensor,
-    _arg9: *mut aclTensor,
-    _arg10: *mut aclTensor,
-    _arg11: *mut u64,
-    _arg12: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnLayerNormBackwardGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
 ///`aclnnLeakyReluBackward`: not supported by cann-sim.
@@ -833,35 +594,6 @@ pub unsafe extern "C" fn aclnnMaxDimGetWorkspaceSize(
     _arg6: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
     crate::recent_error::not_supported("aclnnMaxDimGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnMaxPool2dWithIndicesBackward`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnMaxPool2dWithIndicesBackward(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnMaxPool2dWithIndicesBackward");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclTensor,
-    _arg2: *const aclTensor,
-    _arg3: *const aclIntArray,
-    _arg4: *const aclIntArray,
-    _arg5: *const aclIntArray,
-    _arg6: *const aclIntArray,
-    _arg7: bool,
-    _arg8: *mut aclTensor,
-    _arg9: *mut u64,
-    _arg10: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
 ///`aclnnMinDim`: not supported by cann-sim.
@@ -1089,32 +821,6 @@ pub unsafe extern "C" fn aclnnRandpermGetWorkspaceSize(
     crate::recent_error::not_supported("aclnnRandpermGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
-///`aclnnRmsNormGrad`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnRmsNormGrad(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnRmsNormGrad");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnRmsNormGradGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnRmsNormGradGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclTensor,
-    _arg2: *const aclTensor,
-    _arg3: *const aclTensor,
-    _arg4: *const aclTensor,
-    _arg5: *const aclTensor,
-    _arg6: *mut u64,
-    _arg7: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnRmsNormGradGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
 ///`aclnnScatter`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclnnScatter(
@@ -1257,137 +963,5 @@ pub unsafe extern "C" fn aclnnTanhBackwardGetWorkspaceSize(
     _arg4: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
     crate::recent_error::not_supported("aclnnTanhBackwardGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnUpsampleBicubic2d`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnUpsampleBicubic2d(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnUpsampleBicubic2d");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnUpsampleBicubic2dBackward`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnUpsampleBicubic2dBackward(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnUpsampleBicubic2dBackward");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnUpsampleBicubic2dBackwardGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnUpsampleBicubic2dBackwardGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclIntArray,
-    _arg2: *const aclIntArray,
-    _arg3: bool,
-    _arg4: f64,
-    _arg5: f64,
-    _arg6: *mut aclTensor,
-    _arg7: *mut u64,
-    _arg8: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnUpsampleBicubic2dBackwardGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnUpsampleBicubic2dGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnUpsampleBicubic2dGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclIntArray,
-    _arg2: bool,
-    _arg3: f64,
-    _arg4: f64,
-    _arg5: *mut aclTensor,
-    _arg6: *mut u64,
-    _arg7: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnUpsampleBicubic2dGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnUpsampleBilinear2d`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnUpsampleBilinear2d(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnUpsampleBilinear2d");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnUpsampleBilinear2dBackward`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnUpsampleBilinear2dBackward(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnUpsampleBilinear2dBackward");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnUpsampleBilinear2dBackwardGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnUpsampleBilinear2dBackwardGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclIntArray,
-    _arg2: *const aclIntArray,
-    _arg3: bool,
-    _arg4: f64,
-    _arg5: f64,
-    _arg6: *mut aclTensor,
-    _arg7: *mut u64,
-    _arg8: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnUpsampleBilinear2dBackwardGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnUpsampleBilinear2dGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnUpsampleBilinear2dGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclIntArray,
-    _arg2: bool,
-    _arg3: f64,
-    _arg4: f64,
-    _arg5: *mut aclTensor,
-    _arg6: *mut u64,
-    _arg7: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnUpsampleBilinear2dGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnUpsampleNearest2dBackward`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnUpsampleNearest2dBackward(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnUpsampleNearest2dBackward");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnUpsampleNearest2dBackwardGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnUpsampleNearest2dBackwardGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclIntArray,
-    _arg2: *const aclIntArray,
-    _arg3: f64,
-    _arg4: f64,
-    _arg5: *mut aclTensor,
-    _arg6: *mut u64,
-    _arg7: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnUpsampleNearest2dBackwardGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }

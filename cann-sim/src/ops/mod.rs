@@ -9,6 +9,7 @@
 
 mod argmax;
 mod attr;
+pub mod backward;
 mod broadcast;
 mod cast;
 mod dtype;
@@ -28,6 +29,7 @@ mod tensor;
 mod tests;
 mod transformer;
 mod transpose;
+pub mod upsample;
 
 pub use attr::{AttrValue, Attrs};
 pub(crate) use attr::{attr_bool, attr_float, attr_int_required, attr_list_int};

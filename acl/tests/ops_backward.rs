@@ -1,0 +1,733 @@
+//! The module operators of the training set and their backwards through
+//! the `acl::aclnn` wrappers on cann-sim: every backward's gradients
+//! against central finite differences of its forward operator (f32, random
+//! inputs of a fixed seed), the new forward operators against host
+//! references, and the exact status of each misuse.
+
+mod common;
+
+use acl::aclnn::{self, BoolArray, CubeMathType, IntArray, TensorArg, TensorArgMut};
+use acl::{DeviceBuffer, Error, Stream};
+
+fn stream() -> Stream {
+    common::device(0).new_stream().expect("stream")
+}
+
+fn code(e: Error) -> (i32, String) {
+    match e {
+        Error::Acl { code, message, .. } => (code.raw(), message.unwrap_or_default()),
+        other => panic!("not an aclnn status: {other:?}"),
+    }
+}
+
+/// A fixed-seed generator (SplitMix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [-1, 1).
+    fn unit(&mut self) -> f32 {
+        ((self.next() >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+    }
+
+    fn vec(&mut self, n: usize) -> Vec<f32> {
+        (0..n).map(|_| self.unit()).collect()
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn up(s: &Stream, v: &[f32]) -> DeviceBuffer<f32> {
+    s.clone_from_host(v).expect("upload")
+}
+
+fn zeros(s: &Stream, n: usize) -> DeviceBuffer<f32> {
+    s.alloc_zeros::<f32>(n).expect("alloc")
+}
+
+fn arg<'a>(b: &'a DeviceBuffer<f32>, shape: &[usize]) -> TensorArg<'a> {
+    TensorArg::new(b, shape).expect("tensor")
+}
+
+fn out<'a>(b: &'a mut DeviceBuffer<f32>, shape: &[usize]) -> TensorArgMut<'a> {
+    TensorArgMut::new(b, shape).expect("tensor")
+}
+
+fn host(b: &DeviceBuffer<f32>) -> Vec<f32> {
+    b.to_host_vec().expect("download")
+}
+
+fn ints(v: &[i64]) -> IntArray {
+    IntArray::new(v).expect("int array")
+}
+
+fn mask(v: &[bool]) -> BoolArray {
+    BoolArray::new(v).expect("bool array")
+}
+
+fn numel(shape: &[usize]) -> usize {
+    shape.iter().product()
+}
+
+/// Checks `grad`, the backward's gradient of `L = Σ r·f(inputs)` with
+/// respect to `inputs[which]`, against central differences of the forward
+/// `f` (step `h`): every coordinate of a small input, 40 drawn ones of a
+/// larger. The tolerance (5e-3 + 1 % of the value) is far below any
+/// gradient's size, so a wrong sign, a missing term or a misplaced element
+/// fails; the check also requires gradients that are not all small.
+#[allow(clippy::too_many_arguments)]
+fn check_grad(
+    what: &str,
+    inputs: &[Vec<f32>],
+    which: usize,
+    r: &[f32],
+    grad: &[f32],
+    h: f32,
+    rng: &mut Rng,
+    f: &dyn Fn(&[Vec<f32>]) -> Vec<f32>,
+) {
+    let n = inputs[which].len();
+    assert_eq!(grad.len(), n, "{what}: gradient length");
+    let loss = |xs: &[Vec<f32>]| -> f64 {
+        let y = f(xs);
+        assert_eq!(y.len(), r.len(), "{what}: forward length");
+        y.iter()
+            .zip(r)
+            .map(|(&a, &b)| f64::from(a) * f64::from(b))
+            .sum()
+    };
+    let coords: Vec<usize> = if n <= 48 {
+        (0..n).collect()
+    } else {
+        (0..40).map(|_| rng.below(n)).collect()
+    };
+    let mut largest = 0f64;
+    for k in coords {
+        let mut xs = inputs.to_vec();
+        xs[which][k] = inputs[which][k] + h;
+        let lp = loss(&xs);
+        xs[which][k] = inputs[which][k] - h;
+        let lm = loss(&xs);
+        let fd = (lp - lm) / (2.0 * f64::from(h));
+        let g = f64::from(grad[k]);
+        largest = largest.max(fd.abs());
+        assert!(
+            (fd - g).abs() <= 5e-3 + 1e-2 * g.abs(),
+            "{what}: d/dx[{k}]: backward {g}, finite difference {fd}"
+        );
+    }
+    assert!(
+        largest > 0.05,
+        "{what}: the checked gradients are all near 0 ({largest}); the check would prove nothing"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Convolution.
+// ---------------------------------------------------------------------------
+
+/// One convolution case: shapes and attributes.
+struct Conv {
+    x: Vec<usize>,
+    w: Vec<usize>,
+    stride: i64,
+    pad: i64,
+    dil: i64,
+    groups: usize,
+    transposed: bool,
+    out_pad: i64,
+}
+
+impl Conv {
+    fn cout(&self) -> usize {
+        if self.transposed {
+            self.w[1] * self.groups
+        } else {
+            self.w[0]
+        }
+    }
+
+    fn y_shape(&self) -> Vec<usize> {
+        let mut y = vec![self.x[0], self.cout()];
+        for d in 2..self.x.len() {
+            let (i, k) = (self.x[d] as i64, self.w[d] as i64);
+            let span = self.dil * (k - 1) + 1;
+            y.push(if self.transposed {
+                ((i - 1) * self.stride - 2 * self.pad + span + self.out_pad) as usize
+            } else {
+                ((i + 2 * self.pad - span) / self.stride + 1) as usize
+            });
+        }
+        y
+    }
+
+    fn forward(&self, s: &Stream, v: &[Vec<f32>]) -> Vec<f32> {
+        let (x, w, b) = (up(s, &v[0]), up(s, &v[1]), up(s, &v[2]));
+        let ys = self.y_shape();
+        let mut y = zeros(s, numel(&ys));
+        aclnn::convolution(
+            s,
+            &arg(&x, &self.x),
+            &arg(&w, &self.w),
+            Some(&arg(&b, &[self.cout()])),
+            &ints(&[self.stride]),
+            &ints(&[self.pad]),
+            &ints(&[self.dil]),
+            self.transposed,
+            &ints(&[self.out_pad]),
+            self.groups as i64,
+            &mut out(&mut y, &ys),
+            CubeMathType::KeepDtype,
+        )
+        .expect("convolution");
+        host(&y)
+    }
+
+    /// The backward's three gradients for `gy`.
+    fn backward(&self, s: &Stream, v: &[Vec<f32>], gy: &[f32]) -> [Vec<f32>; 3] {
+        let (x, w, g) = (up(s, &v[0]), up(s, &v[1]), up(s, gy));
+        let (mut dx, mut dw, mut db) = (
+            zeros(s, v[0].len()),
+            zeros(s, v[1].len()),
+            zeros(s, self.cout()),
+        );
+        aclnn::convolution_backward(
+            s,
+            &arg(&g, &self.y_shape()),
+            &arg(&x, &self.x),
+            &arg(&w, &self.w),
+            &ints(&[self.cout() as i64]),
+            &ints(&[self.stride]),
+            &ints(&[self.pad]),
+            &ints(&[self.dil]),
+            self.transposed,
+            &ints(&[self.out_pad]),
+            self.groups as i32,
+            &mask(&[true, true, true]),
+            CubeMathType::KeepDtype,
+            Some(&mut out(&mut dx, &self.x)),
+            Some(&mut out(&mut dw, &self.w)),
+            Some(&mut out(&mut db, &[self.cout()])),
+        )
+        .expect("convolution_backward");
+        [host(&dx), host(&dw), host(&db)]
+    }
+}
+
+#[test]
+fn convolution_backward_matches_finite_differences_in_1d_2d_3d_transposed_grouped_dilated() {
+    let s = stream();
+    let mut rng = Rng(0xC0FF_EE01);
+    let cases = [
+        // 1-D, stride 2, padding 1.
+        Conv {
+            x: vec![2, 2, 7],
+            w: vec![3, 2, 3],
+            stride: 2,
+            pad: 1,
+            dil: 1,
+            groups: 1,
+            transposed: false,
+            out_pad: 0,
+        },
+        // 2-D, two groups, stride 2.
+        Conv {
+            x: vec![2, 4, 5, 6],
+            w: vec![4, 2, 3, 3],
+            stride: 2,
+            pad: 1,
+            dil: 1,
+            groups: 2,
+            transposed: false,
+            out_pad: 0,
+        },
+        // 2-D, dilation 2, padding 2.
+        Conv {
+            x: vec![1, 2, 6, 6],
+            w: vec![3, 2, 3, 3],
+            stride: 1,
+            pad: 2,
+            dil: 2,
+            groups: 1,
+            transposed: false,
+            out_pad: 0,
+        },
+        // 2-D transposed, two groups, stride 2, output padding 1.
+        Conv {
+            x: vec![1, 4, 3, 4],
+            w: vec![4, 2, 3, 3],
+            stride: 2,
+            pad: 1,
+            dil: 1,
+            groups: 2,
+            transposed: true,
+            out_pad: 1,
+        },
+        // 3-D.
+        Conv {
+            x: vec![1, 2, 4, 4, 3],
+            w: vec![2, 2, 2, 2, 2],
+            stride: 1,
+            pad: 0,
+            dil: 1,
+            groups: 1,
+            transposed: false,
+            out_pad: 0,
+        },
+    ];
+    for c in cases {
+        let what = format!(
+            "conv x{:?} w{:?} s{} p{} d{} g{} t{}",
+            c.x, c.w, c.stride, c.pad, c.dil, c.groups, c.transposed
+        );
+        let v = vec![
+            rng.vec(numel(&c.x)),
+            rng.vec(numel(&c.w)),
+            rng.vec(c.cout()),
+        ];
+        let gy = rng.vec(numel(&c.y_shape()));
+        let grads = c.backward(&s, &v, &gy);
+        let f = |xs: &[Vec<f32>]| c.forward(&s, xs);
+        for (k, name) in ["input", "weight", "bias"].iter().enumerate() {
+            check_grad(
+                &format!("{what} d{name}"),
+                &v,
+                k,
+                &gy,
+                &grads[k],
+                1e-2,
+                &mut rng,
+                &f,
+            );
+        }
+    }
+}
+
+#[test]
+fn convolution_backward_computes_only_the_gradients_output_mask_selects() {
+    let s = stream();
+    let mut rng = Rng(7);
+    let c = Conv {
+        x: vec![1, 2, 4, 4],
+        w: vec![2, 2, 3, 3],
+        stride: 1,
+        pad: 1,
+        dil: 1,
+        groups: 1,
+        transposed: false,
+        out_pad: 0,
+    };
+    let v = vec![rng.vec(32), rng.vec(36), rng.vec(2)];
+    let gy = rng.vec(32);
+    let all = c.backward(&s, &v, &gy);
+    let (x, w, g) = (up(&s, &v[0]), up(&s, &v[1]), up(&s, &gy));
+    let mut dw = zeros(&s, 36);
+    // Only the weight's gradient; the other outputs are null.
+    aclnn::convolution_backward(
+        &s,
+        &arg(&g, &[1, 2, 4, 4]),
+        &arg(&x, &c.x),
+        &arg(&w, &c.w),
+        &ints(&[2]),
+        &ints(&[1]),
+        &ints(&[1]),
+        &ints(&[1]),
+        false,
+        &ints(&[0]),
+        1,
+        &mask(&[false, true, false]),
+        CubeMathType::KeepDtype,
+        None,
+        Some(&mut out(&mut dw, &c.w)),
+        None,
+    )
+    .expect("weight gradient alone");
+    assert_eq!(host(&dw), all[1]);
+}
+
+#[test]
+fn convolution_backward_misuse_has_the_release_status() {
+    let s = stream();
+    let x = zeros(&s, 32);
+    let w = zeros(&s, 36);
+    let g = zeros(&s, 32);
+    let mut dx = zeros(&s, 32);
+    let call = |gshape: &[usize],
+                m: &[bool],
+                dx: Option<&mut TensorArgMut<'_>>,
+                cube: CubeMathType|
+     -> acl::Result<()> {
+        aclnn::convolution_backward(
+            &s,
+            &arg(&g, gshape),
+            &arg(&x, &[1, 2, 4, 4]),
+            &arg(&w, &[2, 2, 3, 3]),
+            &ints(&[2]),
+            &ints(&[1]),
+            &ints(&[1]),
+            &ints(&[1]),
+            false,
+            &ints(&[0]),
+            1,
+            &mask(m),
+            cube,
+            dx,
+            None,
+            None,
+        )
+    };
+    // hicann/ops-nn convolution_backward_checker.cpp CheckNotNull: the
+    // mask's length is checked with the null pointers (161001).
+    let (c, msg) = code(
+        call(
+            &[1, 2, 4, 4],
+            &[true, false],
+            Some(&mut out(&mut dx, &[1, 2, 4, 4])),
+            CubeMathType::KeepDtype,
+        )
+        .unwrap_err(),
+    );
+    assert_eq!(c, 161001, "{msg}");
+    assert!(msg.contains("outputMask has 2 entries"), "{msg}");
+    // A selected gradient without its output: 161001.
+    let (c, msg) = code(
+        call(
+            &[1, 2, 4, 4],
+            &[true, true, false],
+            Some(&mut out(&mut dx, &[1, 2, 4, 4])),
+            CubeMathType::KeepDtype,
+        )
+        .unwrap_err(),
+    );
+    assert_eq!(c, 161001, "{msg}");
+    assert!(msg.contains("gradWeight is null"), "{msg}");
+    // gradOutput of a shape the convolution does not produce: 161002.
+    let (c, msg) = code(
+        call(
+            &[1, 2, 2, 8],
+            &[true, false, false],
+            Some(&mut out(&mut dx, &[1, 2, 4, 4])),
+            CubeMathType::KeepDtype,
+        )
+        .unwrap_err(),
+    );
+    assert_eq!(c, 161002, "{msg}");
+    assert!(msg.contains("gradOutput is [1,2,2,8]"), "{msg}");
+    // A double gradOutput: 161002.
+    let g64 = s.alloc_zeros::<f64>(32).unwrap();
+    let mut dx2 = zeros(&s, 32);
+    let e = aclnn::convolution_backward(
+        &s,
+        &TensorArg::new(&g64, &[1, 2, 4, 4]).unwrap(),
+        &arg(&x, &[1, 2, 4, 4]),
+        &arg(&w, &[2, 2, 3, 3]),
+        &ints(&[2]),
+        &ints(&[1]),
+        &ints(&[1]),
+        &ints(&[1]),
+        false,
+        &ints(&[0]),
+        1,
+        &mask(&[true, false, false]),
+        CubeMathType::KeepDtype,
+        Some(&mut out(&mut dx2, &[1, 2, 4, 4])),
+        None,
+        None,
+    )
+    .unwrap_err();
+    let (c, msg) = code(e);
+    assert_eq!(c, 161002, "{msg}");
+    assert!(msg.contains("gradOutput is float64"), "{msg}");
+}
+
+// ---------------------------------------------------------------------------
+// Pooling.
+// ---------------------------------------------------------------------------
+
+#[test]
+fn max_pool2d_with_indices_backward_matches_finite_differences() {
+    let s = stream();
+    let mut rng = Rng(11);
+    let xs = [2usize, 2, 5, 6];
+    // Distinct values 0.05 apart, shuffled: a step of 1e-2 never changes
+    // which element is a window's maximum.
+    let n = numel(&xs);
+    let mut x: Vec<f32> = (0..n).map(|i| i as f32 * 0.05 - 1.0).collect();
+    for i in (1..n).rev() {
+        x.swap(i, rng.below(i + 1));
+    }
+    let ys = [2usize, 2, 3, 3];
+    let (k, st, p, d) = (ints(&[3, 3]), ints(&[2, 2]), ints(&[1]), ints(&[1]));
+    let forward = |v: &[Vec<f32>]| -> (Vec<f32>, DeviceBuffer<i64>) {
+        let xb = up(&s, &v[0]);
+        let mut y = zeros(&s, numel(&ys));
+        let mut idx = s.alloc_zeros::<i64>(numel(&ys)).unwrap();
+        aclnn::max_pool2d_with_indices(
+            &s,
+            &arg(&xb, &xs),
+            &k,
+            &st,
+            &p,
+            &d,
+            false,
+            &mut out(&mut y, &ys),
+            &mut TensorArgMut::new(&mut idx, &ys).unwrap(),
+        )
+        .expect("max pool");
+        (host(&y), idx)
+    };
+    let gy = rng.vec(numel(&ys));
+    let (_, idx) = forward(std::slice::from_ref(&x));
+    let (xb, gb) = (up(&s, &x), up(&s, &gy));
+    let mut dx = zeros(&s, n);
+    aclnn::max_pool2d_with_indices_backward(
+        &s,
+        &arg(&gb, &ys),
+        &arg(&xb, &xs),
+        &TensorArg::new(&idx, &ys).unwrap(),
+        &k,
+        &st,
+        &p,
+        &d,
+        false,
+        &mut out(&mut dx, &xs),
+    )
+    .expect("max pool backward");
+    check_grad(
+        "max_pool2d dself",
+        std::slice::from_ref(&x),
+        0,
+        &gy,
+        &host(&dx),
+        1e-2,
+        &mut rng,
+        &|v| forward(v).0,
+    );
+    // Indices of another shape: 161002.
+    let short = s.alloc_zeros::<i64>(4).unwrap();
+    let e = aclnn::max_pool2d_with_indices_backward(
+        &s,
+        &arg(&gb, &ys),
+        &arg(&xb, &xs),
+        &TensorArg::new(&short, &[1, 1, 2, 2]).unwrap(),
+        &k,
+        &st,
+        &p,
+        &d,
+        false,
+        &mut out(&mut dx, &xs),
+    )
+    .unwrap_err();
+    let (c, msg) = code(e);
+    assert_eq!(c, 161002, "{msg}");
+    assert!(msg.contains("indices is [1,1,2,2]"), "{msg}");
+    // Float indices: 161002.
+    let fidx = zeros(&s, numel(&ys));
+    let (c, msg) = code(
+        aclnn::max_pool2d_with_indices_backward(
+            &s,
+            &arg(&gb, &ys),
+            &arg(&xb, &xs),
+            &arg(&fidx, &ys),
+            &k,
+            &st,
+            &p,
+            &d,
+            false,
+            &mut out(&mut dx, &xs),
+        )
+        .unwrap_err(),
+    );
+    assert_eq!(c, 161002, "{msg}");
+    assert!(msg.contains("indices is float32"), "{msg}");
+}
+
+#[test]
+fn avg_pool2d_backward_matches_finite_differences_with_padding_ceil_and_divisors() {
+    let s = stream();
+    let mut rng = Rng(12);
+    let xs = [2usize, 1, 5, 6];
+    let x = rng.vec(numel(&xs));
+    // (count_include_pad, divisor_override, ceil_mode)
+    for (count_pad, divisor, ceil) in [(false, 0, true), (true, 0, false), (true, 3, true)] {
+        let (k, st, p) = (ints(&[3, 2]), ints(&[2, 2]), ints(&[1, 1]));
+        let oh = |len: usize, kk: usize| {
+            let num = len as i64 + 2 - kk as i64;
+            let mut o = if ceil { (num + 1) / 2 + 1 } else { num / 2 + 1 };
+            if ceil && (o - 1) * 2 > len as i64 {
+                o -= 1;
+            }
+            o as usize
+        };
+        let ys = [2usize, 1, oh(5, 3), oh(6, 2)];
+        let forward = |v: &[Vec<f32>]| {
+            let xb = up(&s, &v[0]);
+            let mut y = zeros(&s, numel(&ys));
+            aclnn::avg_pool2d(
+                &s,
+                &arg(&xb, &xs),
+                &k,
+                &st,
+                &p,
+                ceil,
+                count_pad,
+                divisor,
+                CubeMathType::KeepDtype,
+                &mut out(&mut y, &ys),
+            )
+            .expect("avg pool");
+            host(&y)
+        };
+        let gy = rng.vec(numel(&ys));
+        let (xb, gb) = (up(&s, &x), up(&s, &gy));
+        let mut dx = zeros(&s, x.len());
+        aclnn::avg_pool2d_backward(
+            &s,
+            &arg(&gb, &ys),
+            &arg(&xb, &xs),
+            &k,
+            &st,
+            &p,
+            ceil,
+            count_pad,
+            divisor,
+            CubeMathType::KeepDtype,
+            &mut out(&mut dx, &xs),
+        )
+        .expect("avg pool backward");
+        check_grad(
+            &format!("avg_pool2d pad {count_pad} div {divisor} ceil {ceil}"),
+            std::slice::from_ref(&x),
+            0,
+            &gy,
+            &host(&dx),
+            1e-2,
+            &mut rng,
+            &forward,
+        );
+    }
+    // A gradOutput of the wrong shape: 161002.
+    let (xb, gb) = (up(&s, &x), zeros(&s, 8));
+    let mut dx = zeros(&s, x.len());
+    let (c, msg) = code(
+        aclnn::avg_pool2d_backward(
+            &s,
+            &arg(&gb, &[2, 1, 2, 2]),
+            &arg(&xb, &xs),
+            &ints(&[2, 2]),
+            &ints(&[2, 2]),
+            &ints(&[0]),
+            false,
+            true,
+            0,
+            CubeMathType::KeepDtype,
+            &mut out(&mut dx, &xs),
+        )
+        .unwrap_err(),
+    );
+    assert_eq!(c, 161002, "{msg}");
+    assert!(msg.contains("gradOutput is [2,1,2,2]"), "{msg}");
+}
+
+/// Adaptive average pooling on the host: window `floor(i·L/o)` to
+/// `ceil((i+1)·L/o)`.
+fn adaptive_host(
+    x: &[f32],
+    planes: usize,
+    (h, w): (usize, usize),
+    (oh, ow): (usize, usize),
+) -> Vec<f64> {
+    let mut y = Vec::new();
+    for p in 0..planes {
+        for a in 0..oh {
+            let (h0, h1) = (a * h / oh, ((a + 1) * h).div_ceil(oh));
+            for b in 0..ow {
+                let (w0, w1) = (b * w / ow, ((b + 1) * w).div_ceil(ow));
+                let mut sum = 0.0;
+                for yy in h0..h1 {
+                    for xx in w0..w1 {
+                        sum += f64::from(x[p * h * w + yy * w + xx]);
+                    }
+                }
+                y.push(sum / ((h1 - h0) * (w1 - w0)) as f64);
+            }
+        }
+    }
+    y
+}
+
+#[test]
+fn adaptive_avg_pool2d_matches_the_host_and_its_backward_finite_differences() {
+    let s = stream();
+    let mut rng = Rng(13);
+    let (xs, ys) = ([1usize, 2, 5, 7], [1usize, 2, 3, 4]);
+    let x = rng.vec(numel(&xs));
+    let size = ints(&[3, 4]);
+    let forward = |v: &[Vec<f32>]| {
+        let xb = up(&s, &v[0]);
+        let mut y = zeros(&s, numel(&ys));
+        aclnn::adaptive_avg_pool2d(&s, &arg(&xb, &xs), &size, &mut out(&mut y, &ys))
+            .expect("adaptive avg pool");
+        host(&y)
+    };
+    let want = adaptive_host(&x, 2, (5, 7), (3, 4));
+    for (i, (g, w)) in forward(std::slice::from_ref(&x))
+        .iter()
+        .zip(&want)
+        .enumerate()
+    {
+        assert!(
+            (f64::from(*g) - w).abs() < 1e-6,
+            "adaptive[{i}]: {g} vs {w}"
+        );
+    }
+    let gy = rng.vec(numel(&ys));
+    let (xb, gb) = (up(&s, &x), up(&s, &gy));
+    let mut dx = zeros(&s, x.len());
+    aclnn::adaptive_avg_pool2d_backward(&s, &arg(&gb, &ys), &arg(&xb, &xs), &mut out(&mut dx, &xs))
+        .expect("adaptive backward");
+    check_grad(
+        "adaptive_avg_pool2d",
+        std::slice::from_ref(&x),
+        0,
+        &gy,
+        &host(&dx),
+        1e-2,
+        &mut rng,
+        &forward,
+    );
+    // gradOutput with other leading dimensions than self: 161002.
+    let g2 = zeros(&s, 12);
+    let (c, msg) = code(
+        aclnn::adaptive_avg_pool2d_backward(
+            &s,
+            &arg(&g2, &[1, 1, 3, 4]),
+            &arg(&xb, &xs),
+            &mut out(&mut dx, &xs),
+        )
+        .unwrap_err(),
+    );
+    assert_eq!(c, 161002, "{msg}");
+    // outputSize of one entry: 161002.
+    let mut y = zeros(&s, 6);
+    let (c, msg) = code(
+        aclnn::adaptive_avg_pool2d(
+            &s,
+            &arg(&xb, &xs),
+            &ints(&[3]),
+            &mut out(&mut y, &[1, 2, 3]),
+        )
+        .unwrap_err(),
+    );
+    assert_eq!(c, 161002, "{msg}");
+    assert!(msg.contains("outputSize [3]"), "{msg}");
+}
