@@ -131,6 +131,22 @@ fn check_grad(
     );
 }
 
+/// [`check_grad`] for each input in turn: `grads[k]` (named `names[k]`)
+/// is the gradient with respect to `inputs[k]`.
+fn check_grads(
+    what: &str,
+    inputs: &[Vec<f32>],
+    r: &[f32],
+    names: &[&str],
+    grads: &[Vec<f32>],
+    rng: &mut Rng,
+    f: &dyn Fn(&[Vec<f32>]) -> Vec<f32>,
+) {
+    for (k, (name, grad)) in names.iter().zip(grads).enumerate() {
+        check_grad(&format!("{what} d{name}"), inputs, k, r, grad, 1e-2, rng, f);
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Convolution.
 // ---------------------------------------------------------------------------
@@ -297,18 +313,8 @@ fn convolution_backward_matches_finite_differences_in_1d_2d_3d_transposed_groupe
         let gy = rng.vec(numel(&c.y_shape()));
         let grads = c.backward(&s, &v, &gy);
         let f = |xs: &[Vec<f32>]| c.forward(&s, xs);
-        for (k, name) in ["input", "weight", "bias"].iter().enumerate() {
-            check_grad(
-                &format!("{what} d{name}"),
-                &v,
-                k,
-                &gy,
-                &grads[k],
-                1e-2,
-                &mut rng,
-                &f,
-            );
-        }
+        let names = ["input", "weight", "bias"];
+        check_grads(&what, &v, &gy, &names, &grads, &mut rng, &f);
     }
 }
 
@@ -730,4 +736,547 @@ fn adaptive_avg_pool2d_matches_the_host_and_its_backward_finite_differences() {
     );
     assert_eq!(c, 161002, "{msg}");
     assert!(msg.contains("outputSize [3]"), "{msg}");
+}
+
+// ---------------------------------------------------------------------------
+// Normalisation.
+// ---------------------------------------------------------------------------
+
+#[test]
+fn layer_norm_backward_matches_finite_differences_of_layer_norm() {
+    let s = stream();
+    let mut rng = Rng(21);
+    let (xs, norm) = ([3usize, 2, 5], [2usize, 5]);
+    let (rows, inner) = (3usize, 10usize);
+    let stat = [3usize, 1, 1];
+    let v = vec![rng.vec(rows * inner), rng.vec(inner), rng.vec(inner)];
+    let shape = ints(&[2, 5]);
+    let forward_stats = |v: &[Vec<f32>]| -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+        let (x, w, b) = (up(&s, &v[0]), up(&s, &v[1]), up(&s, &v[2]));
+        let (mut y, mut m, mut r) = (zeros(&s, rows * inner), zeros(&s, rows), zeros(&s, rows));
+        aclnn::layer_norm(
+            &s,
+            &arg(&x, &xs),
+            &shape,
+            Some(&arg(&w, &norm)),
+            Some(&arg(&b, &norm)),
+            1e-5,
+            &mut out(&mut y, &xs),
+            Some(&mut out(&mut m, &stat)),
+            Some(&mut out(&mut r, &stat)),
+        )
+        .expect("layer_norm");
+        (host(&y), host(&m), host(&r))
+    };
+    let (_, mean, rstd) = forward_stats(&v);
+    let gy = rng.vec(rows * inner);
+    let (x, w, b, g, mb, rb) = (
+        up(&s, &v[0]),
+        up(&s, &v[1]),
+        up(&s, &v[2]),
+        up(&s, &gy),
+        up(&s, &mean),
+        up(&s, &rstd),
+    );
+    let (mut dx, mut dw, mut db) = (zeros(&s, rows * inner), zeros(&s, inner), zeros(&s, inner));
+    aclnn::layer_norm_backward(
+        &s,
+        &arg(&g, &xs),
+        &arg(&x, &xs),
+        &shape,
+        &arg(&mb, &stat),
+        &arg(&rb, &stat),
+        Some(&arg(&w, &norm)),
+        Some(&arg(&b, &norm)),
+        &mask(&[true, true, true]),
+        Some(&mut out(&mut dx, &xs)),
+        Some(&mut out(&mut dw, &norm)),
+        Some(&mut out(&mut db, &norm)),
+    )
+    .expect("layer_norm_backward");
+    let f = |xs: &[Vec<f32>]| forward_stats(xs).0;
+    check_grads(
+        "layer_norm",
+        &v,
+        &gy,
+        &["input", "weight", "bias"],
+        &[host(&dx), host(&dw), host(&db)],
+        &mut rng,
+        &f,
+    );
+    // Misuse, with gradInputOut alone given.
+    let mut misuse = |gshape: &[usize], m: &[bool]| {
+        code(
+            aclnn::layer_norm_backward(
+                &s,
+                &arg(&g, gshape),
+                &arg(&x, &xs),
+                &shape,
+                &arg(&mb, &stat),
+                &arg(&rb, &stat),
+                None,
+                None,
+                &mask(m),
+                Some(&mut out(&mut dx, &xs)),
+                None,
+                None,
+            )
+            .unwrap_err(),
+        )
+    };
+    // An outputMask of two entries: 161002 (aclnn_layer_norm_backward.cpp).
+    let (c, msg) = misuse(&xs, &[true, true]);
+    assert_eq!(c, 161002, "{msg}");
+    assert!(msg.contains("outputMask has 2 entries"), "{msg}");
+    // A selected gradient whose output is null: 161001.
+    let (c, msg) = misuse(&xs, &[true, false, true]);
+    assert_eq!(c, 161001, "{msg}");
+    assert!(msg.contains("gradBiasOut is null"), "{msg}");
+    // gradOut of another shape than input: 161002.
+    let (c, msg) = misuse(&[3, 10], &[true, false, false]);
+    assert_eq!(c, 161002, "{msg}");
+    assert!(msg.contains("gradOut is [3,10]"), "{msg}");
+}
+
+#[test]
+fn rms_norm_grad_matches_finite_differences_of_rms_norm() {
+    let s = stream();
+    let mut rng = Rng(22);
+    let (xs, gs) = ([4usize, 6], [6usize]);
+    let v = vec![rng.vec(24), rng.vec(6)];
+    let forward = |v: &[Vec<f32>]| -> (Vec<f32>, Vec<f32>) {
+        let (x, gm) = (up(&s, &v[0]), up(&s, &v[1]));
+        let (mut y, mut r) = (zeros(&s, 24), zeros(&s, 4));
+        aclnn::rms_norm(
+            &s,
+            &arg(&x, &xs),
+            &arg(&gm, &gs),
+            1e-6,
+            &mut out(&mut y, &xs),
+            &mut out(&mut r, &[4, 1]),
+        )
+        .expect("rms_norm");
+        (host(&y), host(&r))
+    };
+    let (_, rstd) = forward(&v);
+    let gy = rng.vec(24);
+    let (g, x, r, gm) = (up(&s, &gy), up(&s, &v[0]), up(&s, &rstd), up(&s, &v[1]));
+    let (mut dx, mut dg) = (zeros(&s, 24), zeros(&s, 6));
+    aclnn::rms_norm_grad(
+        &s,
+        &arg(&g, &xs),
+        &arg(&x, &xs),
+        &arg(&r, &[4]),
+        &arg(&gm, &gs),
+        &mut out(&mut dx, &xs),
+        &mut out(&mut dg, &gs),
+    )
+    .expect("rms_norm_grad");
+    let f = |v: &[Vec<f32>]| forward(v).0;
+    check_grad("rms_norm dx", &v, 0, &gy, &host(&dx), 1e-2, &mut rng, &f);
+    check_grad(
+        "rms_norm dgamma",
+        &v,
+        1,
+        &gy,
+        &host(&dg),
+        1e-2,
+        &mut rng,
+        &f,
+    );
+    // A float16 rstd: 161002 (rstd is float32 only).
+    let r16 = s.alloc_zeros::<half::f16>(4).unwrap();
+    let (c, msg) = code(
+        aclnn::rms_norm_grad(
+            &s,
+            &arg(&g, &xs),
+            &arg(&x, &xs),
+            &TensorArg::new(&r16, &[4]).unwrap(),
+            &arg(&gm, &gs),
+            &mut out(&mut dx, &xs),
+            &mut out(&mut dg, &gs),
+        )
+        .unwrap_err(),
+    );
+    assert_eq!(c, 161002, "{msg}");
+    assert!(msg.contains("rstd is float16"), "{msg}");
+}
+
+#[test]
+fn group_norm_backward_matches_finite_differences_of_group_norm() {
+    let s = stream();
+    let mut rng = Rng(23);
+    let (n, c, hw, group) = (2usize, 4usize, 3usize, 2usize);
+    let xs = [n, c, hw];
+    let v = vec![rng.vec(n * c * hw), rng.vec(c), rng.vec(c)];
+    let forward = |v: &[Vec<f32>]| -> [Vec<f32>; 3] {
+        let (x, gm, bt) = (up(&s, &v[0]), up(&s, &v[1]), up(&s, &v[2]));
+        let (mut y, mut m, mut r) = (
+            zeros(&s, n * c * hw),
+            zeros(&s, n * group),
+            zeros(&s, n * group),
+        );
+        aclnn::group_norm(
+            &s,
+            &arg(&x, &xs),
+            Some(&arg(&gm, &[c])),
+            Some(&arg(&bt, &[c])),
+            n as i64,
+            c as i64,
+            hw as i64,
+            group as i64,
+            1e-5,
+            &mut out(&mut y, &xs),
+            &mut out(&mut m, &[n, group]),
+            &mut out(&mut r, &[n, group]),
+        )
+        .expect("group_norm");
+        [host(&y), host(&m), host(&r)]
+    };
+    let [_, mean, rstd] = forward(&v);
+    let gy = rng.vec(n * c * hw);
+    let (g, x, mb, rb, gm) = (
+        up(&s, &gy),
+        up(&s, &v[0]),
+        up(&s, &mean),
+        up(&s, &rstd),
+        up(&s, &v[1]),
+    );
+    let (mut dx, mut dg, mut db) = (zeros(&s, n * c * hw), zeros(&s, c), zeros(&s, c));
+    let call = |m: &[bool],
+                dx: Option<&mut TensorArgMut<'_>>,
+                dg: Option<&mut TensorArgMut<'_>>,
+                db: Option<&mut TensorArgMut<'_>>| {
+        aclnn::group_norm_backward(
+            &s,
+            &arg(&g, &xs),
+            &arg(&x, &xs),
+            &arg(&mb, &[n, group]),
+            &arg(&rb, &[n, group]),
+            &arg(&gm, &[c]),
+            n as i64,
+            c as i64,
+            hw as i64,
+            group as i64,
+            &mask(m),
+            dx,
+            dg,
+            db,
+        )
+    };
+    call(
+        &[true, true, true],
+        Some(&mut out(&mut dx, &xs)),
+        Some(&mut out(&mut dg, &[c])),
+        Some(&mut out(&mut db, &[c])),
+    )
+    .expect("group_norm_backward");
+    let f = |v: &[Vec<f32>]| forward(v)[0].clone();
+    check_grads(
+        "group_norm",
+        &v,
+        &gy,
+        &["input", "gamma", "beta"],
+        &[host(&dx), host(&dg), host(&db)],
+        &mut rng,
+        &f,
+    );
+    // The page: an outputMask not 3 long is 161002; a selected gradient
+    // with a null output 161001.
+    let (code1, msg) = code(call(&[true], Some(&mut out(&mut dx, &xs)), None, None).unwrap_err());
+    assert_eq!(code1, 161002, "{msg}");
+    let (code2, msg) = code(
+        call(
+            &[true, true, false],
+            Some(&mut out(&mut dx, &xs)),
+            None,
+            None,
+        )
+        .unwrap_err(),
+    );
+    assert_eq!(code2, 161001, "{msg}");
+    assert!(msg.contains("gradGammaOut is null"), "{msg}");
+}
+
+/// BatchNorm on the host: per channel of `[N, C, L]` the mean and biased
+/// variance, the normalised output.
+fn batch_norm_host(
+    x: &[f32],
+    (n, c, l): (usize, usize, usize),
+    w: &[f32],
+    b: &[f32],
+    eps: f64,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let (mut mean, mut var) = (vec![0.0; c], vec![0.0; c]);
+    let cnt = (n * l) as f64;
+    for ch in 0..c {
+        let vals: Vec<f64> = (0..n)
+            .flat_map(|s| (0..l).map(move |k| (s, k)))
+            .map(|(s, k)| f64::from(x[(s * c + ch) * l + k]))
+            .collect();
+        mean[ch] = vals.iter().sum::<f64>() / cnt;
+        var[ch] = vals.iter().map(|v| (v - mean[ch]).powi(2)).sum::<f64>() / cnt;
+    }
+    let y = x
+        .iter()
+        .enumerate()
+        .map(|(k, &v)| {
+            let ch = (k / l) % c;
+            (f64::from(v) - mean[ch]) / (var[ch] + eps).sqrt() * f64::from(w[ch]) + f64::from(b[ch])
+        })
+        .collect();
+    (y, mean, var)
+}
+
+fn assert_close(what: &str, got: &[f32], want: &[f64], tol: f64) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (f64::from(*g) - w).abs() <= tol * (1.0 + w.abs()),
+            "{what}[{i}]: got {g}, want {w}"
+        );
+    }
+}
+
+#[test]
+fn batch_norm_training_normalises_by_batch_statistics_and_updates_running_ones() {
+    let s = stream();
+    let mut rng = Rng(24);
+    let (n, c, l) = (3usize, 2usize, 4usize);
+    let xs = [n, c, l];
+    let (x, w, b) = (rng.vec(n * c * l), rng.vec(c), rng.vec(c));
+    let (rm0, rv0) = (vec![0.5f32, -0.25], vec![2.0f32, 0.5]);
+    let (xb, wb, bb) = (up(&s, &x), up(&s, &w), up(&s, &b));
+    let (mut rm, mut rv) = (up(&s, &rm0), up(&s, &rv0));
+    let (mut y, mut sm, mut si) = (zeros(&s, x.len()), zeros(&s, c), zeros(&s, c));
+    let (eps, momentum) = (1e-5, 0.1);
+    aclnn::batch_norm(
+        &s,
+        &arg(&xb, &xs),
+        Some(&arg(&wb, &[c])),
+        Some(&arg(&bb, &[c])),
+        Some(&mut out(&mut rm, &[c])),
+        Some(&mut out(&mut rv, &[c])),
+        true,
+        momentum,
+        eps,
+        &mut out(&mut y, &xs),
+        Some(&mut out(&mut sm, &[c])),
+        Some(&mut out(&mut si, &[c])),
+    )
+    .expect("batch_norm training");
+    let (want_y, mean, var) = batch_norm_host(&x, (n, c, l), &w, &b, eps);
+    assert_close("output", &host(&y), &want_y, 1e-5);
+    assert_close("saveMean", &host(&sm), &mean, 1e-6);
+    // The A2/A3 release stores the batch variance in saveInvstd.
+    assert_close("saveInvstd (variance)", &host(&si), &var, 1e-6);
+    let m = (n * l) as f64;
+    let want_rm: Vec<f64> = (0..c)
+        .map(|ch| (1.0 - momentum) * f64::from(rm0[ch]) + momentum * mean[ch])
+        .collect();
+    let want_rv: Vec<f64> = (0..c)
+        .map(|ch| (1.0 - momentum) * f64::from(rv0[ch]) + momentum * var[ch] * m / (m - 1.0))
+        .collect();
+    assert_close("runningMean", &host(&rm), &want_rm, 1e-6);
+    assert_close("runningVar (unbiased)", &host(&rv), &want_rv, 1e-6);
+    // Training without saveMean: 161001 (aclnn_batch_norm.cpp CheckNotNull).
+    let (code1, msg) = code(
+        aclnn::batch_norm(
+            &s,
+            &arg(&xb, &xs),
+            None,
+            None,
+            None,
+            None,
+            true,
+            momentum,
+            eps,
+            &mut out(&mut y, &xs),
+            None,
+            Some(&mut out(&mut si, &[c])),
+        )
+        .unwrap_err(),
+    );
+    assert_eq!(code1, 161001, "{msg}");
+    assert!(msg.contains("saveMean is null"), "{msg}");
+    // A weight of the wrong length: 161002.
+    let w1 = up(&s, &[1.0]);
+    let (code2, msg) = code(
+        aclnn::batch_norm(
+            &s,
+            &arg(&xb, &xs),
+            Some(&arg(&w1, &[1])),
+            None,
+            None,
+            None,
+            true,
+            momentum,
+            eps,
+            &mut out(&mut y, &xs),
+            Some(&mut out(&mut sm, &[c])),
+            Some(&mut out(&mut si, &[c])),
+        )
+        .unwrap_err(),
+    );
+    assert_eq!(code2, 161002, "{msg}");
+    assert!(msg.contains("weight [1] must be [C=2]"), "{msg}");
+}
+
+#[test]
+fn batch_norm_inference_uses_the_running_statistics_and_leaves_them() {
+    let s = stream();
+    let mut rng = Rng(25);
+    let (n, c, l) = (2usize, 3usize, 2usize);
+    let xs = [n, c, l];
+    let x = rng.vec(n * c * l);
+    let (rm0, rv0) = (vec![0.1f32, -0.2, 0.3], vec![0.5f32, 1.5, 2.5]);
+    let xb = up(&s, &x);
+    let (mut rm, mut rv) = (up(&s, &rm0), up(&s, &rv0));
+    let mut y = zeros(&s, x.len());
+    aclnn::batch_norm(
+        &s,
+        &arg(&xb, &xs),
+        None,
+        None,
+        Some(&mut out(&mut rm, &[c])),
+        Some(&mut out(&mut rv, &[c])),
+        false,
+        0.1,
+        1e-5,
+        &mut out(&mut y, &xs),
+        None,
+        None,
+    )
+    .expect("batch_norm inference");
+    let want: Vec<f64> = x
+        .iter()
+        .enumerate()
+        .map(|(k, &v)| {
+            let ch = (k / l) % c;
+            (f64::from(v) - f64::from(rm0[ch])) / (f64::from(rv0[ch]) + 1e-5).sqrt()
+        })
+        .collect();
+    assert_close("inference output", &host(&y), &want, 1e-5);
+    assert_eq!(host(&rm), rm0);
+    assert_eq!(host(&rv), rv0);
+}
+
+#[test]
+fn batch_norm_backward_matches_finite_differences_in_training_and_inference() {
+    let s = stream();
+    let mut rng = Rng(26);
+    let (n, c, l) = (3usize, 2usize, 3usize);
+    let xs = [n, c, l];
+    let eps = 1e-5;
+    let v = vec![rng.vec(n * c * l), rng.vec(c), rng.vec(c)];
+    let (rm0, rv0) = (vec![0.2f32, -0.1], vec![0.8f32, 1.3]);
+    for training in [true, false] {
+        let forward = |v: &[Vec<f32>]| -> [Vec<f32>; 3] {
+            let (x, w, b) = (up(&s, &v[0]), up(&s, &v[1]), up(&s, &v[2]));
+            let (mut rm, mut rv) = (up(&s, &rm0), up(&s, &rv0));
+            let (mut y, mut sm, mut si) = (zeros(&s, n * c * l), zeros(&s, c), zeros(&s, c));
+            aclnn::batch_norm(
+                &s,
+                &arg(&x, &xs),
+                Some(&arg(&w, &[c])),
+                Some(&arg(&b, &[c])),
+                Some(&mut out(&mut rm, &[c])),
+                Some(&mut out(&mut rv, &[c])),
+                training,
+                0.1,
+                eps,
+                &mut out(&mut y, &xs),
+                Some(&mut out(&mut sm, &[c])),
+                Some(&mut out(&mut si, &[c])),
+            )
+            .expect("batch_norm");
+            [host(&y), host(&sm), host(&si)]
+        };
+        let [_, save_mean, save_var] = forward(&v);
+        let gy = rng.vec(n * c * l);
+        let (g, x, w) = (up(&s, &gy), up(&s, &v[0]), up(&s, &v[1]));
+        let (rm, rv, sm, si) = (
+            up(&s, &rm0),
+            up(&s, &rv0),
+            up(&s, &save_mean),
+            up(&s, &save_var),
+        );
+        let (mut dx, mut dw, mut db) = (zeros(&s, n * c * l), zeros(&s, c), zeros(&s, c));
+        aclnn::batch_norm_backward(
+            &s,
+            &arg(&g, &xs),
+            &arg(&x, &xs),
+            Some(&arg(&w, &[c])),
+            Some(&arg(&rm, &[c])),
+            Some(&arg(&rv, &[c])),
+            Some(&arg(&sm, &[c])),
+            Some(&arg(&si, &[c])),
+            training,
+            eps,
+            &mask(&[true, true, true]),
+            Some(&mut out(&mut dx, &xs)),
+            Some(&mut out(&mut dw, &[c])),
+            Some(&mut out(&mut db, &[c])),
+        )
+        .expect("batch_norm_backward");
+        let f = |v: &[Vec<f32>]| forward(v)[0].clone();
+        check_grads(
+            &format!("batch_norm training {training}"),
+            &v,
+            &gy,
+            &["input", "weight", "bias"],
+            &[host(&dx), host(&dw), host(&db)],
+            &mut rng,
+            &f,
+        );
+    }
+    // A mask of two entries: 161001 (aclnn_batch_norm_backward.cpp
+    // CheckMaskNotNull).
+    let (g, x) = (zeros(&s, n * c * l), zeros(&s, n * c * l));
+    let mut dx = zeros(&s, n * c * l);
+    let (c1, msg) = code(
+        aclnn::batch_norm_backward(
+            &s,
+            &arg(&g, &xs),
+            &arg(&x, &xs),
+            None,
+            None,
+            None,
+            None,
+            None,
+            true,
+            eps,
+            &mask(&[true, false]),
+            Some(&mut out(&mut dx, &xs)),
+            None,
+            None,
+        )
+        .unwrap_err(),
+    );
+    assert_eq!(c1, 161001, "{msg}");
+    // Training without the saved statistics: 161002.
+    let (c2, msg) = code(
+        aclnn::batch_norm_backward(
+            &s,
+            &arg(&g, &xs),
+            &arg(&x, &xs),
+            None,
+            None,
+            None,
+            None,
+            None,
+            true,
+            eps,
+            &mask(&[true, false, false]),
+            Some(&mut out(&mut dx, &xs)),
+            None,
+            None,
+        )
+        .unwrap_err(),
+    );
+    assert_eq!(c2, 161002, "{msg}");
+    assert!(
+        msg.contains("training needs saveMean and saveInvstd"),
+        "{msg}"
+    );
 }
