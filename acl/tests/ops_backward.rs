@@ -1280,3 +1280,291 @@ fn batch_norm_backward_matches_finite_differences_in_training_and_inference() {
         "{msg}"
     );
 }
+
+// ---------------------------------------------------------------------------
+// Upsampling.
+// ---------------------------------------------------------------------------
+
+/// torch's source coordinate of output index `o` (`area_pixel_compute_scale`
+/// and `area_pixel_compute_source_index`); `cubic` keeps negative sources.
+fn source(o: usize, len: usize, out: usize, align: bool, scale: f64, cubic: bool) -> f64 {
+    let step = if align {
+        if out > 1 {
+            (len - 1) as f64 / (out - 1) as f64
+        } else {
+            0.0
+        }
+    } else if scale > 0.0 {
+        1.0 / scale
+    } else {
+        len as f64 / out as f64
+    };
+    if align {
+        step * o as f64
+    } else {
+        let s = step * (o as f64 + 0.5) - 0.5;
+        if cubic { s } else { s.max(0.0) }
+    }
+}
+
+/// Bilinear or bicubic upsampling of one `h×w` plane on the host, element
+/// by element (torch's `upsample_bilinear2d` / `upsample_bicubic2d`).
+#[allow(clippy::too_many_arguments)]
+fn upsample_host(
+    x: &[f32],
+    (h, w): (usize, usize),
+    (oh, ow): (usize, usize),
+    align: bool,
+    (sh, sw): (f64, f64),
+    cubic: bool,
+) -> Vec<f64> {
+    let at = |y: i64, xx: i64| {
+        let (y, xx) = (y.clamp(0, h as i64 - 1), xx.clamp(0, w as i64 - 1));
+        f64::from(x[y as usize * w + xx as usize])
+    };
+    let a = -0.75;
+    let near = |t: f64| ((a + 2.0) * t - (a + 3.0)) * t * t + 1.0;
+    let far = |t: f64| ((a * t - 5.0 * a) * t + 8.0 * a) * t - 4.0 * a;
+    let mut y = Vec::with_capacity(oh * ow);
+    for i in 0..oh {
+        let sy = source(i, h, oh, align, sh, cubic);
+        for j in 0..ow {
+            let sx = source(j, w, ow, align, sw, cubic);
+            let (y0, x0) = (sy.floor() as i64, sx.floor() as i64);
+            let (ty, tx) = (sy - y0 as f64, sx - x0 as f64);
+            y.push(if cubic {
+                let wy = [far(ty + 1.0), near(ty), near(1.0 - ty), far(2.0 - ty)];
+                let wx = [far(tx + 1.0), near(tx), near(1.0 - tx), far(2.0 - tx)];
+                let mut v = 0.0;
+                for (p, wyp) in wy.iter().enumerate() {
+                    for (q, wxq) in wx.iter().enumerate() {
+                        v += wyp * wxq * at(y0 - 1 + p as i64, x0 - 1 + q as i64);
+                    }
+                }
+                v
+            } else {
+                (1.0 - ty) * ((1.0 - tx) * at(y0, x0) + tx * at(y0, x0 + 1))
+                    + ty * ((1.0 - tx) * at(y0 + 1, x0) + tx * at(y0 + 1, x0 + 1))
+            });
+        }
+    }
+    y
+}
+
+/// Upsamples `[1, 2, h, w]` with the bilinear or bicubic forward.
+fn upsample_dev(
+    s: &Stream,
+    x: &[f32],
+    (h, w): (usize, usize),
+    (oh, ow): (usize, usize),
+    align: bool,
+    (sh, sw): (f64, f64),
+    cubic: bool,
+) -> Vec<f32> {
+    let xb = up(s, x);
+    let mut y = zeros(s, 2 * oh * ow);
+    let size = ints(&[oh as i64, ow as i64]);
+    {
+        let (ta, mut to) = (arg(&xb, &[1, 2, h, w]), out(&mut y, &[1, 2, oh, ow]));
+        if cubic {
+            aclnn::upsample_bicubic2d(s, &ta, &size, align, sh, sw, &mut to)
+        } else {
+            aclnn::upsample_bilinear2d(s, &ta, &size, align, sh, sw, &mut to)
+        }
+        .expect("upsample");
+    }
+    host(&y)
+}
+
+#[test]
+fn bilinear_and_bicubic_upsampling_match_the_host_and_their_backwards_finite_differences() {
+    let s = stream();
+    let mut rng = Rng(31);
+    let (h, w) = (3usize, 4usize);
+    let x = rng.vec(2 * h * w);
+    // (output size, alignCorners, scales): up, down, with the scales given.
+    let cases = [
+        ((5usize, 7usize), false, (0.0, 0.0)),
+        ((5, 7), true, (0.0, 0.0)),
+        ((2, 3), false, (0.0, 0.0)),
+        ((6, 8), false, (2.0, 2.0)),
+        ((7, 9), false, (2.5, 2.3)),
+    ];
+    for cubic in [false, true] {
+        for ((oh, ow), align, scales) in cases {
+            let what = format!(
+                "{} {h}x{w}->{oh}x{ow} align {align} scales {scales:?}",
+                if cubic { "bicubic" } else { "bilinear" }
+            );
+            let got = upsample_dev(&s, &x, (h, w), (oh, ow), align, scales, cubic);
+            let want: Vec<f64> = (0..2)
+                .flat_map(|p| {
+                    upsample_host(
+                        &x[p * h * w..(p + 1) * h * w],
+                        (h, w),
+                        (oh, ow),
+                        align,
+                        scales,
+                        cubic,
+                    )
+                })
+                .collect();
+            assert_close(&what, &got, &want, 1e-5);
+            // The backward against finite differences of the forward.
+            let gy = rng.vec(2 * oh * ow);
+            let g = up(&s, &gy);
+            let mut dx = zeros(&s, x.len());
+            let (os, is) = (
+                ints(&[oh as i64, ow as i64]),
+                ints(&[1, 2, h as i64, w as i64]),
+            );
+            let (tg, mut td) = (arg(&g, &[1, 2, oh, ow]), out(&mut dx, &[1, 2, h, w]));
+            if cubic {
+                aclnn::upsample_bicubic2d_backward(
+                    &s, &tg, &os, &is, align, scales.0, scales.1, &mut td,
+                )
+            } else {
+                aclnn::upsample_bilinear2d_backward(
+                    &s, &tg, &os, &is, align, scales.0, scales.1, &mut td,
+                )
+            }
+            .expect("upsample backward");
+            drop(td);
+            check_grad(
+                &what,
+                std::slice::from_ref(&x),
+                0,
+                &gy,
+                &host(&dx),
+                1e-2,
+                &mut rng,
+                &|v| upsample_dev(&s, &v[0], (h, w), (oh, ow), align, scales, cubic),
+            );
+        }
+    }
+}
+
+#[test]
+fn upsample_nearest2d_backward_matches_finite_differences() {
+    let s = stream();
+    let mut rng = Rng(32);
+    let (h, w) = (3usize, 4usize);
+    let x = rng.vec(2 * h * w);
+    for (oh, ow) in [(5usize, 7usize), (2, 3), (6, 8)] {
+        let forward = |v: &[Vec<f32>]| {
+            let xb = up(&s, &v[0]);
+            let mut y = zeros(&s, 2 * oh * ow);
+            aclnn::upsample_nearest2d(
+                &s,
+                &arg(&xb, &[1, 2, h, w]),
+                &ints(&[oh as i64, ow as i64]),
+                &mut out(&mut y, &[1, 2, oh, ow]),
+            )
+            .expect("nearest");
+            host(&y)
+        };
+        let gy = rng.vec(2 * oh * ow);
+        let g = up(&s, &gy);
+        let mut dx = zeros(&s, x.len());
+        aclnn::upsample_nearest2d_backward(
+            &s,
+            &arg(&g, &[1, 2, oh, ow]),
+            &ints(&[oh as i64, ow as i64]),
+            &ints(&[1, 2, h as i64, w as i64]),
+            0.0,
+            0.0,
+            &mut out(&mut dx, &[1, 2, h, w]),
+        )
+        .expect("nearest backward");
+        check_grad(
+            &format!("nearest {h}x{w}->{oh}x{ow}"),
+            std::slice::from_ref(&x),
+            0,
+            &gy,
+            &host(&dx),
+            1e-2,
+            &mut rng,
+            &forward,
+        );
+    }
+}
+
+#[test]
+fn upsampling_misuse_has_the_documented_status() {
+    let s = stream();
+    let x = zeros(&s, 12);
+    let g = zeros(&s, 2 * 5 * 7);
+    let mut dx = zeros(&s, 24);
+    let mut y = zeros(&s, 35);
+    let mut nearest = |is: &[i64], gshape: &[usize]| {
+        code(
+            aclnn::upsample_nearest2d_backward(
+                &s,
+                &arg(&g, gshape),
+                &ints(&[5, 7]),
+                &ints(is),
+                0.0,
+                0.0,
+                &mut out(&mut dx, &[1, 2, 3, 4]),
+            )
+            .unwrap_err(),
+        )
+    };
+    // inputSize not [N, C, H, W]: 161002.
+    let (c, msg) = nearest(&[2, 3, 4], &[1, 2, 5, 7]);
+    assert_eq!(c, 161002, "{msg}");
+    assert!(msg.contains("inputSize [2, 3, 4]"), "{msg}");
+    // gradOut not [N, C, outputSize]: 161002.
+    let (c, msg) = nearest(&[1, 2, 3, 4], &[2, 1, 5, 7]);
+    assert_eq!(c, 161002, "{msg}");
+    assert!(msg.contains("gradOut is [2,1,5,7]"), "{msg}");
+    // Negative scales: 161002.
+    let (c, msg) = code(
+        aclnn::upsample_bilinear2d(
+            &s,
+            &arg(&x, &[1, 1, 3, 4]),
+            &ints(&[5, 7]),
+            false,
+            -1.0,
+            0.0,
+            &mut out(&mut y, &[1, 1, 5, 7]),
+        )
+        .unwrap_err(),
+    );
+    assert_eq!(c, 161002, "{msg}");
+    assert!(msg.contains("must not be negative"), "{msg}");
+    // An out of another dtype than self: 161002.
+    let mut y16 = s.alloc_zeros::<half::f16>(35).unwrap();
+    let (c, msg) = code(
+        aclnn::upsample_bicubic2d(
+            &s,
+            &arg(&x, &[1, 1, 3, 4]),
+            &ints(&[5, 7]),
+            false,
+            0.0,
+            0.0,
+            &mut TensorArgMut::new(&mut y16, &[1, 1, 5, 7]).unwrap(),
+        )
+        .unwrap_err(),
+    );
+    assert_eq!(c, 161002, "{msg}");
+    assert!(
+        msg.contains("the output is float16 but self is float32"),
+        "{msg}"
+    );
+    // A 3-D self: 161002.
+    let (c, msg) = code(
+        aclnn::upsample_bicubic2d(
+            &s,
+            &arg(&x, &[1, 3, 4]),
+            &ints(&[5, 7]),
+            false,
+            0.0,
+            0.0,
+            &mut out(&mut y, &[1, 5, 7]),
+        )
+        .unwrap_err(),
+    );
+    assert_eq!(c, 161002, "{msg}");
+    assert!(msg.contains("must be 4-D"), "{msg}");
+}
