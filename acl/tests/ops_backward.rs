@@ -1567,4 +1567,20 @@ fn upsampling_misuse_has_the_documented_status() {
     );
     assert_eq!(c, 161002, "{msg}");
     assert!(msg.contains("must be 4-D"), "{msg}");
+    // An empty plane (H = 0): 161002, not a kernel reading past its input.
+    let e0 = zeros(&s, 1);
+    let (c, msg) = code(
+        aclnn::upsample_bilinear2d(
+            &s,
+            &TensorArg::new(&e0.slice(0..0).unwrap(), &[1, 1, 0, 4]).unwrap(),
+            &ints(&[5, 7]),
+            false,
+            0.0,
+            0.0,
+            &mut out(&mut y, &[1, 1, 5, 7]),
+        )
+        .unwrap_err(),
+    );
+    assert_eq!(c, 161002, "{msg}");
+    assert!(msg.contains("H and W at least 1"), "{msg}");
 }

@@ -196,8 +196,12 @@ pub fn upsample2d(
         _ => "UpsampleBilinear2d",
     };
     check_dtypes(name, "self", x, dtypes, out)?;
-    if x.shape.len() != 4 {
-        return err(format!("{name}: self {} must be 4-D", fmt_shape(&x.shape)));
+    // The pages take no empty tensor.
+    if x.shape.len() != 4 || x.shape[2] < 1 || x.shape[3] < 1 {
+        return err(format!(
+            "{name}: self {} must be 4-D with H and W at least 1",
+            fmt_shape(&x.shape)
+        ));
     }
     check_scales(name, scales)?;
     let (oh, ow) = check_size(name, size)?;
