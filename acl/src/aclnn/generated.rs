@@ -5201,7 +5201,7 @@ pub fn rms_norm_grad(
     two_phase(stream, names, &uses, plan, launch)
 }
 
-/// Batch normalisation (training updates the running statistics).
+/// Batch normalisation: training normalises by the batch statistics and updates the running ones with `momentum` (the variance unbiased), inference by the running ones; on Atlas A2/A3 `saveInvstd` holds the batch variance (the page), which BatchNormBackward takes back.
 ///
 /// Documented at hicann/ops-nn:norm/batch_norm_v3/docs/aclnnBatchNorm.md.
 /// Data types: input {f32,f16,bf16}; weight {f32,f16,bf16}; bias {f32,f16,bf16}; runningMean {f32,f16,bf16}; runningVar {f32,f16,bf16}; output {f32,f16,bf16}; saveMean {f32,f16,bf16}; saveInvstd {f32,f16,bf16}.

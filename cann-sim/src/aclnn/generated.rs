@@ -7716,7 +7716,7 @@ pub unsafe extern "C" fn aclnnRmsNormGrad(
     )
 }
 
-/// `aclnnBatchNormGetWorkspaceSize`: Batch normalisation (training updates the running statistics).
+/// `aclnnBatchNormGetWorkspaceSize`: Batch normalisation: training normalises by the batch statistics and updates the running ones with `momentum` (the variance unbiased), inference by the running ones; on Atlas A2/A3 `saveInvstd` holds the batch variance (the page), which BatchNormBackward takes back.
 ///
 /// # Safety
 ///
