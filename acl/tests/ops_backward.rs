@@ -1584,3 +1584,72 @@ fn upsampling_misuse_has_the_documented_status() {
     assert_eq!(c, 161002, "{msg}");
     assert!(msg.contains("H and W at least 1"), "{msg}");
 }
+
+#[test]
+fn convolution_backward_in_float16_agrees_with_float32() {
+    use half::f16;
+    let s = stream();
+    let mut rng = Rng(41);
+    let c = Conv {
+        x: vec![2, 4, 5, 5],
+        w: vec![4, 2, 3, 3],
+        stride: 2,
+        pad: 1,
+        dil: 1,
+        groups: 2,
+        transposed: false,
+        out_pad: 0,
+    };
+    // Values that float16 holds exactly, so both runs see the same inputs.
+    let q =
+        |v: Vec<f32>| -> Vec<f32> { v.into_iter().map(|x| f16::from_f32(x).to_f32()).collect() };
+    let v = vec![
+        q(rng.vec(numel(&c.x))),
+        q(rng.vec(numel(&c.w))),
+        q(rng.vec(c.cout())),
+    ];
+    let ys = c.y_shape();
+    let gy = q(rng.vec(numel(&ys)));
+    let want = c.backward(&s, &v, &gy);
+    let h = |v: &[f32]| -> DeviceBuffer<f16> {
+        s.clone_from_host(&v.iter().map(|&x| f16::from_f32(x)).collect::<Vec<_>>())
+            .unwrap()
+    };
+    let (x, w, g) = (h(&v[0]), h(&v[1]), h(&gy));
+    let mut dx = s.alloc_zeros::<f16>(v[0].len()).unwrap();
+    let mut dw = s.alloc_zeros::<f16>(v[1].len()).unwrap();
+    let mut db = s.alloc_zeros::<f16>(c.cout()).unwrap();
+    aclnn::convolution_backward(
+        &s,
+        &TensorArg::new(&g, &ys).unwrap(),
+        &TensorArg::new(&x, &c.x).unwrap(),
+        &TensorArg::new(&w, &c.w).unwrap(),
+        &ints(&[c.cout() as i64]),
+        &ints(&[c.stride]),
+        &ints(&[c.pad]),
+        &ints(&[c.dil]),
+        false,
+        &ints(&[0]),
+        c.groups as i32,
+        &mask(&[true, true, true]),
+        CubeMathType::KeepDtype,
+        Some(&mut TensorArgMut::new(&mut dx, &c.x).unwrap()),
+        Some(&mut TensorArgMut::new(&mut dw, &c.w).unwrap()),
+        Some(&mut TensorArgMut::new(&mut db, &[c.cout()]).unwrap()),
+    )
+    .expect("float16 convolution_backward");
+    for (name, got, want) in [
+        ("dx", dx, &want[0]),
+        ("dw", dw, &want[1]),
+        ("db", db, &want[2]),
+    ] {
+        let got: Vec<f32> = got
+            .to_host_vec()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_f32())
+            .collect();
+        let want: Vec<f64> = want.iter().map(|&v| f64::from(v)).collect();
+        assert_close(&format!("float16 {name}"), &got, &want, 2e-3);
+    }
+}
