@@ -1653,3 +1653,58 @@ fn convolution_backward_in_float16_agrees_with_float32() {
         assert_close(&format!("float16 {name}"), &got, &want, 2e-3);
     }
 }
+
+#[test]
+fn batch_norm_updates_strided_running_statistics_in_place() {
+    let s = stream();
+    let mut rng = Rng(42);
+    let (n, c, l) = (2usize, 2usize, 3usize);
+    let xs = [n, c, l];
+    let x = rng.vec(n * c * l);
+    // Running statistics every other element of a buffer; the gaps hold 99.
+    let (mut rm, mut rv) = (
+        up(&s, &[0.5, 99.0, -0.5, 99.0]),
+        up(&s, &[2.0, 99.0, 3.0, 99.0]),
+    );
+    let layout = aclnn::Layout {
+        dims: vec![2],
+        strides: vec![2],
+        offset: 0,
+        format: 2, // ACL_FORMAT_ND
+        storage_dims: vec![4],
+    };
+    let xb = up(&s, &x);
+    let (mut y, mut sm, mut si) = (zeros(&s, x.len()), zeros(&s, c), zeros(&s, c));
+    let momentum = 0.25;
+    aclnn::batch_norm(
+        &s,
+        &arg(&xb, &xs),
+        None,
+        None,
+        Some(&mut TensorArgMut::with_layout(&mut rm, &layout).unwrap()),
+        Some(&mut TensorArgMut::with_layout(&mut rv, &layout).unwrap()),
+        true,
+        momentum,
+        1e-5,
+        &mut out(&mut y, &xs),
+        Some(&mut out(&mut sm, &[c])),
+        Some(&mut out(&mut si, &[c])),
+    )
+    .expect("batch_norm with strided running statistics");
+    let (_, mean, var) = batch_norm_host(&x, (n, c, l), &[1.0; 2], &[0.0; 2], 1e-5);
+    let m = (n * l) as f64;
+    let want_rm = [
+        0.75 * 0.5 + momentum * mean[0],
+        99.0,
+        0.75 * -0.5 + momentum * mean[1],
+        99.0,
+    ];
+    let want_rv = [
+        0.75 * 2.0 + momentum * var[0] * m / (m - 1.0),
+        99.0,
+        0.75 * 3.0 + momentum * var[1] * m / (m - 1.0),
+        99.0,
+    ];
+    assert_close("strided runningMean", &host(&rm), &want_rm, 1e-6);
+    assert_close("strided runningVar", &host(&rv), &want_rv, 1e-6);
+}
