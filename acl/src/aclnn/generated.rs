@@ -4680,7 +4680,7 @@ pub fn linalg_cross(
 ///
 /// # Errors
 ///
-/// The aclnn status as documented (161001 PARAM\_NULLPTR: gradOutput/input/weight/biasSizes/stride/padding: null; 161002 PARAM\_INVALID: gradOutput/input/weight: dtype,unsupported,range | gradOutput/input/weight: format,unsupported,range | gradOutput/input/weight: shape | biasSizes/stride/padding/dilation/outputPadding: shape | groups/weight/input: rank; 561103 INNER\_NULLPTR: unsupported,range,attr,internal), or a stream or memory error.
+/// The aclnn status as documented (161001 PARAM\_NULLPTR: gradOutput/input/weight/stride/padding/dilation/outputPadding/outputMask: null | outputMask: length | outputMask/gradInput: null | outputMask/gradWeight: null | outputMask/gradBias: null | outputMask/biasSizes: null; 161002 PARAM\_INVALID: gradOutput/input/weight: dtype,unsupported,range | gradOutput/input/weight: format,unsupported,range | gradOutput/input/weight: shape | biasSizes/stride/padding/dilation/outputPadding: shape | groups/weight/input: rank; 561103 INNER\_NULLPTR: unsupported,range,attr,internal), or a stream or memory error.
 #[doc(alias = "aclnnConvolutionBackward")]
 #[doc(alias = "aclnnConvolutionBackwardGetWorkspaceSize")]
 pub fn convolution_backward(
@@ -5109,7 +5109,7 @@ pub fn upsample_bicubic2d_backward(
 ///
 /// # Errors
 ///
-/// The aclnn status as documented (161001 PARAM\_NULLPTR: gradOut/input/normalizedShape/mean/rstd/outputMask: null,empty | outputMask/gradInputOut: null,empty | outputMask/gradWeightOut: null,empty | outputMask/gradBiasOut: null,empty; 161002 PARAM\_INVALID: gradOut/input/mean/rstd/weightOptional/biasOptional: dtype,unsupported,range | gradOut/input: shape,mismatch | normalizedShape: rank,\< \[1D\] | mean/input/normalizedShape: shape,mismatch | rstd/input/normalizedShape: shape,mismatch), or a stream or memory error.
+/// The aclnn status as documented (161001 PARAM\_NULLPTR: gradOut/input/normalizedShape/mean/rstd/outputMask: null,empty | outputMask/gradInputOut: null,empty | outputMask/gradWeightOut: null,empty | outputMask/gradBiasOut: null,empty; 161002 PARAM\_INVALID: outputMask: length | gradOut/input/mean/rstd/weightOptional/biasOptional: dtype,unsupported,range | gradOut/input: shape,mismatch | normalizedShape: rank,\< \[1D\] | mean/input/normalizedShape: shape,mismatch | rstd/input/normalizedShape: shape,mismatch), or a stream or memory error.
 #[doc(alias = "aclnnLayerNormBackward")]
 #[doc(alias = "aclnnLayerNormBackwardGetWorkspaceSize")]
 pub fn layer_norm_backward(
@@ -5201,7 +5201,7 @@ pub fn rms_norm_grad(
     two_phase(stream, names, &uses, plan, launch)
 }
 
-/// Batch normalisation (training updates the running statistics).
+/// Batch normalisation: training normalises by the batch statistics and updates the running ones with `momentum` (the variance unbiased), inference by the running ones; on Atlas A2/A3 `saveInvstd` holds the batch variance (the page), which BatchNormBackward takes back.
 ///
 /// Documented at hicann/ops-nn:norm/batch_norm_v3/docs/aclnnBatchNorm.md.
 /// Data types: input {f32,f16,bf16}; weight {f32,f16,bf16}; bias {f32,f16,bf16}; runningMean {f32,f16,bf16}; runningVar {f32,f16,bf16}; output {f32,f16,bf16}; saveMean {f32,f16,bf16}; saveInvstd {f32,f16,bf16}.
@@ -5209,7 +5209,7 @@ pub fn rms_norm_grad(
 ///
 /// # Errors
 ///
-/// The aclnn status as documented (161001 PARAM\_NULLPTR: null; 161002 PARAM\_INVALID: dtype,format,unsupported,range | shape,unsupported,range | weight/bias/runningMean/runningVar/saveMean/saveInvstd: shape,mismatch,length | input/output: format,mismatch | input/output: rank,shape,mismatch,\>,\< \[8D,2D\]), or a stream or memory error.
+/// The aclnn status as documented (161001 PARAM\_NULLPTR: input/output: null | training/saveMean/saveInvstd: null; 161002 PARAM\_INVALID: dtype,format,unsupported,range | shape,unsupported,range | weight/bias/runningMean/runningVar/saveMean/saveInvstd: shape,mismatch,length | input/output: format,mismatch | input/output: rank,shape,mismatch,\>,\< \[8D,2D\]), or a stream or memory error.
 #[doc(alias = "aclnnBatchNorm")]
 #[doc(alias = "aclnnBatchNormGetWorkspaceSize")]
 pub fn batch_norm(
@@ -5223,8 +5223,8 @@ pub fn batch_norm(
     momentum: f64,
     eps: f64,
     output: &mut TensorArgMut<'_>,
-    save_mean: &mut TensorArgMut<'_>,
-    save_invstd: &mut TensorArgMut<'_>,
+    mut save_mean: Option<&mut TensorArgMut<'_>>,
+    mut save_invstd: Option<&mut TensorArgMut<'_>>,
 ) -> Result<()> {
     let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();
     uses.push(input.access());
@@ -5233,8 +5233,8 @@ pub fn batch_norm(
     uses.extend(running_mean.as_ref().map(|t| t.as_arg().access()));
     uses.extend(running_var.as_ref().map(|t| t.as_arg().access()));
     uses.push(output.as_arg().access());
-    uses.push(save_mean.as_arg().access());
-    uses.push(save_invstd.as_arg().access());
+    uses.extend(save_mean.as_ref().map(|t| t.as_arg().access()));
+    uses.extend(save_invstd.as_ref().map(|t| t.as_arg().access()));
     let p0 = input.as_raw();
     let p1 = weight.map_or(std::ptr::null(), |t| t.as_raw());
     let p2 = bias.map_or(std::ptr::null(), |t| t.as_raw());
@@ -5248,8 +5248,12 @@ pub fn batch_norm(
     let p6 = momentum;
     let p7 = eps;
     let p8 = output.as_raw();
-    let p9 = save_mean.as_raw();
-    let p10 = save_invstd.as_raw();
+    let p9 = save_mean
+        .as_mut()
+        .map_or(std::ptr::null_mut(), |t| t.as_raw());
+    let p10 = save_invstd
+        .as_mut()
+        .map_or(std::ptr::null_mut(), |t| t.as_raw());
     let (names, plan, launch) = crate::result::aclnn_op!(
         aclnnBatchNormGetWorkspaceSize(p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10),
         aclnnBatchNorm
@@ -5265,18 +5269,18 @@ pub fn batch_norm(
 ///
 /// # Errors
 ///
-/// The aclnn status as documented (161001 PARAM\_NULLPTR: gradOut/input: null | outputMask/gradInput: null | outputMask/gradWeight: null | outputMask/gradBias: null; 161002 PARAM\_INVALID: input/gradOut: dtype,format,shape,unsupported,range | weight/runningMean/runningVar/saveMean/saveInvstd: dtype,format,shape,unsupported,range | outputMask: length | outputMask/gradInput: dtype,format,shape,unsupported,range | outputMask/gradWeight: dtype,format,shape,unsupported,range), or a stream or memory error.
+/// The aclnn status as documented (161001 PARAM\_NULLPTR: gradOut/input: null | outputMask: length | outputMask/gradInput: null | outputMask/gradWeight: null | outputMask/gradBias: null; 161002 PARAM\_INVALID: input/gradOut: dtype,format,shape,unsupported,range | weight/runningMean/runningVar/saveMean/saveInvstd: dtype,format,shape,unsupported,range | outputMask: length | outputMask/gradInput: dtype,format,shape,unsupported,range | outputMask/gradWeight: dtype,format,shape,unsupported,range), or a stream or memory error.
 #[doc(alias = "aclnnBatchNormBackward")]
 #[doc(alias = "aclnnBatchNormBackwardGetWorkspaceSize")]
 pub fn batch_norm_backward(
     stream: &Stream,
     grad_out: &TensorArg<'_>,
     input: &TensorArg<'_>,
-    weight: &TensorArg<'_>,
-    running_mean: &TensorArg<'_>,
-    running_var: &TensorArg<'_>,
-    save_mean: &TensorArg<'_>,
-    save_invstd: &TensorArg<'_>,
+    weight: Option<&TensorArg<'_>>,
+    running_mean: Option<&TensorArg<'_>>,
+    running_var: Option<&TensorArg<'_>>,
+    save_mean: Option<&TensorArg<'_>>,
+    save_invstd: Option<&TensorArg<'_>>,
     training: bool,
     eps: f64,
     output_mask: &BoolArray,
@@ -5287,21 +5291,21 @@ pub fn batch_norm_backward(
     let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();
     uses.push(grad_out.access());
     uses.push(input.access());
-    uses.push(weight.access());
-    uses.push(running_mean.access());
-    uses.push(running_var.access());
-    uses.push(save_mean.access());
-    uses.push(save_invstd.access());
+    uses.extend(weight.map(|t| t.access()));
+    uses.extend(running_mean.map(|t| t.access()));
+    uses.extend(running_var.map(|t| t.access()));
+    uses.extend(save_mean.map(|t| t.access()));
+    uses.extend(save_invstd.map(|t| t.access()));
     uses.extend(grad_input.as_ref().map(|t| t.as_arg().access()));
     uses.extend(grad_weight.as_ref().map(|t| t.as_arg().access()));
     uses.extend(grad_bias.as_ref().map(|t| t.as_arg().access()));
     let p0 = grad_out.as_raw();
     let p1 = input.as_raw();
-    let p2 = weight.as_raw();
-    let p3 = running_mean.as_raw();
-    let p4 = running_var.as_raw();
-    let p5 = save_mean.as_raw();
-    let p6 = save_invstd.as_raw();
+    let p2 = weight.map_or(std::ptr::null(), |t| t.as_raw());
+    let p3 = running_mean.map_or(std::ptr::null(), |t| t.as_raw());
+    let p4 = running_var.map_or(std::ptr::null(), |t| t.as_raw());
+    let p5 = save_mean.map_or(std::ptr::null(), |t| t.as_raw());
+    let p6 = save_invstd.map_or(std::ptr::null(), |t| t.as_raw());
     let p7 = training;
     let p8 = eps;
     let p9 = output_mask.as_raw();

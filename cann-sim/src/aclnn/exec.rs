@@ -73,7 +73,7 @@ pub(crate) enum Obj {
     // Held for the handle's lifetime; no implemented operator takes them yet.
     #[allow(dead_code)]
     FloatArray(Vec<f32>),
-    #[allow(dead_code)]
+    /// The `outputMask` of the backwards (`aclnn/backward.rs`).
     BoolArray(Vec<bool>),
     /// The member tensors, which the list owns: destroying the list
     /// destroys them.

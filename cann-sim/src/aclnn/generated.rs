@@ -12479,6 +12479,346 @@ pub unsafe extern "C" fn aclnnLinalgCross(
     )
 }
 
+/// `aclnnConvolutionBackwardGetWorkspaceSize`: The gradients of a convolution with respect to its input, weight and bias (those `outputMask` selects).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnConvolutionBackwardGetWorkspaceSize(
+    gradOutput: *const aclTensor,
+    input: *const aclTensor,
+    weight: *const aclTensor,
+    biasSizes: *const aclIntArray,
+    stride: *const aclIntArray,
+    padding: *const aclIntArray,
+    dilation: *const aclIntArray,
+    transposed: bool,
+    outputPadding: *const aclIntArray,
+    groups: i32,
+    outputMask: *const aclBoolArray,
+    cubeMathType: i8,
+    gradInput: *mut aclTensor,
+    gradWeight: *mut aclTensor,
+    gradBias: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnConvolutionBackwardGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "gradOutput",
+                            gradOutput as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "input",
+                            input as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "weight",
+                            weight as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "gradInput",
+                            gradInput as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "gradWeight",
+                            gradWeight as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "gradBias",
+                            gradBias as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
+                super::backward::convolution_backward(
+                    f,
+                    gradOutput,
+                    input,
+                    weight,
+                    biasSizes,
+                    stride,
+                    padding,
+                    dilation,
+                    transposed,
+                    outputPadding,
+                    groups,
+                    outputMask,
+                    cubeMathType,
+                    gradInput,
+                    gradWeight,
+                    gradBias,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnConvolutionBackward`: runs the executor of `aclnnConvolutionBackwardGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnConvolutionBackward(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnConvolutionBackward",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnAvgPool2dBackwardGetWorkspaceSize`: The gradient of 2-D average pooling.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAvgPool2dBackwardGetWorkspaceSize(
+    gradOutput: *const aclTensor,
+    self_: *const aclTensor,
+    kernelSize: *const aclIntArray,
+    stride: *const aclIntArray,
+    padding: *const aclIntArray,
+    ceilMode: bool,
+    countIncludePad: bool,
+    divisorOverride: i64,
+    cubeMathType: i8,
+    gradInput: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnAvgPool2dBackwardGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "gradOutput",
+                            gradOutput as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "gradInput",
+                            gradInput as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
+                super::backward::avg_pool2d_backward(
+                    f,
+                    gradOutput,
+                    self_,
+                    kernelSize,
+                    stride,
+                    padding,
+                    ceilMode,
+                    countIncludePad,
+                    divisorOverride,
+                    cubeMathType,
+                    gradInput,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnAvgPool2dBackward`: runs the executor of `aclnnAvgPool2dBackwardGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAvgPool2dBackward(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnAvgPool2dBackward",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnAdaptiveAvgPool2dGetWorkspaceSize`: 2-D average pooling to `outputSize`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAdaptiveAvgPool2dGetWorkspaceSize(
+    self_: *const aclTensor,
+    outputSize: *const aclIntArray,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnAdaptiveAvgPool2dGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
+                super::backward::adaptive_avg_pool2d(f, self_, outputSize, out)
+            },
+        )
+    }
+}
+
+/// `aclnnAdaptiveAvgPool2d`: runs the executor of `aclnnAdaptiveAvgPool2dGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAdaptiveAvgPool2d(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnAdaptiveAvgPool2d",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnAdaptiveAvgPool2dBackwardGetWorkspaceSize`: The gradient of adaptive 2-D average pooling.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAdaptiveAvgPool2dBackwardGetWorkspaceSize(
+    gradOutput: *const aclTensor,
+    self_: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnAdaptiveAvgPool2dBackwardGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "gradOutput",
+                            gradOutput as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
+                super::backward::adaptive_avg_pool2d_backward(f, gradOutput, self_, out)
+            },
+        )
+    }
+}
+
+/// `aclnnAdaptiveAvgPool2dBackward`: runs the executor of `aclnnAdaptiveAvgPool2dBackwardGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAdaptiveAvgPool2dBackward(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnAdaptiveAvgPool2dBackward",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
 /// `aclnnMaxPool2dWithIndicesGetWorkspaceSize`: 2-D max pooling with the flat indices of the maxima.
 ///
 /// # Safety
@@ -12549,6 +12889,1076 @@ pub unsafe extern "C" fn aclnnMaxPool2dWithIndices(
 ) -> aclnnStatus {
     run_executor(
         "aclnnMaxPool2dWithIndices",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize`: The gradient of 2-D max pooling, routed through `indices`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(
+    gradOutput: *const aclTensor,
+    self_: *const aclTensor,
+    indices: *const aclTensor,
+    kernelSize: *const aclIntArray,
+    stride: *const aclIntArray,
+    padding: *const aclIntArray,
+    dilation: *const aclIntArray,
+    ceilMode: bool,
+    gradInput: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "gradOutput",
+                            gradOutput as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "indices",
+                            indices as usize,
+                            false,
+                            &[acl_sys::ACL_INT32, acl_sys::ACL_INT64],
+                        ),
+                        (
+                            "gradInput",
+                            gradInput as usize,
+                            false,
+                            &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
+                        ),
+                    ],
+                )?;
+                super::backward::max_pool2d_backward(
+                    f, gradOutput, self_, indices, kernelSize, stride, padding, dilation, ceilMode,
+                    gradInput,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnMaxPool2dWithIndicesBackward`: runs the executor of `aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMaxPool2dWithIndicesBackward(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnMaxPool2dWithIndicesBackward",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnUpsampleNearest2dBackwardGetWorkspaceSize`: The gradient of nearest-neighbour 2-D upsampling.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleNearest2dBackwardGetWorkspaceSize(
+    gradOut: *const aclTensor,
+    outputSize: *const aclIntArray,
+    inputSize: *const aclIntArray,
+    scalesH: f64,
+    scalesW: f64,
+    gradInput: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnUpsampleNearest2dBackwardGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "gradOut",
+                            gradOut as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "gradInput",
+                            gradInput as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
+                super::backward::upsample2d_backward(
+                    f,
+                    gradOut,
+                    outputSize,
+                    inputSize,
+                    None,
+                    scalesH,
+                    scalesW,
+                    gradInput,
+                    "gradInput",
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnUpsampleNearest2dBackward`: runs the executor of `aclnnUpsampleNearest2dBackwardGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleNearest2dBackward(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnUpsampleNearest2dBackward",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnUpsampleBilinear2dGetWorkspaceSize`: Bilinear 2-D upsampling to `outputSize`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleBilinear2dGetWorkspaceSize(
+    self_: *const aclTensor,
+    outputSize: *const aclIntArray,
+    alignCorners: bool,
+    scalesH: f64,
+    scalesW: f64,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnUpsampleBilinear2dGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                            ],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_DOUBLE,
+                            ],
+                        ),
+                    ],
+                )?;
+                super::backward::upsample2d(
+                    f,
+                    self_,
+                    outputSize,
+                    alignCorners,
+                    scalesH,
+                    scalesW,
+                    out,
+                    false,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnUpsampleBilinear2d`: runs the executor of `aclnnUpsampleBilinear2dGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleBilinear2d(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnUpsampleBilinear2d",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnUpsampleBilinear2dBackwardGetWorkspaceSize`: The gradient of bilinear 2-D upsampling.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleBilinear2dBackwardGetWorkspaceSize(
+    gradOut: *const aclTensor,
+    outputSize: *const aclIntArray,
+    inputSize: *const aclIntArray,
+    alignCorners: bool,
+    scalesH: f64,
+    scalesW: f64,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnUpsampleBilinear2dBackwardGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "gradOut",
+                            gradOut as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
+                super::backward::upsample2d_backward(
+                    f,
+                    gradOut,
+                    outputSize,
+                    inputSize,
+                    Some((false, alignCorners)),
+                    scalesH,
+                    scalesW,
+                    out,
+                    "out",
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnUpsampleBilinear2dBackward`: runs the executor of `aclnnUpsampleBilinear2dBackwardGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleBilinear2dBackward(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnUpsampleBilinear2dBackward",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnUpsampleBicubic2dGetWorkspaceSize`: Bicubic 2-D upsampling to `outputSize`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleBicubic2dGetWorkspaceSize(
+    self_: *const aclTensor,
+    outputSize: *const aclIntArray,
+    alignCorners: bool,
+    scalesH: f64,
+    scalesW: f64,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnUpsampleBicubic2dGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
+                super::backward::upsample2d(
+                    f,
+                    self_,
+                    outputSize,
+                    alignCorners,
+                    scalesH,
+                    scalesW,
+                    out,
+                    true,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnUpsampleBicubic2d`: runs the executor of `aclnnUpsampleBicubic2dGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleBicubic2d(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnUpsampleBicubic2d",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnUpsampleBicubic2dBackwardGetWorkspaceSize`: The gradient of bicubic 2-D upsampling.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleBicubic2dBackwardGetWorkspaceSize(
+    gradOut: *const aclTensor,
+    outputSize: *const aclIntArray,
+    inputSize: *const aclIntArray,
+    alignCorners: bool,
+    scalesH: f64,
+    scalesW: f64,
+    gradInput: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnUpsampleBicubic2dBackwardGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "gradOut",
+                            gradOut as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "gradInput",
+                            gradInput as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
+                super::backward::upsample2d_backward(
+                    f,
+                    gradOut,
+                    outputSize,
+                    inputSize,
+                    Some((true, alignCorners)),
+                    scalesH,
+                    scalesW,
+                    gradInput,
+                    "gradInput",
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnUpsampleBicubic2dBackward`: runs the executor of `aclnnUpsampleBicubic2dBackwardGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnUpsampleBicubic2dBackward(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnUpsampleBicubic2dBackward",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnLayerNormBackwardGetWorkspaceSize`: The gradients of layer normalisation (input, weight, bias as `outputMask` selects).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLayerNormBackwardGetWorkspaceSize(
+    gradOut: *const aclTensor,
+    input: *const aclTensor,
+    normalizedShape: *const aclIntArray,
+    mean: *const aclTensor,
+    rstd: *const aclTensor,
+    weightOptional: *const aclTensor,
+    biasOptional: *const aclTensor,
+    outputMask: *const aclBoolArray,
+    gradInputOut: *mut aclTensor,
+    gradWeightOut: *mut aclTensor,
+    gradBiasOut: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnLayerNormBackwardGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "gradOut",
+                            gradOut as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "input",
+                            input as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "mean",
+                            mean as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "rstd",
+                            rstd as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "weightOptional",
+                            weightOptional as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "biasOptional",
+                            biasOptional as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "gradInputOut",
+                            gradInputOut as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "gradWeightOut",
+                            gradWeightOut as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "gradBiasOut",
+                            gradBiasOut as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
+                super::backward::layer_norm_backward(
+                    f,
+                    gradOut,
+                    input,
+                    normalizedShape,
+                    mean,
+                    rstd,
+                    weightOptional,
+                    biasOptional,
+                    outputMask,
+                    gradInputOut,
+                    gradWeightOut,
+                    gradBiasOut,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnLayerNormBackward`: runs the executor of `aclnnLayerNormBackwardGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnLayerNormBackward(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnLayerNormBackward",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnRmsNormGradGetWorkspaceSize`: The gradients of RMS normalisation with respect to `x` and `gamma`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRmsNormGradGetWorkspaceSize(
+    dy: *const aclTensor,
+    x: *const aclTensor,
+    rstd: *const aclTensor,
+    gamma: *const aclTensor,
+    dxOut: *const aclTensor,
+    dgammaOut: *const aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnRmsNormGradGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "dy",
+                            dy as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "x",
+                            x as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        ("rstd", rstd as usize, false, &[acl_sys::ACL_FLOAT]),
+                        (
+                            "gamma",
+                            gamma as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "dxOut",
+                            dxOut as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "dgammaOut",
+                            dgammaOut as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT],
+                        ),
+                    ],
+                )?;
+                super::backward::rms_norm_grad(f, dy, x, rstd, gamma, dxOut, dgammaOut)
+            },
+        )
+    }
+}
+
+/// `aclnnRmsNormGrad`: runs the executor of `aclnnRmsNormGradGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRmsNormGrad(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnRmsNormGrad",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnBatchNormGetWorkspaceSize`: Batch normalisation: training normalises by the batch statistics and updates the running ones with `momentum` (the variance unbiased), inference by the running ones; on Atlas A2/A3 `saveInvstd` holds the batch variance (the page), which BatchNormBackward takes back.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBatchNormGetWorkspaceSize(
+    input: *const aclTensor,
+    weight: *const aclTensor,
+    bias: *const aclTensor,
+    runningMean: *mut aclTensor,
+    runningVar: *mut aclTensor,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+    output: *mut aclTensor,
+    saveMean: *mut aclTensor,
+    saveInvstd: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnBatchNormGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "input",
+                            input as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "weight",
+                            weight as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "bias",
+                            bias as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "runningMean",
+                            runningMean as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "runningVar",
+                            runningVar as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "output",
+                            output as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "saveMean",
+                            saveMean as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "saveInvstd",
+                            saveInvstd as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
+                super::backward::batch_norm(
+                    f,
+                    input,
+                    weight,
+                    bias,
+                    runningMean,
+                    runningVar,
+                    training,
+                    momentum,
+                    eps,
+                    output,
+                    saveMean,
+                    saveInvstd,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnBatchNorm`: runs the executor of `aclnnBatchNormGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBatchNorm(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnBatchNorm", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnBatchNormBackwardGetWorkspaceSize`: The gradients of batch normalisation.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBatchNormBackwardGetWorkspaceSize(
+    gradOut: *const aclTensor,
+    input: *const aclTensor,
+    weight: *const aclTensor,
+    runningMean: *const aclTensor,
+    runningVar: *const aclTensor,
+    saveMean: *const aclTensor,
+    saveInvstd: *const aclTensor,
+    training: bool,
+    eps: f64,
+    outputMask: *const aclBoolArray,
+    gradInput: *mut aclTensor,
+    gradWeight: *mut aclTensor,
+    gradBias: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnBatchNormBackwardGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "gradOut",
+                            gradOut as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "input",
+                            input as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "weight",
+                            weight as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "runningMean",
+                            runningMean as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "runningVar",
+                            runningVar as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "saveMean",
+                            saveMean as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "saveInvstd",
+                            saveInvstd as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "gradInput",
+                            gradInput as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "gradWeight",
+                            gradWeight as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "gradBias",
+                            gradBias as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
+                super::backward::batch_norm_backward(
+                    f,
+                    gradOut,
+                    input,
+                    weight,
+                    runningMean,
+                    runningVar,
+                    saveMean,
+                    saveInvstd,
+                    training,
+                    eps,
+                    outputMask,
+                    gradInput,
+                    gradWeight,
+                    gradBias,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnBatchNormBackward`: runs the executor of `aclnnBatchNormBackwardGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnBatchNormBackward(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnBatchNormBackward",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnGroupNormBackwardGetWorkspaceSize`: The gradients of group normalisation.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGroupNormBackwardGetWorkspaceSize(
+    gradOut: *const aclTensor,
+    input: *const aclTensor,
+    mean: *const aclTensor,
+    rstd: *const aclTensor,
+    gamma: *const aclTensor,
+    N: i64,
+    C: i64,
+    HxW: i64,
+    group: i64,
+    outputMask: *const aclBoolArray,
+    gradInput: *mut aclTensor,
+    gradGammaOut: *mut aclTensor,
+    gradBetaOut: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnGroupNormBackwardGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "gradOut",
+                            gradOut as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "input",
+                            input as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "mean",
+                            mean as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "rstd",
+                            rstd as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "gamma",
+                            gamma as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "gradInput",
+                            gradInput as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "gradGammaOut",
+                            gradGammaOut as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "gradBetaOut",
+                            gradBetaOut as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
+                super::backward::group_norm_backward(
+                    f,
+                    gradOut,
+                    input,
+                    mean,
+                    rstd,
+                    gamma,
+                    N,
+                    C,
+                    HxW,
+                    group,
+                    outputMask,
+                    gradInput,
+                    gradGammaOut,
+                    gradBetaOut,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnGroupNormBackward`: runs the executor of `aclnnGroupNormBackwardGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGroupNormBackward(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnGroupNormBackward",
         workspace,
         workspaceSize,
         executor,

@@ -41,6 +41,7 @@ mod operators;
 
 mod transformer;
 
+mod backward;
 mod inplace;
 mod nn;
 mod table_dtypes;

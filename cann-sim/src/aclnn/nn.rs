@@ -43,7 +43,11 @@ pub(super) fn output(f: &str, what: &str, h: *const aclTensor) -> Result<View, a
     bound(f, what, h as usize, true)
 }
 
-fn opt_input(f: &str, what: &str, h: *const aclTensor) -> Result<Option<View>, aclnnStatus> {
+pub(super) fn opt_input(
+    f: &str,
+    what: &str,
+    h: *const aclTensor,
+) -> Result<Option<View>, aclnnStatus> {
     if h.is_null() {
         Ok(None)
     } else {
@@ -51,7 +55,11 @@ fn opt_input(f: &str, what: &str, h: *const aclTensor) -> Result<Option<View>, a
     }
 }
 
-fn opt_output(f: &str, what: &str, h: *const aclTensor) -> Result<Option<View>, aclnnStatus> {
+pub(super) fn opt_output(
+    f: &str,
+    what: &str,
+    h: *const aclTensor,
+) -> Result<Option<View>, aclnnStatus> {
     if h.is_null() {
         Ok(None)
     } else {

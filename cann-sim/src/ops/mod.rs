@@ -9,6 +9,7 @@
 
 mod argmax;
 mod attr;
+pub mod backward;
 pub mod backward_act;
 mod broadcast;
 mod cast;
@@ -30,6 +31,7 @@ pub mod tensorcore;
 mod tests;
 mod transformer;
 mod transpose;
+pub mod upsample;
 
 pub use attr::{AttrValue, Attrs};
 pub(crate) use attr::{attr_bool, attr_float, attr_int_required, attr_list_int};

@@ -541,6 +541,33 @@ pub fn add_rms_norm(
     })
 }
 
+/// The dimension arguments of a group normalisation of `x` (`what`):
+/// `x` is `[N, C, ...]` of `N·C·HxW` elements and `group` divides `C`.
+pub(crate) fn check_group_dims(
+    name: &str,
+    what: &str,
+    x: &TensorSpec,
+    [n, c, hxw, group]: [i64; 4],
+) -> Res<()> {
+    if x.shape.len() < 2 || x.shape[0] != n || x.shape[1] != c {
+        return err(format!(
+            "{name}: {what} {} must be [N={n}, C={c}, ...]",
+            fmt_shape(&x.shape)
+        ));
+    }
+    if n.checked_mul(c).and_then(|v| v.checked_mul(hxw)) != Some(numel(&x.shape) as i64) {
+        return err(format!(
+            "{name}: N·C·HxW = {n}·{c}·{hxw} is not {what}'s size"
+        ));
+    }
+    if group <= 0 || c % group != 0 {
+        return err(format!(
+            "{name}: C = {c} is not divisible by group = {group}"
+        ));
+    }
+    Ok(())
+}
+
 /// GroupNorm of `[N, C, *]` in `group` groups; outputs y, mean `[N, group]`,
 /// rstd `[N, group]`.
 #[allow(clippy::too_many_arguments)]
@@ -556,22 +583,7 @@ pub fn group_norm(
     outs: [DType; 3],
 ) -> Res<Kernel> {
     let name = "GroupNorm";
-    if x.shape.len() < 2 || x.shape[0] != n || x.shape[1] != c {
-        return err(format!(
-            "{name}: self {} must be [N={n}, C={c}, ...]",
-            fmt_shape(&x.shape)
-        ));
-    }
-    if n.checked_mul(c).and_then(|v| v.checked_mul(hxw)) != Some(numel(&x.shape) as i64) {
-        return err(format!(
-            "{name}: N·C·HxW = {n}·{c}·{hxw} is not self's size"
-        ));
-    }
-    if group <= 0 || c % group != 0 {
-        return err(format!(
-            "{name}: C = {c} is not divisible by group = {group}"
-        ));
-    }
+    check_group_dims(name, "self", x, [n, c, hxw, group])?;
     for (what, t) in [("gamma", gamma), ("beta", beta)] {
         if let Some(t) = t
             && t.shape != [c]
@@ -1588,7 +1600,7 @@ pub struct ConvAttrs {
 
 /// An attribute list of `n` entries, a single entry repeated (torch's
 /// `expand_param_if_needed`).
-fn per_dim(name: &str, what: &str, v: &[i64], n: usize, min: i64) -> Res<Vec<i64>> {
+pub(crate) fn per_dim(name: &str, what: &str, v: &[i64], n: usize, min: i64) -> Res<Vec<i64>> {
     let out = match v.len() {
         1 => vec![v[0]; n],
         l if l == n => v.to_vec(),
