@@ -415,7 +415,7 @@ fn adaptive_shape(name: &str, x: &TensorSpec, size: &[i64]) -> Res<Vec<i64>> {
 }
 
 /// AdaptiveAvgPool2d of `[N, C, H, W]` or `[C, H, W]` to `size`: each
-/// output the mean of its [`adaptive_window`].
+/// output the mean of its `adaptive_window`.
 pub fn adaptive_avg_pool2d(x: &TensorSpec, size: &[i64], out: DType) -> Res<Kernel> {
     let name = "AdaptiveAvgPool2d";
     check_float(name, "self", x)?;

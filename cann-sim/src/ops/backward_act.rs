@@ -421,8 +421,8 @@ fn class(name: &str, t: i64, ignore: i64, c: usize) -> Result<Option<usize>, OpE
 }
 
 /// aclnnNLLLoss: `l_n = −w[t_n] · x[n, t_n]` (0 where `t_n` is
-/// ignoreIndex), summed, averaged over Σ w[t_n] (mean: 0/0 is NaN, as
-/// torch) or kept (none); totalWeightOut is Σ w[t_n] (0 with none, as
+/// ignoreIndex), summed, averaged over Σ w\[t_n\] (mean: 0/0 is NaN, as
+/// torch) or kept (none); totalWeightOut is Σ w\[t_n\] (0 with none, as
 /// torch writes it). out is `(N)` for none with a batch, else one element
 /// of rank ≤ 1; totalWeightOut one element (hicann/ops-nn
 /// `loss/nll_loss/op_api/aclnn_nll_loss.cpp`, `CheckShape`).
