@@ -43,6 +43,8 @@ mod transformer;
 
 mod inplace;
 mod nn;
+mod optim;
+mod random;
 
 mod generated;
 pub use generated::*;

@@ -31,15 +31,15 @@ fn op_name(f: &'static str) -> &'static str {
     a.strip_prefix("aclnn").unwrap_or(a)
 }
 
-fn invalid(f: &str, msg: &str) -> aclnnStatus {
+pub(super) fn invalid(f: &str, msg: &str) -> aclnnStatus {
     fail(ACLNN_ERR_PARAM_INVALID, format!("{f}: {msg}"))
 }
 
-fn input(f: &str, what: &str, h: *const aclTensor) -> Result<View, aclnnStatus> {
+pub(super) fn input(f: &str, what: &str, h: *const aclTensor) -> Result<View, aclnnStatus> {
     bound(f, what, h as usize, false)
 }
 
-fn output(f: &str, what: &str, h: *const aclTensor) -> Result<View, aclnnStatus> {
+pub(super) fn output(f: &str, what: &str, h: *const aclTensor) -> Result<View, aclnnStatus> {
     bound(f, what, h as usize, true)
 }
 
@@ -59,18 +59,18 @@ fn opt_output(f: &str, what: &str, h: *const aclTensor) -> Result<Option<View>, 
     }
 }
 
-fn scalar(f: &str, what: &str, h: *const aclScalar) -> Result<(DType, f64), aclnnStatus> {
+pub(super) fn scalar(f: &str, what: &str, h: *const aclScalar) -> Result<(DType, f64), aclnnStatus> {
     let (d, b) = scalar_arg(f, what, h as usize)?;
     Ok((d, exec::to_f64(d, &b)))
 }
 
-fn ints(f: &str, what: &str, h: *const aclIntArray) -> Result<Vec<i64>, aclnnStatus> {
+pub(super) fn ints(f: &str, what: &str, h: *const aclIntArray) -> Result<Vec<i64>, aclnnStatus> {
     int_array_arg(f, what, h as usize)
 }
 
 /// The plan that runs `kernel` (made by the engine for these arguments):
 /// the outputs must be what it writes, else 161002 naming the output.
-fn planned(
+pub(super) fn planned(
     f: &'static str,
     names: &'static [&'static str],
     inputs: Vec<View>,

@@ -81,101 +81,6 @@ pub unsafe extern "C" fn aclnnAminGetWorkspaceSize(
     crate::recent_error::not_supported("aclnnAminGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
-///`aclnnAmpUpdateScale`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnAmpUpdateScale(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnAmpUpdateScale");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnAmpUpdateScaleGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnAmpUpdateScaleGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclTensor,
-    _arg2: *const aclTensor,
-    _arg3: f64,
-    _arg4: f64,
-    _arg5: i64,
-    _arg6: *const aclTensor,
-    _arg7: *const aclTensor,
-    _arg8: *mut u64,
-    _arg9: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnAmpUpdateScaleGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnApplyAdamW`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnApplyAdamW(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnApplyAdamW");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnApplyAdamWGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnApplyAdamWGetWorkspaceSize(
-    _arg0: *mut aclTensor,
-    _arg1: *mut aclTensor,
-    _arg2: *mut aclTensor,
-    _arg3: *const aclTensor,
-    _arg4: *const aclTensor,
-    _arg5: *const aclTensor,
-    _arg6: *const aclTensor,
-    _arg7: *const aclTensor,
-    _arg8: *const aclTensor,
-    _arg9: *const aclTensor,
-    _arg10: *const aclTensor,
-    _arg11: *const aclTensor,
-    _arg12: bool,
-    _arg13: bool,
-    _arg14: *mut u64,
-    _arg15: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnApplyAdamWGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnApplyAdamWV2`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnApplyAdamWV2(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnApplyAdamWV2");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnApplyAdamWV2GetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnApplyAdamWV2GetWorkspaceSize(
-    _arg0: *mut aclTensor,
-    _arg1: *mut aclTensor,
-    _arg2: *mut aclTensor,
-    _arg3: *mut aclTensor,
-    _arg4: *const aclTensor,
-    _arg5: *const aclTensor,
-    _arg6: f32,
-    _arg7: f32,
-    _arg8: f32,
-    _arg9: f32,
-    _arg10: f32,
-    _arg11: bool,
-    _arg12: bool,
-    _arg13: *mut u64,
-    _arg14: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnApplyAdamWV2GetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
 ///`aclnnArgMin`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclnnArgMin(
@@ -401,82 +306,6 @@ pub unsafe extern "C" fn aclnnCumprodGetWorkspaceSize(
     crate::recent_error::not_supported("aclnnCumprodGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
-///`aclnnDropout`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnDropout(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnDropout");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnDropoutDoMask`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnDropoutDoMask(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnDropoutDoMask");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnDropoutDoMaskGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnDropoutDoMaskGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclTensor,
-    _arg2: f64,
-    _arg3: *mut aclTensor,
-    _arg4: *mut u64,
-    _arg5: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnDropoutDoMaskGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnDropoutGenMask`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnDropoutGenMask(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnDropoutGenMask");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnDropoutGenMaskGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnDropoutGenMaskGetWorkspaceSize(
-    _arg0: *const aclIntArray,
-    _arg1: f64,
-    _arg2: i64,
-    _arg3: i64,
-    _arg4: *mut aclTensor,
-    _arg5: *mut u64,
-    _arg6: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnDropoutGenMaskGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnDropoutGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnDropoutGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: f64,
-    _arg2: bool,
-    _arg3: i64,
-    _arg4: i64,
-    _arg5: *mut aclTensor,
-    _arg6: *mut aclTensor,
-    _arg7: *mut u64,
-    _arg8: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnDropoutGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
 ///`aclnnEmbeddingDenseBackward`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclnnEmbeddingDenseBackward(
@@ -607,80 +436,6 @@ pub unsafe extern "C" fn aclnnIndexAddGetWorkspaceSize(
     _arg7: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
     crate::recent_error::not_supported("aclnnIndexAddGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnInplaceBernoulli`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnInplaceBernoulli(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnInplaceBernoulli");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnInplaceBernoulliGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnInplaceBernoulliGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: *const aclScalar,
-    _arg2: i64,
-    _arg3: i64,
-    _arg4: *mut u64,
-    _arg5: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnInplaceBernoulliGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnInplaceNormal`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnInplaceNormal(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnInplaceNormal");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnInplaceNormalGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnInplaceNormalGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: f32,
-    _arg2: f32,
-    _arg3: i64,
-    _arg4: i64,
-    _arg5: *mut u64,
-    _arg6: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnInplaceNormalGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnInplaceUniform`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnInplaceUniform(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnInplaceUniform");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnInplaceUniformGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnInplaceUniformGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: f64,
-    _arg2: f64,
-    _arg3: u64,
-    _arg4: u64,
-    _arg5: *mut u64,
-    _arg6: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnInplaceUniformGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
 ///`aclnnLayerNormBackward`: not supported by cann-sim.
@@ -938,32 +693,6 @@ pub unsafe extern "C" fn aclnnMseLossGetWorkspaceSize(
     crate::recent_error::not_supported("aclnnMseLossGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
-///`aclnnMultinomial`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnMultinomial(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnMultinomial");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnMultinomialGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnMultinomialGetWorkspaceSize(
-    _arg0: *const aclTensor,
-    _arg1: i64,
-    _arg2: bool,
-    _arg3: i64,
-    _arg4: i64,
-    _arg5: *mut aclTensor,
-    _arg6: *mut u64,
-    _arg7: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnMultinomialGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
 ///`aclnnNLLLoss`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclnnNLLLoss(
@@ -1063,30 +792,6 @@ pub unsafe extern "C" fn aclnnProdGetWorkspaceSize(
     _arg4: *mut *mut aclOpExecutor,
 ) -> aclnnStatus {
     crate::recent_error::not_supported("aclnnProdGetWorkspaceSize");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnRandperm`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnRandperm(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: *mut aclOpExecutor,
-    _arg3: acl_sys::aclrtStream,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnRandperm");
-    acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-}
-///`aclnnRandpermGetWorkspaceSize`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclnnRandpermGetWorkspaceSize(
-    _arg0: i64,
-    _arg1: i64,
-    _arg2: i64,
-    _arg3: *mut aclTensor,
-    _arg4: *mut u64,
-    _arg5: *mut *mut aclOpExecutor,
-) -> aclnnStatus {
-    crate::recent_error::not_supported("aclnnRandpermGetWorkspaceSize");
     acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR
 }
 ///`aclnnRmsNormGrad`: not supported by cann-sim.
