@@ -6174,7 +6174,7 @@ pub fn apply_adam_w(
 /// The aclnn status as documented (161001 PARAM\_NULLPTR: varRef/mRef/vRef/maxGradNormOptionalRef/grad/step: null; 161002 PARAM\_INVALID: varRef/mRef/vRef/maxGradNormOptionalRef/grad/step: dtype,unsupported,range | varRef/mRef/vRef/maxGradNormOptionalRef/grad/step: format,unsupported,range | mRef/vRef/grad/varRef: shape,mismatch | amsgrad/maxGradNormOptionalRef/varRef: shape,mismatch | step: shape,size), or a stream or memory error.
 #[doc(alias = "aclnnApplyAdamWV2")]
 #[doc(alias = "aclnnApplyAdamWV2GetWorkspaceSize")]
-pub fn apply_adam_wv2(
+pub fn apply_adam_w_v2(
     stream: &Stream,
     var_ref: &mut TensorArgMut<'_>,
     m_ref: &mut TensorArgMut<'_>,

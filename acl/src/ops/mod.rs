@@ -121,6 +121,7 @@ mod inplace;
 mod layout;
 mod matmul;
 mod nn;
+mod optim;
 mod reduce;
 mod shape;
 
@@ -129,6 +130,7 @@ pub use inplace::*;
 pub use layout::*;
 pub use matmul::*;
 pub use nn::*;
+pub use optim::*;
 pub use reduce::*;
 pub use shape::broadcast_shapes;
 use shape::*;

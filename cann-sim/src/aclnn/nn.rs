@@ -59,7 +59,11 @@ fn opt_output(f: &str, what: &str, h: *const aclTensor) -> Result<Option<View>, 
     }
 }
 
-pub(super) fn scalar(f: &str, what: &str, h: *const aclScalar) -> Result<(DType, f64), aclnnStatus> {
+pub(super) fn scalar(
+    f: &str,
+    what: &str,
+    h: *const aclScalar,
+) -> Result<(DType, f64), aclnnStatus> {
     let (d, b) = scalar_arg(f, what, h as usize)?;
     Ok((d, exec::to_f64(d, &b)))
 }

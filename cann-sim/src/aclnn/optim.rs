@@ -10,8 +10,8 @@
 use super::exec::{View, bound_list_as};
 use super::nn::{input, invalid, output, planned};
 use super::operators::Planned;
-use crate::ops::optim::{self, AdamHyper, FusedAdamwSpecs, NON_FINITE_MAX_TENSORS};
 use crate::ops::TensorSpec;
+use crate::ops::optim::{self, AdamHyper, FusedAdamwSpecs, NON_FINITE_MAX_TENSORS};
 use crate::recent_error::fail;
 use acl_sys::aclnn::{
     ACLNN_ERR_INNER_TILING_ERROR, ACLNN_ERR_PARAM_NULLPTR, aclTensor, aclTensorList, aclnnStatus,
@@ -45,7 +45,11 @@ fn needed_when(
         }
         return Ok(None);
     }
-    let v = if out { output(f, what, h)? } else { input(f, what, h)? };
+    let v = if out {
+        output(f, what, h)?
+    } else {
+        input(f, what, h)?
+    };
     Ok(needed.then_some(v))
 }
 
@@ -86,7 +90,13 @@ pub(super) fn apply_adam_w(
     ] {
         ins.push(input(f, what, h)?);
     }
-    if let Some(mx) = needed_when(f, "maxGradNormOptional", maxGradNormOptional, amsgrad, false)? {
+    if let Some(mx) = needed_when(
+        f,
+        "maxGradNormOptional",
+        maxGradNormOptional,
+        amsgrad,
+        false,
+    )? {
         ins.push(mx);
     }
     let specs: Vec<&TensorSpec> = ins.iter().map(|v| &v.spec).collect();
@@ -117,7 +127,13 @@ pub(super) fn apply_adam_w_v2(
         output(f, "mRef", mRef)?,
         output(f, "vRef", vRef)?,
     );
-    let mx = needed_when(f, "maxGradNormOptionalRef", maxGradNormOptionalRef, amsgrad, true)?;
+    let mx = needed_when(
+        f,
+        "maxGradNormOptionalRef",
+        maxGradNormOptionalRef,
+        amsgrad,
+        true,
+    )?;
     let (g, s) = (input(f, "grad", grad)?, input(f, "step", step)?);
     let mut ins = vec![var.clone(), m.clone(), v.clone(), g, s];
     let mut outs = vec![var, m, v];
@@ -147,7 +163,11 @@ pub(super) fn apply_adam_w_v2(
 
 /// An optional one-element tensor the release treats as absent when empty
 /// (`aclnn_fused_adamw.cpp` `CheckOptionalTensorEmpty`).
-fn optional_nonempty(f: &str, what: &str, h: *const aclTensor) -> Result<Option<View>, aclnnStatus> {
+fn optional_nonempty(
+    f: &str,
+    what: &str,
+    h: *const aclTensor,
+) -> Result<Option<View>, aclnnStatus> {
     if h.is_null() {
         return Ok(None);
     }
@@ -173,9 +193,8 @@ pub(super) fn fused_adamw(
     foundInfOptional: *const aclTensor,
     h: AdamHyper,
 ) -> Planned {
-    let list = |what: &str, l: *const aclTensorList, out: bool| {
-        bound_list_as(f, what, l as usize, out)
-    };
+    let list =
+        |what: &str, l: *const aclTensorList, out: bool| bound_list_as(f, what, l as usize, out);
     let params = list("paramsRef", paramsRef, true)?;
     let grads = list("grads", grads, false)?;
     let m = list("expAvgsRef", expAvgsRef, true)?;

@@ -174,4 +174,3 @@ fn api(f: &'static str) -> &'static str {
     let a = f.strip_suffix("GetWorkspaceSize").unwrap_or(f);
     a.strip_prefix("aclnn").unwrap_or(a)
 }
-

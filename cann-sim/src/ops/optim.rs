@@ -108,7 +108,14 @@ struct Hyper {
 /// One AdamW update of `var`, `m`, `v` by `grad` (decoupled weight decay,
 /// bias correction); `vmax` for AMSGrad: the running maximum the step uses
 /// (updated in place). Returns nothing: the slices are the results.
-fn adamw(h: Hyper, var: &mut [f64], m: &mut [f64], v: &mut [f64], grad: &[f64], mut vmax: Option<&mut [f64]>) {
+fn adamw(
+    h: Hyper,
+    var: &mut [f64],
+    m: &mut [f64],
+    v: &mut [f64],
+    grad: &[f64],
+    mut vmax: Option<&mut [f64]>,
+) {
     for i in 0..var.len() {
         let g = if h.maximize { -grad[i] } else { grad[i] };
         m[i] = h.beta1 * m[i] + (1.0 - h.beta1) * g;
@@ -245,7 +252,14 @@ fn step_spec(name: &str, what: &str, s: &TensorSpec) -> Res<()> {
 /// `varRef, mRef, vRef[, maxGradNormOptionalRef]` (the running maximum with
 /// `amsgrad`, `apply_adam_w_v2_fp.h`).
 pub fn apply_adam_w_v2(name: &'static str, specs: &[&TensorSpec], h: AdamHyper) -> Res<Kernel> {
-    const NAMES: [&str; 6] = ["varRef", "mRef", "vRef", "grad", "step", "maxGradNormOptionalRef"];
+    const NAMES: [&str; 6] = [
+        "varRef",
+        "mRef",
+        "vRef",
+        "grad",
+        "step",
+        "maxGradNormOptionalRef",
+    ];
     let var = specs[0];
     param_type(name, "varRef", var.dtype)?;
     param_rank(name, var)?;
@@ -365,14 +379,23 @@ pub fn fused_adamw(name: &'static str, l: &FusedAdamwSpecs<'_>, h: AdamHyper) ->
             }
         }
         for (what, s) in members {
-            same_shape(name, &format!("{what}[{i}]"), s, p, &format!("paramsRef[{i}]"))?;
+            same_shape(
+                name,
+                &format!("{what}[{i}]"),
+                s,
+                p,
+                &format!("paramsRef[{i}]"),
+            )?;
         }
         step_spec(name, &format!("stateSteps[{i}]"), l.steps[i])?;
         if l.steps[i].dtype != step_type {
             return err(format!("{name}: the stateSteps tensors differ in type"));
         }
     }
-    for (what, s) in [("gradScaleOptional", l.grad_scale), ("foundInfOptional", l.found_inf)] {
+    for (what, s) in [
+        ("gradScaleOptional", l.grad_scale),
+        ("foundInfOptional", l.found_inf),
+    ] {
         if let Some(s) = s
             && s.dtype != F32
         {
@@ -508,7 +531,10 @@ pub fn amp_update_scale(
             ));
         }
     }
-    for (what, s) in [("growthTracker", tracker), ("updatedGrowthTracker", new_tracker)] {
+    for (what, s) in [
+        ("growthTracker", tracker),
+        ("updatedGrowthTracker", new_tracker),
+    ] {
         if s.dtype != I32 {
             return err(format!("{name}: {what} is {}, not int32", s.dtype.name()));
         }
@@ -522,7 +548,14 @@ pub fn amp_update_scale(
             (s * backoff_factor, 0)
         } else if t + 1 == growth_interval {
             let grown = s * growth_factor;
-            (if finite_as(scale_type, grown) { grown } else { s }, 0)
+            (
+                if finite_as(scale_type, grown) {
+                    grown
+                } else {
+                    s
+                },
+                0,
+            )
         } else {
             (s, t + 1)
         };

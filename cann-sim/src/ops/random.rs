@@ -210,7 +210,14 @@ fn write_below(out: &mut Output<'_>, mut vals: Vec<f64>, from: f64, to: f64) {
 
 /// `aclnnInplaceUniform`: `x` filled with uniform numbers in `[from, to)`
 /// (integers: `from + ⌊u·(to − from)⌋`). `from > to` is refused (161002).
-pub fn uniform(name: &'static str, x: &TensorSpec, from: f64, to: f64, seed: u64, offset: u64) -> Res<Kernel> {
+pub fn uniform(
+    name: &'static str,
+    x: &TensorSpec,
+    from: f64,
+    to: f64,
+    seed: u64,
+    offset: u64,
+) -> Res<Kernel> {
     dtype_in(name, "selfRef", x.dtype, UNIFORM_TYPES)?;
     rank_at_most(name, "selfRef", x, 8)?;
     if from.is_nan() || to.is_nan() || from > to {
@@ -243,7 +250,14 @@ pub fn uniform(name: &'static str, x: &TensorSpec, from: f64, to: f64, seed: u64
 
 /// `aclnnInplaceNormal`: `x` filled with `mean + std·z`, `z` standard normal
 /// (Box–Muller). A negative `std` is refused (161002).
-pub fn normal(name: &'static str, x: &TensorSpec, mean: f64, std: f64, seed: u64, offset: u64) -> Res<Kernel> {
+pub fn normal(
+    name: &'static str,
+    x: &TensorSpec,
+    mean: f64,
+    std: f64,
+    seed: u64,
+    offset: u64,
+) -> Res<Kernel> {
     dtype_in(name, "selfRef", x.dtype, NORMAL_TYPES)?;
     rank_at_most(name, "selfRef", x, 8)?;
     if std.is_nan() || std < 0.0 {
@@ -272,7 +286,13 @@ pub fn normal(name: &'static str, x: &TensorSpec, mean: f64, std: f64, seed: u64
 /// `aclnnInplaceBernoulli`: 1 with probability `p`, else 0. `p` outside
 /// `[0, 1]` and an `offset` that is not a multiple of 4 (the page: "offset %
 /// 4 == 0 … 不满足约束会调用失败") are refused (161002).
-pub fn bernoulli(name: &'static str, x: &TensorSpec, p: f64, seed: u64, offset: u64) -> Res<Kernel> {
+pub fn bernoulli(
+    name: &'static str,
+    x: &TensorSpec,
+    p: f64,
+    seed: u64,
+    offset: u64,
+) -> Res<Kernel> {
     dtype_in(name, "selfRef", x.dtype, BERNOULLI_TYPES)?;
     rank_at_most(name, "selfRef", x, 8)?;
     prob_in_range(name, "prob", p)?;
@@ -295,7 +315,13 @@ pub fn bernoulli(name: &'static str, x: &TensorSpec, p: f64, seed: u64, offset: 
 }
 
 /// `aclnnRandperm`: a uniform permutation of `0..n` into `out` (`[n]`).
-pub fn randperm(name: &'static str, n: i64, out: &TensorSpec, seed: u64, offset: u64) -> Res<Kernel> {
+pub fn randperm(
+    name: &'static str,
+    n: i64,
+    out: &TensorSpec,
+    seed: u64,
+    offset: u64,
+) -> Res<Kernel> {
     if n < 0 {
         return err(format!("{name}: n = {n} is negative"));
     }
@@ -400,7 +426,11 @@ pub fn multinomial(
             if positive == 0 || (!replacement && positive < k) {
                 return Err(OpError::Input(format!(
                     "{name}: row {row} has {positive} positive weights, too few to draw {k} samples{}",
-                    if replacement { "" } else { " without replacement" }
+                    if replacement {
+                        ""
+                    } else {
+                        " without replacement"
+                    }
                 )));
             }
             if replacement {
@@ -480,7 +510,10 @@ fn apply_mask(x: &[f64], mask: &[u8], p: f64) -> Vec<f64> {
 fn mask_shape_ok(name: &str, what: &str, mask: &TensorSpec, numel: usize, one_d: bool) -> Res<()> {
     let want = mask_bytes(numel);
     if mask.dtype != U8 {
-        return err(format!("{name}: {what} is {}, not uint8", mask.dtype.name()));
+        return err(format!(
+            "{name}: {what} is {}, not uint8",
+            mask.dtype.name()
+        ));
     }
     if (one_d && mask.shape.len() != 1) || mask.numel() != want {
         return err(format!(
@@ -568,7 +601,9 @@ pub fn dropout_gen_mask(
     let numel = shape
         .iter()
         .try_fold(1usize, |a, &d| a.checked_mul(d as usize))
-        .ok_or_else(|| OpError::Input(format!("{name}: shape {} is too large", fmt_shape(shape))))?;
+        .ok_or_else(|| {
+            OpError::Input(format!("{name}: shape {} is too large", fmt_shape(shape)))
+        })?;
     mask_shape_ok(name, "out", out, numel, true)?;
     let rng = Stream::new(seed, offset);
     let native = Native::new(name, move |_: &[Input<'_>], outs: &mut [Output<'_>]| {
