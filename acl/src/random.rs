@@ -126,7 +126,7 @@ impl Generator {
     /// [`Error::InvalidArgument`] for an offset that is not a multiple of 4
     /// (every Philox block has 4 words; torch_npu asserts the same).
     pub fn set_offset(&self, offset: u64) -> Result<()> {
-        if offset % 4 != 0 {
+        if !offset.is_multiple_of(4) {
             return Err(Error::invalid(
                 "Generator::set_offset",
                 format!("offset {offset} is not a multiple of 4"),

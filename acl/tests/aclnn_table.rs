@@ -625,13 +625,26 @@ fn new_operators_take_strided_views_and_f16() {
 
 #[test]
 fn an_operator_without_a_kernel_says_so_with_561003() {
-    // aclnnRandperm is declared and wrapped (it runs on a real NPU) but
-    // cann-sim has no kernel for it yet: the library's "no kernel" status.
+    // aclnnUpsampleBicubic2dBackward is declared and wrapped (it runs on a
+    // real NPU) but cann-sim has no kernel for it yet: the library's "no
+    // kernel" status. (Pick another such operator when it gets one.)
     let s = stream();
-    let mut o = s.alloc_zeros::<i64>(4).unwrap();
-    let mut to = TensorArgMut::new(&mut o, &[4]).unwrap();
-    let (code, f, _) = status(aclnn::randperm(&s, 4, 0, 0, &mut to).unwrap_err());
-    assert_eq!((code, f), (561003, "aclnnRandpermGetWorkspaceSize"));
+    let g = buf(&s, &[0.0; 16]);
+    let mut o = s.alloc_zeros::<f32>(4).unwrap();
+    let tg = TensorArg::new(&g, &[1, 1, 4, 4]).unwrap();
+    let mut to = TensorArgMut::new(&mut o, &[1, 1, 2, 2]).unwrap();
+    let (out_size, in_size) = (
+        IntArray::new(&[4, 4]).unwrap(),
+        IntArray::new(&[1, 1, 2, 2]).unwrap(),
+    );
+    let (code, f, _) = status(
+        aclnn::upsample_bicubic2d_backward(&s, &tg, &out_size, &in_size, false, 2.0, 2.0, &mut to)
+            .unwrap_err(),
+    );
+    assert_eq!(
+        (code, f),
+        (561003, "aclnnUpsampleBicubic2dBackwardGetWorkspaceSize")
+    );
 }
 
 #[test]

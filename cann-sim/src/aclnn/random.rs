@@ -132,8 +132,7 @@ pub(super) fn dropout(
         &xv.spec,
         p,
         train,
-        seed as u64,
-        offset as u64,
+        (seed as u64, offset as u64),
         &ov.spec,
         &mv.spec,
     );

@@ -296,7 +296,7 @@ pub fn bernoulli(
     dtype_in(name, "selfRef", x.dtype, BERNOULLI_TYPES)?;
     rank_at_most(name, "selfRef", x, 8)?;
     prob_in_range(name, "prob", p)?;
-    if offset % 4 != 0 {
+    if !offset.is_multiple_of(4) {
         return err(format!("{name}: offset {offset} is not a multiple of 4"));
     }
     let rng = Stream::new(seed, offset);
@@ -533,8 +533,7 @@ pub fn dropout(
     input: &TensorSpec,
     p: f64,
     train: bool,
-    seed: u64,
-    offset: u64,
+    (seed, offset): (u64, u64),
     out: &TensorSpec,
     mask: &TensorSpec,
 ) -> Res<Kernel> {
