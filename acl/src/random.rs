@@ -30,6 +30,12 @@
 //! A captured draw would repeat the same numbers at every replay (its
 //! `(seed, offset)` are part of the recorded operator). As torch_npu's
 //! `philox_engine_inputs` asserts, drawing on a capturing stream is refused.
+//! For dropout in a captured training step, draw the mask before each
+//! launch ([`Generator::dropout_mask`], queued on the stream: no host
+//! synchronisation) and apply it inside the graph ([`dropout_apply`]).
+//! (The release's `aclnnInplaceUniformTensor`-style operators, which read
+//! the seed and offset from device memory as torch_npu does under capture,
+//! are not in the operator table yet.)
 //!
 //! ```
 //! # cann_sim::install().unwrap();

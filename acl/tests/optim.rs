@@ -525,3 +525,39 @@ fn a_loss_scaled_step_with_an_overflow_skips_the_update_and_halves_the_scale_in_
     assert_eq!(step.to_host_vec().unwrap(), [2.0]);
     assert_eq!(found.to_host_vec().unwrap(), [0.0]);
 }
+
+#[test]
+fn the_non_finite_check_refuses_mixed_gradient_types_in_its_tiling() {
+    use acl::aclnn::TensorList;
+    use half::f16;
+    let s = stream();
+    let mut a = s.clone_from_host(&[1.0f32]).unwrap();
+    let mut b = s.clone_from_host(&[f16::ONE]).unwrap();
+    let mut found = s.alloc_zeros::<f32>(1).unwrap();
+    let inv = s.clone_from_host(&[1.0f32]).unwrap();
+    let list = TensorList::new_mut(vec![
+        TensorArgMut::new(&mut a, &[1]).unwrap(),
+        TensorArgMut::new(&mut b, &[1]).unwrap(),
+    ])
+    .unwrap();
+    let (code, f, msg) = status(
+        aclnn::foreach_non_finite_check_and_unscale(
+            &s,
+            &list,
+            &mut TensorArgMut::new(&mut found, &[1]).unwrap(),
+            &TensorArg::new(&inv, &[1]).unwrap(),
+        )
+        .unwrap_err(),
+    );
+    assert_eq!(
+        (code, f),
+        (
+            561002,
+            "aclnnForeachNonFiniteCheckAndUnscaleGetWorkspaceSize"
+        )
+    );
+    assert!(
+        msg.contains("differ in type (float32 and float16)"),
+        "{msg}"
+    );
+}

@@ -442,3 +442,34 @@ fn each_misuse_has_its_exact_error() {
         )
     );
 }
+
+/// Dropout in a captured step: the mask is drawn before each launch
+/// (queued on the stream, no host synchronisation) and applied inside the
+/// graph, so every replay drops other elements.
+#[test]
+fn a_captured_step_applies_a_mask_drawn_before_each_launch() {
+    let s = stream();
+    let n = 256;
+    let x = Tensor::from_host(&s, &vec![1.0f32; n], &[n]).unwrap();
+    let mut mask = Tensor::<u8>::zeros(&s, &[dropout_mask_len(n)]).unwrap();
+    let mut out = Tensor::<f32>::zeros(&s, &[n]).unwrap();
+    s.synchronize().unwrap();
+    let (graph, ()) = s
+        .capture(CaptureMode::Global, |s| {
+            random::dropout_apply(s, &x, &mask, 0.5, &mut out)
+        })
+        .unwrap();
+    let g = Generator::new(4);
+    let mut outs = Vec::new();
+    for _ in 0..2 {
+        g.dropout_mask(&s, &[n], 0.5, &mut mask).unwrap();
+        graph.launch(&s).unwrap();
+        outs.push(out.to_host_vec().unwrap());
+    }
+    for o in &outs {
+        assert!(o.iter().all(|&v| v == 0.0 || v == 2.0));
+        let kept = o.iter().filter(|&&v| v == 2.0).count();
+        assert!((96..160).contains(&kept), "{kept} of {n} kept");
+    }
+    assert_ne!(outs[0], outs[1], "each launch used its own mask");
+}
