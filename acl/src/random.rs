@@ -166,8 +166,8 @@ impl Generator {
         Ok(self.philox_engine_inputs(CALL_INCREMENT))
     }
 
-    /// Fills `x` with uniform numbers in `[from, to)` (integers: `from +
-    /// ⌊u·(to − from)⌋`).
+    /// Fills `x` with uniform numbers in `[from, to)` (integer types: the
+    /// integers of `[from, to)`, each equally likely).
     ///
     /// # Errors
     ///

@@ -136,6 +136,11 @@ fn uniform_integers_cover_the_half_open_range_evenly() {
     for c in counts {
         assert!((850..1150).contains(&c), "counts {counts:?}");
     }
+    // Bounds that are not integers: the integers of [0.5, 3), 1 and 2.
+    Generator::new(3).uniform_(&s, &mut x, 0.5, 3.0).unwrap();
+    let v = x.to_host_vec().unwrap();
+    assert!(v.iter().all(|k| (1..3).contains(k)), "{:?}", &v[..8]);
+    assert!(v.contains(&1) && v.contains(&2));
 }
 
 #[test]

@@ -209,7 +209,7 @@ fn write_below(out: &mut Output<'_>, mut vals: Vec<f64>, from: f64, to: f64) {
 // ---------------------------------------------------------------------------
 
 /// `aclnnInplaceUniform`: `x` filled with uniform numbers in `[from, to)`
-/// (integers: `from + ⌊u·(to − from)⌋`). `from > to` is refused (161002).
+/// (integer types: the integers of `[from, to)`, each equally likely). `from > to` is refused (161002).
 pub fn uniform(
     name: &'static str,
     x: &TensorSpec,
@@ -228,8 +228,9 @@ pub fn uniform(
         let out = &mut outs[0];
         let n = out.spec.numel();
         if out.spec.dtype.is_int() {
-            let span = (to - from).max(0.0);
+            // The integers of [from, to): ⌈from⌉ .. ⌈to⌉.
             let lo = from.ceil();
+            let span = (to.ceil() - lo).max(0.0);
             let vals: Vec<i64> = (0..n as u64)
                 .map(|i| (lo + (rng.uniforms(i)[0] * span).floor()) as i64)
                 .collect();
