@@ -164,6 +164,7 @@ pub mod memory;
 pub mod model;
 pub mod ops;
 pub mod profiler;
+pub mod random;
 pub mod release;
 pub mod result;
 pub mod runtime;

@@ -624,14 +624,32 @@ fn new_operators_take_strided_views_and_f16() {
 }
 
 #[test]
-fn an_operator_without_a_kernel_says_so_with_561003() {
-    // aclnnRandperm is declared and wrapped (it runs on a real NPU) but
-    // cann-sim has no kernel for it yet: the library's "no kernel" status.
+fn an_option_cann_sim_has_no_kernel_for_says_so_with_561003() {
+    // Every operator of the table has a kernel; options beyond them (here
+    // FusedInferAttentionScoreV2's TND layout) are the library's "no
+    // kernel" status, naming the option.
     let s = stream();
-    let mut o = s.alloc_zeros::<i64>(4).unwrap();
-    let mut to = TensorArgMut::new(&mut o, &[4]).unwrap();
-    let (code, f, _) = status(aclnn::randperm(&s, 4, 0, 0, &mut to).unwrap_err());
-    assert_eq!((code, f), (561003, "aclnnRandpermGetWorkspaceSize"));
+    let h = s.clone_from_host(&[f16::from_f32(0.5); 16]).unwrap();
+    let mut o = s.alloc_zeros::<f16>(16).unwrap();
+    let tq = TensorArg::new(&h, &[4, 1, 4]).unwrap();
+    let kl = TensorList::new(vec![TensorArg::new(&h, &[4, 1, 4]).unwrap()]).unwrap();
+    let vl = TensorList::new(vec![TensorArg::new(&h, &[4, 1, 4]).unwrap()]).unwrap();
+    let mut to = TensorArgMut::new(&mut o, &[4, 1, 4]).unwrap();
+    let e = aclnn::fused_infer_attention_score_v2(
+        &s, &tq, &kl, &vl, None, None, None, None, None, None, None, None, None, None, None, None,
+        None, None, None, None, None, None, None, None, None, 1, 0.5, 2147483647, 0, c"TND", 1, 0,
+        0, 0, 0, false, 0, 0, &mut to, None,
+    )
+    .unwrap_err();
+    let (code, f, msg) = status(e);
+    assert_eq!(
+        (code, f),
+        (561003, "aclnnFusedInferAttentionScoreV2GetWorkspaceSize")
+    );
+    assert!(
+        msg.contains("inputLayout \"TND\" is not supported by cann-sim"),
+        "{msg}"
+    );
 }
 
 #[test]

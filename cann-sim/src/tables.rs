@@ -2168,6 +2168,14 @@ pub fn aclnn_api() -> acl_sys::aclnn::Api {
         aclnnFlipGetWorkspaceSize: Some(crate::aclnn::aclnnFlipGetWorkspaceSize),
         aclnnFloor: Some(crate::aclnn::aclnnFloor),
         aclnnFloorGetWorkspaceSize: Some(crate::aclnn::aclnnFloorGetWorkspaceSize),
+        aclnnForeachNonFiniteCheckAndUnscale: Some(
+            crate::aclnn::aclnnForeachNonFiniteCheckAndUnscale,
+        ),
+        aclnnForeachNonFiniteCheckAndUnscaleGetWorkspaceSize: Some(
+            crate::aclnn::aclnnForeachNonFiniteCheckAndUnscaleGetWorkspaceSize,
+        ),
+        aclnnFusedAdamw: Some(crate::aclnn::aclnnFusedAdamw),
+        aclnnFusedAdamwGetWorkspaceSize: Some(crate::aclnn::aclnnFusedAdamwGetWorkspaceSize),
         aclnnFusedInferAttentionScoreV2: Some(crate::aclnn::aclnnFusedInferAttentionScoreV2),
         aclnnFusedInferAttentionScoreV2GetWorkspaceSize: Some(
             crate::aclnn::aclnnFusedInferAttentionScoreV2GetWorkspaceSize,

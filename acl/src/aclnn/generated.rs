@@ -5703,7 +5703,7 @@ pub fn prelu(
 ///
 /// # Errors
 ///
-/// The aclnn status as documented (161001 PARAM\_NULLPTR: input/out/maskOut: null,empty; 161002 PARAM\_INVALID: input/out/maskOut: dtype,unsupported,range | p: other (see page) | input: rank,exceeds \[8D\] | input/out: shape,mismatch | maskOut: shape,rule violated), or a stream or memory error.
+/// The aclnn status as documented (161001 PARAM\_NULLPTR: input/out/maskOut: null; 161002 PARAM\_INVALID: input/out/maskOut: dtype,unsupported,range | p: not in \[0,1\] | input: rank,exceeds \[8D\] | input/out: shape,mismatch | maskOut: shape != \[align(numel,128)/8\]), or a stream or memory error.
 #[doc(alias = "aclnnDropout")]
 #[doc(alias = "aclnnDropoutGetWorkspaceSize")]
 pub fn dropout(
@@ -5743,7 +5743,7 @@ pub fn dropout(
 ///
 /// # Errors
 ///
-/// The aclnn status as documented (161001 PARAM\_NULLPTR: shape/out: null,shape,empty; 161002 PARAM\_INVALID: out: dtype,unsupported,range | prob: other (see page) | out/shape: shape,rule violated), or a stream or memory error.
+/// The aclnn status as documented (161001 PARAM\_NULLPTR: shape/out: null; 161002 PARAM\_INVALID: out: dtype,unsupported,range | prob: not in \[0,1\] | out: shape != \[align(numel(shape),128)/8\]), or a stream or memory error.
 #[doc(alias = "aclnnDropoutGenMask")]
 #[doc(alias = "aclnnDropoutGenMaskGetWorkspaceSize")]
 pub fn dropout_gen_mask(
@@ -5775,7 +5775,7 @@ pub fn dropout_gen_mask(
 ///
 /// # Errors
 ///
-/// The aclnn status as documented (161001 PARAM\_NULLPTR: self/mask/out: null,empty; 161002 PARAM\_INVALID: self/mask/out: dtype,unsupported,range | prob: other (see page) | self/out: shape,mismatch | mask: shape,rule violated), or a stream or memory error.
+/// The aclnn status as documented (161001 PARAM\_NULLPTR: self/mask/out: null; 161002 PARAM\_INVALID: self/mask/out: dtype,unsupported,range | prob: not in \[0,1\] | self/out: shape,mismatch | mask: numel != align(numel(self),128)/8), or a stream or memory error.
 #[doc(alias = "aclnnDropoutDoMask")]
 #[doc(alias = "aclnnDropoutDoMaskGetWorkspaceSize")]
 pub fn dropout_do_mask(
@@ -5989,7 +5989,7 @@ pub fn uniform_(
 ///
 /// # Errors
 ///
-/// The aclnn status as documented (161001 PARAM\_NULLPTR: selfRef: null,empty; 161002 PARAM\_INVALID: std: \< | selfRef: dtype,unsupported,range | std/mean: dtype | selfRef: shape,exceeds \[8D\]), or a stream or memory error.
+/// The aclnn status as documented (161001 PARAM\_NULLPTR: selfRef: null; 161002 PARAM\_INVALID: std: \< | selfRef: dtype,unsupported,range | std/mean: dtype | selfRef: shape,exceeds \[8D\]), or a stream or memory error.
 #[doc(alias = "aclnnInplaceNormal")]
 #[doc(alias = "aclnnInplaceNormalGetWorkspaceSize")]
 pub fn normal_(
@@ -6021,7 +6021,7 @@ pub fn normal_(
 ///
 /// # Errors
 ///
-/// The aclnn status as documented (161001 PARAM\_NULLPTR: selfRef/prob: null; 161002 PARAM\_INVALID: selfRef: dtype,format,unsupported,range | prob: dtype,unsupported,range | prob: rule violated | selfRef: rank,\> \[8D\]), or a stream or memory error.
+/// The aclnn status as documented (161001 PARAM\_NULLPTR: selfRef/prob: null; 161002 PARAM\_INVALID: selfRef: dtype,format,unsupported,range | prob: dtype,unsupported,range | prob: rule violated \[0,1\] | selfRef: rank,\> \[8D\]; call fails: offset: % 4 != 0 (no code on the page; cann-sim 161002)), or a stream or memory error.
 #[doc(alias = "aclnnInplaceBernoulli")]
 #[doc(alias = "aclnnInplaceBernoulliGetWorkspaceSize")]
 pub fn bernoulli_(
@@ -6075,11 +6075,11 @@ pub fn randperm(
 ///
 /// Documented at hicann/ops-math:random/stateless_sample_multinomial/docs/aclnnMultinomial.md.
 /// Data types: self {bf16,f16,f32,f64}; numsamples {i64}; replacement {bool}; seed {i64}; offset {i64}; out {i64}.
-/// Formats: ND; broadcast: no; shape: self (N, C).
+/// Formats: ND; broadcast: no; shape: self (N, C) or (C); out (N, numsamples) or (numsamples).
 ///
 /// # Errors
 ///
-/// The aclnn status as documented (161001 PARAM\_NULLPTR: self/out: null; 161002 PARAM\_INVALID: self: dtype,unsupported,range | out: dtype {i64} | self: rank \[1D,2D\] | self/out: rank,mismatch | numsamples: \<), or a stream or memory error.
+/// The aclnn status as documented (161001 PARAM\_NULLPTR: self/out: null; 161002 PARAM\_INVALID: self: dtype,unsupported,range | out: dtype {i64} | self: rank \[1D,2D\] | self/out: rank,mismatch | numsamples: \<= 0 | numsamples: \> C without replacement | self: C \> 2^24 | out: last dim != numsamples | out/self: dim 0 mismatch (2-D)), or a stream or memory error.
 #[doc(alias = "aclnnMultinomial")]
 #[doc(alias = "aclnnMultinomialGetWorkspaceSize")]
 pub fn multinomial(
@@ -6105,7 +6105,7 @@ pub fn multinomial(
     two_phase(stream, names, &uses, plan, launch)
 }
 
-/// One fused AdamW step on `varRef` with moments `mRef`, `vRef`.
+/// One fused AdamW step on `varRef` with moments `mRef`, `vRef`; `beta1Power`/`beta2Power` are β^(t−1) (the kernel multiplies them by β); with `amsgrad` the step uses max(v, `maxGradNormOptional`) and `vRef` gets v (hicann/ops-nn `optim/apply_adam_w/op_kernel/arch35/apply_adam_w_dag.h`).
 ///
 /// Documented at hicann/ops-nn:optim/apply_adam_w/docs/aclnnApplyAdamW.md.
 /// Data types: varRef {f16,bf16,f32}; mRef {=varRef}; vRef {=varRef}; beta1Power {=varRef}; beta2Power {=varRef}; lr {=varRef}; weightDecay {=varRef}; beta1 {=varRef}; beta2 {=varRef}; eps {=varRef}; grad {=varRef}; maxGradNormOptional {=varRef}.
@@ -6167,7 +6167,7 @@ pub fn apply_adam_w(
     two_phase(stream, names, &uses, plan, launch)
 }
 
-/// One fused AdamW step (scalar hyper-parameters, a step tensor).
+/// One fused AdamW step (scalar hyper-parameters): the kernel takes t = `step` + 1 (`apply_adam_w_v2_fp.h`; torch_npu passes state_steps − 1); with `amsgrad` `maxGradNormOptionalRef` keeps the running maximum of v.
 ///
 /// Documented at hicann/ops-nn:optim/apply_adam_w_v2/docs/aclnnApplyAdamWV2.md.
 /// Data types: varRef {f16,bf16,f32}; step {i64,f32}; lr {f32}; beta1 {f32}; beta2 {f32}; weightDecay {f32}; eps {f32}; amsgrad {bool}; maximize {bool}.
@@ -6178,12 +6178,12 @@ pub fn apply_adam_w(
 /// The aclnn status as documented (161001 PARAM\_NULLPTR: varRef/mRef/vRef/maxGradNormOptionalRef/grad/step: null; 161002 PARAM\_INVALID: varRef/mRef/vRef/maxGradNormOptionalRef/grad/step: dtype,unsupported,range | varRef/mRef/vRef/maxGradNormOptionalRef/grad/step: format,unsupported,range | mRef/vRef/grad/varRef: shape,mismatch | amsgrad/maxGradNormOptionalRef/varRef: shape,mismatch | step: shape,size), or a stream or memory error.
 #[doc(alias = "aclnnApplyAdamWV2")]
 #[doc(alias = "aclnnApplyAdamWV2GetWorkspaceSize")]
-pub fn apply_adam_wv2(
+pub fn apply_adam_w_v2(
     stream: &Stream,
     var_ref: &mut TensorArgMut<'_>,
     m_ref: &mut TensorArgMut<'_>,
     v_ref: &mut TensorArgMut<'_>,
-    max_grad_norm_optional_ref: &mut TensorArgMut<'_>,
+    mut max_grad_norm_optional_ref: Option<&mut TensorArgMut<'_>>,
     grad: &TensorArg<'_>,
     step: &TensorArg<'_>,
     lr: f32,
@@ -6194,18 +6194,23 @@ pub fn apply_adam_wv2(
     amsgrad: bool,
     maximize: bool,
 ) -> Result<()> {
-    let uses = [
-        var_ref.as_arg().access(),
-        m_ref.as_arg().access(),
-        v_ref.as_arg().access(),
-        max_grad_norm_optional_ref.as_arg().access(),
-        grad.access(),
-        step.access(),
-    ];
+    let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();
+    uses.push(var_ref.as_arg().access());
+    uses.push(m_ref.as_arg().access());
+    uses.push(v_ref.as_arg().access());
+    uses.extend(
+        max_grad_norm_optional_ref
+            .as_ref()
+            .map(|t| t.as_arg().access()),
+    );
+    uses.push(grad.access());
+    uses.push(step.access());
     let p0 = var_ref.as_raw();
     let p1 = m_ref.as_raw();
     let p2 = v_ref.as_raw();
-    let p3 = max_grad_norm_optional_ref.as_raw();
+    let p3 = max_grad_norm_optional_ref
+        .as_mut()
+        .map_or(std::ptr::null_mut(), |t| t.as_raw());
     let p4 = grad.as_raw();
     let p5 = step.as_raw();
     let p6 = lr;
@@ -6218,6 +6223,68 @@ pub fn apply_adam_wv2(
     let (names, plan, launch) = crate::result::aclnn_op!(
         aclnnApplyAdamWV2GetWorkspaceSize(p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12),
         aclnnApplyAdamWV2
+    );
+    two_phase(stream, names, &uses, plan, launch)
+}
+
+/// AdamW over lists of parameters in one call: grads divided by `gradScaleOptional`, nothing written when `foundInfOptional` is 1 (a loss-scaled step that skips on overflow without the host); t = `stateSteps[i]` + 1. The lists `paramsRef`, `expAvgsRef`, `expAvgSqsRef`, `maxExpAvgSqsRef` are written: build them with `TensorList::new_mut`. The page lets `maxExpAvgSqsRef` be null without amsgrad; the table has no optional lists yet, so this wrapper takes one (`acl::ops::adamw_step` passes null).
+///
+/// Documented at hicann/ops-nn:optim/fused_adamw/docs/aclnnFusedAdamw.md.
+/// Data types: paramsRef {f16,bf16,f32}; grads {=paramsRef}; expAvgsRef {=paramsRef}; expAvgSqsRef {=paramsRef}; maxExpAvgSqsRef {=paramsRef}; stateSteps {i64,f32}; gradScaleOptional {f32}; foundInfOptional {f32}; lr {f64}; beta1 {f64}; beta2 {f64}; weightDecay {f64}; eps {f64}.
+/// Formats: ND; broadcast: no; shape: paramsRef 1-8; stateSteps 1 element each.
+///
+/// # Errors
+///
+/// The aclnn status as documented (161001 PARAM\_NULLPTR: paramsRef/grads/expAvgsRef/expAvgSqsRef/stateSteps: null; 161002 PARAM\_INVALID: paramsRef/grads/expAvgsRef/expAvgSqsRef/maxExpAvgSqsRef: dtype,unsupported,range | dtype,mismatch | grads/expAvgsRef/expAvgSqsRef/paramsRef: shape,mismatch | amsgrad/maxExpAvgSqsRef: null,shape | stateSteps: numel != 1 | lists: count,mismatch | lr/beta1/beta2/weightDecay: \< 0 (aclnn\_fused\_adamw.cpp CheckAttr)), or a stream or memory error.
+#[doc(alias = "aclnnFusedAdamw")]
+#[doc(alias = "aclnnFusedAdamwGetWorkspaceSize")]
+pub fn fused_adamw(
+    stream: &Stream,
+    params_ref: &TensorList<'_>,
+    grads: &TensorList<'_>,
+    exp_avgs_ref: &TensorList<'_>,
+    exp_avg_sqs_ref: &TensorList<'_>,
+    max_exp_avg_sqs_ref: &TensorList<'_>,
+    state_steps: &TensorList<'_>,
+    grad_scale_optional: Option<&TensorArg<'_>>,
+    found_inf_optional: Option<&TensorArg<'_>>,
+    lr: f64,
+    beta1: f64,
+    beta2: f64,
+    weight_decay: f64,
+    eps: f64,
+    amsgrad: bool,
+    maximize: bool,
+) -> Result<()> {
+    let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();
+    uses.extend(params_ref.accesses().iter().cloned());
+    uses.extend(grads.accesses().iter().cloned());
+    uses.extend(exp_avgs_ref.accesses().iter().cloned());
+    uses.extend(exp_avg_sqs_ref.accesses().iter().cloned());
+    uses.extend(max_exp_avg_sqs_ref.accesses().iter().cloned());
+    uses.extend(state_steps.accesses().iter().cloned());
+    uses.extend(grad_scale_optional.map(|t| t.access()));
+    uses.extend(found_inf_optional.map(|t| t.access()));
+    let p0 = params_ref.as_raw();
+    let p1 = grads.as_raw();
+    let p2 = exp_avgs_ref.as_raw();
+    let p3 = exp_avg_sqs_ref.as_raw();
+    let p4 = max_exp_avg_sqs_ref.as_raw();
+    let p5 = state_steps.as_raw();
+    let p6 = grad_scale_optional.map_or(std::ptr::null(), |t| t.as_raw());
+    let p7 = found_inf_optional.map_or(std::ptr::null(), |t| t.as_raw());
+    let p8 = lr;
+    let p9 = beta1;
+    let p10 = beta2;
+    let p11 = weight_decay;
+    let p12 = eps;
+    let p13 = amsgrad;
+    let p14 = maximize;
+    let (names, plan, launch) = crate::result::aclnn_op!(
+        aclnnFusedAdamwGetWorkspaceSize(
+            p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14
+        ),
+        aclnnFusedAdamw
     );
     two_phase(stream, names, &uses, plan, launch)
 }
@@ -6262,6 +6329,37 @@ pub fn amp_update_scale(
     let (names, plan, launch) = crate::result::aclnn_op!(
         aclnnAmpUpdateScaleGetWorkspaceSize(p0, p1, p2, p3, p4, p5, p6, p7),
         aclnnAmpUpdateScale
+    );
+    two_phase(stream, names, &uses, plan, launch)
+}
+
+/// Sets `foundInf` to 1 when any element of `scaledGrads` is infinite or NaN (else leaves it) and multiplies every gradient by `invScale` in place (torch `_amp_foreach_non_finite_check_and_unscale_`; op-plugin `AmpForeachNonFiniteCheckAndUnscaleKernelNpuOpApi.cpp`). The list is written: build it with `TensorList::new_mut`.
+///
+/// Documented at hicann/ops-nn:foreach/foreach_non_finite_check_and_unscale/docs/aclnnForeachNonFiniteCheckAndUnscale.md.
+/// Data types: scaledGrads {f32,f16,bf16}; foundInf {f32}; invScale {f32}.
+/// Formats: ND; broadcast: no; shape: scaledGrads 0-8 (at most 256 tensors); foundInf 1 element; invScale 1 element.
+///
+/// # Errors
+///
+/// The aclnn status as documented (161001 PARAM\_NULLPTR: scaledGrads/foundInf/invScale: null; 161002 PARAM\_INVALID: scaledGrads/foundInf/invScale: dtype,unsupported,range; 561002 INNER\_TILING\_ERROR: scaledGrads: \> 256 tensors | scaledGrads: dtype,mismatch | foundInf/invScale: numel != 1), or a stream or memory error.
+#[doc(alias = "aclnnForeachNonFiniteCheckAndUnscale")]
+#[doc(alias = "aclnnForeachNonFiniteCheckAndUnscaleGetWorkspaceSize")]
+pub fn foreach_non_finite_check_and_unscale(
+    stream: &Stream,
+    scaled_grads: &TensorList<'_>,
+    found_inf: &mut TensorArgMut<'_>,
+    inv_scale: &TensorArg<'_>,
+) -> Result<()> {
+    let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();
+    uses.extend(scaled_grads.accesses().iter().cloned());
+    uses.push(found_inf.as_arg().access());
+    uses.push(inv_scale.access());
+    let p0 = scaled_grads.as_raw();
+    let p1 = found_inf.as_raw().cast_const();
+    let p2 = inv_scale.as_raw();
+    let (names, plan, launch) = crate::result::aclnn_op!(
+        aclnnForeachNonFiniteCheckAndUnscaleGetWorkspaceSize(p0, p1, p2),
+        aclnnForeachNonFiniteCheckAndUnscale
     );
     two_phase(stream, names, &uses, plan, launch)
 }

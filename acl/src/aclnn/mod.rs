@@ -61,7 +61,7 @@ use crate::error::check;
 /// Runs both phases of one operator on `stream`. `plan` calls
 /// `aclnnXxxGetWorkspaceSize` with the two out-pointers; `uses` are the
 /// operator's accesses to memory.
-fn two_phase(
+pub(crate) fn two_phase(
     stream: &Stream,
     names: (&'static str, &'static str),
     uses: &[crate::memory::Access],

@@ -606,6 +606,18 @@ impl<'a> TensorList<'a> {
         })
     }
 
+    /// A list of tensors the operator writes in place (the foreach and
+    /// fused-optimizer operators: `scaledGrads`, `paramsRef`...): as
+    /// [`TensorList::new`], with the members' memory accesses recorded as
+    /// writes, so that later uses wait for the operator.
+    ///
+    /// # Errors
+    ///
+    /// As [`TensorList::new`].
+    pub fn new_mut(tensors: Vec<TensorArgMut<'a>>) -> Result<TensorList<'a>> {
+        TensorList::new(tensors.into_iter().map(|t| t.inner).collect())
+    }
+
     /// The raw handle, valid while `self` lives.
     pub fn as_raw(&self) -> *const aclTensorList {
         self.raw.as_ptr()

@@ -122,6 +122,7 @@ mod inplace;
 mod layout;
 mod matmul;
 mod nn;
+mod optim;
 mod reduce;
 mod shape;
 
@@ -130,6 +131,7 @@ pub use inplace::*;
 pub use layout::*;
 pub use matmul::*;
 pub use nn::*;
+pub use optim::*;
 pub use reduce::*;
 pub use shape::broadcast_shapes;
 use shape::*;

@@ -271,6 +271,17 @@ pub(crate) fn bound_list(
     what: &str,
     addr: usize,
 ) -> Result<Vec<View>, aclnnStatus> {
+    bound_list_as(function, what, addr, false)
+}
+
+/// The members of a tensor-list argument, bound as inputs or (`output`,
+/// a list the operator writes in place) as outputs ([`bound`]).
+pub(crate) fn bound_list_as(
+    function: &str,
+    what: &str,
+    addr: usize,
+    output: bool,
+) -> Result<Vec<View>, aclnnStatus> {
     let o = arg(function, what, addr, Kind::TensorList)?;
     let Obj::TensorList(members) = &*o else {
         return Err(kind_mismatch(function, what));
@@ -278,7 +289,7 @@ pub(crate) fn bound_list(
     members
         .iter()
         .enumerate()
-        .map(|(i, m)| bound_obj(function, &format!("{what}[{i}]"), m, false))
+        .map(|(i, m)| bound_obj(function, &format!("{what}[{i}]"), m, output))
         .collect()
 }
 

@@ -14763,6 +14763,185 @@ pub unsafe extern "C" fn aclnnPrelu(
     run_executor("aclnnPrelu", workspace, workspaceSize, executor, stream)
 }
 
+/// `aclnnDropoutGetWorkspaceSize`: Dropout with probability `p`: the output and the bit mask, from the (`seed`, `offset`) random stream.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnDropoutGetWorkspaceSize(
+    input: *const aclTensor,
+    p: f64,
+    train: bool,
+    seed: i64,
+    offset: i64,
+    out: *mut aclTensor,
+    maskOut: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnDropoutGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "input",
+                            input as usize,
+                            false,
+                            &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
+                        ),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
+                        ),
+                        ("maskOut", maskOut as usize, false, &[acl_sys::ACL_UINT8]),
+                    ],
+                )?;
+                super::random::dropout(f, input, p, train, seed, offset, out, maskOut)
+            },
+        )
+    }
+}
+
+/// `aclnnDropout`: runs the executor of `aclnnDropoutGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnDropout(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnDropout", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnDropoutGenMaskGetWorkspaceSize`: A dropout bit mask of `shape` from the (`seed`, `offset`) random stream.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnDropoutGenMaskGetWorkspaceSize(
+    shape: *const aclIntArray,
+    prob: f64,
+    seed: i64,
+    offset: i64,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnDropoutGenMaskGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(f, &[("out", out as usize, false, &[acl_sys::ACL_UINT8])])?;
+                super::random::dropout_gen_mask(f, shape, prob, seed, offset, out)
+            },
+        )
+    }
+}
+
+/// `aclnnDropoutGenMask`: runs the executor of `aclnnDropoutGenMaskGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnDropoutGenMask(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnDropoutGenMask",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnDropoutDoMaskGetWorkspaceSize`: Applies a dropout bit mask: `out = self · mask / (1 − prob)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnDropoutDoMaskGetWorkspaceSize(
+    self_: *const aclTensor,
+    mask: *const aclTensor,
+    prob: f64,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnDropoutDoMaskGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        ("mask", mask as usize, false, &[acl_sys::ACL_UINT8]),
+                        (
+                            "out",
+                            out as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                    ],
+                )?;
+                super::random::dropout_do_mask(f, self_, mask, prob, out)
+            },
+        )
+    }
+}
+
+/// `aclnnDropoutDoMask`: runs the executor of `aclnnDropoutDoMaskGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnDropoutDoMask(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnDropoutDoMask",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
 /// `aclnnNLLLossGetWorkspaceSize`: Negative log-likelihood loss of log-probabilities `self` against class indices `target`.
 ///
 /// # Safety
@@ -15061,6 +15240,767 @@ pub unsafe extern "C" fn aclnnMseLossBackward(
 ) -> aclnnStatus {
     run_executor(
         "aclnnMseLossBackward",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnInplaceUniformGetWorkspaceSize`: Fills `selfRef` with uniform numbers in `[from, to)` from the (`seed`, `offset`) random stream.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceUniformGetWorkspaceSize(
+    selfRef: *const aclTensor,
+    from: f64,
+    to: f64,
+    seed: u64,
+    offset: u64,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnInplaceUniformGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[(
+                        "selfRef",
+                        selfRef as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_DOUBLE,
+                        ],
+                    )],
+                )?;
+                super::random::uniform(f, selfRef, from, to, seed, offset)
+            },
+        )
+    }
+}
+
+/// `aclnnInplaceUniform`: runs the executor of `aclnnInplaceUniformGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceUniform(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnInplaceUniform",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnInplaceNormalGetWorkspaceSize`: Fills `selfRef` with normal numbers (`mean`, `std`) from the (`seed`, `offset`) random stream.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceNormalGetWorkspaceSize(
+    selfRef: *const aclTensor,
+    mean: f32,
+    std: f32,
+    seed: i64,
+    offset: i64,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnInplaceNormalGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[(
+                        "selfRef",
+                        selfRef as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_DOUBLE,
+                        ],
+                    )],
+                )?;
+                super::random::normal(f, selfRef, mean, std, seed, offset)
+            },
+        )
+    }
+}
+
+/// `aclnnInplaceNormal`: runs the executor of `aclnnInplaceNormalGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceNormal(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnInplaceNormal",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnInplaceBernoulliGetWorkspaceSize`: Fills `selfRef` with Bernoulli draws of probability `prob`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceBernoulliGetWorkspaceSize(
+    selfRef: *const aclTensor,
+    prob: *const aclScalar,
+    seed: i64,
+    offset: i64,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnInplaceBernoulliGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[(
+                        "selfRef",
+                        selfRef as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_BF16,
+                        ],
+                    )],
+                )?;
+                super::random::bernoulli(f, selfRef, prob, seed, offset)
+            },
+        )
+    }
+}
+
+/// `aclnnInplaceBernoulli`: runs the executor of `aclnnInplaceBernoulliGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceBernoulli(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnInplaceBernoulli",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnRandpermGetWorkspaceSize`: A random permutation of `0..n`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRandpermGetWorkspaceSize(
+    n: i64,
+    seed: i64,
+    offset: i64,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnRandpermGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[(
+                        "out",
+                        out as usize,
+                        false,
+                        &[
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_BF16,
+                        ],
+                    )],
+                )?;
+                super::random::randperm(f, n, seed, offset, out)
+            },
+        )
+    }
+}
+
+/// `aclnnRandperm`: runs the executor of `aclnnRandpermGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnRandperm(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnRandperm", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnMultinomialGetWorkspaceSize`: Draws `numsamples` class indices per row from the probabilities in `self`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMultinomialGetWorkspaceSize(
+    self_: *const aclTensor,
+    numsamples: i64,
+    replacement: bool,
+    seed: i64,
+    offset: i64,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnMultinomialGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "self",
+                            self_ as usize,
+                            false,
+                            &[
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_DOUBLE,
+                            ],
+                        ),
+                        ("out", out as usize, false, &[acl_sys::ACL_INT64]),
+                    ],
+                )?;
+                super::random::multinomial(f, self_, numsamples, replacement, seed, offset, out)
+            },
+        )
+    }
+}
+
+/// `aclnnMultinomial`: runs the executor of `aclnnMultinomialGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnMultinomial(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnMultinomial",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnApplyAdamWGetWorkspaceSize`: One fused AdamW step on `varRef` with moments `mRef`, `vRef`; `beta1Power`/`beta2Power` are β^(t−1) (the kernel multiplies them by β); with `amsgrad` the step uses max(v, `maxGradNormOptional`) and `vRef` gets v (hicann/ops-nn `optim/apply_adam_w/op_kernel/arch35/apply_adam_w_dag.h`).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnApplyAdamWGetWorkspaceSize(
+    varRef: *mut aclTensor,
+    mRef: *mut aclTensor,
+    vRef: *mut aclTensor,
+    beta1Power: *const aclTensor,
+    beta2Power: *const aclTensor,
+    lr: *const aclTensor,
+    weightDecay: *const aclTensor,
+    beta1: *const aclTensor,
+    beta2: *const aclTensor,
+    eps: *const aclTensor,
+    grad: *const aclTensor,
+    maxGradNormOptional: *const aclTensor,
+    amsgrad: bool,
+    maximize: bool,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnApplyAdamWGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[(
+                        "varRef",
+                        varRef as usize,
+                        false,
+                        &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_FLOAT],
+                    )],
+                )?;
+                super::optim::apply_adam_w(
+                    f,
+                    varRef,
+                    mRef,
+                    vRef,
+                    beta1Power,
+                    beta2Power,
+                    lr,
+                    weightDecay,
+                    beta1,
+                    beta2,
+                    eps,
+                    grad,
+                    maxGradNormOptional,
+                    amsgrad,
+                    maximize,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnApplyAdamW`: runs the executor of `aclnnApplyAdamWGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnApplyAdamW(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnApplyAdamW",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnApplyAdamWV2GetWorkspaceSize`: One fused AdamW step (scalar hyper-parameters): the kernel takes t = `step` + 1 (`apply_adam_w_v2_fp.h`; torch_npu passes state_steps − 1); with `amsgrad` `maxGradNormOptionalRef` keeps the running maximum of v.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnApplyAdamWV2GetWorkspaceSize(
+    varRef: *mut aclTensor,
+    mRef: *mut aclTensor,
+    vRef: *mut aclTensor,
+    maxGradNormOptionalRef: *mut aclTensor,
+    grad: *const aclTensor,
+    step: *const aclTensor,
+    lr: f32,
+    beta1: f32,
+    beta2: f32,
+    weightDecay: f32,
+    eps: f32,
+    amsgrad: bool,
+    maximize: bool,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnApplyAdamWV2GetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "varRef",
+                            varRef as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_FLOAT],
+                        ),
+                        (
+                            "step",
+                            step as usize,
+                            false,
+                            &[acl_sys::ACL_INT64, acl_sys::ACL_FLOAT],
+                        ),
+                    ],
+                )?;
+                super::optim::apply_adam_w_v2(
+                    f,
+                    varRef,
+                    mRef,
+                    vRef,
+                    maxGradNormOptionalRef,
+                    grad,
+                    step,
+                    lr,
+                    beta1,
+                    beta2,
+                    weightDecay,
+                    eps,
+                    amsgrad,
+                    maximize,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnApplyAdamWV2`: runs the executor of `aclnnApplyAdamWV2GetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnApplyAdamWV2(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnApplyAdamWV2",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnFusedAdamwGetWorkspaceSize`: AdamW over lists of parameters in one call: grads divided by `gradScaleOptional`, nothing written when `foundInfOptional` is 1 (a loss-scaled step that skips on overflow without the host); t = `stateSteps[i]` + 1. The lists `paramsRef`, `expAvgsRef`, `expAvgSqsRef`, `maxExpAvgSqsRef` are written: build them with `TensorList::new_mut`. The page lets `maxExpAvgSqsRef` be null without amsgrad; the table has no optional lists yet, so this wrapper takes one (`acl::ops::adamw_step` passes null).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnFusedAdamwGetWorkspaceSize(
+    paramsRef: *const aclTensorList,
+    grads: *const aclTensorList,
+    expAvgsRef: *const aclTensorList,
+    expAvgSqsRef: *const aclTensorList,
+    maxExpAvgSqsRef: *const aclTensorList,
+    stateSteps: *const aclTensorList,
+    gradScaleOptional: *const aclTensor,
+    foundInfOptional: *const aclTensor,
+    lr: f64,
+    beta1: f64,
+    beta2: f64,
+    weightDecay: f64,
+    eps: f64,
+    amsgrad: bool,
+    maximize: bool,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnFusedAdamwGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "paramsRef",
+                            paramsRef as usize,
+                            true,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_FLOAT],
+                        ),
+                        (
+                            "stateSteps",
+                            stateSteps as usize,
+                            true,
+                            &[acl_sys::ACL_INT64, acl_sys::ACL_FLOAT],
+                        ),
+                        (
+                            "gradScaleOptional",
+                            gradScaleOptional as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT],
+                        ),
+                        (
+                            "foundInfOptional",
+                            foundInfOptional as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT],
+                        ),
+                    ],
+                )?;
+                super::optim::fused_adamw(
+                    f,
+                    paramsRef,
+                    grads,
+                    expAvgsRef,
+                    expAvgSqsRef,
+                    maxExpAvgSqsRef,
+                    stateSteps,
+                    gradScaleOptional,
+                    foundInfOptional,
+                    super::optim::hyper(lr, beta1, beta2, weightDecay, eps, amsgrad, maximize),
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnFusedAdamw`: runs the executor of `aclnnFusedAdamwGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnFusedAdamw(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnFusedAdamw",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnAmpUpdateScaleGetWorkspaceSize`: Updates the loss scale of mixed-precision training from `foundInf` (grow after `growthInterval` clean steps, back off on overflow).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAmpUpdateScaleGetWorkspaceSize(
+    currentScale: *const aclTensor,
+    growthTracker: *const aclTensor,
+    foundInf: *const aclTensor,
+    growthFactor: f64,
+    backoffFactor: f64,
+    growthInterval: i64,
+    updatedScale: *const aclTensor,
+    updatedGrowthTracker: *const aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnAmpUpdateScaleGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "currentScale",
+                            currentScale as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "growthTracker",
+                            growthTracker as usize,
+                            false,
+                            &[acl_sys::ACL_INT32],
+                        ),
+                        (
+                            "foundInf",
+                            foundInf as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "updatedScale",
+                            updatedScale as usize,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        (
+                            "updatedGrowthTracker",
+                            updatedGrowthTracker as usize,
+                            false,
+                            &[acl_sys::ACL_INT32],
+                        ),
+                    ],
+                )?;
+                super::optim::amp_update_scale(
+                    f,
+                    currentScale,
+                    growthTracker,
+                    foundInf,
+                    growthFactor,
+                    backoffFactor,
+                    growthInterval,
+                    updatedScale,
+                    updatedGrowthTracker,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnAmpUpdateScale`: runs the executor of `aclnnAmpUpdateScaleGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAmpUpdateScale(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnAmpUpdateScale",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
+/// `aclnnForeachNonFiniteCheckAndUnscaleGetWorkspaceSize`: Sets `foundInf` to 1 when any element of `scaledGrads` is infinite or NaN (else leaves it) and multiplies every gradient by `invScale` in place (torch `_amp_foreach_non_finite_check_and_unscale_`; op-plugin `AmpForeachNonFiniteCheckAndUnscaleKernelNpuOpApi.cpp`). The list is written: build it with `TensorList::new_mut`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnForeachNonFiniteCheckAndUnscaleGetWorkspaceSize(
+    scaledGrads: *const aclTensorList,
+    foundInf: *const aclTensor,
+    invScale: *const aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnForeachNonFiniteCheckAndUnscaleGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "scaledGrads",
+                            scaledGrads as usize,
+                            true,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                        ),
+                        ("foundInf", foundInf as usize, false, &[acl_sys::ACL_FLOAT]),
+                        ("invScale", invScale as usize, false, &[acl_sys::ACL_FLOAT]),
+                    ],
+                )?;
+                super::optim::non_finite_check_and_unscale(f, scaledGrads, foundInf, invScale)
+            },
+        )
+    }
+}
+
+/// `aclnnForeachNonFiniteCheckAndUnscale`: runs the executor of `aclnnForeachNonFiniteCheckAndUnscaleGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnForeachNonFiniteCheckAndUnscale(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnForeachNonFiniteCheckAndUnscale",
         workspace,
         workspaceSize,
         executor,

@@ -44,6 +44,8 @@ mod transformer;
 mod backward;
 mod inplace;
 mod nn;
+mod optim;
+mod random;
 mod table_dtypes;
 mod tensorcore;
 

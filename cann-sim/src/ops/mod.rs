@@ -23,6 +23,8 @@ mod matmul;
 pub mod native;
 pub mod nn;
 mod op;
+pub mod optim;
+pub mod random;
 mod reduce;
 mod softmax;
 mod tensor;
