@@ -539,14 +539,11 @@ impl FloatTensorOps<Cann> for Cann {
         )
     }
 
+    /// `argmax(-x)`: negation is exact, so the first smallest element is the
+    /// first largest of the negation.
     fn float_argmin(tensor: FloatTensor<Cann>, dim: usize, out_dtype: IntDType) -> IntTensor<Cann> {
-        arg(
-            "float_argmin",
-            tensor,
-            dim,
-            true,
-            ik("float_argmin", out_dtype),
-        )
+        let n = un("float_argmin", tensor, aclnn::neg);
+        arg("float_argmin", n, dim, false, ik("float_argmin", out_dtype))
     }
 
     fn float_argtopk(
@@ -592,12 +589,20 @@ impl FloatTensorOps<Cann> for Cann {
         (max("float_max_dim_with_indices", tensor, Some(dim)), i)
     }
 
+    /// `-amax(-x)` (negation is exact for floats).
     fn float_min(tensor: FloatTensor<Cann>) -> FloatTensor<Cann> {
-        min("float_min", tensor, None)
+        let n = un("float_min", tensor, aclnn::neg);
+        un("float_min", max("float_min", n, None), aclnn::neg)
     }
 
+    /// `-amax(-x)` along `dim`.
     fn float_min_dim(tensor: FloatTensor<Cann>, dim: usize) -> FloatTensor<Cann> {
-        min("float_min_dim", tensor, Some(dim))
+        let n = un("float_min_dim", tensor, aclnn::neg);
+        un(
+            "float_min_dim",
+            max("float_min_dim", n, Some(dim)),
+            aclnn::neg,
+        )
     }
 
     fn float_min_dim_with_indices(
@@ -605,14 +610,8 @@ impl FloatTensorOps<Cann> for Cann {
         dim: usize,
         indices_dtype: IntDType,
     ) -> (FloatTensor<Cann>, IntTensor<Cann>) {
-        let i = arg(
-            "float_min_dim_with_indices",
-            tensor.clone(),
-            dim,
-            true,
-            ik("float_min_dim_with_indices", indices_dtype),
-        );
-        (min("float_min_dim_with_indices", tensor, Some(dim)), i)
+        let i = Self::float_argmin(tensor.clone(), dim, indices_dtype);
+        (Self::float_min_dim(tensor, dim), i)
     }
 
     fn float_expand(tensor: FloatTensor<Cann>, shape: Shape) -> FloatTensor<Cann> {
