@@ -294,7 +294,7 @@ pub(crate) fn compare(op: &'static str, c: Cmp, a: CannTensor, b: CannTensor) ->
     let f = c.tensor();
     ok(
         op,
-        kernel::binary(op, &a, &b, Some(Kind::Bool), |s, x, y, o| f(s, x, y, o)),
+        kernel::binary(op, &a, &b, Some(Kind::Bool), f),
     )
 }
 
