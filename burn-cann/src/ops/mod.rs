@@ -292,10 +292,7 @@ impl Cmp {
 
 pub(crate) fn compare(op: &'static str, c: Cmp, a: CannTensor, b: CannTensor) -> CannTensor {
     let f = c.tensor();
-    ok(
-        op,
-        kernel::binary(op, &a, &b, Some(Kind::Bool), f),
-    )
+    ok(op, kernel::binary(op, &a, &b, Some(Kind::Bool), f))
 }
 
 pub(crate) fn compare_elem(op: &str, c: Cmp, a: CannTensor, v: burn_backend::Scalar) -> CannTensor {
