@@ -1,9 +1,8 @@
 //! `Autodiff<Cann>` gradients against `Autodiff<NdArray>`.
 
-mod common;
+use crate::common::*;
 use burn_autodiff::Autodiff;
 use burn_tensor::activation::relu;
-use common::*;
 
 type AC = Autodiff<C>;
 type AN = Autodiff<N>;

@@ -2,7 +2,7 @@
 //! and follows `Autodiff<NdArray>`'s loss curve.
 
 #[allow(dead_code)]
-#[path = "../examples/train_mlp.rs"]
+#[path = "../../examples/train_mlp.rs"]
 mod example;
 
 #[test]

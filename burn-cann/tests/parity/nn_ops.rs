@@ -1,10 +1,9 @@
 //! Activations and module ops on `Cann` against `NdArray`.
 
-mod common;
+use crate::common::*;
 use burn_tensor::activation as act;
 use burn_tensor::module;
 use burn_tensor::ops::{ConvOptions, ConvTransposeOptions};
-use common::*;
 
 #[test]
 fn activations_match_ndarray() {

@@ -1,7 +1,6 @@
 //! Int and bool ops on `Cann` against `NdArray` on the same inputs.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn int_arithmetic_matches_ndarray() {

@@ -1,7 +1,6 @@
 //! Float ops on `Cann` against `NdArray` on the same inputs.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// Applies `$f` to the same input on both backends and compares.
 macro_rules! unary {

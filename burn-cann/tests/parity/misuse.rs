@@ -1,9 +1,8 @@
 //! Bad input ends in a panic naming the op, as Burn's own backends do;
 //! the public types are `Send + Sync`.
 
-mod common;
+use crate::common::*;
 use burn_tensor::backend::Backend;
-use common::*;
 
 #[test]
 fn a_device_that_does_not_exist_panics_naming_it() {
