@@ -5,6 +5,7 @@
 
 mod autodiff;
 mod common;
+mod dtypes;
 mod float_ops;
 mod int_bool_ops;
 mod misuse;
