@@ -1,0 +1,13 @@
+//! burn-cann's tests, one binary (each test binary would monomorphize
+//! Burn's tensor API for both backends again): every op on `Cann` against
+//! `NdArray` on the same inputs, gradients against `Autodiff<NdArray>`,
+//! misuse, and the `train_mlp` example.
+
+mod autodiff;
+mod common;
+mod dtypes;
+mod float_ops;
+mod int_bool_ops;
+mod misuse;
+mod nn_ops;
+mod train_mlp;
