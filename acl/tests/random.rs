@@ -343,7 +343,9 @@ fn threads_sharing_a_generator_never_draw_the_same_numbers() {
 
 #[test]
 fn drawing_on_a_capturing_stream_is_refused_and_takes_no_offset() {
-    let s = stream();
+    // A device of its own: a GLOBAL capture refuses the synchronous calls
+    // of every thread of the context, the other tests' uploads included.
+    let s = common::device(6).new_stream().expect("stream");
     let g = Generator::new(1);
     let mut x = Tensor::<f32>::zeros(&s, &[4]).unwrap();
     s.synchronize().unwrap();
@@ -453,7 +455,8 @@ fn each_misuse_has_its_exact_error() {
 /// graph, so every replay drops other elements.
 #[test]
 fn a_captured_step_applies_a_mask_drawn_before_each_launch() {
-    let s = stream();
+    // A device of its own (see above).
+    let s = common::device(5).new_stream().expect("stream");
     let n = 256;
     let x = Tensor::from_host(&s, &vec![1.0f32; n], &[n]).unwrap();
     let mut mask = Tensor::<u8>::zeros(&s, &[dropout_mask_len(n)]).unwrap();
