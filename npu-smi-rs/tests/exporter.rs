@@ -297,11 +297,13 @@ fn stuck_clients_do_not_delay_another_clients_scrape() {
     let times = sorted_scrape_times();
     // The stuck clients hold their connections for 10 s (the I/O timeout).
     // The target is 10 ms; its p99 is the release benchmark's
-    // (BENCHMARKS.md): here the median must meet it or stay within twice the
-    // median of scrapes without the stuck clients, and every scrape take
-    // under a second (a scrape queued behind a stuck client takes 10 s).
+    // (BENCHMARKS.md): here the median must meet it or stay within four
+    // times the median of scrapes without the stuck clients (the stuck
+    // connections' threads share the cores: 2.2× under AddressSanitizer on
+    // a loaded machine), and every scrape take under a second (a scrape
+    // queued behind a stuck client takes the 10 s timeout).
     let limit = cann_sim::backend::time_limit;
-    let median_bar = limit(Duration::from_millis(10)).max(alone[15] * 2);
+    let median_bar = limit(Duration::from_millis(10)).max(alone[15] * 4);
     assert!(times[15] <= median_bar, "{times:?} (alone: {alone:?})");
     assert!(times[29] <= limit(Duration::from_secs(1)), "{times:?}");
 }
