@@ -1,7 +1,7 @@
 //! burn-cann's tests, one binary (each test binary would monomorphize
 //! Burn's tensor API for both backends again): every op on `Cann` against
 //! `NdArray` on the same inputs, gradients against `Autodiff<NdArray>`,
-//! misuse, and the `train_mlp` example.
+//! misuse, and the `burn_mlp` example.
 
 mod autodiff;
 mod common;

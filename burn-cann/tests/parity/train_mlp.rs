@@ -1,8 +1,8 @@
-//! The `train_mlp` example as a test: Adam on `Autodiff<Cann>` reaches 95%
+//! The `burn_mlp` example as a test: Adam on `Autodiff<Cann>` reaches 95%
 //! and follows `Autodiff<NdArray>`'s loss curve.
 
 #[allow(dead_code)]
-#[path = "../../examples/train_mlp.rs"]
+#[path = "../../examples/burn_mlp.rs"]
 mod example;
 
 #[test]

@@ -8,7 +8,7 @@
 //! (`CANN_BACKEND=real` refuses instead, `CANN_BACKEND=sim` forces it).
 //!
 //! ```sh
-//! cargo run -p burn-cann --example train_mlp
+//! cargo run -p burn-cann --example burn_mlp
 //! ```
 
 use burn_autodiff::Autodiff;
