@@ -60,3 +60,25 @@ fn elementwise_chain_gradient_matches_autodiff_ndarray() {
     }
     same(g::<AC>(&dev()), g::<AN>(&NdArrayDevice::Cpu));
 }
+
+/// Burn builds the gradients of `log_softmax` and `max_dim` from
+/// scatter-add (`aclnnScatterAdd`), which cann-sim now runs.
+#[test]
+fn log_softmax_and_max_dim_gradients_match_autodiff_ndarray() {
+    fn g<B: burn_tensor::backend::AutodiffBackend>(
+        device: &B::Device,
+    ) -> Tensor<B::InnerBackend, 2> {
+        let x =
+            Tensor::<B, 2>::from_data(TensorData::new(values(12, 5, -2.0, 2.0), [3, 4]), device)
+                .require_grad();
+        let ls = burn_tensor::activation::log_softmax(x.clone(), 1);
+        let loss = ls.slice([0..3, 1..2]).sum() + x.clone().max_dim(1).sum();
+        let grads = loss.backward();
+        x.grad(&grads).unwrap()
+    }
+    close(
+        g::<AC>(&dev()),
+        g::<AN>(&NdArrayDevice::Cpu),
+        Tolerance::default(),
+    );
+}

@@ -7,6 +7,7 @@ mod autodiff;
 mod common;
 mod dtypes;
 mod float_ops;
+mod indexing_random;
 mod int_bool_ops;
 mod misuse;
 mod nn_ops;
