@@ -303,6 +303,15 @@ fn in_place_fill_and_scalar_ops_convert_the_scalar_to_the_tensor_type() {
     );
     let mut i = DynTensor::zeros(&s, DataType::Int32, &[2, 2]).unwrap();
     dynamic::fill(&s, 7.0, &mut i.view_mut()).unwrap();
+    // A whole scalar times an int32 tensor stays int32.
+    let tripled = dynamic::muls_new(&s, &i.view(), 3.0).unwrap();
+    assert_eq!(
+        Tensor::<i32>::try_from(tripled)
+            .unwrap()
+            .to_host_vec()
+            .unwrap(),
+        [21; 4]
+    );
     assert_eq!(
         Tensor::<i32>::try_from(i).unwrap().to_host_vec().unwrap(),
         [7; 4]

@@ -183,6 +183,10 @@ fn attention_with_a_causal_mask_matches_the_host() {
     let bad = t(&s, &[0.0; 6], &[1, 3, 1, 2]);
     let (f, _) = invalid(ops::attention_new(&s, &q, &bad, &bad, None, 1.0).unwrap_err());
     assert_eq!(f, "ops::attention");
+    let bad_mask = Tensor::from_host(&s, &[Bool::FALSE; 3], &[3]).unwrap();
+    let (f, _) =
+        invalid(ops::attention_new(&s, &q, &k, &v, Some(&bad_mask.view()), 1.0).unwrap_err());
+    assert_eq!(f, "ops::attention");
     // f16 runs the fused operator (f32 above runs the separate ones): the
     // same values, and a transposed (non-contiguous) query.
     let h = |x: &Tensor<f32>| ops::cast_new::<f32, half::f16>(&s, x).unwrap();

@@ -298,6 +298,48 @@ fn arguments_are_checked_with_the_documented_statuses() {
 /// with it on, it is the check's `double-destroy` report. Either way the
 /// list and its live members are destroyed.
 #[test]
+fn a_null_required_argument_is_reported_before_a_dtype_the_page_does_not_list() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    use_device(0);
+    let before = live_handles();
+    let a = upload(&[1.0f32, -2.0, 3.0, -4.0]);
+    let ta = tensor(&[4], ACL_FLOAT, a);
+    let ti = tensor(&[4], ACL_INT32, a);
+    let (mut ws, mut ex) = (0u64, null_mut::<aclOpExecutor>());
+    // SAFETY: handles are looked up, never dereferenced; the out-pointers
+    // are live locals.
+    unsafe {
+        // aclnnSilu's page lists float16, float32, bfloat16 for self.
+        let msg = fails(
+            aclnnSiluGetWorkspaceSize(ti, null_mut(), &mut ws, &mut ex),
+            ACLNN_ERR_PARAM_NULLPTR,
+            "aclnnSiluGetWorkspaceSize",
+        );
+        assert_contains(&msg, "out is null");
+        let msg = fails(
+            aclnnSiluGetWorkspaceSize(ti, ta, &mut ws, &mut ex),
+            ACLNN_ERR_PARAM_INVALID,
+            "aclnnSiluGetWorkspaceSize",
+        );
+        assert_contains(&msg, "self is int32; the operator takes");
+        // A handle of another kind is the planning function's to report,
+        // with its own message.
+        let arr = aclCreateIntArray([0i64].as_ptr(), 1);
+        let msg = fails(
+            aclnnSiluGetWorkspaceSize(arr.cast(), ta, &mut ws, &mut ex),
+            ACLNN_ERR_PARAM_INVALID,
+            "aclnnSiluGetWorkspaceSize",
+        );
+        assert_contains(&msg, "self");
+        assert_eq!(aclDestroyIntArray(arr), ACLNN_SUCCESS);
+        assert_eq!(aclDestroyTensor(ta), ACLNN_SUCCESS);
+        assert_eq!(aclDestroyTensor(ti), ACLNN_SUCCESS);
+    }
+    free(a);
+    assert_eq!(live_handles(), before);
+}
+
+#[test]
 fn tensor_list_destroy_destroys_its_members_and_skips_ones_already_destroyed() {
     let mode = check_mode_with_off_in_a_child(
         "tensor_list_destroy_destroys_its_members_and_skips_ones_already_destroyed",

@@ -652,7 +652,7 @@ fn acl_dtype(name: &str) -> Option<&'static str> {
 }
 
 /// The dtype lists of an operator's tensor and tensor-list arguments, as
-/// the `(name, handle, is_list, &[aclDataType])` entries the simulator's
+/// the `(name, handle, is_list, optional, &[aclDataType])` entries the simulator's
 /// `documented_dtypes` checks: the page's list (the union over its
 /// products: the text before `|`). An argument whose list names a rule
 /// (`=self`) instead of types is not checked here (its kernel checks it).
@@ -685,8 +685,9 @@ fn documented_dtype_checks(op: &Op) -> Vec<String> {
             .map(|t| acl_dtype(t.trim()).map(|c| format!("acl_sys::{c}")))
             .collect();
         let Some(types) = types else { continue };
+        let optional = matches!(arg.role, Role::Opt | Role::OptOut);
         checks.push(format!(
-            "(\"{name}\", {} as usize, {is_list}, &[{}])",
+            "(\"{name}\", {} as usize, {is_list}, {optional}, &[{}])",
             arg.sys_name(),
             types.join(", ")
         ));

@@ -8,7 +8,10 @@
 //! ([`Error::InvalidArgument`] naming each operand's dtype otherwise; cast
 //! with [`cast_new`] first). Each has an `out` form and an allocating
 //! `_new` form, and in-place forms where [`crate::ops`] has them. Scalars are
-//! `f64`, converted by the operator to the tensor's type.
+//! `f64`, handed to the operator as an integer scalar for an integer or bool
+//! tensor when the value is whole (so that the result keeps the tensor's
+//! type, as aclnn's type promotion of an integer tensor by a float scalar
+//! would not), as a float scalar otherwise.
 //!
 //! For the aclnn operators this module does not cover, make the argument
 //! objects directly: [`DynView::arg`], [`DynViewMut::arg_mut`].
@@ -437,6 +440,21 @@ pub fn copy(stream: &Stream, src: &DynView<'_>, dst: &mut DynViewMut<'_>) -> Res
     })
 }
 
+/// `value` as the operator's scalar for a tensor of `dtype` (see the module
+/// docs): whole values are `int64` scalars for integer and bool tensors.
+fn scalar_for(dtype: DataType, value: f64) -> Result<aclnn::Scalar> {
+    let integral = !matches!(
+        dtype,
+        DataType::Float | DataType::Float16 | DataType::BFloat16 | DataType::Double
+    );
+    // `as` saturates; a whole value within i64 round-trips exactly.
+    if integral && value.fract() == 0.0 && (value as i64) as f64 == value {
+        aclnn::Scalar::new(value as i64)
+    } else {
+        aclnn::Scalar::new(value)
+    }
+}
+
 /// Sets every element of `out` to `value`, converted to `out`'s dtype by
 /// the operator (`aclnnInplaceFillScalar`).
 ///
@@ -445,11 +463,8 @@ pub fn copy(stream: &Stream, src: &DynView<'_>, dst: &mut DynViewMut<'_>) -> Res
 /// The aclnn status.
 #[doc(alias = "aclnnInplaceFillScalar")]
 pub fn fill(stream: &Stream, value: f64, out: &mut DynViewMut<'_>) -> Result<()> {
-    aclnn::fill_(
-        stream,
-        &mut out.reborrow().arg_mut()?,
-        &aclnn::Scalar::new(value)?,
-    )
+    let scalar = scalar_for(out.dtype(), value)?;
+    aclnn::fill_(stream, &mut out.reborrow().arg_mut()?, &scalar)
 }
 
 /// `out = x · value` (`aclnnMuls`); `out` has `x`'s shape and dtype.
@@ -465,7 +480,7 @@ pub fn muls(stream: &Stream, x: &DynView<'_>, value: f64, out: &mut DynViewMut<'
     aclnn::muls(
         stream,
         &x.arg()?,
-        &aclnn::Scalar::new(value)?,
+        &scalar_for(x.dtype(), value)?,
         &mut out.reborrow().arg_mut()?,
     )
 }

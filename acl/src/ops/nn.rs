@@ -981,6 +981,7 @@ fn attention_unfused<T: Element>(
         &Scalar::new(scale)?,
     )?;
     if let Some(m) = mask {
+        expect_broadcast_to("ops::attention", m.shape(), &[b, n, s, t])?;
         let mut full = Tensor::<Bool>::zeros(stream, &[b, n, s, t])?;
         copy(stream, m, &mut full)?;
         let full = full.reshape(&[b, nkv, n / nkv * s, t])?;

@@ -245,6 +245,16 @@ pub(crate) fn arg(
     }
 }
 
+/// The live object at `addr` when it is of `kind`, without recording an
+/// error otherwise (for checks that leave the reporting to the planning
+/// function).
+pub(crate) fn peek(addr: usize, kind: Kind) -> Option<Arc<Obj>> {
+    match TABLE.lock().get(addr) {
+        Lookup::Live(o) if o.kind() == kind => Some(o),
+        _ => None,
+    }
+}
+
 /// A tensor argument.
 pub(crate) fn tensor_arg(function: &str, what: &str, addr: usize) -> Result<Arc<Obj>, aclnnStatus> {
     arg(function, what, addr, Kind::Tensor)

@@ -2160,11 +2160,13 @@ pub unsafe extern "C" fn aclnnAddRmsNormGetWorkspaceSize(
                             "x1",
                             x1 as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "x2",
                             x2 as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -2172,18 +2174,27 @@ pub unsafe extern "C" fn aclnnAddRmsNormGetWorkspaceSize(
                             "gamma",
                             gamma as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "yOut",
                             yOut as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
-                        ("rstdOut", rstdOut as usize, false, &[acl_sys::ACL_FLOAT]),
+                        (
+                            "rstdOut",
+                            rstdOut as usize,
+                            false,
+                            false,
+                            &[acl_sys::ACL_FLOAT],
+                        ),
                         (
                             "xOut",
                             xOut as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -2242,6 +2253,7 @@ pub unsafe extern "C" fn aclnnArangeGetWorkspaceSize(
                     &[(
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT16,
@@ -2302,6 +2314,7 @@ pub unsafe extern "C" fn aclnnArgsortGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_BF16,
                                 acl_sys::ACL_FLOAT16,
@@ -2316,7 +2329,7 @@ pub unsafe extern "C" fn aclnnArgsortGetWorkspaceSize(
                                 acl_sys::ACL_UINT64,
                             ],
                         ),
-                        ("out", out as usize, false, &[acl_sys::ACL_INT64]),
+                        ("out", out as usize, false, false, &[acl_sys::ACL_INT64]),
                     ],
                 )?;
                 argsort(f, self_, dim, descending, out)
@@ -2373,11 +2386,13 @@ pub unsafe extern "C" fn aclnnAvgPool2dGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -2438,6 +2453,7 @@ pub unsafe extern "C" fn aclnnCatGetWorkspaceSize(
                         "tensors",
                         tensors as usize,
                         true,
+                        false,
                         &[
                             acl_sys::ACL_FLOAT,
                             acl_sys::ACL_FLOAT16,
@@ -2464,6 +2480,7 @@ pub unsafe extern "C" fn aclnnCatGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT,
@@ -2534,6 +2551,7 @@ pub unsafe extern "C" fn aclnnClampGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_FLOAT16,
                             acl_sys::ACL_FLOAT,
@@ -2550,6 +2568,7 @@ pub unsafe extern "C" fn aclnnClampGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT16,
@@ -2613,6 +2632,7 @@ pub unsafe extern "C" fn aclnnClampMinGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT16,
                                 acl_sys::ACL_FLOAT,
@@ -2628,6 +2648,7 @@ pub unsafe extern "C" fn aclnnClampMinGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT16,
@@ -2691,6 +2712,7 @@ pub unsafe extern "C" fn aclnnClampMaxGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT16,
                                 acl_sys::ACL_FLOAT,
@@ -2706,6 +2728,7 @@ pub unsafe extern "C" fn aclnnClampMaxGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT16,
@@ -2813,6 +2836,7 @@ pub unsafe extern "C" fn aclnnConstantPadNdGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_FLOAT,
                             acl_sys::ACL_FLOAT16,
@@ -2900,6 +2924,7 @@ pub unsafe extern "C" fn aclnnConvolutionGetWorkspaceSize(
                             "input",
                             input as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -2911,6 +2936,7 @@ pub unsafe extern "C" fn aclnnConvolutionGetWorkspaceSize(
                         (
                             "weight",
                             weight as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT,
@@ -2924,11 +2950,13 @@ pub unsafe extern "C" fn aclnnConvolutionGetWorkspaceSize(
                             "bias",
                             bias as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "output",
                             output as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT,
@@ -3002,6 +3030,7 @@ pub unsafe extern "C" fn aclnnCosGetWorkspaceSize(
                         "input",
                         input as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_INT8,
                             acl_sys::ACL_INT16,
@@ -3020,6 +3049,7 @@ pub unsafe extern "C" fn aclnnCosGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT,
@@ -3080,6 +3110,7 @@ pub unsafe extern "C" fn aclnnCumsumGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -3097,6 +3128,7 @@ pub unsafe extern "C" fn aclnnCumsumGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT,
@@ -3160,11 +3192,13 @@ pub unsafe extern "C" fn aclnnEluGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                     ),
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                     ),
@@ -3233,6 +3267,7 @@ pub unsafe extern "C" fn aclnnEqTensorGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_DOUBLE,
                                 acl_sys::ACL_FLOAT16,
@@ -3254,6 +3289,7 @@ pub unsafe extern "C" fn aclnnEqTensorGetWorkspaceSize(
                             "other",
                             other as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_DOUBLE,
                                 acl_sys::ACL_FLOAT16,
@@ -3274,6 +3310,7 @@ pub unsafe extern "C" fn aclnnEqTensorGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_DOUBLE,
@@ -3381,12 +3418,14 @@ pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
                             "query",
                             query as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_INT8],
                         ),
                         (
                             "key",
                             key as usize,
                             true,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT16,
                                 acl_sys::ACL_BF16,
@@ -3404,6 +3443,7 @@ pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
                             "value",
                             value as usize,
                             true,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT16,
                                 acl_sys::ACL_BF16,
@@ -3421,113 +3461,132 @@ pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
                             "pseShiftOptional",
                             pseShiftOptional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "attenMaskOptional",
                             attenMaskOptional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_BOOL, acl_sys::ACL_INT8, acl_sys::ACL_UINT8],
                         ),
                         (
                             "deqScale1Optional",
                             deqScale1Optional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_UINT64, acl_sys::ACL_FLOAT],
                         ),
                         (
                             "quantScale1Optional",
                             quantScale1Optional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT],
                         ),
                         (
                             "deqScale2Optional",
                             deqScale2Optional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_UINT64, acl_sys::ACL_FLOAT],
                         ),
                         (
                             "quantScale2Optional",
                             quantScale2Optional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
                         ),
                         (
                             "quantOffset2Optional",
                             quantOffset2Optional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
                         ),
                         (
                             "antiquantScaleOptional",
                             antiquantScaleOptional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_FLOAT],
                         ),
                         (
                             "antiquantOffsetOptional",
                             antiquantOffsetOptional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_FLOAT],
                         ),
                         (
                             "blockTableOptional",
                             blockTableOptional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_INT32],
                         ),
                         (
                             "queryPaddingSizeOptional",
                             queryPaddingSizeOptional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_INT64],
                         ),
                         (
                             "kvPaddingSizeOptional",
                             kvPaddingSizeOptional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_INT64],
                         ),
                         (
                             "keyAntiquantScaleOptional",
                             keyAntiquantScaleOptional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_FLOAT],
                         ),
                         (
                             "keyAntiquantOffsetOptional",
                             keyAntiquantOffsetOptional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_FLOAT],
                         ),
                         (
                             "valueAntiquantScaleOptional",
                             valueAntiquantScaleOptional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_FLOAT],
                         ),
                         (
                             "valueAntiquantOffsetOptional",
                             valueAntiquantOffsetOptional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_FLOAT],
                         ),
                         (
                             "keySharedPrefixOptional",
                             keySharedPrefixOptional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_INT8],
                         ),
                         (
                             "valueSharedPrefixOptional",
                             valueSharedPrefixOptional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_INT8],
                         ),
                         (
                             "attentionOut",
                             attentionOut as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_INT8],
                         ),
@@ -3535,6 +3594,7 @@ pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
                             "softmaxLse",
                             softmaxLse as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT],
                         ),
                     ],
@@ -3663,6 +3723,7 @@ pub unsafe extern "C" fn aclnnGatherV2GetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -3681,6 +3742,7 @@ pub unsafe extern "C" fn aclnnGatherV2GetWorkspaceSize(
                         (
                             "index",
                             index as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_INT64, acl_sys::ACL_INT32],
                         ),
@@ -3737,17 +3799,20 @@ pub unsafe extern "C" fn aclnnGeGluV3GetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "out",
                             out as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "outGelu",
                             outGelu as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -3801,11 +3866,13 @@ pub unsafe extern "C" fn aclnnGeluV2GetWorkspaceSize(
                             "x",
                             x as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "y",
                             y as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -3867,23 +3934,27 @@ pub unsafe extern "C" fn aclnnGroupNormGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "gamma",
                             gamma as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "beta",
                             beta as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -3891,11 +3962,13 @@ pub unsafe extern "C" fn aclnnGroupNormGetWorkspaceSize(
                             "meanOut",
                             meanOut as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "rstdOut",
                             rstdOut as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -3951,6 +4024,7 @@ pub unsafe extern "C" fn aclnnGtScalarGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_DOUBLE,
                                 acl_sys::ACL_BF16,
@@ -3970,6 +4044,7 @@ pub unsafe extern "C" fn aclnnGtScalarGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_DOUBLE,
@@ -4040,6 +4115,7 @@ pub unsafe extern "C" fn aclnnHardsigmoidGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -4050,6 +4126,7 @@ pub unsafe extern "C" fn aclnnHardsigmoidGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT,
@@ -4113,11 +4190,13 @@ pub unsafe extern "C" fn aclnnHardswishGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
                         ),
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
                         ),
@@ -4174,6 +4253,7 @@ pub unsafe extern "C" fn aclnnIm2colGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_INT8,
                                 acl_sys::ACL_UINT8,
@@ -4195,6 +4275,7 @@ pub unsafe extern "C" fn aclnnIm2colGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_INT8,
@@ -4265,6 +4346,7 @@ pub unsafe extern "C" fn aclnnIndexSelectGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -4286,6 +4368,7 @@ pub unsafe extern "C" fn aclnnIndexSelectGetWorkspaceSize(
                         (
                             "index",
                             index as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_INT64, acl_sys::ACL_INT32],
                         ),
@@ -4343,6 +4426,7 @@ pub unsafe extern "C" fn aclnnInplaceAddsGetWorkspaceSize(
                     &[(
                         "selfRef",
                         selfRef as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT,
@@ -4409,6 +4493,7 @@ pub unsafe extern "C" fn aclnnInplaceDivsGetWorkspaceSize(
                     &[(
                         "selfRef",
                         selfRef as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT,
@@ -4478,6 +4563,7 @@ pub unsafe extern "C" fn aclnnInplaceSubsGetWorkspaceSize(
                     &[(
                         "selfRef",
                         selfRef as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT,
@@ -4550,6 +4636,7 @@ pub unsafe extern "C" fn aclnnInplaceIndexCopyGetWorkspaceSize(
                             "selfRef",
                             selfRef as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_BF16,
@@ -4570,6 +4657,7 @@ pub unsafe extern "C" fn aclnnInplaceIndexCopyGetWorkspaceSize(
                         (
                             "index",
                             index as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_INT32, acl_sys::ACL_INT64],
                         ),
@@ -4628,6 +4716,7 @@ pub unsafe extern "C" fn aclnnInplaceIndexFillTensorGetWorkspaceSize(
                     &[(
                         "selfRef",
                         selfRef as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT16,
@@ -4692,6 +4781,7 @@ pub unsafe extern "C" fn aclnnInplacePowTensorTensorGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -4709,6 +4799,7 @@ pub unsafe extern "C" fn aclnnInplacePowTensorTensorGetWorkspaceSize(
                         (
                             "exponent",
                             exponent as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT,
@@ -4777,6 +4868,7 @@ pub unsafe extern "C" fn aclnnInplaceSinGetWorkspaceSize(
                         "selfRef",
                         selfRef as usize,
                         false,
+                        false,
                         &[acl_sys::ACL_FLOAT, acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16],
                     )],
                 )?;
@@ -4830,6 +4922,7 @@ pub unsafe extern "C" fn aclnnInplaceCosGetWorkspaceSize(
                     &[(
                         "inputRef",
                         inputRef as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT,
@@ -4893,6 +4986,7 @@ pub unsafe extern "C" fn aclnnInplaceThresholdGetWorkspaceSize(
                     &[(
                         "selfRef",
                         selfRef as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_BF16,
@@ -4963,6 +5057,7 @@ pub unsafe extern "C" fn aclnnInplaceTriuGetWorkspaceSize(
                     &[(
                         "selfRef",
                         selfRef as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_UINT64,
@@ -5042,23 +5137,27 @@ pub unsafe extern "C" fn aclnnLayerNormGetWorkspaceSize(
                             "input",
                             input as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "weightOptional",
                             weightOptional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "biasOptional",
                             biasOptional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -5066,12 +5165,14 @@ pub unsafe extern "C" fn aclnnLayerNormGetWorkspaceSize(
                             "meanOutOptional",
                             meanOutOptional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "rstdOutOptional",
                             rstdOutOptional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                     ],
@@ -5134,11 +5235,13 @@ pub unsafe extern "C" fn aclnnLeakyReluGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -5203,6 +5306,7 @@ pub unsafe extern "C" fn aclnnMaxPoolGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT16,
                                 acl_sys::ACL_FLOAT,
@@ -5218,6 +5322,7 @@ pub unsafe extern "C" fn aclnnMaxPoolGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT16,
@@ -5288,17 +5393,20 @@ pub unsafe extern "C" fn aclnnMmGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
                     ),
                     (
                         "mat2",
                         mat2 as usize,
                         false,
+                        false,
                         &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
                     ),
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
                     ),
@@ -5348,17 +5456,20 @@ pub unsafe extern "C" fn aclnnMvGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16],
                     ),
                     (
                         "vec",
                         vec as usize,
                         false,
+                        false,
                         &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16],
                     ),
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16],
                     ),
@@ -5409,11 +5520,13 @@ pub unsafe extern "C" fn aclnnNormGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                     ),
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                     ),
@@ -5466,6 +5579,7 @@ pub unsafe extern "C" fn aclnnPowScalarTensorGetWorkspaceSize(
                             "exponent",
                             exponent as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -5483,6 +5597,7 @@ pub unsafe extern "C" fn aclnnPowScalarTensorGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT,
@@ -5557,6 +5672,7 @@ pub unsafe extern "C" fn aclnnReflectionPad1dGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_BOOL,
                                 acl_sys::ACL_INT8,
@@ -5582,6 +5698,7 @@ pub unsafe extern "C" fn aclnnReflectionPad1dGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_BOOL,
@@ -5660,6 +5777,7 @@ pub unsafe extern "C" fn aclnnRepeatGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_FLOAT,
                             acl_sys::ACL_DOUBLE,
@@ -5732,6 +5850,7 @@ pub unsafe extern "C" fn aclnnRepeatInterleaveIntWithDimGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_UINT8,
                                 acl_sys::ACL_INT8,
@@ -5747,6 +5866,7 @@ pub unsafe extern "C" fn aclnnRepeatInterleaveIntWithDimGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_UINT8,
@@ -5813,6 +5933,7 @@ pub unsafe extern "C" fn aclnnRollGetWorkspaceSize(
                         "x",
                         x as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_BF16,
                             acl_sys::ACL_FLOAT16,
@@ -5830,6 +5951,7 @@ pub unsafe extern "C" fn aclnnRollGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_BF16,
@@ -5889,6 +6011,7 @@ pub unsafe extern "C" fn aclnnSignGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_DOUBLE,
                             acl_sys::ACL_FLOAT,
@@ -5904,6 +6027,7 @@ pub unsafe extern "C" fn aclnnSignGetWorkspaceSize(
                     (
                         "result",
                         result as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_DOUBLE,
@@ -5969,11 +6093,13 @@ pub unsafe extern "C" fn aclnnSiluGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
                     ),
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
                     ),
@@ -6021,6 +6147,7 @@ pub unsafe extern "C" fn aclnnSinGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_INT8,
                             acl_sys::ACL_INT16,
@@ -6039,6 +6166,7 @@ pub unsafe extern "C" fn aclnnSinGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT,
@@ -6095,6 +6223,7 @@ pub unsafe extern "C" fn aclnnSliceGetWorkspaceSize(
                 &[(
                     "self",
                     self_ as usize,
+                    false,
                     false,
                     &[
                         acl_sys::ACL_FLOAT,
@@ -6156,11 +6285,13 @@ pub unsafe extern "C" fn aclnnSoftmaxCrossEntropyWithLogitsGetWorkspaceSize(
                             "features",
                             features as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "labels",
                             labels as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -6168,11 +6299,13 @@ pub unsafe extern "C" fn aclnnSoftmaxCrossEntropyWithLogitsGetWorkspaceSize(
                             "loss",
                             loss as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "backprop",
                             backprop as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -6233,11 +6366,13 @@ pub unsafe extern "C" fn aclnnSoftplusGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
                         ),
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
                         ),
@@ -6300,6 +6435,7 @@ pub unsafe extern "C" fn aclnnTransMatmulWeightGetWorkspaceSize(
                         "mmWeightRef",
                         mmWeightRef as usize,
                         false,
+                        false,
                         &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_INT8],
                     )],
                 )?;
@@ -6361,6 +6497,7 @@ pub unsafe extern "C" fn aclnnTriangularSolveGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_DOUBLE,
@@ -6371,6 +6508,7 @@ pub unsafe extern "C" fn aclnnTriangularSolveGetWorkspaceSize(
                         (
                             "A",
                             A as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT,
@@ -6383,6 +6521,7 @@ pub unsafe extern "C" fn aclnnTriangularSolveGetWorkspaceSize(
                             "xOut",
                             xOut as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_DOUBLE,
@@ -6393,6 +6532,7 @@ pub unsafe extern "C" fn aclnnTriangularSolveGetWorkspaceSize(
                         (
                             "mOut",
                             mOut as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT,
@@ -6453,6 +6593,7 @@ pub unsafe extern "C" fn aclnnTrilGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_DOUBLE,
                             acl_sys::ACL_FLOAT,
@@ -6474,6 +6615,7 @@ pub unsafe extern "C" fn aclnnTrilGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_DOUBLE,
@@ -6538,6 +6680,7 @@ pub unsafe extern "C" fn aclnnTriuGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_UINT64,
                             acl_sys::ACL_INT64,
@@ -6559,6 +6702,7 @@ pub unsafe extern "C" fn aclnnTriuGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_UINT64,
@@ -6627,6 +6771,7 @@ pub unsafe extern "C" fn aclnnUpsampleNearest2dGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_BF16,
@@ -6638,6 +6783,7 @@ pub unsafe extern "C" fn aclnnUpsampleNearest2dGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT,
@@ -6709,11 +6855,13 @@ pub unsafe extern "C" fn aclnnWeightQuantBatchMatmulV2GetWorkspaceSize(
                             "x",
                             x as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "weight",
                             weight as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_INT8, acl_sys::ACL_INT4, acl_sys::ACL_INT32],
                         ),
@@ -6721,23 +6869,27 @@ pub unsafe extern "C" fn aclnnWeightQuantBatchMatmulV2GetWorkspaceSize(
                             "antiquantScale",
                             antiquantScale as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "antiquantOffsetOptional",
                             antiquantOffsetOptional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "biasOptional",
                             biasOptional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
                         ),
                         (
                             "y",
                             y as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -6805,6 +6957,7 @@ pub unsafe extern "C" fn aclnnAddsGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_FLOAT,
                             acl_sys::ACL_FLOAT16,
@@ -6823,6 +6976,7 @@ pub unsafe extern "C" fn aclnnAddsGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT,
@@ -6885,6 +7039,7 @@ pub unsafe extern "C" fn aclnnSubsGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_FLOAT,
                             acl_sys::ACL_FLOAT16,
@@ -6903,6 +7058,7 @@ pub unsafe extern "C" fn aclnnSubsGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT,
@@ -6964,6 +7120,7 @@ pub unsafe extern "C" fn aclnnDivsGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_FLOAT,
                             acl_sys::ACL_FLOAT16,
@@ -6982,6 +7139,7 @@ pub unsafe extern "C" fn aclnnDivsGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT,
@@ -7047,6 +7205,7 @@ pub unsafe extern "C" fn aclnnRemainderTensorTensorGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_INT32,
                                 acl_sys::ACL_INT64,
@@ -7060,6 +7219,7 @@ pub unsafe extern "C" fn aclnnRemainderTensorTensorGetWorkspaceSize(
                             "other",
                             other as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_INT32,
                                 acl_sys::ACL_INT64,
@@ -7072,6 +7232,7 @@ pub unsafe extern "C" fn aclnnRemainderTensorTensorGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_UINT8,
@@ -7145,6 +7306,7 @@ pub unsafe extern "C" fn aclnnRemainderTensorScalarGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_INT32,
                                 acl_sys::ACL_INT64,
@@ -7157,6 +7319,7 @@ pub unsafe extern "C" fn aclnnRemainderTensorScalarGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_UINT8,
@@ -7229,6 +7392,7 @@ pub unsafe extern "C" fn aclnnReciprocalGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_DOUBLE,
                                 acl_sys::ACL_COMPLEX64,
@@ -7247,6 +7411,7 @@ pub unsafe extern "C" fn aclnnReciprocalGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_DOUBLE,
@@ -7308,6 +7473,7 @@ pub unsafe extern "C" fn aclnnLog1pGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_INT8,
                             acl_sys::ACL_INT16,
@@ -7324,6 +7490,7 @@ pub unsafe extern "C" fn aclnnLog1pGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT,
@@ -7381,6 +7548,7 @@ pub unsafe extern "C" fn aclnnPowTensorTensorGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -7400,6 +7568,7 @@ pub unsafe extern "C" fn aclnnPowTensorTensorGetWorkspaceSize(
                             "exponent",
                             exponent as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -7418,6 +7587,7 @@ pub unsafe extern "C" fn aclnnPowTensorTensorGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT,
@@ -7493,6 +7663,7 @@ pub unsafe extern "C" fn aclnnPowTensorScalarGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -7511,6 +7682,7 @@ pub unsafe extern "C" fn aclnnPowTensorScalarGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT,
@@ -7581,6 +7753,7 @@ pub unsafe extern "C" fn aclnnTanGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_FLOAT,
                             acl_sys::ACL_FLOAT16,
@@ -7599,6 +7772,7 @@ pub unsafe extern "C" fn aclnnTanGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT,
@@ -7653,6 +7827,7 @@ pub unsafe extern "C" fn aclnnSinhGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_INT8,
                             acl_sys::ACL_INT16,
@@ -7671,6 +7846,7 @@ pub unsafe extern "C" fn aclnnSinhGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT16,
@@ -7725,6 +7901,7 @@ pub unsafe extern "C" fn aclnnCoshGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_FLOAT,
                             acl_sys::ACL_FLOAT16,
@@ -7734,6 +7911,7 @@ pub unsafe extern "C" fn aclnnCoshGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT,
@@ -7785,6 +7963,7 @@ pub unsafe extern "C" fn aclnnAsinGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_FLOAT,
                             acl_sys::ACL_FLOAT16,
@@ -7800,6 +7979,7 @@ pub unsafe extern "C" fn aclnnAsinGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT,
@@ -7851,6 +8031,7 @@ pub unsafe extern "C" fn aclnnAcosGetWorkspaceSize(
                         "input",
                         input as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_INT8,
                             acl_sys::ACL_INT16,
@@ -7866,6 +8047,7 @@ pub unsafe extern "C" fn aclnnAcosGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT,
@@ -7917,6 +8099,7 @@ pub unsafe extern "C" fn aclnnAtanGetWorkspaceSize(
                         "input",
                         input as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_INT8,
                             acl_sys::ACL_INT16,
@@ -7933,6 +8116,7 @@ pub unsafe extern "C" fn aclnnAtanGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT,
@@ -7985,6 +8169,7 @@ pub unsafe extern "C" fn aclnnAsinhGetWorkspaceSize(
                         "input",
                         input as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_FLOAT,
                             acl_sys::ACL_FLOAT16,
@@ -8000,6 +8185,7 @@ pub unsafe extern "C" fn aclnnAsinhGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT,
@@ -8051,6 +8237,7 @@ pub unsafe extern "C" fn aclnnAcoshGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_FLOAT16,
                             acl_sys::ACL_FLOAT,
@@ -8060,6 +8247,7 @@ pub unsafe extern "C" fn aclnnAcoshGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT16,
@@ -8111,6 +8299,7 @@ pub unsafe extern "C" fn aclnnAtanhGetWorkspaceSize(
                         "input",
                         input as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_INT8,
                             acl_sys::ACL_INT16,
@@ -8126,6 +8315,7 @@ pub unsafe extern "C" fn aclnnAtanhGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT,
@@ -8178,6 +8368,7 @@ pub unsafe extern "C" fn aclnnAtan2GetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_INT8,
                             acl_sys::ACL_INT16,
@@ -8195,6 +8386,7 @@ pub unsafe extern "C" fn aclnnAtan2GetWorkspaceSize(
                         "other",
                         other as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_INT8,
                             acl_sys::ACL_INT16,
@@ -8211,6 +8403,7 @@ pub unsafe extern "C" fn aclnnAtan2GetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT,
@@ -8263,6 +8456,7 @@ pub unsafe extern "C" fn aclnnErfGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_DOUBLE,
                             acl_sys::ACL_FLOAT,
@@ -8274,6 +8468,7 @@ pub unsafe extern "C" fn aclnnErfGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_DOUBLE,
@@ -8325,6 +8520,7 @@ pub unsafe extern "C" fn aclnnRoundGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_BF16,
                             acl_sys::ACL_FLOAT16,
@@ -8337,6 +8533,7 @@ pub unsafe extern "C" fn aclnnRoundGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_BF16,
@@ -8391,6 +8588,7 @@ pub unsafe extern "C" fn aclnnFloorGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_DOUBLE,
                             acl_sys::ACL_FLOAT,
@@ -8408,6 +8606,7 @@ pub unsafe extern "C" fn aclnnFloorGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_DOUBLE,
@@ -8467,6 +8666,7 @@ pub unsafe extern "C" fn aclnnCeilGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_FLOAT16,
                             acl_sys::ACL_FLOAT,
@@ -8477,6 +8677,7 @@ pub unsafe extern "C" fn aclnnCeilGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT16,
@@ -8529,11 +8730,13 @@ pub unsafe extern "C" fn aclnnTruncGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                     ),
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                     ),
@@ -8580,6 +8783,7 @@ pub unsafe extern "C" fn aclnnFlipGetWorkspaceSize(
                 &[(
                     "self",
                     self_ as usize,
+                    false,
                     false,
                     &[
                         acl_sys::ACL_FLOAT16,
@@ -8645,6 +8849,7 @@ pub unsafe extern "C" fn aclnnGatherGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_DOUBLE,
                                 acl_sys::ACL_FLOAT16,
@@ -8664,6 +8869,7 @@ pub unsafe extern "C" fn aclnnGatherGetWorkspaceSize(
                         (
                             "index",
                             index as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_INT32, acl_sys::ACL_INT64],
                         ),
@@ -8719,6 +8925,7 @@ pub unsafe extern "C" fn aclnnScatterAddGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_BF16,
                                 acl_sys::ACL_FLOAT16,
@@ -8738,11 +8945,13 @@ pub unsafe extern "C" fn aclnnScatterAddGetWorkspaceSize(
                             "index",
                             index as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_INT32, acl_sys::ACL_INT64],
                         ),
                         (
                             "src",
                             src as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_BF16,
@@ -8762,6 +8971,7 @@ pub unsafe extern "C" fn aclnnScatterAddGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_BF16,
@@ -8837,6 +9047,7 @@ pub unsafe extern "C" fn aclnnScatterGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_UINT8,
                                 acl_sys::ACL_INT8,
@@ -8856,11 +9067,13 @@ pub unsafe extern "C" fn aclnnScatterGetWorkspaceSize(
                             "index",
                             index as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_INT32, acl_sys::ACL_INT64],
                         ),
                         (
                             "src",
                             src as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_UINT8,
@@ -8880,6 +9093,7 @@ pub unsafe extern "C" fn aclnnScatterGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_UINT8,
@@ -8949,6 +9163,7 @@ pub unsafe extern "C" fn aclnnIndexAddGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -8965,6 +9180,7 @@ pub unsafe extern "C" fn aclnnIndexAddGetWorkspaceSize(
                         (
                             "index",
                             index as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_INT64, acl_sys::ACL_INT32],
                         ),
@@ -9019,11 +9235,13 @@ pub unsafe extern "C" fn aclnnSWhereGetWorkspaceSize(
                             "condition",
                             condition as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_UINT8, acl_sys::ACL_BOOL],
                         ),
                         (
                             "self",
                             self_ as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT,
@@ -9047,6 +9265,7 @@ pub unsafe extern "C" fn aclnnSWhereGetWorkspaceSize(
                             "other",
                             other as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_INT32,
@@ -9068,6 +9287,7 @@ pub unsafe extern "C" fn aclnnSWhereGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT,
@@ -9137,6 +9357,7 @@ pub unsafe extern "C" fn aclnnMaskedSelectGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_BF16,
                                 acl_sys::ACL_FLOAT16,
@@ -9154,11 +9375,13 @@ pub unsafe extern "C" fn aclnnMaskedSelectGetWorkspaceSize(
                             "mask",
                             mask as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_UINT8, acl_sys::ACL_BOOL],
                         ),
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_BF16,
@@ -9229,6 +9452,7 @@ pub unsafe extern "C" fn aclnnEqScalarGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_DOUBLE,
                                 acl_sys::ACL_FLOAT16,
@@ -9249,6 +9473,7 @@ pub unsafe extern "C" fn aclnnEqScalarGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_DOUBLE,
@@ -9320,6 +9545,7 @@ pub unsafe extern "C" fn aclnnNeTensorGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_DOUBLE,
                                 acl_sys::ACL_FLOAT16,
@@ -9340,6 +9566,7 @@ pub unsafe extern "C" fn aclnnNeTensorGetWorkspaceSize(
                             "other",
                             other as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_DOUBLE,
                                 acl_sys::ACL_FLOAT16,
@@ -9359,6 +9586,7 @@ pub unsafe extern "C" fn aclnnNeTensorGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_DOUBLE,
@@ -9430,6 +9658,7 @@ pub unsafe extern "C" fn aclnnNeScalarGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_DOUBLE,
                                 acl_sys::ACL_FLOAT16,
@@ -9449,6 +9678,7 @@ pub unsafe extern "C" fn aclnnNeScalarGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_DOUBLE,
@@ -9520,6 +9750,7 @@ pub unsafe extern "C" fn aclnnGtTensorGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_DOUBLE,
                                 acl_sys::ACL_FLOAT16,
@@ -9540,6 +9771,7 @@ pub unsafe extern "C" fn aclnnGtTensorGetWorkspaceSize(
                             "other",
                             other as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_DOUBLE,
                                 acl_sys::ACL_FLOAT16,
@@ -9559,6 +9791,7 @@ pub unsafe extern "C" fn aclnnGtTensorGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_DOUBLE,
@@ -9630,6 +9863,7 @@ pub unsafe extern "C" fn aclnnGeTensorGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_DOUBLE,
                                 acl_sys::ACL_FLOAT16,
@@ -9650,6 +9884,7 @@ pub unsafe extern "C" fn aclnnGeTensorGetWorkspaceSize(
                             "other",
                             other as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_DOUBLE,
                                 acl_sys::ACL_FLOAT16,
@@ -9669,6 +9904,7 @@ pub unsafe extern "C" fn aclnnGeTensorGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_DOUBLE,
@@ -9740,6 +9976,7 @@ pub unsafe extern "C" fn aclnnGeScalarGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_DOUBLE,
                                 acl_sys::ACL_BF16,
@@ -9759,6 +9996,7 @@ pub unsafe extern "C" fn aclnnGeScalarGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_DOUBLE,
@@ -9830,6 +10068,7 @@ pub unsafe extern "C" fn aclnnLtTensorGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -9850,6 +10089,7 @@ pub unsafe extern "C" fn aclnnLtTensorGetWorkspaceSize(
                             "other",
                             other as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -9869,6 +10109,7 @@ pub unsafe extern "C" fn aclnnLtTensorGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT,
@@ -9940,6 +10181,7 @@ pub unsafe extern "C" fn aclnnLtScalarGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_DOUBLE,
                                 acl_sys::ACL_FLOAT,
@@ -9959,6 +10201,7 @@ pub unsafe extern "C" fn aclnnLtScalarGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_DOUBLE,
@@ -10030,6 +10273,7 @@ pub unsafe extern "C" fn aclnnLeTensorGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_INT8,
                                 acl_sys::ACL_UINT8,
@@ -10049,6 +10293,7 @@ pub unsafe extern "C" fn aclnnLeTensorGetWorkspaceSize(
                             "other",
                             other as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_INT8,
                                 acl_sys::ACL_UINT8,
@@ -10067,6 +10312,7 @@ pub unsafe extern "C" fn aclnnLeTensorGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT,
@@ -10138,6 +10384,7 @@ pub unsafe extern "C" fn aclnnLeScalarGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_INT8,
                                 acl_sys::ACL_UINT8,
@@ -10156,6 +10403,7 @@ pub unsafe extern "C" fn aclnnLeScalarGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT,
@@ -10222,6 +10470,7 @@ pub unsafe extern "C" fn aclnnIsInfGetWorkspaceSize(
                         "x",
                         x as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_FLOAT,
                             acl_sys::ACL_FLOAT16,
@@ -10235,7 +10484,7 @@ pub unsafe extern "C" fn aclnnIsInfGetWorkspaceSize(
                             acl_sys::ACL_BOOL,
                         ],
                     ),
-                    ("out", out as usize, false, &[acl_sys::ACL_BOOL]),
+                    ("out", out as usize, false, false, &[acl_sys::ACL_BOOL]),
                 ],
             )?;
             un_pred(f, x, out, f64::is_infinite)
@@ -10284,6 +10533,7 @@ pub unsafe extern "C" fn aclnnIsFiniteGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -10291,7 +10541,7 @@ pub unsafe extern "C" fn aclnnIsFiniteGetWorkspaceSize(
                                 acl_sys::ACL_BF16,
                             ],
                         ),
-                        ("out", out as usize, false, &[acl_sys::ACL_BOOL]),
+                        ("out", out as usize, false, false, &[acl_sys::ACL_BOOL]),
                     ],
                 )?;
                 un_pred(f, self_, out, f64::is_finite)
@@ -10339,6 +10589,7 @@ pub unsafe extern "C" fn aclnnAminGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_FLOAT,
                             acl_sys::ACL_BF16,
@@ -10355,6 +10606,7 @@ pub unsafe extern "C" fn aclnnAminGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT,
@@ -10419,6 +10671,7 @@ pub unsafe extern "C" fn aclnnArgMinGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -10434,6 +10687,7 @@ pub unsafe extern "C" fn aclnnArgMinGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_INT32, acl_sys::ACL_INT64],
                         ),
@@ -10489,6 +10743,7 @@ pub unsafe extern "C" fn aclnnMaxDimGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -10502,6 +10757,7 @@ pub unsafe extern "C" fn aclnnMaxDimGetWorkspaceSize(
                             "out",
                             out as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -10514,6 +10770,7 @@ pub unsafe extern "C" fn aclnnMaxDimGetWorkspaceSize(
                         (
                             "indices",
                             indices as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_INT32, acl_sys::ACL_INT64],
                         ),
@@ -10569,6 +10826,7 @@ pub unsafe extern "C" fn aclnnMinDimGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -10582,6 +10840,7 @@ pub unsafe extern "C" fn aclnnMinDimGetWorkspaceSize(
                             "out",
                             out as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -10594,6 +10853,7 @@ pub unsafe extern "C" fn aclnnMinDimGetWorkspaceSize(
                         (
                             "indices",
                             indices as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_INT32, acl_sys::ACL_INT64],
                         ),
@@ -10643,6 +10903,7 @@ pub unsafe extern "C" fn aclnnProdGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_FLOAT16,
                             acl_sys::ACL_FLOAT,
@@ -10661,6 +10922,7 @@ pub unsafe extern "C" fn aclnnProdGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT16,
@@ -10727,6 +10989,7 @@ pub unsafe extern "C" fn aclnnCumprodGetWorkspaceSize(
                             "input",
                             input as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -10745,6 +11008,7 @@ pub unsafe extern "C" fn aclnnCumprodGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT,
@@ -10812,6 +11076,7 @@ pub unsafe extern "C" fn aclnnCumminGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_DOUBLE,
@@ -10829,6 +11094,7 @@ pub unsafe extern "C" fn aclnnCumminGetWorkspaceSize(
                             "valuesOut",
                             valuesOut as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_DOUBLE,
@@ -10845,6 +11111,7 @@ pub unsafe extern "C" fn aclnnCumminGetWorkspaceSize(
                         (
                             "indicesOut",
                             indicesOut as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_INT32, acl_sys::ACL_INT64],
                         ),
@@ -10899,6 +11166,7 @@ pub unsafe extern "C" fn aclnnCummaxGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT16,
                                 acl_sys::ACL_FLOAT,
@@ -10916,6 +11184,7 @@ pub unsafe extern "C" fn aclnnCummaxGetWorkspaceSize(
                             "valuesOut",
                             valuesOut as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT16,
                                 acl_sys::ACL_FLOAT,
@@ -10932,6 +11201,7 @@ pub unsafe extern "C" fn aclnnCummaxGetWorkspaceSize(
                         (
                             "indicesOut",
                             indicesOut as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_INT32, acl_sys::ACL_INT64],
                         ),
@@ -10984,6 +11254,7 @@ pub unsafe extern "C" fn aclnnSortGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_BF16,
                             acl_sys::ACL_FLOAT16,
@@ -11002,6 +11273,7 @@ pub unsafe extern "C" fn aclnnSortGetWorkspaceSize(
                     (
                         "valuesOut",
                         valuesOut as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_BF16,
@@ -11022,6 +11294,7 @@ pub unsafe extern "C" fn aclnnSortGetWorkspaceSize(
                     (
                         "indicesOut",
                         indicesOut as usize,
+                        false,
                         false,
                         &[acl_sys::ACL_INT64],
                     ),
@@ -11074,6 +11347,7 @@ pub unsafe extern "C" fn aclnnTopkGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_INT8,
                             acl_sys::ACL_UINT8,
@@ -11093,6 +11367,7 @@ pub unsafe extern "C" fn aclnnTopkGetWorkspaceSize(
                         "valuesOut",
                         valuesOut as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_INT8,
                             acl_sys::ACL_UINT8,
@@ -11111,6 +11386,7 @@ pub unsafe extern "C" fn aclnnTopkGetWorkspaceSize(
                     (
                         "indicesOut",
                         indicesOut as usize,
+                        false,
                         false,
                         &[acl_sys::ACL_INT64],
                     ),
@@ -11159,6 +11435,7 @@ pub unsafe extern "C" fn aclnnStackGetWorkspaceSize(
                         "tensors",
                         tensors as usize,
                         true,
+                        false,
                         &[
                             acl_sys::ACL_FLOAT16,
                             acl_sys::ACL_FLOAT,
@@ -11180,6 +11457,7 @@ pub unsafe extern "C" fn aclnnStackGetWorkspaceSize(
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT16,
@@ -11247,6 +11525,7 @@ pub unsafe extern "C" fn aclnnLogicalNotGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_BOOL,
                                 acl_sys::ACL_UINT8,
@@ -11263,6 +11542,7 @@ pub unsafe extern "C" fn aclnnLogicalNotGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_BOOL,
@@ -11333,6 +11613,7 @@ pub unsafe extern "C" fn aclnnLogicalAndGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -11352,6 +11633,7 @@ pub unsafe extern "C" fn aclnnLogicalAndGetWorkspaceSize(
                             "other",
                             other as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -11370,6 +11652,7 @@ pub unsafe extern "C" fn aclnnLogicalAndGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT,
@@ -11444,6 +11727,7 @@ pub unsafe extern "C" fn aclnnLogicalOrGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -11463,6 +11747,7 @@ pub unsafe extern "C" fn aclnnLogicalOrGetWorkspaceSize(
                             "other",
                             other as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -11481,6 +11766,7 @@ pub unsafe extern "C" fn aclnnLogicalOrGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT,
@@ -11552,6 +11838,7 @@ pub unsafe extern "C" fn aclnnBitwiseAndTensorGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_BOOL,
                                 acl_sys::ACL_INT8,
@@ -11566,6 +11853,7 @@ pub unsafe extern "C" fn aclnnBitwiseAndTensorGetWorkspaceSize(
                             "other",
                             other as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_BOOL,
                                 acl_sys::ACL_INT8,
@@ -11579,6 +11867,7 @@ pub unsafe extern "C" fn aclnnBitwiseAndTensorGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_BOOL,
@@ -11650,6 +11939,7 @@ pub unsafe extern "C" fn aclnnBitwiseAndScalarGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_INT16,
                                 acl_sys::ACL_UINT16,
@@ -11663,6 +11953,7 @@ pub unsafe extern "C" fn aclnnBitwiseAndScalarGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_BOOL,
@@ -11736,6 +12027,7 @@ pub unsafe extern "C" fn aclnnBitwiseOrTensorGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_BOOL,
                                 acl_sys::ACL_INT8,
@@ -11752,6 +12044,7 @@ pub unsafe extern "C" fn aclnnBitwiseOrTensorGetWorkspaceSize(
                             "other",
                             other as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_BOOL,
                                 acl_sys::ACL_INT8,
@@ -11767,6 +12060,7 @@ pub unsafe extern "C" fn aclnnBitwiseOrTensorGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_BOOL,
@@ -11838,6 +12132,7 @@ pub unsafe extern "C" fn aclnnBitwiseOrScalarGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_BOOL,
                                 acl_sys::ACL_INT8,
@@ -11853,6 +12148,7 @@ pub unsafe extern "C" fn aclnnBitwiseOrScalarGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_BOOL,
@@ -11930,6 +12226,7 @@ pub unsafe extern "C" fn aclnnBitwiseXorTensorGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_BOOL,
                                 acl_sys::ACL_INT8,
@@ -11946,6 +12243,7 @@ pub unsafe extern "C" fn aclnnBitwiseXorTensorGetWorkspaceSize(
                             "other",
                             other as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_BOOL,
                                 acl_sys::ACL_INT8,
@@ -11961,6 +12259,7 @@ pub unsafe extern "C" fn aclnnBitwiseXorTensorGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_BOOL,
@@ -12038,6 +12337,7 @@ pub unsafe extern "C" fn aclnnBitwiseXorScalarGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_BOOL,
                                 acl_sys::ACL_INT8,
@@ -12053,6 +12353,7 @@ pub unsafe extern "C" fn aclnnBitwiseXorScalarGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_BOOL,
@@ -12129,6 +12430,7 @@ pub unsafe extern "C" fn aclnnBitwiseNotGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_INT16,
                                 acl_sys::ACL_INT32,
@@ -12141,6 +12443,7 @@ pub unsafe extern "C" fn aclnnBitwiseNotGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_INT16,
@@ -12207,6 +12510,7 @@ pub unsafe extern "C" fn aclnnLeftShiftGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_INT8,
                                 acl_sys::ACL_INT16,
@@ -12222,6 +12526,7 @@ pub unsafe extern "C" fn aclnnLeftShiftGetWorkspaceSize(
                             "shiftBits",
                             shiftBits as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_INT8,
                                 acl_sys::ACL_INT16,
@@ -12236,6 +12541,7 @@ pub unsafe extern "C" fn aclnnLeftShiftGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_INT8,
@@ -12300,6 +12606,7 @@ pub unsafe extern "C" fn aclnnRightShiftGetWorkspaceSize(
                             "input",
                             input as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_INT8,
                                 acl_sys::ACL_INT16,
@@ -12315,6 +12622,7 @@ pub unsafe extern "C" fn aclnnRightShiftGetWorkspaceSize(
                             "shiftBits",
                             shiftBits as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_INT8,
                                 acl_sys::ACL_INT16,
@@ -12329,6 +12637,7 @@ pub unsafe extern "C" fn aclnnRightShiftGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_INT8,
@@ -12400,6 +12709,7 @@ pub unsafe extern "C" fn aclnnLinalgCrossGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_INT8,
                                 acl_sys::ACL_INT16,
@@ -12418,6 +12728,7 @@ pub unsafe extern "C" fn aclnnLinalgCrossGetWorkspaceSize(
                             "other",
                             other as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_INT8,
                                 acl_sys::ACL_INT16,
@@ -12435,6 +12746,7 @@ pub unsafe extern "C" fn aclnnLinalgCrossGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_INT8,
@@ -12518,11 +12830,13 @@ pub unsafe extern "C" fn aclnnConvolutionBackwardGetWorkspaceSize(
                             "gradOutput",
                             gradOutput as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "input",
                             input as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -12530,24 +12844,28 @@ pub unsafe extern "C" fn aclnnConvolutionBackwardGetWorkspaceSize(
                             "weight",
                             weight as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "gradInput",
                             gradInput as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "gradWeight",
                             gradWeight as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "gradBias",
                             gradBias as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                     ],
@@ -12630,17 +12948,20 @@ pub unsafe extern "C" fn aclnnAvgPool2dBackwardGetWorkspaceSize(
                             "gradOutput",
                             gradOutput as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "gradInput",
                             gradInput as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -12712,11 +13033,13 @@ pub unsafe extern "C" fn aclnnAdaptiveAvgPool2dGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -12776,17 +13099,20 @@ pub unsafe extern "C" fn aclnnAdaptiveAvgPool2dBackwardGetWorkspaceSize(
                             "gradOutput",
                             gradOutput as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -12851,17 +13177,20 @@ pub unsafe extern "C" fn aclnnMaxPool2dWithIndicesGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
                         ),
                         (
                             "out",
                             out as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
                         ),
                         (
                             "indices",
                             indices as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_INT32, acl_sys::ACL_INT64],
                         ),
@@ -12929,11 +13258,13 @@ pub unsafe extern "C" fn aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(
                             "gradOutput",
                             gradOutput as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "self",
                             self_ as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -12941,11 +13272,13 @@ pub unsafe extern "C" fn aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(
                             "indices",
                             indices as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_INT32, acl_sys::ACL_INT64],
                         ),
                         (
                             "gradInput",
                             gradInput as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
                         ),
@@ -13011,11 +13344,13 @@ pub unsafe extern "C" fn aclnnUpsampleNearest2dBackwardGetWorkspaceSize(
                             "gradOut",
                             gradOut as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "gradInput",
                             gradInput as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -13088,6 +13423,7 @@ pub unsafe extern "C" fn aclnnUpsampleBilinear2dGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_BF16,
@@ -13098,6 +13434,7 @@ pub unsafe extern "C" fn aclnnUpsampleBilinear2dGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT,
@@ -13175,11 +13512,13 @@ pub unsafe extern "C" fn aclnnUpsampleBilinear2dBackwardGetWorkspaceSize(
                             "gradOut",
                             gradOut as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -13252,11 +13591,13 @@ pub unsafe extern "C" fn aclnnUpsampleBicubic2dGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -13329,11 +13670,13 @@ pub unsafe extern "C" fn aclnnUpsampleBicubic2dBackwardGetWorkspaceSize(
                             "gradOut",
                             gradOut as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "gradInput",
                             gradInput as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -13411,11 +13754,13 @@ pub unsafe extern "C" fn aclnnLayerNormBackwardGetWorkspaceSize(
                             "gradOut",
                             gradOut as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "input",
                             input as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -13423,11 +13768,13 @@ pub unsafe extern "C" fn aclnnLayerNormBackwardGetWorkspaceSize(
                             "mean",
                             mean as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "rstd",
                             rstd as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -13435,30 +13782,35 @@ pub unsafe extern "C" fn aclnnLayerNormBackwardGetWorkspaceSize(
                             "weightOptional",
                             weightOptional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "biasOptional",
                             biasOptional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "gradInputOut",
                             gradInputOut as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "gradWeightOut",
                             gradWeightOut as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "gradBiasOut",
                             gradBiasOut as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                     ],
@@ -13533,18 +13885,21 @@ pub unsafe extern "C" fn aclnnRmsNormGradGetWorkspaceSize(
                             "dy",
                             dy as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "x",
                             x as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
-                        ("rstd", rstd as usize, false, &[acl_sys::ACL_FLOAT]),
+                        ("rstd", rstd as usize, false, false, &[acl_sys::ACL_FLOAT]),
                         (
                             "gamma",
                             gamma as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -13552,11 +13907,13 @@ pub unsafe extern "C" fn aclnnRmsNormGradGetWorkspaceSize(
                             "dxOut",
                             dxOut as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "dgammaOut",
                             dgammaOut as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT],
                         ),
@@ -13624,35 +13981,41 @@ pub unsafe extern "C" fn aclnnBatchNormGetWorkspaceSize(
                             "input",
                             input as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "weight",
                             weight as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "bias",
                             bias as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "runningMean",
                             runningMean as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "runningVar",
                             runningVar as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "output",
                             output as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -13660,12 +14023,14 @@ pub unsafe extern "C" fn aclnnBatchNormGetWorkspaceSize(
                             "saveMean",
                             saveMean as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "saveInvstd",
                             saveInvstd as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                     ],
@@ -13741,11 +14106,13 @@ pub unsafe extern "C" fn aclnnBatchNormBackwardGetWorkspaceSize(
                             "gradOut",
                             gradOut as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "input",
                             input as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -13753,48 +14120,56 @@ pub unsafe extern "C" fn aclnnBatchNormBackwardGetWorkspaceSize(
                             "weight",
                             weight as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "runningMean",
                             runningMean as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "runningVar",
                             runningVar as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "saveMean",
                             saveMean as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "saveInvstd",
                             saveInvstd as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "gradInput",
                             gradInput as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "gradWeight",
                             gradWeight as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "gradBias",
                             gradBias as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                     ],
@@ -13878,11 +14253,13 @@ pub unsafe extern "C" fn aclnnGroupNormBackwardGetWorkspaceSize(
                             "gradOut",
                             gradOut as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "input",
                             input as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -13890,11 +14267,13 @@ pub unsafe extern "C" fn aclnnGroupNormBackwardGetWorkspaceSize(
                             "mean",
                             mean as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "rstd",
                             rstd as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -13902,24 +14281,28 @@ pub unsafe extern "C" fn aclnnGroupNormBackwardGetWorkspaceSize(
                             "gamma",
                             gamma as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "gradInput",
                             gradInput as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "gradGammaOut",
                             gradGammaOut as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "gradBetaOut",
                             gradBetaOut as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                     ],
@@ -13996,11 +14379,13 @@ pub unsafe extern "C" fn aclnnEmbeddingDenseBackwardGetWorkspaceSize(
                             "grad",
                             grad as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
                         ),
                         (
                             "indices",
                             indices as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT,
@@ -14017,6 +14402,7 @@ pub unsafe extern "C" fn aclnnEmbeddingDenseBackwardGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
                         ),
@@ -14085,17 +14471,20 @@ pub unsafe extern "C" fn aclnnSoftmaxBackwardGetWorkspaceSize(
                             "gradOutput",
                             gradOutput as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
                         ),
                         (
                             "output",
                             output as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
                         ),
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
                         ),
@@ -14156,17 +14545,20 @@ pub unsafe extern "C" fn aclnnLogSoftmaxBackwardGetWorkspaceSize(
                             "gradOutput",
                             gradOutput as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
                         ),
                         (
                             "output",
                             output as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
                         ),
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
                         ),
@@ -14226,17 +14618,20 @@ pub unsafe extern "C" fn aclnnGeluBackwardGetWorkspaceSize(
                             "gradOutput",
                             gradOutput as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "gradInput",
                             gradInput as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -14304,17 +14699,20 @@ pub unsafe extern "C" fn aclnnSiluBackwardGetWorkspaceSize(
                             "gradOutput",
                             gradOutput as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
                         ),
                         (
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
                         ),
                         (
                             "gradInput",
                             gradInput as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
                         ),
@@ -14382,6 +14780,7 @@ pub unsafe extern "C" fn aclnnSigmoidBackwardGetWorkspaceSize(
                             "gradOutput",
                             gradOutput as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -14395,6 +14794,7 @@ pub unsafe extern "C" fn aclnnSigmoidBackwardGetWorkspaceSize(
                             "output",
                             output as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -14407,6 +14807,7 @@ pub unsafe extern "C" fn aclnnSigmoidBackwardGetWorkspaceSize(
                         (
                             "gradInput",
                             gradInput as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT,
@@ -14481,6 +14882,7 @@ pub unsafe extern "C" fn aclnnTanhBackwardGetWorkspaceSize(
                             "gradOutput",
                             gradOutput as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -14492,6 +14894,7 @@ pub unsafe extern "C" fn aclnnTanhBackwardGetWorkspaceSize(
                             "output",
                             output as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -14502,6 +14905,7 @@ pub unsafe extern "C" fn aclnnTanhBackwardGetWorkspaceSize(
                         (
                             "gradInput",
                             gradInput as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT,
@@ -14576,6 +14980,7 @@ pub unsafe extern "C" fn aclnnLeakyReluBackwardGetWorkspaceSize(
                             "gradOutput",
                             gradOutput as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -14587,6 +14992,7 @@ pub unsafe extern "C" fn aclnnLeakyReluBackwardGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_FLOAT,
                                 acl_sys::ACL_FLOAT16,
@@ -14597,6 +15003,7 @@ pub unsafe extern "C" fn aclnnLeakyReluBackwardGetWorkspaceSize(
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[
                                 acl_sys::ACL_FLOAT,
@@ -14667,11 +15074,13 @@ pub unsafe extern "C" fn aclnnLogSigmoidGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -14727,17 +15136,20 @@ pub unsafe extern "C" fn aclnnPreluGetWorkspaceSize(
                         "self",
                         self_ as usize,
                         false,
+                        false,
                         &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                     ),
                     (
                         "weight",
                         weight as usize,
                         false,
+                        false,
                         &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                     ),
                     (
                         "out",
                         out as usize,
+                        false,
                         false,
                         &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                     ),
@@ -14794,15 +15206,23 @@ pub unsafe extern "C" fn aclnnDropoutGetWorkspaceSize(
                             "input",
                             input as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
                         ),
                         (
                             "out",
                             out as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
                         ),
-                        ("maskOut", maskOut as usize, false, &[acl_sys::ACL_UINT8]),
+                        (
+                            "maskOut",
+                            maskOut as usize,
+                            false,
+                            false,
+                            &[acl_sys::ACL_UINT8],
+                        ),
                     ],
                 )?;
                 super::random::dropout(f, input, p, train, seed, offset, out, maskOut)
@@ -14848,7 +15268,10 @@ pub unsafe extern "C" fn aclnnDropoutGenMaskGetWorkspaceSize(
             workspaceSize,
             executor,
             |f| {
-                documented_dtypes(f, &[("out", out as usize, false, &[acl_sys::ACL_UINT8])])?;
+                documented_dtypes(
+                    f,
+                    &[("out", out as usize, false, false, &[acl_sys::ACL_UINT8])],
+                )?;
                 super::random::dropout_gen_mask(f, shape, prob, seed, offset, out)
             },
         )
@@ -14904,12 +15327,14 @@ pub unsafe extern "C" fn aclnnDropoutDoMaskGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
-                        ("mask", mask as usize, false, &[acl_sys::ACL_UINT8]),
+                        ("mask", mask as usize, false, false, &[acl_sys::ACL_UINT8]),
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -14973,11 +15398,13 @@ pub unsafe extern "C" fn aclnnNLLLossGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "target",
                             target as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_INT64, acl_sys::ACL_UINT8, acl_sys::ACL_INT32],
                         ),
@@ -14985,17 +15412,20 @@ pub unsafe extern "C" fn aclnnNLLLossGetWorkspaceSize(
                             "weight",
                             weight as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "out",
                             out as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "totalWeightOut",
                             totalWeightOut as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -15063,17 +15493,20 @@ pub unsafe extern "C" fn aclnnNLLLossBackwardGetWorkspaceSize(
                             "gradOutput",
                             gradOutput as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "target",
                             target as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_INT64, acl_sys::ACL_UINT8, acl_sys::ACL_INT32],
                         ),
@@ -15144,17 +15577,20 @@ pub unsafe extern "C" fn aclnnMseLossGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "target",
                             target as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -15210,11 +15646,13 @@ pub unsafe extern "C" fn aclnnMseLossBackwardGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "out",
                             out as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
@@ -15274,6 +15712,7 @@ pub unsafe extern "C" fn aclnnInplaceUniformGetWorkspaceSize(
                     &[(
                         "selfRef",
                         selfRef as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT,
@@ -15343,6 +15782,7 @@ pub unsafe extern "C" fn aclnnInplaceNormalGetWorkspaceSize(
                         "selfRef",
                         selfRef as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_FLOAT,
                             acl_sys::ACL_INT32,
@@ -15410,6 +15850,7 @@ pub unsafe extern "C" fn aclnnInplaceBernoulliGetWorkspaceSize(
                     &[(
                         "selfRef",
                         selfRef as usize,
+                        false,
                         false,
                         &[
                             acl_sys::ACL_FLOAT16,
@@ -15479,6 +15920,7 @@ pub unsafe extern "C" fn aclnnRandpermGetWorkspaceSize(
                         "out",
                         out as usize,
                         false,
+                        false,
                         &[
                             acl_sys::ACL_INT64,
                             acl_sys::ACL_INT32,
@@ -15543,6 +15985,7 @@ pub unsafe extern "C" fn aclnnMultinomialGetWorkspaceSize(
                             "self",
                             self_ as usize,
                             false,
+                            false,
                             &[
                                 acl_sys::ACL_BF16,
                                 acl_sys::ACL_FLOAT16,
@@ -15550,7 +15993,7 @@ pub unsafe extern "C" fn aclnnMultinomialGetWorkspaceSize(
                                 acl_sys::ACL_DOUBLE,
                             ],
                         ),
-                        ("out", out as usize, false, &[acl_sys::ACL_INT64]),
+                        ("out", out as usize, false, false, &[acl_sys::ACL_INT64]),
                     ],
                 )?;
                 super::random::multinomial(f, self_, numsamples, replacement, seed, offset, out)
@@ -15616,6 +16059,7 @@ pub unsafe extern "C" fn aclnnApplyAdamWGetWorkspaceSize(
                     &[(
                         "varRef",
                         varRef as usize,
+                        false,
                         false,
                         &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_FLOAT],
                     )],
@@ -15700,11 +16144,13 @@ pub unsafe extern "C" fn aclnnApplyAdamWV2GetWorkspaceSize(
                             "varRef",
                             varRef as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_FLOAT],
                         ),
                         (
                             "step",
                             step as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_INT64, acl_sys::ACL_FLOAT],
                         ),
@@ -15791,24 +16237,28 @@ pub unsafe extern "C" fn aclnnFusedAdamwGetWorkspaceSize(
                             "paramsRef",
                             paramsRef as usize,
                             true,
+                            false,
                             &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_FLOAT],
                         ),
                         (
                             "stateSteps",
                             stateSteps as usize,
                             true,
+                            false,
                             &[acl_sys::ACL_INT64, acl_sys::ACL_FLOAT],
                         ),
                         (
                             "gradScaleOptional",
                             gradScaleOptional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT],
                         ),
                         (
                             "foundInfOptional",
                             foundInfOptional as usize,
                             false,
+                            true,
                             &[acl_sys::ACL_FLOAT],
                         ),
                     ],
@@ -15883,11 +16333,13 @@ pub unsafe extern "C" fn aclnnAmpUpdateScaleGetWorkspaceSize(
                             "currentScale",
                             currentScale as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "growthTracker",
                             growthTracker as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_INT32],
                         ),
@@ -15895,17 +16347,20 @@ pub unsafe extern "C" fn aclnnAmpUpdateScaleGetWorkspaceSize(
                             "foundInf",
                             foundInf as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "updatedScale",
                             updatedScale as usize,
                             false,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
                         (
                             "updatedGrowthTracker",
                             updatedGrowthTracker as usize,
+                            false,
                             false,
                             &[acl_sys::ACL_INT32],
                         ),
@@ -15975,10 +16430,23 @@ pub unsafe extern "C" fn aclnnForeachNonFiniteCheckAndUnscaleGetWorkspaceSize(
                             "scaledGrads",
                             scaledGrads as usize,
                             true,
+                            false,
                             &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
                         ),
-                        ("foundInf", foundInf as usize, false, &[acl_sys::ACL_FLOAT]),
-                        ("invScale", invScale as usize, false, &[acl_sys::ACL_FLOAT]),
+                        (
+                            "foundInf",
+                            foundInf as usize,
+                            false,
+                            false,
+                            &[acl_sys::ACL_FLOAT],
+                        ),
+                        (
+                            "invScale",
+                            invScale as usize,
+                            false,
+                            false,
+                            &[acl_sys::ACL_FLOAT],
+                        ),
                     ],
                 )?;
                 super::optim::non_finite_check_and_unscale(f, scaledGrads, foundInf, invScale)

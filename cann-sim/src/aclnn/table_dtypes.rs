@@ -10,34 +10,42 @@
 //! parts exclude) are extracted from the pages heuristically and are not
 //! enforced: the simulator may accept a dtype one product refuses.
 
-use super::exec::{Kind, Obj, arg};
+use super::exec::{Kind, Obj, arg, peek};
 use crate::recent_error::fail;
 use acl_sys::aclDataType;
 use acl_sys::aclnn::{ACLNN_ERR_PARAM_INVALID, aclnnStatus};
 
 /// One argument's check: its documented name, its handle, whether it is a
-/// tensor list, and the dtypes its page lists.
-pub(super) type DtypeCheck<'a> = (&'a str, usize, bool, &'a [aclDataType]);
+/// tensor list, whether it may be null, and the dtypes its page lists.
+pub(super) type DtypeCheck<'a> = (&'a str, usize, bool, bool, &'a [aclDataType]);
 
-/// Checks each non-null tensor (or each member of a tensor list) against
-/// its list. Null handles and handles of another kind are left to the
-/// planning function, which reports them (161001, 161002).
+fn kind(is_list: bool) -> Kind {
+    if is_list {
+        Kind::TensorList
+    } else {
+        Kind::Tensor
+    }
+}
+
+/// Checks each tensor (or each member of a tensor list) against its list.
+/// The released operators check every required argument for null first
+/// (161001) and the dtypes after, so a null required argument is reported
+/// before any dtype. Handles of another kind are left to the planning
+/// function, which reports them (161002).
 pub(super) fn documented_dtypes(
     function: &'static str,
     checks: &[DtypeCheck<'_>],
 ) -> Result<(), aclnnStatus> {
-    for &(what, addr, is_list, allowed) in checks {
-        if addr == 0 {
-            continue;
+    for &(what, addr, is_list, optional, _) in checks {
+        if addr == 0 && !optional {
+            // Null: `arg` makes the 161001 naming the argument.
+            arg(function, what, addr, kind(is_list))?;
         }
-        let kind = if is_list {
-            Kind::TensorList
-        } else {
-            Kind::Tensor
-        };
-        let Ok(obj) = arg(function, what, addr, kind) else {
-            // The planning function reports it again, with its own message
-            // (the last error recorded is what `aclGetRecentErrMsg` shows).
+    }
+    for &(what, addr, is_list, _, allowed) in checks {
+        // A lookup that records nothing: a handle of another kind is the
+        // planning function's to report.
+        let Some(obj) = (addr != 0).then(|| peek(addr, kind(is_list))).flatten() else {
             continue;
         };
         let members: Vec<i32> = match &*obj {
