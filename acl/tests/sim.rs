@@ -174,3 +174,21 @@ fn memory_info_sees_allocations() {
     let after = npu.memory_info().unwrap();
     assert_eq!(after.free_bytes, before.free_bytes);
 }
+
+#[test]
+fn call_counting_sees_a_queued_copy_as_no_host_sync_and_a_synchronize_as_one() {
+    cann_sim::sim_only!("reads the simulator's call counts (cann_sim::calls)");
+    let rt = runtime();
+    let dev = Device::new(&rt, 0).unwrap();
+    let stream = dev.default_stream();
+    let host = acl::PinnedHostBuffer::from_slice(&dev, &[1.0f32; 16]).unwrap();
+    let mut buf = stream.alloc_zeros::<f32>(16).unwrap();
+    let (r, queued) = cann_sim::calls::count(|| stream.copy_htod(&host, &mut buf));
+    r.unwrap();
+    assert_eq!(queued.host_syncs(), 0, "{queued}");
+    assert_eq!(queued.get("aclrtMemcpyAsync"), 1, "{queued}");
+    let (r, synced) = cann_sim::calls::count(|| stream.synchronize());
+    r.unwrap();
+    assert_eq!(synced.get("aclrtSynchronizeStream"), 1, "{synced}");
+    assert_eq!(synced.host_syncs(), 1, "{synced}");
+}

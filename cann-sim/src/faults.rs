@@ -160,6 +160,7 @@ pub fn clear() {
 /// The injected code for this call of `api`, if a rule makes it fail; the
 /// call then records the message and returns the code at once.
 pub fn check(api: &str) -> Option<i32> {
+    crate::calls::record(api);
     load_env();
     if !ANY.load(Ordering::Relaxed) {
         return None;

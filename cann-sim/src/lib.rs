@@ -89,6 +89,7 @@
 pub mod acl;
 pub mod aclnn;
 pub mod backend;
+pub mod calls;
 pub mod check;
 pub mod comm;
 pub mod config;
