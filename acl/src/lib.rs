@@ -165,6 +165,7 @@ pub mod model;
 pub mod ops;
 pub mod profiler;
 pub mod random;
+pub mod reduce;
 pub mod release;
 pub mod result;
 pub mod runtime;
@@ -181,6 +182,7 @@ pub use memory::{
     Element, PinnedHostBuffer,
 };
 pub use model::{Model, ModelDesc};
+pub use reduce::ReduceKind;
 pub use release::{ReleaseError, take_release_errors};
 pub use runtime::{OverflowMode, RunMode, Runtime, Version};
 pub use stream::{Stream, StreamConfig, ValueCondition};

@@ -83,4 +83,8 @@ forward! {
     /// meets the condition `flag` names.
     #[doc(alias = "aclrtValueWait")]
     value_wait = aclrtValueWait(dev_addr: *mut c_void, value: u64, flag: u32, stream: sys::aclrtStream);
+    /// `aclrtReduceAsync`: queues `dst[i] = dst[i] kind src[i]` over
+    /// `count` bytes of `type_` elements.
+    #[doc(alias = "aclrtReduceAsync")]
+    reduce_async = aclrtReduceAsync(dst: *mut c_void, src: *const c_void, count: u64, kind: sys::aclrtReduceKind, type_: sys::aclDataType, stream: sys::aclrtStream, reserve: *mut c_void);
 }

@@ -22,13 +22,14 @@ pub use acl_sys::{
     ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL, ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE,
     ACL_MODEL_RI_CAPTURE_STATUS_INVALIDATED, ACL_MODEL_RI_CAPTURE_STATUS_NONE,
     ACL_OP_COMPILE_DEFAULT, ACL_OP_COMPILE_FUZZ, ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED,
-    ACL_STREAM_CPU_SCHEDULE, ACL_STREAM_DEVICE_USE_ONLY, ACL_STREAM_FAST_LAUNCH,
-    ACL_STREAM_FAST_SYNC, ACL_STREAM_HUGE, ACL_STREAM_PERSISTENT, ACL_UINT8, ACL_UINT16,
-    ACL_UINT32, ACL_UINT64, ACL_UNKNOWN_RANK, aclDataBuffer, aclDataType, aclFormat, aclTensorDesc,
-    aclmdlBatch, aclmdlDataset, aclmdlDesc, aclmdlHW, aclmdlIODims, aclmdlRI, aclmdlRICaptureMode,
-    aclopAttr, aclopHandle, aclrtBinHandle, aclrtContext, aclrtDevAttr, aclrtDevFeatureType,
-    aclrtDrvMemHandle, aclrtEvent, aclrtFuncHandle, aclrtMemLocation, aclrtPhysicalMemProp,
-    aclrtStream, aclrtTaskGrp,
+    ACL_RT_MEMCPY_SDMA_AUTOMATIC_MAX, ACL_RT_MEMCPY_SDMA_AUTOMATIC_MIN,
+    ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_STREAM_CPU_SCHEDULE, ACL_STREAM_DEVICE_USE_ONLY,
+    ACL_STREAM_FAST_LAUNCH, ACL_STREAM_FAST_SYNC, ACL_STREAM_HUGE, ACL_STREAM_PERSISTENT,
+    ACL_UINT8, ACL_UINT16, ACL_UINT32, ACL_UINT64, ACL_UNKNOWN_RANK, aclDataBuffer, aclDataType,
+    aclFormat, aclTensorDesc, aclmdlBatch, aclmdlDataset, aclmdlDesc, aclmdlHW, aclmdlIODims,
+    aclmdlRI, aclmdlRICaptureMode, aclopAttr, aclopHandle, aclrtBinHandle, aclrtContext,
+    aclrtDevAttr, aclrtDevFeatureType, aclrtDrvMemHandle, aclrtEvent, aclrtFuncHandle,
+    aclrtMemLocation, aclrtPhysicalMemProp, aclrtReduceKind, aclrtStream, aclrtTaskGrp,
 };
 
 pub use acl_sys::LoadError;

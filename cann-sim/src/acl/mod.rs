@@ -89,6 +89,9 @@ pub use peer::*;
 mod prof;
 pub use prof::*;
 
+mod reduce_task;
+pub use reduce_task::*;
+
 mod runtime_config;
 pub use runtime_config::*;
 

@@ -2972,20 +2972,6 @@ pub unsafe extern "C" fn aclrtRecordNotify(_arg0: aclrtNotify, _arg1: aclrtStrea
     crate::recent_error::not_supported("aclrtRecordNotify");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtReduceAsync`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtReduceAsync(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: *const ::core::ffi::c_void,
-    _arg2: u64,
-    _arg3: aclrtReduceKind,
-    _arg4: aclDataType,
-    _arg5: aclrtStream,
-    _arg6: *mut ::core::ffi::c_void,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtReduceAsync");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtRegDeviceStateCallback`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtRegDeviceStateCallback(

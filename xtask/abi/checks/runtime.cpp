@@ -2044,3 +2044,36 @@ ABI_CHECK(aclrtGetDeviceUtilizationRate) {
     u.utilizationExtend = reinterpret_cast<aclrtUtilizationExtendInfo *>(&u);
     EXPECT_RC(aclrtGetDeviceUtilizationRate(0, &u), ACL_ERROR_INVALID_PARAM);  // reserved, must be null
 }
+
+ABI_CHECK(aclrtReduceAsync) {
+    void *dst = nullptr;
+    void *src = nullptr;
+    float host[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtMalloc(&dst, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtMalloc(&src, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemcpy(dst, 16, host, 16, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemcpy(src, 16, host, 16, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    // The runtime's own sample: dst = dst + src, count in bytes.
+    EXPECT_RC(aclrtReduceAsync(dst, src, 16, ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_FLOAT, nullptr, nullptr),
+              ACL_SUCCESS);
+    EXPECT_RC(aclrtSynchronizeStream(nullptr), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemcpy(host, 16, dst, 16, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT(host[0] == 2.0f && host[1] == 4.0f && host[2] == 6.0f && host[3] == 8.0f);
+    EXPECT_RC(aclrtReduceAsync(nullptr, src, 16, ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_FLOAT, nullptr, nullptr),
+              ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtReduceAsync(dst, src, 16, ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_FLOAT, nullptr, dst),
+              ACL_ERROR_INVALID_PARAM);  // reserve must be nullptr
+    EXPECT_RC(aclrtReduceAsync(dst, src, 0, ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_FLOAT, nullptr, nullptr),
+              ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtReduceAsync(dst, src, 16, (aclrtReduceKind)14, ACL_FLOAT, nullptr, nullptr),
+              ACL_ERROR_RT_PARAM_INVALID);  // kind in [10, 14)
+    EXPECT_RC(aclrtReduceAsync(dst, src, 16, ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_UINT8, nullptr, nullptr),
+              ACL_ERROR_RT_FEATURE_NOT_SUPPORT);  // not reduced on Atlas A2
+    EXPECT_RC(aclrtReduceAsync(static_cast<char *>(dst) + 2, src, 8, ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_FLOAT,
+                               nullptr, nullptr),
+              ACL_ERROR_RT_ADDR_UNALIGNED);
+    EXPECT_RC(aclrtFree(dst), ACL_SUCCESS);
+    EXPECT_RC(aclrtFree(src), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
