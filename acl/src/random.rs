@@ -33,9 +33,13 @@
 //! For dropout in a captured training step, draw the mask before each
 //! launch ([`Generator::dropout_mask`], queued on the stream: no host
 //! synchronisation) and apply it inside the graph ([`dropout_apply`]).
-//! (The release's `aclnnInplaceUniformTensor`-style operators, which read
-//! the seed and offset from device memory as torch_npu does under capture,
-//! are not in the operator table yet.)
+//! Or draw inside the graph with the runtime's random task ([`task`]:
+//! [`Stream::dropout_bitmask`] writes the same bit mask layout that
+//! `aclnnDropoutDoMask` applies), whose state lives in device memory, so
+//! each launch draws new numbers. (The release's
+//! `aclnnInplaceUniformTensor`-style operators, which read the seed and
+//! offset from device memory as torch_npu does under capture, are not in the
+//! operator table yet.)
 //!
 //! ```
 //! # cann_sim::install().unwrap();
@@ -554,3 +558,6 @@ mod tests {
         assert_eq!(dropout_mask_len(1111), 144);
     }
 }
+
+#[path = "random_task.rs"]
+pub mod task;

@@ -87,4 +87,7 @@ forward! {
     /// `count` bytes of `type_` elements.
     #[doc(alias = "aclrtReduceAsync")]
     reduce_async = aclrtReduceAsync(dst: *mut c_void, src: *const c_void, count: u64, kind: sys::aclrtReduceKind, type_: sys::aclDataType, stream: sys::aclrtStream, reserve: *mut c_void);
+    /// `aclrtRandomNumAsync`: queues the runtime's random-number task.
+    #[doc(alias = "aclrtRandomNumAsync")]
+    random_num_async = aclrtRandomNumAsync(task_info: *const sys::aclrtRandomNumTaskInfo, stream: sys::aclrtStream, reserve: *mut c_void);
 }

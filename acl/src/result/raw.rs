@@ -29,7 +29,14 @@ pub use acl_sys::{
     aclFormat, aclTensorDesc, aclmdlBatch, aclmdlDataset, aclmdlDesc, aclmdlHW, aclmdlIODims,
     aclmdlRI, aclmdlRICaptureMode, aclopAttr, aclopHandle, aclrtBinHandle, aclrtContext,
     aclrtDevAttr, aclrtDevFeatureType, aclrtDrvMemHandle, aclrtEvent, aclrtFuncHandle,
-    aclrtMemLocation, aclrtPhysicalMemProp, aclrtReduceKind, aclrtStream, aclrtTaskGrp,
+    aclrtMemLocation, aclrtPhysicalMemProp, aclrtRandomNumFuncParaInfo, aclrtRandomNumFuncType,
+    aclrtRandomNumTaskInfo, aclrtRandomParaInfo, aclrtReduceKind, aclrtStream, aclrtTaskGrp,
+    aclrtUniformDisInfo,
+};
+
+pub use acl_sys::{
+    ACL_RT_RANDOM_NUM_FUNC_TYPE_DROPOUT_BITMASK, ACL_RT_RANDOM_NUM_FUNC_TYPE_NORMAL_DIS,
+    ACL_RT_RANDOM_NUM_FUNC_TYPE_TRUNCATED_NORMAL_DIS, ACL_RT_RANDOM_NUM_FUNC_TYPE_UNIFORM_DIS,
 };
 
 pub use acl_sys::LoadError;

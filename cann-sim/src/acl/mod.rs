@@ -89,6 +89,9 @@ pub use peer::*;
 mod prof;
 pub use prof::*;
 
+mod random_task;
+pub use random_task::*;
+
 mod reduce_task;
 pub use reduce_task::*;
 

@@ -2956,16 +2956,6 @@ pub unsafe extern "C" fn aclrtQueryEventWaitStatus(
     crate::recent_error::not_supported("aclrtQueryEventWaitStatus");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtRandomNumAsync`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtRandomNumAsync(
-    _arg0: *const aclrtRandomNumTaskInfo,
-    _arg1: aclrtStream,
-    _arg2: *mut ::core::ffi::c_void,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtRandomNumAsync");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtRecordNotify`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtRecordNotify(_arg0: aclrtNotify, _arg1: aclrtStream) -> aclError {

@@ -2077,3 +2077,47 @@ ABI_CHECK(aclrtReduceAsync) {
     EXPECT_RC(aclrtFree(src), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
 }
+
+ABI_CHECK(aclrtRandomNumAsync) {
+    void *out = nullptr;
+    void *counter = nullptr;
+    float host[256] = {};
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtMalloc(&out, sizeof(host), ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtMalloc(&counter, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemset(counter, 16, 0, 16), ACL_SUCCESS);
+    // The runtime's own sample: 256 normal floats, mean 3, stddev 2.
+    aclrtRandomNumTaskInfo info = {};
+    float mean = 3.0f;
+    float stddev = 2.0f;
+    uint64_t seed = 0;
+    uint64_t num = 256;
+    info.dataType = ACL_FLOAT;
+    info.randomNumFuncParaInfo.funcType = ACL_RT_RANDOM_NUM_FUNC_TYPE_NORMAL_DIS;
+    info.randomResultAddr = out;
+    info.randomCounterAddr = counter;
+    memcpy(info.randomNumFuncParaInfo.paramInfo.normalDisInfo.mean.valueOrAddr, &mean, sizeof(float));
+    info.randomNumFuncParaInfo.paramInfo.normalDisInfo.mean.size = sizeof(float);
+    memcpy(info.randomNumFuncParaInfo.paramInfo.normalDisInfo.stddev.valueOrAddr, &stddev, sizeof(float));
+    info.randomNumFuncParaInfo.paramInfo.normalDisInfo.stddev.size = sizeof(float);
+    memcpy(info.randomSeed.valueOrAddr, &seed, sizeof(seed));
+    info.randomSeed.size = sizeof(seed);
+    memcpy(info.randomNum.valueOrAddr, &num, sizeof(num));
+    info.randomNum.size = sizeof(num);
+    EXPECT_RC(aclrtRandomNumAsync(&info, nullptr, nullptr), ACL_SUCCESS);
+    EXPECT_RC(aclrtSynchronizeStream(nullptr), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemcpy(host, sizeof(host), out, sizeof(host), ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    double sum = 0;
+    for (float v : host) sum += v;
+    EXPECT(sum / 256 > 2.5 && sum / 256 < 3.5);
+    EXPECT_RC(aclrtRandomNumAsync(nullptr, nullptr, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtRandomNumAsync(&info, nullptr, out), ACL_ERROR_RT_PARAM_INVALID);  // reserve
+    info.dataType = ACL_INT32;  // normal numbers are floats
+    EXPECT_RC(aclrtRandomNumAsync(&info, nullptr, nullptr), ACL_ERROR_RT_PARAM_INVALID);
+    info.dataType = ACL_FLOAT;
+    info.randomCounterAddr = nullptr;
+    EXPECT_RC(aclrtRandomNumAsync(&info, nullptr, nullptr), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtFree(out), ACL_SUCCESS);
+    EXPECT_RC(aclrtFree(counter), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
