@@ -51,7 +51,7 @@ impl Stream {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when the lengths differ; the runtime's
+    /// [`Error::InvalidArgument`] when the lengths differ; the runtime's
     /// error from `aclrtReduceAsync` for a type the SoC does not reduce
     /// (207000 or 100000, see the [module docs](crate::reduce)), memory of
     /// another device, or a stream of another context.
