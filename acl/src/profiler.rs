@@ -435,3 +435,6 @@ impl Drop for Profiling {
         }
     }
 }
+
+#[path = "profiler_tx.rs"]
+pub mod tx;

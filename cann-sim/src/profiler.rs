@@ -97,6 +97,18 @@ struct Session {
 
 static SESSION: Mutex<Option<Session>> = Mutex::new(None);
 
+/// Whether a run with `ACL_PROF_MSPROFTX` is going on: msproftx marks and
+/// ranges are recorded only then (msprof initialises its msproftx manager
+/// when such a run starts and releases it, its stamps included, when it
+/// stops: hicann/runtime `src/dfx/msprof/collector/dvvp/msprof/msproftx/src/msprof_tx_manager.cpp`).
+pub fn tx_running() -> bool {
+    SESSION.lock().as_ref().is_some_and(|s| {
+        s.runs
+            .iter()
+            .any(|r| r.settings.data_types & u64::from(acl_sys::ACL_PROF_MSPROFTX) != 0)
+    })
+}
+
 /// Whether a session is initialised.
 pub fn initialized() -> bool {
     SESSION.lock().is_some()
@@ -286,11 +298,13 @@ fn stop_recording() {
 fn write_run(run: &Run) -> Result<(), ProfError> {
     let end_ns = crate::state::now_ns();
     let host = run.settings.data_types & HOST_API_BITS != 0;
+    let tx = run.settings.data_types & u64::from(acl_sys::ACL_PROF_MSPROFTX) != 0;
     let spans: Vec<crate::trace::Span> = crate::trace::spans()
         .into_iter()
         .filter(|s| s.start_ns >= run.start_ns && s.end_ns <= end_ns)
         .filter(|s| match s.track {
             crate::trace::Track::Stream { device, .. } => run.settings.devices.contains(&device),
+            crate::trace::Track::Host { .. } if s.kind == crate::trace::Kind::Tx => tx,
             crate::trace::Track::Host { .. } => host,
         })
         .collect();
@@ -311,7 +325,37 @@ fn write_run(run: &Run) -> Result<(), ProfError> {
     write(
         format!("op_statistic_{}.csv", &stamp[..14]),
         statistics(&spans),
-    )
+    )?;
+    if tx {
+        write(
+            format!("msprof_tx_{}.csv", &stamp[..14]),
+            tx_summary(&spans),
+        )?;
+    }
+    Ok(())
+}
+
+/// The msproftx marks and ranges of a run, one line each in time order
+/// (msprof's `msprof_tx` summary, in the simulator's columns).
+fn tx_summary(spans: &[crate::trace::Span]) -> String {
+    let mut out = String::from("event_type,message,start_us,end_us,duration_us\n");
+    for s in spans.iter().filter(|s| s.kind == crate::trace::Kind::Tx) {
+        let event = match s.api {
+            "aclprofMark" => "mark",
+            "aclprofMarkEx" => "mark_ex",
+            "aclprofPop" => "push_pop",
+            _ => "start_end",
+        };
+        let quoted = s.name.replace('"', "\"\"");
+        let _ = writeln!(
+            out,
+            "{event},\"{quoted}\",{:.3},{:.3},{:.3}",
+            s.start_ns as f64 / 1e3,
+            s.end_ns as f64 / 1e3,
+            (s.end_ns - s.start_ns) as f64 / 1e3
+        );
+    }
+    out
 }
 
 /// Count, total, min and max nanoseconds of one group of spans.

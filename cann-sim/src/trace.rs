@@ -91,6 +91,10 @@ pub enum Kind {
     Other,
     /// A host-side API call (a span on a host thread).
     Api,
+    /// A msproftx mark or range (`aclprofMark`, `aclprofPush`/`aclprofPop`,
+    /// `aclprofRangeStart`/`aclprofRangeStop`, `aclprofMarkEx`): a span on
+    /// the host thread that made it, named by its message.
+    Tx,
 }
 
 impl Kind {
@@ -110,6 +114,7 @@ impl Kind {
             Kind::HostFunc => "host_func",
             Kind::Other => "task",
             Kind::Api => "api",
+            Kind::Tx => "msproftx",
         }
     }
 }
@@ -261,6 +266,28 @@ fn push(span: Span) {
     if pushed.is_err() {
         DROPPED.fetch_add(1, Ordering::Relaxed);
     }
+}
+
+/// Records a msproftx span (`start_ns == end_ns` for a mark) on the calling
+/// host thread, named `message`, made by `api`. Nothing happens when
+/// nothing records.
+pub(crate) fn tx_span(api: &'static str, message: &str, start_ns: u64, end_ns: u64) {
+    if !enabled() {
+        return;
+    }
+    let thread = THREAD_NO.try_with(|n| *n).unwrap_or(0);
+    push(Span {
+        track: Track::Host { thread },
+        kind: Kind::Tx,
+        name: message.to_string(),
+        api,
+        seq: 0,
+        bytes: 0,
+        direction: "",
+        failed: false,
+        start_ns,
+        end_ns: end_ns.max(start_ns),
+    });
 }
 
 /// Names the task running on this worker (an operator's type, a kernel's

@@ -420,6 +420,23 @@ static aclprofConfig *abi_prof_config() {
     return aclprofCreateConfig(ids, 1, ACL_AICORE_NONE, nullptr, ACL_PROF_ACL_API | ACL_PROF_TASK_TIME);
 }
 
+// Runs body() inside a profiling run of device 0 with ACL_PROF_MSPROFTX (the
+// msproftx calls work only then), in a temporary directory removed after.
+template <typename F>
+static void abi_tx_run(F body) {
+    std::string dir = abi_temp_dir();
+    uint32_t ids[] = {0};
+    aclprofConfig *c = aclprofCreateConfig(ids, 1, ACL_AICORE_NONE, nullptr, ACL_PROF_MSPROFTX);
+    EXPECT(c != nullptr);
+    EXPECT_RC(abi_prof_init(dir), ACL_SUCCESS);
+    EXPECT_RC(aclprofStart(c), ACL_SUCCESS);
+    body();
+    EXPECT_RC(aclprofStop(c), ACL_SUCCESS);
+    EXPECT_RC(aclprofFinalize(), ACL_SUCCESS);
+    EXPECT_RC(aclprofDestroyConfig(c), ACL_SUCCESS);
+    abi_remove_tree(dir);
+}
+
 // ---- HCCL (checks/hccl.cpp) ------------------------------------------------
 
 #include <arpa/inet.h>

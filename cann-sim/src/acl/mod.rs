@@ -89,6 +89,9 @@ pub use peer::*;
 mod prof;
 pub use prof::*;
 
+mod prof_tx;
+pub use prof_tx::*;
+
 mod random_task;
 pub use random_task::*;
 

@@ -1141,20 +1141,6 @@ pub unsafe extern "C" fn aclopUpdateParams(
     crate::recent_error::not_supported("aclopUpdateParams");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclprofCreateStamp`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofCreateStamp() -> *mut ::core::ffi::c_void {
-    crate::recent_error::not_supported("aclprofCreateStamp");
-    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
-    unsafe { ::core::mem::zeroed() }
-}
-///`aclprofCreateStepInfo`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofCreateStepInfo() -> *mut aclprofStepInfo {
-    crate::recent_error::not_supported("aclprofCreateStepInfo");
-    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
-    unsafe { ::core::mem::zeroed() }
-}
 ///`aclprofCreateSubscribeConfig`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclprofCreateSubscribeConfig(
@@ -1165,16 +1151,6 @@ pub unsafe extern "C" fn aclprofCreateSubscribeConfig(
     crate::recent_error::not_supported("aclprofCreateSubscribeConfig");
     // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
-}
-///`aclprofDestroyStamp`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofDestroyStamp(_arg0: *mut ::core::ffi::c_void) {
-    crate::recent_error::not_supported("aclprofDestroyStamp");
-}
-///`aclprofDestroyStepInfo`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofDestroyStepInfo(_arg0: *mut aclprofStepInfo) {
-    crate::recent_error::not_supported("aclprofDestroyStepInfo");
 }
 ///`aclprofDestroySubscribeConfig`: not supported by cann-sim.
 #[unsafe(no_mangle)]
@@ -1313,32 +1289,6 @@ pub unsafe extern "C" fn aclprofGetOpTypeLen(
     crate::recent_error::not_supported("aclprofGetOpTypeLen");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclprofGetStepTimestamp`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofGetStepTimestamp(
-    _arg0: *mut aclprofStepInfo,
-    _arg1: aclprofStepTag,
-    _arg2: aclrtStream,
-) -> aclError {
-    crate::recent_error::not_supported("aclprofGetStepTimestamp");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclprofMark`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofMark(_arg0: *mut ::core::ffi::c_void) -> aclError {
-    crate::recent_error::not_supported("aclprofMark");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclprofMarkEx`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofMarkEx(
-    _arg0: *const ::core::ffi::c_char,
-    _arg1: usize,
-    _arg2: aclrtStream,
-) -> aclError {
-    crate::recent_error::not_supported("aclprofMarkEx");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclprofModelSubscribe`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclprofModelSubscribe(
@@ -1354,18 +1304,6 @@ pub unsafe extern "C" fn aclprofModelUnSubscribe(_arg0: u32) -> aclError {
     crate::recent_error::not_supported("aclprofModelUnSubscribe");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclprofPop`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofPop() -> aclError {
-    crate::recent_error::not_supported("aclprofPop");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclprofPush`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofPush(_arg0: *mut ::core::ffi::c_void) -> aclError {
-    crate::recent_error::not_supported("aclprofPush");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclprofRangePop`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclprofRangePop() -> aclError {
@@ -1376,31 +1314,6 @@ pub unsafe extern "C" fn aclprofRangePop() -> aclError {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclprofRangePushEx(_arg0: *mut aclprofEventAttributes) -> aclError {
     crate::recent_error::not_supported("aclprofRangePushEx");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclprofRangeStart`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofRangeStart(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: *mut u32,
-) -> aclError {
-    crate::recent_error::not_supported("aclprofRangeStart");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclprofRangeStop`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofRangeStop(_arg0: u32) -> aclError {
-    crate::recent_error::not_supported("aclprofRangeStop");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclprofSetStampTraceMessage`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofSetStampTraceMessage(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: *const ::core::ffi::c_char,
-    _arg2: u32,
-) -> aclError {
-    crate::recent_error::not_supported("aclprofSetStampTraceMessage");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclprofStr2Id`: not supported by cann-sim.

@@ -103,3 +103,123 @@ ABI_CHECK(aclprofStop) {
     EXPECT_RC(aclprofDestroyConfig(c), ACL_SUCCESS);
     abi_remove_tree(dir);
 }
+
+ABI_CHECK(aclprofCreateStamp) {
+    EXPECT(aclprofCreateStamp() == nullptr);  // no msproftx run
+    abi_tx_run([] {
+        void *stamp = aclprofCreateStamp();
+        EXPECT(stamp != nullptr);
+        aclprofDestroyStamp(stamp);
+    });
+}
+
+ABI_CHECK(aclprofDestroyStamp) {
+    aclprofDestroyStamp(nullptr);  // ignored, with a message
+    abi_tx_run([] {
+        void *stamp = aclprofCreateStamp();
+        aclprofDestroyStamp(stamp);
+        EXPECT_RC(aclprofMark(stamp), -1);  // destroyed
+    });
+}
+
+ABI_CHECK(aclprofSetStampTraceMessage) {
+    abi_tx_run([] {
+        void *stamp = aclprofCreateStamp();
+        EXPECT_RC(aclprofSetStampTraceMessage(stamp, "fwd", 3), ACL_SUCCESS);
+        std::string longer(128, 'x');
+        EXPECT_RC(aclprofSetStampTraceMessage(stamp, longer.c_str(), 128), -1);  // < 128 bytes
+        EXPECT_RC(aclprofSetStampTraceMessage(nullptr, "fwd", 3), -1);
+        aclprofDestroyStamp(stamp);
+    });
+}
+
+ABI_CHECK(aclprofMark) {
+    EXPECT_RC(aclprofMark(nullptr), -1);  // no msproftx run
+    abi_tx_run([] {
+        void *stamp = aclprofCreateStamp();
+        EXPECT_RC(aclprofMark(stamp), ACL_SUCCESS);
+        EXPECT_RC(aclprofMark(nullptr), -1);
+        aclprofDestroyStamp(stamp);
+    });
+}
+
+ABI_CHECK(aclprofMarkEx) {
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtStream s = nullptr;
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    EXPECT_RC(aclprofMarkEx("point", 5, s), -1);  // no msproftx run
+    abi_tx_run([s] {
+        EXPECT_RC(aclprofMarkEx("point", 5, s), ACL_SUCCESS);
+        EXPECT_RC(aclprofMarkEx("point", 4, s), -1);        // not the string's length
+        EXPECT_RC(aclprofMarkEx("point", 5, nullptr), -1);  // no stream
+    });
+    EXPECT_RC(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclprofPush) {
+    abi_tx_run([] {
+        void *stamp = aclprofCreateStamp();
+        EXPECT_RC(aclprofPush(stamp), ACL_SUCCESS);
+        EXPECT_RC(aclprofPop(), ACL_SUCCESS);
+        EXPECT_RC(aclprofPush(nullptr), ACL_ERROR_INVALID_PARAM);
+        aclprofDestroyStamp(stamp);
+    });
+}
+
+ABI_CHECK(aclprofPop) {
+    EXPECT_RC(aclprofPop(), -1);  // no msproftx run
+    abi_tx_run([] { EXPECT_RC(aclprofPop(), -1); });  // nothing pushed on this thread
+}
+
+ABI_CHECK(aclprofRangeStart) {
+    abi_tx_run([] {
+        void *stamp = aclprofCreateStamp();
+        uint32_t id = 0;
+        EXPECT_RC(aclprofRangeStart(stamp, &id), ACL_SUCCESS);
+        EXPECT_RC(aclprofRangeStop(id), ACL_SUCCESS);
+        EXPECT_RC(aclprofRangeStart(stamp, nullptr), ACL_ERROR_INVALID_PARAM);
+        EXPECT_RC(aclprofRangeStart(nullptr, &id), ACL_ERROR_INVALID_PARAM);
+        aclprofDestroyStamp(stamp);
+    });
+}
+
+ABI_CHECK(aclprofRangeStop) {
+    abi_tx_run([] {
+        void *stamp = aclprofCreateStamp();
+        uint32_t id = 0;
+        EXPECT_RC(aclprofRangeStart(stamp, &id), ACL_SUCCESS);
+        EXPECT_RC(aclprofRangeStop(id), ACL_SUCCESS);
+        EXPECT_RC(aclprofRangeStop(id), -1);  // ended already
+        aclprofDestroyStamp(stamp);
+    });
+}
+
+ABI_CHECK(aclprofCreateStepInfo) {
+    aclprofStepInfo *a = aclprofCreateStepInfo();
+    aclprofStepInfo *b = aclprofCreateStepInfo();
+    EXPECT(a != nullptr && b != nullptr && a != b);
+    aclprofDestroyStepInfo(a);
+    aclprofDestroyStepInfo(b);
+}
+
+ABI_CHECK(aclprofDestroyStepInfo) {
+    aclprofDestroyStepInfo(nullptr);  // a message only
+    aclprofDestroyStepInfo(aclprofCreateStepInfo());
+}
+
+ABI_CHECK(aclprofGetStepTimestamp) {
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtStream s = nullptr;
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    aclprofStepInfo *step = aclprofCreateStepInfo();
+    EXPECT_RC(aclprofGetStepTimestamp(step, ACL_STEP_START, s), ACL_SUCCESS);
+    EXPECT_RC(aclprofGetStepTimestamp(step, ACL_STEP_START, s), ACL_ERROR_INVALID_PARAM);  // twice
+    EXPECT_RC(aclprofGetStepTimestamp(step, ACL_STEP_END, s), ACL_SUCCESS);
+    EXPECT_RC(aclprofGetStepTimestamp(nullptr, ACL_STEP_END, s), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    aclprofDestroyStepInfo(step);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
