@@ -420,6 +420,13 @@ static aclprofConfig *abi_prof_config() {
     return aclprofCreateConfig(ids, 1, ACL_AICORE_NONE, nullptr, ACL_PROF_ACL_API | ACL_PROF_TASK_TIME);
 }
 
+// Functions of an external allocator for the aclrtAllocator* checks (the
+// registry only stores them: src/acl/aclrt_impl/allocator.cpp).
+static void *abi_ext_alloc(aclrtAllocator, size_t) { return nullptr; }
+static void abi_ext_free(aclrtAllocator, aclrtAllocatorBlock) {}
+static void *abi_ext_advise(aclrtAllocator, size_t, aclrtAllocatorAddr) { return nullptr; }
+static void *abi_ext_addr(aclrtAllocatorBlock block) { return block; }
+
 // Runs body() inside a profiling run of device 0 with ACL_PROF_MSPROFTX (the
 // msproftx calls work only then), in a temporary directory removed after.
 template <typename F>

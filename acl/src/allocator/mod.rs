@@ -85,6 +85,7 @@
 //! ```
 
 mod config;
+pub mod external;
 mod state;
 mod stats;
 #[cfg(test)]

@@ -91,3 +91,74 @@ forward! {
     #[doc(alias = "aclrtRandomNumAsync")]
     random_num_async = aclrtRandomNumAsync(task_info: *const sys::aclrtRandomNumTaskInfo, stream: sys::aclrtStream, reserve: *mut c_void);
 }
+
+/// `aclrtAllocatorCreateDesc`: an empty external-allocator description
+/// (null from the runtime is `ACL_ERROR_FAILURE` here).
+#[doc(alias = "aclrtAllocatorCreateDesc")]
+pub fn allocator_create_desc() -> Result<sys::aclrtAllocatorDesc> {
+    // SAFETY: no arguments.
+    let desc = unsafe { sys::aclrtAllocatorCreateDesc() }?;
+    super::non_null("aclrtAllocatorCreateDesc", desc)
+}
+
+forward! {
+    /// `aclrtAllocatorDestroyDesc`.
+    #[doc(alias = "aclrtAllocatorDestroyDesc")]
+    allocator_destroy_desc = aclrtAllocatorDestroyDesc(desc: sys::aclrtAllocatorDesc);
+    /// `aclrtAllocatorSetObjToDesc`: the object the functions are given.
+    #[doc(alias = "aclrtAllocatorSetObjToDesc")]
+    allocator_set_obj_to_desc = aclrtAllocatorSetObjToDesc(desc: sys::aclrtAllocatorDesc, allocator: sys::aclrtAllocator);
+    /// `aclrtAllocatorSetAllocFuncToDesc`.
+    #[doc(alias = "aclrtAllocatorSetAllocFuncToDesc")]
+    allocator_set_alloc_func_to_desc = aclrtAllocatorSetAllocFuncToDesc(desc: sys::aclrtAllocatorDesc, func: sys::aclrtAllocatorAllocFunc);
+    /// `aclrtAllocatorSetFreeFuncToDesc`.
+    #[doc(alias = "aclrtAllocatorSetFreeFuncToDesc")]
+    allocator_set_free_func_to_desc = aclrtAllocatorSetFreeFuncToDesc(desc: sys::aclrtAllocatorDesc, func: sys::aclrtAllocatorFreeFunc);
+    /// `aclrtAllocatorSetAllocAdviseFuncToDesc`.
+    #[doc(alias = "aclrtAllocatorSetAllocAdviseFuncToDesc")]
+    allocator_set_alloc_advise_func_to_desc = aclrtAllocatorSetAllocAdviseFuncToDesc(desc: sys::aclrtAllocatorDesc, func: sys::aclrtAllocatorAllocAdviseFunc);
+    /// `aclrtAllocatorSetGetAddrFromBlockFuncToDesc`.
+    #[doc(alias = "aclrtAllocatorSetGetAddrFromBlockFuncToDesc")]
+    allocator_set_get_addr_from_block_func_to_desc = aclrtAllocatorSetGetAddrFromBlockFuncToDesc(desc: sys::aclrtAllocatorDesc, func: sys::aclrtAllocatorGetAddrFromBlockFunc);
+    /// `aclrtAllocatorRegister`: registers a copy of `desc` for `stream`.
+    #[doc(alias = "aclrtAllocatorRegister")]
+    allocator_register = aclrtAllocatorRegister(stream: sys::aclrtStream, desc: sys::aclrtAllocatorDesc);
+    /// `aclrtAllocatorUnregister`.
+    #[doc(alias = "aclrtAllocatorUnregister")]
+    allocator_unregister = aclrtAllocatorUnregister(stream: sys::aclrtStream);
+}
+
+/// What `aclrtAllocatorGetByStream` returns: the description's handle, the
+/// object and the four functions.
+pub type RegisteredAllocator = (
+    sys::aclrtAllocatorDesc,
+    sys::aclrtAllocator,
+    sys::aclrtAllocatorAllocFunc,
+    sys::aclrtAllocatorFreeFunc,
+    sys::aclrtAllocatorAllocAdviseFunc,
+    sys::aclrtAllocatorGetAddrFromBlockFunc,
+);
+
+/// `aclrtAllocatorGetByStream`: what is registered for `stream`.
+///
+/// # Safety
+///
+/// `stream` is a live stream handle (the runtime keys by its value).
+#[doc(alias = "aclrtAllocatorGetByStream")]
+pub unsafe fn allocator_get_by_stream(stream: sys::aclrtStream) -> Result<RegisteredAllocator> {
+    let mut out: RegisteredAllocator = (
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+        None,
+        None,
+        None,
+        None,
+    );
+    // SAFETY: six valid out-pointers; the stream per the caller's contract.
+    unsafe {
+        call!(aclrtAllocatorGetByStream(
+            stream, &mut out.0, &mut out.1, &mut out.2, &mut out.3, &mut out.4, &mut out.5
+        ))
+    }?;
+    Ok(out)
+}

@@ -39,7 +39,7 @@ pub use acl_sys::{
     ACL_RT_RANDOM_NUM_FUNC_TYPE_TRUNCATED_NORMAL_DIS, ACL_RT_RANDOM_NUM_FUNC_TYPE_UNIFORM_DIS,
 };
 
-pub use acl_sys::{ACL_STEP_END, ACL_STEP_START, aclprofStepInfo};
+pub use acl_sys::{ACL_STEP_END, ACL_STEP_START, aclprofStepInfo, aclrtAllocatorDesc};
 
 pub use acl_sys::LoadError;
 

@@ -18,6 +18,9 @@ macro_rules! tri {
 mod abort;
 pub use abort::*;
 
+mod allocator;
+pub use allocator::*;
+
 mod callback;
 pub use callback::*;
 

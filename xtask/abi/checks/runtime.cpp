@@ -2121,3 +2121,107 @@ ABI_CHECK(aclrtRandomNumAsync) {
     EXPECT_RC(aclrtFree(counter), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
 }
+
+ABI_CHECK(aclrtAllocatorCreateDesc) {
+    aclrtAllocatorDesc a = aclrtAllocatorCreateDesc();
+    aclrtAllocatorDesc b = aclrtAllocatorCreateDesc();
+    EXPECT(a != nullptr && b != nullptr && a != b);
+    EXPECT_RC(aclrtAllocatorDestroyDesc(a), ACL_SUCCESS);
+    EXPECT_RC(aclrtAllocatorDestroyDesc(b), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtAllocatorDestroyDesc) {
+    EXPECT_RC(aclrtAllocatorDestroyDesc(nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtAllocatorDestroyDesc(aclrtAllocatorCreateDesc()), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtAllocatorSetObjToDesc) {
+    int obj = 0;
+    aclrtAllocatorDesc d = aclrtAllocatorCreateDesc();
+    EXPECT_RC(aclrtAllocatorSetObjToDesc(d, &obj), ACL_SUCCESS);
+    EXPECT_RC(aclrtAllocatorSetObjToDesc(d, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtAllocatorSetObjToDesc(nullptr, &obj), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtAllocatorDestroyDesc(d), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtAllocatorSetAllocFuncToDesc) {
+    aclrtAllocatorDesc d = aclrtAllocatorCreateDesc();
+    EXPECT_RC(aclrtAllocatorSetAllocFuncToDesc(d, abi_ext_alloc), ACL_SUCCESS);
+    EXPECT_RC(aclrtAllocatorSetAllocFuncToDesc(d, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtAllocatorDestroyDesc(d), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtAllocatorSetFreeFuncToDesc) {
+    aclrtAllocatorDesc d = aclrtAllocatorCreateDesc();
+    EXPECT_RC(aclrtAllocatorSetFreeFuncToDesc(d, abi_ext_free), ACL_SUCCESS);
+    EXPECT_RC(aclrtAllocatorSetFreeFuncToDesc(nullptr, abi_ext_free), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtAllocatorDestroyDesc(d), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtAllocatorSetAllocAdviseFuncToDesc) {
+    aclrtAllocatorDesc d = aclrtAllocatorCreateDesc();
+    EXPECT_RC(aclrtAllocatorSetAllocAdviseFuncToDesc(d, abi_ext_advise), ACL_SUCCESS);
+    EXPECT_RC(aclrtAllocatorSetAllocAdviseFuncToDesc(d, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtAllocatorDestroyDesc(d), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtAllocatorSetGetAddrFromBlockFuncToDesc) {
+    aclrtAllocatorDesc d = aclrtAllocatorCreateDesc();
+    EXPECT_RC(aclrtAllocatorSetGetAddrFromBlockFuncToDesc(d, abi_ext_addr), ACL_SUCCESS);
+    EXPECT_RC(aclrtAllocatorSetGetAddrFromBlockFuncToDesc(d, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtAllocatorDestroyDesc(d), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtAllocatorRegister) {
+    int obj = 0;
+    aclrtStream s = nullptr;
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    aclrtAllocatorDesc d = aclrtAllocatorCreateDesc();
+    EXPECT_RC(aclrtAllocatorSetObjToDesc(d, &obj), ACL_SUCCESS);
+    EXPECT_RC(aclrtAllocatorSetAllocFuncToDesc(d, abi_ext_alloc), ACL_SUCCESS);
+    EXPECT_RC(aclrtAllocatorSetFreeFuncToDesc(d, abi_ext_free), ACL_SUCCESS);
+    EXPECT_RC(aclrtAllocatorRegister(s, d), ACL_ERROR_INVALID_PARAM);  // no getAddrFromBlock
+    EXPECT_RC(aclrtAllocatorSetGetAddrFromBlockFuncToDesc(d, abi_ext_addr), ACL_SUCCESS);
+    EXPECT_RC(aclrtAllocatorRegister(nullptr, d), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtAllocatorRegister(s, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtAllocatorRegister(s, d), ACL_SUCCESS);  // the advise function is optional
+    EXPECT_RC(aclrtAllocatorUnregister(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtAllocatorDestroyDesc(d), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtAllocatorGetByStream) {
+    int obj = 0;
+    aclrtStream s = nullptr;
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    aclrtAllocatorDesc d = aclrtAllocatorCreateDesc();
+    EXPECT_RC(aclrtAllocatorSetObjToDesc(d, &obj), ACL_SUCCESS);
+    EXPECT_RC(aclrtAllocatorSetAllocFuncToDesc(d, abi_ext_alloc), ACL_SUCCESS);
+    EXPECT_RC(aclrtAllocatorSetFreeFuncToDesc(d, abi_ext_free), ACL_SUCCESS);
+    EXPECT_RC(aclrtAllocatorSetGetAddrFromBlockFuncToDesc(d, abi_ext_addr), ACL_SUCCESS);
+    aclrtAllocatorDesc got = nullptr;
+    aclrtAllocator got_obj = nullptr;
+    aclrtAllocatorAllocFunc got_alloc = nullptr;
+    EXPECT_RC(aclrtAllocatorGetByStream(s, &got, &got_obj, &got_alloc, nullptr, nullptr, nullptr),
+              ACL_ERROR_INVALID_PARAM);  // nothing registered
+    EXPECT_RC(aclrtAllocatorRegister(s, d), ACL_SUCCESS);
+    // The registry holds a copy: a later change of the description is not seen.
+    EXPECT_RC(aclrtAllocatorSetObjToDesc(d, &got), ACL_SUCCESS);
+    EXPECT_RC(aclrtAllocatorGetByStream(s, &got, &got_obj, &got_alloc, nullptr, nullptr, nullptr), ACL_SUCCESS);
+    EXPECT(got == d && got_obj == &obj && got_alloc == abi_ext_alloc);
+    EXPECT_RC(aclrtAllocatorGetByStream(s, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr),
+              ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtAllocatorUnregister(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtAllocatorDestroyDesc(d), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtAllocatorUnregister) {
+    int dummy = 0;
+    EXPECT_RC(aclrtAllocatorUnregister(nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtAllocatorUnregister(&dummy), ACL_SUCCESS);  // nothing registered: fine
+}
