@@ -18,10 +18,15 @@ fn setup() -> (std::sync::MutexGuard<'static, ()>, Runtime) {
     (g, Runtime::init().unwrap())
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("acl-profiler-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+/// A path named `name` (not created) in a new temporary directory, which is
+/// removed with everything in it when the returned guard drops.
+fn temp_dir(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::Builder::new()
+        .prefix("acl-profiler-")
+        .tempdir()
+        .expect("a temporary directory");
+    let path = dir.path().join(name);
+    (dir, path)
 }
 
 fn send_sync<T: Send + Sync>() {}
@@ -40,7 +45,7 @@ fn a_profiled_run_writes_the_operators_timeline_into_a_prof_directory() {
     cann_sim::sim_only!("reads the simulator's JSON trace (real CANN writes msprof's binary data)");
     let (_g, rt) = setup();
     let npu = Device::new(&rt, 0).unwrap();
-    let dir = temp_dir("run");
+    let (_dir_tmp, dir) = temp_dir("run");
     let profiler = Profiler::init(&rt, &dir).unwrap();
     assert_eq!(profiler.path(), dir);
     let config = ProfileConfig::new(&[0], DataTypes::default()).unwrap();
@@ -90,7 +95,7 @@ fn a_profiled_run_writes_the_operators_timeline_into_a_prof_directory() {
 #[test]
 fn a_path_that_is_not_a_writable_directory_is_invalid_file_naming_it() {
     let (_g, rt) = setup();
-    let file = temp_dir("a-file");
+    let (_file_tmp, file) = temp_dir("a-file");
     std::fs::write(&file, b"x").unwrap();
     let e = Profiler::init(&rt, &file).unwrap_err();
     assert_eq!(e.code(), Some(ErrorCode::InvalidFile), "{e}");
@@ -105,7 +110,7 @@ fn a_path_that_is_not_a_writable_directory_is_invalid_file_naming_it() {
 #[test]
 fn one_session_per_process_and_one_run_per_device() {
     let (_g, rt) = setup();
-    let dir = temp_dir("twice");
+    let (_dir_tmp, dir) = temp_dir("twice");
     let profiler = Profiler::init(&rt, &dir).unwrap();
     let e = Profiler::init(&rt, &dir).unwrap_err();
     assert_eq!(e.code(), Some(ErrorCode::RepeatInitialize), "{e}");

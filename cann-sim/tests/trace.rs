@@ -28,10 +28,15 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("cann-sim-trace-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+/// A path named `name` (not created) in a new temporary directory, which is
+/// removed with everything in it when the returned guard drops.
+fn temp_dir(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::Builder::new()
+        .prefix("cann-sim-trace-")
+        .tempdir()
+        .expect("a temporary directory");
+    let path = dir.path().join(name);
+    (dir, path)
 }
 
 /// Checks `text` against the trace-event format and returns its X events.
@@ -158,7 +163,7 @@ fn recorded_tasks_are_valid_chrome_trace_json() {
     cann_sim::trace::start();
     on_new_thread(run_some_work);
     cann_sim::trace::stop();
-    let path = temp_dir("api.json");
+    let (_path_tmp, path) = temp_dir("api.json");
     cann_sim::trace::write_chrome_json(&path).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::remove_file(&path).unwrap();
@@ -206,7 +211,7 @@ fn cann_sim_trace_writes_the_file_at_acl_finalize() {
         ok(aclFinalize());
         return;
     }
-    let path = temp_dir("env.json");
+    let (_path_tmp, path) = temp_dir("env.json");
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "cann_sim_trace_writes_the_file_at_acl_finalize",
@@ -384,14 +389,15 @@ fn aclprof_follows_the_released_runtime() {
         // SAFETY: a NUL-terminated string; the length is checked against it.
         let r = unsafe { aclprofInit(p.as_ptr(), 3) };
         assert_fails(r, ACL_ERROR_INVALID_PARAM, "aclprofInit");
-        let file = temp_dir("a-file");
+        let (_file_tmp, file) = temp_dir("a-file");
         std::fs::write(&file, b"x").unwrap();
         let msg = assert_fails(prof_init(&file), ACL_ERROR_INVALID_FILE, "aclprofInit");
         assert_contains(&msg, file.to_str().unwrap());
         std::fs::remove_file(&file).unwrap();
 
         // A missing directory is created.
-        let dir = temp_dir("prof").join("nested");
+        let (_dir_tmp, dir_base) = temp_dir("prof");
+        let dir = dir_base.join("nested");
         ok(prof_init(&dir));
         assert!(dir.is_dir());
         assert_fails(prof_init(&dir), ACL_ERROR_REPEAT_INITIALIZE, "aclprofInit");
