@@ -131,6 +131,18 @@ binary_ops! {
     maximum, maximum_new => aclnn::maximum, "aclnnMaximum";
     /// `out = min(a, b)` (`aclnnMinimum`).
     minimum, minimum_new => aclnn::minimum, "aclnnMinimum";
+    /// `a` to the power `b`, elementwise.
+    pow, pow_new => aclnn::pow_tensor_tensor, "aclnnPowTensorTensor";
+    /// The angle of the point (`b`, `a`), in radians.
+    atan2, atan2_new => aclnn::atan2, "aclnnAtan2";
+    /// `a − b·⌊a / b⌋` (Python's `%`: the sign of `b`).
+    remainder, remainder_new => aclnn::remainder_tensor_tensor, "aclnnRemainderTensorTensor";
+    /// Bitwise and (integers and bool).
+    bitwise_and, bitwise_and_new => aclnn::bitwise_and_tensor, "aclnnBitwiseAndTensor";
+    /// Bitwise or (integers and bool).
+    bitwise_or, bitwise_or_new => aclnn::bitwise_or_tensor, "aclnnBitwiseOrTensor";
+    /// Bitwise exclusive or (integers and bool).
+    bitwise_xor, bitwise_xor_new => aclnn::bitwise_xor_tensor, "aclnnBitwiseXorTensor";
 }
 
 unary_ops! {
@@ -160,6 +172,27 @@ unary_ops! {
     sin, sin_new => aclnn::sin, "aclnnSin";
     /// `out = cos x` (`aclnnCos`).
     cos, cos_new => aclnn::cos, "aclnnCos";
+    reciprocal, reciprocal_new => aclnn::reciprocal, "aclnnReciprocal";
+    log1p, log1p_new => aclnn::log1p, "aclnnLog1p";
+    tan, tan_new => aclnn::tan, "aclnnTan";
+    sinh, sinh_new => aclnn::sinh, "aclnnSinh";
+    cosh, cosh_new => aclnn::cosh, "aclnnCosh";
+    asin, asin_new => aclnn::asin, "aclnnAsin";
+    acos, acos_new => aclnn::acos, "aclnnAcos";
+    atan, atan_new => aclnn::atan, "aclnnAtan";
+    asinh, asinh_new => aclnn::asinh, "aclnnAsinh";
+    acosh, acosh_new => aclnn::acosh, "aclnnAcosh";
+    atanh, atanh_new => aclnn::atanh, "aclnnAtanh";
+    erf, erf_new => aclnn::erf, "aclnnErf";
+    /// Round half to even.
+    round, round_new => aclnn::round, "aclnnRound";
+    floor, floor_new => aclnn::floor, "aclnnFloor";
+    ceil, ceil_new => aclnn::ceil, "aclnnCeil";
+    trunc, trunc_new => aclnn::trunc, "aclnnTrunc";
+    /// −1, 0 or 1.
+    sign, sign_new => aclnn::sign, "aclnnSign";
+    /// Bitwise not (integers and bool).
+    bitwise_not, bitwise_not_new => aclnn::bitwise_not, "aclnnBitwiseNot";
 }
 
 /// Checks that `out` has `x`'s shape, then runs the in-place `fill` on it.

@@ -124,6 +124,7 @@ mod matmul;
 mod nn;
 mod optim;
 mod reduce;
+mod select;
 mod shape;
 
 pub use elementwise::*;
@@ -133,6 +134,7 @@ pub use matmul::*;
 pub use nn::*;
 pub use optim::*;
 pub use reduce::*;
+pub use select::*;
 pub use shape::broadcast_shapes;
 use shape::*;
 
