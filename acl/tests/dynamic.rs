@@ -335,3 +335,27 @@ fn zeros_of_every_dtype_have_its_size_and_round_trip_to_the_typed_tensor() {
     let bytes = acl::dispatch_dtype!(DynTensor, &DynTensor::zeros(&s, DataType::Int16, &[5]).unwrap(), v => v.len() * std::mem::size_of_val(&v.to_host_vec().unwrap()[0]));
     assert_eq!(bytes, 10);
 }
+
+#[test]
+fn the_math_operators_added_to_ops_dispatch_over_run_time_types() {
+    let s = stream();
+    let x = f32s(&s, &[-1.5, 0.25, 2.5], &[3]);
+    let y = f32s(&s, &[2.0, 2.0, 2.0], &[3]);
+    assert_eq!(
+        host_f32(dynamic::floor_new(&s, &x.view()).unwrap()),
+        [-2.0, 0.0, 2.0]
+    );
+    assert_eq!(
+        host_f32(dynamic::pow_new(&s, &y.view(), &x.view()).unwrap())[2],
+        2f32.powf(2.5)
+    );
+    let i = DynTensor::from(Tensor::from_host(&s, &[6i32, 5], &[2]).unwrap());
+    let j = DynTensor::from(Tensor::from_host(&s, &[3i32, 3], &[2]).unwrap());
+    let and = dynamic::bitwise_and_new(&s, &i.view(), &j.view()).unwrap();
+    assert_eq!(and.dtype(), DataType::Int32);
+    let and = Tensor::<i32>::try_from(and).unwrap().to_host_vec().unwrap();
+    assert_eq!(and, [2, 1]);
+    let (function, reason) = invalid(dynamic::atan2_new(&s, &x.view(), &i.view()).unwrap_err());
+    assert_eq!(function, "ops::atan2");
+    assert!(reason.contains("int32"), "{reason}");
+}

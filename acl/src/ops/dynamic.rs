@@ -116,6 +116,12 @@ binary! {
     maximum, maximum_new;
     minimum, minimum_new;
     relu_grad, relu_grad_new;
+    pow, pow_new;
+    atan2, atan2_new;
+    remainder, remainder_new;
+    bitwise_and, bitwise_and_new;
+    bitwise_or, bitwise_or_new;
+    bitwise_xor, bitwise_xor_new;
 }
 
 macro_rules! unary {
@@ -159,6 +165,24 @@ unary! {
     silu, silu_new;
     sin, sin_new;
     cos, cos_new;
+    reciprocal, reciprocal_new;
+    log1p, log1p_new;
+    tan, tan_new;
+    sinh, sinh_new;
+    cosh, cosh_new;
+    asin, asin_new;
+    acos, acos_new;
+    atan, atan_new;
+    asinh, asinh_new;
+    acosh, acosh_new;
+    atanh, atanh_new;
+    erf, erf_new;
+    round, round_new;
+    floor, floor_new;
+    ceil, ceil_new;
+    trunc, trunc_new;
+    sign, sign_new;
+    bitwise_not, bitwise_not_new;
 }
 
 macro_rules! binary_inplace {
