@@ -559,5 +559,4 @@ mod tests {
     }
 }
 
-#[path = "random_task.rs"]
 pub mod task;

@@ -436,5 +436,4 @@ impl Drop for Profiling {
     }
 }
 
-#[path = "profiler_tx.rs"]
 pub mod tx;
