@@ -946,12 +946,17 @@ pub(crate) fn on_model_gone(model: u64) {
 /// The report for freeing allocation `id` (at `addr`) while a live model
 /// uses it, if one does.
 fn captured_user(c: &Captured, api: &str, addr: usize, id: u64) -> Option<Error> {
-    let (&uid, _) = c.by_alloc.get(&id)?.iter().next()?;
+    // The oldest model, and its first captured task that uses the memory.
+    let uid = *c.by_alloc.get(&id)?.keys().min()?;
     let m = c.models.get(&uid)?;
-    let (n, step, a) = m.steps.iter().find_map(|(n, step)| {
-        let a = step.accesses.iter().find(|a| a.ids.contains(&id))?;
-        Some((n, step, a))
-    })?;
+    let (n, step, a) = m
+        .steps
+        .iter()
+        .filter_map(|(n, step)| {
+            let a = step.accesses.iter().find(|a| a.ids.contains(&id))?;
+            Some((n, step, a))
+        })
+        .min_by_key(|&(n, ..)| *n)?;
     let body = format!(
         "{api}({addr:#x}) while model {:#x}, captured and not destroyed, uses it: its captured {} \
          (step #{}, from {}) {} {}; every launch of the model would use the freed memory \
