@@ -31,6 +31,34 @@
 //! | `use-after-free` | a call given memory that was freed (quarantined, see below), or freeing it again | `ACL_ERROR_RT_PARAM_INVALID` (107000; HCCL `HCCL_E_PARA`, aclnn 361001) |
 //! | `double-destroy` | destroying an aclnn object (tensor, scalar, array, list, executor) already destroyed | `ACLNN_ERR_PARAM_INVALID` (161002) |
 //! | `copy-kind` | `aclrtMemcpy`/`aclrtMemcpyAsync` given a kind other than `ACL_MEMCPY_DEFAULT` that contradicts the pointers between device and pinned memory | none: the runtime corrects the kind (hicann/runtime `src/runtime/api/impl/api_error.cc`, `MemcpyKindAutoCorrect`), so in `report` mode the call succeeds and the copy is done; only [`reports()`] records it |
+//! | `free-while-captured` | `aclrtFree`, `aclrtFreeHost`, `aclrtUnmapMem` of an allocation a live captured model uses (capturing or captured, not yet destroyed by `aclmdlRIDestroy`), the work of streams that joined the capture through `aclrtStreamWaitEvent` included | 207002 as `free-while-pending` (see below); the memory is not freed |
+//! | `uninitialised-read` | a synchronous access or a queued task reading device memory that is "written-at-launch" (see below) | 507004, as `host-race` and `stream-race`; nothing is done / the task is not queued |
+//!
+//! **Graph capture** (`aclmdlRI*`, `rt/capture.rs`): each task
+//! recorded into a model (from the capturing stream or a joined one) is
+//! registered here with its byte ranges (`on_capture`) until the model is
+//! destroyed or its capture abandoned (`on_model_gone`); a launch
+//! (`aclmdlRIExecuteAsync`) queues the tasks again, pending with their ranges
+//! like any task (`Launch`; messages say `aclmdlRIExecuteAsync task #n (the
+//! captured aclrtMemsetAsync of model 0x…)`), so launches race, and host
+//! accesses and frees race launches, as queued work does. Device bytes that a
+//! captured task writes in an allocation nothing wrote outside a capture
+//! before are *written-at-launch*: unreadable until a launch of the model is
+//! queued (stream order and the race reports cover it from then on) or
+//! something outside a capture writes them. An allocation written outside a
+//! capture counts as written in full; pinned host memory never is
+//! written-at-launch (plain host stores write it unseen).
+//!
+//! The codes: the released runtime checks neither (`aclrtFree` does not look
+//! at models; a read returns what the memory holds), so the check picks the
+//! code of the nearest failure. A free the runtime cannot do is
+//! `ACL_ERROR_RT_MEMORY_FREE` (207002, "memory free error",
+//! `acl/error_codes/rt_error_codes.h`), the code of `free-while-pending`:
+//! freeing what a captured model holds is the same mistake one launch
+//! earlier, and a caller handles both alike. Reading bytes whose producer
+//! (the launch) has not been queued is `ACL_ERROR_RT_STREAM_NOT_COMPLETE`
+//! (507004, "stream not complete"), the code of `host-race`: the reader must
+//! wait for work first.
 //!
 //! Every message starts with the failing call, then `CANN_SIM_CHECK <report>:`,
 //! and names the other call (the pending task's API, e.g. `aclnnAdd`, or the
@@ -71,7 +99,7 @@ use crate::rt::stream::{Shared, TaskKind};
 use crate::rt::{Error, ErrorKind, Stream};
 use crate::state::{self, MemKind, MemTable, Region};
 use parking_lot::Mutex;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{LazyLock, OnceLock};
 
@@ -223,11 +251,18 @@ pub enum Kind {
     /// A copy kind that contradicts the pointers (the runtime corrects it;
     /// the call succeeds).
     CopyKind,
+    /// Memory freed or unmapped while a live captured model (captured, not
+    /// destroyed) uses it: every later launch would use freed memory.
+    FreeWhileCaptured,
+    /// Device memory read (by the host or by queued work) whose only
+    /// initialisation is a captured task that no launch has run yet.
+    UninitialisedRead,
 }
 
 impl Kind {
     /// The name in messages: `free-while-pending`, `host-race`,
-    /// `stream-race`, `use-after-free`, `double-destroy`, `copy-kind`.
+    /// `stream-race`, `use-after-free`, `double-destroy`, `copy-kind`,
+    /// `free-while-captured`, `uninitialised-read`.
     pub fn name(self) -> &'static str {
         match self {
             Kind::FreeWhilePending => "free-while-pending",
@@ -236,6 +271,8 @@ impl Kind {
             Kind::UseAfterFree => "use-after-free",
             Kind::DoubleDestroy => "double-destroy",
             Kind::CopyKind => "copy-kind",
+            Kind::FreeWhileCaptured => "free-while-captured",
+            Kind::UninitialisedRead => "uninitialised-read",
         }
     }
 }
@@ -479,6 +516,9 @@ impl std::fmt::Display for StreamRef {
 
 struct PendingTask {
     api: &'static str,
+    /// For a task of a launch (`aclmdlRIExecuteAsync`): the captured call
+    /// it runs again, and the model's handle.
+    captured: Option<(&'static str, usize)>,
     stream: StreamRef,
     seq: u64,
     /// Its stream's clock when it was queued: what it comes after.
@@ -488,7 +528,13 @@ struct PendingTask {
 
 impl PendingTask {
     fn label(&self) -> String {
-        format!("{} task #{} on {}", self.api, self.seq, self.stream)
+        match self.captured {
+            None => format!("{} task #{} on {}", self.api, self.seq, self.stream),
+            Some((call, model)) => format!(
+                "{} task #{} (the captured {call} of model {model:#x}) on {}",
+                self.api, self.seq, self.stream
+            ),
+        }
     }
 }
 
@@ -588,16 +634,34 @@ impl Pending {
 
 static PENDING: LazyLock<Mutex<Pending>> = LazyLock::new(|| Mutex::new(Pending::default()));
 
+/// The launch of a captured model (`aclmdlRIExecuteAsync`) that queues a
+/// task: one of the model's captured tasks, run again.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Launch {
+    /// The model's handle, for messages.
+    pub model: usize,
+}
+
+/// The API a launch's tasks are reported under.
+const LAUNCH_API: &str = "aclmdlRIExecuteAsync";
+
 /// Called by `Stream::enqueue` (with the stream's queue locked) for task
-/// `seq`: joins a waited event's clock, checks the task's memory against
-/// the pending tasks of other streams and registers it. Returns whether the
-/// task was registered (its completion must then call [`on_complete`]).
+/// `seq` (`launch`: a task of a captured model's launch): joins a waited
+/// event's clock, checks the task's memory against the pending tasks of
+/// other streams and against memory only a capture initialises, and
+/// registers it. Returns whether the task was registered (its completion
+/// must then call [`on_complete`]).
 ///
 /// # Errors
 ///
-/// A `stream-race` report: 507004 and the message (after the caller's
-/// function name); the task must not be queued.
-pub(crate) fn on_enqueue(stream: &Stream, seq: u64, kind: &TaskKind) -> Result<bool, Error> {
+/// A `stream-race` or `uninitialised-read` report: 507004 and the message
+/// (after the caller's function name); the task must not be queued.
+pub(crate) fn on_enqueue(
+    stream: &Stream,
+    seq: u64,
+    kind: &TaskKind,
+    launch: Option<Launch>,
+) -> Result<bool, Error> {
     if let TaskKind::Wait(record) = kind {
         if let Some(c) = &record.clock {
             join(&mut stream.shared.clock.lock(), c);
@@ -615,17 +679,28 @@ pub(crate) fn on_enqueue(stream: &Stream, seq: u64, kind: &TaskKind) -> Result<b
     if resolved.is_empty() {
         return Ok(false);
     }
-    let ordered = |t: &PendingTask| {
-        t.stream.uid == me.uid || clock.get(&t.stream.uid).is_some_and(|&c| c >= t.seq)
+    let task = PendingTask {
+        api: if launch.is_some() {
+            LAUNCH_API
+        } else {
+            kind.name()
+        },
+        captured: launch.map(|l| (kind.name(), l.model)),
+        stream: me,
+        seq,
+        clock,
+        accesses: resolved,
     };
-    for a in &resolved {
+    let ordered = |t: &PendingTask| {
+        t.stream.uid == me.uid || task.clock.get(&t.stream.uid).is_some_and(|&c| c >= t.seq)
+    };
+    for a in &task.accesses {
         if let Some((t, pa)) = pending.conflict(a, ordered) {
-            let api = kind.name();
             let body = format!(
-                "the new {api} task #{seq} on {me} {} {}, and {} {} {}; the task is still \
-                 pending and nothing orders the two (record an event on stream {} after {} and \
-                 make stream {} wait for it with aclrtStreamWaitEvent, or synchronise first). \
-                 The task was not queued.",
+                "the new {} {} {}, and {} {} {}; the task is still pending and nothing orders \
+                 the two (record an event on stream {} after {} and make stream {} wait for it \
+                 with aclrtStreamWaitEvent, or synchronise first). The task was not queued.",
+                task.label(),
                 a.acc.how.verb(),
                 a.describe(),
                 t.label(),
@@ -637,18 +712,266 @@ pub(crate) fn on_enqueue(stream: &Stream, seq: u64, kind: &TaskKind) -> Result<b
             );
             return Err(Error::new(
                 ErrorKind::StreamNotComplete,
-                report(Kind::StreamRace, api, &body),
+                report(Kind::StreamRace, task.api, &body),
             ));
         }
     }
-    pending.insert(PendingTask {
-        api: kind.name(),
-        stream: me,
-        seq,
-        clock,
-        accesses: resolved,
-    });
+    let who = || format!("the new {}", task.label());
+    CAPTURED
+        .lock()
+        .eager(task.api, who, &task.accesses, "The task was not queued.")?;
+    pending.insert(task);
     Ok(true)
+}
+
+// ---- captured models ------------------------------------------------------------
+
+/// One captured task's memory.
+struct CapturedStep {
+    /// The captured call (`aclrtMemsetAsync`, `aclnnAdd`...).
+    api: &'static str,
+    /// The stream it was captured from (the capturing one or a joined one).
+    stream: StreamRef,
+    accesses: Vec<Resolved>,
+}
+
+/// A live captured model's memory.
+struct CapturedModel {
+    /// Its handle, for messages.
+    handle: usize,
+    /// By step (index in the model).
+    steps: HashMap<usize, CapturedStep>,
+}
+
+/// Bytes of device memory that only a capture initialises
+/// ("written-at-launch").
+#[derive(Clone)]
+struct AtLaunch {
+    addr: usize,
+    end: usize,
+    /// The model's uid.
+    model: u64,
+    handle: usize,
+    api: &'static str,
+    stream: StreamRef,
+}
+
+/// The memory of live captured models, and what only they initialise.
+#[derive(Default)]
+struct Captured {
+    /// Live models (captured or capturing, not destroyed), by uid.
+    models: HashMap<u64, CapturedModel>,
+    /// Allocation id → model uid → how many captured accesses use it.
+    by_alloc: HashMap<u64, HashMap<u64, usize>>,
+    /// Device allocations written outside a capture: by the host, by a
+    /// queued task, by a launch. (Pinned host memory is written by plain
+    /// host stores the simulator does not see: never tracked.)
+    written: HashSet<u64>,
+    /// Allocation id → its ranges that only a capture writes, not yet run.
+    at_launch: HashMap<u64, Vec<AtLaunch>>,
+}
+
+static CAPTURED: LazyLock<Mutex<Captured>> = LazyLock::new(|| Mutex::new(Captured::default()));
+
+/// Allocation ids of a device access.
+fn device_ids(a: &Resolved) -> &[u64] {
+    if a.device.is_some() { &a.ids } else { &[] }
+}
+
+impl Captured {
+    /// Forgets step `step` of model `model` (replaced, or the model gone).
+    fn drop_step(&mut self, model: u64, step: &CapturedStep) {
+        for a in &step.accesses {
+            for id in &a.ids {
+                if let Some(users) = self.by_alloc.get_mut(id) {
+                    if let Some(n) = users.get_mut(&model) {
+                        *n = n.saturating_sub(1);
+                        if *n == 0 {
+                            users.remove(&model);
+                        }
+                    }
+                    if users.is_empty() {
+                        self.by_alloc.remove(id);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Checks the reads of an eager access (by the host, a queued task or a
+    /// launch) against memory only a capture initialises, then notes its
+    /// writes: the bytes are initialised from now on.
+    fn eager(
+        &mut self,
+        api: &str,
+        who: impl FnOnce() -> String,
+        accesses: &[Resolved],
+        tail: &str,
+    ) -> Result<(), Error> {
+        if !self.at_launch.is_empty() {
+            for a in accesses.iter().filter(|a| a.acc.how == Use::Read) {
+                let (lo, hi) = (a.acc.addr, a.acc.addr.saturating_add(a.acc.len));
+                let hit = device_ids(a)
+                    .iter()
+                    .filter_map(|id| self.at_launch.get(id))
+                    .flatten()
+                    .find(|r| r.addr < hi && lo < r.end);
+                if let Some(r) = hit {
+                    let body = format!(
+                        "{} reads {}, which only model {:#x} initialises: its captured {} \
+                         (from {}) writes [{:#x}, {:#x}) and no launch of the model has been \
+                         queued since, so those bytes were never written (launch the model with \
+                         aclmdlRIExecuteAsync first, or initialise the memory before the \
+                         capture). {tail}",
+                        who(),
+                        a.describe(),
+                        r.handle,
+                        r.api,
+                        r.stream,
+                        r.addr,
+                        r.end,
+                    );
+                    return Err(Error::new(
+                        ErrorKind::StreamNotComplete,
+                        report(Kind::UninitialisedRead, api, &body),
+                    ));
+                }
+            }
+        }
+        for a in accesses.iter().filter(|a| a.acc.how != Use::Read) {
+            for &id in device_ids(a) {
+                self.written.insert(id);
+                let Some(ranges) = self.at_launch.get_mut(&id) else {
+                    continue;
+                };
+                if a.acc.how == Use::Opaque {
+                    // Which bytes it writes is unknown: any of them.
+                    ranges.clear();
+                } else {
+                    let (lo, hi) = (a.acc.addr, a.acc.addr.saturating_add(a.acc.len));
+                    *ranges = std::mem::take(ranges)
+                        .into_iter()
+                        .flat_map(|r| {
+                            let before = (r.addr < lo).then(|| AtLaunch {
+                                end: r.end.min(lo),
+                                ..r.clone()
+                            });
+                            let after = (r.end > hi).then(|| AtLaunch {
+                                addr: r.addr.max(hi),
+                                ..r.clone()
+                            });
+                            before.into_iter().chain(after)
+                        })
+                        .collect();
+                }
+                if ranges.is_empty() {
+                    self.at_launch.remove(&id);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Task `kind` was captured as step `step` of the model with uid `model`
+/// and handle `handle`, from `stream` (a capturing or joined stream; an
+/// update replaces the step): while the model lives, its memory may not be
+/// freed, and what it writes of device memory never written outside a
+/// capture is "written-at-launch": unreadable until a launch is queued.
+pub(crate) fn on_capture(model: u64, handle: usize, step: usize, stream: &Stream, kind: &TaskKind) {
+    let accesses = kind.accesses();
+    let resolved = resolve(&state::memory().read(), &accesses);
+    let me = StreamRef::of(stream);
+    let mut c = CAPTURED.lock();
+    let old = c
+        .models
+        .entry(model)
+        .or_insert_with(|| CapturedModel {
+            handle,
+            steps: HashMap::new(),
+        })
+        .steps
+        .remove(&step);
+    if let Some(old) = old {
+        c.drop_step(model, &old);
+    }
+    for a in &resolved {
+        for &id in &a.ids {
+            *c.by_alloc.entry(id).or_default().entry(model).or_insert(0) += 1;
+        }
+        if a.acc.how != Use::Write {
+            continue;
+        }
+        for &id in device_ids(a) {
+            if !c.written.contains(&id) {
+                c.at_launch.entry(id).or_default().push(AtLaunch {
+                    addr: a.acc.addr,
+                    end: a.acc.addr.saturating_add(a.acc.len),
+                    model,
+                    handle,
+                    api: kind.name(),
+                    stream: me,
+                });
+            }
+        }
+    }
+    if let Some(m) = c.models.get_mut(&model) {
+        m.steps.insert(
+            step,
+            CapturedStep {
+                api: kind.name(),
+                stream: me,
+                accesses: resolved,
+            },
+        );
+    }
+}
+
+/// The model with uid `model` was destroyed (or its capture abandoned):
+/// its memory is no longer held, and what only it initialises is no longer
+/// expected to be written.
+pub(crate) fn on_model_gone(model: u64) {
+    let mut c = CAPTURED.lock();
+    if let Some(m) = c.models.remove(&model) {
+        for step in m.steps.values() {
+            c.drop_step(model, step);
+        }
+    }
+    c.at_launch.retain(|_, ranges| {
+        ranges.retain(|r| r.model != model);
+        !ranges.is_empty()
+    });
+}
+
+/// The report for freeing allocation `id` (at `addr`) while a live model
+/// uses it, if one does.
+fn captured_user(c: &Captured, api: &str, addr: usize, id: u64) -> Option<Error> {
+    // The oldest model, and its first captured task that uses the memory.
+    let uid = *c.by_alloc.get(&id)?.keys().min()?;
+    let m = c.models.get(&uid)?;
+    let (n, step, a) = m
+        .steps
+        .iter()
+        .filter_map(|(n, step)| {
+            let a = step.accesses.iter().find(|a| a.ids.contains(&id))?;
+            Some((n, step, a))
+        })
+        .min_by_key(|&(n, ..)| *n)?;
+    let body = format!(
+        "{api}({addr:#x}) while model {:#x}, captured and not destroyed, uses it: its captured {} \
+         (step #{}, from {}) {} {}; every launch of the model would use the freed memory \
+         (destroy the model with aclmdlRIDestroy first). The memory was not freed.",
+        m.handle,
+        step.api,
+        n + 1,
+        step.stream,
+        a.acc.how.verb(),
+        a.describe(),
+    );
+    Some(Error::new(
+        ErrorKind::MemoryFree,
+        report(Kind::FreeWhileCaptured, api, &body),
+    ))
 }
 
 /// Task `seq` of stream `uid` is done (or dropped): no longer pending.
@@ -657,61 +980,70 @@ pub(crate) fn on_complete(uid: u64, seq: u64) {
 }
 
 /// Checks a synchronous access by `api` (on the calling thread, now)
-/// against every pending task. Call it before taking the allocation
-/// table's lock.
+/// against every pending task and against written-at-launch memory, and
+/// notes its writes. Call it before taking the allocation table's lock.
 ///
 /// # Errors
 ///
-/// A `host-race` report: 507004 and the message (after `api`); the call
-/// must do nothing.
+/// A `host-race` or `uninitialised-read` report: 507004 and the message
+/// (after `api`); the call must do nothing.
 pub(crate) fn host_access(api: &str, accesses: &[Access]) -> Result<(), Error> {
     if !enabled() {
         return Ok(());
     }
     let pending = PENDING.lock();
-    if pending.tasks.is_empty() {
+    // Reads matter only while some memory is written-at-launch; writes
+    // are noted for later captures.
+    let reads_only = accesses.iter().all(|a| a.how == Use::Read);
+    if pending.tasks.is_empty() && reads_only && CAPTURED.lock().at_launch.is_empty() {
         return Ok(());
     }
     let resolved = resolve(&state::memory().read(), accesses);
-    // Inside a blocking callback or host function of stream X, the pending
-    // tasks of X (and those queued after waiting for X beyond it) wait for
-    // this call to return: they cannot race it.
-    let inside = crate::rt::report::running_blocking_task();
-    let after_callback = |t: &PendingTask| {
-        inside.is_some_and(|(uid, seq)| {
-            t.stream.uid == uid || t.clock.get(&uid).is_some_and(|&c| c >= seq)
-        })
-    };
-    for a in &resolved {
-        if let Some((t, pa)) = pending.conflict(a, after_callback) {
-            let body = format!(
-                "{api} (a synchronous access, on the host) {} {}, and {} {} {}; the task is still \
-                 pending (synchronise stream {} or an event recorded after the task first). \
-                 Nothing was done.",
-                a.acc.how.verb(),
-                a.describe(),
-                t.label(),
-                pa.acc.how.verb(),
-                pa.describe(),
-                t.stream.id,
-            );
-            return Err(Error::new(
-                ErrorKind::StreamNotComplete,
-                report(Kind::HostRace, api, &body),
-            ));
+    if !pending.tasks.is_empty() {
+        // Inside a blocking callback or host function of stream X, the
+        // pending tasks of X (and those queued after waiting for X beyond
+        // it) wait for this call to return: they cannot race it.
+        let inside = crate::rt::report::running_blocking_task();
+        let after_callback = |t: &PendingTask| {
+            inside.is_some_and(|(uid, seq)| {
+                t.stream.uid == uid || t.clock.get(&uid).is_some_and(|&c| c >= seq)
+            })
+        };
+        for a in &resolved {
+            if let Some((t, pa)) = pending.conflict(a, after_callback) {
+                let body = format!(
+                    "{api} (a synchronous access, on the host) {} {}, and {} {} {}; the task is \
+                     still pending (synchronise stream {} or an event recorded after the task \
+                     first). Nothing was done.",
+                    a.acc.how.verb(),
+                    a.describe(),
+                    t.label(),
+                    pa.acc.how.verb(),
+                    pa.describe(),
+                    t.stream.id,
+                );
+                return Err(Error::new(
+                    ErrorKind::StreamNotComplete,
+                    report(Kind::HostRace, api, &body),
+                ));
+            }
         }
     }
-    Ok(())
+    let who = || format!("{api} (a synchronous access, on the host)");
+    CAPTURED
+        .lock()
+        .eager(api, who, &resolved, "Nothing was done.")
 }
 
 /// Frees the allocation starting at `addr` with `free` unless a pending task
-/// uses it (or it was freed already). `device` says which kind of memory
+/// or a live captured model uses it (or it was freed already). `device` says which kind of memory
 /// `api` frees (`None`: a virtual-memory mapping).
 ///
 /// # Errors
 ///
-/// A `free-while-pending` report (207002) or a `use-after-free` one (a
-/// second free, 107000), the message after `api`; `free` was not called.
+/// A `free-while-pending` or `free-while-captured` report (207002) or a
+/// `use-after-free` one (a second free, 107000), the message after `api`;
+/// `free` was not called.
 pub(crate) fn guard_free<R>(
     api: &str,
     addr: usize,
@@ -751,6 +1083,12 @@ pub(crate) fn guard_free<R>(
                     report(Kind::FreeWhilePending, api, &body),
                 ));
             }
+            let mut captured = CAPTURED.lock();
+            if let Some(e) = captured_user(&captured, api, addr, id) {
+                return Err(e);
+            }
+            captured.written.remove(&id);
+            captured.at_launch.remove(&id);
         }
         Err(Some(freed)) => {
             let body = format!("{api}({addr:#x}) frees {freed} again (a double free)");
@@ -883,6 +1221,7 @@ mod tests {
         let mut p = Pending::default();
         p.insert(PendingTask {
             api: "aclrtMemcpyAsync",
+            captured: None,
             stream: s,
             seq: 3,
             clock: Clock::new(),

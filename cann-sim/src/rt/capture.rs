@@ -57,6 +57,7 @@ use super::error::{Error, ErrorKind};
 use super::event::Event;
 use super::handles::{Lookup, Table};
 use super::stream::{Stream, TaskKind};
+use crate::check;
 use parking_lot::Mutex;
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
@@ -157,6 +158,8 @@ pub struct Model {
     origin: String,
     /// The capturing stream's `Shared::uid`.
     origin_uid: u64,
+    /// Unique for the process (the check mode's key for its memory).
+    uid: u64,
     inner: Mutex<Inner>,
     /// Executions queued and not yet finished.
     running: Arc<AtomicUsize>,
@@ -261,6 +264,10 @@ pub fn begin(s: &Stream, mode: Mode, non_host: bool) -> Result<(), Error> {
         thread: std::thread::current().id(),
         origin: s.label(),
         origin_uid: s.shared.uid,
+        uid: {
+            static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+            NEXT_UID.fetch_add(1, Ordering::Relaxed)
+        },
         inner: Mutex::new(Inner {
             phase: Phase::Capturing,
             invalidated: false,
@@ -370,6 +377,10 @@ pub fn end(s: &Stream) -> Result<Arc<Model>, Error> {
 /// Leaves the capturing phase: the events recorded in it are no longer
 /// part of a capture, the mode no longer counts.
 fn finish(m: &Model, phase: Phase) {
+    if phase == Phase::Abandoned && check::enabled() {
+        // It can no longer be executed: it holds no memory.
+        check::on_model_gone(m.uid);
+    }
     let (events, joined) = {
         let mut inner = m.inner.lock();
         inner.phase = phase;
@@ -609,6 +620,10 @@ impl Model {
                 if let Some(g) = group {
                     g.tasks.lock().push(inner.steps.len());
                 }
+                if check::enabled() {
+                    // Joined streams' work too: it is part of the capture.
+                    check::on_capture(self.uid, self.handle(), inner.steps.len(), s, &kind);
+                }
                 inner.steps.push(Step::Task(kind));
                 Model::note_last(&mut inner, s.shared.uid, None);
                 Ok(seq)
@@ -673,7 +688,10 @@ impl Model {
         // (or dropped by a forced destroy), or here if it is not queued.
         let mut guard = Some(Running(self.running.clone()));
         let n = inner.steps.len();
-        s.enqueue_all(n + 1, |i, seq| match inner.steps.get(i) {
+        let launch = check::Launch {
+            model: self.handle(),
+        };
+        s.enqueue_all(n + 1, launch, |i, seq| match inner.steps.get(i) {
             Some(Step::Task(t)) => replica(t),
             Some(Step::Record(e)) => TaskKind::Record(e.new_record(&s.shared, seq)),
             // An external event is a flag: the captured reset clears whatever
@@ -740,6 +758,9 @@ impl Model {
         }
         drop(table);
         MODELS.lock().remove(self.handle());
+        if check::enabled() {
+            check::on_model_gone(self.uid);
+        }
     }
 
     /// Whether a captured task may be recorded as far as task groups go: in
@@ -1256,6 +1277,9 @@ pub fn update_task(s: &Stream, st: &mut GroupState, kind: TaskKind) -> Result<u6
         ));
     };
     if let Some(slot) = m.inner.lock().steps.get_mut(step) {
+        if check::enabled() {
+            check::on_capture(m.uid, m.handle(), step, s, &kind);
+        }
         *slot = Step::Task(kind);
     }
     *next += 1;

@@ -505,7 +505,7 @@ impl Stream {
         // Checked and registered before it is queued, so that its worker
         // cannot finish it first.
         let tracked = if check::enabled() {
-            check::on_enqueue(self, seq, &kind)?
+            check::on_enqueue(self, seq, &kind, None)?
         } else {
             false
         };
@@ -517,8 +517,8 @@ impl Stream {
 
     /// Queues `count` tasks at once, the `i`th built by `make(i, seq)`
     /// (one lock of the queue and one wake-up of the worker: a captured
-    /// model's execution, [`super::capture`]); returns the last seq. The
-    /// stream must not be capturing.
+    /// model's execution, [`super::capture`], which `launch` names to the
+    /// check mode); returns the last seq. The stream must not be capturing.
     ///
     /// # Errors
     ///
@@ -527,6 +527,7 @@ impl Stream {
     pub(crate) fn enqueue_all(
         &self,
         count: usize,
+        launch: check::Launch,
         mut make: impl FnMut(usize, u64) -> TaskKind,
     ) -> Result<u64, Error> {
         self.ensure_worker()?;
@@ -540,7 +541,7 @@ impl Stream {
             let seq = q.submitted + 1;
             let kind = make(i, seq);
             let tracked = if check {
-                match check::on_enqueue(self, seq, &kind) {
+                match check::on_enqueue(self, seq, &kind, Some(launch)) {
                     Ok(t) => t,
                     Err(e) => {
                         outcome = Err(e);
