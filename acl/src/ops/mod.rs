@@ -116,6 +116,7 @@ mod adapt {
     }
 }
 
+mod backward;
 pub mod dynamic;
 mod elementwise;
 mod inplace;
@@ -126,6 +127,7 @@ mod optim;
 mod reduce;
 mod shape;
 
+pub use backward::*;
 pub use elementwise::*;
 pub use inplace::*;
 pub use layout::*;
