@@ -904,11 +904,9 @@ pub fn conv2d_backward_new<T: Element>(
     mask: [bool; 3],
 ) -> Result<GradTensors<T>> {
     let (xs, ws) = (x.view().shape().to_vec(), weight.view().shape().to_vec());
-    if ws.len() != 4 {
-        // conv2d_backward's own check, before allocating.
-        conv2d_shape("ops::conv2d_backward", &xs, &ws, window, groups)?;
-    }
-    let o = ws.first().copied().unwrap_or(0);
+    // conv2d_backward's own check, before allocating.
+    conv2d_shape("ops::conv2d_backward", &xs, &ws, window, groups)?;
+    let o = ws[0];
     let mut out = GradTensors::zeros(stream, mask, [&xs, &ws, &[o]])?;
     conv2d_backward(stream, grad, x, weight, window, groups, out.views_mut())?;
     Ok(out)
