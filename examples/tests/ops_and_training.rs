@@ -1,7 +1,8 @@
-//! The `ops` example and the `mlp_sgd` MLP (data-parallel training's base) on the simulator: every
-//! operator of the `ops` example matches the host, and training lowers the
-//! loss and ends above 90% accuracy in both precisions, with the f16 run's
-//! loss scaler actually reacting to overflow.
+//! The `ops` example and the `mlp_sgd` MLP (data-parallel training's base)
+//! on the simulator: every operator of the `ops` example matches the host,
+//! and training lowers the loss and ends above 90% accuracy in both
+//! precisions, with the f16 run's loss scaler actually reacting to
+//! overflow. (The `train_mlp` example's tests: `train_acceptance.rs`.)
 
 use acl::{Device, Runtime};
 use examples::mlp_sgd::{Config, Precision, train};
