@@ -10,8 +10,8 @@
 //! Without `RANK` in the environment this is the launcher (like `torchrun
 //! --nproc-per-node N`); with it, one rank.
 
+use examples::mlp_sgd::Config;
 use examples::train_ddp::{self, RankReport};
-use examples::train_mlp::Config;
 use std::process::ExitCode;
 use std::time::Duration;
 

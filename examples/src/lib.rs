@@ -12,9 +12,11 @@ pub mod custom_kernel;
 pub mod embed;
 pub mod infer_model;
 pub mod llm_forward;
+pub mod mlp_sgd;
 pub mod ops_demo;
 mod rng;
 pub mod timeline;
+pub mod train_cnn;
 pub mod train_ddp;
 pub mod train_mlp;
 

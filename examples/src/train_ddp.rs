@@ -1,4 +1,4 @@
-//! Data-parallel training: the [`train_mlp`](crate::train_mlp) MLP on N
+//! Data-parallel training: the [`mlp_sgd`](crate::mlp_sgd) MLP on N
 //! ranks, each on its own NPU and its own shard of every global batch, with
 //! the gradients summed by an HCCL all-reduce after every backward pass (the
 //! learning rate divided by N, so each step applies the global batch's mean
@@ -11,7 +11,7 @@
 //! loss, averaged over the ranks, matches one rank training on the whole
 //! data with batch N·B within [`LOSS_TOLERANCE`].
 
-use crate::train_mlp::{Config, Shard, train_sharded};
+use crate::mlp_sgd::{Config, Shard, train_sharded};
 use acl::{Device, Runtime, Tensor};
 use std::error::Error;
 
@@ -137,7 +137,7 @@ pub fn single_rank_loss(device: &Device, cfg: &Config, ranks: usize) -> Result<f
     let mut whole = cfg.clone();
     whole.batch = cfg.batch * ranks;
     let stream = device.new_stream()?;
-    let reports = crate::train_mlp::train(&stream, &whole, |_| {})?;
+    let reports = crate::mlp_sgd::train(&stream, &whole, |_| {})?;
     Ok(reports.last().ok_or("no epoch was trained")?.loss)
 }
 

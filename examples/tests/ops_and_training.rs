@@ -1,10 +1,11 @@
-//! The `ops` and `train_mlp` examples' logic on the simulator: every
-//! operator of the `ops` example matches the host, and training lowers the
-//! loss and ends above 90% accuracy in both precisions, with the f16 run's
-//! loss scaler actually reacting to overflow.
+//! The `ops` example and the `mlp_sgd` MLP (data-parallel training's base)
+//! on the simulator: every operator of the `ops` example matches the host,
+//! and training lowers the loss and ends above 90% accuracy in both
+//! precisions, with the f16 run's loss scaler actually reacting to
+//! overflow. (The `train_mlp` example's tests: `train_acceptance.rs`.)
 
 use acl::{Device, Runtime};
-use examples::train_mlp::{Config, Precision, train};
+use examples::mlp_sgd::{Config, Precision, train};
 
 fn stream() -> acl::Stream {
     cann_sim::install().unwrap();
@@ -21,7 +22,7 @@ fn ops_example_matches_the_host_for_every_operator() {
     }
 }
 
-fn trains(precision: Precision) -> Vec<examples::train_mlp::EpochReport> {
+fn trains(precision: Precision) -> Vec<examples::mlp_sgd::EpochReport> {
     let cfg = Config {
         precision,
         ..Config::default()
@@ -80,7 +81,7 @@ fn a_sample_count_that_is_not_a_multiple_of_the_batch_is_refused() {
     };
     match train(&stream(), &cfg, |_| {}) {
         Err(acl::Error::InvalidArgument { function, reason }) => {
-            assert_eq!(function, "train_mlp::train");
+            assert_eq!(function, "mlp_sgd::train");
             assert_eq!(reason, "samples (100) must be a multiple of batch (64)");
         }
         other => panic!("expected InvalidArgument, got {other:?}"),

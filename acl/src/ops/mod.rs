@@ -116,6 +116,7 @@ mod adapt {
     }
 }
 
+mod backward;
 pub mod dynamic;
 mod elementwise;
 mod inplace;
@@ -127,6 +128,7 @@ mod reduce;
 mod select;
 mod shape;
 
+pub use backward::*;
 pub use elementwise::*;
 pub use inplace::*;
 pub use layout::*;

@@ -9,7 +9,7 @@ use super::*;
 use crate::memory::Bool;
 use aclnn::{CubeMathType, IntArray, RotaryMode, Scalar, TensorList};
 
-fn dims_i64(function: &'static str, v: &[usize]) -> Result<Vec<i64>> {
+pub(super) fn dims_i64(function: &'static str, v: &[usize]) -> Result<Vec<i64>> {
     v.iter()
         .map(|&d| {
             i64::try_from(d).map_err(|_| Error::invalid(function, format!("{d} is above i64::MAX")))
@@ -575,7 +575,7 @@ impl Window2d {
         }
     }
 
-    fn arrays(&self, function: &'static str) -> Result<[IntArray; 4]> {
+    pub(super) fn arrays(&self, function: &'static str) -> Result<[IntArray; 4]> {
         let a = |v: [usize; 2]| -> Result<IntArray> { IntArray::new(&dims_i64(function, &v)?) };
         Ok([
             a(self.kernel)?,
