@@ -10,5 +10,7 @@ mod float_ops;
 mod indexing_random;
 mod int_bool_ops;
 mod misuse;
+mod new_kernels;
 mod nn_ops;
+mod train_cnn;
 mod train_mlp;
