@@ -4,6 +4,7 @@
 //! misuse, and the `burn_mlp` example.
 
 mod autodiff;
+mod autodiff_breadth;
 mod common;
 mod dtypes;
 mod float_ops;
