@@ -13,5 +13,6 @@ mod int_bool_ops;
 mod misuse;
 mod new_kernels;
 mod nn_ops;
+mod tensor_breadth;
 mod train_cnn;
 mod train_mlp;
