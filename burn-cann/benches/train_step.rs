@@ -23,7 +23,7 @@ use burn_tensor::backend::AutodiffBackend;
 use std::time::Instant;
 
 const LOW: usize = 2;
-const HIGH: usize = 12;
+const HIGH: usize = 42;
 const ROUNDS: usize = 3;
 
 /// Seconds per step on backend `B`.
