@@ -4,11 +4,15 @@
 //! misuse, and the `burn_mlp` example.
 
 mod autodiff;
+mod autodiff_breadth;
 mod common;
 mod dtypes;
 mod float_ops;
 mod indexing_random;
 mod int_bool_ops;
 mod misuse;
+mod new_kernels;
 mod nn_ops;
+mod tensor_breadth;
+mod train_cnn;
 mod train_mlp;

@@ -1,7 +1,9 @@
 //! The `burn_mlp` example as a test: Adam on `Autodiff<Cann>` reaches 95%
 //! and follows `Autodiff<NdArray>`'s loss curve.
 
-#[allow(dead_code)]
+// Both examples load their shared `common` module, so it is in this
+// binary twice (each copy private to its example).
+#[allow(dead_code, clippy::duplicate_mod)]
 #[path = "../../examples/burn_mlp.rs"]
 mod example;
 
