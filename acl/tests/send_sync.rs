@@ -2,7 +2,8 @@
 //! state it, checked at compile time: a type that gains or loses either
 //! trait breaks this file's build.
 //!
-//! No type of this crate is `Send` without `Sync`. The "neither" types are
+//! One type is `Send` without `Sync`: `profiler::tx::Stamp` (the runtime
+//! writes event times into it without a lock). The "neither" types are
 //! checked with an ambiguous-impl probe: `<T as NotSend<_>>::PROBE` names
 //! one impl when `T` is not `Send`, and is ambiguous (a compile error) when
 //! it is.
@@ -168,6 +169,27 @@ fn plain_values_are_send_and_sync() {
     send_sync::<acl::memory::Bool>();
     send_sync::<acl::memory::PinnedPoolStats>();
     send_sync::<acl::memory::PinnedPool>();
+}
+
+/// The built-in tasks, markers, the external allocator and the training
+/// operators' types (session 9): as their docs state.
+#[test]
+fn task_marker_allocator_and_training_types_are_as_documented() {
+    send_sync::<acl::ReduceKind>();
+    send_sync::<acl::random::task::RandomCounter>();
+    send_sync::<acl::random::task::Distribution<f32>>();
+    send_sync::<acl::profiler::tx::Range<'static>>();
+    send_sync::<acl::profiler::tx::StepInfo>();
+    send_sync::<acl::allocator::external::AllocatorRegistration<'static>>();
+    // A stamp moves between threads but is not shared by them.
+    fn send<T: Send>() {}
+    send::<acl::profiler::tx::Stamp<'static>>();
+    let () = <acl::profiler::tx::Stamp<'static> as NotSync<_>>::PROBE;
+    // The training operators' gradient choices and results: plain data
+    // over views and tensors.
+    send_sync::<acl::ops::Grads<'static, f32>>();
+    send_sync::<acl::ops::GradTensors<f32>>();
+    send_sync::<acl::ops::Reduction>();
 }
 
 /// Argument builders that hold raw runtime handles for one call on the
