@@ -77,7 +77,7 @@ fn main() -> ExitCode {
         let last = trained.reports.last().ok_or("no epochs were run")?;
         let syncs: u64 = trained.reports.iter().map(|r| r.host_syncs).sum();
         println!(
-            "one step (batch copies, dropout mask, graph launch): {} runtime calls, {} host synchronisations",
+            "one step (batch copies, graph launch; the dropout mask is drawn in the graph): {} runtime calls, {} host synchronisations",
             trained.first_step.total(),
             trained.first_step.host_syncs()
         );

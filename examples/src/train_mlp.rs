@@ -23,16 +23,18 @@
 //! after `growth_interval` good steps. [`Precision::F32`] runs the same
 //! graph in f32 with a constant scale of 1.
 //!
-//! Each step's batch is copied into the graph's input tensors and its
-//! dropout mask drawn ([`acl::random::Generator::dropout_mask`]) before the
-//! launch, all queued on the stream: the generator refuses to draw inside a
-//! capture (a captured draw would repeat its numbers at every replay), and
-//! the masks' `(seed, offset)` advance on the host. The host reads the
-//! loss sum, the skipped-step count and the scale once per epoch, after
-//! the evaluation pass that measures the accuracy.
+//! Each step's batch is copied into the graph's input tensors before the
+//! launch, queued on the stream. The dropout mask is drawn inside the graph
+//! by the runtime's random-number task ([`acl::Stream::dropout_bitmask`]),
+//! whose state is a counter in device memory: each launch draws a new mask
+//! (an aclnn draw, whose `(seed, offset)` is fixed on the host, would repeat
+//! its numbers at every replay, which is why the `Generator` refuses to
+//! draw in a capture). The host reads the loss sum, the skipped-step count
+//! and the scale once per epoch, after the evaluation pass that measures
+//! the accuracy.
 //!
 //! "No host synchronisation inside the step" is measured, not assumed:
-//! each step's host calls (the copies, the mask, the launch) run inside
+//! each step's host calls (the copies and the launch) run inside
 //! [`cann_sim::calls::count`], and [`EpochReport::host_syncs`] sums their
 //! [`cann_sim::calls::Calls::host_syncs`] (on a real NPU the simulator
 //! counts nothing, so it is 0 there without proving anything).
@@ -40,7 +42,8 @@
 use crate::rng::Rng;
 use acl::graph::{CaptureMode, Graph};
 use acl::ops::{self, AdamW, AdamWParam, Grads, Reduction};
-use acl::random::{Generator, dropout_apply, dropout_mask_len};
+use acl::random::task::RandomCounter;
+use acl::random::{dropout_apply, dropout_mask_len};
 use acl::{Element, Result, Stream, Tensor};
 use half::f16;
 
@@ -558,8 +561,10 @@ pub fn train_measured(
     let mut head = Head::new(s, b, c)?;
     let mut tb = Tensor::<i64>::zeros(s, &[b])?;
     let mut mask = Tensor::<u8>::zeros(s, &[dropout_mask_len(b * h)])?;
-    let gen_ = Generator::new(cfg.seed ^ 0xD00D);
+    let mut counter = RandomCounter::new(s)?;
+    let mask_seed = cfg.seed ^ 0xD00D;
     let p = cfg.dropout;
+    let mask_bits = (b * h) as u64;
 
     // The step's graph and the batch it reads. The buffers only the graph
     // uses live as long as it does (a graph holds its allocations).
@@ -569,6 +574,13 @@ pub fn train_measured(
         Precision::F32 => {
             let mut work = Work::<f32>::new(s, cfg, b)?;
             let (graph, ()) = s.capture(CaptureMode::ThreadLocal, |s| -> Result<()> {
+                s.dropout_bitmask(
+                    &mut mask.buffer_mut(),
+                    mask_bits,
+                    p as f32,
+                    mask_seed,
+                    &mut counter,
+                )?;
                 work.forward(s, &xb32, &master, Some((&mask, p)))?;
                 head.run(s, &work.z, &tb, &opt.scale)?;
                 ops::copy(s, &head.dz, &mut work.dz)?;
@@ -589,6 +601,13 @@ pub fn train_measured(
             let mut work = Work::<f16>::new(s, cfg, b)?;
             let mut z32 = Tensor::<f32>::zeros(s, &[b, c])?;
             let (graph, ()) = s.capture(CaptureMode::ThreadLocal, |s| -> Result<()> {
+                s.dropout_bitmask(
+                    &mut mask.buffer_mut(),
+                    mask_bits,
+                    p as f32,
+                    mask_seed,
+                    &mut counter,
+                )?;
                 for (m, hp) in master.each().into_iter().zip(half.each_mut()) {
                     ops::cast(s, m, hp)?;
                 }
@@ -617,7 +636,6 @@ pub fn train_measured(
             let (r, calls) = cann_sim::calls::count(|| -> Result<()> {
                 ops::copy(s, &xs.view().narrow(0, k * b, b)?, &mut xb32)?;
                 ops::copy(s, &ts.view().narrow(0, k * b, b)?, &mut tb)?;
-                gen_.dropout_mask(s, &[b, h], p, &mut mask)?;
                 graph.launch(s)
             });
             r?;
