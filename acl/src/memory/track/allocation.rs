@@ -1,17 +1,17 @@
 //! The allocation record: one allocation's memory, what owns it
 //! ([`Backing`]), the record of its queued accesses
 //! ([`AccessState`]), and what its last handle does (give the memory back
-//! after the marks, then leave the heap record to the device's
-//! [`recycle`](super::recycle) slot).
+//! after the marks, then leave the heap record to the device's spare slot,
+//! see [`recycle`](super::recycle)).
 
 use super::access_state::AccessState;
 use super::host_wait::host_wait;
-use super::recycle::Spare;
+use super::mark::{Mark, MarkStream};
 use super::release::{Release, cache_of};
 use crate::allocator::Block;
 use crate::error::Result;
 use crate::memory::gate::Gate;
-use crate::{Device, release};
+use crate::{Device, Stream, release};
 use parking_lot::Mutex;
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -45,8 +45,9 @@ pub(crate) enum Backing {
 pub struct Allocation {
     pub(super) ptr: *mut c_void,
     pub(super) bytes: usize,
-    /// Dropped by `Drop`, or moved out by `recycle`.
-    pub(super) device: std::mem::ManuallyDrop<Device>,
+    /// `None` only while the record is its device's spare
+    /// ([`recycle`](super::recycle)), where no handle reaches it.
+    pub(super) device: Option<Device>,
     pub(super) backing: Mutex<Option<Backing>>,
     pub(super) state: Mutex<AccessState>,
     /// Host views of pinned memory (shared) and graph launches (exclusive):
@@ -71,7 +72,7 @@ impl std::fmt::Debug for Allocation {
         f.debug_struct("Allocation")
             .field("ptr", &self.ptr)
             .field("bytes", &self.bytes)
-            .field("device", &self.device.ordinal())
+            .field("device", &self.device.as_ref().map(Device::ordinal))
             .finish()
     }
 }
@@ -84,17 +85,61 @@ impl Allocation {
         device: &Device,
         backing: Backing,
     ) -> Arc<Allocation> {
-        device
-            .inner
-            .tracking
-            .record()
-            .fill(ptr, bytes, device, backing, None)
+        Self::with_write(ptr, bytes, device, backing, None)
+    }
+
+    /// An allocation whose last write is `write`: the device's spare
+    /// record filled in place, or a new one.
+    #[inline]
+    fn with_write(
+        ptr: *mut c_void,
+        bytes: usize,
+        device: &Device,
+        backing: Backing,
+        write: Option<Mark>,
+    ) -> Arc<Allocation> {
+        if let Some(mut record) = device.inner.tracking.spare.take()
+            && let Some(a) = Arc::get_mut(&mut record)
+        {
+            // A spare holds no memory, marks or device (see `recycle`):
+            // the `None`s replaced need no drop (forgetting one frees
+            // nothing; were one not `None`, it would leak, never be freed
+            // twice).
+            a.ptr = ptr;
+            a.bytes = bytes;
+            std::mem::forget(a.device.replace(device.clone()));
+            std::mem::forget(a.backing.get_mut().replace(backing));
+            std::mem::forget(std::mem::replace(&mut a.state.get_mut().write, write));
+            return record;
+        }
+        Self::new_record(ptr, bytes, device, backing, write)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn new_record(
+        ptr: *mut c_void,
+        bytes: usize,
+        device: &Device,
+        backing: Backing,
+        write: Option<Mark>,
+    ) -> Arc<Allocation> {
+        Arc::new(Allocation {
+            ptr,
+            bytes,
+            device: Some(device.clone()),
+            backing: Mutex::new(Some(backing)),
+            state: Mutex::new(AccessState {
+                write,
+                ..AccessState::default()
+            }),
+            views: Gate::default(),
+        })
     }
 
     /// Drops the last handle of an allocation (the memory goes back as for
-    /// any drop) and keeps its heap record for the device's next
-    /// allocation: a buffer allocated and dropped in a loop then costs no
-    /// heap allocation. A handle that is not the last is just dropped.
+    /// any drop) and keeps its heap record as the device's spare, for the
+    /// next allocation. A handle that is not the last is just dropped.
     #[inline]
     pub(crate) fn recycle(mut this: Arc<Allocation>) {
         let Some(place) = Arc::get_mut(&mut this) else {
@@ -105,34 +150,48 @@ impl Allocation {
         // one runs no code of this record; a stream's last handle goes to
         // the release thread).
         let st = place.state.get_mut();
-        st.write = None;
+        if st.write.is_some() {
+            st.write = None;
+        }
         st.awaiting = 0;
         if more {
             Self::clear_marks(st);
         }
-        let raw = Arc::into_raw(this).cast_mut();
-        // SAFETY: `raw` is the value of the unique handle just given up
-        // (`get_mut` proved it unique: no other handle or weak reference
-        // exists to see it). It is never used as an `Allocation` again: its
-        // device is moved out here, and what stays (the empty backing and
-        // the state without marks, the spare's invariant; `ptr` and
-        // `bytes`, which own nothing) is reused or dropped by the spare
-        // slot. A panic in between leaks the record, never drops anything
-        // twice.
-        let device = unsafe { std::mem::ManuallyDrop::take(&mut (*raw).device) };
-        // SAFETY: `MaybeUninit<Allocation>` has the size and alignment of
-        // `Allocation`, which is what `Arc::from_raw` requires of a pointer
-        // from `Arc::<Allocation>::into_raw`.
-        let slot = Spare(unsafe { Arc::from_raw(raw.cast_const().cast()) });
-        device.inner.tracking.spare.put(slot);
+        // The spare holds no device handle: the device owns the slot.
+        if let Some(device) = place.device.take() {
+            device.inner.tracking.spare.put(this);
+        }
     }
 
     /// Drops every mark but the last write (out of the fast path).
     #[cold]
     #[inline(never)]
-    pub(super) fn clear_marks(st: &mut AccessState) {
+    fn clear_marks(st: &mut AccessState) {
         st.more_writes.clear();
         st.reads.clear();
+    }
+
+    /// Wraps a block of the device's caching allocator, taken for `stream`
+    /// (the block's pool): every use follows the block's previous owner's
+    /// work on it.
+    ///
+    /// # Safety
+    ///
+    /// `block` is a live handle that is never used again: the allocation
+    /// takes it over.
+    #[inline]
+    pub(crate) unsafe fn new_cached(
+        block: &Block<usize>,
+        bytes: usize,
+        device: &Device,
+        stream: &Stream,
+    ) -> Arc<Allocation> {
+        let ptr = block.ptr().as_ptr().cast::<c_void>();
+        let write = MarkStream::previous_owner(stream).map(Mark::Stream);
+        // SAFETY: the caller gives the handle up: it stays in one place,
+        // the allocation.
+        let block = unsafe { std::ptr::read(block) };
+        Self::with_write(ptr, bytes, device, Backing::Cached(block), write)
     }
 
     /// Marks the memory as initialised by the work of capture `capture`
@@ -177,7 +236,11 @@ impl Allocation {
 
     /// The device whose runtime made it.
     pub fn device(&self) -> &Device {
-        &self.device
+        match &self.device {
+            Some(device) => device,
+            // Only a spare record has none, and no handle reaches it.
+            None => unreachable!("an allocation record used while it was its device's spare"),
+        }
     }
 
     /// Blocks the host until every recorded access has finished (for
@@ -215,7 +278,7 @@ impl Allocation {
             ptr: self.ptr as usize,
             backing,
             marks,
-            device: (*self.device).clone(),
+            device: self.device().clone(),
         }
         .run()
     }
@@ -244,22 +307,22 @@ impl Allocation {
     pub(super) fn give_back(&mut self) -> bool {
         // The last handle: no lock needed.
         let backing = self.backing.get_mut();
+        let Some(device) = &self.device else {
+            // A spare record: nothing to give back.
+            return true;
+        };
         match backing {
             None => true,
-            Some(Backing::Cached(block))
-                if self.state.get_mut().own_stream_only(block, &self.device) =>
-            {
+            Some(Backing::Cached(block)) if self.state.get_mut().own_stream_only(block, device) => {
                 // Fast path: used on the block's own stream only, where reuse
                 // is stream-ordered: straight back to the pool (the mark goes
                 // with the allocation, after the free).
-                if let Err(e) = cache_of(&self.device).and_then(|alloc| alloc.free_in_place(block))
-                {
+                if let Err(e) = cache_of(device).and_then(|alloc| alloc.free_in_place(block)) {
                     release::record("DeviceBuffer", e);
                 }
-                // SAFETY: the block was handed back just above (or refused
-                // by an allocator that does not know it): the handle is
-                // spent, and `Backing::Cached` has nothing to drop.
-                unsafe { std::ptr::write(backing, None) };
+                // The block was handed back just above (or refused by an
+                // allocator that does not know it): the handle is spent.
+                *backing = None;
                 false
             }
             Some(_) => {
@@ -278,11 +341,14 @@ impl Allocation {
             return;
         };
         let marks = std::mem::take(self.state.get_mut());
+        let Some(device) = self.device.clone() else {
+            return;
+        };
         let job = Release {
             ptr: self.ptr as usize,
             backing,
             marks,
-            device: Device::clone(&self.device),
+            device,
         };
         if let Err(e) = job.run() {
             release::record("DeviceBuffer", e);
@@ -293,9 +359,6 @@ impl Allocation {
 impl Drop for Allocation {
     fn drop(&mut self) {
         let _ = self.give_back();
-        // SAFETY: dropped once, here (`recycle`, the only other place that
-        // takes it, never lets the value be dropped afterwards).
-        unsafe { std::mem::ManuallyDrop::drop(&mut self.device) };
     }
 }
 

@@ -1,156 +1,180 @@
-//! The device's spare heap record: the record of a dropped allocation,
-//! kept for the device's next allocation, so that a buffer allocated and
-//! dropped in a loop costs no heap allocation.
+//! The device's spare allocation record: the heap record of a dropped
+//! allocation, kept for the device's next allocation, so that a buffer
+//! allocated and dropped in a loop costs no heap allocation (with the
+//! caching allocator, a new record and its free cost about twice the
+//! safe layer's other work on an alloc+free pair).
+//!
+//! [`SpareSlot`] keeps one `Arc<T>` that nothing else holds (a lock-free
+//! slot: an atomic pointer from [`Arc::into_raw`]). A record in it
+//! is an [`Allocation`](super::Allocation) with no memory, no marks and no
+//! device handle (the device owns the slot: a handle there would keep the
+//! device alive for ever); reusing it writes the new allocation's fields in
+//! place through [`Arc::get_mut`].
 
-use super::access_state::AccessState;
-use super::allocation::{Allocation, Backing};
-use super::mark::{Mark, MarkStream};
-use crate::Device;
-use crate::Stream;
-use crate::allocator::Block;
-use crate::memory::gate::Gate;
-use parking_lot::Mutex;
-use std::ffi::c_void;
-use std::mem::MaybeUninit;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
-/// The heap record of an [`Allocation`] between two uses, kept by its
-/// device for the next allocation (see [`Allocation::recycle`]). Its locks
-/// are whole, holding no backing and no marks (the access state keeps the
-/// capacity of its lists); `ptr`, `bytes`, `device` and `views` are not initialised
-/// (they own nothing). Unique: no other handle to it exists, strong or weak.
-pub(crate) struct Spare(pub(super) Arc<MaybeUninit<Allocation>>);
+/// One spare `Arc<T>` for reuse, meant to be unique so that whoever takes
+/// it may write through [`Arc::get_mut`]. Lock-free: a `take` and a `put`
+/// racing each other at most drop a record instead of keeping it.
+pub(crate) struct SpareSlot<T>(AtomicPtr<T>);
 
-impl Spare {
-    /// A new record.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn new() -> Spare {
-        let mut record = MaybeUninit::<Allocation>::uninit();
-        let p = record.as_mut_ptr();
-        // SAFETY: `p` is the local record's value; its two locks are
-        // written whole, as `Spare` requires.
-        unsafe {
-            (&raw mut (*p).backing).write(Mutex::new(None));
-            (&raw mut (*p).state).write(Mutex::new(AccessState::default()));
-        }
-        Spare(Arc::new(record))
-    }
-
-    /// The record as a pointer from `Arc::into_raw`, without dropping it.
-    #[inline]
-    pub(super) fn into_raw(self) -> *mut MaybeUninit<Allocation> {
-        let me = std::mem::ManuallyDrop::new(self);
-        // SAFETY: the `Arc` is moved out of `me` once, and `me` is never
-        // dropped.
-        Arc::into_raw(unsafe { std::ptr::read(&me.0) }).cast_mut()
-    }
-
-    /// Completes the record: an allocation of `bytes` at `ptr` of `device`
-    /// with these marks.
-    #[inline]
-    pub(crate) fn fill(
-        self,
-        ptr: *mut c_void,
-        bytes: usize,
-        device: &Device,
-        backing: Backing,
-        write: Option<Mark>,
-    ) -> Arc<Allocation> {
-        let p = self.into_raw().cast::<Allocation>();
-        // SAFETY: the record is unique (see `Spare`), so writing through
-        // `p` races with nothing. Its locks are whole, holding no backing
-        // and no marks: overwriting those `None`s without dropping them
-        // loses nothing. `ptr`, `bytes`, `device` and `views` are written here, so
-        // the value is whole before it is an `Allocation` again; `p` came
-        // from `Arc::into_raw` of an `Arc<MaybeUninit<Allocation>>`, of the
-        // same layout as `Arc<Allocation>`.
-        unsafe {
-            std::ptr::write((*p).backing.get_mut(), Some(backing));
-            (&raw mut (*p).ptr).write(ptr);
-            (&raw mut (*p).bytes).write(bytes);
-            (&raw mut (*p).device).write(std::mem::ManuallyDrop::new(device.clone()));
-            (&raw mut (*p).views).write(Gate::default());
-            std::ptr::write(&raw mut (*p).state.get_mut().write, write);
-            Arc::from_raw(p)
-        }
-    }
-
-    /// Completes the record with a block of the device's caching
-    /// allocator, taken for `stream` (the block's pool): every use follows
-    /// the block's previous owner's work on it.
-    ///
-    /// # Safety
-    ///
-    /// `block` is a live handle that is never used again: the record takes
-    /// it over.
-    #[inline]
-    pub(crate) unsafe fn fill_cached(
-        self,
-        block: &Block<usize>,
-        bytes: usize,
-        device: &Device,
-        stream: &Stream,
-    ) -> Arc<Allocation> {
-        let ptr = block.ptr().as_ptr().cast::<c_void>();
-        let write = MarkStream::previous_owner(stream).map(Mark::Stream);
-        // SAFETY: the caller gives the handle up: it stays in one place,
-        // the record.
-        let block = unsafe { std::ptr::read(block) };
-        self.fill(ptr, bytes, device, Backing::Cached(block), write)
+impl<T> Default for SpareSlot<T> {
+    fn default() -> Self {
+        SpareSlot(AtomicPtr::new(std::ptr::null_mut()))
     }
 }
 
-impl Drop for Spare {
-    fn drop(&mut self) {
-        let p = Arc::as_ptr(&self.0).cast_mut().cast::<Allocation>();
-        // SAFETY: the record is unique (no one else reads or writes it) and
-        // its two locks are whole (the type's invariant): each is dropped
-        // once, here (freeing the lists' capacity); the `Arc` then frees the
-        // memory without dropping anything else (`MaybeUninit`).
-        unsafe {
-            std::ptr::drop_in_place(&raw mut (*p).backing);
-            std::ptr::drop_in_place(&raw mut (*p).state);
-        }
-    }
-}
-
-/// One [`Spare`] record of a device: a lock-free slot.
-#[derive(Default)]
-pub(crate) struct SpareRecord(std::sync::atomic::AtomicPtr<MaybeUninit<Allocation>>);
-
-impl SpareRecord {
+impl<T> SpareSlot<T> {
+    /// The record kept, if there is one. Only what [`put`](Self::put) was
+    /// given: writing to it goes through [`Arc::get_mut`], which refuses a
+    /// record someone else holds.
     #[inline]
-    pub(super) fn take(&self) -> Option<Spare> {
-        let p = self
-            .0
-            .swap(std::ptr::null_mut(), std::sync::atomic::Ordering::Acquire);
-        // SAFETY: a non-null pointer came from `Arc::into_raw` of a `Spare`
+    pub(crate) fn take(&self) -> Option<Arc<T>> {
+        let p = self.0.swap(std::ptr::null_mut(), Ordering::Acquire);
+        // SAFETY: a non-null pointer in the slot came from `Arc::into_raw`
         // in `put`, and the swap handed it to this call alone.
-        (!p.is_null()).then(|| Spare(unsafe { Arc::from_raw(p) }))
+        (!p.is_null()).then(|| unsafe { Arc::from_raw(p) })
     }
 
+    /// Keeps `record` for the next [`take`](Self::take) if the slot is
+    /// empty; otherwise drops it. Meant for records nothing else holds
+    /// (whoever takes a shared one cannot write to it, and makes a new one).
     #[inline]
-    pub(super) fn put(&self, spare: Spare) {
-        let p = spare.into_raw();
-        let stored = self.0.compare_exchange(
-            std::ptr::null_mut(),
-            p,
-            std::sync::atomic::Ordering::Release,
-            std::sync::atomic::Ordering::Relaxed,
-        );
-        if stored.is_err() {
-            // Full (the error holds the record already there, which stays):
-            // free this one.
-            // SAFETY: `p` came from `Arc::into_raw` of a `Spare` just above
-            // and was not stored.
-            drop(Spare(unsafe { Arc::from_raw(p) }));
+    pub(crate) fn put(&self, record: Arc<T>) {
+        let p = Arc::into_raw(record).cast_mut();
+        if self
+            .0
+            .compare_exchange(
+                std::ptr::null_mut(),
+                p,
+                Ordering::Release,
+                Ordering::Relaxed,
+            )
+            .is_err()
+        {
+            // Full: the record already there stays; this one goes.
+            // SAFETY: `p` came from `Arc::into_raw` just above and was not
+            // stored.
+            drop(unsafe { Arc::from_raw(p) });
         }
     }
 }
 
-impl Drop for SpareRecord {
+impl<T> Drop for SpareSlot<T> {
     fn drop(&mut self) {
         drop(self.take());
+    }
+}
+
+// SAFETY: the slot owns at most one `Arc<T>`, moved in and out whole; it is
+// Send and Sync exactly when `Arc<T>` is.
+unsafe impl<T: Send + Sync> Send for SpareSlot<T> {}
+// SAFETY: as above; shared access only moves the `Arc` in or out atomically.
+unsafe impl<T: Send + Sync> Sync for SpareSlot<T> {}
+
+#[cfg(test)]
+mod tests {
+    use super::SpareSlot;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn a_put_record_is_taken_back_once() {
+        let slot = SpareSlot::default();
+        let record = Arc::new(vec![1u8, 2, 3]);
+        let addr = Arc::as_ptr(&record);
+        slot.put(record);
+        let mut again = slot.take().expect("the record kept");
+        assert_eq!(Arc::as_ptr(&again), addr, "the same heap record");
+        assert!(
+            Arc::get_mut(&mut again).is_some(),
+            "writable: nothing else holds it"
+        );
+        assert!(slot.take().is_none(), "taken once");
+    }
+
+    #[test]
+    fn a_shared_record_taken_back_cannot_be_written() {
+        let slot = SpareSlot::default();
+        let record = Arc::new(7u32);
+        let other = Arc::clone(&record);
+        slot.put(record);
+        let mut taken = slot.take().expect("kept");
+        assert!(
+            Arc::get_mut(&mut taken).is_none(),
+            "still shared with `other`"
+        );
+        drop(other);
+        assert!(Arc::get_mut(&mut taken).is_some());
+    }
+
+    /// Counts its drops.
+    struct Counted(Arc<AtomicUsize>);
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn a_full_slot_keeps_its_record_and_drops_the_new_one() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let slot = SpareSlot::default();
+        let first = Arc::new(Counted(drops.clone()));
+        let first_addr = Arc::as_ptr(&first);
+        slot.put(first);
+        slot.put(Arc::new(Counted(drops.clone())));
+        assert_eq!(drops.load(Ordering::Relaxed), 1, "the second one dropped");
+        let kept = slot.take().expect("a record");
+        assert_eq!(Arc::as_ptr(&kept), first_addr, "the first one kept");
+        assert!(slot.take().is_none());
+    }
+
+    #[test]
+    fn threads_taking_and_putting_at_once_never_share_a_record() {
+        let slot = Arc::new(SpareSlot::default());
+        let drops = Arc::new(AtomicUsize::new(0));
+        let made = Arc::new(AtomicUsize::new(0));
+        let workers: Vec<_> = (0..4)
+            .map(|_| {
+                let (slot, drops, made) = (slot.clone(), drops.clone(), made.clone());
+                std::thread::spawn(move || {
+                    for _ in 0..2000 {
+                        let mut r = slot.take().unwrap_or_else(|| {
+                            made.fetch_add(1, Ordering::Relaxed);
+                            Arc::new(Counted(drops.clone()))
+                        });
+                        assert!(
+                            Arc::get_mut(&mut r).is_some(),
+                            "a taken record is not shared"
+                        );
+                        slot.put(r);
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            w.join().expect("worker");
+        }
+        let kept = slot.take();
+        assert_eq!(
+            drops.load(Ordering::Relaxed) + usize::from(kept.is_some()),
+            made.load(Ordering::Relaxed),
+            "every record made is dropped or kept, once"
+        );
+        drop(kept);
+        assert_eq!(drops.load(Ordering::Relaxed), made.load(Ordering::Relaxed));
+    }
+
+    #[test]
+    fn a_dropped_slot_drops_its_record() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let slot = SpareSlot::default();
+        slot.put(Arc::new(Counted(drops.clone())));
+        assert_eq!(drops.load(Ordering::Relaxed), 0, "kept");
+        drop(slot);
+        assert_eq!(drops.load(Ordering::Relaxed), 1, "dropped with the slot");
     }
 }

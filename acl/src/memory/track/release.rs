@@ -5,8 +5,9 @@
 //! pending frees until the marks' events have completed ([`Tracking`]).
 
 use super::access_state::AccessState;
+use super::allocation::Allocation;
 use super::allocation::Backing;
-use super::recycle::{Spare, SpareRecord};
+use super::recycle::SpareSlot;
 use crate::error::Result;
 use crate::memory::DeviceAllocator;
 use crate::result::raw;
@@ -174,7 +175,7 @@ pub(crate) struct Tracking {
     /// `pending.len()`, read without the lock.
     pub(super) backlog: std::sync::atomic::AtomicUsize,
     /// A heap record for the next allocation.
-    pub(super) spare: SpareRecord,
+    pub(super) spare: SpareSlot<Allocation>,
 }
 
 // As for `Allocation`: the pending frees are a list that each step leaves
@@ -182,12 +183,6 @@ pub(crate) struct Tracking {
 impl std::panic::RefUnwindSafe for Tracking {}
 
 impl Tracking {
-    /// A heap record for a new allocation: the spare one, or a new one.
-    #[inline]
-    pub(crate) fn record(&self) -> Spare {
-        self.spare.take().unwrap_or_else(Spare::new)
-    }
-
     pub(super) fn push_pending(&self, free: PendingFree) {
         self.pending.lock().push(free);
         self.backlog
