@@ -289,8 +289,13 @@ pub(crate) fn record_accesses<'a>(
             let mut st = alloc.state.lock();
             st.epoch = st.epoch.wrapping_add(1);
             let slot = if write {
-                st.reads.clear();
-                st.more_writes.clear();
+                // Usually empty: tested first, no drop loop to call.
+                if !st.reads.is_empty() {
+                    st.reads.clear();
+                }
+                if !st.more_writes.is_empty() {
+                    st.more_writes.clear();
+                }
                 &mut st.write
             } else {
                 if st.reads.is_empty() {
