@@ -160,7 +160,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut failed = Vec::new();
     if !o.calls_only {
         println!(
-            "Instructions per operation, {mode}; {} run(s), worst shown.\n",
+            "Instructions per operation (fills-100: per fill; copy-then-use: per copy), {mode}; {} run(s), worst shown.\n",
             o.runs
         );
         println!(
