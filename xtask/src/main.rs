@@ -10,8 +10,11 @@
 //! - `generate [--check]`: regenerate what derives from the checked-in
 //!   bindings: cann-sim's not-supported exports and installed tables, and the
 //!   `acl` crate's `ErrorCode` enum.
-//! - `bench-overhead [OP...]`: instruction counts of the safe layer against the raw
-//!   calls, under callgrind (numbers for BENCHMARKS.md).
+//! - `bench-overhead [--runs N] [--multi] [--calls-only] [OP...]`: instruction
+//!   counts of the safe layer against the raw calls, under callgrind, for the
+//!   calling thread and the whole process; with `--multi`, in a program with a
+//!   second stream, and the runtime calls the safe layer adds (numbers for
+//!   BENCHMARKS.md).
 //! - `bench-kernels [SECONDS_PER_CASE]`: cann-sim's operator kernels against
 //!   NumPy (OpenBLAS), one thread each, in the same run (see `bench_kernels.rs`).
 //! - `test-real [--report FILE] [--library FILE|sim]`: run the tests that mean
@@ -70,7 +73,7 @@ fn main() -> ExitCode {
         Some("sanitize") => sanitize::run(&args[1..]),
         Some("lint") => lint::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <headers [--version X] | compat [--check] | bindgen [--headers DIR] [--check] | generate [--check] | abi-check [--headers DIR | --release X] | bench-overhead [OP...] | bench-kernels [SECONDS_PER_CASE] | test-real [--report FILE] [--library FILE|sim] | fidelity [--check] | coverage [--check] | sanitize <address|thread> [CARGO TEST ARGS...] | lint>"
+            "usage: cargo xtask <headers [--version X] | compat [--check] | bindgen [--headers DIR] [--check] | generate [--check] | abi-check [--headers DIR | --release X] | bench-overhead [--runs N] [--multi] [--calls-only] [OP...] | bench-kernels [SECONDS_PER_CASE] | test-real [--report FILE] [--library FILE|sim] | fidelity [--check] | coverage [--check] | sanitize <address|thread> [CARGO TEST ARGS...] | lint>"
                 .to_string(),
         ),
     };

@@ -70,12 +70,7 @@ fn from_cache(
     // use on another stream, or by the host, follows it.
     // SAFETY: the allocator hands the block over and never uses it again.
     cache.allocate_with(bytes, stream_key(stream), |b| unsafe {
-        let device = stream.device();
-        device
-            .inner
-            .tracking
-            .record()
-            .fill_cached(b, bytes, device, stream)
+        Allocation::new_cached(b, bytes, stream.device(), stream)
     })
 }
 
