@@ -49,20 +49,20 @@
 //!
 //! # Where each part lives
 //!
-//! - [`event`]: the pooled event a mark or a deferred free holds.
-//! - [`mark`]: marks, the points in a stream's queue after an access.
-//! - [`access_state`]: an allocation's marks (the last write and the reads
+//! - `event`: the pooled event a mark or a deferred free holds.
+//! - `mark`: marks, the points in a stream's queue after an access.
+//! - `access_state`: an allocation's marks (the last write and the reads
 //!   since) and the epoch that lets concurrent uses commit in any order.
-//! - [`allocation`]: the allocation record itself: its memory, what owns
-//!   it ([`Backing`]) and its access state, and what its last handle does.
-//! - [`recycle`]: the device's spare heap record for the next allocation.
-//! - [`release`]: giving memory back after its marks, and the device's
+//! - `allocation`: the allocation record itself: its memory, what owns
+//!   it (`Backing`) and its access state, and what its last handle does.
+//! - `recycle`: the device's spare heap record for the next allocation.
+//! - `release`: giving memory back after its marks, and the device's
 //!   frees that wait for events.
-//! - [`multi_stream`]: the process-wide switch from stream-only marks to
+//! - `multi_stream`: the process-wide switch from stream-only marks to
 //!   marks with events.
-//! - [`order`]: ordering queued work: the waits before a use and the
+//! - `order`: ordering queued work: the waits before a use and the
 //!   marks recorded after it ([`prepare`], [`Prepared::commit`], [`record`]).
-//! - [`host_wait`](mod@host_wait): the host's wait for the accesses a host
+//! - `host_wait`: the host's wait for the accesses a host
 //!   access conflicts with.
 
 mod access_state;
