@@ -45,6 +45,7 @@ fn mlp_steps_without_host_syncs(cfg: &train_mlp::Config) -> Vec<train_mlp::Epoch
 
 #[test]
 fn the_f32_mlp_step_is_one_graph_without_host_syncs_and_lowers_the_loss() {
+    cann_sim::sim_only!("counts the step's runtime calls with cann_sim::calls");
     let r = mlp_steps_without_host_syncs(&short_mlp(Precision::F32));
     assert!(r.iter().all(|e| e.scale.is_none() && e.skipped == 0));
     assert!(r[1].accuracy > 0.85, "{r:?}");
@@ -52,6 +53,7 @@ fn the_f32_mlp_step_is_one_graph_without_host_syncs_and_lowers_the_loss() {
 
 #[test]
 fn the_f16_mlp_step_scales_the_loss_on_the_device_without_host_syncs() {
+    cann_sim::sim_only!("counts the step's runtime calls with cann_sim::calls");
     let r = mlp_steps_without_host_syncs(&short_mlp(Precision::F16));
     // With a growth interval of 4 good steps (of the 8 an epoch), the
     // scale doubles on the device.
