@@ -1,9 +1,9 @@
 //! The acceptance of issue 24 item 6 on the simulator: the `train_mlp`
 //! (LayerNorm, GELU, dropout, fused AdamW, f16 loss scaling) and
 //! `train_cnn` (convolution, batch norm, max pooling) training steps are
-//! each one captured graph, a step's host calls (batch copies, dropout
-//! mask, launch) never synchronise the host, and a few steps lower the
-//! loss.
+//! each one captured graph (the MLP's dropout mask drawn inside it), a
+//! step's host calls (batch copies, launch) never synchronise the host, and
+//! a few steps lower the loss.
 
 use acl::{Device, Runtime, Stream};
 use examples::{train_cnn, train_mlp};

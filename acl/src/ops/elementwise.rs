@@ -3,7 +3,7 @@
 
 use super::*;
 
-type Binary = fn(
+pub(super) type Binary = fn(
     &Stream,
     &aclnn::TensorArg<'_>,
     &aclnn::TensorArg<'_>,
@@ -12,13 +12,15 @@ type Binary = fn(
 type Unary = fn(&Stream, &aclnn::TensorArg<'_>, &mut aclnn::TensorArgMut<'_>) -> Result<()>;
 
 /// Checks that `out` is the broadcast shape of `a` and `b`, then runs `op`.
-pub(super) fn binary<T: Element>(
+/// The output's element type `O` is `T` for arithmetic, `Bool` for
+/// comparisons.
+pub(super) fn binary<T: Element, O: Element>(
     function: &'static str,
     op: Binary,
     stream: &Stream,
     a: &impl AsView<T>,
     b: &impl AsView<T>,
-    out: &mut impl AsViewMut<T>,
+    out: &mut impl AsViewMut<O>,
 ) -> Result<()> {
     let (a, b, out) = (a.view(), b.view(), out.view_mut());
     expect_broadcast(function, a.shape(), b.shape(), out.shape())?;
@@ -26,13 +28,13 @@ pub(super) fn binary<T: Element>(
 }
 
 /// [`binary`] into a new tensor of the broadcast shape.
-pub(super) fn binary_new<T: Element>(
+pub(super) fn binary_new<T: Element, O: Element>(
     function: &'static str,
     op: Binary,
     stream: &Stream,
     a: &impl AsView<T>,
     b: &impl AsView<T>,
-) -> Result<Tensor<T>> {
+) -> Result<Tensor<O>> {
     let shape = broadcast_shapes(function, a.view().shape(), b.view().shape())?;
     let mut out = Tensor::zeros(stream, &shape)?;
     binary(function, op, stream, a, b, &mut out)?;

@@ -14,39 +14,6 @@
 use super::*;
 use crate::memory::Bool;
 
-type Compare = fn(
-    &Stream,
-    &aclnn::TensorArg<'_>,
-    &aclnn::TensorArg<'_>,
-    &mut aclnn::TensorArgMut<'_>,
-) -> Result<()>;
-
-fn compare<T: Element>(
-    function: &'static str,
-    op: Compare,
-    stream: &Stream,
-    a: &impl AsView<T>,
-    b: &impl AsView<T>,
-    out: &mut impl AsViewMut<Bool>,
-) -> Result<()> {
-    let (a, b, out) = (a.view(), b.view(), out.view_mut());
-    expect_broadcast(function, a.shape(), b.shape(), out.shape())?;
-    op(stream, &nn(&a)?, &nn(&b)?, &mut nn_mut(out)?)
-}
-
-fn compare_new<T: Element>(
-    function: &'static str,
-    op: Compare,
-    stream: &Stream,
-    a: &impl AsView<T>,
-    b: &impl AsView<T>,
-) -> Result<Tensor<Bool>> {
-    let shape = broadcast_shapes(function, a.view().shape(), b.view().shape())?;
-    let mut out = Tensor::zeros(stream, &shape)?;
-    compare(function, op, stream, a, b, &mut out)?;
-    Ok(out)
-}
-
 macro_rules! compare_ops {
     ($($doc:literal $name:ident, $new:ident => $op:path, $c:literal;)*) => {$(
         #[doc = concat!("`a ", $doc, " b` elementwise, broadcasting, into a `Bool` tensor.")]
@@ -62,7 +29,7 @@ macro_rules! compare_ops {
             b: &impl AsView<T>,
             out: &mut impl AsViewMut<Bool>,
         ) -> Result<()> {
-            compare(concat!("ops::", stringify!($name)), $op, stream, a, b, out)
+            super::elementwise::binary(concat!("ops::", stringify!($name)), $op, stream, a, b, out)
         }
 
         #[doc = concat!("[`", stringify!($name), "`](fn@", stringify!($name), ") into a new tensor.")]
@@ -76,7 +43,7 @@ macro_rules! compare_ops {
             a: &impl AsView<T>,
             b: &impl AsView<T>,
         ) -> Result<Tensor<Bool>> {
-            compare_new(concat!("ops::", stringify!($name)), $op, stream, a, b)
+            super::elementwise::binary_new(concat!("ops::", stringify!($name)), $op, stream, a, b)
         }
     )*};
 }

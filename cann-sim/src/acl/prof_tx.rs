@@ -346,18 +346,16 @@ pub unsafe extern "C" fn aclprofMarkEx(
         );
     }
     // SAFETY: non-null and NUL-terminated (the C contract).
-    let text = unsafe { CStr::from_ptr(msg) }
-        .to_string_lossy()
-        .into_owned();
-    if text.len() != msg_len {
+    let raw = unsafe { CStr::from_ptr(msg) };
+    // The release compares `strlen(msg)`: bytes, before any decoding.
+    let len = raw.to_bytes().len();
+    if len != msg_len {
         return failed(
             F,
-            &format!(
-                "msgLen {msg_len} is not the length of the message ({})",
-                text.len()
-            ),
+            &format!("msgLen {msg_len} is not the length of the message ({len})"),
         );
     }
+    let text = raw.to_string_lossy().into_owned();
     if msg_len == 0 || msg_len >= MAX_MESSAGE {
         return failed(
             F,
