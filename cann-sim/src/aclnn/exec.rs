@@ -204,7 +204,7 @@ pub(crate) fn destroy(function: &'static str, what: &str, addr: usize, kind: Kin
 
 /// The error for an object that is not of the kind `arg` checked — never
 /// expected, but a panic must not cross the C ABI.
-fn kind_mismatch(function: &str, what: &str) -> aclnnStatus {
+pub(crate) fn kind_mismatch(function: &str, what: &str) -> aclnnStatus {
     fail(
         ACLNN_ERR_PARAM_INVALID,
         format!("{function}: {what} is not the kind of object it was looked up as"),
@@ -251,6 +251,15 @@ pub(crate) fn arg(
 pub(crate) fn peek(addr: usize, kind: Kind) -> Option<Arc<Obj>> {
     match TABLE.lock().get(addr) {
         Lookup::Live(o) if o.kind() == kind => Some(o),
+        _ => None,
+    }
+}
+
+/// The data type of the live tensor handle `addr` (`None` for any other
+/// handle); records nothing.
+pub(crate) fn dtype_of(addr: usize) -> Option<i32> {
+    match &*peek(addr, Kind::Tensor)? {
+        Obj::Tensor(t) => Some(t.dtype),
         _ => None,
     }
 }
@@ -314,6 +323,35 @@ fn bound_obj(function: &str, what: &str, o: &Obj, output: bool) -> Result<View, 
             format!("{function}: {what}: data type {} is not supported", t.dtype),
         ));
     };
+    let (spec, strides) = checked_layout(function, what, t, dtype, output)?;
+    let first = (t.offset as usize)
+        .checked_mul(dtype.size())
+        .and_then(|b| t.addr.checked_add(b))
+        .ok_or_else(|| {
+            fail(
+                ACLNN_ERR_PARAM_INVALID,
+                format!("{function}: {what}: offset overflows"),
+            )
+        })?;
+    Ok(View {
+        spec,
+        addr: first,
+        strides,
+    })
+}
+
+/// The checks of a tensor's layout, whatever its element type: an ND-like
+/// format (else 561003), one non-negative stride per dimension, an output
+/// whose elements do not overlap, a view that fits in `isize` bytes of
+/// `unit` elements and in its storage (else 161002). Returns the view as a
+/// spec of `unit` elements and its strides (`None`: contiguous).
+pub(crate) fn checked_layout(
+    function: &str,
+    what: &str,
+    t: &TensorObj,
+    unit: DType,
+    output: bool,
+) -> Result<(TensorSpec, Option<Vec<i64>>), aclnnStatus> {
     // The plain (non-fractal) formats, whose memory is the row-major view:
     // ACL_FORMAT_NCHW (0), NHWC (1), ND (2), HWCN (16), NDHWC (27), NCDHW
     // (30), NC (35), NCL (47); aclnn reads them all as ND (ggml passes NCL
@@ -354,7 +392,7 @@ fn bound_obj(function: &str, what: &str, o: &Obj, output: bool) -> Result<View, 
         ));
     }
     let spec = TensorSpec {
-        dtype,
+        dtype: unit,
         shape: t.view.clone(),
     };
     let strides = (!same).then(|| t.strides.clone());
@@ -387,20 +425,7 @@ fn bound_obj(function: &str, what: &str, o: &Obj, output: bool) -> Result<View, 
             ),
         ));
     }
-    let first = (t.offset as usize)
-        .checked_mul(dtype.size())
-        .and_then(|b| t.addr.checked_add(b))
-        .ok_or_else(|| {
-            fail(
-                ACLNN_ERR_PARAM_INVALID,
-                format!("{function}: {what}: offset overflows"),
-            )
-        })?;
-    Ok(View {
-        spec,
-        addr: first,
-        strides,
-    })
+    Ok((spec, strides))
 }
 
 /// Whether two different indices of a view with these strides may reach

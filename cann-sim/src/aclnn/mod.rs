@@ -43,6 +43,7 @@ mod transformer;
 
 mod backward;
 mod inplace;
+mod int4;
 mod nn;
 mod optim;
 mod random;

@@ -1221,11 +1221,24 @@ pub(super) fn weight_quant_matmul(
             ),
         ));
     }
-    let (xv, wv, sv) = (
-        input(f, "x", x)?,
-        input(f, "weight", w)?,
-        input(f, "antiquantScale", scale)?,
-    );
+    if exec::dtype_of(w as usize) == Some(acl_sys::ACL_INT32) {
+        // hicann/ops-nn aclnnWeightQuantBatchMatmulV2.md: an int32 weight holds
+        // eight int4 values packed by aclnnConvertWeightToINT4Pack.
+        return Err(fail(
+            acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+            format!(
+                "{f}: an int32 weight (int4 values packed by aclnnConvertWeightToINT4Pack) is not supported by cann-sim; pass an int4 weight"
+            ),
+        ));
+    }
+    let xv = input(f, "x", x)?;
+    let (wv, int4) = if super::int4::is_int4(w) {
+        let (v, l) = super::int4::bound_int4(f, "weight", w)?;
+        (v, Some(l))
+    } else {
+        (input(f, "weight", w)?, None)
+    };
+    let sv = input(f, "antiquantScale", scale)?;
     let (ov_, bv) = (
         opt_input(f, "antiquantOffsetOptional", offset)?,
         opt_input(f, "biasOptional", bias)?,
@@ -1233,7 +1246,10 @@ pub(super) fn weight_quant_matmul(
     let yv = output(f, "y", y)?;
     let k = nn::weight_quant_matmul(
         &xv.spec,
-        &wv.spec,
+        match &int4 {
+            Some(l) => nn::QuantWeight::Int4(l),
+            None => nn::QuantWeight::Int8(&wv.spec),
+        },
         &sv.spec,
         ov_.as_ref().map(|o| &o.spec),
         bv.as_ref().map(|b| &b.spec),

@@ -19,6 +19,7 @@ mod error;
 mod fill;
 mod gather;
 mod index;
+pub mod int4;
 mod matmul;
 pub mod native;
 pub mod nn;

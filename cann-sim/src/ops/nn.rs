@@ -2318,14 +2318,33 @@ pub fn softmax_cross_entropy(
     })
 }
 
-/// `y = x @ ((weight + offset) · scale) + bias` with an int8 `weight`
-/// `[k, n]` (or `[n, k]` viewed transposed: the caller passes a strided
-/// view), `scale`/`offset` per output channel (`[n]`, `[1, n]`) or per
-/// group of `group` rows (`[k / group, n]`).
+/// The `weight` of [`weight_quant_matmul`]: int8 elements, or int4 values
+/// packed two per byte, found through their layout in a `uint8` input (the
+/// bytes under the view).
+#[derive(Debug, Clone, Copy)]
+pub enum QuantWeight<'a> {
+    /// An int8 tensor `[k, n]` (a strided view is gathered by the caller).
+    Int8(&'a TensorSpec),
+    /// An int4 view `[k, n]` over the bytes of the kernel's input.
+    Int4(&'a super::int4::Int4Layout),
+}
+
+/// `y = x @ ((weight + offset) · scale) + bias` with an int8 or int4
+/// `weight` `[k, n]` (or `[n, k]` viewed transposed), `scale`/`offset` per
+/// tensor (`[1]`, `[1, 1]`), per output channel (`[n]`, `[1, n]`) or per
+/// group of `group` rows (`[⌈k / group⌉, n]`).
+///
+/// The release's rules (hicann/ops-nn
+/// `matmul/weight_quant_batch_matmul_v2/docs/aclnnWeightQuantBatchMatmulV2.md`,
+/// the parameter table and its constraints): k and n in [1, 65535], no
+/// empty tensor, a group size of 0 or a multiple of 32 in [32, k − 1],
+/// scale and offset of `x`'s type, a bias of `x`'s type (or float32 when
+/// `x` is bfloat16), an int4 weight's rows whole bytes (its unit-stride
+/// dimension even).
 #[allow(clippy::too_many_arguments)]
 pub fn weight_quant_matmul(
     x: &TensorSpec,
-    w: &TensorSpec,
+    w: QuantWeight<'_>,
     scale: &TensorSpec,
     offset: Option<&TensorSpec>,
     bias: Option<&TensorSpec>,
@@ -2333,17 +2352,23 @@ pub fn weight_quant_matmul(
     out: DType,
 ) -> Res<Kernel> {
     let name = "WeightQuantBatchMatmulV2";
-    if x.shape.len() != 2 || w.shape.len() != 2 || x.shape[1] != w.shape[0] {
+    let w_shape = match w {
+        QuantWeight::Int8(t) => {
+            if !matches!(t.dtype, DType::I8) {
+                return err(format!(
+                    "{name}: weight is {}; it must be int8 or int4",
+                    t.dtype.name()
+                ));
+            }
+            &t.shape
+        }
+        QuantWeight::Int4(l) => &l.shape,
+    };
+    if x.shape.len() != 2 || w_shape.len() != 2 || x.shape[1] != w_shape[0] {
         return err(format!(
             "{name}: x {} and weight {} do not multiply",
             fmt_shape(&x.shape),
-            fmt_shape(&w.shape)
-        ));
-    }
-    if !matches!(w.dtype, DType::I8) {
-        return err(format!(
-            "{name}: weight is {}; cann-sim takes int8 weights (int4 is not among its types)",
-            w.dtype.name()
+            fmt_shape(w_shape)
         ));
     }
     if !matches!(x.dtype, DType::F16 | DType::BF16) {
@@ -2352,49 +2377,100 @@ pub fn weight_quant_matmul(
             x.dtype.name()
         ));
     }
-    let (m, k, n) = (x.shape[0], x.shape[1], w.shape[1]);
+    let (m, k, n) = (x.shape[0], x.shape[1], w_shape[1]);
+    if m < 1 || !(1..=65535).contains(&k) || !(1..=65535).contains(&n) {
+        return err(format!(
+            "{name}: m = {m}, k = {k}, n = {n}: k and n must lie in [1, 65535] and m be at least 1 (no empty tensors)"
+        ));
+    }
+    if let QuantWeight::Int4(l) = w
+        && let Some(d) = (0..2).find(|&d| l.strides[d] == 1 && l.shape[d] > 1)
+        && l.shape[d] % 2 != 0
+    {
+        return err(format!(
+            "{name}: an int4 weight's unit-stride dimension must be even (whole bytes per row), got {} of {}",
+            l.shape[d],
+            fmt_shape(&l.shape)
+        ));
+    }
+    if group != 0 && (group < 32 || group > k - 1 || group % 32 != 0) {
+        return err(format!(
+            "{name}: antiquantGroupSize {group} must be 0 or a multiple of 32 in [32, k - 1] (k = {k})"
+        ));
+    }
     let groups = if group > 0 {
-        if k % group != 0 {
-            return err(format!(
-                "{name}: antiquantGroupSize {group} does not divide k = {k}"
-            ));
-        }
-        k / group
+        (k + group - 1) / group
     } else {
         1
     };
+    let per_tensor = |t: &TensorSpec| t.shape == [1] || t.shape == [1, 1];
     let ok_scale = |t: &TensorSpec| {
-        t.shape == [n] || t.shape == [1, n] || (group > 0 && t.shape == [groups, n])
+        per_tensor(t)
+            || t.shape == [n]
+            || t.shape == [1, n]
+            || (group > 0 && t.shape == [groups, n])
     };
     if !ok_scale(scale) || offset.is_some_and(|o| o.shape != scale.shape) {
         return err(format!(
-            "{name}: antiquantScale {} (and antiquantOffset) must be [{n}], [1, {n}] or [{groups}, {n}] with a group size",
+            "{name}: antiquantScale {} (and antiquantOffset) must be [1], [{n}], [1, {n}] or [{groups}, {n}] with a group size",
             fmt_shape(&scale.shape)
         ));
     }
-    if let Some(b) = bias
-        && b.shape != [n]
-        && b.shape != [1, n]
-    {
-        return err(format!(
-            "{name}: bias {} must be [{n}]",
-            fmt_shape(&b.shape)
-        ));
+    for (what, t) in [("antiquantScale", Some(scale)), ("antiquantOffset", offset)] {
+        if let Some(t) = t
+            && t.dtype != x.dtype
+        {
+            return err(format!(
+                "{name}: {what} is {}; it must be x's type, {}",
+                t.dtype.name(),
+                x.dtype.name()
+            ));
+        }
+    }
+    if let Some(b) = bias {
+        if b.shape != [n] && b.shape != [1, n] {
+            return err(format!(
+                "{name}: bias {} must be [{n}] or [1, {n}]",
+                fmt_shape(&b.shape)
+            ));
+        }
+        if b.dtype != x.dtype && !(x.dtype == DType::BF16 && b.dtype == DType::F32) {
+            return err(format!(
+                "{name}: bias is {}; it must be x's type, {} (or float32 when x is bfloat16)",
+                b.dtype.name(),
+                x.dtype.name()
+            ));
+        }
     }
     check_cast(name, "y", x.dtype, out)?;
-    let per_group = group > 0 && scale.shape == [groups, n];
+    let scale_at = if per_tensor(scale) {
+        |_: usize, _: usize, _: usize, _: usize| 0
+    } else if group > 0 && scale.shape == [groups, n] {
+        |r: usize, c: usize, nu: usize, gsz: usize| (r / gsz) * nu + c
+    } else {
+        |_: usize, c: usize, _: usize, _: usize| c
+    };
+    let int4 = match w {
+        QuantWeight::Int4(l) => Some(l.clone()),
+        QuantWeight::Int8(_) => None,
+    };
     let (has_off, has_bias) = (offset.is_some(), bias.is_some());
     let (mu, ku, nu, gsz) = (m as usize, k as usize, n as usize, group.max(1) as usize);
     Ok(Kernel {
         outputs: vec![spec(out, vec![m, n])],
         native: Native::new(name, move |i, o| {
-            let (xv, wv, sv) = (read(&i[0]), read(&i[1]), read(&i[2]));
+            let xv = read(&i[0]);
+            let wv = match &int4 {
+                Some(l) => l.unpack(i[1].data),
+                None => read(&i[1]),
+            };
+            let sv = read(&i[2]);
             let ov = has_off.then(|| read(&i[3]));
             let bv = has_bias.then(|| read(&i[if has_off { 4 } else { 3 }]));
             let deq: Vec<f64> = (0..ku * nu)
                 .map(|p| {
                     let (r, c) = (p / nu, p % nu);
-                    let s = if per_group { (r / gsz) * nu + c } else { c };
+                    let s = scale_at(r, c, nu, gsz);
                     (wv[p] + ov.as_ref().map_or(0.0, |o| o[s])) * sv[s]
                 })
                 .collect();
