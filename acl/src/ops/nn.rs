@@ -907,7 +907,19 @@ pub fn attention<T: Element>(
         TensorList::new(vec![nn(&k)?])?,
         TensorList::new(vec![nn(&v)?])?,
     );
-    let m = mask.map(nn).transpose()?;
+    // The operator reads a 3-D mask as `[B, S, T]` and a 2-D one as `[S, T]`
+    // (or `[B, T]` for one query row), not as NumPy broadcasting would:
+    // give it the 4-D form, leading dimensions of 1 added.
+    let m = match mask {
+        Some(m) => {
+            let mut m4 = *m;
+            while m4.shape().len() < 4 {
+                m4 = m4.unsqueeze(0)?;
+            }
+            Some(nn(&m4)?)
+        }
+        None => None,
+    };
     aclnn::fused_infer_attention_score_v2(
         stream,
         &nn(&q)?,

@@ -3604,17 +3604,11 @@ pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
                     query,
                     key,
                     value,
+                    pseShiftOptional,
                     attenMaskOptional,
+                    actualSeqLengthsOptional,
+                    actualSeqLengthsKvOptional,
                     &[
-                        ("pseShiftOptional", !pseShiftOptional.is_null()),
-                        (
-                            "actualSeqLengthsOptional",
-                            !actualSeqLengthsOptional.is_null(),
-                        ),
-                        (
-                            "actualSeqLengthsKvOptional",
-                            !actualSeqLengthsKvOptional.is_null(),
-                        ),
                         ("deqScale1Optional", !deqScale1Optional.is_null()),
                         ("quantScale1Optional", !quantScale1Optional.is_null()),
                         ("deqScale2Optional", !deqScale2Optional.is_null()),
@@ -3662,6 +3656,7 @@ pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
                     ],
                     numHeads,
                     scaleValue,
+                    (preTokens, nextTokens),
                     inputLayout,
                     numKeyValueHeads,
                     sparseMode,

@@ -1067,21 +1067,27 @@ pub(super) fn upsample_nearest2d(
 // Attention, gated activations, losses, quantised matmul, solves.
 // ---------------------------------------------------------------------------
 
-/// aclnnFusedInferAttentionScoreV2 for the dense case: one key and one value
-/// tensor, an optional mask, `numHeads`/`numKeyValueHeads`, `scaleValue`,
-/// layouts BSH/BSND/BNSD, `sparseMode` 0. The other optional inputs
-/// (position shift, quantisation, paged KV, padding, shared prefixes,
-/// actual sequence lengths) are 561003 on cann-sim.
+/// aclnnFusedInferAttentionScoreV2: one key and one value tensor, an
+/// optional mask and position bias (`pseShift`), the valid lengths per
+/// batch (`actualSeqLengths`, `actualSeqLengthsKv`), `numHeads`/
+/// `numKeyValueHeads`, `scaleValue`, layouts BSH/BSND/BNSD, `sparseMode`
+/// 0 to 3 with `preTokens`/`nextTokens` ([`nn::AttentionOptions`]). The
+/// quantisation, paged KV, padding and shared-prefix inputs, sparse mode
+/// 4 and key/value lists of several tensors are 561003 on cann-sim.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn fused_attention(
     f: &'static str,
     query: *const aclTensor,
     key: *const aclTensorList,
     value: *const aclTensorList,
+    pse: *const aclTensor,
     mask: *const aclTensor,
+    q_lens: *const aclIntArray,
+    kv_lens: *const aclIntArray,
     unsupported: &[(&str, bool)],
     num_heads: i64,
     scale: f64,
+    (pre_tokens, next_tokens): (i64, i64),
     layout: *const std::ffi::c_char,
     kv_heads: i64,
     sparse_mode: i64,
@@ -1113,20 +1119,39 @@ pub(super) fn fused_attention(
     if let Some((what, _)) = unsupported.iter().find(|(_, given)| *given) {
         return Err(fail(
             acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
-            format!("{f}: {what} is not supported by cann-sim (dense attention with a mask only)"),
+            format!(
+                "{f}: {what} is not supported by cann-sim (no quantisation, paged KV, padding or shared prefix)"
+            ),
         ));
     }
-    if sparse_mode != 0 || ks.len() != 1 || vs.len() != 1 {
+    let query_rows = lay.dims(&qv.spec.shape, num_heads).map(|d| d.2);
+    if ks.len() != 1 || vs.len() != 1 || (sparse_mode == 4 && query_rows.is_some_and(|s| s > 1)) {
         return Err(fail(
             acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
             format!(
-                "{f}: sparseMode {sparse_mode} with {} key and {} value tensors is not supported by cann-sim (sparseMode 0, one of each)",
+                "{f}: sparseMode {sparse_mode} with {} key and {} value tensors is not supported by cann-sim (sparseMode 0 to 3, one of each)",
                 ks.len(),
                 vs.len()
             ),
         ));
     }
+    let pv = opt_input(f, "pseShiftOptional", pse)?;
     let mv = opt_input(f, "attenMaskOptional", mask)?;
+    let lens = |what, h: *const aclIntArray| -> Result<Option<Vec<i64>>, aclnnStatus> {
+        if h.is_null() {
+            Ok(None)
+        } else {
+            ints(f, what, h).map(Some)
+        }
+    };
+    let opts = nn::AttentionOptions {
+        pse: pv.as_ref().map(|p| p.spec.clone()),
+        q_lens: lens("actualSeqLengthsOptional", q_lens)?,
+        kv_lens: lens("actualSeqLengthsKvOptional", kv_lens)?,
+        sparse_mode,
+        pre_tokens,
+        next_tokens,
+    };
     let ov = output(f, "attentionOut", out)?;
     let lv = if lse_flag {
         Some(output(f, "softmaxLse", lse)?)
@@ -1143,6 +1168,7 @@ pub(super) fn fused_attention(
         num_heads,
         kv_heads,
         scale,
+        &opts,
         ov.spec.dtype,
         lv.as_ref().map(|l| l.spec.dtype),
     );
@@ -1151,7 +1177,7 @@ pub(super) fn fused_attention(
     } else {
         &["attentionOut"]
     };
-    let inputs = [Some(qv), Some(k0), Some(v0), mv]
+    let inputs = [Some(qv), Some(k0), Some(v0), mv, pv]
         .into_iter()
         .flatten()
         .collect();

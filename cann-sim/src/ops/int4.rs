@@ -29,7 +29,11 @@ impl Int4Layout {
     /// The value at value index `at` of `bytes`.
     pub fn value_at(bytes: &[u8], at: usize) -> i8 {
         let byte = bytes[at / 2];
-        let nibble = if at.is_multiple_of(2) { byte & 0x0F } else { byte >> 4 };
+        let nibble = if at.is_multiple_of(2) {
+            byte & 0x0F
+        } else {
+            byte >> 4
+        };
         // Sign-extend the 4-bit two's complement value.
         ((nibble << 4) as i8) >> 4
     }

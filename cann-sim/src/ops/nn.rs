@@ -2034,7 +2034,7 @@ impl Layout {
     }
 
     /// `(B, N, S, D)` of a tensor of this layout with `n` heads.
-    fn dims(self, shape: &[i64], n: i64) -> Option<(i64, i64, i64, i64)> {
+    pub(crate) fn dims(self, shape: &[i64], n: i64) -> Option<(i64, i64, i64, i64)> {
         match (self, shape) {
             (Layout::Bsh, &[b, s, h]) if n > 0 && h % n == 0 => Some((b, n, s, h / n)),
             (Layout::Bsnd, &[b, s, nn, d]) if nn == n => Some((b, n, s, d)),
@@ -2056,10 +2056,96 @@ impl Layout {
     }
 }
 
-/// `softmax(scale · Q Kᵀ, masked) V` per batch and head, keys and values
-/// shared by `heads / kv_heads` query heads (grouped-query attention); a
-/// mask element that is true (non-zero) hides that key. With `lse`, also
-/// the log-sum-exp of each row (`[B, N, S, 1]`, f32).
+/// What FusedInferAttentionScore's options add to dense attention
+/// (hicann/ops-transformer
+/// `attention/fused_infer_attention_score/docs/aclnnFusedInferAttentionScoreV2.md`,
+/// "约束说明"): a position bias, valid lengths per batch, and the sparse
+/// modes that hide keys by position.
+#[derive(Clone, Debug, Default)]
+pub struct AttentionOptions {
+    /// `pseShift`: `[B or 1, N, S, KV_S]` (its last two dimensions may be
+    /// padded beyond the sequence lengths), of the query's type, added to
+    /// the scaled scores: `softmax(scale · Q Kᵀ + pse)` (torch_npu's
+    /// `npu_fused_infer_attention_score` formula; ggml's CANN backend
+    /// passes its additive mask and ALiBi bias this way).
+    pub pse: Option<TensorSpec>,
+    /// `actualSeqLengths`: valid query rows per batch (one value for every
+    /// batch, or at least B values); rows past it are invalid: zeros out,
+    /// an infinite log-sum-exp. Ignored when the query length is 1.
+    pub q_lens: Option<Vec<i64>>,
+    /// `actualSeqLengthsKv`: valid keys per batch, as `q_lens`.
+    pub kv_lens: Option<Vec<i64>>,
+    /// `sparseMode`: 0 (the mask, with the `pre_tokens`/`next_tokens` band
+    /// when a mask is given), 1 (the full mask), 2 (causal from the top
+    /// left), 3 (causal from the bottom right); 2 and 3 take the release's
+    /// compressed 2048 × 2048 mask, whose values the simulator does not
+    /// read (the caller guarantees its lower triangle). Ignored when the
+    /// query length is 1.
+    pub sparse_mode: i64,
+    /// How many keys before a query's own position it sees (mode 0).
+    pub pre_tokens: i64,
+    /// How many keys after a query's own position it sees (mode 0).
+    pub next_tokens: i64,
+}
+
+/// Where the element of (batch, head, query row, key) of a mask or
+/// position bias lies: its dimensions as `[b, n, s, kv]`, 1 for a
+/// broadcast batch or head, the last two possibly padded.
+#[derive(Clone, Copy, Debug)]
+struct Bias4([usize; 4]);
+
+impl Bias4 {
+    fn at(self, bi: usize, ni: usize, si: usize, t: usize) -> usize {
+        let [mb, mn, ms, mk] = self.0;
+        let b = if mb == 1 { 0 } else { bi };
+        let n = if mn == 1 { 0 } else { ni };
+        ((b * mn + n) * ms + si) * mk + t
+    }
+}
+
+/// The `[b, n, s, kv]` view of an attention mask's shape, as the page lists
+/// them: with a query length above 1, `(S, KV_S)`, `(B|1, S, KV_S)`,
+/// `(B|1, 1|N, S, KV_S)`; with a query length of 1, `(B, KV_S)`,
+/// `(B, 1, KV_S)`, `(B, 1, 1, KV_S)`. The sequence dimensions may be
+/// padded beyond `(sq, skv)` ("可以向上取到对齐的S").
+fn mask_dims(shape: &[i64], (b, n, sq, skv): (i64, i64, i64, i64)) -> Option<Bias4> {
+    let dims: [i64; 4] = match (shape, sq == 1) {
+        (&[s, k], false) => [1, 1, s, k],
+        (&[mb, k], true) => [mb, 1, 1, k],
+        (&[mb, s, k], false) => [mb, 1, s, k],
+        (&[mb, 1, k], true) => [mb, 1, 1, k],
+        (&[mb, mn, s, k], _) => [mb, mn, s, k],
+        _ => return None,
+    };
+    let [mb, mn, s, k] = dims;
+    ((mb == 1 || mb == b) && (mn == 1 || mn == n) && s >= sq && k >= skv)
+        .then(|| Bias4(dims.map(|d| d as usize)))
+}
+
+/// Valid lengths per batch from an `actualSeqLengths` array: one value for
+/// every batch, or the first `b` of at least `b`; each in `[0, max]`.
+fn actual_lengths(name: &str, what: &str, lens: &[i64], b: i64, max: i64) -> Res<Vec<usize>> {
+    let b = b as usize;
+    let picked: Vec<i64> = match lens.len() {
+        1 => vec![lens[0]; b],
+        n if n >= b => lens[..b].to_vec(),
+        n => {
+            return err(format!(
+                "{name}: {what} has {n} values; it takes 1 or at least the batch size {b}"
+            ));
+        }
+    };
+    if let Some(l) = picked.iter().find(|&&l| !(0..=max).contains(&l)) {
+        return err(format!("{name}: {what} value {l} is not in [0, {max}]"));
+    }
+    Ok(picked.into_iter().map(|l| l as usize).collect())
+}
+
+/// `softmax(scale · Q Kᵀ + pse, masked) V` per batch and head, keys and
+/// values shared by `heads / kv_heads` query heads (grouped-query
+/// attention); a mask element that is true (non-zero) hides that key, as
+/// do the options' lengths and sparse mode ([`AttentionOptions`]). With
+/// `lse`, also the log-sum-exp of each row (`[B, N, S, 1]`, f32).
 #[allow(clippy::too_many_arguments)]
 pub fn attention(
     q: &TensorSpec,
@@ -2070,6 +2156,7 @@ pub fn attention(
     heads: i64,
     kv_heads: i64,
     scale: f64,
+    opts: &AttentionOptions,
     out: DType,
     lse: Option<DType>,
 ) -> Res<Kernel> {
@@ -2114,24 +2201,91 @@ pub fn attention(
             "{name}: value's head size {dv} differs from query's {d}"
         ));
     }
-    if let Some(m) = mask {
-        if !matches!(m.dtype, DType::Bool | DType::I8 | DType::U8) {
-            return err(format!(
-                "{name}: attenMask is {}; it must be bool, int8 or uint8",
-                m.dtype.name()
-            ));
-        }
-        broadcast(name, "attenMask", &m.shape, "scores", &[b, n, sq, skv]).and_then(|s| {
-            if s == [b, n, sq, skv] {
-                Ok(())
-            } else {
-                err(format!(
-                    "{name}: attenMask {} does not broadcast to [{b},{n},{sq},{skv}]",
-                    fmt_shape(&m.shape)
-                ))
-            }
-        })?;
+    // "Q_S为1时，sparseMode参数无效" and the lengths of the query likewise.
+    let sparse = if sq == 1 { 0 } else { opts.sparse_mode };
+    if !(0..=4).contains(&sparse) {
+        return err(format!(
+            "{name}: sparseMode {sparse} is not supported (0 to 4)"
+        ));
     }
+    if sparse == 4 {
+        // The planner answers 561003 first (a mode the simulator lacks).
+        return err(format!(
+            "{name}: sparseMode 4 (band) is not supported by cann-sim (0 to 3)"
+        ));
+    }
+    let mask_at = match mask {
+        Some(m) => {
+            if !matches!(m.dtype, DType::Bool | DType::I8 | DType::U8) {
+                return err(format!(
+                    "{name}: attenMask is {}; it must be bool, int8 or uint8",
+                    m.dtype.name()
+                ));
+            }
+            if sparse >= 2 {
+                if !matches!(
+                    m.shape.as_slice(),
+                    [2048, 2048] | [1, 2048, 2048] | [1, 1, 2048, 2048]
+                ) {
+                    return err(format!(
+                        "{name}: sparseMode {sparse} takes the compressed attenMask of [2048, 2048] (or [1, 2048, 2048], [1, 1, 2048, 2048]), not {}",
+                        fmt_shape(&m.shape)
+                    ));
+                }
+                None
+            } else {
+                Some(mask_dims(&m.shape, (b, n, sq, skv)).ok_or_else(|| {
+                    OpError::Input(format!(
+                        "{name}: attenMask {} does not fit scores [{b},{n},{sq},{skv}] (see the page's mask shapes)",
+                        fmt_shape(&m.shape)
+                    ))
+                })?)
+            }
+        }
+        None if sparse >= 1 => {
+            return err(format!("{name}: sparseMode {sparse} needs an attenMask"));
+        }
+        None => None,
+    };
+    let pse_at = match &opts.pse {
+        Some(p) => {
+            let ok_type = match p.dtype {
+                DType::F16 => q.dtype == DType::F16 || (q.dtype == DType::I8 && sq > 1),
+                DType::BF16 => q.dtype == DType::BF16,
+                _ => false,
+            };
+            if !ok_type {
+                return err(format!(
+                    "{name}: pseShift is {} for a {} query; it must be float16 (float16 or int8 query) or bfloat16 (bfloat16 query)",
+                    p.dtype.name(),
+                    q.dtype.name()
+                ));
+            }
+            let dims = match p.shape.as_slice() {
+                &[pb, pn, ps, pk] if (pb == 1 || pb == b) && pn == n && ps >= sq && pk >= skv => {
+                    Bias4([pb, pn, ps, pk].map(|x| x as usize))
+                }
+                _ => {
+                    return err(format!(
+                        "{name}: pseShift {} must be [{b} or 1, {n}, {sq}, {skv}]",
+                        fmt_shape(&p.shape)
+                    ));
+                }
+            };
+            Some(dims)
+        }
+        None => None,
+    };
+    let q_lens = match &opts.q_lens {
+        Some(l) if sq > 1 => Some(actual_lengths(name, "actualSeqLengths", l, b, sq)?),
+        _ => None,
+    };
+    let kv_lens = match &opts.kv_lens {
+        Some(l) => Some(actual_lengths(name, "actualSeqLengthsKv", l, b, skv)?),
+        None => None,
+    };
+    // Mode 0 applies the band only with a mask; modes 1 to 3 ignore it.
+    let band = (sparse == 0 && mask.is_some()).then_some((opts.pre_tokens, opts.next_tokens));
     check_cast(name, "attentionOut", q.dtype, out)?;
     let oshape = match layout {
         Layout::Bsh => vec![b, sq, n * dv],
@@ -2148,17 +2302,15 @@ pub fn attention(
         }
         outputs.push(spec(l, vec![b, n, sq, 1]));
     }
-    let mshape = mask.map(|m| m.shape.clone());
+    let has_mask = mask.is_some();
     let group = (heads / kvh) as usize;
     let with_lse = lse.is_some();
     Ok(Kernel {
         outputs,
         native: Native::new(name, move |i, o| {
             let (qv, kv, vv) = (read(&i[0]), read(&i[1]), read(&i[2]));
-            let mv = mshape.as_ref().map(|_| read(&i[3]));
-            let moff = mshape
-                .as_ref()
-                .map(|s| broadcast_offsets(s, &[b, n, sq, skv]));
+            let mv = has_mask.then(|| read(&i[3]));
+            let pv = pse_at.map(|_| read(&i[if has_mask { 4 } else { 3 }]));
             let (bu, nu, squ, skvu, du, dvu) = (
                 b as usize,
                 n as usize,
@@ -2172,27 +2324,45 @@ pub fn attention(
             let mut lses = Vec::with_capacity(bu * nu * squ);
             let mut scores = vec![0.0; skvu];
             for bi in 0..bu {
+                let qlen = q_lens.as_ref().map_or(squ, |l| l[bi]);
+                let kvlen = kv_lens.as_ref().map_or(skvu, |l| l[bi]);
                 for ni in 0..nu {
                     let kn = ni / group;
                     for si in 0..squ {
+                        let visible = |t: usize| {
+                            if si >= qlen || t >= kvlen {
+                                return false;
+                            }
+                            if let (Some(m), Some(at)) = (&mv, mask_at)
+                                && m[at.at(bi, ni, si, t)] != 0.0
+                            {
+                                return false;
+                            }
+                            let (si, t) = (si as i64, t as i64);
+                            match sparse {
+                                2 => t <= si,
+                                3 => t <= si + kvlen as i64 - qlen as i64,
+                                _ => band.is_none_or(|(pre, next)| {
+                                    t >= si.saturating_sub(pre) && t <= si.saturating_add(next)
+                                }),
+                            }
+                        };
                         let mut best = f64::NEG_INFINITY;
                         for t in 0..skvu {
-                            let hidden = match (&mv, &moff) {
-                                (Some(m), Some(off)) => {
-                                    m[off[((bi * nu + ni) * squ + si) * skvu + t]] != 0.0
-                                }
-                                _ => false,
-                            };
-                            scores[t] = if hidden {
-                                f64::NEG_INFINITY
-                            } else {
+                            scores[t] = if visible(t) {
                                 let dot: f64 = (0..du)
                                     .map(|x| {
                                         qv[layout.offset(qd, (bi, ni, si, x))]
                                             * kv[layout.offset(kd, (bi, kn, t, x))]
                                     })
                                     .sum();
-                                scale * dot
+                                let bias = match (&pv, pse_at) {
+                                    (Some(p), Some(at)) => p[at.at(bi, ni, si, t)],
+                                    _ => 0.0,
+                                };
+                                scale * dot + bias
+                            } else {
+                                f64::NEG_INFINITY
                             };
                             best = best.max(scores[t]);
                         }
