@@ -118,6 +118,17 @@ struct Opts<'a> {
     kv_lens: Option<&'a [i64]>,
     sparse: i64,
     band: Option<(i64, i64)>,
+    /// Block caches of key and value with their shape, the block table and
+    /// the block size (page attention) instead of `x`'s dense ones.
+    paged: Option<Paged<'a>>,
+}
+
+struct Paged<'a> {
+    k: &'a DeviceBuffer<f16>,
+    v: &'a DeviceBuffer<f16>,
+    shape: &'a [usize],
+    table: &'a DeviceBuffer<i32>,
+    block_size: i64,
 }
 
 /// Runs the operator on `x` (BNSD, f16) with `o`; the output as f64.
@@ -127,8 +138,21 @@ fn run(s: &Stream, x: &Inputs, scale: f64, o: Opts<'_>) -> Result<Vec<f64>, Erro
     let mut out = s.alloc_zeros::<f16>(B * N * SQ * D).unwrap();
     {
         let tq = TensorArg::new(&dq, &[B, N, SQ, D])?;
-        let kl = TensorList::new(vec![TensorArg::new(&dk, &[B, NKV, SKV, D])?])?;
-        let vl = TensorList::new(vec![TensorArg::new(&dv, &[B, NKV, SKV, D])?])?;
+        let (kl, vl) = match &o.paged {
+            Some(p) => (
+                TensorList::new(vec![TensorArg::new(p.k, p.shape)?])?,
+                TensorList::new(vec![TensorArg::new(p.v, p.shape)?])?,
+            ),
+            None => (
+                TensorList::new(vec![TensorArg::new(&dk, &[B, NKV, SKV, D])?])?,
+                TensorList::new(vec![TensorArg::new(&dv, &[B, NKV, SKV, D])?])?,
+            ),
+        };
+        let table = o
+            .paged
+            .as_ref()
+            .map(|p| TensorArg::new(p.table, &[B, 2]))
+            .transpose()?;
         let pse = match (o.pse, o.pse_bf16) {
             (Some(p), _) => Some(TensorArg::new(p, &[B, N, SQ, SKV])?),
             (_, Some(p)) => Some(TensorArg::new(p, &[B, N, SQ, SKV])?),
@@ -158,7 +182,7 @@ fn run(s: &Stream, x: &Inputs, scale: f64, o: Opts<'_>) -> Result<Vec<f64>, Erro
             None,
             None,
             None,
-            None,
+            table.as_ref(),
             None,
             None,
             None,
@@ -176,7 +200,7 @@ fn run(s: &Stream, x: &Inputs, scale: f64, o: Opts<'_>) -> Result<Vec<f64>, Erro
             NKV as i64,
             o.sparse,
             0,
-            0,
+            o.paged.as_ref().map_or(0, |p| p.block_size),
             0,
             false,
             0,
@@ -413,9 +437,7 @@ fn options_the_operator_refuses_fail_with_their_status() {
         msg.contains("actualSeqLengthsKv value 5 is not in [0, 4]"),
         "{msg}"
     );
-    let pse = s
-        .clone_from_host(&[bf16::ZERO; B * N * SQ * SKV])
-        .unwrap();
+    let pse = s.clone_from_host(&[bf16::ZERO; B * N * SQ * SKV]).unwrap();
     let (code, msg) = status(
         run(
             &s,
@@ -463,5 +485,106 @@ fn a_mask_padded_past_the_sequence_lengths_is_read_at_its_own_strides() {
         &got,
         &host(&x, 0.5, false, |b, q, t| !(b == 1 && t == q + 1)),
         "padded mask",
+    );
+}
+
+/// Block caches holding `x`'s keys and values: batch 0 in block 2, batch 1
+/// in block 0, of 4 blocks of 128 rows; `heads_inner` picks
+/// `[blocks, 128, NKV·D]` (BnBsH) over `[blocks, NKV, 128, D]` (BnNBsD).
+fn caches(x: &[f64], heads_inner: bool) -> Vec<f16> {
+    let (blocks, size) = (4usize, 128usize);
+    let mut c = vec![f16::from_f64(99.0); blocks * size * NKV * D];
+    for (b, blk) in [(0usize, 2usize), (1, 0)] {
+        for n in 0..NKV {
+            for t in 0..SKV {
+                for d in 0..D {
+                    let at = if heads_inner {
+                        ((blk * size + t) * NKV + n) * D + d
+                    } else {
+                        ((blk * NKV + n) * size + t) * D + d
+                    };
+                    c[at] = f16::from_f64(x[((b * NKV + n) * SKV + t) * D + d]);
+                }
+            }
+        }
+    }
+    c
+}
+
+/// Page attention on `x` with the block table `table` (`[B, 2]`).
+fn run_paged(
+    s: &Stream,
+    x: &Inputs,
+    heads_inner: bool,
+    (table, block_size): (&[i32], i64),
+    kv_lens: Option<&[i64]>,
+) -> Result<Vec<f64>, Error> {
+    let (k, v) = (
+        s.clone_from_host(&caches(&x.k, heads_inner)).unwrap(),
+        s.clone_from_host(&caches(&x.v, heads_inner)).unwrap(),
+    );
+    let table = s.clone_from_host(table).unwrap();
+    let shape: &[usize] = if heads_inner {
+        &[4, 128, NKV * D]
+    } else {
+        &[4, NKV, 128, D]
+    };
+    let paged = Paged {
+        k: &k,
+        v: &v,
+        shape,
+        table: &table,
+        block_size,
+    };
+    run(
+        s,
+        x,
+        0.5,
+        Opts {
+            kv_lens,
+            paged: Some(paged),
+            ..Opts::default()
+        },
+    )
+}
+
+#[test]
+fn page_attention_reads_keys_and_values_through_the_block_table() {
+    let (s, x) = (stream(), inputs());
+    // Batch 0's second block is unused (-1, as frameworks pad tables).
+    let table: &[i32] = &[2, -1, 0, 3];
+    for heads_inner in [true, false] {
+        let got = run_paged(&s, &x, heads_inner, (table, 128), Some(&[3, 4])).unwrap();
+        let want = host(&x, 0.5, false, |b, _, t| t < [3, 4][b]);
+        close(&got, &want, if heads_inner { "BnBsH" } else { "BnNBsD" });
+    }
+}
+
+#[test]
+fn page_attention_misuse_fails_with_its_status() {
+    let (s, x) = (stream(), inputs());
+    let table: &[i32] = &[2, -1, 0, 3];
+    let (code, msg) = status(run_paged(&s, &x, true, (table, 128), None).unwrap_err());
+    assert_eq!(code, 161002);
+    assert!(
+        msg.contains("page attention needs actualSeqLengthsKv"),
+        "{msg}"
+    );
+    let (code, msg) = status(run_paged(&s, &x, true, (table, 100), Some(&[4])).unwrap_err());
+    assert_eq!(code, 161002);
+    assert!(
+        msg.contains("blockSize 100 must be 128, 256, 384 or 512"),
+        "{msg}"
+    );
+    // A block id beyond the caches, in a position the lengths use: the
+    // release does not check ids; the simulator fails the launch instead
+    // of reading outside the cache.
+    let bad: &[i32] = &[7, -1, 0, 3];
+    let e = run_paged(&s, &x, true, (bad, 128), Some(&[4])).unwrap_err();
+    let (code, msg) = status(e);
+    assert_eq!(code, 507015, "ACL_ERROR_RT_AICORE_EXCEPTION");
+    assert!(
+        msg.contains("the blockTable entry of batch 0, key 0 is not a block of the caches"),
+        "{msg}"
     );
 }

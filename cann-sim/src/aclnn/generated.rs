@@ -3608,6 +3608,7 @@ pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
                     attenMaskOptional,
                     actualSeqLengthsOptional,
                     actualSeqLengthsKvOptional,
+                    (blockTableOptional, blockSize),
                     &[
                         ("deqScale1Optional", !deqScale1Optional.is_null()),
                         ("quantScale1Optional", !quantScale1Optional.is_null()),
@@ -3619,7 +3620,6 @@ pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
                             "antiquantOffsetOptional",
                             !antiquantOffsetOptional.is_null(),
                         ),
-                        ("blockTableOptional", !blockTableOptional.is_null()),
                         (
                             "queryPaddingSizeOptional",
                             !queryPaddingSizeOptional.is_null(),

@@ -1071,9 +1071,10 @@ pub(super) fn upsample_nearest2d(
 /// optional mask and position bias (`pseShift`), the valid lengths per
 /// batch (`actualSeqLengths`, `actualSeqLengthsKv`), `numHeads`/
 /// `numKeyValueHeads`, `scaleValue`, layouts BSH/BSND/BNSD, `sparseMode`
-/// 0 to 3 with `preTokens`/`nextTokens` ([`nn::AttentionOptions`]). The
-/// quantisation, paged KV, padding and shared-prefix inputs, sparse mode
-/// 4 and key/value lists of several tensors are 561003 on cann-sim.
+/// 0 to 3 with `preTokens`/`nextTokens`, page attention (`blockTable`,
+/// `blockSize`) ([`nn::AttentionOptions`]). The quantisation, padding and
+/// shared-prefix inputs, sparse mode 4 and key/value lists of several
+/// tensors are 561003 on cann-sim.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn fused_attention(
     f: &'static str,
@@ -1084,6 +1085,7 @@ pub(super) fn fused_attention(
     mask: *const aclTensor,
     q_lens: *const aclIntArray,
     kv_lens: *const aclIntArray,
+    (block_table, block_size): (*const aclTensor, i64),
     unsupported: &[(&str, bool)],
     num_heads: i64,
     scale: f64,
@@ -1120,7 +1122,7 @@ pub(super) fn fused_attention(
         return Err(fail(
             acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
             format!(
-                "{f}: {what} is not supported by cann-sim (no quantisation, paged KV, padding or shared prefix)"
+                "{f}: {what} is not supported by cann-sim (no quantisation, padding or shared prefix)"
             ),
         ));
     }
@@ -1137,6 +1139,7 @@ pub(super) fn fused_attention(
     }
     let pv = opt_input(f, "pseShiftOptional", pse)?;
     let mv = opt_input(f, "attenMaskOptional", mask)?;
+    let tv = opt_input(f, "blockTableOptional", block_table)?;
     let lens = |what, h: *const aclIntArray| -> Result<Option<Vec<i64>>, aclnnStatus> {
         if h.is_null() {
             Ok(None)
@@ -1151,6 +1154,7 @@ pub(super) fn fused_attention(
         sparse_mode,
         pre_tokens,
         next_tokens,
+        paged: tv.as_ref().map(|t| (t.spec.clone(), block_size)),
     };
     let ov = output(f, "attentionOut", out)?;
     let lv = if lse_flag {
@@ -1177,7 +1181,7 @@ pub(super) fn fused_attention(
     } else {
         &["attentionOut"]
     };
-    let inputs = [Some(qv), Some(k0), Some(v0), mv, pv]
+    let inputs = [Some(qv), Some(k0), Some(v0), mv, pv, tv]
         .into_iter()
         .flatten()
         .collect();

@@ -2086,6 +2086,118 @@ pub struct AttentionOptions {
     pub pre_tokens: i64,
     /// How many keys after a query's own position it sees (mode 0).
     pub next_tokens: i64,
+    /// Page attention: key and value are block caches and this the
+    /// `blockTable` (int32 `[B, blocks per sequence]`) with its `blockSize`.
+    pub paged: Option<(TensorSpec, i64)>,
+}
+
+/// Where the keys and values of (batch, key head, position, element) lie.
+#[derive(Clone, Debug)]
+enum KvPlace {
+    /// In the query's layout, `(B, N, S, D)` of the tensor.
+    Dense(Layout, (i64, i64, i64, i64)),
+    /// In block caches: position `t` of batch `b` is row `t % size` of
+    /// block `table[b][t / size]`; `[blocks, size, N·D]` (`heads_inner`,
+    /// BnBsH) or `[blocks, N, size, D]` (BnNBsD).
+    Paged {
+        size: usize,
+        heads: usize,
+        dim: usize,
+        blocks: usize,
+        per_seq: usize,
+        heads_inner: bool,
+    },
+}
+
+impl KvPlace {
+    /// The element offset of `(b, n, t, x)`, or `None` for a block id the
+    /// caches do not hold (the release does not check them: "当前不会对
+    /// blockid的合法性进行校验").
+    fn offset(&self, table: &[f64], (b, n, t, x): (usize, usize, usize, usize)) -> Option<usize> {
+        match *self {
+            KvPlace::Dense(l, dims) => Some(l.offset(dims, (b, n, t, x))),
+            KvPlace::Paged {
+                size,
+                heads,
+                dim,
+                blocks,
+                per_seq,
+                heads_inner,
+            } => {
+                let id = table[b * per_seq + t / size];
+                if !(0.0..blocks as f64).contains(&id) {
+                    return None;
+                }
+                let (blk, row) = (id as usize, t % size);
+                Some(if heads_inner {
+                    ((blk * size + row) * heads + n) * dim + x
+                } else {
+                    ((blk * heads + n) * size + row) * dim + x
+                })
+            }
+        }
+    }
+}
+
+/// The geometry of page attention's caches (hicann/ops-transformer
+/// aclnnFusedInferAttentionScoreV2.md, "page attention场景"): `blockSize` a
+/// multiple of 128 in [128, 512], caches `[blocks, blockSize, H]` or (BNSD
+/// queries only) `[blocks, N, blockSize, D]` of the same shape, a table
+/// `[B, ≥ 1]` of int32, the valid key lengths given. Returns the place and
+/// the keys a sequence can hold (`blocks per sequence · blockSize`).
+fn paged_place(
+    name: &str,
+    (k, v): (&TensorSpec, &TensorSpec),
+    (table, size): (&TensorSpec, i64),
+    layout: Layout,
+    (b, kvh, d): (i64, i64, i64),
+    has_lens: bool,
+) -> Res<(KvPlace, KvPlace, i64)> {
+    if !(128..=512).contains(&size) || size % 128 != 0 {
+        return err(format!(
+            "{name}: blockSize {size} must be 128, 256, 384 or 512 with a blockTable"
+        ));
+    }
+    if table.dtype != DType::I32
+        || table.shape.len() != 2
+        || table.shape[0] != b
+        || table.shape[1] < 1
+    {
+        return err(format!(
+            "{name}: blockTable {} must be int32 [{b}, blocks per sequence]",
+            super::fmt_spec(table)
+        ));
+    }
+    if !has_lens {
+        return err(format!("{name}: page attention needs actualSeqLengthsKv"));
+    }
+    if k.shape != v.shape {
+        return err(format!(
+            "{name}: key {} and value {} caches must have the same shape",
+            fmt_shape(&k.shape),
+            fmt_shape(&v.shape)
+        ));
+    }
+    let heads_inner = match *k.shape.as_slice() {
+        [_, bs, h] if bs == size && h == kvh * d => true,
+        [_, nn, bs, dd] if layout == Layout::Bnsd && nn == kvh && bs == size && dd == d => false,
+        _ => {
+            return err(format!(
+                "{name}: key cache {} is neither [blocks, {size}, {}] nor (BNSD queries) [blocks, {kvh}, {size}, {d}]",
+                fmt_shape(&k.shape),
+                kvh * d
+            ));
+        }
+    };
+    let place = KvPlace::Paged {
+        size: size as usize,
+        heads: kvh as usize,
+        dim: d as usize,
+        blocks: k.shape[0] as usize,
+        per_seq: table.shape[1] as usize,
+        heads_inner,
+    };
+    Ok((place.clone(), place, table.shape[1] * size))
 }
 
 /// Where the element of (batch, head, query row, key) of a mask or
@@ -2173,34 +2285,54 @@ pub fn attention(
             fmt_shape(&q.shape)
         ))
     })?;
-    let kd = layout.dims(&k.shape, kvh).ok_or_else(|| {
-        OpError::Input(format!(
-            "{name}: key {} does not fit its layout with {kvh} heads",
-            fmt_shape(&k.shape)
-        ))
-    })?;
-    let vd = layout.dims(&v.shape, kvh).ok_or_else(|| {
-        OpError::Input(format!(
-            "{name}: value {} does not fit its layout with {kvh} heads",
-            fmt_shape(&v.shape)
-        ))
-    })?;
-    if kd.0 != qd.0 || kd.3 != qd.3 || vd.0 != qd.0 || vd.2 != kd.2 {
-        return err(format!(
-            "{name}: query {}, key {} and value {} do not agree (batch, head size, key length)",
-            fmt_shape(&q.shape),
-            fmt_shape(&k.shape),
-            fmt_shape(&v.shape)
-        ));
-    }
     let (b, n, sq, d) = qd;
-    let skv = kd.2;
-    let dv = vd.3;
-    if dv != d && layout == Layout::Bsh {
-        return err(format!(
-            "{name}: value's head size {dv} differs from query's {d}"
-        ));
-    }
+    let (kplace, vplace, skv, dv) = match &opts.paged {
+        Some((table, size)) => {
+            let (kp, vp, skv) = paged_place(
+                name,
+                (k, v),
+                (table, *size),
+                layout,
+                (b, kvh, d),
+                opts.kv_lens.is_some(),
+            )?;
+            (kp, vp, skv, d)
+        }
+        None => {
+            let kd = layout.dims(&k.shape, kvh).ok_or_else(|| {
+                OpError::Input(format!(
+                    "{name}: key {} does not fit its layout with {kvh} heads",
+                    fmt_shape(&k.shape)
+                ))
+            })?;
+            let vd = layout.dims(&v.shape, kvh).ok_or_else(|| {
+                OpError::Input(format!(
+                    "{name}: value {} does not fit its layout with {kvh} heads",
+                    fmt_shape(&v.shape)
+                ))
+            })?;
+            if kd.0 != qd.0 || kd.3 != qd.3 || vd.0 != qd.0 || vd.2 != kd.2 {
+                return err(format!(
+                    "{name}: query {}, key {} and value {} do not agree (batch, head size, key length)",
+                    fmt_shape(&q.shape),
+                    fmt_shape(&k.shape),
+                    fmt_shape(&v.shape)
+                ));
+            }
+            if vd.3 != d && layout == Layout::Bsh {
+                return err(format!(
+                    "{name}: value's head size {} differs from query's {d}",
+                    vd.3
+                ));
+            }
+            (
+                KvPlace::Dense(layout, kd),
+                KvPlace::Dense(layout, vd),
+                kd.2,
+                vd.3,
+            )
+        }
+    };
     // "Q_S为1时，sparseMode参数无效" and the lengths of the query likewise.
     let sparse = if sq == 1 { 0 } else { opts.sparse_mode };
     if !(0..=4).contains(&sparse) {
@@ -2303,6 +2435,8 @@ pub fn attention(
         outputs.push(spec(l, vec![b, n, sq, 1]));
     }
     let has_mask = mask.is_some();
+    let table_input = 3 + usize::from(has_mask) + usize::from(pse_at.is_some());
+    let paged = opts.paged.is_some();
     let group = (heads / kvh) as usize;
     let with_lse = lse.is_some();
     Ok(Kernel {
@@ -2311,6 +2445,16 @@ pub fn attention(
             let (qv, kv, vv) = (read(&i[0]), read(&i[1]), read(&i[2]));
             let mv = has_mask.then(|| read(&i[3]));
             let pv = pse_at.map(|_| read(&i[if has_mask { 4 } else { 3 }]));
+            let table = if paged {
+                read(&i[table_input])
+            } else {
+                Vec::new()
+            };
+            let bad_block = |bi: usize, t: usize| {
+                OpError::Input(format!(
+                    "{name}: the blockTable entry of batch {bi}, key {t} is not a block of the caches"
+                ))
+            };
             let (bu, nu, squ, skvu, du, dvu) = (
                 b as usize,
                 n as usize,
@@ -2350,12 +2494,13 @@ pub fn attention(
                         let mut best = f64::NEG_INFINITY;
                         for t in 0..skvu {
                             scores[t] = if visible(t) {
-                                let dot: f64 = (0..du)
-                                    .map(|x| {
-                                        qv[layout.offset(qd, (bi, ni, si, x))]
-                                            * kv[layout.offset(kd, (bi, kn, t, x))]
-                                    })
-                                    .sum();
+                                let mut dot = 0.0;
+                                for x in 0..du {
+                                    let at = kplace
+                                        .offset(&table, (bi, kn, t, x))
+                                        .ok_or_else(|| bad_block(bi, t))?;
+                                    dot += qv[layout.offset(qd, (bi, ni, si, x))] * kv[at];
+                                }
                                 let bias = match (&pv, pse_at) {
                                     (Some(p), Some(at)) => p[at.at(bi, ni, si, t)],
                                     _ => 0.0,
@@ -2376,9 +2521,15 @@ pub fn attention(
                             sum += *sc;
                         }
                         for x in 0..dvu {
-                            let acc: f64 = (0..skvu)
-                                .map(|t| scores[t] * vv[layout.offset(vd, (bi, kn, t, x))])
-                                .sum();
+                            let mut acc = 0.0;
+                            for (t, &w) in scores.iter().enumerate() {
+                                if w != 0.0 {
+                                    let at = vplace
+                                        .offset(&table, (bi, kn, t, x))
+                                        .ok_or_else(|| bad_block(bi, t))?;
+                                    acc += w * vv[at];
+                                }
+                            }
                             y[layout.offset(odims, (bi, ni, si, x))] =
                                 if sum > 0.0 { acc / sum } else { 0.0 };
                         }
