@@ -588,3 +588,57 @@ fn page_attention_misuse_fails_with_its_status() {
         "{msg}"
     );
 }
+
+#[test]
+fn typed_paged_attention_matches_the_host_and_checks_its_shapes() {
+    use acl::Tensor;
+    use acl::ops::{PagedKv, paged_attention_new};
+    let (s, x) = (stream(), inputs());
+    let q = Tensor::from_host(&s, &halves(&x.q), &[B, N, SQ, D]).unwrap();
+    let k = Tensor::from_host(&s, &caches(&x.k, true), &[4, 128, NKV * D]).unwrap();
+    let v = Tensor::from_host(&s, &caches(&x.v, true), &[4, 128, NKV * D]).unwrap();
+    let table = Tensor::from_host(&s, &[2i32, -1, 0, 3], &[B, 2]).unwrap();
+    let kv = PagedKv {
+        key: k.view(),
+        value: v.view(),
+        block_table: table.view(),
+        lengths: &[3, 4],
+        kv_heads: NKV,
+    };
+    let got: Vec<f64> = paged_attention_new(&s, &q, &kv, None, 0.5)
+        .unwrap()
+        .to_host_vec()
+        .unwrap()
+        .iter()
+        .map(|v| v.to_f64())
+        .collect();
+    close(
+        &got,
+        &host(&x, 0.5, false, |b, _, t| t < [3, 4][b]),
+        "ops::paged_attention",
+    );
+    let invalid = |e: Error| match e {
+        Error::InvalidArgument { function, reason } => {
+            assert_eq!(function, "ops::paged_attention");
+            reason
+        }
+        other => panic!("not InvalidArgument: {other:?}"),
+    };
+    let long = PagedKv {
+        lengths: &[3, 257],
+        ..kv
+    };
+    let msg = invalid(paged_attention_new(&s, &q, &long, None, 0.5).unwrap_err());
+    assert_eq!(
+        msg,
+        "lengths [3, 257]: one per sequence (2), each at most the 256 keys a table row holds"
+    );
+    let small = Tensor::<f16>::zeros(&s, &[4, 64, NKV * D]).unwrap();
+    let odd = PagedKv {
+        key: small.view(),
+        value: small.view(),
+        ..kv
+    };
+    let msg = invalid(paged_attention_new(&s, &q, &odd, None, 0.5).unwrap_err());
+    assert_eq!(msg, "block size 64; it must be 128, 256, 384 or 512");
+}

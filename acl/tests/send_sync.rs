@@ -91,6 +91,8 @@ fn runtime_handles_are_send_and_sync() {
     // Views stand for `&[T]` / `&mut [T]` of device memory: both.
     send_sync::<TensorView<'static, f32>>();
     send_sync::<TensorViewMut<'static, f32>>();
+    // Page attention's caches: views and a slice, shared.
+    send_sync::<acl::ops::PagedKv<'static, half::f16>>();
     // The run-time-typed forms hold one of those.
     send_sync::<acl::DynTensor>();
     send_sync::<acl::DynView<'static>>();
@@ -226,4 +228,5 @@ fn handles_are_unwind_safe() {
     unwind_safe::<Model>();
     unwind_safe::<PhysicalMemory>();
     unwind_safe::<Runtime>();
+    unwind_safe::<acl::ops::PagedKv<'static, half::f16>>();
 }
