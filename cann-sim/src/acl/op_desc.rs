@@ -817,14 +817,28 @@ pub unsafe extern "C" fn aclSetTensorDynamicInput(
     })
 }
 
-/// `aclDataTypeSize`: bytes per element; 0 for unknown types.
+/// `aclDataTypeSize`: bytes per element, as the release's
+/// `aclDataTypeSizeImpl` (hicann/runtime `src/acl/aclrt_impl/data_buffer.cpp`)
+/// answers: 0 for `ACL_STRING` and `ACL_DT_UNDEFINED`, 1 for the sub-byte
+/// `ACL_UINT1` and `ACL_INT4` and the 8-bit types, 2, 4, 16 for the others
+/// by width, and 8 for 64-bit types, `ACL_COMPLEX64` and any value it does
+/// not name (its `default` shares the 64-bit branch).
 ///
 /// # Safety
 ///
 /// None.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclDataTypeSize(data_type: aclDataType) -> usize {
-    dtype_size(data_type)
+    use acl_sys::*;
+    match data_type {
+        ACL_STRING | ACL_DT_UNDEFINED => 0,
+        ACL_UINT1 | ACL_INT4 | ACL_BOOL | ACL_INT8 | ACL_UINT8 | ACL_HIFLOAT8 | ACL_FLOAT8_E5M2
+        | ACL_FLOAT8_E4M3FN | ACL_FLOAT8_E8M0 => 1,
+        ACL_FLOAT16 | ACL_INT16 | ACL_UINT16 | ACL_BF16 => 2,
+        ACL_FLOAT | ACL_INT32 | ACL_UINT32 | ACL_COMPLEX32 => 4,
+        ACL_COMPLEX128 => 16,
+        _ => 8,
+    }
 }
 
 /// `aclCreateDataBuffer`: a buffer naming `size` bytes at `data` (null data

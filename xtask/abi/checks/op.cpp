@@ -236,6 +236,12 @@ ABI_CHECK(aclDataTypeSize) {
     EXPECT(aclDataTypeSize(ACL_INT64) == 8);
     EXPECT(aclDataTypeSize(ACL_BOOL) == 1);
     EXPECT(aclDataTypeSize(ACL_DT_UNDEFINED) == 0);
+    EXPECT(aclDataTypeSize(ACL_STRING) == 0);
+    // data_buffer.cpp: the sub-byte types count one byte, an unnamed value
+    // falls into the 64-bit branch.
+    EXPECT(aclDataTypeSize(ACL_INT4) == 1);
+    EXPECT(aclDataTypeSize(ACL_COMPLEX32) == 4);
+    EXPECT(aclDataTypeSize(static_cast<aclDataType>(200)) == 8);
 }
 
 // ---- data buffers ----
