@@ -386,11 +386,8 @@ impl FloatTensorOps<Cann> for Cann {
         prod("float_prod", tensor)
     }
 
-    fn float_prod_dim(_tensor: FloatTensor<Cann>, _dim: usize) -> FloatTensor<Cann> {
-        unsupported(
-            "float_prod_dim",
-            "CANN's aclnnProd takes no dimension and the operator table has no ProdDim",
-        )
+    fn float_prod_dim(tensor: FloatTensor<Cann>, dim: usize) -> FloatTensor<Cann> {
+        prod_dim("float_prod_dim", tensor, dim)
     }
 
     fn float_mean(tensor: FloatTensor<Cann>) -> FloatTensor<Cann> {

@@ -339,11 +339,8 @@ impl IntTensorOps<Cann> for Cann {
         prod("int_prod", tensor)
     }
 
-    fn int_prod_dim(_tensor: IntTensor<Cann>, _dim: usize) -> IntTensor<Cann> {
-        unsupported(
-            "int_prod_dim",
-            "CANN's aclnnProd takes no dimension and the operator table has no ProdDim",
-        )
+    fn int_prod_dim(tensor: IntTensor<Cann>, dim: usize) -> IntTensor<Cann> {
+        prod_dim("int_prod_dim", tensor, dim)
     }
 
     fn int_mean_dim(tensor: IntTensor<Cann>, dim: usize) -> IntTensor<Cann> {
