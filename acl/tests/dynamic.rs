@@ -367,7 +367,9 @@ fn strided_views_over_a_dyn_tensor_read_the_elements_their_layout_names() {
     // offset, and a broadcast column (stride 0), for a float, an int and a
     // bool dtype.
     let vals = [0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0];
-    let cases: [(&[usize], &[usize], usize, [f32; 6]); 3] = [
+    // (shape, strides, offset, the elements read).
+    type Case = (&'static [usize], &'static [usize], usize, [f32; 6]);
+    let cases: [Case; 3] = [
         (&[3, 2], &[1, 3], 0, [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]),
         (&[2, 3], &[0, 1], 3, [3.0, 4.0, 5.0, 3.0, 4.0, 5.0]),
         (&[3, 2], &[2, 0], 1, [1.0, 1.0, 3.0, 3.0, 5.0, 5.0]),

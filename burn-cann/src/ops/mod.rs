@@ -7,6 +7,7 @@ pub(crate) mod bool;
 pub(crate) mod float;
 pub(crate) mod int;
 pub(crate) mod module;
+pub(crate) mod nd;
 pub(crate) mod qtensor;
 
 use crate::CannDevice;

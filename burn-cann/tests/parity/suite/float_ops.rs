@@ -1,7 +1,9 @@
 //! Burn's `tests/tensor/float/ops` and `float/activation` modules: every
 //! float op on `Cann` against `NdArray`.
 
-use super::{Cases, Fill, binary_cases, dim_cases, half_cases, index, indices, unary_cases};
+use super::{
+    Cases, Fill, binary_cases, dim_cases, half_cases, index, indices, tuples, unary_cases,
+};
 use crate::common::*;
 use burn_tensor::IndexingUpdateOp;
 use burn_tensor::activation as act;
@@ -194,7 +196,7 @@ fn burn_float_reduction_and_scan_modules_match_ndarray_over_each_dim() {
 /// `cat`, `stack`, `chunk`, `split`, `narrow`, `flip`, `repeat_dim`,
 /// `repeat`, `slice`, `slice_assign`, `select`, `gather_scatter`, `take`,
 /// `movedim`, `permute`, `transpose`, `reshape`, `flatten`, `squeeze`,
-/// `expand`, `unfold`, `roll`, `tri`, `padding`.
+/// `expand`, `unfold`, `roll`, `tri`, `padding`, `gather_scatter_nd`.
 #[test]
 fn burn_float_shape_and_indexing_modules_match_ndarray() {
     let mut cases = Cases::new(
@@ -257,6 +259,24 @@ fn burn_float_shape_and_indexing_modules_match_ndarray() {
         "pad": |x| x.pad((1, 2, 0, 1), burn_tensor::ops::PadMode::Constant(0.25));
         "roll": |x| x.roll(&[1, -1], &[0, 2]);
         "contiguous copy via add 0": |x| x + 0.0;
+        "gather_nd K=1": |x| { let i = tuples::<B>(1, 2, x.dims(), &x.device()); x.gather_nd::<2, 3>(i) };
+        "gather_nd K=2": |x| { let i = tuples::<B>(2, 3, x.dims(), &x.device()); x.gather_nd::<2, 2>(i) };
+        "gather_nd K=3": |x| { let i = tuples::<B>(3, 4, x.dims(), &x.device()); x.gather_nd::<2, 1>(i) };
+        "scatter_nd add K=2": |x| {
+            let (d, device) = (x.dims(), x.device());
+            let v = Tensor::<B, 2>::ones([2, d[2]], &device) * 2.5;
+            x.scatter_nd(tuples::<B>(2, 2, d, &device), v, IndexingUpdateOp::Add)
+        };
+        "scatter_nd assign K=1": |x| {
+            let (d, device) = (x.dims(), x.device());
+            let v = Tensor::<B, 3>::ones([2, d[1], d[2]], &device) * -4.0;
+            x.scatter_nd(tuples::<B>(1, 2, d, &device), v, IndexingUpdateOp::Assign)
+        };
+        "scatter_nd assign K=3": |x| {
+            let (d, device) = (x.dims(), x.device());
+            let v = Tensor::<B, 1>::from_data(TensorData::from([7.0f32, 8.0, 9.0]), &device);
+            x.scatter_nd(tuples::<B>(3, 3, d, &device), v, IndexingUpdateOp::Assign)
+        };
     }
     cases.finish();
 }

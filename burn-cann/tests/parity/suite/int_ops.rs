@@ -1,7 +1,7 @@
 //! Burn's `tests/tensor/int/ops` modules: every int op on `Cann` against
 //! `NdArray` (exact).
 
-use super::{Cases, Fill, binary_cases, dim_cases, index, indices, unary_cases};
+use super::{Cases, Fill, binary_cases, dim_cases, index, indices, tuples, unary_cases};
 use crate::common::*;
 use burn_tensor::{ElementConversion, IndexingUpdateOp};
 
@@ -9,7 +9,8 @@ const EXACT: fn() -> Tolerance<f32> = Tolerance::default;
 
 /// `abs`, `sign`, scalar arithmetic, `remainder`, `clamp`, comparison with
 /// a scalar, `cast` to float, `bitwise` with a scalar, whole-tensor
-/// aggregation, `permute`/`transpose`/`flip`/`repeat`/`expand`/`tri`.
+/// aggregation, `permute`/`transpose`/`flip`/`repeat`/`expand`/`tri`,
+/// `gather_scatter_nd`.
 #[test]
 fn burn_int_unary_modules_match_ndarray() {
     let mut cases = Cases::new("int abs/sign/arith scalar/remainder/clamp/cast/aggregation/...");
@@ -53,6 +54,17 @@ fn burn_int_unary_modules_match_ndarray() {
         "triu": |x| x.triu(0);
         "mask_fill": |x| { let m = x.clone().lower_elem(0); x.mask_fill(m, 99) };
         "cast i32 and back": |x| x.cast(burn_tensor::DType::I32) * 2;
+        "gather_nd K=2": |x| { let i = tuples::<B>(2, 3, x.dims(), &x.device()); x.gather_nd::<2, 2>(i) };
+        "scatter_nd add K=1": |x| {
+            let (d, device) = (x.dims(), x.device());
+            let v = Tensor::<B, 3, Int>::ones([2, d[1], d[2]], &device) * 3;
+            x.scatter_nd(tuples::<B>(1, 2, d, &device), v, IndexingUpdateOp::Add)
+        };
+        "scatter_nd assign K=3": |x| {
+            let (d, device) = (x.dims(), x.device());
+            let v = Tensor::<B, 1, Int>::from_data(TensorData::from([70i64, 80]), &device);
+            x.scatter_nd(tuples::<B>(3, 2, d, &device), v, IndexingUpdateOp::Assign)
+        };
     }
     cases.finish();
 }

@@ -156,7 +156,10 @@ pub fn input<B: Backend, K: TensorKind<B> + BasicOps<B>>(
     }
 }
 
-/// The same input on both backends.
+/// The same input on both backends: on `Cann` laid out as `layout`, on
+/// NdArray (the reference) contiguous, with the same logical values
+/// (NdArray's `gather_nd` and `scatter_nd` refuse other layouts: "ndarray
+/// gather_nd requires contiguous data").
 pub fn pair<K>(
     fill: Fill,
     shape: [usize; 3],
@@ -168,7 +171,10 @@ where
 {
     (
         input::<C, K>(fill, shape, seed, layout, &dev()),
-        input::<N, K>(fill, shape, seed, layout, &NdArrayDevice::Cpu),
+        Tensor::from_data(
+            input::<N, K>(fill, shape, seed, layout, &NdArrayDevice::Cpu).into_data(),
+            &NdArrayDevice::Cpu,
+        ),
     )
 }
 
@@ -296,6 +302,29 @@ pub fn index<B: Backend, const D: usize>(
     let n: usize = shape.iter().product();
     let v: Vec<i64> = (0..n).map(|i| ((i * 7 + 3) % dims[d]) as i64).collect();
     Tensor::from_data(TensorData::new(v, shape), device)
+}
+
+/// `n` different `k`-tuples of indices into the first `k` dims of `dims`
+/// (shape `[n, k]`), for `gather_nd` and `scatter_nd`.
+pub fn tuples<B: Backend>(
+    k: usize,
+    n: usize,
+    dims: [usize; 3],
+    device: &B::Device,
+) -> Tensor<B, 2, Int> {
+    let lead: usize = dims[..k].iter().product();
+    let mut v = Vec::with_capacity(n * k);
+    for j in 0..n {
+        // 7 is prime to every `lead` here, so the tuples differ.
+        let mut l = (j * 7 + 1) % lead;
+        let mut t = vec![0i64; k];
+        for i in (0..k).rev() {
+            t[i] = (l % dims[i]) as i64;
+            l /= dims[i];
+        }
+        v.extend(t);
+    }
+    Tensor::from_data(TensorData::new(v, [n, k]), device)
 }
 
 /// A 1-D index tensor of `values` on `device`.
