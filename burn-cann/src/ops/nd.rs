@@ -20,6 +20,14 @@ struct Nd {
     rest: Vec<usize>,
 }
 
+impl Nd {
+    /// The shape of the gathered slices (and of scattered values):
+    /// `indices.shape[..-1] ++ data.shape[K..]`.
+    fn slices(&self) -> Vec<usize> {
+        [&self.batch[..], &self.rest[..]].concat()
+    }
+}
+
 fn split(op: &'static str, data: &CannTensor, indices: &CannTensor) -> R<Nd> {
     let k = indices.shape.last().copied().unwrap_or(0);
     if indices.shape.is_empty() || k == 0 || k > data.shape.len() {
@@ -78,8 +86,7 @@ pub(crate) fn gather_nd(op: &str, data: CannTensor, indices: CannTensor) -> Cann
         op,
         (|| {
             let nd = split("gather_nd", &data, &indices)?;
-            let mut shape = nd.batch.clone();
-            shape.extend_from_slice(&nd.rest);
+            let shape = nd.slices();
             let lin = linear(&indices, &data.shape, nd.k)?;
             let out = kernel::index_select(&flat(data, nd.k)?, 0, &lin)?;
             kernel::reshape(out, &shape)
@@ -109,8 +116,7 @@ pub(crate) fn scatter_nd(
         op,
         (|| {
             let nd = split("scatter_nd", &data, &indices)?;
-            let mut want = nd.batch.clone();
-            want.extend_from_slice(&nd.rest);
+            let want = nd.slices();
             if values.shape != want {
                 return Err(invalid(
                     "scatter_nd",
