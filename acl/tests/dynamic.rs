@@ -6,7 +6,7 @@
 mod common;
 
 use acl::ops::{self, dynamic};
-use acl::{DataType, DynTensor, DynView, Error, Stream, Tensor, TensorView, aclnn};
+use acl::{DataType, DynTensor, DynView, DynViewMut, Error, Stream, Tensor, TensorView, aclnn};
 use half::f16;
 
 fn stream() -> Stream {
@@ -358,4 +358,113 @@ fn the_math_operators_added_to_ops_dispatch_over_run_time_types() {
     let (function, reason) = invalid(dynamic::atan2_new(&s, &x.view(), &i.view()).unwrap_err());
     assert_eq!(function, "ops::atan2");
     assert!(reason.contains("int32"), "{reason}");
+}
+
+#[test]
+fn strided_views_over_a_dyn_tensor_read_the_elements_their_layout_names() {
+    let s = stream();
+    // Storage of six elements, viewed as a transposed 2x3, a row at an
+    // offset, and a broadcast column (stride 0), for a float, an int and a
+    // bool dtype.
+    let vals = [0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0];
+    // (shape, strides, offset, the elements read).
+    type Case = (&'static [usize], &'static [usize], usize, [f32; 6]);
+    let cases: [Case; 3] = [
+        (&[3, 2], &[1, 3], 0, [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]),
+        (&[2, 3], &[0, 1], 3, [3.0, 4.0, 5.0, 3.0, 4.0, 5.0]),
+        (&[3, 2], &[2, 0], 1, [1.0, 1.0, 3.0, 3.0, 5.0, 5.0]),
+    ];
+    for dtype in [DataType::Float, DataType::Int64, DataType::Bool] {
+        let t = dynamic::cast_new(&s, &f32s(&s, &vals, &[2, 3]).view(), dtype).unwrap();
+        for (shape, strides, offset, want) in cases {
+            let v = DynView::strided(&t, shape, strides, offset).unwrap();
+            assert_eq!(
+                (v.dtype(), v.shape(), v.strides(), v.offset()),
+                (dtype, shape, strides, offset)
+            );
+            let c = v.to_tensor(&s).unwrap();
+            let got = host_f32(dynamic::cast_new(&s, &c.view(), DataType::Float).unwrap());
+            let want: Vec<f32> = if dtype == DataType::Bool {
+                want.iter()
+                    .map(|&x| f32::from(u8::from(x != 0.0)))
+                    .collect()
+            } else {
+                want.to_vec()
+            };
+            assert_eq!(got, want, "{dtype} {shape:?} {strides:?} +{offset}");
+        }
+    }
+}
+
+#[test]
+fn strided_views_outside_the_memory_are_refused_with_the_exact_error() {
+    let s = stream();
+    let t = f32s(&s, &[0.0; 6], &[2, 3]);
+    let (f, reason) = invalid(DynView::strided(&t, &[2, 3], &[3, 1], 1).unwrap_err());
+    assert_eq!(f, "DynView::strided");
+    assert_eq!(
+        reason,
+        "the view [2, 3] (strides [3, 1], offset 1) reaches beyond the memory's 6 elements"
+    );
+    let (f, reason) = invalid(DynView::strided(&t, &[2, 3], &[1], 0).unwrap_err());
+    assert_eq!(f, "DynView::strided");
+    assert_eq!(reason, "2 dimensions but 1 strides");
+    let (f, reason) = invalid(DynView::strided(&t, &[1; 9], &[1; 9], 0).unwrap_err());
+    assert_eq!(f, "DynView::strided");
+    assert!(reason.contains("9"), "{reason}");
+    // An empty view reaches nothing, so any offset up to the end is fine.
+    let e = DynView::strided(&t, &[0, 3], &[3, 1], 6).unwrap();
+    assert!(e.is_empty());
+}
+
+#[test]
+fn strided_writable_views_write_only_their_elements_and_refuse_overlap() {
+    let s = stream();
+    let mut t = f32s(&s, &[0.0; 6], &[2, 3]);
+    {
+        // The middle column of the 2x3 storage.
+        let mut col = DynViewMut::strided(&mut t, &[2], &[3], 1).unwrap();
+        dynamic::fill(&s, 7.0, &mut col).unwrap();
+    }
+    assert_eq!(host_f32(t), [0.0, 7.0, 0.0, 0.0, 7.0, 0.0]);
+    let mut t = f32s(&s, &[0.0; 6], &[6]);
+    let (f, reason) = invalid(DynViewMut::strided(&mut t, &[2, 2], &[0, 1], 0).unwrap_err());
+    assert_eq!(f, "DynViewMut::strided");
+    assert_eq!(
+        reason,
+        "shape [2, 2] with strides [0, 1] reaches some elements twice; an output view must not \
+         (only inputs may broadcast)"
+    );
+    let (f, _) = invalid(DynViewMut::strided(&mut t, &[7], &[1], 0).unwrap_err());
+    assert_eq!(f, "DynViewMut::strided");
+}
+
+#[test]
+fn uninit_tensors_have_the_dtype_and_shape_and_hold_what_an_operator_writes() {
+    let s = stream();
+    for dtype in [DataType::Float16, DataType::Int32, DataType::Bool] {
+        // SAFETY: every element is written by the fill before it is read.
+        let mut t = unsafe { DynTensor::uninit(&s, dtype, &[2, 3]) }.unwrap();
+        assert_eq!((t.dtype(), t.shape(), t.len()), (dtype, &[2, 3][..], 6));
+        dynamic::fill(&s, 1.0, &mut t.view_mut()).unwrap();
+        let got = host_f32(dynamic::cast_new(&s, &t.view(), DataType::Float).unwrap());
+        assert_eq!(got, [1.0; 6], "{dtype}");
+    }
+    // SAFETY: an empty tensor has no element to read.
+    let e = unsafe { DynTensor::uninit(&s, DataType::Float, &[0, 4]) }.unwrap();
+    assert!(e.is_empty());
+    assert_eq!(e.shape(), &[0, 4]);
+    // SAFETY: refused before anything is allocated.
+    let err = unsafe { DynTensor::uninit(&s, DataType::Float, &[1; 9]) }.unwrap_err();
+    let (f, _) = invalid(err);
+    assert_eq!(f, "DynTensor::uninit");
+    let huge = [usize::MAX / 2, 4];
+    // SAFETY: refused before anything is allocated.
+    let err = unsafe { DynTensor::uninit(&s, DataType::Float, &huge) }.unwrap_err();
+    let (f, reason) = invalid(err);
+    assert_eq!(f, "DynTensor::uninit");
+    assert_eq!(
+        reason,
+        "shape [9223372036854775807, 4]: the element count overflows"
+    );
 }

@@ -306,26 +306,25 @@ pub(crate) fn in_place(
     f: impl FnOnce(&Stream, &mut TensorArgMut<'_>) -> R<()>,
 ) -> R<CannTensor> {
     let mut t = owned(x)?;
-    let (layout, n) = (t.layout()?, t.numel());
-    write_layout(&mut t, &layout, n, f)?;
+    let view = (t.shape.clone(), t.strides.clone(), t.offset);
+    write_view(&mut t, &view, f)?;
     Ok(t)
 }
 
-/// Runs an in-place operator on the view `layout` (of `n` elements) of
+/// Runs an in-place operator on the view `(shape, strides, offset)` of
 /// `t`'s memory; `t` must own its memory ([`owned`]).
-pub(crate) fn write_layout(
+pub(crate) fn write_view(
     t: &mut CannTensor,
-    layout: &acl::aclnn::Layout,
-    n: usize,
+    (shape, strides, offset): &(Vec<usize>, Vec<usize>, usize),
     f: impl FnOnce(&Stream, &mut TensorArgMut<'_>) -> R<()>,
 ) -> R<()> {
-    if n == 0 {
+    if shape.contains(&0) {
         return Ok(());
     }
     let s = t.stream();
     let buf = std::sync::Arc::get_mut(&mut t.buf)
         .ok_or_else(|| invalid("in-place", "memory shared with another tensor"))?;
-    let mut arg = crate::tensor::each_buf!(buf, b => TensorArgMut::with_layout(b, layout))?;
+    let mut arg = acl::DynViewMut::strided(buf, shape, strides, *offset)?.arg_mut()?;
     f(&s, &mut arg)
 }
 
@@ -416,13 +415,13 @@ pub(crate) fn slice_assign(
     value: &CannTensor,
 ) -> R<CannTensor> {
     let mut t = owned(x)?;
-    let (layout, n, shape) = {
-        let view = narrow(t.clone(), ranges)?;
-        (view.layout()?, view.numel(), view.shape.clone())
+    let view = {
+        let v = narrow(t.clone(), ranges)?;
+        (v.shape, v.strides, v.offset)
     };
-    let value = expand(cast(value.clone(), t.kind())?, &shape)?;
+    let value = expand(cast(value.clone(), t.kind())?, &view.0)?;
     let src = value.arg()?;
-    write_layout(&mut t, &layout, n, |s, o| aclnn::copy_(s, o, &src))?;
+    write_view(&mut t, &view, |s, o| aclnn::copy_(s, o, &src))?;
     Ok(t)
 }
 

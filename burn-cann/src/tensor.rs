@@ -1,39 +1,15 @@
-//! The tensor primitive: device memory of one element type, shared between
-//! views, and a strided layout (shape, strides, offset) over it.
+//! The tensor primitive: device memory of one element type (an
+//! [`acl::DynTensor`], shared between views), and a strided layout (shape,
+//! strides, offset) over it, read through [`DynView::strided`].
 
 use crate::device::{CannDevice, ctx};
-use acl::aclnn::{Layout, TensorArg, TensorArgMut};
+use acl::aclnn::{TensorArg, TensorArgMut};
 use acl::memory::Bool;
-use acl::{DataType, DeviceBuffer, Stream};
+use acl::{DataType, DynTensor, DynView, DynViewMut, Stream, Tensor};
 use burn_backend::BoolStore;
 use burn_backend::{DType, Shape, TensorData, TensorMetadata};
 use half::{bf16, f16};
 use std::sync::Arc;
-
-/// Device memory of one of the element types the backend stores.
-pub(crate) enum Buffer {
-    F32(DeviceBuffer<f32>),
-    F16(DeviceBuffer<f16>),
-    BF16(DeviceBuffer<bf16>),
-    I64(DeviceBuffer<i64>),
-    I32(DeviceBuffer<i32>),
-    Bool(DeviceBuffer<Bool>),
-}
-
-/// Runs `$body` with `$b` bound to the typed buffer inside `$buf`.
-macro_rules! each_buf {
-    ($buf:expr, $b:ident => $body:expr) => {
-        match $buf {
-            $crate::tensor::Buffer::F32($b) => $body,
-            $crate::tensor::Buffer::F16($b) => $body,
-            $crate::tensor::Buffer::BF16($b) => $body,
-            $crate::tensor::Buffer::I64($b) => $body,
-            $crate::tensor::Buffer::I32($b) => $body,
-            $crate::tensor::Buffer::Bool($b) => $body,
-        }
-    };
-}
-pub(crate) use each_buf;
 
 /// The element types the backend stores, with their Burn and CANN names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,40 +70,14 @@ impl Kind {
     }
 }
 
-impl Buffer {
-    pub(crate) fn kind(&self) -> Kind {
-        match self {
-            Buffer::F32(_) => Kind::F32,
-            Buffer::F16(_) => Kind::F16,
-            Buffer::BF16(_) => Kind::BF16,
-            Buffer::I64(_) => Kind::I64,
-            Buffer::I32(_) => Kind::I32,
-            Buffer::Bool(_) => Kind::Bool,
-        }
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        each_buf!(self, b => b.len())
-    }
-
-    /// `len` elements (at least one: an empty tensor still owns an
-    /// allocation, never read) for an operator to write.
-    pub(crate) fn alloc(stream: &Stream, kind: Kind, len: usize) -> acl::Result<Buffer> {
-        let n = len.max(1);
-        // SAFETY: every caller hands the buffer to an operator or copy that
-        // writes each element of the view it makes over it before anything
-        // reads it; a failed operator drops the buffer unread.
-        unsafe {
-            Ok(match kind {
-                Kind::F32 => Buffer::F32(stream.alloc(n)?),
-                Kind::F16 => Buffer::F16(stream.alloc(n)?),
-                Kind::BF16 => Buffer::BF16(stream.alloc(n)?),
-                Kind::I64 => Buffer::I64(stream.alloc(n)?),
-                Kind::I32 => Buffer::I32(stream.alloc(n)?),
-                Kind::Bool => Buffer::Bool(stream.alloc(n)?),
-            })
-        }
-    }
+/// `len` elements of `kind` (at least one: an empty tensor still owns an
+/// allocation, never read) for an operator to write: the storage of a new
+/// tensor, flat (views give it its shape).
+pub(crate) fn storage(stream: &Stream, kind: Kind, len: usize) -> acl::Result<DynTensor> {
+    // SAFETY: every caller hands the storage to an operator or copy that
+    // writes each element of the view it makes over it before anything
+    // reads it; a failed operator drops the storage unread.
+    unsafe { DynTensor::uninit(stream, kind.acl(), &[len.max(1)]) }
 }
 
 /// Burn's tensor primitive on an NPU: a strided view over shared device
@@ -138,7 +88,8 @@ impl Buffer {
 /// an `Arc`, and the layout is plain data.
 #[derive(Clone)]
 pub struct CannTensor {
-    pub(crate) buf: Arc<Buffer>,
+    pub(crate) buf: Arc<DynTensor>,
+    kind: Kind,
     pub(crate) shape: Vec<usize>,
     pub(crate) strides: Vec<usize>,
     pub(crate) offset: usize,
@@ -177,10 +128,12 @@ pub(crate) fn contiguous_strides(shape: &[usize]) -> Vec<usize> {
 }
 
 impl CannTensor {
-    /// A contiguous tensor of `shape` over all of `buf`.
-    pub(crate) fn new(buf: Buffer, shape: Vec<usize>, device: CannDevice) -> CannTensor {
+    /// A contiguous tensor of `shape` over `buf`, whose dtype is `kind`'s
+    /// (made by [`storage`] or uploaded from `kind`'s elements).
+    fn new(buf: DynTensor, kind: Kind, shape: Vec<usize>, device: CannDevice) -> CannTensor {
         CannTensor {
             buf: Arc::new(buf),
+            kind,
             strides: contiguous_strides(&shape),
             shape,
             offset: 0,
@@ -189,7 +142,7 @@ impl CannTensor {
     }
 
     pub(crate) fn kind(&self) -> Kind {
-        self.buf.kind()
+        self.kind
     }
 
     pub(crate) fn numel(&self) -> usize {
@@ -208,19 +161,14 @@ impl CannTensor {
         true
     }
 
-    /// The view's layout for `aclCreateTensor` (storage: the whole buffer).
-    pub(crate) fn layout(&self) -> acl::Result<Layout> {
-        let mut l = Layout::contiguous(&self.shape)?;
-        l.strides = self.strides.iter().map(|&s| s as i64).collect();
-        l.offset = self.offset as i64;
-        l.storage_dims = vec![self.buf.len() as i64];
-        Ok(l)
+    /// The view over the storage.
+    pub(crate) fn view(&self) -> acl::Result<DynView<'_>> {
+        DynView::strided(&self.buf, &self.shape, &self.strides, self.offset)
     }
 
     /// The `aclTensor` of this view, as an operator input.
     pub(crate) fn arg(&self) -> acl::Result<TensorArg<'_>> {
-        let layout = self.layout()?;
-        each_buf!(&*self.buf, b => TensorArg::with_layout(b, &layout))
+        self.view()?.arg()
     }
 
     /// The stream of this tensor's device.
@@ -238,18 +186,24 @@ impl CannTensor {
         let n = t.numel();
         let shape = t.shape.clone();
         Ok(match &*t.buf {
-            Buffer::F32(b) => TensorData::new(host(b, n)?, shape),
-            Buffer::F16(b) => TensorData::new(host(b, n)?, shape),
-            Buffer::BF16(b) => TensorData::new(host(b, n)?, shape),
-            Buffer::I64(b) => TensorData::new(host(b, n)?, shape),
-            Buffer::I32(b) => TensorData::new(host(b, n)?, shape),
-            Buffer::Bool(b) => TensorData::new(
-                host(b, n)?
-                    .into_iter()
-                    .map(Bool::get)
-                    .collect::<Vec<bool>>(),
-                shape,
-            ),
+            DynTensor::Float(b) => TensorData::new(host(b, n)?, shape),
+            DynTensor::Float16(b) => TensorData::new(host(b, n)?, shape),
+            DynTensor::BFloat16(b) => TensorData::new(host(b, n)?, shape),
+            DynTensor::Int64(b) => TensorData::new(host(b, n)?, shape),
+            DynTensor::Int32(b) => TensorData::new(host(b, n)?, shape),
+            DynTensor::Bool(b) => {
+                let v: Vec<bool> = host(b, n)?.into_iter().map(Bool::get).collect();
+                TensorData::new(v, shape)
+            }
+            other => {
+                return Err(crate::kernel::invalid(
+                    "burn-cann into_data",
+                    format!(
+                        "a tensor of {}, which this backend does not store",
+                        other.dtype()
+                    ),
+                ));
+            }
         })
     }
 
@@ -270,11 +224,11 @@ impl CannTensor {
             crate::kernel::invalid("burn-cann from_data", format!("{e:?}"))
         };
         let buf = match kind {
-            Kind::F32 => Buffer::F32(upload(&s, data.as_slice::<f32>().map_err(bad)?)?),
-            Kind::F16 => Buffer::F16(upload(&s, data.as_slice::<f16>().map_err(bad)?)?),
-            Kind::BF16 => Buffer::BF16(upload(&s, data.as_slice::<bf16>().map_err(bad)?)?),
-            Kind::I64 => Buffer::I64(upload(&s, data.as_slice::<i64>().map_err(bad)?)?),
-            Kind::I32 => Buffer::I32(upload(&s, data.as_slice::<i32>().map_err(bad)?)?),
+            Kind::F32 => upload::<f32>(&s, data.as_slice().map_err(bad)?)?,
+            Kind::F16 => upload::<f16>(&s, data.as_slice().map_err(bad)?)?,
+            Kind::BF16 => upload::<bf16>(&s, data.as_slice().map_err(bad)?)?,
+            Kind::I64 => upload::<i64>(&s, data.as_slice().map_err(bad)?)?,
+            Kind::I32 => upload::<i32>(&s, data.as_slice().map_err(bad)?)?,
             Kind::Bool => {
                 let v: Vec<Bool> = data
                     .as_slice::<bool>()
@@ -282,32 +236,34 @@ impl CannTensor {
                     .iter()
                     .map(|&b| Bool::from(b))
                     .collect();
-                Buffer::Bool(upload(&s, &v)?)
+                upload(&s, &v)?
             }
         };
-        Ok(CannTensor::new(buf, shape, *device))
+        Ok(CannTensor::new(buf, kind, shape, *device))
     }
 }
 
-/// A new buffer holding `data` (one zero element for an empty slice).
-fn upload<T: acl::DeviceRepr + Default>(s: &Stream, data: &[T]) -> acl::Result<DeviceBuffer<T>> {
-    if data.is_empty() {
-        s.clone_from_host(&[T::default()])
-    } else {
-        s.clone_from_host(data)
-    }
+/// Flat storage holding `data` (one zero element for an empty slice).
+fn upload<T: acl::Element + Default>(s: &Stream, data: &[T]) -> acl::Result<DynTensor>
+where
+    DynTensor: From<Tensor<T>>,
+{
+    let one = [T::default()];
+    let data = if data.is_empty() { &one[..] } else { data };
+    Ok(DynTensor::from(Tensor::from_host(s, data, &[data.len()])?))
 }
 
-/// The first `n` elements of `b` on the host.
-fn host<T: acl::DeviceRepr>(b: &DeviceBuffer<T>, n: usize) -> acl::Result<Vec<T>> {
-    let mut v = b.to_host_vec()?;
+/// The first `n` elements of `t` on the host.
+fn host<T: acl::Element>(t: &Tensor<T>, n: usize) -> acl::Result<Vec<T>> {
+    let mut v = t.to_host_vec()?;
     v.truncate(n);
     Ok(v)
 }
 
-/// An output under construction: a fresh contiguous buffer of `shape`.
+/// An output under construction: fresh contiguous storage for `shape`.
 pub(crate) struct Out {
-    pub(crate) buf: Buffer,
+    buf: DynTensor,
+    kind: Kind,
     pub(crate) shape: Vec<usize>,
 }
 
@@ -315,19 +271,19 @@ impl Out {
     pub(crate) fn new(stream: &Stream, kind: Kind, shape: &[usize]) -> acl::Result<Out> {
         let n = shape.iter().product();
         Ok(Out {
-            buf: Buffer::alloc(stream, kind, n)?,
+            buf: storage(stream, kind, n)?,
+            kind,
             shape: shape.to_vec(),
         })
     }
 
     /// The `aclTensor` of the output, for the operator to write.
     pub(crate) fn arg(&mut self) -> acl::Result<TensorArgMut<'_>> {
-        let mut layout = Layout::contiguous(&self.shape)?;
-        layout.storage_dims = vec![self.buf.len() as i64];
-        each_buf!(&mut self.buf, b => TensorArgMut::with_layout(b, &layout))
+        let strides = contiguous_strides(&self.shape);
+        DynViewMut::strided(&mut self.buf, &self.shape, &strides, 0)?.arg_mut()
     }
 
     pub(crate) fn done(self, device: CannDevice) -> CannTensor {
-        CannTensor::new(self.buf, self.shape, device)
+        CannTensor::new(self.buf, self.kind, self.shape, device)
     }
 }

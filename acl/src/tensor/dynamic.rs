@@ -8,7 +8,11 @@
 //! [`ops::dynamic`](crate::ops::dynamic), not in each backend.
 //!
 //! - Make one from a typed tensor (`DynTensor::from(t)`), or allocate one
-//!   of a run-time dtype ([`DynTensor::zeros`]).
+//!   of a run-time dtype ([`DynTensor::zeros`], or `unsafe`
+//!   [`DynTensor::uninit`] for an operator to write).
+//! - View its memory with any shape, strides and offset
+//!   ([`DynView::strided`], [`DynViewMut::strided`]), as a framework's
+//!   strided tensor over shared storage does.
 //! - Get the typed value back with `Tensor::<f32>::try_from(d)` (and the
 //!   same for views): the error names both dtypes.
 //! - Views transform as the typed ones do ([`DynView::narrow`],
@@ -278,6 +282,39 @@ impl DynTensor {
         with_element!(dtype, T => Tensor::<T>::zeros(stream, shape).map(DynTensor::from))
     }
 
+    /// A tensor of `dtype` and `shape` whose elements are not initialised,
+    /// for use on `stream` ([`Stream::alloc`], the caching allocator): for
+    /// an operator to write, without the fill [`DynTensor::zeros`] queues.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] naming `DynTensor::uninit` for a shape
+    /// AscendCL cannot take (as [`Tensor::zeros`]); as [`Stream::alloc`]
+    /// (out of memory).
+    ///
+    /// # Safety
+    ///
+    /// As [`Stream::alloc`], which this is over: every element must be
+    /// written (by an operator, a copy or a fill) before it is read. The
+    /// crate cannot check that (a kernel's writes are not tracked per
+    /// element), so, like the typed allocation, this is `unsafe`; a read
+    /// before the write gives arbitrary values of the element type (every
+    /// bit pattern is a valid value of each dtype here, `Bool` included,
+    /// whose byte is read as "non-zero"). [`DynTensor::zeros`] is the safe
+    /// form.
+    #[doc(alias = "aclrtMalloc")]
+    pub unsafe fn uninit(stream: &Stream, dtype: DataType, shape: &[usize]) -> Result<DynTensor> {
+        const F: &str = "DynTensor::uninit";
+        let n = super::numel(F, shape)?;
+        let dims = super::Dims::new(F, shape)?;
+        with_element!(dtype, T => {
+            // SAFETY: forwarded to the caller (every element written before
+            // it is read).
+            let buf = unsafe { stream.alloc::<T>(n) }?;
+            Ok(DynTensor::from(Tensor { buf, shape: dims }))
+        })
+    }
+
     /// The element type.
     pub fn dtype(&self) -> DataType {
         dispatch_dtype!(DynTensor, self, t => t.dtype())
@@ -318,7 +355,53 @@ impl DynTensor {
     }
 }
 
+/// `e` with the function it names replaced by `function` (the typed
+/// constructor's name is not the one the caller called).
+fn renamed(e: Error, function: &'static str) -> Error {
+    match e {
+        Error::InvalidArgument { reason, .. } => Error::InvalidArgument { function, reason },
+        other => other,
+    }
+}
+
 impl<'a> DynView<'a> {
+    /// A view of `shape` with `strides` (in elements) from element `offset`
+    /// of `tensor`'s memory, read as a flat array of [`DynTensor::len`]
+    /// elements whatever the tensor's own shape: the form a framework's
+    /// strided tensor (shape, strides, offset over shared storage) takes.
+    /// Strides may be 0 (broadcast) and may repeat elements: an input may.
+    ///
+    /// ```
+    /// # cann_sim::install().unwrap();
+    /// use acl::{Device, DynTensor, DynView, Runtime, Tensor};
+    ///
+    /// let npu = Device::new(&Runtime::init()?, 0)?;
+    /// let s = npu.new_stream()?;
+    /// let t = DynTensor::from(Tensor::from_host(&s, &[0i32, 1, 2, 3, 4, 5], &[6])?);
+    /// // The transpose of the 2x3 matrix held in `t`, from element 0.
+    /// let v = DynView::strided(&t, &[3, 2], &[1, 3], 0)?;
+    /// let c = Tensor::<i32>::try_from(v.to_tensor(&s)?)?;
+    /// assert_eq!(c.to_host_vec()?, [0, 3, 1, 4, 2, 5]);
+    /// # Ok::<(), acl::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] naming `DynView::strided` when `shape`
+    /// and `strides` differ in length, the view reaches beyond the memory
+    /// (its last element at or past [`DynTensor::len`]), or it has more
+    /// than 8 dimensions (as [`TensorView::strided`]).
+    pub fn strided(
+        tensor: &'a DynTensor,
+        shape: &[usize],
+        strides: &[usize],
+        offset: usize,
+    ) -> Result<DynView<'a>> {
+        dispatch_dtype!(DynTensor, tensor, t => TensorView::strided(&t.buf, shape, strides, offset)
+            .map(DynView::from)
+            .map_err(|e| renamed(e, "DynView::strided")))
+    }
+
     /// The element type.
     pub fn dtype(&self) -> DataType {
         dispatch_dtype!(DynView, self, v => v.dtype())
@@ -437,6 +520,27 @@ impl<'a> DynView<'a> {
 }
 
 impl<'a> DynViewMut<'a> {
+    /// A writable view of `shape` with `strides` from element `offset` of
+    /// `tensor`'s memory (read as a flat array, as [`DynView::strided`]):
+    /// an output over part of a framework's strided storage.
+    ///
+    /// # Errors
+    ///
+    /// As [`DynView::strided`] (naming `DynViewMut::strided`), and when two
+    /// indices reach the same element (a stride of 0 along a dimension of
+    /// size > 1, or strides that interleave): an output must not write one
+    /// element twice.
+    pub fn strided(
+        tensor: &'a mut DynTensor,
+        shape: &[usize],
+        strides: &[usize],
+        offset: usize,
+    ) -> Result<DynViewMut<'a>> {
+        dispatch_dtype!(DynTensor, tensor, t => TensorViewMut::strided(&mut t.buf, shape, strides, offset)
+            .map(DynViewMut::from)
+            .map_err(|e| renamed(e, "DynViewMut::strided")))
+    }
+
     /// The element type.
     pub fn dtype(&self) -> DataType {
         dispatch_dtype!(DynViewMut, self, v => v.dtype())

@@ -221,6 +221,19 @@ impl FloatTensorOps<Cann> for Cann {
         scatter_add("float_scatter_add", dim, tensor, indices, value)
     }
 
+    fn float_gather_nd(data: FloatTensor<Cann>, indices: IntTensor<Cann>) -> FloatTensor<Cann> {
+        super::nd::gather_nd("float_gather_nd", data, indices)
+    }
+
+    fn float_scatter_nd(
+        data: FloatTensor<Cann>,
+        indices: IntTensor<Cann>,
+        values: FloatTensor<Cann>,
+        reduction: burn_backend::tensor::IndexingUpdateOp,
+    ) -> FloatTensor<Cann> {
+        super::nd::scatter_nd("float_scatter_nd", data, indices, values, reduction)
+    }
+
     fn float_select(
         tensor: FloatTensor<Cann>,
         dim: usize,
@@ -386,11 +399,8 @@ impl FloatTensorOps<Cann> for Cann {
         prod("float_prod", tensor)
     }
 
-    fn float_prod_dim(_tensor: FloatTensor<Cann>, _dim: usize) -> FloatTensor<Cann> {
-        unsupported(
-            "float_prod_dim",
-            "CANN's aclnnProd takes no dimension and the operator table has no ProdDim",
-        )
+    fn float_prod_dim(tensor: FloatTensor<Cann>, dim: usize) -> FloatTensor<Cann> {
+        prod_dim("float_prod_dim", tensor, dim)
     }
 
     fn float_mean(tensor: FloatTensor<Cann>) -> FloatTensor<Cann> {

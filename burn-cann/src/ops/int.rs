@@ -92,6 +92,19 @@ impl IntTensorOps<Cann> for Cann {
         scatter_add("int_scatter_add", dim, tensor, indices, value)
     }
 
+    fn int_gather_nd(data: IntTensor<Cann>, indices: IntTensor<Cann>) -> IntTensor<Cann> {
+        super::nd::gather_nd("int_gather_nd", data, indices)
+    }
+
+    fn int_scatter_nd(
+        data: IntTensor<Cann>,
+        indices: IntTensor<Cann>,
+        values: IntTensor<Cann>,
+        reduction: burn_backend::tensor::IndexingUpdateOp,
+    ) -> IntTensor<Cann> {
+        super::nd::scatter_nd("int_scatter_nd", data, indices, values, reduction)
+    }
+
     fn int_select(
         tensor: IntTensor<Cann>,
         dim: usize,
@@ -339,11 +352,8 @@ impl IntTensorOps<Cann> for Cann {
         prod("int_prod", tensor)
     }
 
-    fn int_prod_dim(_tensor: IntTensor<Cann>, _dim: usize) -> IntTensor<Cann> {
-        unsupported(
-            "int_prod_dim",
-            "CANN's aclnnProd takes no dimension and the operator table has no ProdDim",
-        )
+    fn int_prod_dim(tensor: IntTensor<Cann>, dim: usize) -> IntTensor<Cann> {
+        prod_dim("int_prod_dim", tensor, dim)
     }
 
     fn int_mean_dim(tensor: IntTensor<Cann>, dim: usize) -> IntTensor<Cann> {

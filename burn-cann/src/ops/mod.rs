@@ -7,6 +7,7 @@ pub(crate) mod bool;
 pub(crate) mod float;
 pub(crate) mod int;
 pub(crate) mod module;
+pub(crate) mod nd;
 pub(crate) mod qtensor;
 
 use crate::CannDevice;
@@ -471,15 +472,15 @@ pub(crate) fn cumsum(op: &str, t: CannTensor, dim: usize) -> CannTensor {
 }
 
 pub(crate) fn cumprod(op: &str, t: CannTensor, dim: usize) -> CannTensor {
+    ok(op, running_product(&t, dim))
+}
+
+/// The running product along `dim` (`aclnnCumprod`).
+fn running_product(t: &CannTensor, dim: usize) -> R<CannTensor> {
     let kind = t.kind();
-    ok(
-        op,
-        (|| {
-            kernel::check_dim("cumprod", &t, dim)?;
-            let d = Scalar::new(dim as i64)?;
-            kernel::unary(&t, None, |s, a, o| aclnn::cumprod(s, a, &d, kind.acl(), o))
-        })(),
-    )
+    kernel::check_dim("cumprod", t, dim)?;
+    let d = Scalar::new(dim as i64)?;
+    kernel::unary(t, None, |s, a, o| aclnn::cumprod(s, a, &d, kind.acl(), o))
 }
 
 /// Running minimum or maximum along `dim` (`aclnnCummin` / `aclnnCummax`).
@@ -498,6 +499,31 @@ pub(crate) fn cum_extreme(op: &str, t: CannTensor, dim: usize, max: bool) -> Can
                     aclnn::cummin(s, a, dim as i64, o, &mut i)
                 }
             })
+        })(),
+    )
+}
+
+/// Product along `dim`, kept as size 1: the last element of the running
+/// product along `dim` (`aclnnCumprod`, then a view of its last slice; the
+/// operator table has no `ProdDim`). An empty `dim` gives ones, as the
+/// product of nothing.
+pub(crate) fn prod_dim(op: &str, t: CannTensor, dim: usize) -> CannTensor {
+    let kind = t.kind();
+    ok(
+        op,
+        (|| {
+            kernel::check_dim("prod_dim", &t, dim)?;
+            let n = t.shape[dim];
+            if n == 0 {
+                let mut shape = t.shape.clone();
+                shape[dim] = 1;
+                return kernel::full(&t.device, &shape, kind, &burn_backend::Scalar::Int(1));
+            }
+            let c = running_product(&t, dim)?;
+            let mut ranges: Vec<(usize, usize, usize)> =
+                c.shape.iter().map(|&l| (0, l, 1)).collect();
+            ranges[dim] = (n - 1, n, 1);
+            kernel::narrow(c, &ranges)
         })(),
     )
 }

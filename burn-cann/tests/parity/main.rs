@@ -13,6 +13,7 @@ mod int_bool_ops;
 mod misuse;
 mod new_kernels;
 mod nn_ops;
+mod suite;
 mod tensor_breadth;
 mod train_cnn;
 mod train_mlp;

@@ -83,3 +83,20 @@ fn views_share_memory_and_writes_copy_first() {
     );
     same(written, expect);
 }
+
+#[test]
+fn scatter_nd_with_a_multiplying_update_is_refused_by_name() {
+    use burn_tensor::IndexingUpdateOp;
+    let (x, _) = floats([3, 2], 1, 0.0, 1.0);
+    let device = dev();
+    let msg = panic_message(move || {
+        let i = Tensor::<C, 2, Int>::from_data(TensorData::from([[1i64], [0]]), &device);
+        let v = Tensor::<C, 2>::ones([2, 2], &device);
+        let _ = x.scatter_nd(i, v, IndexingUpdateOp::Mul);
+    });
+    assert_eq!(
+        msg,
+        "burn-cann: `float_scatter_nd` is not supported: Mul updates: CANN's index operators add \
+         (aclnnIndexAdd) or copy (aclnnInplaceIndexCopy) only"
+    );
+}
