@@ -58,6 +58,13 @@ pub(crate) enum Block {
         /// Bytes mapped.
         reserved: usize,
     },
+    /// Another process's device memory imported with
+    /// `aclrtIpcMemImportByKey`: mapped and unmapped by the IPC engine
+    /// ([`super::ipc`]); the table only validates accesses.
+    Imported {
+        /// Bytes mapped.
+        reserved: usize,
+    },
     /// A mapping of its own.
     Mapped {
         /// The mapping's first address and length (for `munmap`).
@@ -189,7 +196,7 @@ impl Block {
             // SAFETY: per the contract, `base` came from `alloc(layout)`.
             Block::Heap(layout) => unsafe { std::alloc::dealloc(base, layout) },
             // Not this table's to release.
-            Block::External { .. } => {}
+            Block::External { .. } | Block::Imported { .. } => {}
             Block::Mapped {
                 map, map_len, file, ..
             } => {

@@ -5,6 +5,7 @@
 
 pub mod block;
 pub mod copy;
+pub mod ipc;
 pub mod table;
 
 pub use block::{MAPPED_BLOCK, SharedFile};

@@ -59,7 +59,9 @@ impl Allocation {
     pub fn reserved(&self) -> usize {
         match self.block {
             Block::Heap(layout) => layout.size(),
-            Block::Mapped { reserved, .. } | Block::External { reserved } => reserved,
+            Block::Mapped { reserved, .. }
+            | Block::External { reserved }
+            | Block::Imported { reserved } => reserved,
         }
     }
 }
@@ -421,7 +423,7 @@ impl MemTable {
     fn mapped_bytes(&self) -> u64 {
         let mapped = |a: &Allocation| match a.block {
             Block::Mapped { reserved, .. } => reserved as u64,
-            Block::Heap(_) | Block::External { .. } => 0,
+            Block::Heap(_) | Block::External { .. } | Block::Imported { .. } => 0,
         };
         self.allocs
             .values()
@@ -470,6 +472,11 @@ impl MemTable {
     /// Registers `size` bytes mapped at `base` (`aclrtMapMem`) as device
     /// memory of `device`; returns the allocation id.
     pub fn insert_mapped(&mut self, base: usize, size: usize, device: u32) -> u64 {
+        self.insert_foreign(base, size, device, Block::External { reserved: size })
+    }
+
+    /// Registers device memory whose mapping another table owns.
+    fn insert_foreign(&mut self, base: usize, size: usize, device: u32, block: Block) -> u64 {
         // The addresses are live again: no longer "freed".
         self.forget_freed(base, size);
         let id = next_alloc_id();
@@ -478,7 +485,7 @@ impl MemTable {
             Allocation {
                 kind: MemKind::Device(device),
                 size,
-                block: Block::External { reserved: size },
+                block,
                 id,
             },
         );
@@ -496,6 +503,32 @@ impl MemTable {
                 }
                 Some(a)
             }
+            _ => None,
+        }
+    }
+
+    /// Registers `size` bytes of another process's device memory, mapped at
+    /// `base` by the IPC engine, as device memory of `device`; returns the
+    /// allocation id.
+    pub(super) fn insert_imported(&mut self, base: usize, size: usize, device: u32) -> u64 {
+        self.insert_foreign(base, size, device, Block::Imported { reserved: size })
+    }
+
+    /// Forgets the imported range at `base` (the IPC engine unmaps it next).
+    pub(super) fn remove_imported(&mut self, base: usize) -> Option<Allocation> {
+        match self.allocs.get(&base) {
+            Some(a) if matches!(a.block, Block::Imported { .. }) => self.allocs.remove(&base),
+            _ => None,
+        }
+    }
+
+    /// The memory file behind the live device allocation containing `addr`
+    /// (any size), its first address and the allocation: what an IPC export
+    /// shares. `None` for memory without a file.
+    pub(super) fn ipc_file(&self, addr: usize) -> Option<(SharedFile, usize, Allocation)> {
+        let (base, a) = self.find(addr)?;
+        match a.block {
+            Block::Mapped { file: Some(f), .. } => Some((f, base, *a)),
             _ => None,
         }
     }
@@ -541,6 +574,12 @@ impl MemTable {
                 "{addr:#x} is virtual memory mapped with aclrtMapMem; unmap it with aclrtUnmapMem"
             ));
         }
+        if matches!(a.block, Block::Imported { .. }) {
+            return Err(format!(
+                "{addr:#x} is another process's memory imported with aclrtIpcMemImportByKey; \
+                 close it with aclrtIpcMemClose"
+            ));
+        }
         let is_device = matches!(a.kind, MemKind::Device(_));
         if is_device != expect_device {
             return Err(format!(
@@ -582,7 +621,7 @@ impl MemTable {
     fn quarantine(&mut self, base: usize, a: Allocation, by: &'static str) {
         self.frees += 1;
         let held = match a.block {
-            Block::External { .. } => 0,
+            Block::External { .. } | Block::Imported { .. } => 0,
             Block::Heap(_) => {
                 // SAFETY: the block is still allocated (it is not released
                 // while quarantined) and nothing may use it any more.
