@@ -11,8 +11,9 @@
 //!
 //! In the simulator a device block's bytes live in a memory file
 //! (`memfd`, see [`super::block`]): the export writes a record
-//! (`ipc-<key>.key`, in the directory the telemetry records use,
-//! `/dev/shm/cann-sim-<uid>/`) naming the exporting process, the file's
+//! (`ipc-<key>.key`, in the directory the telemetry records use:
+//! `$CANN_SIM_SHM_DIR`, else `/dev/shm/cann-sim-<uid>/`, so both processes
+//! must see the same one) naming the exporting process, the file's
 //! descriptor and inode, the range and the whitelist; an import opens the
 //! file through `/proc/<pid>/fd/<fd>` and maps the range shared, read and
 //! write, so both processes see each other's writes at once, as two
