@@ -158,6 +158,7 @@ pub mod error;
 pub mod event;
 pub mod graph;
 pub mod host_work;
+pub mod ipc;
 pub mod kernel;
 mod lock;
 pub mod memory;

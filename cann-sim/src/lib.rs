@@ -70,7 +70,8 @@
 //! | module | holds |
 //! |---|---|
 //! | `rt` | the runtime: devices, contexts, streams and their workers, events, host callbacks, handle tables, operator tasks (`rt::op`), kernel binaries and launches (`rt::kernel`), virtual memory ([`vmm`]), graph capture (`rt::capture`) |
-//! | `state` | the allocation table (device and pinned memory, HBM budgets), devices' reference counts, each thread's current context |
+//! | `mem` | the allocation table (device and pinned memory, HBM budgets, the check mode's quarantine), the host memory behind each block (memory files another process can map), synchronous copies and fills and the copy-kind rules, IPC memory sharing between processes |
+//! | `state` | devices' reference counts, each thread's current context (and the old paths of `mem`'s items) |
 //! | [`check`] | the check mode, a sanitizer over queued work |
 //! | [`trace`], [`profiler`] | the timeline of tasks and host calls (Chrome trace-event JSON, `CANN_SIM_TRACE`); the profiling sessions behind `aclprof*` |
 //! | [`ops`] | the CPU operator kernels and their shape and dtype rules |
@@ -79,9 +80,9 @@
 //! | [`machine`], [`telemetry`] | the machine the management driver (DCMI) sees; live device state shared between processes |
 //! | both sides | [`config`] (the environment), [`faults`] (injected faults), `recent_error` (the messages), [`stats`](stats()), [`backend`], [`kernels`], `tables` (generated) |
 //!
-//! Not yet on the engine side: synchronous copies and fills (`aclrtMemcpy`,
-//! `aclrtMemset`, their 2D and D32 forms, pageable `aclrtMemcpyAsync`) copy
-//! in `acl/memory*.rs` over the engine's allocation table; the planning of
+//! Not yet on the engine side: the 2D and D32 copies and fills and the
+//! pageable `aclrtMemcpyAsync` still copy in `acl/memory*.rs` over the
+//! engine's allocation table (with the engine's copy rules); the planning of
 //! aclop, aclnn and model executions reads the C API's objects in the
 //! exports; [`ops::DType`] carries CANN's data type numbers (operator
 //! attributes such as Cast's `dst_type` are in them).
@@ -98,6 +99,7 @@ pub mod faults;
 pub mod hccl;
 pub mod kernels;
 pub mod machine;
+mod mem;
 pub mod model;
 pub mod ops;
 pub mod profiler;

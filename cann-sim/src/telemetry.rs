@@ -207,7 +207,7 @@ fn record_path(dir: &Path, pid: u32) -> PathBuf {
 
 /// The start time of `pid` in clock ticks since boot (field 22 of
 /// `/proc/<pid>/stat`), or `None` when the process does not exist.
-fn process_start(pid: u32) -> Option<u64> {
+pub(crate) fn process_start(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) is parenthesised and may hold spaces or
     // parentheses: fields resume after the last ')'.
@@ -373,7 +373,7 @@ fn local_devices(load: &[(u32, u32)]) -> Vec<DeviceUse> {
     out
 }
 
-fn create_dir(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn create_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new()
         .recursive(true)
@@ -381,7 +381,12 @@ fn create_dir(dir: &Path) -> std::io::Result<()> {
         .create(dir)
 }
 
-fn write_atomically(dir: &Path, tmp: &Path, path: &Path, text: &str) -> std::io::Result<()> {
+pub(crate) fn write_atomically(
+    dir: &Path,
+    tmp: &Path,
+    path: &Path,
+    text: &str,
+) -> std::io::Result<()> {
     let write = || -> std::io::Result<()> {
         let mut f = std::fs::File::create(tmp)?;
         f.write_all(text.as_bytes())?;

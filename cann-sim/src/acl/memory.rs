@@ -35,8 +35,10 @@
 //!   the open source; 107000 is the runtime's invalid-value code.)
 
 use super::common::{self, rt_fail};
-use crate::check::{self, Access, Use};
+use crate::check;
 use crate::faults;
+pub(crate) use crate::mem::copy::report_copy_kind;
+use crate::mem::copy::{self, CheckedCopy, CopyKind, SyncError};
 use crate::recent_error::fail;
 use crate::state::{self, MemKind, Region};
 use acl_sys::{
@@ -280,104 +282,24 @@ pub unsafe extern "C" fn aclrtFreeHost(host_ptr: *mut c_void) -> aclError {
     free_checked("aclrtFreeHost", host_ptr as usize, false)
 }
 
+/// The engine's name for the copy kind `kind`, or `None` outside 0..=5.
+pub(crate) fn copy_kind(kind: aclrtMemcpyKind) -> Option<CopyKind> {
+    Some(match kind {
+        ACL_MEMCPY_HOST_TO_HOST => CopyKind::HostToHost,
+        ACL_MEMCPY_HOST_TO_DEVICE => CopyKind::HostToDevice,
+        ACL_MEMCPY_DEVICE_TO_HOST => CopyKind::DeviceToHost,
+        ACL_MEMCPY_DEVICE_TO_DEVICE => CopyKind::DeviceToDevice,
+        ACL_MEMCPY_DEFAULT => CopyKind::Default,
+        ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE => CopyKind::HostToBufToDevice,
+        _ => return None,
+    })
+}
+
 pub(crate) fn kind_name(kind: aclrtMemcpyKind) -> &'static str {
-    match kind {
-        ACL_MEMCPY_HOST_TO_HOST => "ACL_MEMCPY_HOST_TO_HOST",
-        ACL_MEMCPY_HOST_TO_DEVICE => "ACL_MEMCPY_HOST_TO_DEVICE",
-        ACL_MEMCPY_DEVICE_TO_HOST => "ACL_MEMCPY_DEVICE_TO_HOST",
-        ACL_MEMCPY_DEVICE_TO_DEVICE => "ACL_MEMCPY_DEVICE_TO_DEVICE",
-        ACL_MEMCPY_DEFAULT => "ACL_MEMCPY_DEFAULT",
-        ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE => "ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE",
-        _ => "an unknown kind",
-    }
+    copy_kind(kind).map_or("an unknown kind", CopyKind::name)
 }
 
-/// Where one end of a copy lies, as the runtime classifies a pointer
-/// (`rtMemLocationType`: device, registered/pinned host, unregistered).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Loc {
-    Device,
-    Pinned,
-    Pageable,
-}
-
-impl Loc {
-    fn of(r: Region) -> Loc {
-        match r {
-            Region::Device { .. } => Loc::Device,
-            Region::Host { .. } => Loc::Pinned,
-            Region::Unregistered => Loc::Pageable,
-        }
-    }
-}
-
-/// The copy kind the runtime uses for `kind` between `src` and `dst`
-/// (`ApiErrorDecorator::MemcpyKindAutoCorrect` and its table
-/// `MemcpyKindReviseMap`, hicann/runtime `src/runtime/api/impl/api_error.cc`):
-/// between device and pinned memory (either way, or within one of them) the
-/// kind is whatever the locations imply, the kind passed is ignored; with a
-/// pageable (unregistered) end only the kinds that end allows are accepted,
-/// `ACL_MEMCPY_DEFAULT` taking the first. Kind 5 (`HOST_TO_BUF_TO_DEVICE`)
-/// is not corrected.
-///
-/// # Errors
-///
-/// A sentence naming the kinds allowed (`RT_ERROR_INVALID_VALUE`, 107000).
-fn corrected_kind(
-    kind: aclrtMemcpyKind,
-    src_region: Region,
-    dst_region: Region,
-) -> Result<aclrtMemcpyKind, String> {
-    use Loc::{Device, Pageable, Pinned};
-    let (src, dst) = (Loc::of(src_region), Loc::of(dst_region));
-    const H2H: aclrtMemcpyKind = ACL_MEMCPY_HOST_TO_HOST;
-    const H2D: aclrtMemcpyKind = ACL_MEMCPY_HOST_TO_DEVICE;
-    const D2H: aclrtMemcpyKind = ACL_MEMCPY_DEVICE_TO_HOST;
-    const D2D: aclrtMemcpyKind = ACL_MEMCPY_DEVICE_TO_DEVICE;
-    if kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE {
-        return Ok(kind);
-    }
-    let allowed: &[aclrtMemcpyKind] = match (src, dst) {
-        (Pinned, Device) => return Ok(H2D),
-        (Device, Pinned) => return Ok(D2H),
-        (Pinned, Pinned) => return Ok(H2H),
-        (Device, Device) => return Ok(D2D),
-        (Pageable, Device) => &[H2D, D2D],
-        (Device, Pageable) => &[D2H, D2D],
-        (Pinned, Pageable) => &[H2H, H2D],
-        (Pageable, Pinned) => &[H2H, D2H],
-        (Pageable, Pageable) => &[H2H, H2D, D2H, D2D],
-    };
-    if kind == ACL_MEMCPY_DEFAULT {
-        return Ok(allowed[0]);
-    }
-    if allowed.contains(&kind) {
-        return Ok(kind);
-    }
-    let names: Vec<&str> = allowed.iter().map(|&k| kind_name(k)).collect();
-    Err(format!(
-        "{} is invalid from src, {src_region}, to dst, {dst_region}; expected one of {} (or \
-         ACL_MEMCPY_DEFAULT)",
-        kind_name(kind),
-        names.join(", ")
-    ))
-}
-
-/// A copy that passed [`check_copy`].
-#[derive(Debug)]
-pub(crate) struct CheckedCopy {
-    /// The kind the runtime uses (see [`corrected_kind`]).
-    pub kind: aclrtMemcpyKind,
-    /// When the kind passed was not `ACL_MEMCPY_DEFAULT` and the runtime
-    /// corrected it: the check mode's `copy-kind` finding (see
-    /// [`report_copy_kind`]).
-    pub finding: Option<String>,
-}
-
-/// The provenance checks of a copy, as the runtime makes them: the kind
-/// corrected from the pointers ([`corrected_kind`]); kind 5 from host to
-/// device memory; device ends on the current device, or, between two
-/// devices, one of them current with peer access enabled to the other.
+/// [`copy::check_copy`] for a C copy kind (an unknown one is refused).
 pub(crate) fn check_copy(
     kind: aclrtMemcpyKind,
     dst: usize,
@@ -386,108 +308,15 @@ pub(crate) fn check_copy(
     src_region: Region,
     current: u32,
 ) -> Result<CheckedCopy, String> {
-    let (src_loc, dst_loc) = (Loc::of(src_region), Loc::of(dst_region));
-    let effective = corrected_kind(kind, src_region, dst_region)?;
-    // The runtime also accepts a kind that names a pageable end as device
-    // memory (e.g. ACL_MEMCPY_DEVICE_TO_DEVICE from pageable host memory to
-    // the device). The simulator cannot tell pageable host memory from
-    // freed device memory (both are in no allocation), so it refuses those:
-    // a known difference (FIDELITY.md), which keeps it from touching freed
-    // memory.
-    let (src_device, dst_device) = match effective {
-        ACL_MEMCPY_DEVICE_TO_HOST => (true, false),
-        ACL_MEMCPY_HOST_TO_DEVICE => (false, true),
-        ACL_MEMCPY_DEVICE_TO_DEVICE => (true, true),
-        _ => (false, false),
-    };
-    for (role, addr, loc, region, device) in [
-        ("dst", dst, dst_loc, dst_region, dst_device),
-        ("src", src, src_loc, src_region, src_device),
-    ] {
-        if device && loc == Loc::Pageable {
-            return Err(format!(
-                "{role} {addr:#x} is not device memory: it is {region}; {} needs device memory \
-                 there",
-                kind_name(effective)
-            ));
-        }
-    }
-    if kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE {
-        if src_loc == Loc::Device {
-            return Err(format!(
-                "src {src:#x} is {src_region}, but ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE needs host \
-                 memory there"
-            ));
-        }
-        if dst_loc != Loc::Device {
-            return Err(format!(
-                "dst {dst:#x} is not device memory: it is {dst_region}; \
-                 ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE needs device memory there"
-            ));
-        }
-    }
-    match (dst_region.device(), src_region.device()) {
-        (Some(d), Some(s)) if d != s => {
-            // Between devices: one end on the current device, the other on a
-            // peer that the current device has enabled access to.
-            let other = if d == current {
-                s
-            } else if s == current {
-                d
-            } else {
-                return Err(format!(
-                    "dst {dst:#x} is on device {d} and src {src:#x} on device {s}, but the \
-                     current device of this thread is {current}"
-                ));
-            };
-            if !state::global().lock().peers.contains(&(current, other)) {
-                return Err(format!(
-                    "dst {dst:#x} is on device {d} and src {src:#x} on device {s}: peer access \
-                     not enabled from device {current} to device {other} (call \
-                     aclrtDeviceEnablePeerAccess({other}, 0) on device {current} first)"
-                ));
-            }
-        }
-        (d, s) => {
-            for (role, addr, device, region) in
-                [("dst", dst, d, dst_region), ("src", src, s, src_region)]
-            {
-                if let Some(device) = device
-                    && device != current
-                {
-                    return Err(format!(
-                        "{role} {addr:#x} is {region}, but the current device of this thread is \
-                         {current}"
-                    ));
-                }
-            }
-        }
-    }
-    let finding = (kind != ACL_MEMCPY_DEFAULT && effective != kind).then(|| {
-        format!(
-            "kind {} does not match the pointers (src {src:#x} is {src_region}, dst {dst:#x} is \
-             {dst_region}); the runtime ignores it and copies as {}. Pass {} (or \
-             ACL_MEMCPY_DEFAULT). The copy was done.",
-            kind_name(kind),
-            kind_name(effective),
-            kind_name(effective),
-        )
-    });
-    Ok(CheckedCopy {
-        kind: effective,
-        finding,
-    })
+    let kind = copy_kind(kind).ok_or_else(|| format!("kind {kind} is not an aclrtMemcpyKind"))?;
+    copy::check_copy(kind, dst, dst_region, src, src_region, current)
 }
 
-/// Makes the check mode's `copy-kind` report for `finding` (nothing when
-/// the check is off or there is no finding): the runtime corrects a kind
-/// between device and pinned memory silently, so the call still succeeds;
-/// `CANN_SIM_CHECK=report` counts it, `abort` aborts.
-pub(crate) fn report_copy_kind(function: &str, finding: Option<String>) {
-    if let Some(body) = finding
-        && check::enabled()
-    {
-        check::report(check::Kind::CopyKind, function, &body);
+/// Records the failure of a synchronous copy or fill.
+pub(crate) fn sync_fail(function: &str, e: SyncError) -> aclError {
+    match e {
+        SyncError::Invalid(msg) => fail(PARAM_INVALID, msg),
+        SyncError::Check(e) => rt_fail(function, e),
     }
 }
 
@@ -561,66 +390,30 @@ pub unsafe extern "C" fn aclrtMemcpy(
         return no_device(F);
     };
     tri!(common::capture_mode_allows(F));
-    let (dst_addr, src_addr) = (dst as usize, src as usize);
-    let validate = |table: &state::MemTable| -> Result<(CheckedCopy, Region), aclError> {
-        let dst_region = check::range(table, F, "dst", dst_addr, count)
-            .map_err(|e| fail(PARAM_INVALID, format!("{F}: dst: {e}")))?;
-        let src_region = check::range(table, F, "src", src_addr, count)
-            .map_err(|e| fail(PARAM_INVALID, format!("{F}: src: {e}")))?;
-        let checked = check_copy(kind, dst_addr, dst_region, src_addr, src_region, current)
-            .map_err(|e| fail(PARAM_INVALID, format!("{F} ({}): {e}", kind_name(kind))))?;
-        Ok((checked, dst_region))
-    };
-    if check::enabled() {
-        // A valid copy must not race queued work (checked without the
-        // table's lock, which the check takes after its own).
-        tri!(validate(&state::memory().read()));
-        let ends = [
-            Access::new("dst", dst_addr, count, Use::Write),
-            Access::new("src", src_addr, count, Use::Read),
-        ];
-        if let Err(e) = check::host_access(F, &ends) {
-            return rt_fail(F, e);
-        }
-    }
-    // Held until the copy is done, so neither end can be freed under it.
-    let table = state::memory().read();
-    let (checked, dst_region) = tri!(validate(&table));
-    let overlap =
-        dst_addr < src_addr.saturating_add(count) && src_addr < dst_addr.saturating_add(count);
-    if checked.kind == ACL_MEMCPY_HOST_TO_HOST && overlap {
-        // The driver copies host to host with securec's memcpy_s, which
-        // refuses overlapping ranges and clears the destination
-        // (`EOVERLAP_AND_RESET`: destMax bytes set to 0); the runtime
-        // answers 107000 (hicann/runtime `src/runtime/driver/npu_driver_mem.cc`
-        // `NpuDriver::MemCopySync` → drvMemcpy; issue 12).
-        let cleared = match dst_region {
-            Region::Host { base, size, .. } => dest_max.min(base + size - dst_addr),
-            _ => dest_max,
-        };
-        // SAFETY: dst is host memory valid for destMax bytes by the C
-        // contract (pinned memory: clamped to its allocation, kept alive by
-        // the read lock).
-        unsafe { std::ptr::write_bytes(dst.cast::<u8>(), 0, cleared) };
-        drop(table);
+    let Some(kind) = copy_kind(kind) else {
         return fail(
-            PARAM_INVALID,
-            format!(
-                "{F}: the host ranges overlap (dst [{dst_addr:#x}, {:#x}), src [{src_addr:#x}, \
-                 {:#x})); memcpy_s refuses overlapping copies and cleared the {cleared} bytes of \
-                 dst. Copy with memmove on the host instead",
-                dst_addr + count,
-                src_addr + count
-            ),
+            ACL_ERROR_INVALID_PARAM,
+            format!("{F}: kind is not a copy kind"),
         );
+    };
+    // SAFETY: forwarded caller contract.
+    let copied = unsafe {
+        copy::copy_sync(
+            F,
+            (dst as usize, dest_max),
+            src as usize,
+            count,
+            kind,
+            current,
+        )
+    };
+    match copied {
+        Ok(finding) => {
+            report_copy_kind(F, finding);
+            ACL_SUCCESS
+        }
+        Err(e) => sync_fail(F, e),
     }
-    // SAFETY: each end is either inside a live allocation for all `count`
-    // bytes (checked above, kept alive by the read lock) or caller-provided
-    // host memory valid for `count` bytes by contract. `copy` allows overlap.
-    unsafe { std::ptr::copy(src.cast::<u8>(), dst.cast::<u8>(), count) };
-    drop(table);
-    report_copy_kind(F, checked.finding);
-    ACL_SUCCESS
 }
 
 /// `aclrtMemset`: fills `count` bytes of device memory with the low byte of
@@ -661,43 +454,14 @@ pub unsafe extern "C" fn aclrtMemset(
             format!("{F}: count {count} is larger than maxCount {max_count}"),
         );
     }
-    let addr = dev_ptr as usize;
     // The header: "the memory to be initialized is on the Host or device
-    // side; the system determines which from the address". Device memory
-    // must be the current device's; pinned host memory (aclrtMallocHost) is
-    // bounds-checked; other (pageable) host memory is filled as a host
-    // memset, as the driver does (hicann/runtime
-    // `src/runtime/driver/npu_driver_mem.cc` `NpuDriver::MemSetSync` →
-    // drvMemsetD8; issue 12), its bounds the caller's contract.
-    let validate = |table: &state::MemTable| -> Result<(), aclError> {
-        match check::range(table, F, "devPtr", addr, count) {
-            Ok(Region::Device { device, .. }) if device == current => Ok(()),
-            Ok(Region::Device { device, .. }) => Err(fail(
-                PARAM_INVALID,
-                format!(
-                    "{F}: devPtr {addr:#x} is on device {device}, but the current device of this \
-                     thread is {current}"
-                ),
-            )),
-            Ok(Region::Host { .. } | Region::Unregistered) => Ok(()),
-            Err(e) => Err(fail(PARAM_INVALID, format!("{F}: devPtr: {e}"))),
-        }
-    };
-    if check::enabled() {
-        tri!(validate(&state::memory().read()));
-        let range = [Access::new("devPtr", addr, count, Use::Write)];
-        if let Err(e) = check::host_access(F, &range) {
-            return rt_fail(F, e);
-        }
+    // side; the system determines which from the address" (the engine's
+    // `fill_sync`; issue 12).
+    // SAFETY: forwarded caller contract.
+    match unsafe { copy::fill_sync(F, dev_ptr as usize, count, value as u8, current) } {
+        Ok(()) => ACL_SUCCESS,
+        Err(e) => sync_fail(F, e),
     }
-    let table = state::memory().read();
-    tri!(validate(&table));
-    // SAFETY: `[dev_ptr, dev_ptr + count)` lies inside a live device or
-    // pinned host allocation, kept alive by the read lock, or in pageable
-    // host memory valid for `count` bytes by the C contract.
-    unsafe { std::ptr::write_bytes(dev_ptr.cast::<u8>(), value as u8, count) };
-    drop(table);
-    ACL_SUCCESS
 }
 
 /// `aclrtGetMemInfo`: free and total bytes of one kind of memory on the

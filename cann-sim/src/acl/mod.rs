@@ -71,6 +71,9 @@ pub use kernel_binary::*;
 mod kernel_launch;
 pub use kernel_launch::*;
 
+mod memory_ipc;
+pub use memory_ipc::*;
+
 mod memory_async;
 pub use memory_async::*;
 

@@ -1620,12 +1620,6 @@ pub unsafe extern "C" fn aclrtDestroyNotify(_arg0: aclrtNotify) -> aclError {
     crate::recent_error::not_supported("aclrtDestroyNotify");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtDeviceGetBareTgid`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtDeviceGetBareTgid(_arg0: *mut i32) -> aclError {
-    crate::recent_error::not_supported("aclrtDeviceGetBareTgid");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtDeviceGetHostAtomicCapabilities`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtDeviceGetHostAtomicCapabilities(
@@ -2138,34 +2132,6 @@ pub unsafe extern "C" fn aclrtIpcGetEventHandle(
     crate::recent_error::not_supported("aclrtIpcGetEventHandle");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtIpcMemClose`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtIpcMemClose(_arg0: *const ::core::ffi::c_char) -> aclError {
-    crate::recent_error::not_supported("aclrtIpcMemClose");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtIpcMemGetExportKey`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtIpcMemGetExportKey(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: usize,
-    _arg2: *mut ::core::ffi::c_char,
-    _arg3: usize,
-    _arg4: u64,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtIpcMemGetExportKey");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtIpcMemImportByKey`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtIpcMemImportByKey(
-    _arg0: *mut *mut ::core::ffi::c_void,
-    _arg1: *const ::core::ffi::c_char,
-    _arg2: u64,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtIpcMemImportByKey");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtIpcMemImportPidInterServer`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtIpcMemImportPidInterServer(
@@ -2184,16 +2150,6 @@ pub unsafe extern "C" fn aclrtIpcMemSetAttr(
     _arg2: u64,
 ) -> aclError {
     crate::recent_error::not_supported("aclrtIpcMemSetAttr");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtIpcMemSetImportPid`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtIpcMemSetImportPid(
-    _arg0: *const ::core::ffi::c_char,
-    _arg1: *mut i32,
-    _arg2: usize,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtIpcMemSetImportPid");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtIpcOpenEventHandle`: not supported by cann-sim.

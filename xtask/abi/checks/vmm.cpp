@@ -330,3 +330,107 @@ ABI_CHECK(aclrtMemcpy2dAsync) {
     EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
 }
+
+// IPC memory sharing. The simulator shares device blocks of at least 2 MiB
+// and lets the exporting process import its own key, so each check runs in
+// one process.
+ABI_CHECK(aclrtIpcMemGetExportKey) {
+    char key[65] = {0};
+    void *d = nullptr, *small = nullptr;
+    int local = 0;
+    EXPECT_RC(aclrtIpcMemGetExportKey(nullptr, 1, key, 65, 0), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtIpcMemGetExportKey(&local, 1, nullptr, 65, 0), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtIpcMemGetExportKey(&local, 0, key, 65, 0), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtIpcMemGetExportKey(&local, 1, key, 0, 0), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtIpcMemGetExportKey(&local, 1, key, 65, 2), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtIpcMemGetExportKey(&local, 1, key, 65, 0), ACL_ERROR_RT_CONTEXT_NULL);  // no device
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtIpcMemGetExportKey(&local, 4, key, 65, 0), ACL_ERROR_RT_PARAM_INVALID);  // host memory
+    EXPECT_RC(aclrtMalloc(&small, 4096, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtIpcMemGetExportKey(small, 4096, key, 65, 0), ACL_ERROR_RT_PARAM_INVALID);  // below 2 MiB
+    EXPECT_RC(aclrtMalloc(&d, 2 << 20, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtIpcMemGetExportKey(d, (2 << 20) + 1, key, 65, 0), ACL_ERROR_RT_PARAM_INVALID);  // past the end
+    EXPECT_RC(aclrtIpcMemGetExportKey(d, 2 << 20, key, 4, 0), ACL_ERROR_RT_PARAM_INVALID);  // key too short
+    EXPECT_RC(aclrtIpcMemGetExportKey(d, 2 << 20, key, 65, ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION),
+              ACL_SUCCESS);
+    EXPECT(key[0] != 0 && strlen(key) < 65);
+    EXPECT_RC(aclrtIpcMemClose(key), ACL_SUCCESS);
+    EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
+    EXPECT_RC(aclrtFree(small), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtIpcMemSetImportPid) {
+    char key[65] = {0};
+    void *d = nullptr, *p = nullptr;
+    int32_t pid = 0;
+    EXPECT_RC(aclrtIpcMemSetImportPid(nullptr, &pid, 1), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtIpcMemSetImportPid("k", nullptr, 1), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtIpcMemSetImportPid("k", &pid, 0), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtIpcMemSetImportPid("k", &pid, 1), ACL_ERROR_RT_CONTEXT_NULL);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtIpcMemSetImportPid("not-a-key", &pid, 1), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtMalloc(&d, 2 << 20, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtIpcMemGetExportKey(d, 2 << 20, key, 65, ACL_RT_IPC_MEM_EXPORT_FLAG_DEFAULT), ACL_SUCCESS);
+    // Not whitelisted yet: refused; whitelisted: imported.
+    EXPECT_RC(aclrtIpcMemImportByKey(&p, key, 0), ACL_ERROR_RT_NO_PERMISSION);
+    EXPECT_RC(aclrtDeviceGetBareTgid(&pid), ACL_SUCCESS);
+    EXPECT_RC(aclrtIpcMemSetImportPid(key, &pid, 1), ACL_SUCCESS);
+    EXPECT_RC(aclrtIpcMemImportByKey(&p, key, 0), ACL_SUCCESS);
+    EXPECT_RC(aclrtIpcMemClose(key), ACL_SUCCESS);  // the import
+    EXPECT_RC(aclrtIpcMemClose(key), ACL_SUCCESS);  // the export
+    EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtIpcMemImportByKey) {
+    char key[65] = {0};
+    void *d = nullptr, *p = nullptr;
+    EXPECT_RC(aclrtIpcMemImportByKey(nullptr, "k", 0), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtIpcMemImportByKey(&p, nullptr, 0), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtIpcMemImportByKey(&p, "k", 2), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtIpcMemImportByKey(&p, "k", 0), ACL_ERROR_RT_CONTEXT_NULL);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtIpcMemImportByKey(&p, "csim-1-2-3", 0), ACL_ERROR_RT_PARAM_INVALID);  // unknown key
+    EXPECT_RC(aclrtMalloc(&d, 2 << 20, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemset(d, 2 << 20, 0x5A, 2 << 20), ACL_SUCCESS);
+    EXPECT_RC(aclrtIpcMemGetExportKey(d, 2 << 20, key, 65, ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION),
+              ACL_SUCCESS);
+    EXPECT_RC(aclrtIpcMemImportByKey(&p, key, ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS), ACL_SUCCESS);
+    EXPECT(p != nullptr && p != d);
+    // One memory, two addresses: a write through one is read through the other.
+    unsigned char b = 0;
+    EXPECT_RC(aclrtMemcpy(&b, 1, (char *)p + 12345, 1, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT(b == 0x5A);
+    EXPECT_RC(aclrtMemset(p, 16, 0x33, 16), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemcpy(&b, 1, d, 1, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT(b == 0x33);
+    EXPECT_RC(aclrtFree(p), ACL_ERROR_RT_PARAM_INVALID);  // closed, not freed
+    EXPECT_RC(aclrtIpcMemClose(key), ACL_SUCCESS);
+    EXPECT_RC(aclrtIpcMemClose(key), ACL_SUCCESS);
+    EXPECT_RC(aclrtIpcMemImportByKey(&p, key, 0), ACL_ERROR_RT_PARAM_INVALID);  // withdrawn
+    EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtIpcMemClose) {
+    char key[65] = {0};
+    void *d = nullptr;
+    EXPECT_RC(aclrtIpcMemClose(nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtIpcMemClose("k"), ACL_ERROR_RT_CONTEXT_NULL);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtIpcMemClose("never-exported"), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtMalloc(&d, 2 << 20, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtIpcMemGetExportKey(d, 2 << 20, key, 65, 0), ACL_SUCCESS);
+    EXPECT_RC(aclrtIpcMemClose(key), ACL_SUCCESS);
+    EXPECT_RC(aclrtIpcMemClose(key), ACL_ERROR_RT_PARAM_INVALID);  // closed twice
+    EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtDeviceGetBareTgid) {
+    int32_t pid = 0;
+    EXPECT_RC(aclrtDeviceGetBareTgid(nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtDeviceGetBareTgid(&pid), ACL_SUCCESS);  // no device needed
+    EXPECT(pid == (int32_t)getpid());
+}

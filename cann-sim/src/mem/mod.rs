@@ -1,0 +1,14 @@
+//! Memory, the engine side: the allocation table ([`table`]), the host
+//! memory behind each block ([`block`]), and the synchronous copies and
+//! fills ([`copy`]). The exports in `crate::acl` (`memory*.rs`, `ipc.rs`)
+//! only check C arguments, call these, and translate the results into codes.
+
+pub mod block;
+pub mod copy;
+pub mod ipc;
+pub mod table;
+
+pub use block::{MAPPED_BLOCK, SharedFile};
+pub use table::{
+    ALIGN, AllocError, Allocation, MemKind, MemTable, POISON, Region, check_device_range, memory,
+};
