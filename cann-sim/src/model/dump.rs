@@ -18,9 +18,9 @@
 //! offset, the last one flagged).
 //!
 //! **The file format** (the release writes a protobuf `DumpData`; the
-//! simulator writes a self-describing format of its own): one line of JSON,
-//! then the tensors' bytes, in order, at the offsets the line gives
-//! (counted from the byte after its `\n`):
+//! simulator writes a self-describing format of its own): one line of JSON
+//! (an object; its keys in any order), then the tensors' bytes, in order,
+//! at the offsets the line gives (counted from the byte after its `\n`):
 //!
 //! ```json
 //! {"format":"cann-sim-dump","version":1,"op_type":"Add","api":"aclnnAdd","device":0,"stream":3,

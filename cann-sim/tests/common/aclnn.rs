@@ -78,7 +78,10 @@ pub fn download<T: Copy + Default>(p: *mut u8, n: usize) -> Vec<T> {
 
 /// `out = a + alpha · b` over `n` f32 with aclnnAdd queued on `s`: the
 /// aclnn status.
-#[allow(dead_code, reason = "not every test binary including this file calls it")]
+#[allow(
+    dead_code,
+    reason = "not every test binary including this file calls it"
+)]
 pub fn add_scaled(
     a: *mut u8,
     b: *mut u8,

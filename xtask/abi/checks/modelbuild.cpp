@@ -231,3 +231,120 @@ ABI_CHECK(aclmdlRIDebugJsonPrint) {
     EXPECT_RC(aclmdlRIDestroy(m), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
 }
+
+ABI_CHECK(aclmdlInitDump) {
+    bool mine = abi_dump_init(aclmdlInitDump);
+    EXPECT_RC(aclmdlInitDump(), ACL_SUCCESS);
+    EXPECT_RC(aclmdlInitDump(), ACL_ERROR_REPEAT_INITIALIZE);
+    EXPECT_RC(aclmdlFinalizeDump(), ACL_SUCCESS);
+    if (mine) EXPECT_RC(aclFinalize(), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclmdlFinalizeDump) {
+    bool mine = abi_dump_init(aclmdlFinalizeDump);
+    EXPECT_RC(aclmdlFinalizeDump(), ACL_ERROR_DUMP_NOT_RUN);  // no aclmdlInitDump
+    EXPECT_RC(aclmdlInitDump(), ACL_SUCCESS);
+    EXPECT_RC(aclmdlFinalizeDump(), ACL_SUCCESS);
+    if (mine) EXPECT_RC(aclFinalize(), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclmdlSetDump) {
+    bool mine = abi_dump_init(aclmdlInitDump);
+    std::string dir = abi_temp_dir();
+    std::string cfg = dir + "/dump.json";
+    EXPECT_RC(aclmdlSetDump(cfg.c_str()), ACL_ERROR_DUMP_NOT_RUN);
+    EXPECT_RC(aclmdlInitDump(), ACL_SUCCESS);
+    EXPECT_RC(aclmdlSetDump(nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlSetDump(cfg.c_str()), ACL_ERROR_INVALID_FILE);  // no such file
+    auto write_cfg = [&](const std::string &text) {
+        FILE *f = fopen(cfg.c_str(), "w");
+        EXPECT(f != nullptr);
+        if (f != nullptr) {
+            fputs(text.c_str(), f);
+            fclose(f);
+        }
+    };
+    write_cfg("{\"dump\":{\"dump_mode\":\"output\"}}");
+    EXPECT_RC(aclmdlSetDump(cfg.c_str()), ACL_ERROR_INVALID_DUMP_CONFIG);  // no dump_path
+    write_cfg("{\"dump\":{\"dump_path\":\"" + dir + "\",\"dump_mode\":\"sideways\"}}");
+    EXPECT_RC(aclmdlSetDump(cfg.c_str()), ACL_ERROR_INVALID_DUMP_CONFIG);
+    write_cfg("{\"dump\":{\"dump_path\":\"" + dir + "\",\"dump_list\":[{}],\"dump_op_switch\":\"on\"}}");
+    EXPECT_RC(aclmdlSetDump(cfg.c_str()), ACL_SUCCESS);
+    EXPECT_RC(aclmdlFinalizeDump(), ACL_SUCCESS);
+    abi_remove_tree(dir);
+    if (mine) EXPECT_RC(aclFinalize(), ACL_SUCCESS);
+}
+
+ABI_CHECK(acldumpRegCallback) {
+    EXPECT_RC(acldumpRegCallback(nullptr, 0), ACL_ERROR_FAILURE);
+    EXPECT_RC(acldumpRegCallback(abi_dump_cb, 1), ACL_ERROR_FAILURE);  // flag must be 0
+    bool mine = abi_dump_init(aclmdlInitDump);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(acldumpRegCallback(abi_dump_cb, 0), ACL_SUCCESS);
+    EXPECT_RC(aclmdlInitDump(), ACL_SUCCESS);
+    // One operator: its outputs come to the callback in one chunk.
+    abi_dump_chunks = 0;
+    aclrtStream s = nullptr;
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    float xs[4] = {1, 2, 3, 4};
+    void *a = nullptr, *out = nullptr;
+    EXPECT_RC(aclrtMalloc(&a, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtMalloc(&out, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemcpy(a, 16, xs, 16, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    aclTensorDesc *d = abi_desc_f32({4});
+    EXPECT_RC(abi_exec2("Add", d, a, a, out, 4, nullptr, s), ACL_SUCCESS);
+    aclDestroyTensorDesc(d);
+    EXPECT_RC(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclmdlFinalizeDump(), ACL_SUCCESS);
+    acldumpUnregCallback();
+    EXPECT(abi_dump_chunks == 1);
+    EXPECT_RC(aclrtFree(a), ACL_SUCCESS);
+    EXPECT_RC(aclrtFree(out), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+    if (mine) EXPECT_RC(aclFinalize(), ACL_SUCCESS);
+}
+
+ABI_CHECK(acldumpUnregCallback) {
+    acldumpUnregCallback();  // without a callback: nothing to do
+    EXPECT_RC(acldumpRegCallback(abi_dump_cb, 0), ACL_SUCCESS);
+    acldumpUnregCallback();
+}
+
+ABI_CHECK(acldumpGetPath) {
+    EXPECT(acldumpGetPath(DATA_DUMP) == nullptr);  // no dump path set
+    EXPECT(acldumpGetPath(AIC_ERR_BRIEF_DUMP) == nullptr);
+    bool mine = abi_dump_init(aclmdlInitDump);
+    std::string dir = abi_temp_dir();
+    std::string cfg = dir + "/dump.json";
+    FILE *f = fopen(cfg.c_str(), "w");
+    EXPECT(f != nullptr);
+    if (f != nullptr) {
+        fputs(("{\"dump\":{\"dump_path\":\"" + dir + "\"}}").c_str(), f);
+        fclose(f);
+    }
+    EXPECT_RC(aclmdlInitDump(), ACL_SUCCESS);
+    EXPECT_RC(aclmdlSetDump(cfg.c_str()), ACL_SUCCESS);
+    const char *p = acldumpGetPath(DATA_DUMP);
+    EXPECT(p != nullptr && std::string(p) == dir);
+    EXPECT_RC(aclmdlFinalizeDump(), ACL_SUCCESS);
+    EXPECT(acldumpGetPath(DATA_DUMP) == nullptr);
+    abi_remove_tree(dir);
+    if (mine) EXPECT_RC(aclFinalize(), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclopStartDumpArgs) {
+    EXPECT_RC(aclopStartDumpArgs(ACL_OP_DUMP_OP_AICORE_ARGS, nullptr), ACL_ERROR_FAILURE);
+    EXPECT_RC(aclopStartDumpArgs(0, "/tmp"), ACL_ERROR_FAILURE);  // not the AI Core args type
+    std::string dir = abi_temp_dir();
+    std::string args = dir + "/args";
+    EXPECT_RC(aclopStartDumpArgs(ACL_OP_DUMP_OP_AICORE_ARGS, args.c_str()), ACL_SUCCESS);
+    EXPECT_RC(aclopStopDumpArgs(ACL_OP_DUMP_OP_AICORE_ARGS), ACL_SUCCESS);
+    EXPECT(abi_dir_exists(args));  // made by the start
+    abi_remove_tree(dir);
+}
+
+ABI_CHECK(aclopStopDumpArgs) {
+    EXPECT_RC(aclopStopDumpArgs(0), ACL_SUCCESS);  // another type: nothing to stop
+    EXPECT_RC(aclopStopDumpArgs(ACL_OP_DUMP_OP_AICORE_ARGS), ACL_SUCCESS);
+}
