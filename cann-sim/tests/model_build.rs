@@ -609,3 +609,39 @@ fn debug_json_print_never_writes_into_a_fifo_a_device_or_a_directory() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "[\n]");
     destroy(m);
 }
+
+#[test]
+fn a_stream_bound_again_after_an_unbind_keeps_its_tasks_and_is_listed_once() {
+    use_device(0);
+    let dir = tempfile::TempDir::new().unwrap();
+    let d = malloc(8);
+    let s = persistent_stream();
+    let m = build_begin();
+    ok(bind(m, s, ACL_MODEL_STREAM_FLAG_HEAD));
+    ok(memset_async(d, 4, 1, s));
+    // SAFETY: the handles are validated.
+    ok(unsafe { aclmdlRIUnbindStream(m, s) });
+    ok(bind(m, s, ACL_MODEL_STREAM_FLAG_HEAD));
+    ok(memset_async(d.wrapping_add(4), 4, 2, s));
+    ok(build_end(m));
+    let exec = create_stream();
+    ok(execute_async(m, exec));
+    ok(sync(exec));
+    assert_eq!(to_host(d, 8), [1, 1, 1, 1, 2, 2, 2, 2]);
+    let path = dir.path().join("m.json");
+    ok(json_print(m, &path));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let tids: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["tid"].as_str().unwrap())
+        .collect();
+    assert_eq!(tids.len(), 2);
+    assert_eq!(tids[0], tids[1]);
+    destroy(m);
+    destroy_stream(exec);
+    destroy_stream(s);
+    free(d);
+}

@@ -262,10 +262,7 @@ pub unsafe extern "C" fn aclmdlRIBindStream(
     }
     tri!(model_in_context(F, &m, &ctx));
     match m.bind(&s, flag == ACL_MODEL_STREAM_FLAG_HEAD) {
-        Ok(()) => {
-            m.note_stream(&s);
-            ACL_SUCCESS
-        }
+        Ok(()) => ACL_SUCCESS,
         Err(e) => rt_fail(F, e),
     }
 }

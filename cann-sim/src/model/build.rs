@@ -281,12 +281,13 @@ impl Built {
     }
 
     /// `aclmdlRIBindStream`: `s` sinks its work into the model from now on.
-    /// The caller checked the flags (persistent, `flag` HEAD or DEFAULT).
+    /// The caller checked the flags (persistent, `flag` HEAD or DEFAULT). A
+    /// stream bound again after an unbind keeps its recorded steps.
     ///
     /// # Errors
     ///
     /// 107005 when `s` is bound to a model already (`rtsModelBindStream`).
-    pub fn bind(self: &Arc<Self>, s: &Stream, head: bool) -> Result<(), Error> {
+    pub fn bind(self: &Arc<Self>, s: &Arc<Stream>, head: bool) -> Result<(), Error> {
         let mut slot = s.bound.lock();
         if let Some(other) = slot.as_ref() {
             return Err(err(
@@ -300,8 +301,15 @@ impl Built {
             ));
         }
         *slot = Some(self.clone());
-        self.inner.lock().streams.push(Bound {
-            stream: Weak::new(),
+        s.bound_once.store(true, Ordering::Release);
+        let mut inner = self.inner.lock();
+        if let Some(b) = inner.streams.iter_mut().find(|b| b.uid == s.shared.uid) {
+            b.head = head;
+            b.stream = Arc::downgrade(s);
+            return Ok(());
+        }
+        inner.streams.push(Bound {
+            stream: Arc::downgrade(s),
             uid: s.shared.uid,
             id: s.id,
             label: s.label(),
@@ -310,19 +318,6 @@ impl Built {
             types: Vec::new(),
         });
         Ok(())
-    }
-
-    /// Keeps a weak reference to a bound stream (for unbinding at destroy).
-    pub fn note_stream(&self, s: &Arc<Stream>) {
-        if let Some(b) = self
-            .inner
-            .lock()
-            .streams
-            .iter_mut()
-            .find(|b| b.uid == s.shared.uid)
-        {
-            b.stream = Arc::downgrade(s);
-        }
     }
 
     /// `aclmdlRIUnbindStream`: `s` no longer belongs to the model; the tasks
