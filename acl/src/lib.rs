@@ -154,6 +154,7 @@ pub mod allocator;
 #[cfg(feature = "async")]
 pub mod completion;
 pub mod device;
+pub mod dump;
 pub mod error;
 pub mod event;
 pub mod graph;

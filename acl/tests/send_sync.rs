@@ -65,6 +65,12 @@ macro_rules! neither {
 #[test]
 fn runtime_handles_are_send_and_sync() {
     send_sync::<Runtime>();
+    send_sync::<acl::dump::Dump>();
+    send_sync::<acl::dump::DumpCallback>();
+    send_sync::<acl::dump::OpArgsDump>();
+    send_sync::<acl::dump::DumpConfig>();
+    send_sync::<acl::dump::DumpMode>();
+    send_sync::<acl::dump::DumpChunk<'static>>();
     send_sync::<Device>();
     send_sync::<Stream>();
     send_sync::<Event>();

@@ -599,35 +599,7 @@ fn model_update(m: aclmdlRI) -> aclError {
     unsafe { aclmdlRIUpdate(m) }
 }
 
-/// `out = a + alpha * b` over `n` f32 with aclnnAdd on `s`: the aclnn
-/// status.
-fn add_scaled(a: *mut u8, b: *mut u8, alpha: f32, out: *mut u8, n: i64, s: aclrtStream) -> i32 {
-    use acl_sys::aclnn::ACLNN_SUCCESS;
-    use cann_sim::aclnn::*;
-    let (ta, tb, tc) = (
-        aclnn_common::tensor(&[n], acl_sys::ACL_FLOAT, a),
-        aclnn_common::tensor(&[n], acl_sys::ACL_FLOAT, b),
-        aclnn_common::tensor(&[n], acl_sys::ACL_FLOAT, out),
-    );
-    let mut alpha = alpha;
-    // SAFETY: one f32, copied by the call.
-    let sc = unsafe { aclCreateScalar((&mut alpha as *mut f32).cast(), acl_sys::ACL_FLOAT) };
-    let (mut ws, mut ex) = (0u64, null_mut());
-    // SAFETY: live handles and valid out-pointers.
-    let mut r = unsafe { aclnnAddGetWorkspaceSize(ta, tb, sc, tc, &mut ws, &mut ex) };
-    if r == ACLNN_SUCCESS {
-        // SAFETY: the executor just made, no workspace needed.
-        r = unsafe { aclnnAdd(null_mut(), 0, ex, s) };
-    }
-    // SAFETY: handles made above, destroyed once.
-    unsafe {
-        aclDestroyTensor(ta);
-        aclDestroyTensor(tb);
-        aclDestroyTensor(tc);
-        aclDestroyScalar(sc);
-    }
-    r
-}
+use aclnn_common::add_scaled;
 
 fn floats(p: *mut u8, n: usize) -> Vec<f32> {
     to_host(p, n * 4)

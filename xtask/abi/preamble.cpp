@@ -5,6 +5,7 @@
 // libcann_sim.so. Nothing here may depend on the simulator: only the headers'
 // declarations are used.
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -337,6 +338,39 @@ static aclError abi_exec2(const char *op, aclTensorDesc *d, void *a, void *b, vo
     aclDestroyDataBuffer(bb);
     aclDestroyDataBuffer(by);
     return rc;
+}
+
+// ---- dump (checks/modelbuild.cpp) -------------------------------------------
+
+// aclInit for a dump check: true when this check initialized AscendCL (and
+// must finalize it), after checking that `call` needs aclInit first.
+static bool abi_dump_init(aclError (*call)()) {
+    aclError r = aclInit(nullptr);
+    if (r == ACL_SUCCESS) {
+        EXPECT_RC(aclFinalize(), ACL_SUCCESS);
+        EXPECT_RC(call(), ACL_ERROR_UNINITIALIZE);  // before aclInit
+        EXPECT_RC(aclInit(nullptr), ACL_SUCCESS);
+        return true;
+    }
+    EXPECT(r == ACL_ERROR_REPEAT_INITIALIZE);
+    return false;
+}
+
+// Chunks abi_dump_cb received.
+static int32_t abi_dump_chunks = 0;
+
+// A dump callback that counts the chunks it receives.
+static int32_t abi_dump_cb(const acldumpChunk *chunk, int32_t len) {
+    if (chunk != nullptr && len >= (int32_t)sizeof(acldumpChunk)) abi_dump_chunks++;
+    return 0;
+}
+
+// Whether `path` is a directory that can be opened.
+static bool abi_dir_exists(const std::string &path) {
+    DIR *d = opendir(path.c_str());
+    if (d == nullptr) return false;
+    closedir(d);
+    return true;
 }
 
 // ---- kernels and models (checks/model.cpp) ---------------------------------

@@ -34,7 +34,7 @@ pub struct Check {
 /// The check files, in the order their groups run. Each area has its own
 /// file, so that people working on different parts of the simulator add
 /// checks without touching the same one.
-const FILES: [(&str, &str); 6] = [
+const FILES: [(&str, &str); 7] = [
     (
         "xtask/abi/checks/runtime.cpp",
         include_str!("../abi/checks/runtime.cpp"),
@@ -58,6 +58,10 @@ const FILES: [(&str, &str); 6] = [
     (
         "xtask/abi/checks/prof.cpp",
         include_str!("../abi/checks/prof.cpp"),
+    ),
+    (
+        "xtask/abi/checks/modelbuild.cpp",
+        include_str!("../abi/checks/modelbuild.cpp"),
     ),
 ];
 

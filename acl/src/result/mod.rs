@@ -37,6 +37,7 @@ macro_rules! call {
 mod aclnn;
 mod aclop;
 mod control;
+mod dump;
 mod graph;
 mod ipc;
 mod kernel;
@@ -48,6 +49,7 @@ mod vmm;
 pub use aclnn::*;
 pub use aclop::*;
 pub use control::*;
+pub use dump::*;
 pub use graph::*;
 pub use ipc::*;
 pub use kernel::*;

@@ -63,3 +63,5 @@ pub use acl_sys::{
     ACL_PROF_RUNTIME_API, ACL_PROF_TASK_MEMORY, ACL_PROF_TASK_TIME, ACL_PROF_TASK_TIME_L0,
     ACL_PROF_TRAINING_TRACE, aclprofAicoreMetrics, aclprofConfig,
 };
+
+pub use acl_sys::{ACL_OP_DUMP_OP_AICORE_ARGS, DATA_DUMP, acldumpChunk};

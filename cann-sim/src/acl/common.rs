@@ -11,6 +11,18 @@ use crate::rt::stream::{Fault, SyncError};
 use crate::rt::{self, Context, ErrorKind, Event, Stream};
 use crate::state;
 use acl_sys::{
+    ACL_ERROR_API_NOT_SUPPORT, ACL_ERROR_RT_CAPTURE_DEPENDENCY,
+    ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC, ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT,
+    ACL_ERROR_RT_EVENT_CAPTURED, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_MODEL_CAPTURED,
+    ACL_ERROR_RT_MODEL_RUNNING, ACL_ERROR_RT_MODEL_UPDATE_FAILED,
+    ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT, ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED,
+    ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED, ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD,
+    ACL_ERROR_RT_STREAM_CAPTURED, ACL_ERROR_RT_STREAM_MODEL, ACL_ERROR_RT_STREAM_NOT_CAPTURED,
+    ACL_ERROR_RT_STREAM_UNJOINED, ACL_ERROR_RT_TASK_TIMEOUT, ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT,
+    ACL_ERROR_STREAM_CAPTURE_CONFLICT, ACL_ERROR_STREAM_TASK_GROUP_INTR,
+    ACL_ERROR_STREAM_TASK_GROUP_STATUS,
+};
+use acl_sys::{
     ACL_ERROR_INVALID_PARAM, ACL_ERROR_OP_ATTR_NOT_MATCH, ACL_ERROR_OP_INPUT_NOT_MATCH,
     ACL_ERROR_OP_NOT_FOUND, ACL_ERROR_OP_OUTPUT_NOT_MATCH, ACL_ERROR_RT_AICORE_EXCEPTION,
     ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, ACL_ERROR_RT_DRV_INTERNAL_ERROR,
@@ -21,17 +33,6 @@ use acl_sys::{
     ACL_ERROR_RT_SUSPECT_REMOTE_ERROR, ACL_ERROR_RT_SYS_DMA, ACL_ERROR_RT_THREAD_SUBSCRIBE,
     ACL_ERROR_UNSUPPORTED_DATA_TYPE, ACL_STREAM_CPU_SCHEDULE, ACL_STREAM_DEVICE_USE_ONLY,
     ACL_STREAM_PERSISTENT, ACL_SUCCESS, aclError, aclrtEvent, aclrtStream,
-};
-use acl_sys::{
-    ACL_ERROR_RT_CAPTURE_DEPENDENCY, ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC,
-    ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, ACL_ERROR_RT_EVENT_CAPTURED,
-    ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_MODEL_CAPTURED, ACL_ERROR_RT_MODEL_RUNNING,
-    ACL_ERROR_RT_MODEL_UPDATE_FAILED, ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT,
-    ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED, ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED,
-    ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD, ACL_ERROR_RT_STREAM_CAPTURED,
-    ACL_ERROR_RT_STREAM_NOT_CAPTURED, ACL_ERROR_RT_STREAM_UNJOINED, ACL_ERROR_RT_TASK_TIMEOUT,
-    ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT, ACL_ERROR_STREAM_CAPTURE_CONFLICT,
-    ACL_ERROR_STREAM_TASK_GROUP_INTR, ACL_ERROR_STREAM_TASK_GROUP_STATUS,
 };
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -84,6 +85,7 @@ pub fn rt_code(kind: ErrorKind) -> aclError {
         ErrorKind::ModelUpdateFailed => ACL_ERROR_RT_MODEL_UPDATE_FAILED,
         ErrorKind::CaptureInvalidated => ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED,
         ErrorKind::TaskTimeout => ACL_ERROR_RT_TASK_TIMEOUT,
+        ErrorKind::StreamModel => ACL_ERROR_RT_STREAM_MODEL,
     })
 }
 
@@ -279,6 +281,18 @@ pub fn capture_mode_allows(function: &str) -> Result<(), aclError> {
 ///
 /// `ACL_ERROR_RT_PARAM_INVALID` or `ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC`.
 pub fn pageable_copy_allowed(function: &str, s: &Stream) -> Result<(), aclError> {
+    if crate::model::build::bound_model(s).is_some() {
+        // A pageable copy is done at once, on the host: it cannot be a task
+        // of a model.
+        return Err(fail(
+            ACL_ERROR_API_NOT_SUPPORT,
+            format!(
+                "{function}: {} is bound to a model, and cann-sim cannot record a copy with \
+                 pageable host memory into a model; use pinned host memory (aclrtMallocHost)",
+                s.label()
+            ),
+        ));
+    }
     if s.capture.lock().is_some() {
         return Err(fail(
             PARAM_INVALID,
@@ -373,6 +387,30 @@ pub fn report_sync(function: &str, s: &Stream, e: SyncError, timeout_code: aclEr
         ),
         SyncError::Fault(f) => report_fault(function, f),
     }
+}
+
+/// The deepest nesting of objects and of arrays in a JSON text, counted
+/// over the raw bytes, strings included, as the runtime's `CountDepth`
+/// does (hicann/runtime `src/acl/common/json_parser.cpp`): the config files
+/// of `aclInit` and `aclmdlSetDump` may nest at most 10 deep.
+pub(crate) fn json_depth(text: &str) -> (usize, usize) {
+    let (mut objects, mut arrays, mut max_objects, mut max_arrays) = (0usize, 0usize, 0, 0);
+    for b in text.bytes() {
+        match b {
+            b'{' => {
+                objects += 1;
+                max_objects = max_objects.max(objects);
+            }
+            b'}' => objects = objects.saturating_sub(1),
+            b'[' => {
+                arrays += 1;
+                max_arrays = max_arrays.max(arrays);
+            }
+            b']' => arrays = arrays.saturating_sub(1),
+            _ => {}
+        }
+    }
+    (max_objects, max_arrays)
 }
 
 #[cfg(test)]

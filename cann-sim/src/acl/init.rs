@@ -152,23 +152,7 @@ fn read_config(path: &str) -> Result<String, aclError> {
 /// `ParseJson`, json_parser.cpp): nesting deeper than 10 or invalid JSON is
 /// `ACL_ERROR_PARSE_FILE` (100006).
 fn parse_config(path: &str, content: &str) -> Result<serde_json::Value, aclError> {
-    let (mut objects, mut arrays, mut max_objects, mut max_arrays) = (0usize, 0usize, 0, 0);
-    // Counted over the raw bytes, strings included, as `CountDepth` does.
-    for b in content.bytes() {
-        match b {
-            b'{' => {
-                objects += 1;
-                max_objects = max_objects.max(objects);
-            }
-            b'}' => objects = objects.saturating_sub(1),
-            b'[' => {
-                arrays += 1;
-                max_arrays = max_arrays.max(arrays);
-            }
-            b']' => arrays = arrays.saturating_sub(1),
-            _ => {}
-        }
-    }
+    let (max_objects, max_arrays) = super::common::json_depth(content);
     if max_objects > MAX_CONFIG_DEPTH || max_arrays > MAX_CONFIG_DEPTH {
         return Err(fail(
             ACL_ERROR_PARSE_FILE,

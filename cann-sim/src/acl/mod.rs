@@ -56,6 +56,12 @@ pub use mdl_load::*;
 mod memory;
 pub use memory::*;
 
+mod dump;
+pub use dump::*;
+
+mod model_build;
+pub use model_build::*;
+
 mod model_ri;
 pub use model_ri::*;
 

@@ -10,23 +10,53 @@
 
 use super::common::{self, PARAM_INVALID, code, rt_fail};
 use crate::faults;
+use crate::model::build::{self, Built};
 use crate::recent_error::fail;
 use crate::rt::capture::{self, Group, Mode, Model};
 use crate::rt::handles::{self, Lookup};
 use crate::rt::{ErrorKind, Stream};
 use acl_sys::{
-    ACL_ERROR_RT_INVALID_HANDLE, ACL_ERROR_RT_STREAM_CONTEXT, ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE,
-    ACL_MODEL_RI_CAPTURE_STATUS_NONE, ACL_SUCCESS, aclError, aclmdlRI, aclmdlRICaptureMode,
-    aclmdlRICaptureStatus, aclrtStream, aclrtTaskGrp,
+    ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_INVALID_HANDLE, ACL_ERROR_RT_MODEL_CONTEXT,
+    ACL_ERROR_RT_STREAM_CAPTURED, ACL_ERROR_RT_STREAM_CONTEXT, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+    ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE, ACL_MODEL_RI_CAPTURE_STATUS_NONE, ACL_SUCCESS, aclError,
+    aclmdlRI, aclmdlRICaptureMode, aclmdlRICaptureStatus, aclrtStream, aclrtTaskGrp,
 };
 use std::sync::Arc;
 
 fn model_arg(function: &str, h: aclmdlRI) -> Result<Arc<Model>, aclError> {
+    match ri_arg(function, h)? {
+        Ri::Captured(m) => Ok(m),
+        Ri::Built(m) => Err(fail(
+            code(ACL_ERROR_RT_FEATURE_NOT_SUPPORT),
+            format!(
+                "{function}: model {} was built with aclmdlRIBuildBegin; cann-sim supports \
+                 {function} for captured models only",
+                m.id
+            ),
+        )),
+    }
+}
+
+/// A model run instance: captured (`aclmdlRICaptureBegin`) or built
+/// (`aclmdlRIBuildBegin`).
+pub(crate) enum Ri {
+    /// Made by a capture.
+    Captured(Arc<Model>),
+    /// Built explicitly.
+    Built(Arc<Built>),
+}
+
+/// A model run instance handle of either kind: null → 100000, unknown or
+/// destroyed → 107017.
+pub(crate) fn ri_arg(function: &str, h: aclmdlRI) -> Result<Ri, aclError> {
     if h.is_null() {
         return Err(common::null_arg(function, "modelRI"));
     }
+    if let Lookup::Live(m) = build::lookup(h as usize) {
+        return Ok(Ri::Built(m));
+    }
     match capture::lookup(h as usize) {
-        Lookup::Live(m) => Ok(m),
+        Lookup::Live(m) => Ok(Ri::Captured(m)),
         bad => Err(fail(
             code(ACL_ERROR_RT_INVALID_HANDLE),
             format!(
@@ -212,7 +242,10 @@ pub unsafe extern "C" fn aclmdlRIExecuteAsync(model_ri: aclmdlRI, stream: aclrtS
     if let Some(code) = faults::check(F) {
         return code;
     }
-    let m = tri!(model_arg(F, model_ri));
+    let m = match tri!(ri_arg(F, model_ri)) {
+        Ri::Captured(m) => m,
+        Ri::Built(m) => return execute_built_async(F, &m, stream),
+    };
     let s = tri!(common::stream_arg(F, stream));
     let ctx = tri!(common::current(F));
     let s = common::or_default(s, &ctx);
@@ -239,10 +272,13 @@ pub unsafe extern "C" fn aclmdlRIExecuteAsync(model_ri: aclmdlRI, stream: aclrtS
     }
 }
 
-/// `aclmdlRIExecute`: synchronous execution, for models built with
-/// `aclmdlRIBuildBegin/End` (not simulated); a captured model is refused
-/// with 107000 (`api_error.cc` `ApiErrorDecorator::ModelExecuteSync`), as
-/// is a timeout of 0 or below −1.
+/// `aclmdlRIExecute`: synchronous execution of a built model
+/// (`aclmdlRIBuildBegin/End`), waiting at most `timeout` ms (−1: no limit);
+/// the simulator runs it on the context's default stream. A captured model
+/// is refused with 107000 (`api_error.cc` `ApiErrorDecorator::ModelExecuteSync`:
+/// "ACL Graph mode is not supported"), as is a timeout of 0 or below −1.
+/// A model of another context → 107004; not built yet → 107000; expiry →
+/// 507046.
 ///
 /// # Safety
 ///
@@ -253,20 +289,91 @@ pub unsafe extern "C" fn aclmdlRIExecute(model_ri: aclmdlRI, timeout: i32) -> ac
     if let Some(code) = faults::check(F) {
         return code;
     }
-    let _m = tri!(model_arg(F, model_ri));
+    let m = tri!(ri_arg(F, model_ri));
     if timeout == 0 || timeout < -1 {
         return fail(
             PARAM_INVALID,
             format!("{F}: timeout {timeout} is invalid; expected -1 or a positive number of ms"),
         );
     }
-    fail(
-        PARAM_INVALID,
-        format!(
-            "{F}: the model was made by a capture; run it with aclmdlRIExecuteAsync and \
-             synchronise the stream"
-        ),
-    )
+    let m = match m {
+        Ri::Built(m) => m,
+        Ri::Captured(_) => {
+            return fail(
+                PARAM_INVALID,
+                format!(
+                    "{F}: the model was made by a capture; run it with aclmdlRIExecuteAsync and \
+                     synchronise the stream"
+                ),
+            );
+        }
+    };
+    let ctx = tri!(common::current(F));
+    tri!(super::model_build::model_in_context(F, &m, &ctx));
+    let s = ctx.default_stream.clone();
+    if let Err(e) = m.execute(&s) {
+        return rt_fail(F, e);
+    }
+    let deadline = (timeout > 0)
+        .then(|| std::time::Instant::now() + std::time::Duration::from_millis(timeout as u64));
+    match s.synchronize(deadline) {
+        Ok(()) => ACL_SUCCESS,
+        Err(e) => common::report_sync(F, &s, e, code(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)),
+    }
+}
+
+/// `aclmdlRIExecuteAsync` of a built model: a stream bound to a model →
+/// 107000, a capturing stream → 107027, a persistent, CPU-schedule or
+/// device-only stream → 107000 (`ApiErrorDecorator::ModelExecuteAsync`);
+/// no context → 107002; a model of another context → 107004
+/// (`ApiImpl::ModelExecuteAsync`); a stream of another context than the
+/// model's → 107003 (`model.cc` `Model::ExecuteAsync`); not built yet →
+/// 107000.
+fn execute_built_async(function: &str, m: &Arc<Built>, stream: aclrtStream) -> aclError {
+    let s = tri!(common::stream_arg(function, stream));
+    let ctx = tri!(common::current(function));
+    let s = common::or_default(s, &ctx);
+    if build::bound_model(&s).is_some() {
+        return fail(
+            PARAM_INVALID,
+            format!(
+                "{function}: {} is bound to a model; the executing stream cannot be a model \
+                 stream",
+                s.label()
+            ),
+        );
+    }
+    if s.capture.lock().is_some() {
+        return fail(
+            code(ACL_ERROR_RT_STREAM_CAPTURED),
+            format!("{function}: {} is capturing", s.label()),
+        );
+    }
+    if common::is_non_host(&s) {
+        return fail(
+            PARAM_INVALID,
+            format!(
+                "{function}: {} was created with flags {:#x}: sink, AI CPU and device-only \
+                 streams do not execute models",
+                s.label(),
+                s.flags
+            ),
+        );
+    }
+    tri!(super::model_build::model_in_context(function, m, &ctx));
+    if s.ctx_id != m.ctx_id {
+        return fail(
+            code(ACL_ERROR_RT_STREAM_CONTEXT),
+            format!(
+                "{function}: {} is not in the context the model was built in",
+                s.label()
+            ),
+        );
+    }
+    match m.execute(&s) {
+        Ok(()) => ACL_SUCCESS,
+        Err(e) => rt_fail(function, e),
+    }
 }
 
 /// `aclmdlRIDestroy`: destroys a captured model once no execution of it is
@@ -284,7 +391,15 @@ pub unsafe extern "C" fn aclmdlRIDestroy(model_ri: aclmdlRI) -> aclError {
     if let Some(code) = faults::check(F) {
         return code;
     }
-    let m = tri!(model_arg(F, model_ri));
+    let m = match tri!(ri_arg(F, model_ri)) {
+        Ri::Captured(m) => m,
+        Ri::Built(m) => {
+            return match m.destroy() {
+                Ok(()) => ACL_SUCCESS,
+                Err(e) => rt_fail(F, e),
+            };
+        }
+    };
     match m.destroy() {
         Ok(()) => ACL_SUCCESS,
         Err(e) => rt_fail(F, e),
@@ -492,6 +607,61 @@ pub unsafe extern "C" fn aclmdlRIUpdate(model_ri: aclmdlRI) -> aclError {
     }
     let m = tri!(model_arg(F, model_ri));
     match m.update() {
+        Ok(()) => ACL_SUCCESS,
+        Err(e) => rt_fail(F, e),
+    }
+}
+
+/// `aclmdlRIDebugJsonPrint`: writes the model's task list to `path` as a
+/// JSON array of trace events, in the release's layout (see
+/// [`crate::model::debug_json`]); `flags` (`DEBUG_JSON_PRINT_VERBOSE`:
+/// kernel arguments) adds nothing on the simulator.
+///
+/// Null model or path → 100000 (the ACL layer); a bad handle → 107017; no
+/// context → 107002; a model of another context → 107004
+/// (`api_impl_aclgraph.cc` `ApiImpl::ModelDebugJsonPrint`); a path that
+/// names a directory, FIFO, socket or device, or a file that cannot be
+/// written → 107000 (`model_aclgraph.cc` `Model::ModelDebugJsonPrint`).
+///
+/// # Safety
+///
+/// `path` is null or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclmdlRIDebugJsonPrint(
+    model_ri: aclmdlRI,
+    path: *const std::ffi::c_char,
+    flags: u32,
+) -> aclError {
+    const F: &str = "aclmdlRIDebugJsonPrint";
+    let _ = flags;
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    if model_ri.is_null() {
+        return common::null_arg(F, "modelRI");
+    }
+    if path.is_null() {
+        return common::null_arg(F, "path");
+    }
+    let m = tri!(ri_arg(F, model_ri));
+    let ctx = tri!(common::current(F));
+    let (ctx_id, id, streams) = match &m {
+        Ri::Built(b) => (b.ctx_id, b.id, b.describe()),
+        Ri::Captured(c) => (c.ctx_id, c.uid_for_json(), c.describe()),
+    };
+    if ctx_id != ctx.id {
+        return fail(
+            code(ACL_ERROR_RT_MODEL_CONTEXT),
+            format!(
+                "{F}: the model belongs to context {ctx_id}, not to the current {}",
+                ctx.label()
+            ),
+        );
+    }
+    // SAFETY: checked non-null; the caller passes a NUL-terminated string.
+    let bytes = unsafe { std::ffi::CStr::from_ptr(path) }.to_bytes();
+    let path = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(bytes);
+    match crate::model::debug_json::write(std::path::Path::new(path), id, &streams) {
         Ok(()) => ACL_SUCCESS,
         Err(e) => rt_fail(F, e),
     }

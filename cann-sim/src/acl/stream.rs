@@ -65,7 +65,9 @@ pub const LEAST_PRIORITY: i32 = 7;
 
 /// Refuses host work on a stream that takes none.
 pub(crate) fn takes_host_work(function: &str, s: &Stream) -> Result<(), aclError> {
-    if !common::is_non_host(s) {
+    // A persistent stream bound to a model being built records its work
+    // into the model (`crate::model::build`).
+    if !common::is_non_host(s) || crate::model::build::records(s) {
         return Ok(());
     }
     Err(fail(

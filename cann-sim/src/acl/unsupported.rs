@@ -170,29 +170,6 @@ pub unsafe extern "C" fn aclTransTensorDescFormat(
     crate::recent_error::not_supported("aclTransTensorDescFormat");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`acldumpGetPath`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn acldumpGetPath(_arg0: acldumpType) -> *const ::core::ffi::c_char {
-    crate::recent_error::not_supported("acldumpGetPath");
-    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
-    unsafe { ::core::mem::zeroed() }
-}
-///`acldumpRegCallback`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn acldumpRegCallback(
-    _arg0: ::core::option::Option<
-        unsafe extern "C" fn(arg1: *const acldumpChunk, arg2: i32) -> i32,
-    >,
-    _arg1: i32,
-) -> aclError {
-    crate::recent_error::not_supported("acldumpRegCallback");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`acldumpUnregCallback`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn acldumpUnregCallback() {
-    crate::recent_error::not_supported("acldumpUnregCallback");
-}
 ///`aclmdlBundleCreateQueryInfo`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlBundleCreateQueryInfo() -> *mut aclmdlBundleQueryInfo {
@@ -442,12 +419,6 @@ pub unsafe extern "C" fn aclmdlExecuteV2(
     crate::recent_error::not_supported("aclmdlExecuteV2");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclmdlFinalizeDump`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlFinalizeDump() -> aclError {
-    crate::recent_error::not_supported("aclmdlFinalizeDump");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclmdlGetAippDataSize`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlGetAippDataSize(_arg0: u64, _arg1: *mut usize) -> aclError {
@@ -555,12 +526,6 @@ pub unsafe extern "C" fn aclmdlGetTensorRealName(
     // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
-///`aclmdlInitDump`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlInitDump() -> aclError {
-    crate::recent_error::not_supported("aclmdlInitDump");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclmdlLoadFromFileWithQ`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlLoadFromFileWithQ(
@@ -622,31 +587,6 @@ pub unsafe extern "C" fn aclmdlRIAddCondTask(
     crate::recent_error::not_supported("aclmdlRIAddCondTask");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclmdlRIBindStream`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRIBindStream(
-    _arg0: aclmdlRI,
-    _arg1: aclrtStream,
-    _arg2: u32,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRIBindStream");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRIBuildBegin`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRIBuildBegin(_arg0: *mut aclmdlRI, _arg1: u32) -> aclError {
-    crate::recent_error::not_supported("aclmdlRIBuildBegin");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRIBuildEnd`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRIBuildEnd(
-    _arg0: aclmdlRI,
-    _arg1: *mut ::core::ffi::c_void,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRIBuildEnd");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclmdlRICaptureToModelRIBegin`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlRICaptureToModelRIBegin(
@@ -677,16 +617,6 @@ pub unsafe extern "C" fn aclmdlRICondHandleGetCondPtr(
     crate::recent_error::not_supported("aclmdlRICondHandleGetCondPtr");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclmdlRIDebugJsonPrint`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRIDebugJsonPrint(
-    _arg0: aclmdlRI,
-    _arg1: *const ::core::ffi::c_char,
-    _arg2: u32,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRIDebugJsonPrint");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclmdlRIDebugPrint`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlRIDebugPrint(_arg0: aclmdlRI) -> aclError {
@@ -710,12 +640,6 @@ pub unsafe extern "C" fn aclmdlRIDestroyUnregisterCallback(
     _arg1: aclrtCallback,
 ) -> aclError {
     crate::recent_error::not_supported("aclmdlRIDestroyUnregisterCallback");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRIEndTask`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRIEndTask(_arg0: aclmdlRI, _arg1: aclrtStream) -> aclError {
-    crate::recent_error::not_supported("aclmdlRIEndTask");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclmdlRIGetId`: not supported by cann-sim.
@@ -810,12 +734,6 @@ pub unsafe extern "C" fn aclmdlRITaskSetParams(
     _arg1: *mut aclmdlRITaskParams,
 ) -> aclError {
     crate::recent_error::not_supported("aclmdlRITaskSetParams");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRIUnbindStream`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRIUnbindStream(_arg0: aclmdlRI, _arg1: aclrtStream) -> aclError {
-    crate::recent_error::not_supported("aclmdlRIUnbindStream");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclmdlSetAIPPAxSwapSwitch`: not supported by cann-sim.
@@ -989,12 +907,6 @@ pub unsafe extern "C" fn aclmdlSetDatasetTensorDesc(
     crate::recent_error::not_supported("aclmdlSetDatasetTensorDesc");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclmdlSetDump`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlSetDump(_arg0: *const ::core::ffi::c_char) -> aclError {
-    crate::recent_error::not_supported("aclmdlSetDump");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclmdlSetExecConfigOpt`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlSetExecConfigOpt(
@@ -1105,21 +1017,6 @@ pub unsafe extern "C" fn aclopSetMaxOpQueueNum(_arg0: u64) -> aclError {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclopSetModelDir(_arg0: *const ::core::ffi::c_char) -> aclError {
     crate::recent_error::not_supported("aclopSetModelDir");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclopStartDumpArgs`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopStartDumpArgs(
-    _arg0: u32,
-    _arg1: *const ::core::ffi::c_char,
-) -> aclError {
-    crate::recent_error::not_supported("aclopStartDumpArgs");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclopStopDumpArgs`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclopStopDumpArgs(_arg0: u32) -> aclError {
-    crate::recent_error::not_supported("aclopStopDumpArgs");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclopUnregisterCompileFunc`: not supported by cann-sim.
@@ -1560,22 +1457,6 @@ pub unsafe extern "C" fn aclrtCreateGroupInfo() -> *mut aclrtGroupInfo {
     // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
-///`aclrtCreateLabel`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtCreateLabel(_arg0: *mut aclrtLabel) -> aclError {
-    crate::recent_error::not_supported("aclrtCreateLabel");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtCreateLabelList`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtCreateLabelList(
-    _arg0: *mut aclrtLabel,
-    _arg1: usize,
-    _arg2: *mut aclrtLabelList,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtCreateLabelList");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtCreateNotify`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtCreateNotify(_arg0: *mut aclrtNotify, _arg1: u64) -> aclError {
@@ -1600,18 +1481,6 @@ pub unsafe extern "C" fn aclrtDestroyBinary(_arg0: aclrtBinary) -> aclError {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtDestroyGroupInfo(_arg0: *mut aclrtGroupInfo) -> aclError {
     crate::recent_error::not_supported("aclrtDestroyGroupInfo");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtDestroyLabel`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtDestroyLabel(_arg0: aclrtLabel) -> aclError {
-    crate::recent_error::not_supported("aclrtDestroyLabel");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtDestroyLabelList`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtDestroyLabelList(_arg0: aclrtLabelList) -> aclError {
-    crate::recent_error::not_supported("aclrtDestroyLabelList");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtDestroyNotify`: not supported by cann-sim.
@@ -2868,12 +2737,6 @@ pub unsafe extern "C" fn aclrtSetGroup(_arg0: i32) -> aclError {
     crate::recent_error::not_supported("aclrtSetGroup");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtSetLabel`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtSetLabel(_arg0: aclrtLabel, _arg1: aclrtStream) -> aclError {
-    crate::recent_error::not_supported("aclrtSetLabel");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtSetMemcpyDesc`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtSetMemcpyDesc(
@@ -3006,17 +2869,6 @@ pub unsafe extern "C" fn aclrtStreamWaitEventWithTimeout(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtSubscribeHostFunc(_arg0: u64, _arg1: aclrtStream) -> aclError {
     crate::recent_error::not_supported("aclrtSubscribeHostFunc");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtSwitchLabelByIndex`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtSwitchLabelByIndex(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u32,
-    _arg2: aclrtLabelList,
-    _arg3: aclrtStream,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtSwitchLabelByIndex");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtSwitchStream`: not supported by cann-sim.

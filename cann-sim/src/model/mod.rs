@@ -64,6 +64,9 @@
 //! | anything else invalid (types, names, shapes, graph, ops, gears) | `Invalid` | `ACL_ERROR_PARSE_MODEL` (100013) |
 //! | a shape only known from a constant's values | `NotSupported` | `ACL_ERROR_API_NOT_SUPPORT` (200001) |
 
+pub(crate) mod build;
+pub(crate) mod debug_json;
+pub(crate) mod dump;
 mod exec;
 pub(crate) mod loaded;
 mod parse;

@@ -156,6 +156,8 @@ pub struct Model {
     thread: ThreadId,
     /// The capturing stream, for messages.
     origin: String,
+    /// The capturing stream's id (the JSON dump's stream).
+    origin_id: i32,
     /// The capturing stream's `Shared::uid`.
     origin_uid: u64,
     /// Unique for the process (the check mode's key for its memory).
@@ -263,6 +265,7 @@ pub fn begin(s: &Stream, mode: Mode, non_host: bool) -> Result<(), Error> {
         mode,
         thread: std::thread::current().id(),
         origin: s.label(),
+        origin_id: s.id,
         origin_uid: s.shared.uid,
         uid: {
             static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -578,6 +581,43 @@ impl Model {
         }
     }
 
+    /// Its id in the JSON dump (`aclmdlRIGetId` is not simulated): its
+    /// process-unique number.
+    pub fn uid_for_json(&self) -> u32 {
+        self.uid as u32
+    }
+
+    /// Its task list for `aclmdlRIDebugJsonPrint`: the capturing stream
+    /// (id) and each recorded step's type and name
+    /// ([`crate::model::debug_json`]; the simulator keeps the steps of all
+    /// the capture's streams in one list, in capture order).
+    pub fn describe(&self) -> Vec<(i32, Vec<crate::model::debug_json::Task>)> {
+        use crate::model::debug_json::Task;
+        let task = |kind: &'static str, name: &'static str| Task {
+            kind,
+            name: name.to_string(),
+        };
+        let tasks = self
+            .inner
+            .lock()
+            .steps
+            .iter()
+            .map(|st| match st {
+                Step::Task(k @ TaskKind::Op { api, .. }) => {
+                    task(crate::model::build::type_name(k), api)
+                }
+                Step::Task(k) => {
+                    let kind = crate::model::build::type_name(k);
+                    task(kind, kind)
+                }
+                Step::Record(_) => task("EVENT_RECORD", "EVENT_RECORD"),
+                Step::Reset(_) => task("EVENT_RESET", "EVENT_RESET"),
+                Step::WaitExternal(_) => task("EVENT_WAIT", "EVENT_WAIT"),
+            })
+            .collect();
+        vec![(self.origin_id, tasks)]
+    }
+
     /// Whether its stream is still capturing into it.
     pub fn is_capturing(&self) -> bool {
         self.inner.lock().phase == Phase::Capturing
@@ -733,18 +773,7 @@ impl Model {
                 ),
             ));
         }
-        let mut polls = 0;
-        while self.running.load(Ordering::Acquire) > 0 {
-            if polls == 10_000 {
-                return Err(err(
-                    ErrorKind::ModelRunning,
-                    "the model is still running after 10 s of polling; synchronise the streams \
-                     it runs on first",
-                ));
-            }
-            polls += 1;
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
+        wait_for_executions(&self.running)?;
         self.unregister();
         Ok(())
     }
@@ -841,8 +870,30 @@ impl Model {
     }
 }
 
-/// Counts an execution until its last task is done.
-struct Running(Arc<AtomicUsize>);
+/// Waits until no execution of a model is queued (`running`), polling every
+/// 1 ms up to 10 000 times (`context.cc` `Context::ModelDestroy`).
+///
+/// # Errors
+///
+/// 107037 when executions are still queued after the polling.
+pub(crate) fn wait_for_executions(running: &AtomicUsize) -> Result<(), Error> {
+    let mut polls = 0;
+    while running.load(Ordering::Acquire) > 0 {
+        if polls == 10_000 {
+            return Err(err(
+                ErrorKind::ModelRunning,
+                "the model is still running after 10 s of polling; synchronise the streams it \
+                 runs on first",
+            ));
+        }
+        polls += 1;
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    Ok(())
+}
+
+/// Counts an execution until its last task is done (or dropped).
+pub(crate) struct Running(pub(crate) Arc<AtomicUsize>);
 
 impl Drop for Running {
     fn drop(&mut self) {

@@ -96,6 +96,9 @@ pub enum ErrorKind {
     /// A capture invalidated by an earlier failure
     /// (`ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED`).
     CaptureInvalidated,
+    /// A stream bound to a model already, or not bound to the model named
+    /// (`ACL_ERROR_RT_STREAM_MODEL`).
+    StreamModel,
     /// A queued wait that outlived the operator wait timeout
     /// (`ACL_ERROR_RT_TASK_TIMEOUT`, the runtime's code for the task
     /// scheduler's `RT_ERROR_TSFW_TASK_TIMEOUT`, hicann/runtime

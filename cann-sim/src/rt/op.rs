@@ -278,13 +278,65 @@ pub(crate) fn launch_kernel(
             });
         }
     }
-    let kernel = Arc::new(move || run_kernel(&kernel, &inputs, &outputs));
+    let dump = crate::model::dump::active()
+        .then(|| dump_launch(function, &op_type, s, &inputs, &outputs))
+        .flatten();
+    let kernel = Arc::new(move || match &dump {
+        None => run_kernel(&kernel, &inputs, &outputs),
+        Some(d) => {
+            // SAFETY: on the worker, with every range validated and the
+            // allocation table's read lock held (`rt::stream`).
+            let before = unsafe { d.before() };
+            run_kernel(&kernel, &inputs, &outputs)?;
+            // SAFETY: as above.
+            unsafe { d.after(before) };
+            Ok(())
+        }
+    });
     s.enqueue(|_| TaskKind::Op {
         api: function,
         ranges,
         kernel,
     })
     .map(drop)
+}
+
+/// The data dump of an operator launch, when dumping is on
+/// ([`crate::model::dump`]).
+fn dump_launch(
+    function: &'static str,
+    op_type: &str,
+    s: &Stream,
+    inputs: &[LaunchInput],
+    outputs: &[LaunchOutput],
+) -> Option<crate::model::dump::Dumper> {
+    use crate::model::dump::{Tensor, TensorData};
+    let ins = inputs
+        .iter()
+        .map(|i| Tensor {
+            spec: i.spec.clone(),
+            data: match &i.src {
+                Source::Device { addr, strides, .. } => {
+                    TensorData::Device(*addr, span_bytes(&i.spec, strides.as_deref()))
+                }
+                Source::Host(b) => TensorData::Host(b.clone()),
+                Source::Empty => TensorData::Empty,
+            },
+        })
+        .collect();
+    let outs = outputs
+        .iter()
+        .map(|o| Tensor {
+            spec: o.spec.clone(),
+            data: match o.dst {
+                Some((addr, _)) => {
+                    TensorData::Device(addr, span_bytes(&o.spec, o.strides.as_deref()))
+                }
+                None => TensorData::Empty,
+            },
+        })
+        .collect();
+    crate::model::dump::for_launch(function, op_type, s.device, s.id, ins, outs)
 }
 
 /// Runs on the stream's worker, with every device range validated and the

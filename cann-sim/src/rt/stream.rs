@@ -398,6 +398,12 @@ pub struct Stream {
     /// Its task-group state: a group open in a capture, or a group being
     /// updated ([`super::capture`]).
     pub task_group: Mutex<super::capture::GroupState>,
+    /// The model it is bound to (`aclmdlRIBindStream`), whose build records
+    /// its work ([`crate::model::build`]).
+    pub bound: Mutex<Option<Arc<crate::model::build::Built>>>,
+    /// Whether it was ever bound to a model (the fast path of
+    /// [`Stream::enqueue`]: `bound` is locked only then).
+    pub bound_once: AtomicBool,
     /// Whether `task_group` is in update mode (the fast path of
     /// [`Stream::enqueue`]; changed with `task_group` locked).
     pub updating: AtomicBool,
@@ -457,6 +463,8 @@ impl Stream {
             is_default,
             capture: Mutex::new(None),
             task_group: Mutex::new(super::capture::GroupState::None),
+            bound: Mutex::new(None),
+            bound_once: AtomicBool::new(false),
             updating: AtomicBool::new(false),
             worker: Mutex::new(None),
         }
@@ -494,6 +502,14 @@ impl Stream {
         let capturing = self.capture.lock().clone();
         if let Some(m) = capturing {
             return m.record_task(self, make);
+        }
+        // While the stream is bound to a model being built, its work sinks
+        // into the model.
+        if self.bound_once.load(Ordering::Acquire) {
+            let bound = self.bound.lock().clone();
+            if let Some(m) = bound {
+                return m.record(self, make);
+            }
         }
         self.ensure_worker()?;
         let mut q = self.shared.q.lock();

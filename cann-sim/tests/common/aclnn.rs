@@ -75,3 +75,44 @@ pub fn download<T: Copy + Default>(p: *mut u8, n: usize) -> Vec<T> {
     });
     v
 }
+
+/// `out = a + alpha · b` over `n` f32 with aclnnAdd queued on `s`: the
+/// aclnn status.
+#[allow(
+    dead_code,
+    reason = "not every test binary including this file calls it"
+)]
+pub fn add_scaled(
+    a: *mut u8,
+    b: *mut u8,
+    alpha: f32,
+    out: *mut u8,
+    n: i64,
+    s: acl_sys::aclrtStream,
+) -> aclnnStatus {
+    use acl_sys::aclnn::ACLNN_SUCCESS;
+    use cann_sim::aclnn::*;
+    let (ta, tb, tc) = (
+        tensor(&[n], acl_sys::ACL_FLOAT, a),
+        tensor(&[n], acl_sys::ACL_FLOAT, b),
+        tensor(&[n], acl_sys::ACL_FLOAT, out),
+    );
+    let mut alpha = alpha;
+    // SAFETY: one f32, copied by the call.
+    let sc = unsafe { aclCreateScalar((&mut alpha as *mut f32).cast(), acl_sys::ACL_FLOAT) };
+    let (mut ws, mut ex) = (0u64, std::ptr::null_mut());
+    // SAFETY: live handles and valid out-pointers.
+    let mut r = unsafe { aclnnAddGetWorkspaceSize(ta, tb, sc, tc, &mut ws, &mut ex) };
+    if r == ACLNN_SUCCESS {
+        // SAFETY: the executor just made, no workspace needed.
+        r = unsafe { aclnnAdd(std::ptr::null_mut(), 0, ex, s) };
+    }
+    // SAFETY: handles made above, destroyed once.
+    unsafe {
+        aclDestroyTensor(ta);
+        aclDestroyTensor(tb);
+        aclDestroyTensor(tc);
+        aclDestroyScalar(sc);
+    }
+    r
+}

@@ -1,0 +1,848 @@
+//! Model runtime instances built explicitly (`aclmdlRIBuildBegin` …
+//! `aclmdlRIBuildEnd`), their labels and label switches.
+//!
+//! The rules follow hicann/runtime (`src/acl/aclrt_impl/model_ri.cpp`,
+//! `src/acl/aclrt_impl/label.cpp`, `src/runtime/api/api_c_model.cc`,
+//! `src/runtime/api/impl/api_error.cc`, `api_impl.cc`,
+//! `src/runtime/feature/model/model.cc`, `src/runtime/core/src/context/context.cc`,
+//! `src/runtime/core/src/launch/label.cc`; `docs/zh/api_ref/10_label_management.md`,
+//! `docs/zh/api_ref/15_model_running_instance__management.md`, and the sample
+//! `example/2_advanced_features/label/0_simple_label`):
+//!
+//! - [`Built::bind`]: only persistent streams (`ACL_STREAM_PERSISTENT`) are
+//!   bound; a stream is bound to one model at a time (107005,
+//!   `api_c_model.cc` `rtsModelBindStream`). From then on, the work queued
+//!   on it is recorded into the model instead of run (the stream's tasks
+//!   sink into the model, `Stream::enqueue` hands them to [`Built::record`]).
+//! - [`Built::set_label`], [`Built::switch_by_index`] (`aclrtSetLabel`,
+//!   `aclrtSwitchLabelByIndex`): a label marks a position of a bound stream;
+//!   a switch reads a `uint32` index from device memory *when the model
+//!   runs* and continues at the label of that index in its list — on the
+//!   label's stream, the current stream's later tasks are not run; an index
+//!   beyond the list takes its last label (the API page).
+//! - [`Built::end_task`] (`aclmdlRIEndTask`, `rtsEndGraph`): one end per
+//!   model (507000, `Context::ModelAddEndGraph`); reaching it ends the
+//!   execution.
+//! - [`Built::load_complete`] (`aclmdlRIBuildEnd`): the model is ready; each
+//!   execution ([`Built::program`]) runs its head streams
+//!   (`ACL_MODEL_STREAM_FLAG_HEAD`), in the order they were bound, from
+//!   their first task; other streams run only when a label switch jumps to
+//!   them (the simulator does not model `aclrtActiveStream`).
+//!
+//! An execution is one task on the executing stream: it runs the model's
+//! program (copies, fills, operators, label switches) in order on the
+//! stream's worker, with every memory range of the model validated first.
+
+use crate::check::Use;
+use crate::rt::capture::Running;
+use crate::rt::handles::{Lookup, Table};
+use crate::rt::stream::{Expect, Stream, TaskKind, TaskRange};
+use crate::rt::{Error, ErrorKind};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
+
+/// Jumps one execution may take before it is stopped as a runaway loop.
+pub const MAX_JUMPS: u64 = 10_000_000;
+
+fn err(kind: ErrorKind, msg: impl Into<String>) -> Error {
+    Error::new(kind, msg)
+}
+
+/// A label (`aclrtLabel`, `aclrtCreateLabel`).
+pub struct Label {
+    /// The context it was created in.
+    pub ctx_id: u64,
+    /// Its number, for messages and the JSON dump.
+    pub id: u32,
+    /// Where it is set: the model, the stream's uid, and the position in
+    /// that stream's steps (`Label::Set` sets a label once).
+    set: Mutex<Option<(Weak<Built>, u64, usize)>>,
+    /// Whether a label list holds it (`aclrtSetLabel` needs one first:
+    /// `label.cc` `Label::Set`, `RT_ERROR_LABEL_PHY_ADDR_NULL`).
+    listed: std::sync::atomic::AtomicBool,
+}
+
+/// A label list (`aclrtLabelList`, `aclrtCreateLabelList`).
+pub struct LabelList {
+    /// Its labels, in order.
+    pub labels: Vec<Arc<Label>>,
+}
+
+/// Live labels.
+pub static LABELS: Table<Label> = Table::new(Default::default);
+/// Live label lists.
+pub static LABEL_LISTS: Table<LabelList> = Table::new(Default::default);
+/// Live built models.
+pub static BUILT: Table<Built> = Table::new(Default::default);
+
+/// Labels per process (`docs/zh/api_ref/10_label_management.md`: at most
+/// 65535).
+pub const MAX_LABELS: usize = 65_535;
+
+impl Label {
+    /// Its handle.
+    pub fn handle(self: &Arc<Self>) -> usize {
+        Arc::as_ptr(self) as usize
+    }
+}
+
+impl LabelList {
+    /// Its handle.
+    pub fn handle(self: &Arc<Self>) -> usize {
+        Arc::as_ptr(self) as usize
+    }
+}
+
+/// `aclrtCreateLabel` in context `ctx_id`.
+///
+/// # Errors
+///
+/// 507000 beyond [`MAX_LABELS`] live labels (`RT_ERROR_LABEL_ALLOCATOR`).
+pub fn create_label(ctx_id: u64) -> Result<Arc<Label>, Error> {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let mut table = LABELS.lock();
+    if table.all().len() >= MAX_LABELS {
+        return Err(err(
+            ErrorKind::Internal,
+            format!("{MAX_LABELS} labels exist already (the limit per process); destroy some"),
+        ));
+    }
+    let l = Arc::new(Label {
+        ctx_id,
+        id: (NEXT.fetch_add(1, Ordering::Relaxed) % 65_536) as u32,
+        set: Mutex::new(None),
+        listed: false.into(),
+    });
+    table.insert(l.clone());
+    Ok(l)
+}
+
+/// `aclrtCreateLabelList`.
+///
+/// # Errors
+///
+/// 107000 for an empty list or one of more than 65535 labels
+/// (`rtsLabelSwitchListCreate`).
+pub fn create_list(labels: Vec<Arc<Label>>) -> Result<Arc<LabelList>, Error> {
+    if labels.is_empty() || labels.len() > MAX_LABELS {
+        return Err(err(
+            ErrorKind::ParamInvalid,
+            format!(
+                "num {} is out of range; expected (0, {MAX_LABELS}]",
+                labels.len()
+            ),
+        ));
+    }
+    for l in &labels {
+        l.listed.store(true, Ordering::Release);
+    }
+    let list = Arc::new(LabelList { labels });
+    LABEL_LISTS.lock().insert(list.clone());
+    Ok(list)
+}
+
+/// Where a built model is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Streams are bound and tasks added.
+    Building,
+    /// `aclmdlRIBuildEnd` was called: it can be executed.
+    Ready,
+}
+
+/// One step of a bound stream.
+enum Step {
+    /// A copy, upload, fill or operator, the ranges it touches and the
+    /// enqueueing API.
+    Task(Inst, Vec<TaskRange>, &'static str),
+    /// `aclrtSetLabel`: a position a switch can jump to.
+    Label(Arc<Label>),
+    /// `aclrtSwitchLabelByIndex`.
+    Switch {
+        /// The `uint32` index in device memory.
+        index: usize,
+        /// Its allocation.
+        at: Expect,
+        /// `maxValue`.
+        max: u32,
+        /// The list's labels.
+        labels: Vec<Arc<Label>>,
+    },
+    /// `aclmdlRIEndTask`.
+    End,
+}
+
+impl Step {
+    /// Its name in the JSON dump: the kernel's (the operator API) for
+    /// kernels, the type otherwise (`Stream::ConstructTraceEventFromTask`).
+    fn name(&self) -> &'static str {
+        match self {
+            Step::Task(Inst::Kernel(_), _, api) => api,
+            other => other.type_name(),
+        }
+    }
+
+    /// The task type the runtime's JSON dump names it by
+    /// (`TaskInfo::typeName`, `src/runtime/core/src/task/task_info/`).
+    fn type_name(&self) -> &'static str {
+        match self {
+            Step::Task(i, ..) => i.type_name(),
+            Step::Label(_) => "LABEL_SET",
+            Step::Switch { .. } => "STREAM_LABEL_SWITCH_BY_INDEX",
+            Step::End => "MODEL_END_GRAPH",
+        }
+    }
+}
+
+/// The runtime's task type name of a recorded task (`TaskInfo::typeName`:
+/// `memory_memcpy_async_task.cc` "MEMCPY_ASYNC", `memory_task_v200_base.cc`
+/// "MEMSET_ASYNC", `davinci_kernel_task.cc` "KERNEL_AIVEC").
+pub fn type_name(k: &TaskKind) -> &'static str {
+    match k {
+        TaskKind::Copy { .. } | TaskKind::Upload { .. } => "MEMCPY_ASYNC",
+        TaskKind::Fill { .. } => "MEMSET_ASYNC",
+        _ => "KERNEL_AIVEC",
+    }
+}
+
+/// A stream bound to a model.
+struct Bound {
+    stream: Weak<Stream>,
+    uid: u64,
+    id: i32,
+    label: String,
+    head: bool,
+    steps: Vec<Step>,
+    /// The task type and name of each step, for the JSON dump (kept when
+    /// the steps are frozen into the program).
+    types: Vec<(&'static str, &'static str)>,
+}
+
+struct Inner {
+    phase: Phase,
+    /// In the order they were bound.
+    streams: Vec<Bound>,
+    ended: bool,
+    /// Set by `aclmdlRIBuildEnd`: the ranges it touches and the program.
+    program: Option<(Vec<TaskRange>, Arc<Program>)>,
+}
+
+/// A model runtime instance built with `aclmdlRIBuildBegin` (`aclmdlRI`).
+pub struct Built {
+    /// The context it was built in.
+    pub ctx_id: u64,
+    /// Its id (`aclmdlRIGetId`), for messages and the JSON dump.
+    pub id: u32,
+    inner: Mutex<Inner>,
+    /// Executions queued and not yet finished.
+    running: Arc<AtomicUsize>,
+}
+
+/// `aclmdlRIBuildBegin` in context `ctx_id`.
+pub fn begin(ctx_id: u64) -> Arc<Built> {
+    static NEXT: AtomicUsize = AtomicUsize::new(1);
+    let m = Arc::new(Built {
+        ctx_id,
+        id: NEXT.fetch_add(1, Ordering::Relaxed) as u32,
+        inner: Mutex::new(Inner {
+            phase: Phase::Building,
+            streams: Vec::new(),
+            ended: false,
+            program: None,
+        }),
+        running: Arc::new(AtomicUsize::new(0)),
+    });
+    BUILT.lock().insert(m.clone());
+    m
+}
+
+/// Looks a built model's handle up.
+pub fn lookup(addr: usize) -> Lookup<Built> {
+    BUILT.lock().get(addr)
+}
+
+/// The model `s` is bound to, if any.
+pub fn bound_model(s: &Stream) -> Option<Arc<Built>> {
+    s.bound.lock().clone()
+}
+
+/// Whether `s` is bound to a model that is still being built (its work is
+/// recorded, so a persistent stream takes it).
+pub fn records(s: &Stream) -> bool {
+    bound_model(s).is_some_and(|m| m.inner.lock().phase == Phase::Building)
+}
+
+impl Built {
+    /// Its handle.
+    pub fn handle(self: &Arc<Self>) -> usize {
+        Arc::as_ptr(self) as usize
+    }
+
+    /// `aclmdlRIBindStream`: `s` sinks its work into the model from now on.
+    /// The caller checked the flags (persistent, `flag` HEAD or DEFAULT). A
+    /// stream bound again after an unbind keeps its recorded steps.
+    ///
+    /// # Errors
+    ///
+    /// 107005 when `s` is bound to a model already (`rtsModelBindStream`).
+    pub fn bind(self: &Arc<Self>, s: &Arc<Stream>, head: bool) -> Result<(), Error> {
+        let mut slot = s.bound.lock();
+        if let Some(other) = slot.as_ref() {
+            return Err(err(
+                ErrorKind::StreamModel,
+                format!(
+                    "{} is bound to model {} already and cannot be bound to model {}",
+                    s.label(),
+                    other.id,
+                    self.id
+                ),
+            ));
+        }
+        *slot = Some(self.clone());
+        s.bound_once.store(true, Ordering::Release);
+        let mut inner = self.inner.lock();
+        if let Some(b) = inner.streams.iter_mut().find(|b| b.uid == s.shared.uid) {
+            b.head = head;
+            b.stream = Arc::downgrade(s);
+            return Ok(());
+        }
+        inner.streams.push(Bound {
+            stream: Arc::downgrade(s),
+            uid: s.shared.uid,
+            id: s.id,
+            label: s.label(),
+            head,
+            steps: Vec::new(),
+            types: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// `aclmdlRIUnbindStream`: `s` no longer belongs to the model; the tasks
+    /// it recorded stay in the model (`Model::UnbindStream` only tells the
+    /// scheduler).
+    ///
+    /// # Errors
+    ///
+    /// 107005 when `s` is not bound to this model (`model.cc`
+    /// `Model::UnbindStream`).
+    pub fn unbind(self: &Arc<Self>, s: &Stream) -> Result<(), Error> {
+        let mut slot = s.bound.lock();
+        match slot.as_ref() {
+            Some(m) if Arc::ptr_eq(m, self) => {
+                *slot = None;
+                Ok(())
+            }
+            _ => Err(err(
+                ErrorKind::StreamModel,
+                format!("{} is not bound to model {}", s.label(), self.id),
+            )),
+        }
+    }
+
+    /// Records a step on bound stream `s`.
+    fn push(&self, s: &Stream, step: Step) -> Result<usize, Error> {
+        let mut inner = self.inner.lock();
+        if inner.phase != Phase::Building {
+            return Err(err(
+                ErrorKind::FeatureNotSupport,
+                format!(
+                    "model {} was built already (aclmdlRIBuildEnd); cann-sim does not add tasks \
+                     to a built model ({} is bound to it)",
+                    self.id,
+                    s.label()
+                ),
+            ));
+        }
+        let Some(b) = inner.streams.iter_mut().find(|b| b.uid == s.shared.uid) else {
+            return Err(err(
+                ErrorKind::StreamModel,
+                format!("{} is not bound to model {}", s.label(), self.id),
+            ));
+        };
+        b.types.push((step.type_name(), step.name()));
+        b.steps.push(step);
+        Ok(b.steps.len())
+    }
+
+    /// A task queued on bound stream `s` ([`Stream::enqueue`]): recorded,
+    /// not run; returns its number in the stream's steps.
+    ///
+    /// # Errors
+    ///
+    /// 207000 for event tasks, waits, host functions, callbacks and
+    /// collectives: the simulator records copies, fills and operators only.
+    pub(crate) fn record(
+        &self,
+        s: &Stream,
+        make: impl FnOnce(u64) -> TaskKind,
+    ) -> Result<u64, Error> {
+        let kind = make(0);
+        let ranges = task_ranges(&kind);
+        match kind {
+            TaskKind::Copy {
+                api,
+                dst,
+                src,
+                count,
+                ..
+            } => self
+                .push(s, Step::Task(Inst::Copy { dst, src, count }, ranges, api))
+                .map(|n| n as u64),
+            TaskKind::Upload { api, dst, data, .. } => self
+                .push(s, Step::Task(Inst::Upload { dst, data }, ranges, api))
+                .map(|n| n as u64),
+            TaskKind::Fill {
+                api,
+                dst,
+                count,
+                value,
+                ..
+            } => self
+                .push(s, Step::Task(Inst::Fill { dst, count, value }, ranges, api))
+                .map(|n| n as u64),
+            TaskKind::Op { api, kernel, .. } => self
+                .push(s, Step::Task(Inst::Kernel(kernel), ranges, api))
+                .map(|n| n as u64),
+            other => {
+                if let TaskKind::Record(r) = &other {
+                    r.done
+                        .cancel("the record was refused by a model build".to_string());
+                }
+                Err(err(
+                    ErrorKind::FeatureNotSupport,
+                    format!(
+                        "{} tasks cannot be added to a built model by cann-sim ({} is bound to \
+                         model {}); only copies, fills and operators can",
+                        other.name(),
+                        s.label(),
+                        self.id
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// `aclrtSetLabel` on bound stream `s` (`label.cc` `Label::Set`).
+    ///
+    /// # Errors
+    ///
+    /// 507000 for a label set already, or not in a label list yet
+    /// (`RT_ERROR_LABEL_SET`, `RT_ERROR_LABEL_PHY_ADDR_NULL`).
+    pub fn set_label(self: &Arc<Self>, s: &Stream, l: &Arc<Label>) -> Result<(), Error> {
+        let mut set = l.set.lock();
+        if set.is_some() {
+            return Err(err(
+                ErrorKind::Internal,
+                format!(
+                    "label {} is set already; a label cannot be set repeatedly",
+                    l.id
+                ),
+            ));
+        }
+        if !l.listed.load(Ordering::Acquire) {
+            return Err(err(
+                ErrorKind::Internal,
+                format!(
+                    "label {} is in no label list: before setting a label with aclrtSetLabel, \
+                     create a label list holding it (aclrtCreateLabelList)",
+                    l.id
+                ),
+            ));
+        }
+        let at = self.push(s, Step::Label(l.clone()))? - 1;
+        *set = Some((Arc::downgrade(self), s.shared.uid, at));
+        Ok(())
+    }
+
+    /// `aclrtSwitchLabelByIndex` on bound stream `s`: at run time, reads the
+    /// `uint32` at `index` (validated by the caller: 4 bytes of device
+    /// memory in `at`).
+    ///
+    /// # Errors
+    ///
+    /// As [`Built::record`] for a model built already.
+    pub fn switch_by_index(
+        &self,
+        s: &Stream,
+        index: usize,
+        at: Expect,
+        max: u32,
+        list: &LabelList,
+    ) -> Result<(), Error> {
+        self.push(
+            s,
+            Step::Switch {
+                index,
+                at,
+                max,
+                labels: list.labels.clone(),
+            },
+        )
+        .map(drop)
+    }
+
+    /// `aclmdlRIEndTask` on bound stream `s`.
+    ///
+    /// # Errors
+    ///
+    /// 507000 for a second end (`context.cc` `Context::ModelAddEndGraph`,
+    /// `RT_ERROR_MODEL_ENDGRAPH`: "The model must have only one end
+    /// graph"); 507000 for a stream not bound to this model
+    /// (`RT_ERROR_STREAM_INVALID`, which the ACL layer returns as 507000).
+    pub fn end_task(&self, s: &Stream) -> Result<(), Error> {
+        if self.inner.lock().ended {
+            return Err(err(
+                ErrorKind::Internal,
+                format!(
+                    "model {} has an end task already; a model has only one",
+                    self.id
+                ),
+            ));
+        }
+        let bound_here = bound_model(s).is_some_and(|m| std::ptr::eq(Arc::as_ptr(&m), self));
+        if !bound_here {
+            return Err(err(
+                ErrorKind::Internal,
+                format!("{} must be bound to model {}", s.label(), self.id),
+            ));
+        }
+        self.push(s, Step::End)?;
+        self.inner.lock().ended = true;
+        Ok(())
+    }
+
+    /// `aclmdlRIBuildEnd`: the model can be executed.
+    ///
+    /// # Errors
+    ///
+    /// 207000 when tasks were recorded on streams that are not head streams
+    /// and no label switch can reach them: they would run only when
+    /// activated (`aclrtActiveStream`), which the simulator does not model.
+    pub fn load_complete(&self) -> Result<(), Error> {
+        let mut inner = self.inner.lock();
+        let reachable: Vec<u64> = inner
+            .streams
+            .iter()
+            .flat_map(|b| b.steps.iter())
+            .filter_map(|st| match st {
+                Step::Switch { labels, .. } => Some(labels.clone()),
+                _ => None,
+            })
+            .flatten()
+            .filter_map(|l| l.set.lock().as_ref().map(|(_, uid, _)| *uid))
+            .collect();
+        if let Some(b) = inner
+            .streams
+            .iter()
+            .find(|b| !b.head && !b.steps.is_empty() && !reachable.contains(&b.uid))
+        {
+            return Err(err(
+                ErrorKind::FeatureNotSupport,
+                format!(
+                    "{} was bound with ACL_MODEL_STREAM_FLAG_DEFAULT and holds tasks that only \
+                     stream activation (aclrtActiveStream) would run; cann-sim does not model it \
+                     — bind it with ACL_MODEL_STREAM_FLAG_HEAD or reach it by a label switch",
+                    b.label
+                ),
+            ));
+        }
+        inner.phase = Phase::Ready;
+        self.freeze(&mut inner);
+        Ok(())
+    }
+
+    /// `aclmdlRIExecuteAsync`: queues one execution on `s`.
+    ///
+    /// # Errors
+    ///
+    /// 107000 for a model not built yet (no `aclmdlRIBuildEnd`); the
+    /// stream's error when it is being destroyed.
+    pub fn execute(self: &Arc<Self>, s: &Stream) -> Result<(), Error> {
+        let Some((ranges, program)) = self.inner.lock().program.clone() else {
+            return Err(err(
+                ErrorKind::ParamInvalid,
+                format!(
+                    "model {} is still being built; end the build with aclmdlRIBuildEnd first",
+                    self.id
+                ),
+            ));
+        };
+        self.running.fetch_add(1, Ordering::AcqRel);
+        let guard = Running(self.running.clone());
+        s.enqueue(move |_| TaskKind::Op {
+            api: "aclmdlRIExecuteAsync",
+            ranges,
+            kernel: Arc::new(move || {
+                let _ = &guard;
+                program.run()
+            }),
+        })
+        .map(drop)
+    }
+
+    /// Freezes the recorded steps into the model's program, with every
+    /// memory range it touches.
+    fn freeze(&self, inner: &mut Inner) {
+        let mut ranges = Vec::new();
+        let mut streams = Vec::new();
+        let mut labels = HashMap::new();
+        for (si, b) in inner.streams.iter_mut().enumerate() {
+            let mut ops = Vec::new();
+            for (pi, st) in std::mem::take(&mut b.steps).into_iter().enumerate() {
+                ops.push(match st {
+                    Step::Task(inst, r, _) => {
+                        ranges.extend(r);
+                        Op::Task(inst)
+                    }
+                    Step::Label(l) => {
+                        labels.insert(Arc::as_ptr(&l) as usize, (si, pi));
+                        Op::Nop
+                    }
+                    Step::Switch {
+                        index,
+                        at,
+                        max,
+                        labels,
+                    } => {
+                        ranges.push(TaskRange {
+                            what: "label index",
+                            addr: index,
+                            len: 4,
+                            at,
+                            how: Use::Read,
+                        });
+                        Op::Switch {
+                            index,
+                            max,
+                            labels: labels.iter().map(|l| Arc::as_ptr(l) as usize).collect(),
+                        }
+                    }
+                    Step::End => Op::End,
+                });
+            }
+            streams.push((b.head, b.label.clone(), ops));
+        }
+        inner.program = Some((
+            ranges,
+            Arc::new(Program {
+                model: self.id,
+                streams,
+                labels,
+            }),
+        ));
+    }
+
+    /// `aclmdlRIDestroy`: waits (polling every 1 ms, at most 10 000 times)
+    /// for its executions, unbinds its streams and unregisters it
+    /// (`context.cc` `Context::ModelDestroy`).
+    ///
+    /// # Errors
+    ///
+    /// 107037 when executions are still queued after the polling.
+    pub fn destroy(self: &Arc<Self>) -> Result<(), Error> {
+        crate::rt::capture::wait_for_executions(&self.running)?;
+        let streams: Vec<Weak<Stream>> = self
+            .inner
+            .lock()
+            .streams
+            .iter()
+            .map(|b| b.stream.clone())
+            .collect();
+        for s in streams.iter().filter_map(Weak::upgrade) {
+            let _ = self.unbind(&s);
+        }
+        BUILT.lock().remove(self.handle());
+        Ok(())
+    }
+
+    /// Its task list for `aclmdlRIDebugJsonPrint`: per stream (id), each
+    /// step's type and name; the last stream bound first, as the runtime
+    /// lists them (`Model::BindStream` pushes each stream at the front).
+    pub fn describe(&self) -> Vec<(i32, Vec<super::debug_json::Task>)> {
+        self.inner
+            .lock()
+            .streams
+            .iter()
+            .rev()
+            .map(|b| {
+                let tasks = b
+                    .types
+                    .iter()
+                    .map(|&(kind, name)| super::debug_json::Task {
+                        kind,
+                        name: name.to_string(),
+                    })
+                    .collect();
+                (b.id, tasks)
+            })
+            .collect()
+    }
+}
+
+/// The ranges a recorded task touches.
+fn task_ranges(k: &TaskKind) -> Vec<TaskRange> {
+    let r = |what, addr, len, at, how| TaskRange {
+        what,
+        addr,
+        len,
+        at,
+        how,
+    };
+    match k {
+        TaskKind::Copy {
+            dst,
+            src,
+            count,
+            dst_at,
+            src_at,
+            ..
+        } => vec![
+            r("dst", *dst, *count, *dst_at, Use::Write),
+            r("src", *src, *count, *src_at, Use::Read),
+        ],
+        TaskKind::Upload {
+            dst, data, dst_at, ..
+        } => vec![r("dst", *dst, data.len(), *dst_at, Use::Write)],
+        TaskKind::Fill {
+            dst, count, dst_at, ..
+        } => vec![r("devPtr", *dst, *count, *dst_at, Use::Write)],
+        TaskKind::Op { ranges, .. } => ranges.clone(),
+        _ => Vec::new(),
+    }
+}
+
+/// A recorded copy, upload, fill or operator (shared by the executions).
+enum Inst {
+    Copy {
+        dst: usize,
+        src: usize,
+        count: usize,
+    },
+    Upload {
+        dst: usize,
+        data: Vec<u8>,
+    },
+    Fill {
+        dst: usize,
+        count: usize,
+        value: u8,
+    },
+    Kernel(Arc<dyn Fn() -> Result<(), Error> + Send + Sync>),
+}
+
+impl Inst {
+    /// The runtime's task type name (see [`type_name`]).
+    fn type_name(&self) -> &'static str {
+        match self {
+            Inst::Copy { .. } | Inst::Upload { .. } => "MEMCPY_ASYNC",
+            Inst::Fill { .. } => "MEMSET_ASYNC",
+            Inst::Kernel(_) => "KERNEL_AIVEC",
+        }
+    }
+}
+
+/// One instruction of an execution.
+enum Op {
+    Task(Inst),
+    Nop,
+    Switch {
+        index: usize,
+        max: u32,
+        /// Label addresses.
+        labels: Vec<usize>,
+    },
+    End,
+}
+
+/// A built model's frozen program: what one execution runs.
+struct Program {
+    model: u32,
+    /// Per bound stream: whether it is a head stream, its label, its ops.
+    streams: Vec<(bool, String, Vec<Op>)>,
+    /// Where each label set in the model is: (stream, op).
+    labels: HashMap<usize, (usize, usize)>,
+}
+
+impl Program {
+    /// Runs the program. Called on the executing stream's worker inside an
+    /// operator task, so every range of [`Built::program`] was validated
+    /// and the allocation table's read lock is held.
+    fn run(&self) -> Result<(), Error> {
+        let mut jumps = 0u64;
+        for (start, (head, ..)) in self.streams.iter().enumerate() {
+            if !head {
+                continue;
+            }
+            let (mut si, mut pc) = (start, 0usize);
+            while let Some(op) = self.streams[si].2.get(pc) {
+                pc += 1;
+                match op {
+                    Op::Nop => {}
+                    Op::End => return Ok(()),
+                    Op::Task(k) => run_task(k)?,
+                    Op::Switch { index, max, labels } => {
+                        // SAFETY: the 4 bytes at `index` lie in a live
+                        // allocation (validated as a range of the task,
+                        // kept alive by the read lock the worker holds).
+                        let i = unsafe { std::ptr::read_unaligned(*index as *const u32) };
+                        let limit = if *max == 0 {
+                            labels.len()
+                        } else {
+                            (*max as usize).min(labels.len())
+                        };
+                        let target = labels[(i as usize).min(limit.saturating_sub(1))];
+                        let Some(&(ts, tp)) = self.labels.get(&target) else {
+                            return Err(err(
+                                ErrorKind::ModelFault,
+                                format!(
+                                    "model {}: the label switch on {} took index {i}, whose \
+                                     label is not set on a stream of the model",
+                                    self.model, self.streams[si].1
+                                ),
+                            ));
+                        };
+                        jumps += 1;
+                        if jumps > MAX_JUMPS {
+                            return Err(err(
+                                ErrorKind::ModelFault,
+                                format!(
+                                    "model {}: {MAX_JUMPS} label jumps in one execution; a loop \
+                                     whose index never changes?",
+                                    self.model
+                                ),
+                            ));
+                        }
+                        (si, pc) = (ts, tp + 1);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs a copy, upload, fill or operator of a model's program; its ranges
+/// were validated (see [`Program::run`]).
+fn run_task(i: &Inst) -> Result<(), Error> {
+    match i {
+        Inst::Copy { dst, src, count } => {
+            // SAFETY: both ends lie in live allocations, validated as ranges
+            // of the execution task and kept alive by the read lock its
+            // worker holds; `copy` allows overlap.
+            unsafe { std::ptr::copy(*src as *const u8, *dst as *mut u8, *count) }
+        }
+        Inst::Upload { dst, data } => {
+            // SAFETY: as above; `data` is a separate buffer.
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), *dst as *mut u8, data.len()) }
+        }
+        Inst::Fill { dst, count, value } => {
+            // SAFETY: as above.
+            unsafe { std::ptr::write_bytes(*dst as *mut u8, *value, *count) }
+        }
+        Inst::Kernel(kernel) => return kernel(),
+    }
+    Ok(())
+}
