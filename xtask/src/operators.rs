@@ -26,6 +26,8 @@ struct RawOp {
     page: String,
     args: Vec<String>,
     dtypes: Option<String>,
+    dtypes_a2: Option<String>,
+    dtypes_a3: Option<String>,
     format: Option<String>,
     errors: Option<String>,
     sim: Option<String>,
@@ -40,7 +42,15 @@ pub struct Op {
     pub doc: String,
     pub page: String,
     pub args: Vec<Arg>,
+    /// The page's dtype lists: the union over the products it covers.
     pub dtypes: Option<String>,
+    /// The lists of the Atlas A2 parts (Ascend910B*) where the page narrows
+    /// the union: only the arguments named; the others take the union's.
+    pub dtypes_a2: Option<String>,
+    /// The lists of the Atlas A3 parts (Ascend910_93*) where they differ
+    /// from the A2 ones: only the arguments named, the others take the
+    /// union's (absent: A3 takes A2's lists).
+    pub dtypes_a3: Option<String>,
     pub format: Option<String>,
     pub errors: Option<String>,
     /// cann-sim's planning expression, when it has a kernel.
@@ -279,6 +289,7 @@ pub fn load(root: &Path) -> Result<Vec<Op>, String> {
                 ));
             }
         }
+        check_product_lists(&raw, &args)?;
         ops.push(Op {
             rust: raw.rust.unwrap_or_else(|| rust_name(&raw.name)),
             name: raw.name,
@@ -286,6 +297,8 @@ pub fn load(root: &Path) -> Result<Vec<Op>, String> {
             page: raw.page,
             args,
             dtypes: raw.dtypes,
+            dtypes_a2: raw.dtypes_a2,
+            dtypes_a3: raw.dtypes_a3,
             format: raw.format,
             errors: raw.errors,
             sim: raw.sim,
@@ -301,6 +314,68 @@ pub fn load(root: &Path) -> Result<Vec<Op>, String> {
         }
     }
     Ok(ops)
+}
+
+/// `self {f16,f32}; dim {i64}; out {=self}` as `(argument, [types])`
+/// pairs, in order. Parts that are not `name {list}` are skipped.
+fn dtype_lists(text: &str) -> Vec<(&str, Vec<&str>)> {
+    text.split(';')
+        .filter_map(|part| {
+            let (name, rest) = part.trim().split_once('{')?;
+            let list = rest.trim().strip_suffix('}')?;
+            Some((name.trim(), list.split(',').map(str::trim).collect()))
+        })
+        .collect()
+}
+
+/// Checks `dtypes_a2`/`dtypes_a3` against the union: each names an
+/// argument of the union with a list of types, once, and lists only types
+/// of the union (a product cannot take what the page's union omits:
+/// write a type a product adds into `dtypes` too). The union itself holds
+/// no per-product notes (`|`): those are the per-product fields.
+fn check_product_lists(raw: &RawOp, args: &[Arg]) -> Result<(), String> {
+    let op = &raw.name;
+    let union = raw.dtypes.as_deref().unwrap_or_default();
+    if union.contains('|') {
+        return Err(format!(
+            "{TABLE}: {op}: `dtypes` is the union of the page's lists only; \
+             per-product lists go into `dtypes_a2`/`dtypes_a3`"
+        ));
+    }
+    let union = dtype_lists(union);
+    for (field, text) in [("dtypes_a2", &raw.dtypes_a2), ("dtypes_a3", &raw.dtypes_a3)] {
+        let Some(text) = text else { continue };
+        let err = |why: String| format!("{TABLE}: {op}: `{field}`: {why}");
+        let lists = dtype_lists(text);
+        let parts = text.split(';').filter(|p| !p.trim().is_empty()).count();
+        if lists.is_empty() || parts != lists.len() {
+            return Err(err(format!("`{text}` is not `argument {{types}}; ...`")));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for (name, types) in &lists {
+            if !seen.insert(*name) {
+                return Err(err(format!("{name} is listed twice")));
+            }
+            if !args.iter().any(|a| a.c_name == *name) {
+                return Err(err(format!("{name} is not an argument")));
+            }
+            let Some((_, all)) = union.iter().find(|(n, _)| n == name) else {
+                return Err(err(format!("{name} has no list in `dtypes`")));
+            };
+            for t in types {
+                if acl_dtype(t).is_none() {
+                    return Err(err(format!("{name}: `{t}` is not a data type")));
+                }
+                if !all.contains(t) {
+                    return Err(err(format!(
+                        "{name}: {t} is not in the union `{{{}}}`",
+                        all.join(",")
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn doc_line(text: &str) -> String {
@@ -497,7 +572,31 @@ fn acl_wrapper(s: &mut String, op: &Op) {
     let _ = writeln!(s, "///");
     let _ = writeln!(s, "/// Documented at {}.", op.page);
     if let Some(d) = &op.dtypes {
-        let _ = writeln!(s, "/// Data types: {}.", doc_fact(d));
+        let _ = writeln!(
+            s,
+            "/// Data types (the union over the page's products): {}.",
+            doc_fact(d)
+        );
+    }
+    if let Some(a2) = &op.dtypes_a2 {
+        let _ = writeln!(
+            s,
+            "/// On Atlas A2 (Ascend910B): {}; other arguments as above.",
+            doc_fact(a2)
+        );
+    }
+    match (&op.dtypes_a2, &op.dtypes_a3) {
+        (_, Some(a3)) => {
+            let _ = writeln!(
+                s,
+                "/// On Atlas A3 (Ascend910\\_93): {}; other arguments as above.",
+                doc_fact(a3)
+            );
+        }
+        (Some(_), None) => {
+            let _ = writeln!(s, "/// On Atlas A3 (Ascend910\\_93): as on Atlas A2.");
+        }
+        (None, None) => {}
     }
     if let Some(f) = &op.format {
         let _ = writeln!(s, "/// Formats: {}.", doc_fact(f));
@@ -652,26 +751,38 @@ fn acl_dtype(name: &str) -> Option<&'static str> {
 }
 
 /// The dtype lists of an operator's tensor and tensor-list arguments, as
-/// the `(name, handle, is_list, optional, &[aclDataType])` entries the simulator's
-/// `documented_dtypes` checks: the page's list (the union over its
-/// products: the text before `|`). An argument whose list names a rule
+/// the `(name, handle, is_list, optional, union, a2, a3)` entries the
+/// simulator's `documented_dtypes` checks: the page's union (`dtypes`) and,
+/// where the page narrows it, the lists of the Atlas A2 and A3 parts
+/// (`dtypes_a2`, `dtypes_a3`; `None`: the product takes the union's list;
+/// A3 takes A2's lists unless `dtypes_a3` is given). The simulator checks
+/// the list of the SoC it runs as. An argument whose union names a rule
 /// (`=self`) instead of types is not checked here (its kernel checks it).
-/// The per-product notes after `|` are extracted heuristically, so they
-/// are not enforced.
 fn documented_dtype_checks(op: &Op) -> Vec<String> {
     let Some(dtypes) = &op.dtypes else {
         return Vec::new();
     };
-    let union = dtypes.split('|').next().unwrap_or_default();
+    let a2 = op.dtypes_a2.as_deref().map(dtype_lists).unwrap_or_default();
+    let a3 = match &op.dtypes_a3 {
+        Some(t) => dtype_lists(t),
+        None => a2.clone(),
+    };
+    let consts = |types: &[&str]| -> Option<String> {
+        let types: Option<Vec<String>> = types
+            .iter()
+            .map(|t| acl_dtype(t).map(|c| format!("acl_sys::{c}")))
+            .collect();
+        Some(format!("&[{}]", types?.join(", ")))
+    };
+    let product = |lists: &[(&str, Vec<&str>)], name: &str| -> String {
+        lists
+            .iter()
+            .find(|(n, _)| *n == name)
+            .and_then(|(_, types)| consts(types))
+            .map_or_else(|| "None".to_string(), |c| format!("Some({c})"))
+    };
     let mut checks = Vec::new();
-    for part in union.split(';') {
-        let Some((name, rest)) = part.trim().split_once('{') else {
-            continue;
-        };
-        let Some(list) = rest.strip_suffix('}') else {
-            continue;
-        };
-        let name = name.trim();
+    for (name, types) in dtype_lists(dtypes) {
         let Some(arg) = op.args.iter().find(|a| a.c_name == name) else {
             continue;
         };
@@ -680,16 +791,15 @@ fn documented_dtype_checks(op: &Op) -> Vec<String> {
             Kind::TensorList => true,
             _ => continue,
         };
-        let types: Option<Vec<String>> = list
-            .split(',')
-            .map(|t| acl_dtype(t.trim()).map(|c| format!("acl_sys::{c}")))
-            .collect();
-        let Some(types) = types else { continue };
+        let Some(union) = consts(&types) else {
+            continue;
+        };
         let optional = matches!(arg.role, Role::Opt | Role::OptOut);
         checks.push(format!(
-            "(\"{name}\", {} as usize, {is_list}, {optional}, &[{}])",
+            "(\"{name}\", {} as usize, {is_list}, {optional}, {union}, {}, {})",
             arg.sys_name(),
-            types.join(", ")
+            product(&a2, name),
+            product(&a3, name),
         ));
     }
     checks
@@ -747,6 +857,72 @@ mod tests {
         assert!(e.contains("only tensors are written"), "{e}");
         let e = parse_arg("X", "n: size_t").unwrap_err();
         assert!(e.contains("unknown C type `size_t`"), "{e}");
+    }
+
+    /// `check_product_lists` of a one-operator table `Argsort(self, dim, out)`
+    /// with the given dtype fields.
+    fn product_lists(fields: &str) -> Result<(), String> {
+        let text = format!(
+            "[[op]]\nname = \"Argsort\"\ndoc = ''\npage = ''\n\
+             args = ['self: const aclTensor*', 'dim: int64_t', 'out: aclTensor* [out]']\n{fields}"
+        );
+        let file: File = toml::from_str(&text).map_err(|e| e.to_string())?;
+        let raw = &file.op[0];
+        let args: Vec<Arg> = raw
+            .args
+            .iter()
+            .map(|a| parse_arg(&raw.name, a))
+            .collect::<Result<_, _>>()?;
+        check_product_lists(raw, &args)
+    }
+
+    #[test]
+    fn a_per_product_list_is_a_subset_of_the_union_for_an_argument_it_names() {
+        let union = "dtypes = 'self {bf16,f16,u16}; dim {i64}; out {i64}'\n";
+        product_lists(&format!("{union}dtypes_a2 = 'self {{bf16,f16}}'")).unwrap();
+        product_lists(&format!("{union}dtypes_a3 = 'self {{f16}}'")).unwrap();
+        let e = product_lists(&format!("{union}dtypes_a2 = 'self {{f16,f32}}'")).unwrap_err();
+        assert!(
+            e.contains("self: f32 is not in the union `{bf16,f16,u16}`"),
+            "{e}"
+        );
+        let e = product_lists(&format!("{union}dtypes_a2 = 'other {{f16}}'")).unwrap_err();
+        assert!(e.contains("other is not an argument"), "{e}");
+        let e = product_lists(&format!("{union}dtypes_a2 = 'self {{f16}}; self {{bf16}}'"))
+            .unwrap_err();
+        assert!(e.contains("self is listed twice"), "{e}");
+        let e = product_lists(&format!("{union}dtypes_a3 = 'self {{half}}'")).unwrap_err();
+        assert!(e.contains("`half` is not a data type"), "{e}");
+        let e = product_lists(&format!("{union}dtypes_a2 = 'self f16'")).unwrap_err();
+        assert!(e.contains("is not `argument {types}; ...`"), "{e}");
+        let e =
+            product_lists("dtypes = 'self {f16}; out {i64}'\ndtypes_a2 = 'dim {i64}'").unwrap_err();
+        assert!(e.contains("dim has no list in `dtypes`"), "{e}");
+        let e = product_lists("dtypes = 'self {f16} | A2 notes: self: excl {bf16}'").unwrap_err();
+        assert!(e.contains("per-product lists go into"), "{e}");
+    }
+
+    #[test]
+    fn the_sim_check_carries_the_a2_list_and_a3_takes_it_unless_given_its_own() {
+        let ops = load(&crate::workspace_root()).unwrap();
+        let find = |name: &str| ops.iter().find(|o| o.name == name).unwrap();
+        let argsort = documented_dtype_checks(find("Argsort"));
+        assert_eq!(argsort.len(), 2, "{argsort:?}");
+        assert!(
+            argsort[0].starts_with("(\"self\", self_ as usize, false, false, &[acl_sys::ACL_BF16")
+                && argsort[0].contains("ACL_UINT16")
+                && argsort[0].matches("Some(").count() == 2
+                && argsort[0].ends_with("acl_sys::ACL_UINT8]))"),
+            "{}",
+            argsort[0]
+        );
+        assert!(argsort[1].ends_with(", None, None)"), "{}", argsort[1]);
+        let cummax = documented_dtype_checks(find("Cummax"));
+        assert!(
+            cummax[0].contains("ACL_BF16], None, Some(&[acl_sys::ACL_FLOAT16"),
+            "{}",
+            cummax[0]
+        );
     }
 
     #[test]

@@ -1111,7 +1111,7 @@ pub fn tanh_(stream: &Stream, self_ref: &mut TensorArgMut<'_>) -> Result<()> {
 /// `xOut = x1 + x2`, then `yOut = xOut / rms(xOut) · gamma` over `gamma`'s trailing dimensions, with `rstdOut` the reciprocal RMS.
 ///
 /// Documented at hicann/ops-nn:norm/add_rms_norm/docs/aclnnAddRmsNorm.md.
-/// Data types: x1 {f32,f16,bf16}; x2 {f32,f16,bf16}; gamma {f32,f16,bf16}; yOut {f32,f16,bf16}; rstdOut {f32}; xOut {f32,f16,bf16}.
+/// Data types (the union over the page's products): x1 {f32,f16,bf16}; x2 {f32,f16,bf16}; gamma {f32,f16,bf16}; yOut {f32,f16,bf16}; rstdOut {f32}; xOut {f32,f16,bf16}.
 /// Formats: ND; broadcast: no; shape: x1 1-8; x2 1-8; gamma 1-8; yOut 1-8; rstdOut 1-8; xOut 1-8.
 ///
 /// # Errors
@@ -1154,7 +1154,7 @@ pub fn add_rms_norm(
 /// `out[i] = start + i · step` for the half-open range `[start, end)`.
 ///
 /// Documented at hicann/ops-math:math/range/docs/aclnnArange.md.
-/// Data types: start {f16,f32,f64,u8,i8,i16,i32,i64,bool,bf16}; end {f16,f32,f64,u8,i8,i16,i32,i64,bool,bf16}; step {f16,f32,f64,u8,i8,i16,i32,i64,bool,bf16}; out {f16,f32,f64,i32,i64,bf16}.
+/// Data types (the union over the page's products): start {f16,f32,f64,u8,i8,i16,i32,i64,bool,bf16}; end {f16,f32,f64,u8,i8,i16,i32,i64,bool,bf16}; step {f16,f32,f64,u8,i8,i16,i32,i64,bool,bf16}; out {f16,f32,f64,i32,i64,bf16}.
 /// Formats: ND; broadcast: no.
 ///
 /// # Errors
@@ -1182,7 +1182,9 @@ pub fn arange(
 /// The indices (int64) that sort `self` along `dim`, ascending or `descending`.
 ///
 /// Documented at hicann/ops-math:math/sort/docs/aclnnArgsort.md.
-/// Data types: self {bf16,f16,f32,i8,i16,i32,i64,u8,u16,u32,u64}; dim {i64}; descending {bool}; out {i64} | A2 notes: all: excl {u16,u32,u64} ; self: excl {bf16}.
+/// Data types (the union over the page's products): self {bf16,f16,f32,i8,i16,i32,i64,u8,u16,u32,u64}; dim {i64}; descending {bool}; out {i64}.
+/// On Atlas A2 (Ascend910B): self {bf16,f16,f32,i8,i16,i32,i64,u8}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: no; shape: out =self.
 ///
 /// # Errors
@@ -1210,7 +1212,7 @@ pub fn argsort(
 /// 2-D average pooling over the last two dimensions (NCHW or CHW).
 ///
 /// Documented at hicann/ops-nn:pooling/avg_pool3_d/docs/aclnnAvgPool2d.md.
-/// Data types: self {f32,f16,bf16}; kernelSize {i64}; strides {i64}; paddings {i64}; ceilMode {bool}; countIncludePad {bool}; divisorOverride {i64}; cubeMathType {i8}; out {f32,f16,bf16} | A2 notes: all: excl {f32} ; dtype ; all: excl {bf16}.
+/// Data types (the union over the page's products): self {f32,f16,bf16}; kernelSize {i64}; strides {i64}; paddings {i64}; ceilMode {bool}; countIncludePad {bool}; divisorOverride {i64}; cubeMathType {i8}; out {f32,f16,bf16}.
 /// Formats: NCHW,NCL; broadcast: no; shape: self 3-4; out 3-4.
 ///
 /// # Errors
@@ -1250,7 +1252,9 @@ pub fn avg_pool2d(
 /// Concatenates `tensors` along `dim` into `out`.
 ///
 /// Documented at hicann/ops-math:conversion/concat_d/docs/aclnnCat.md.
-/// Data types: tensors {f32,f16,i32,i64,i16,i8,u8,u16,u32,u64,bool,f64,c64,bf16,hif8,f8e5m2,f8e4m3,f8e8m0,f4e1m2,f4e2m1}; dim {i64}; out {f32,f16,i32,i64,i16,i8,u8,u16,u32,u64,bool,f64,c64,bf16,hif8,f8e5m2,f8e4m3,f8e8m0,f4e1m2,f4e2m1} | A2 notes: all: excl {u16,u32,u64,hif8,f8e5m2,f8e4m3,f8e8m0,f4e1m2,f4e2m1}.
+/// Data types (the union over the page's products): tensors {f32,f16,i32,i64,i16,i8,u8,u16,u32,u64,bool,f64,c64,bf16,hif8,f8e5m2,f8e4m3,f8e8m0,f4e1m2,f4e2m1}; dim {i64}; out {f32,f16,i32,i64,i16,i8,u8,u16,u32,u64,bool,f64,c64,bf16,hif8,f8e5m2,f8e4m3,f8e8m0,f4e1m2,f4e2m1}.
+/// On Atlas A2 (Ascend910B): tensors {f32,f16,i32,i64,i16,i8,u8,bool,f64,c64,bf16}; out {f32,f16,i32,i64,i16,i8,u8,bool,f64,c64,bf16}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: no; shape: tensors 1-8.
 ///
 /// # Errors
@@ -1278,7 +1282,9 @@ pub fn cat(
 /// `out = min(max(self, clipValueMin), clipValueMax)`.
 ///
 /// Documented at hicann/ops-math:conversion/clip_by_value_v2/docs/aclnnClamp.md.
-/// Data types: self {f16,f32,f64,i8,u8,i16,i32,i64,bool,bf16}; clipValueMin {f16,f32,f64,i8,u8,i16,i32,i64,bool,bf16}; clipValueMax {f16,f32,f64,i8,u8,i16,i32,i64,bool,bf16}; out {f16,f32,f64,i8,u8,i16,i32,i64,bool,bf16} | A2 notes: self/out: excl {bool}.
+/// Data types (the union over the page's products): self {f16,f32,f64,i8,u8,i16,i32,i64,bool,bf16}; clipValueMin {f16,f32,f64,i8,u8,i16,i32,i64,bool,bf16}; clipValueMax {f16,f32,f64,i8,u8,i16,i32,i64,bool,bf16}; out {f16,f32,f64,i8,u8,i16,i32,i64,bool,bf16}.
+/// On Atlas A2 (Ascend910B): self {f16,f32,f64,i8,u8,i16,i32,i64,bf16}; out {f16,f32,f64,i8,u8,i16,i32,i64,bf16}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: no; shape: self 1-8; out =self.
 ///
 /// # Errors
@@ -1306,7 +1312,7 @@ pub fn clamp(
 /// `out = max(self, clipValueMin)`.
 ///
 /// Documented at hicann/ops-math:conversion/clip_by_value_v2/docs/aclnnClampMin.md.
-/// Data types: self {f16,f32,f64,i8,u8,i16,i32,i64,bf16}; clipValueMin {f16,f32,f64,i8,u8,i16,i32,i64,bf16,bool}; out {f16,f32,f64,i8,u8,i16,i32,i64,bf16} | A2 notes: self/out: excl {bool}.
+/// Data types (the union over the page's products): self {f16,f32,f64,i8,u8,i16,i32,i64,bf16}; clipValueMin {f16,f32,f64,i8,u8,i16,i32,i64,bf16,bool}; out {f16,f32,f64,i8,u8,i16,i32,i64,bf16}.
 /// Formats: ND; broadcast: no; shape: self 1-8; out =self.
 ///
 /// # Errors
@@ -1332,7 +1338,7 @@ pub fn clamp_min(
 /// `out = min(self, clipValueMax)`.
 ///
 /// Documented at hicann/ops-math:conversion/clip_by_value_v2/docs/aclnnClampMax&aclnnInplaceClampMax.md.
-/// Data types: self {f16,f32,f64,i8,u8,i16,i32,i64,bf16}; clipValueMax {f16,f32,f64,i8,u8,i16,i32,i64,bf16,bool}; out {f16,f32,f64,i8,u8,i16,i32,i64,bf16} | A2 notes: self/clipValueMax: dtype,promotion ; out/self/clipValueMax: dtype,promotion,cast ; self/out: excl {bool}.
+/// Data types (the union over the page's products): self {f16,f32,f64,i8,u8,i16,i32,i64,bf16}; clipValueMax {f16,f32,f64,i8,u8,i16,i32,i64,bf16,bool}; out {f16,f32,f64,i8,u8,i16,i32,i64,bf16}.
 /// Formats: ND; broadcast: no; shape: self 1-8; out =self.
 ///
 /// # Errors
@@ -1382,7 +1388,9 @@ pub fn clamp_max_(
 /// Pads `self` with `value`; `pad` holds (before, after) pairs from the last dimension backwards, negative entries crop.
 ///
 /// Documented at hicann/ops-math:conversion/pad_v3/docs/aclnnConstantPadNd.md.
-/// Data types: self {f32,f16,i32,i64,i16,i8,u8,u16,u32,u64,bool,f64,c64,c128,bf16,hif8,f8e5m2,f8e4m3,f8e8m0,f4e2m1,f4e1m2}; pad {i64}; value {f32,f16,i32,i64,i16,i8,u8,u16,u32,u64,bool,f64,c64,c128,bf16,hif8,f8e5m2,f8e4m3,f8e8m0,f4e2m1,f4e1m2}; out {=self} | A2 notes: all: excl {hif8,f8e5m2,f8e4m3,f8e8m0,f4e2m1,f4e1m2}.
+/// Data types (the union over the page's products): self {f32,f16,i32,i64,i16,i8,u8,u16,u32,u64,bool,f64,c64,c128,bf16,hif8,f8e5m2,f8e4m3,f8e8m0,f4e2m1,f4e1m2}; pad {i64}; value {f32,f16,i32,i64,i16,i8,u8,u16,u32,u64,bool,f64,c64,c128,bf16,hif8,f8e5m2,f8e4m3,f8e8m0,f4e2m1,f4e1m2}; out {=self}.
+/// On Atlas A2 (Ascend910B): self {f32,f16,i32,i64,i16,i8,u8,u16,u32,u64,bool,f64,c64,c128,bf16}; value {f32,f16,i32,i64,i16,i8,u8,u16,u32,u64,bool,f64,c64,c128,bf16}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: no; shape: self 0-8.
 ///
 /// # Errors
@@ -1412,7 +1420,7 @@ pub fn constant_pad_nd(
 /// N-D convolution (1-D, 2-D, 3-D; transposed; groups; dilation), `output = input ⋆ weight + bias`.
 ///
 /// Documented at hicann/ops-nn:conv/convolution_forward/docs/aclnnConvolution.md.
-/// Data types: input {f32,f16,bf16,hif8,f8e4m3}; weight {f32,f16,bf16,hif8,f8e4m3}; bias {f32,f16,bf16}; stride {i64}; padding {i64}; dilation {i64}; transposed {bool}; outputPadding {i32}; groups {i64}; output {f32,f16,bf16,hif8,f8e4m3}; cubeMathType {i8}.
+/// Data types (the union over the page's products): input {f32,f16,bf16,hif8,f8e4m3}; weight {f32,f16,bf16,hif8,f8e4m3}; bias {f32,f16,bf16}; stride {i64}; padding {i64}; dilation {i64}; transposed {bool}; outputPadding {i32}; groups {i64}; output {f32,f16,bf16,hif8,f8e4m3}; cubeMathType {i8}.
 /// Formats: NCL,NCHW,NCDHW,ND; broadcast: no; shape: input 3-5; weight 3-5; bias 1-5; output 3-5.
 ///
 /// # Errors
@@ -1460,7 +1468,7 @@ pub fn convolution(
 /// `out = cos(input)`.
 ///
 /// Documented at hicann/ops-math:math/cos/docs/aclnnCos&aclnnInplaceCos.md.
-/// Data types: input {i8,i16,i32,i64,u8,bool,f32,f16,f64,c64,c128,bf16}; out {f32,f16,f64,c64,c128,bf16}.
+/// Data types (the union over the page's products): input {i8,i16,i32,i64,u8,bool,f32,f16,f64,c64,c128,bf16}; out {f32,f16,f64,c64,c128,bf16}.
 /// Formats: ND; broadcast: no.
 ///
 /// # Errors
@@ -1480,7 +1488,7 @@ pub fn cos(stream: &Stream, input: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -
 /// `out[i] = Σ_{j≤i} self[j]` along `dim`, accumulated as `dtype`.
 ///
 /// Documented at hicann/ops-math:math/cumsum/docs/aclnnCumsum.md.
-/// Data types: self {f32,f16,i32,f64,u8,i8,i16,i64,c64,c128,bf16}; dim {i64}; dtype {f32,f16,i32,f64,u8,i8,i16,i64,c64,c128,bf16}; out {f32,f16,i32,f64,u8,i8,i16,i64,c64,c128,bf16}.
+/// Data types (the union over the page's products): self {f32,f16,i32,f64,u8,i8,i16,i64,c64,c128,bf16}; dim {i64}; dtype {f32,f16,i32,f64,u8,i8,i16,i64,c64,c128,bf16}; out {f32,f16,i32,f64,u8,i8,i16,i64,c64,c128,bf16}.
 /// Formats: ND; broadcast: no.
 ///
 /// # Errors
@@ -1508,7 +1516,7 @@ pub fn cumsum(
 /// `out = scale · (x > 0 ? x : alpha · (e^{inputScale·x} − 1))`.
 ///
 /// Documented at hicann/ops-nn:activation/elu/docs/aclnnElu&aclnnInplaceElu.md.
-/// Data types: self {f32,f16,bf16}; out {f32,f16,bf16}.
+/// Data types (the union over the page's products): self {f32,f16,bf16}; out {f32,f16,bf16}.
 /// Formats: ND; broadcast: no; shape: self 0-8; out 0-8.
 ///
 /// # Errors
@@ -1538,7 +1546,9 @@ pub fn elu(
 /// `out = (self == other)` (broadcasting).
 ///
 /// Documented at hicann/ops-math:math/equal/docs/aclnnEqTensor&aclnnInplaceEqTensor.md.
-/// Data types: self {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u32,u64}; other {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u32,u64}; out {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u64,u32,u16} | A2 notes: self/other: excl {u32,u64} ; out: excl {u64,u32,u16}.
+/// Data types (the union over the page's products): self {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u32,u64}; other {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u32,u64}; out {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u64,u32,u16}.
+/// On Atlas A2 (Ascend910B): self {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128}; other {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128}; out {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: yes; shape: self 8D; other 8D; out 8D.
 ///
 /// # Errors
@@ -1564,7 +1574,9 @@ pub fn eq_tensor(
 /// Fused attention for inference: `softmax(scaleValue · Q Kᵀ + mask) V`, with KV heads, layouts, sparse modes and quantisation options.
 ///
 /// Documented at hicann/ops-transformer:attention/fused_infer_attention_score/docs/aclnnFusedInferAttentionScoreV2.md.
-/// Data types: query {f16,bf16,i8}; key {f16,bf16,i8,i4,i32,hif8,f8e5m2,f8e4m3,f4e1m2,f4e2m1}; value {f16,bf16,i8,i4,i32,hif8,f8e5m2,f8e4m3,f4e1m2,f4e2m1}; pseShiftOptional {f16,bf16}; attenMaskOptional {bool,i8,u8}; actualSeqLengthsOptional {i64}; actualSeqLengthsKvOptional {i64}; deqScale1Optional {u64,f32}; quantScale1Optional {f32}; deqScale2Optional {u64,f32}; quantScale2Optional {f32,bf16}; quantOffset2Optional {f32,bf16}; antiquantScaleOptional {f16,bf16,f32}; antiquantOffsetOptional {f16,bf16,f32}; blockTableOptional {i32}; queryPaddingSizeOptional {i64}; kvPaddingSizeOptional {i64}; keyAntiquantScaleOptional {f16,bf16,f32}; keyAntiquantOffsetOptional {f16,bf16,f32}; valueAntiquantScaleOptional {f16,bf16,f32}; valueAntiquantOffsetOptional {f16,bf16,f32}; keySharedPrefixOptional {f16,bf16,i8}; valueSharedPrefixOptional {f16,bf16,i8}; actualSharedPrefixLenOptional {i64}; numHeads {i64}; scaleValue {f64}; preTokens {i64}; nextTokens {i64}; numKeyValueHeads {i64}; sparseMode {i64}; innerPrecise {i64}; blockSize {i64}; antiquantMode {i64}; softmaxLseFlag {bool}; keyAntiquantMode {i64}; valueAntiquantMode {i64}; attentionOut {f16,bf16,i8}; softmaxLse {f32}.
+/// Data types (the union over the page's products): query {f16,bf16,i8}; key {f16,bf16,i8,i4,i32,hif8,f8e5m2,f8e4m3,f4e1m2,f4e2m1}; value {f16,bf16,i8,i4,i32,hif8,f8e5m2,f8e4m3,f4e1m2,f4e2m1}; pseShiftOptional {f16,bf16}; attenMaskOptional {bool,i8,u8}; actualSeqLengthsOptional {i64}; actualSeqLengthsKvOptional {i64}; deqScale1Optional {u64,f32}; quantScale1Optional {f32}; deqScale2Optional {u64,f32}; quantScale2Optional {f32,bf16}; quantOffset2Optional {f32,bf16}; antiquantScaleOptional {f16,bf16,f32}; antiquantOffsetOptional {f16,bf16,f32}; blockTableOptional {i32}; queryPaddingSizeOptional {i64}; kvPaddingSizeOptional {i64}; keyAntiquantScaleOptional {f16,bf16,f32}; keyAntiquantOffsetOptional {f16,bf16,f32}; valueAntiquantScaleOptional {f16,bf16,f32}; valueAntiquantOffsetOptional {f16,bf16,f32}; keySharedPrefixOptional {f16,bf16,i8}; valueSharedPrefixOptional {f16,bf16,i8}; actualSharedPrefixLenOptional {i64}; numHeads {i64}; scaleValue {f64}; preTokens {i64}; nextTokens {i64}; numKeyValueHeads {i64}; sparseMode {i64}; innerPrecise {i64}; blockSize {i64}; antiquantMode {i64}; softmaxLseFlag {bool}; keyAntiquantMode {i64}; valueAntiquantMode {i64}; attentionOut {f16,bf16,i8}; softmaxLse {f32}.
+/// On Atlas A2 (Ascend910B): key {f16,bf16,i8,i4,i32}; value {f16,bf16,i8,i4,i32}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): key {f16,bf16,i8,i4,i32,hif8,f8e5m2,f8e4m3,f4e1m2,f4e2m1}; value {f16,bf16,i8,i4,i32,hif8,f8e5m2,f8e4m3,f4e1m2,f4e2m1}; other arguments as above.
 /// Formats: ND; broadcast: no; shape: query 3-4; key 3-4; value 3-4; pseShiftOptional 4; attenMaskOptional 2-4; deqScale1Optional 1; quantScale1Optional 1; deqScale2Optional 1; quantScale2Optional 1; quantOffset2Optional 1; antiquantScaleOptional 1; antiquantOffsetOptional 1; blockTableOptional 1; queryPaddingSizeOptional 1; kvPaddingSizeOptional 1; keyAntiquantScaleOptional 1; keyAntiquantOffsetOptional 1; valueAntiquantScaleOptional 1; valueAntiquantOffsetOptional 1; keySharedPrefixOptional 1; valueSharedPrefixOptional 1; attentionOut 3-4; softmaxLse 3-4.
 ///
 /// # Errors
@@ -1694,7 +1706,7 @@ pub fn fused_infer_attention_score_v2(
 /// `out = self` indexed by `index` along `dim` (the index's shape replaces that dimension).
 ///
 /// Documented at hicann/ops-nn:index/gather_v2/docs/aclnnGatherV2.md.
-/// Data types: self {f32,f16,i64,i32,i16,i8,u8,bool,f64,c64,c128,bf16}; dim {i64}; index {i64,i32}; out {=self}.
+/// Data types (the union over the page's products): self {f32,f16,i64,i32,i16,i8,u8,bool,f64,c64,c128,bf16}; dim {i64}; index {i64,i32}; out {=self}.
 /// Formats: ND; broadcast: no; shape: self 1-8; index 1-8; out 1-8.
 ///
 /// # Errors
@@ -1722,7 +1734,7 @@ pub fn gather_v2(
 /// GeGLU: splits `self` in two halves along `dim` and returns one half times GELU of the other (`outGelu`: that GELU).
 ///
 /// Documented at hicann/ops-nn:activation/ge_glu_v2/docs/aclnnGeGluV3.md.
-/// Data types: self {f32,f16,bf16}; dim {i64}; out {f32,f16,bf16}; outGelu {f32,f16,bf16}.
+/// Data types (the union over the page's products): self {f32,f16,bf16}; dim {i64}; out {f32,f16,bf16}; outGelu {f32,f16,bf16}.
 /// Formats: ND; broadcast: no; shape: self 0-8; out 0-8; outGelu 0-8.
 ///
 /// # Errors
@@ -1760,7 +1772,7 @@ pub fn ge_glu_v3(
 /// GELU, exact (`approximate` 0, erf) or tanh approximation (1).
 ///
 /// Documented at hicann/ops-nn:activation/gelu_v2/docs/aclnnGeluV2.md.
-/// Data types: x {f32,f16,bf16}; approximate {i64}; y {f32,f16,bf16}.
+/// Data types (the union over the page's products): x {f32,f16,bf16}; approximate {i64}; y {f32,f16,bf16}.
 /// Formats: ND; broadcast: no; shape: x 0-8; y 0-8.
 ///
 /// # Errors
@@ -1786,7 +1798,7 @@ pub fn gelu_v2(
 /// Group normalisation of an `[N, C, HxW]` input in `group` groups, scaled by `gamma` and shifted by `beta`.
 ///
 /// Documented at hicann/ops-nn:norm/group_norm/docs/aclnnGroupNorm.md.
-/// Data types: self {f32,f16,bf16}; gamma {f32,f16,bf16}; beta {f32,f16,bf16}; out {f32,f16,bf16}; meanOut {f32,f16,bf16}; rstdOut {f32,f16,bf16}.
+/// Data types (the union over the page's products): self {f32,f16,bf16}; gamma {f32,f16,bf16}; beta {f32,f16,bf16}; out {f32,f16,bf16}; meanOut {f32,f16,bf16}; rstdOut {f32,f16,bf16}.
 /// Formats: ND; broadcast: no; shape: self 2-8; gamma 1; beta 1; out 2-8; meanOut 2; rstdOut 2.
 ///
 /// # Errors
@@ -1836,7 +1848,7 @@ pub fn group_norm(
 /// `out = (self > other)`.
 ///
 /// Documented at hicann/ops-math:math/greater/docs/aclnnGtScalar&aclnnInplaceGtScalar.md.
-/// Data types: self {f64,bf16,f16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool}; other {f64,bf16,f16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool}; out {f64,bf16,f16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool,c64,c128}.
+/// Data types (the union over the page's products): self {f64,bf16,f16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool}; other {f64,bf16,f16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool}; out {f64,bf16,f16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool,c64,c128}.
 /// Formats: ND; broadcast: no; shape: self 0-8; out 0-8.
 ///
 /// # Errors
@@ -1862,7 +1874,7 @@ pub fn gt_scalar(
 /// `out = clamp(x / 6 + 1/2, 0, 1)`.
 ///
 /// Documented at hicann/ops-nn:activation/hard_sigmoid/docs/aclnnHardsigmoid&aclnnInplaceHardsigmoid.md.
-/// Data types: self {f32,f16,i32,bf16}; out {f32,f16,i32,bf16}.
+/// Data types (the union over the page's products): self {f32,f16,i32,bf16}; out {f32,f16,i32,bf16}.
 /// Formats: ND; broadcast: no; shape: self 0-8; out 0-8.
 ///
 /// # Errors
@@ -1886,7 +1898,7 @@ pub fn hardsigmoid(
 /// `out = x · clamp(x / 6 + 1/2, 0, 1)`.
 ///
 /// Documented at hicann/ops-nn:activation/hard_swish/docs/aclnnHardswish&aclnnInplaceHardswish.md.
-/// Data types: self {bf16,f16,f32}; out {bf16,f16,f32}.
+/// Data types (the union over the page's products): self {bf16,f16,f32}; out {bf16,f16,f32}.
 /// Formats: ND; broadcast: no; shape: self 0-8; out 0-8.
 ///
 /// # Errors
@@ -1906,7 +1918,9 @@ pub fn hardswish(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<
 /// Unfolds sliding `kernelSize` blocks of an NCHW input into columns.
 ///
 /// Documented at hicann/ops-math:conversion/im2col/docs/aclnnIm2col.md.
-/// Data types: self {i8,u8,i16,u16,i32,u32,i64,u64,bf16,f16,f32,f64,bool,c32,c64}; kernelSize {i64}; dilation {i64}; padding {i64}; stride {i64}; out {i8,u8,i16,u16,i32,u32,i64,u64,bf16,f16,f32,f64,bool,c32,c64} | A2 notes: all: only {f32,f16,bf16}.
+/// Data types (the union over the page's products): self {i8,u8,i16,u16,i32,u32,i64,u64,bf16,f16,f32,f64,bool,c32,c64}; kernelSize {i64}; dilation {i64}; padding {i64}; stride {i64}; out {i8,u8,i16,u16,i32,u32,i64,u64,bf16,f16,f32,f64,bool,c32,c64}.
+/// On Atlas A2 (Ascend910B): self {f32,f16,bf16}; out {f32,f16,bf16}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: no; shape: self 3-4; out 2D 3D 4D.
 ///
 /// # Errors
@@ -1940,7 +1954,7 @@ pub fn im2col(
 /// `out` = the slices of `self` along `dim` that `index` names.
 ///
 /// Documented at hicann/ops-nn:index/gather_v2/docs/aclnnIndexSelect.md.
-/// Data types: self {f32,f16,bf16,i64,i32,i16,i8,u8,u16,u32,u64,bool,f64,c64,c128}; dim {i64}; index {i64,i32}; out {=self}.
+/// Data types (the union over the page's products): self {f32,f16,bf16,i64,i32,i16,i8,u8,u16,u32,u64,bool,f64,c64,c128}; dim {i64}; index {i64,i32}; out {=self}.
 /// Formats: ND,NCHW,NHWC,HWCN,NDHWC,NCDHW; broadcast: no; shape: out =self.
 ///
 /// # Errors
@@ -1970,7 +1984,7 @@ pub fn index_select(
 /// `selfRef += alpha · other` (a scalar).
 ///
 /// Documented at hicann/ops-math:math/add/docs/aclnnInplaceAdds.md.
-/// Data types: selfRef {f32,f16,f64,i32,i64,i16,i8,u8,bool,bf16}; other {f32,f16,f64,i32,i64,i16,i8,u8,bool,bf16}; alpha {f32,f16,f64,i32,i64,i16,i8,u8,bool,bf16} | A2 notes: selfRef/other: dtype,promotion,cast.
+/// Data types (the union over the page's products): selfRef {f32,f16,f64,i32,i64,i16,i8,u8,bool,bf16}; other {f32,f16,f64,i32,i64,i16,i8,u8,bool,bf16}; alpha {f32,f16,f64,i32,i64,i16,i8,u8,bool,bf16}.
 /// Formats: ND; broadcast: no; shape: selfRef 8D.
 ///
 /// # Errors
@@ -1998,7 +2012,7 @@ pub fn adds_(
 /// `selfRef /= other` (a scalar).
 ///
 /// Documented at hicann/ops-math:math/div/docs/aclnnDivs&aclnnInplaceDivs.md.
-/// Data types: selfRef {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; other {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16} | A2 notes: selfRef/other: dtype,promotion.
+/// Data types (the union over the page's products): selfRef {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; other {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}.
 /// Formats: ND; broadcast: no.
 ///
 /// # Errors
@@ -2018,7 +2032,7 @@ pub fn divs_(stream: &Stream, self_ref: &mut TensorArgMut<'_>, other: &Scalar) -
 /// `selfRef -= alpha · other` (a scalar).
 ///
 /// Documented at hicann/ops-math:math/sub/docs/aclnnSubs&aclnnInplaceSubs.md.
-/// Data types: selfRef {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; other {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; alpha {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}.
+/// Data types (the union over the page's products): selfRef {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; other {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; alpha {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}.
 /// Formats: ND; broadcast: no; shape: selfRef 0-8.
 ///
 /// # Errors
@@ -2046,7 +2060,9 @@ pub fn subs_(
 /// Copies the slices of `source` into `selfRef` along `dim` at the positions `index` names.
 ///
 /// Documented at hicann/ops-nn:index/scatter_update/docs/aclnnIndexCopy&aclnnInplaceIndexCopy.md.
-/// Data types: selfRef {f32,bf16,f16,i32,u32,i64,u64,i16,i8,u8,f64,bool,c128,c64}; index {i32,i64}; source {=selfRef} | A2 notes: all: excl {u32,u64}.
+/// Data types (the union over the page's products): selfRef {f32,bf16,f16,i32,u32,i64,u64,i16,i8,u8,f64,bool,c128,c64}; index {i32,i64}; source {=selfRef}.
+/// On Atlas A2 (Ascend910B): selfRef {f32,bf16,f16,i32,i64,i16,i8,u8,f64,bool,c128,c64}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: no; shape: source =selfRef.
 ///
 /// # Errors
@@ -2076,7 +2092,7 @@ pub fn index_copy_(
 /// Fills the slices of `selfRef` along `dim` that `index` names with `value`.
 ///
 /// Documented at hicann/ops-nn:index/index_fill_d/docs/aclnnIndexFillTensor&aclnnInplaceIndexFillTensor.md.
-/// Data types: selfRef {f16,f32,i32,i64,bool,bf16}; value {=selfRef}.
+/// Data types (the union over the page's products): selfRef {f16,f32,i32,i64,bool,bf16}; value {=selfRef}.
 /// Formats: ND; broadcast: no; shape: selfRef 0-8.
 ///
 /// # Errors
@@ -2106,7 +2122,7 @@ pub fn index_fill_tensor_(
 /// `self = self ^ exponent` (broadcasting to `self`).
 ///
 /// Documented at hicann/ops-math:math/pow/docs/aclnnPowTensorTensor&aclnnInplacePowTensorTensor.md.
-/// Data types: self {f32,f16,f64,i32,i64,i8,u8,c64,c128,i16,bf16}; exponent {f32,f16,f64,i32,i64,i8,u8,c64,c128,i16,bf16}.
+/// Data types (the union over the page's products): self {f32,f16,f64,i32,i64,i8,u8,c64,c128,i16,bf16}; exponent {f32,f16,f64,i32,i64,i8,u8,c64,c128,i16,bf16}.
 /// Formats: ND; broadcast: yes.
 ///
 /// # Errors
@@ -2132,7 +2148,7 @@ pub fn pow_tensor_tensor_(
 /// `selfRef = sin(selfRef)`.
 ///
 /// Documented at hicann/ops-math:math/sin/docs/aclnnSin&aclnnInplaceSin.md.
-/// Data types: selfRef {f32,bf16,f16}.
+/// Data types (the union over the page's products): selfRef {f32,bf16,f16}.
 /// Formats: ND; broadcast: no.
 ///
 /// # Errors
@@ -2151,7 +2167,7 @@ pub fn sin_(stream: &Stream, self_ref: &mut TensorArgMut<'_>) -> Result<()> {
 /// `inputRef = cos(inputRef)`.
 ///
 /// Documented at hicann/ops-math:math/cos/docs/aclnnCos&aclnnInplaceCos.md.
-/// Data types: inputRef {f32,f16,f64,c64,c128,bf16}.
+/// Data types (the union over the page's products): inputRef {f32,f16,f64,c64,c128,bf16}.
 /// Formats: ND; broadcast: no.
 ///
 /// # Errors
@@ -2170,7 +2186,7 @@ pub fn cos_(stream: &Stream, input_ref: &mut TensorArgMut<'_>) -> Result<()> {
 /// `selfRef = selfRef > threshold ? selfRef : value`.
 ///
 /// Documented at hicann/ops-nn:activation/threshold/docs/aclnnThreshold&aclnnInplaceThreshold.md.
-/// Data types: selfRef {bf16,f16,f32,i32,i8,u8,i16,i64}; threshold {bf16,f16,f32,i32,i8,u8,i16,i64}; value {bf16,f16,f32,i32,i8,u8,i16,i64}.
+/// Data types (the union over the page's products): selfRef {bf16,f16,f32,i32,i8,u8,i16,i64}; threshold {bf16,f16,f32,i32,i8,u8,i16,i64}; value {bf16,f16,f32,i32,i8,u8,i16,i64}.
 /// Formats: ND; broadcast: no.
 ///
 /// # Errors
@@ -2198,7 +2214,9 @@ pub fn threshold_(
 /// Zeroes the elements of `selfRef` below the `diagonal`-th diagonal (last two dimensions).
 ///
 /// Documented at hicann/ops-math:conversion/triu/docs/aclnnTriu&aclnnInplaceTriu.md.
-/// Data types: selfRef {u64,i64,u32,i32,u16,i16,u8,i8,f16,f32,f64,bool,bf16,c32,c64}.
+/// Data types (the union over the page's products): selfRef {u64,i64,u32,i32,u16,i16,u8,i8,f16,f32,f64,bool,bf16,c32,c64}.
+/// On Atlas A2 (Ascend910B): selfRef {u64,i64,u32,i32,u16,i16,u8,i8,f16,f32,f64,bool,bf16}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND,NCHW,NHWC,HWCN,NDHWC,NCDHW; broadcast: no; shape: selfRef 2-8.
 ///
 /// # Errors
@@ -2218,7 +2236,7 @@ pub fn triu_(stream: &Stream, self_ref: &mut TensorArgMut<'_>, diagonal: i64) ->
 /// Layer normalisation over the trailing `normalizedShape` dimensions, with optional weight and bias; optionally writes the mean and reciprocal standard deviation.
 ///
 /// Documented at hicann/ops-nn:norm/layer_norm_v4/docs/aclnnLayerNorm&aclnnLayerNormWithImplMode.md.
-/// Data types: input {f32,f16,bf16}; normalizedShape {i64}; weightOptional {f32,f16,bf16}; biasOptional {f32,f16,bf16}; out {f32,f16,bf16}; meanOutOptional {f32,f16,bf16}; rstdOutOptional {f32,f16,bf16}.
+/// Data types (the union over the page's products): input {f32,f16,bf16}; normalizedShape {i64}; weightOptional {f32,f16,bf16}; biasOptional {f32,f16,bf16}; out {f32,f16,bf16}; meanOutOptional {f32,f16,bf16}; rstdOutOptional {f32,f16,bf16}.
 /// Formats: ND; broadcast: no; shape: input 1-8; weightOptional 1-8; biasOptional 1-8; out 1-8; meanOutOptional 1-8; rstdOutOptional 1-8.
 ///
 /// # Errors
@@ -2266,7 +2284,9 @@ pub fn layer_norm(
 /// `out = x > 0 ? x : negativeSlope · x`.
 ///
 /// Documented at hicann/ops-nn:activation/leaky_relu/docs/aclnnLeakyRelu&aclnnInplaceLeakyRelu.md.
-/// Data types: self {f32,f16,bf16}; negativeSlope {f32}; out {f32,f16,bf16}.
+/// Data types (the union over the page's products): self {f32,f16,bf16,f64}; negativeSlope {f32}; out {f32,f16,bf16,f64}.
+/// On Atlas A2 (Ascend910B): self {f32,f16,bf16}; out {f32,f16,bf16}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: no; shape: self 0-8; out 0-8.
 ///
 /// # Errors
@@ -2292,7 +2312,9 @@ pub fn leaky_relu(
 /// N-D max pooling (ONNX-style attributes: `kernelShape`, `strides`, `pads`, `dilations`, `autoPad`, `ceilMode`).
 ///
 /// Documented at hicann/ops-nn:pooling/max_pool_v3/docs/aclnnMaxPool.md.
-/// Data types: self {f16,f32,bf16,i32,i64,u8,i16,i8,u16}; kernelShape {i64}; strides {i64}; autoPad {i64}; pads {i64}; dilations {i64}; ceilMode {i64}; out {f16,f32,bf16,i32,i64,u8,i16,i8,u16} | A2 notes: self/out: excl {bf16,i32,i64,u8,i16,i8,u16}.
+/// Data types (the union over the page's products): self {f16,f32,bf16,i32,i64,u8,i16,i8,u16}; kernelShape {i64}; strides {i64}; autoPad {i64}; pads {i64}; dilations {i64}; ceilMode {i64}; out {f16,f32,bf16,i32,i64,u8,i16,i8,u16}.
+/// On Atlas A2 (Ascend910B): self {f16,f32}; out {f16,f32}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: no; shape: self 3-4; out 3-4.
 ///
 /// # Errors
@@ -2330,7 +2352,7 @@ pub fn max_pool(
 /// `out = self @ mat2`, 2-D matrices.
 ///
 /// Documented at hicann/ops-nn:matmul/mat_mul_v3/docs/aclnnMm.md.
-/// Data types: self {bf16,f16,f32}; mat2 {bf16,f16,f32}; out {bf16,f16,f32}; cubeMathType {i8} | A2 notes: cubeMathType: dtype,cast {f32} ; cubeMathType: excl {bf16} ; cubeMathType: excl {f32} ; cubeMathType: dtype,\>,\< {f32}.
+/// Data types (the union over the page's products): self {bf16,f16,f32}; mat2 {bf16,f16,f32}; out {bf16,f16,f32}; cubeMathType {i8}.
 /// Formats: ND; broadcast: no; shape: self 2; mat2 2; out 2.
 ///
 /// # Errors
@@ -2358,7 +2380,7 @@ pub fn mm(
 /// `out = self @ vec`, a matrix times a vector.
 ///
 /// Documented at hicann/ops-nn:matmul/mv/docs/aclnnMv.md.
-/// Data types: self {bf16,f32,f16}; vec {bf16,f32,f16}; out {bf16,f32,f16}; cubeMathType {i8} | A2 notes: cubeMathType: dtype,cast {f32} ; cubeMathType: excl {bf16} ; cubeMathType: excl {f32}.
+/// Data types (the union over the page's products): self {bf16,f32,f16}; vec {bf16,f32,f16}; out {bf16,f32,f16}; cubeMathType {i8}.
 /// Formats: ND; broadcast: no; shape: self 2; vec 1; out 1.
 ///
 /// # Errors
@@ -2386,7 +2408,7 @@ pub fn mv(
 /// The `pScalar`-norm of `self` over `dim`.
 ///
 /// Documented at hicann/ops-nn:norm/lp_norm_v2/docs/aclnnNorm.md.
-/// Data types: self {f32,f16,bf16}; pScalar {f32}; dim {i64}; out {f32,f16,bf16}.
+/// Data types (the union over the page's products): self {f32,f16,bf16}; pScalar {f32}; dim {i64}; out {f32,f16,bf16}.
 /// Formats: ND; broadcast: no; shape: self 0-8; out 0-8.
 ///
 /// # Errors
@@ -2416,7 +2438,7 @@ pub fn norm(
 /// `out = self ^ exponent` with a scalar base.
 ///
 /// Documented at hicann/ops-math:math/pow/docs/aclnnPowScalarTensor.md.
-/// Data types: self {f32,f16,f64,i16,i32,i64,i8,u8,c64,c128,bf16}; exponent {f32,f16,f64,i16,i32,i64,i8,u8,c64,c128,bf16}; out {f32,f16,f64,i16,i32,i64,i8,u8,c64,c128,bf16,u16,u32,u64}.
+/// Data types (the union over the page's products): self {f32,f16,f64,i16,i32,i64,i8,u8,c64,c128,bf16}; exponent {f32,f16,f64,i16,i32,i64,i8,u8,c64,c128,bf16}; out {f32,f16,f64,i16,i32,i64,i8,u8,c64,c128,bf16,u16,u32,u64}.
 /// Formats: ND; broadcast: no; shape: exponent 8D; out =exponent.
 ///
 /// # Errors
@@ -2444,7 +2466,9 @@ pub fn pow_scalar_tensor(
 /// Pads the last dimension by reflection.
 ///
 /// Documented at hicann/ops-math:conversion/mirror_pad/docs/aclnnReflectionPad1d.md.
-/// Data types: self {bool,i8,u8,i16,u16,f16,bf16,i32,u32,f32,i64,u64,f64,c64,c128,hif8,f8e5m2,f8e4m3,f8e8m0}; padding {i64}; out {bool,i8,u8,i16,u16,f16,bf16,i32,u32,f32,i64,u64,f64,c64,c128,hif8,f8e5m2,f8e4m3,f8e8m0} | A2 notes: all: excl {u16,u32,u64,hif8,f8e5m2,f8e4m3,f8e8m0}.
+/// Data types (the union over the page's products): self {bool,i8,u8,i16,u16,f16,bf16,i32,u32,f32,i64,u64,f64,c64,c128,hif8,f8e5m2,f8e4m3,f8e8m0}; padding {i64}; out {bool,i8,u8,i16,u16,f16,bf16,i32,u32,f32,i64,u64,f64,c64,c128,hif8,f8e5m2,f8e4m3,f8e8m0}.
+/// On Atlas A2 (Ascend910B): self {bool,i8,u8,i16,f16,bf16,i32,f32,i64,f64,c64,c128}; out {bool,i8,u8,i16,f16,bf16,i32,f32,i64,f64,c64,c128}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: no; shape: self 2-3; out 2-3.
 ///
 /// # Errors
@@ -2472,7 +2496,9 @@ pub fn reflection_pad1d(
 /// Tiles `self` `repeats` times along each dimension.
 ///
 /// Documented at hicann/ops-math:math/tile/docs/aclnnRepeat.md.
-/// Data types: self {f32,f64,f16,c64,c128,u8,i8,i16,i32,i64,u16,u32,u64,bool,bf16,hif8,f8e5m2,f8e4m3}; repeats {i64}; out {=self} | A2 notes: all: excl {hif8,f8e5m2,f8e4m3}.
+/// Data types (the union over the page's products): self {f32,f64,f16,c64,c128,u8,i8,i16,i32,i64,u16,u32,u64,bool,bf16,hif8,f8e5m2,f8e4m3}; repeats {i64}; out {=self}.
+/// On Atlas A2 (Ascend910B): self {f32,f64,f16,c64,c128,u8,i8,i16,i32,i64,u16,u32,u64,bool,bf16}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: no; shape: self ≤8; out ≤8.
 ///
 /// # Errors
@@ -2498,7 +2524,7 @@ pub fn repeat(
 /// Repeats each element (slice) of `self` `repeats` times along `dim`.
 ///
 /// Documented at hicann/ops-nn:index/repeat_interleave/docs/aclnnRepeatInterleaveIntWithDim.md.
-/// Data types: self {u8,i8,i16,i32,i64,bool,f16,bf16,f32}; out {u8,i8,i16,i32,i64,bool,f16,bf16,f32}.
+/// Data types (the union over the page's products): self {u8,i8,i16,i32,i64,bool,f16,bf16,f32}; out {u8,i8,i16,i32,i64,bool,f16,bf16,f32}.
 /// Formats: ND; broadcast: no; shape: self 1-8; out 1-8.
 ///
 /// # Errors
@@ -2530,7 +2556,9 @@ pub fn repeat_interleave_int_with_dim(
 /// Rolls `x` by `shifts` along `dims` (flattened when `dims` is empty).
 ///
 /// Documented at hicann/ops-math:conversion/roll/docs/aclnnRoll.md.
-/// Data types: x {bf16,f16,f32,i8,u8,i32,i64,u32,bool,i16,c64}; out {bf16,f16,f32,i8,u8,i32,i64,u32,bool,i16,c64} | A2 notes: all: excl {c64}.
+/// Data types (the union over the page's products): x {bf16,f16,f32,i8,u8,i32,i64,u32,bool,i16,c64}; out {bf16,f16,f32,i8,u8,i32,i64,u32,bool,i16,c64}.
+/// On Atlas A2 (Ascend910B): x {bf16,f16,f32,i8,u8,i32,i64,u32,bool,i16}; out {bf16,f16,f32,i8,u8,i32,i64,u32,bool,i16}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: no; shape: x 0-8; out 0-8.
 ///
 /// # Errors
@@ -2558,7 +2586,7 @@ pub fn roll(
 /// `result = sign(self)` (−1, 0 or 1).
 ///
 /// Documented at hicann/ops-math:math/sign/docs/aclnnSign.md.
-/// Data types: self {f64,f32,f16,i32,i64,c64,c128,bool,bf16}; result {f64,f32,f16,i32,i64,c64,c128,bool,bf16} | A2 notes: all: {f64,f32,f16,i32,i64,c64,c128,bool,bf16}.
+/// Data types (the union over the page's products): self {f64,f32,f16,i32,i64,c64,c128,bool,bf16}; result {f64,f32,f16,i32,i64,c64,c128,bool,bf16}.
 /// Formats: ND; broadcast: no.
 ///
 /// # Errors
@@ -2578,7 +2606,7 @@ pub fn sign(stream: &Stream, self_: &TensorArg<'_>, result: &mut TensorArgMut<'_
 /// `out = x · sigmoid(x)`.
 ///
 /// Documented at hicann/ops-nn:activation/swish/docs/aclnnSilu.md.
-/// Data types: self {f16,f32,bf16}; out {f16,f32,bf16}.
+/// Data types (the union over the page's products): self {f16,f32,bf16}; out {f16,f32,bf16}.
 /// Formats: ND; broadcast: no; shape: self 0-8; out 0-8.
 ///
 /// # Errors
@@ -2598,7 +2626,7 @@ pub fn silu(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) 
 /// `out = sin(self)`.
 ///
 /// Documented at hicann/ops-math:math/sin/docs/aclnnSin&aclnnInplaceSin.md.
-/// Data types: self {i8,i16,i32,i64,u8,bool,f32,f16,f64,c64,c128,bf16}; out {f32,f16,f64,c64,c128,bf16}.
+/// Data types (the union over the page's products): self {i8,i16,i32,i64,u8,bool,f32,f16,f64,c64,c128,bf16}; out {f32,f16,f64,c64,c128,bf16}.
 /// Formats: ND; broadcast: no; shape: out =self.
 ///
 /// # Errors
@@ -2618,7 +2646,7 @@ pub fn sin(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -
 /// `out = self[start:end:step]` along `dim`.
 ///
 /// Documented at hicann/ops-math:conversion/slice/docs/aclnnSlice.md.
-/// Data types: self {f32,f16,bf16,i32,i64,i8,u8,bool}; dim {i64}; start {i64}; end {i64}; step {i64}; out {=self}.
+/// Data types (the union over the page's products): self {f32,f16,bf16,i32,i64,i8,u8,bool}; dim {i64}; start {i64}; end {i64}; step {i64}; out {=self}.
 /// Formats: ND; broadcast: no; shape: self 1-8; out 1-8.
 ///
 /// # Errors
@@ -2652,7 +2680,7 @@ pub fn slice(
 /// Softmax cross-entropy of `features` against `labels` (per row), with its gradient `backprop`.
 ///
 /// Documented at hicann/ops-nn:activation/softmax_cross_entropy_with_logits/docs/aclnnSoftmaxCrossEntropyWithLogits.md.
-/// Data types: features {f32,f16,bf16}; labels {f32,f16,bf16}; loss {f32,f16,bf16}; backprop {f32,f16,bf16}.
+/// Data types (the union over the page's products): features {f32,f16,bf16}; labels {f32,f16,bf16}; loss {f32,f16,bf16}; backprop {f32,f16,bf16}.
 /// Formats: ND; broadcast: no; shape: features 2; labels 2; loss 1; backprop 2.
 ///
 /// # Errors
@@ -2687,7 +2715,7 @@ pub fn softmax_cross_entropy_with_logits(
 /// `out = log(1 + e^{beta·x}) / beta`, linear above `threshold`.
 ///
 /// Documented at hicann/ops-nn:activation/softplus_v2/docs/aclnnSoftplus.md.
-/// Data types: self {f16,f32,bf16}; out {f16,f32,bf16}.
+/// Data types (the union over the page's products): self {f16,f32,bf16}; out {f16,f32,bf16}.
 /// Formats: ND; broadcast: no; shape: self 0-8; out 0-8.
 ///
 /// # Errors
@@ -2715,7 +2743,7 @@ pub fn softplus(
 /// Converts a matmul weight in place to the layout the Cube unit prefers.
 ///
 /// Documented at hicann/ops-math:conversion/trans_data/docs/aclnnTransMatmulWeight.md.
-/// Data types: mmWeightRef {f16,bf16,i8}.
+/// Data types (the union over the page's products): mmWeightRef {f16,bf16,i8}.
 /// Formats: ND; broadcast: no; shape: mmWeightRef 2-6.
 ///
 /// # Errors
@@ -2736,7 +2764,7 @@ pub fn trans_matmul_weight(stream: &Stream, mm_weight_ref: &mut TensorArgMut<'_>
 /// Solves `A X = self` for triangular `A`.
 ///
 /// Documented at hicann/ops-math:math/triangular_solve/docs/aclnnTriangularSolve.md.
-/// Data types: self {f32,f64,c64,c128}; A {f32,f64,c64,c128}; upper {bool}; transpose {bool}; unitriangular {bool}; xOut {f32,f64,c64,c128}; mOut {f32,f64,c64,c128}.
+/// Data types (the union over the page's products): self {f32,f64,c64,c128}; A {f32,f64,c64,c128}; upper {bool}; transpose {bool}; unitriangular {bool}; xOut {f32,f64,c64,c128}; mOut {f32,f64,c64,c128}.
 /// Formats: ND; broadcast: yes; shape: self 2-8; A 2-8.
 ///
 /// # Errors
@@ -2777,7 +2805,9 @@ pub fn triangular_solve(
 /// Keeps the elements on and below the `diagonal`-th diagonal, zeroes the rest.
 ///
 /// Documented at hicann/ops-math:conversion/tril/docs/aclnnTril&aclnnInplaceTril.md.
-/// Data types: self {f64,f32,f16,i16,i32,i64,i8,u16,u32,u64,u8,bool,bf16,c32,c64}; out {f64,f32,f16,i16,i32,i64,i8,u16,u32,u64,u8,bool,bf16,c32,c64}.
+/// Data types (the union over the page's products): self {f64,f32,f16,i16,i32,i64,i8,u16,u32,u64,u8,bool,bf16,c32,c64}; out {f64,f32,f16,i16,i32,i64,i8,u16,u32,u64,u8,bool,bf16,c32,c64}.
+/// On Atlas A2 (Ascend910B): self {f64,f32,f16,i16,i32,i64,i8,u16,u32,u64,u8,bool,bf16}; out {f64,f32,f16,i16,i32,i64,i8,u16,u32,u64,u8,bool,bf16}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: no; shape: self 2-8; out 2-8.
 ///
 /// # Errors
@@ -2803,7 +2833,9 @@ pub fn tril(
 /// Keeps the elements on and above the `diagonal`-th diagonal, zeroes the rest.
 ///
 /// Documented at hicann/ops-math:conversion/triu/docs/aclnnTriu&aclnnInplaceTriu.md.
-/// Data types: self {u64,i64,u32,i32,u16,i16,u8,i8,f16,f32,f64,bool,bf16,c32,c64}; out {u64,i64,u32,i32,u16,i16,u8,i8,f16,f32,f64,bool,bf16,c32,c64}.
+/// Data types (the union over the page's products): self {u64,i64,u32,i32,u16,i16,u8,i8,f16,f32,f64,bool,bf16,c32,c64}; out {u64,i64,u32,i32,u16,i16,u8,i8,f16,f32,f64,bool,bf16,c32,c64}.
+/// On Atlas A2 (Ascend910B): self {u64,i64,u32,i32,u16,i16,u8,i8,f16,f32,f64,bool,bf16}; out {u64,i64,u32,i32,u16,i16,u8,i8,f16,f32,f64,bool,bf16}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND,NCHW,NHWC,HWCN,NDHWC,NCDHW; broadcast: no; shape: self 2-8 0D; out 2-8 0D.
 ///
 /// # Errors
@@ -2829,7 +2861,7 @@ pub fn triu(
 /// Nearest-neighbour upsampling of an NCHW input to `outputSize`.
 ///
 /// Documented at hicann/ops-cv:image/resize_nearest_neighbor_v2/docs/aclnnUpsampleNearest2d.md.
-/// Data types: self {f32,bf16,f16,f64,u8}; outputSize {i64}; out {f32,bf16,f16,f64,u8}.
+/// Data types (the union over the page's products): self {f32,bf16,f16,f64,u8}; outputSize {i64}; out {f32,bf16,f16,f64,u8}.
 /// Formats: NCHW,NHWC; broadcast: no; shape: self 4; out 4.
 ///
 /// # Errors
@@ -2857,7 +2889,7 @@ pub fn upsample_nearest2d(
 /// `y = x @ dequant(weight) + bias`, the int8/int4 `weight` dequantised with `antiquantScale` (and offset) per channel or group.
 ///
 /// Documented at hicann/ops-nn:matmul/weight_quant_batch_matmul_v2/docs/aclnnWeightQuantBatchMatmulV2.md.
-/// Data types: x {f16,bf16}; weight {i8,i4,i32}; antiquantScale {f16,bf16}; antiquantOffsetOptional {f16,bf16}; biasOptional {f16,f32}; y {f16,bf16} | A2 notes: dtype,unsupported.
+/// Data types (the union over the page's products): x {f16,bf16}; weight {i8,i4,i32}; antiquantScale {f16,bf16}; antiquantOffsetOptional {f16,bf16}; biasOptional {f16,f32}; y {f16,bf16}.
 /// Formats: ND,FRACTAL\_NZ; broadcast: no; shape: x 2D; weight 2D; antiquantScale 1-2; antiquantOffsetOptional =antiquantScale; quantScaleOptional 1-2; quantOffsetOptional =quantScaleOptional; biasOptional 1-2; y 2D.
 ///
 /// # Errors
@@ -2905,7 +2937,7 @@ pub fn weight_quant_batch_matmul_v2(
 /// `out = self + alpha · other` (a scalar).
 ///
 /// Documented at hicann/ops-math:math/add/docs/aclnnAdds.md.
-/// Data types: self {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; other {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; alpha {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; out {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16} | A2 notes: self/other: dtype,promotion.
+/// Data types (the union over the page's products): self {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; other {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; alpha {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; out {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}.
 /// Formats: ND; broadcast: no; shape: self 8D; out =self.
 ///
 /// # Errors
@@ -2933,7 +2965,7 @@ pub fn adds(
 /// `out = self − alpha · other` (a scalar).
 ///
 /// Documented at hicann/ops-math:math/sub/docs/aclnnSubs&aclnnInplaceSubs.md.
-/// Data types: self {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; other {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; alpha {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; out {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}.
+/// Data types (the union over the page's products): self {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; other {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; alpha {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; out {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}.
 /// Formats: ND; broadcast: no; shape: self 0-8; out 0-8.
 ///
 /// # Errors
@@ -2961,7 +2993,7 @@ pub fn subs(
 /// `out = self / other` (a scalar).
 ///
 /// Documented at hicann/ops-math:math/div/docs/aclnnDivs&aclnnInplaceDivs.md.
-/// Data types: self {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; other {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; out {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16} | A2 notes: self/other: dtype,promotion.
+/// Data types (the union over the page's products): self {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; other {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; out {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}.
 /// Formats: ND; broadcast: no.
 ///
 /// # Errors
@@ -2987,7 +3019,7 @@ pub fn divs(
 /// `out = self mod other` (Python's sign rule), broadcasting.
 ///
 /// Documented at hicann/ops-math:math/floor_mod/docs/aclnnRemainderTensorTensor&aclnnInplaceRemainderTensorTensor.md.
-/// Data types: self {i32,i64,f16,f32,f64,bf16}; other {i32,i64,f16,f32,f64,bf16}; out {u8,i8,i16,i32,i64,f16,f32,f64,c64,c128,bf16} | A2 notes: dtype,promotion {i32,i64,f16,f32,f64,bf16} ; all: {u8,i8,i16,i32,i64,f16,f32,f64,c64,c128,bf16}.
+/// Data types (the union over the page's products): self {i32,i64,f16,f32,f64,bf16}; other {i32,i64,f16,f32,f64,bf16}; out {u8,i8,i16,i32,i64,f16,f32,f64,c64,c128,bf16}.
 /// Formats: ND; broadcast: yes; shape: self 8D; other 8D; out 8D.
 ///
 /// # Errors
@@ -3015,7 +3047,7 @@ pub fn remainder_tensor_tensor(
 /// `out = self mod other` (a scalar; Python's sign rule).
 ///
 /// Documented at hicann/ops-math:math/floor_mod/docs/aclnnRemainderTensorScalar&aclnnInplaceRemainderTensorScalar.md.
-/// Data types: self {i32,i64,f16,f32,f64,bf16}; other {i32,i64,f16,f32,f64,bf16}; out {u8,i8,i16,i32,i64,f16,f32,f64,c64,c128,bf16}.
+/// Data types (the union over the page's products): self {i32,i64,f16,f32,f64,bf16}; other {i32,i64,f16,f32,f64,bf16}; out {u8,i8,i16,i32,i64,f16,f32,f64,c64,c128,bf16}.
 /// Formats: ND; broadcast: no; shape: self 0-8; out 0-8.
 ///
 /// # Errors
@@ -3043,7 +3075,7 @@ pub fn remainder_tensor_scalar(
 /// `out = 1 / self`.
 ///
 /// Documented at hicann/ops-math:math/reciprocal/docs/aclnnReciprocal&aclnnInplaceReciprocal.md.
-/// Data types: self {f64,c64,c128,f32,f16,bf16,i8,i16,i32,i64,u8,bool}; out {f64,c64,c128,f32,f16,bf16}.
+/// Data types (the union over the page's products): self {f64,c64,c128,f32,f16,bf16,i8,i16,i32,i64,u8,bool}; out {f64,c64,c128,f32,f16,bf16}.
 /// Formats: ND; broadcast: no.
 ///
 /// # Errors
@@ -3067,7 +3099,7 @@ pub fn reciprocal(
 /// `out = ln(1 + self)`.
 ///
 /// Documented at hicann/ops-math:math/log1p/docs/aclnnLog1p&aclnnInplaceLog1p.md.
-/// Data types: self {i8,i16,i32,i64,u8,bool,f32,f16,f64,bf16}; out {f32,f16,f64,bf16}.
+/// Data types (the union over the page's products): self {i8,i16,i32,i64,u8,bool,f32,f16,f64,bf16}; out {f32,f16,f64,bf16}.
 /// Formats: ND; broadcast: no; shape: self 0-8; out 0-8.
 ///
 /// # Errors
@@ -3087,7 +3119,7 @@ pub fn log1p(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>)
 /// `out = self ^ exponent` (broadcasting).
 ///
 /// Documented at hicann/ops-math:math/pow/docs/aclnnPowTensorTensor&aclnnInplacePowTensorTensor.md.
-/// Data types: self {f32,f16,f64,i16,bool,i32,i64,i8,u8,c64,c128,bf16}; exponent {f32,f16,f64,i16,bool,i32,i64,i8,u8,c64,c128,bf16}; out {f32,f16,f64,bool,i16,i32,i64,i8,u8,c64,c128,bf16,u16,u32,u64}.
+/// Data types (the union over the page's products): self {f32,f16,f64,i16,bool,i32,i64,i8,u8,c64,c128,bf16}; exponent {f32,f16,f64,i16,bool,i32,i64,i8,u8,c64,c128,bf16}; out {f32,f16,f64,bool,i16,i32,i64,i8,u8,c64,c128,bf16,u16,u32,u64}.
 /// Formats: ND; broadcast: yes; shape: self 0-8.
 ///
 /// # Errors
@@ -3115,7 +3147,7 @@ pub fn pow_tensor_tensor(
 /// `out = self ^ exponent` (a scalar).
 ///
 /// Documented at hicann/ops-math:math/pow/docs/aclnnPowTensorScalar&aclnnInplacePowTensorScalar.md.
-/// Data types: self {f32,f16,f64,i8,i16,i32,i64,bool,u8,c64,c128,bf16}; exponent {f32,f16,f64,i8,i16,i32,i64,bool,u8,c64,c128,bf16}; out {f32,f16,f64,bool,i16,i32,i64,i8,u8,c64,c128,bf16,u16,u32,u64}.
+/// Data types (the union over the page's products): self {f32,f16,f64,i8,i16,i32,i64,bool,u8,c64,c128,bf16}; exponent {f32,f16,f64,i8,i16,i32,i64,bool,u8,c64,c128,bf16}; out {f32,f16,f64,bool,i16,i32,i64,i8,u8,c64,c128,bf16,u16,u32,u64}.
 /// Formats: ND; broadcast: no.
 ///
 /// # Errors
@@ -3143,7 +3175,7 @@ pub fn pow_tensor_scalar(
 /// `out = tan(self)`.
 ///
 /// Documented at hicann/ops-math:math/tan/docs/aclnnTan&aclnnInplaceTan.md.
-/// Data types: self {f32,f16,f64,i8,i16,i32,i64,u8,bool,c64,c128,bf16}; out {f32,f16,f64,c64,c128,bf16}.
+/// Data types (the union over the page's products): self {f32,f16,f64,i8,i16,i32,i64,u8,bool,c64,c128,bf16}; out {f32,f16,f64,c64,c128,bf16}.
 /// Formats: ND; broadcast: no.
 ///
 /// # Errors
@@ -3163,7 +3195,7 @@ pub fn tan(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -
 /// `out = sinh(self)`.
 ///
 /// Documented at hicann/ops-math:math/sinh/docs/aclnnSinh&aclnnInplaceSinh.md.
-/// Data types: self {i8,i16,i32,i64,u8,bool,f16,bf16,f32,f64,c64,c128}; out {f16,f32,f64,c64,c128,bf16}.
+/// Data types (the union over the page's products): self {i8,i16,i32,i64,u8,bool,f16,bf16,f32,f64,c64,c128}; out {f16,f32,f64,c64,c128,bf16}.
 /// Formats: ND; broadcast: no; shape: self 0-8; out 0-8.
 ///
 /// # Errors
@@ -3183,7 +3215,9 @@ pub fn sinh(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) 
 /// `out = cosh(self)`.
 ///
 /// Documented at hicann/ops-math:math/cosh/docs/aclnnCosh&aclnnInplaceCosh.md.
-/// Data types: self {f32,f16,f64}; out {f32,f16,f64}.
+/// Data types (the union over the page's products): self {f32,f16,f64,i8,i16,i32,i64,u8,bool,c64,c128,bf16}; out {f32,f16,f64,c64,c128,bf16}.
+/// On Atlas A2 (Ascend910B): self {f32,f16,f64}; out {f32,f16,f64}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): self {f32,f16,f64,i8,i16,i32,i64,u8,bool,c64,c128,bf16}; out {f32,f16,f64,c64,c128,bf16}; other arguments as above.
 /// Formats: ND; broadcast: no.
 ///
 /// # Errors
@@ -3203,7 +3237,9 @@ pub fn cosh(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) 
 /// `out = asin(self)`.
 ///
 /// Documented at hicann/ops-math:math/asin/docs/aclnnAsin&aclnnInplaceAsin.md.
-/// Data types: self {f32,f16,f64,i8,i16,i32,i64,u8,bool}; out {f32,f16,f64}.
+/// Data types (the union over the page's products): self {f32,f16,f64,i8,i16,i32,i64,u8,bool,bf16}; out {f32,f16,f64,bf16}.
+/// On Atlas A2 (Ascend910B): self {f32,f16,f64,i8,i16,i32,i64,u8,bool}; out {f32,f16,f64}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): self {f32,f16,f64,i8,i16,i32,i64,u8,bool,bf16}; out {f32,f16,f64,bf16}; other arguments as above.
 /// Formats: ND; broadcast: no; shape: self 8D; out 8D.
 ///
 /// # Errors
@@ -3223,7 +3259,9 @@ pub fn asin(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) 
 /// `out = acos(input)`.
 ///
 /// Documented at hicann/ops-math:math/acos/docs/aclnnAcos&aclnnInplaceAcos.md.
-/// Data types: input {i8,i16,i32,i64,u8,bool,f32,f16,f64}; out {f32,f16,f64}.
+/// Data types (the union over the page's products): input {i8,i16,i32,i64,u8,bool,f32,f16,f64,bf16}; out {f32,f16,f64,bf16}.
+/// On Atlas A2 (Ascend910B): input {i8,i16,i32,i64,u8,bool,f32,f16,f64}; out {f32,f16,f64}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): input {i8,i16,i32,i64,u8,bool,f32,f16,f64,bf16}; out {f32,f16,f64,bf16}; other arguments as above.
 /// Formats: ND; broadcast: no.
 ///
 /// # Errors
@@ -3243,7 +3281,7 @@ pub fn acos(stream: &Stream, input: &TensorArg<'_>, out: &mut TensorArgMut<'_>) 
 /// `out = atan(input)`.
 ///
 /// Documented at hicann/ops-math:math/atan/docs/aclnnAtan&aclnnInplaceAtan.md.
-/// Data types: input {i8,i16,i32,i64,u8,bool,f32,f16,f64,bf16}; out {f32,f16,f64,bf16}.
+/// Data types (the union over the page's products): input {i8,i16,i32,i64,u8,bool,f32,f16,f64,bf16}; out {f32,f16,f64,bf16}.
 /// Formats: ND; broadcast: no; shape: input =out; out =input.
 ///
 /// # Errors
@@ -3263,7 +3301,9 @@ pub fn atan(stream: &Stream, input: &TensorArg<'_>, out: &mut TensorArgMut<'_>) 
 /// `out = asinh(input)`.
 ///
 /// Documented at hicann/ops-math:math/asinh/docs/aclnnAsinh&aclnnInplaceAsinh.md.
-/// Data types: input {f32,f16,f64,i8,i16,i32,i64,u8,bool}; out {f32,f16,f64}.
+/// Data types (the union over the page's products): input {f32,f16,f64,i8,i16,i32,i64,u8,bool,bf16,c64,c128}; out {f32,f16,f64,bf16,c64,c128}.
+/// On Atlas A2 (Ascend910B): input {f32,f16,f64,i8,i16,i32,i64,u8,bool}; out {f32,f16,f64}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): input {f32,f16,f64,i8,i16,i32,i64,u8,bool,bf16,c64,c128}; out {f32,f16,f64,bf16,c64,c128}; other arguments as above.
 /// Formats: ND; broadcast: no; shape: input 8D; out 8D.
 ///
 /// # Errors
@@ -3283,7 +3323,9 @@ pub fn asinh(stream: &Stream, input: &TensorArg<'_>, out: &mut TensorArgMut<'_>)
 /// `out = acosh(self)`.
 ///
 /// Documented at hicann/ops-math:math/acosh/docs/aclnnAcosh&aclnnInplaceAcosh.md.
-/// Data types: self {f16,f32,f64}; out {f16,f32,f64}.
+/// Data types (the union over the page's products): self {f16,f32,f64,i8,i16,i32,i64,u8,bool,c64,c128,bf16}; out {f16,f32,f64,c64,c128,bf16}.
+/// On Atlas A2 (Ascend910B): self {f16,f32,f64}; out {f16,f32,f64}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): self {f16,f32,f64,i8,i16,i32,i64,u8,bool,c64,c128,bf16}; out {f16,f32,f64,c64,c128,bf16}; other arguments as above.
 /// Formats: ND; broadcast: no.
 ///
 /// # Errors
@@ -3303,7 +3345,9 @@ pub fn acosh(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>)
 /// `out = atanh(input)`.
 ///
 /// Documented at hicann/ops-math:math/atanh/docs/aclnnAtanh&aclnnInplaceAtanh.md.
-/// Data types: input {i8,i16,i32,i64,u8,bool,f32,f16,f64}; out {f32,f16,f64}.
+/// Data types (the union over the page's products): input {i8,i16,i32,i64,u8,bool,f32,f16,f64,c64,c128,bf16}; out {f32,f16,f64,c64,c128,bf16}.
+/// On Atlas A2 (Ascend910B): input {i8,i16,i32,i64,u8,bool,f32,f16,f64}; out {f32,f16,f64}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): input {i8,i16,i32,i64,u8,bool,f32,f16,f64,c64,c128,bf16}; out {f32,f16,f64,c64,c128,bf16}; other arguments as above.
 /// Formats: ND; broadcast: no; shape: input 8D.
 ///
 /// # Errors
@@ -3323,7 +3367,7 @@ pub fn atanh(stream: &Stream, input: &TensorArg<'_>, out: &mut TensorArgMut<'_>)
 /// `out = atan2(self, other)` (broadcasting).
 ///
 /// Documented at hicann/ops-math:math/atan2/docs/aclnnAtan2&aclnnInplaceAtan2.md.
-/// Data types: self {i8,i16,i32,i64,u8,bool,f32,f16,f64,bf16}; other {i8,i16,i32,i64,u8,bool,f32,f16,f64,bf16}; out {f32,f16,f64,bf16}.
+/// Data types (the union over the page's products): self {i8,i16,i32,i64,u8,bool,f32,f16,f64,bf16}; other {i8,i16,i32,i64,u8,bool,f32,f16,f64,bf16}; out {f32,f16,f64,bf16}.
 /// Formats: ND; broadcast: yes; shape: self 8D; other 8D; out 8D.
 ///
 /// # Errors
@@ -3349,7 +3393,9 @@ pub fn atan2(
 /// `out = erf(self)`.
 ///
 /// Documented at hicann/ops-math:math/erf/docs/aclnnErf&aclnnInplaceErf.md.
-/// Data types: self {f64,f32,f16,bool,i64}; out {f64,f32,f16}.
+/// Data types (the union over the page's products): self {f64,f32,f16,bool,i64,bf16}; out {f64,f32,f16,bf16}.
+/// On Atlas A2 (Ascend910B): self {f64,f32,f16,bool,i64}; out {f64,f32,f16}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): self {f64,f32,f16,bool,i64,bf16}; out {f64,f32,f16,bf16}; other arguments as above.
 /// Formats: ND; broadcast: no; shape: self 8D; out 8D.
 ///
 /// # Errors
@@ -3369,7 +3415,7 @@ pub fn erf(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -
 /// `out = round(self)`, halves to even.
 ///
 /// Documented at hicann/ops-math:math/round/docs/aclnnRound&aclnnInplaceRound.md.
-/// Data types: self {bf16,f16,f32,f64,i32,i64}; out {bf16,f16,f32,f64,i32,i64}.
+/// Data types (the union over the page's products): self {bf16,f16,f32,f64,i32,i64}; out {bf16,f16,f32,f64,i32,i64}.
 /// Formats: ND; broadcast: no; shape: self 0-8; out 0-8.
 ///
 /// # Errors
@@ -3389,7 +3435,7 @@ pub fn round(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>)
 /// `out = ⌊self⌋`.
 ///
 /// Documented at hicann/ops-math:math/floor/docs/aclnnFloor&aclnnInplaceFloor.md.
-/// Data types: self {f64,f32,f16,i64,i32,i16,i8,u64,u32,u16,u8}; out {f64,f32,f16,i64,i32,i16,i8,u64,u32,u16,u8} | A2 notes: self/out: {bf16}.
+/// Data types (the union over the page's products): self {f64,f32,f16,i64,i32,i16,i8,u64,u32,u16,u8,bf16}; out {f64,f32,f16,i64,i32,i16,i8,u64,u32,u16,u8,bf16}.
 /// Formats: ND; broadcast: no; shape: self 8D; out 8D.
 ///
 /// # Errors
@@ -3409,7 +3455,7 @@ pub fn floor(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>)
 /// `out = ⌈self⌉`.
 ///
 /// Documented at hicann/ops-math:math/ceil/docs/aclnnCeil&aclnnInplaceCeil.md.
-/// Data types: self {f16,f32,f64,bf16}; out {f16,f32,f64,bf16}.
+/// Data types (the union over the page's products): self {f16,f32,f64,bf16}; out {f16,f32,f64,bf16}.
 /// Formats: ND; broadcast: no; shape: self 8D; out 8D.
 ///
 /// # Errors
@@ -3429,7 +3475,9 @@ pub fn ceil(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) 
 /// `out = trunc(self)`.
 ///
 /// Documented at hicann/ops-math:math/trunc/docs/aclnnTrunc&aclnnInplaceTrunc.md.
-/// Data types: self {f32,f16,bf16}; out {f32,f16,bf16}.
+/// Data types (the union over the page's products): self {f32,f16,bf16,i32,i8,u8}; out {f32,f16,bf16,i32,i8,u8}.
+/// On Atlas A2 (Ascend910B): self {f32,f16,bf16}; out {f32,f16,bf16}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: no; shape: self 0-8; out 0-8.
 ///
 /// # Errors
@@ -3449,7 +3497,7 @@ pub fn trunc(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>)
 /// Reverses `self` along `dims`.
 ///
 /// Documented at hicann/ops-nn:index/reverse_v2/docs/aclnnFlip.md.
-/// Data types: self {f16,f32,i32,i16,i64,bool,i8,u8,f64,c64,c128,bf16}; dims {i64}; out {=self}.
+/// Data types (the union over the page's products): self {f16,f32,i32,i16,i64,bool,i8,u8,f64,c64,c128,bf16}; dims {i64}; out {=self}.
 /// Formats: ND; broadcast: no; shape: self 1-8; out 1-8.
 ///
 /// # Errors
@@ -3475,7 +3523,7 @@ pub fn flip(
 /// `out[i][j] = self[index[i][j]][j]` along `dim` (torch.gather).
 ///
 /// Documented at hicann/ops-nn:index/gather_elements_v2/docs/aclnnGather.md.
-/// Data types: self {f64,f16,bf16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool}; index {i32,i64}; out {=self}.
+/// Data types (the union over the page's products): self {f64,f16,bf16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool}; index {i32,i64}; out {=self}.
 /// Formats: not stated; broadcast: no; shape: self 0-8; index 0-8; out =index.
 ///
 /// # Errors
@@ -3503,7 +3551,7 @@ pub fn gather(
 /// `out = self` with `src` added at the positions `index` names along `dim`.
 ///
 /// Documented at hicann/ops-nn:index/scatter_add/docs/aclnnScatterAdd.md.
-/// Data types: self {bf16,f16,f32,f64,i64,i32,i16,i8,u8,bool,c64,c128}; index {i32,i64}; src {bf16,f16,f32,f64,i64,i32,i16,i8,u8,bool,c64,c128}; out {bf16,f16,f32,f64,i64,i32,i16,i8,u8,bool,c64,c128}.
+/// Data types (the union over the page's products): self {bf16,f16,f32,f64,i64,i32,i16,i8,u8,bool,c64,c128}; index {i32,i64}; src {bf16,f16,f32,f64,i64,i32,i16,i8,u8,bool,c64,c128}; out {bf16,f16,f32,f64,i64,i32,i16,i8,u8,bool,c64,c128}.
 /// Formats: ND; broadcast: no; shape: self 0-8.
 ///
 /// # Errors
@@ -3540,7 +3588,7 @@ pub fn scatter_add(
 /// `out = self` with `src` written (or reduced by `reduce`) at the positions `index` names along `dim`.
 ///
 /// Documented at hicann/ops-nn:index/scatter_elements_v2/docs/aclnnScatter&aclnnInplaceScatter.md.
-/// Data types: self {u8,i8,i16,i32,i64,bool,f16,f32,f64,c64,c128,bf16}; index {i32,i64}; src {u8,i8,i16,i32,i64,bool,f16,f32,f64,c64,c128,bf16}; out {u8,i8,i16,i32,i64,bool,f16,f32,f64,c64,c128,bf16}.
+/// Data types (the union over the page's products): self {u8,i8,i16,i32,i64,bool,f16,f32,f64,c64,c128,bf16}; index {i32,i64}; src {u8,i8,i16,i32,i64,bool,f16,f32,f64,c64,c128,bf16}; out {u8,i8,i16,i32,i64,bool,f16,f32,f64,c64,c128,bf16}.
 /// Formats: ND; broadcast: no; shape: self 0-8; index 0-8; src 0-8; out 0-8.
 ///
 /// # Errors
@@ -3579,7 +3627,7 @@ pub fn scatter(
 /// `out = self` with `alpha · source` added to the slices along `dim` that `index` names.
 ///
 /// Documented at hicann/ops-nn:index/inplace_scatter_add/docs/aclnnIndexAdd.md.
-/// Data types: self {f32,f16,i32,i16,i8,u8,f64,i64,bool,bf16}; dim {i64}; index {i64,i32}; source {=self}; out {=self}.
+/// Data types (the union over the page's products): self {f32,f16,i32,i16,i8,u8,f64,i64,bool,bf16}; dim {i64}; index {i64,i32}; source {=self}; out {=self}.
 /// Formats: ND; broadcast: no; shape: self 0-8; index 0-1; source =self; out =self.
 ///
 /// # Errors
@@ -3618,7 +3666,7 @@ pub fn index_add(
 /// `out = condition ? self : other` (broadcasting).
 ///
 /// Documented at hicann/ops-math:math/select/docs/aclnnSWhere.md.
-/// Data types: condition {u8,bool}; self {f32,i32,u64,i64,u32,f16,u16,i16,i8,u8,f64,bool,c64,c128,bf16}; other {f32,i32,u64,i64,u32,f16,u16,i16,i8,u8,f64,bool,c64,c128,bf16}; out {f32,i32,u64,i64,u32,f16,u16,i16,i8,u8,f64,bool,c64,c128,bf16} | A2 notes: all: {f32,i32,u64,i64,u32,f16,u16,i16,i8,u8,f64,bool,c64,c128,bf16}.
+/// Data types (the union over the page's products): condition {u8,bool}; self {f32,i32,u64,i64,u32,f16,u16,i16,i8,u8,f64,bool,c64,c128,bf16}; other {f32,i32,u64,i64,u32,f16,u16,i16,i8,u8,f64,bool,c64,c128,bf16}; out {f32,i32,u64,i64,u32,f16,u16,i16,i8,u8,f64,bool,c64,c128,bf16}.
 /// Formats: ND; broadcast: yes; shape: condition 8D; self 8D; other 8D; out 8D.
 ///
 /// # Errors
@@ -3651,7 +3699,9 @@ pub fn s_where(
 /// The elements of `self` where `mask` is true, as a 1-D tensor.
 ///
 /// Documented at hicann/ops-math:conversion/masked_select_v3/docs/aclnnMaskedSelect.md.
-/// Data types: self {bf16,f16,f32,f64,i8,i16,i32,i64,u8,bool}; mask {u8,bool}; out {bf16,f16,f32,f64,i8,i16,i32,i64,u8,bool}.
+/// Data types (the union over the page's products): self {bf16,f16,f32,f64,i8,i16,i32,i64,u8,bool,u16,u32,u64}; mask {u8,bool}; out {bf16,f16,f32,f64,i8,i16,i32,i64,u8,bool,u16,u32,u64}.
+/// On Atlas A2 (Ascend910B): self {bf16,f16,f32,f64,i8,i16,i32,i64,u8,bool}; out {bf16,f16,f32,f64,i8,i16,i32,i64,u8,bool}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: yes; shape: self 0-8; mask 0-8; out 0-8.
 ///
 /// # Errors
@@ -3679,7 +3729,9 @@ pub fn masked_select(
 /// `out = (self == other)`.
 ///
 /// Documented at hicann/ops-math:math/equal/docs/aclnnEqScalar&aclnnInplaceEqScalar.md.
-/// Data types: self {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u32,u64}; other {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u32,u64}; out {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u64,u32,u16} | A2 notes: self/other: excl {u32,u64} ; out: excl {u64,u32,u16}.
+/// Data types (the union over the page's products): self {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u32,u64}; other {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u32,u64}; out {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u64,u32,u16}.
+/// On Atlas A2 (Ascend910B): self {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128}; other {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128}; out {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: no; shape: self 8D; out =self.
 ///
 /// # Errors
@@ -3705,7 +3757,7 @@ pub fn eq_scalar(
 /// `out = (self != other)` (broadcasting).
 ///
 /// Documented at hicann/ops-math:math/not_equal/docs/aclnnNeTensor&aclnnInplaceNeTensor.md.
-/// Data types: self {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u64}; other {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u64}; out {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u64,u32,u16}.
+/// Data types (the union over the page's products): self {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u64}; other {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u64}; out {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u64,u32,u16}.
 /// Formats: ND; broadcast: yes; shape: self 0-8; other 0-8; out 0-8.
 ///
 /// # Errors
@@ -3731,7 +3783,9 @@ pub fn ne_tensor(
 /// `out = (self != other)`.
 ///
 /// Documented at hicann/ops-math:math/not_equal/docs/aclnnNeScalar&aclnnInplaceNeScalar.md.
-/// Data types: self {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u64}; other {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u64}; out {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u64,u32,u16} | A2 notes: self/other: excl {u64} ; out: excl {u64,u32,u16}.
+/// Data types (the union over the page's products): self {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u64}; other {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u64}; out {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u64,u32,u16}.
+/// On Atlas A2 (Ascend910B): self {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128}; other {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128}; out {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: no; shape: self 0-8; out 0-8.
 ///
 /// # Errors
@@ -3757,7 +3811,7 @@ pub fn ne_scalar(
 /// `out = (self > other)` (broadcasting).
 ///
 /// Documented at hicann/ops-math:math/greater/docs/aclnnGtTensor&aclnnInplaceGtTensor.md.
-/// Data types: self {f64,f16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool,bf16}; other {f64,f16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool,bf16}; out {f64,bf16,f16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool,c64,c128}.
+/// Data types (the union over the page's products): self {f64,f16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool,bf16}; other {f64,f16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool,bf16}; out {f64,bf16,f16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool,c64,c128}.
 /// Formats: ND; broadcast: yes; shape: self 0-8; other 0-8; out 0-8.
 ///
 /// # Errors
@@ -3783,7 +3837,7 @@ pub fn gt_tensor(
 /// `out = (self >= other)` (broadcasting).
 ///
 /// Documented at hicann/ops-math:math/greater_equal/docs/aclnnGeTensor&aclnnInplaceGeTensor.md.
-/// Data types: self {f64,f16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool,bf16}; other {f64,f16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool,bf16}; out {f64,bf16,f16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool,c64,c128}.
+/// Data types (the union over the page's products): self {f64,f16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool,bf16}; other {f64,f16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool,bf16}; out {f64,bf16,f16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool,c64,c128}.
 /// Formats: ND; broadcast: yes; shape: self 0-8; other 0-8; out 0-8.
 ///
 /// # Errors
@@ -3809,7 +3863,7 @@ pub fn ge_tensor(
 /// `out = (self >= other)`.
 ///
 /// Documented at hicann/ops-math:math/greater_equal/docs/aclnnGeScalar&aclnnInplaceGeScalar.md.
-/// Data types: self {f64,bf16,f16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool}; other {f64,bf16,f16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool}; out {f64,bf16,f16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool,c64,c128}.
+/// Data types (the union over the page's products): self {f64,bf16,f16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool}; other {f64,bf16,f16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool}; out {f64,bf16,f16,f32,i32,u32,i64,u64,i16,u16,i8,u8,bool,c64,c128}.
 /// Formats: ND; broadcast: no; shape: self 0-8; out 0-8.
 ///
 /// # Errors
@@ -3835,7 +3889,7 @@ pub fn ge_scalar(
 /// `out = (self < other)` (broadcasting).
 ///
 /// Documented at hicann/ops-math:math/less/docs/aclnnLtTensor&aclnnInplaceLtTensor.md.
-/// Data types: self {f32,f16,bf16,i32,u32,i64,u64,i16,u16,i8,u8,f64,bool}; other {f32,f16,bf16,i32,u32,i64,u64,i16,u16,i8,u8,f64,bool}; out {f32,f16,bf16,i32,u32,i64,u64,i16,u16,i8,u8,f64,bool,c64,c128}.
+/// Data types (the union over the page's products): self {f32,f16,bf16,i32,u32,i64,u64,i16,u16,i8,u8,f64,bool}; other {f32,f16,bf16,i32,u32,i64,u64,i16,u16,i8,u8,f64,bool}; out {f32,f16,bf16,i32,u32,i64,u64,i16,u16,i8,u8,f64,bool,c64,c128}.
 /// Formats: ND; broadcast: yes; shape: self 0-8; out 0-8.
 ///
 /// # Errors
@@ -3861,7 +3915,7 @@ pub fn lt_tensor(
 /// `out = (self < other)`.
 ///
 /// Documented at hicann/ops-math:math/less/docs/aclnnLtScalar&aclnnInplaceLtScalar.md.
-/// Data types: self {f64,f32,f16,bf16,i32,u32,i64,u64,i16,u16,i8,u8,bool}; other {f64,f32,f16,bf16,i32,u32,i64,u64,i16,u16,i8,u8,bool}; out {f64,f32,f16,bf16,i32,u32,i64,u64,i16,u16,i8,u8,bool,c64,c128}.
+/// Data types (the union over the page's products): self {f64,f32,f16,bf16,i32,u32,i64,u64,i16,u16,i8,u8,bool}; other {f64,f32,f16,bf16,i32,u32,i64,u64,i16,u16,i8,u8,bool}; out {f64,f32,f16,bf16,i32,u32,i64,u64,i16,u16,i8,u8,bool,c64,c128}.
 /// Formats: ND; broadcast: no; shape: self 0-8; out 0-8.
 ///
 /// # Errors
@@ -3887,7 +3941,9 @@ pub fn lt_scalar(
 /// `out = (self <= other)` (broadcasting).
 ///
 /// Documented at hicann/ops-math:math/less_equal/docs/aclnnLeTensor&aclnnInplaceLeTensor.md.
-/// Data types: self {i8,u8,i16,i32,i64,f16,u16,bf16,f32,f64,bool,u64}; other {i8,u8,i16,i32,i64,f16,u16,bf16,f32,f64,bool,u64}; out {f32,i32,i64,f16,i16,i8,u8,f64,u32,u64,bool,u16,c64,c128,bf16} | A2 notes: self/other: excl {u64}.
+/// Data types (the union over the page's products): self {i8,u8,i16,i32,i64,f16,u16,bf16,f32,f64,bool,u64}; other {i8,u8,i16,i32,i64,f16,u16,bf16,f32,f64,bool,u64}; out {f32,i32,i64,f16,i16,i8,u8,f64,u32,u64,bool,u16,c64,c128,bf16}.
+/// On Atlas A2 (Ascend910B): self {i8,u8,i16,i32,i64,f16,u16,bf16,f32,f64,bool}; other {i8,u8,i16,i32,i64,f16,u16,bf16,f32,f64,bool}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: yes; shape: self 0-8; other 0-8; out 0-8.
 ///
 /// # Errors
@@ -3913,7 +3969,9 @@ pub fn le_tensor(
 /// `out = (self <= other)`.
 ///
 /// Documented at hicann/ops-math:math/less_equal/docs/aclnnLeScalar&aclnnInplaceLeScalar.md.
-/// Data types: self {i8,u8,i16,i32,i64,f16,u16,bf16,f32,f64,bool,u64}; other {i8,u8,i16,i32,i64,f16,u16,bf16,f32,f64,bool,u64}; out {f32,i32,i64,f16,i16,i8,u8,f64,u32,u64,bool,u16,c64,c128,bf16} | A2 notes: self/other: excl {u64}.
+/// Data types (the union over the page's products): self {i8,u8,i16,i32,i64,f16,u16,bf16,f32,f64,bool,u64}; other {i8,u8,i16,i32,i64,f16,u16,bf16,f32,f64,bool,u64}; out {f32,i32,i64,f16,i16,i8,u8,f64,u32,u64,bool,u16,c64,c128,bf16}.
+/// On Atlas A2 (Ascend910B): self {i8,u8,i16,i32,i64,f16,u16,bf16,f32,f64,bool}; other {i8,u8,i16,i32,i64,f16,u16,bf16,f32,f64,bool}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: no; shape: self 0-8; out 0-8.
 ///
 /// # Errors
@@ -3939,7 +3997,7 @@ pub fn le_scalar(
 /// `out = x is ±∞`.
 ///
 /// Documented at hicann/ops-math:math/is_inf/docs/aclnnIsInf.md.
-/// Data types: x {f32,f16,f64,bf16,i8,i16,i32,i64,u8,bool}; out {bool}.
+/// Data types (the union over the page's products): x {f32,f16,f64,bf16,i8,i16,i32,i64,u8,bool}; out {bool}.
 /// Formats: ND; broadcast: no; shape: x 0-8; out 0-8.
 ///
 /// # Errors
@@ -3959,7 +4017,7 @@ pub fn is_inf(stream: &Stream, x: &TensorArg<'_>, out: &mut TensorArgMut<'_>) ->
 /// `out = self is finite`.
 ///
 /// Documented at hicann/ops-math:math/is_finite/docs/aclnnIsFinite.md.
-/// Data types: self {f32,f16,f64,bf16}; out {bool}.
+/// Data types (the union over the page's products): self {f32,f16,f64,bf16}; out {bool}.
 /// Formats: ND; broadcast: no; shape: self 0-8; out 0-8.
 ///
 /// # Errors
@@ -3979,7 +4037,7 @@ pub fn is_finite(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<
 /// Minimum over `dim`.
 ///
 /// Documented at hicann/ops-math:math/reduce_min/docs/aclnnAmin.md.
-/// Data types: self {f32,bf16,f16,f64,i8,i16,i32,i64,u8,bool}; dim {i64}; keepDim {bool}; out {f32,bf16,f16,f64,i8,i16,i32,i64,u8,bool}.
+/// Data types (the union over the page's products): self {f32,bf16,f16,f64,i8,i16,i32,i64,u8,bool}; dim {i64}; keepDim {bool}; out {f32,bf16,f16,f64,i8,i16,i32,i64,u8,bool}.
 /// Formats: ND; broadcast: no.
 ///
 /// # Errors
@@ -4007,7 +4065,7 @@ pub fn amin(
 /// The index of the minimum along `dim`.
 ///
 /// Documented at hicann/ops-math:math/arg_min/docs/aclnnArgMin.md.
-/// Data types: self {f32,f16,bf16,f64,i8,i16,i32,i64,u8}; dim {i64}; keepdim {bool}; out {i32,i64}.
+/// Data types (the union over the page's products): self {f32,f16,bf16,f64,i8,i16,i32,i64,u8}; dim {i64}; keepdim {bool}; out {i32,i64}.
 /// Formats: ND; broadcast: no.
 ///
 /// # Errors
@@ -4035,7 +4093,9 @@ pub fn arg_min(
 /// The maximum along `dim` and its index.
 ///
 /// Documented at hicann/ops-math:math/arg_max_with_value/docs/aclnnMaxDim.md.
-/// Data types: self {f32,f16,i64,bool,bf16,i32}; out {f32,f16,i64,bool,bf16,i32}; indices {i32,i64} | A2 notes: self/out: excl {i32}.
+/// Data types (the union over the page's products): self {f32,f16,i64,bool,bf16,i32}; out {f32,f16,i64,bool,bf16,i32}; indices {i32,i64}.
+/// On Atlas A2 (Ascend910B): self {f32,f16,i64,bool,bf16}; out {f32,f16,i64,bool,bf16}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: no; shape: self 1-8.
 ///
 /// # Errors
@@ -4069,7 +4129,9 @@ pub fn max_dim(
 /// The minimum along `dim` and its index.
 ///
 /// Documented at hicann/ops-math:math/arg_min_with_value/docs/aclnnMinDim.md.
-/// Data types: self {f32,f16,i64,bool,bf16,i32}; dim {i64}; keepdim {bool}; out {f32,f16,i64,bool,bf16,i32}; indices {i32,i64} | A2 notes: self/out: excl {i32}.
+/// Data types (the union over the page's products): self {f32,f16,i64,bool,bf16,i32}; dim {i64}; keepdim {bool}; out {f32,f16,i64,bool,bf16,i32}; indices {i32,i64}.
+/// On Atlas A2 (Ascend910B): self {f32,f16,i64,bool,bf16}; out {f32,f16,i64,bool,bf16}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: no; shape: self 1-8; indices =out.
 ///
 /// # Errors
@@ -4103,7 +4165,7 @@ pub fn min_dim(
 /// The product of all elements, accumulated as `dtype`.
 ///
 /// Documented at hicann/ops-math:math/reduce_prod/docs/aclnnProd.md.
-/// Data types: self {f16,f32,f64,i8,u8,i16,i32,i64,bool,c64,c128,bf16}; dtype {=self}; out {f16,f32,f64,i8,u8,i16,i32,i64,bool,c64,c128,bf16}.
+/// Data types (the union over the page's products): self {f16,f32,f64,i8,u8,i16,i32,i64,bool,c64,c128,bf16}; dtype {=self}; out {f16,f32,f64,i8,u8,i16,i32,i64,bool,c64,c128,bf16}.
 /// Formats: ND; broadcast: no.
 ///
 /// # Errors
@@ -4129,7 +4191,7 @@ pub fn prod(
 /// The cumulative product along `dim`.
 ///
 /// Documented at hicann/ops-math:math/cumprod/docs/aclnnCumprod&aclnnInplaceCumprod.md.
-/// Data types: input {f32,f16,bf16,f64,i8,i16,i32,i64,u8,u16,u32,u64}; dim {i32,i64}; out {f32,f16,bf16,f64,i8,i16,i32,i64,u8,u16,u32,u64}.
+/// Data types (the union over the page's products): input {f32,f16,bf16,f64,i8,i16,i32,i64,u8,u16,u32,u64}; dim {i32,i64}; out {f32,f16,bf16,f64,i8,i16,i32,i64,u8,u16,u32,u64}.
 /// Formats: ND; broadcast: no; shape: input 8D.
 ///
 /// # Errors
@@ -4157,7 +4219,7 @@ pub fn cumprod(
 /// The cumulative minimum along `dim` and its indices.
 ///
 /// Documented at hicann/ops-math:math/cummin/docs/aclnnCummin.md.
-/// Data types: self {f32,f64,u8,i8,i16,i32,i64,f16,bf16,bool}; dim {i64}; valuesOut {f32,f64,u8,i8,i16,i32,i64,f16,bf16,bool}; indicesOut {i32,i64}.
+/// Data types (the union over the page's products): self {f32,f64,u8,i8,i16,i32,i64,f16,bf16,bool}; dim {i64}; valuesOut {f32,f64,u8,i8,i16,i32,i64,f16,bf16,bool}; indicesOut {i32,i64}.
 /// Formats: ND; broadcast: no; shape: self 8D; valuesOut 8D; indicesOut 8D.
 ///
 /// # Errors
@@ -4189,7 +4251,8 @@ pub fn cummin(
 /// The cumulative maximum along `dim` and its indices.
 ///
 /// Documented at hicann/ops-math:math/cummax/docs/aclnnCummax.md.
-/// Data types: self {f16,f32,f64,u8,i8,i16,i32,i64,bool,bf16}; valuesOut {f16,f32,f64,u8,i8,i16,i32,i64,bool,bf16}; indicesOut {i32,i64}.
+/// Data types (the union over the page's products): self {f16,f32,f64,u8,i8,i16,i32,i64,bool,bf16}; valuesOut {f16,f32,f64,u8,i8,i16,i32,i64,bool,bf16}; indicesOut {i32,i64}.
+/// On Atlas A3 (Ascend910\_93): self {f16,f32,f64,u8,i8,i16,i32,i64,bool}; valuesOut {f16,f32,f64,u8,i8,i16,i32,i64,bool}; other arguments as above.
 /// Formats: ND; broadcast: no; shape: self \[0,8\]; valuesOut 8D; indicesOut 8D.
 ///
 /// # Errors
@@ -4221,7 +4284,9 @@ pub fn cummax(
 /// Sorts along `dim`: values and their indices.
 ///
 /// Documented at hicann/ops-math:math/sort/docs/aclnnSort.md.
-/// Data types: self {bf16,f16,f32,i8,i16,i32,i64,u8,u16,u32,u64,bool}; stable {bool}; dim {i64}; descending {bool}; valuesOut {bf16,f16,f32,f64,i8,i16,i32,i64,u8,bool,u16,u32,u64}; indicesOut {i64} | A2 notes: self: excl {u16,u32,u64} ; self/dim: dtype {bf16} ; valuesOut: excl {u16,u32,u64}.
+/// Data types (the union over the page's products): self {bf16,f16,f32,i8,i16,i32,i64,u8,u16,u32,u64,bool}; stable {bool}; dim {i64}; descending {bool}; valuesOut {bf16,f16,f32,f64,i8,i16,i32,i64,u8,bool,u16,u32,u64}; indicesOut {i64}.
+/// On Atlas A2 (Ascend910B): self {bf16,f16,f32,i8,i16,i32,i64,u8,bool}; valuesOut {bf16,f16,f32,f64,i8,i16,i32,i64,u8,bool}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: no; shape: self 1-8; valuesOut =self; indicesOut =self.
 ///
 /// # Errors
@@ -4257,7 +4322,9 @@ pub fn sort(
 /// The `k` largest (or smallest) values along `dim` and their indices.
 ///
 /// Documented at hicann/ops-math:math/topk/docs/aclnnTopk.md.
-/// Data types: self {i8,u8,i16,i32,i64,f16,f32,f64,bf16,u16,u32,u64}; valuesOut {i8,u8,i16,i32,i64,f16,f32,f64,bf16,u16,u32,u64}; indicesOut {i64} | A2 notes: self/valuesOut: excl {u16,u32,u64}.
+/// Data types (the union over the page's products): self {i8,u8,i16,i32,i64,f16,f32,f64,bf16,u16,u32,u64}; valuesOut {i8,u8,i16,i32,i64,f16,f32,f64,bf16,u16,u32,u64}; indicesOut {i64}.
+/// On Atlas A2 (Ascend910B): self {i8,u8,i16,i32,i64,f16,f32,f64,bf16}; valuesOut {i8,u8,i16,i32,i64,f16,f32,f64,bf16}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: no; shape: self 1-8; valuesOut 1-8; indicesOut 1-8.
 ///
 /// # Errors
@@ -4297,7 +4364,7 @@ pub fn topk(
 /// Stacks `tensors` along a new dimension `dim`.
 ///
 /// Documented at hicann/ops-math:conversion/pack/docs/aclnnStack.md.
-/// Data types: tensors {f16,f32,i8,i16,i32,i64,u8,u16,u32,u64,bool,f64,c64,c128,bf16}; dim {i64}; out {f16,f32,i8,i16,i32,i64,u8,u16,u32,u64,bool,f64,c64,c128,bf16}.
+/// Data types (the union over the page's products): tensors {f16,f32,i8,i16,i32,i64,u8,u16,u32,u64,bool,f64,c64,c128,bf16}; dim {i64}; out {f16,f32,i8,i16,i32,i64,u8,u16,u32,u64,bool,f64,c64,c128,bf16}.
 /// Formats: ND; broadcast: no; shape: tensors 1-7; out 1-8.
 ///
 /// # Errors
@@ -4325,7 +4392,7 @@ pub fn stack(
 /// `out = !self`.
 ///
 /// Documented at hicann/ops-math:math/logical_not/docs/aclnnLogicalNot&aclnnInplaceLogicalNot.md.
-/// Data types: self {bool,u8,i8,i16,i32,i64,f32,f16,f64,bf16}; out {bool,u8,i8,i16,i32,i64,f32,f16,f64,bf16}.
+/// Data types (the union over the page's products): self {bool,u8,i8,i16,i32,i64,f32,f16,f64,bf16}; out {bool,u8,i8,i16,i32,i64,f32,f16,f64,bf16}.
 /// Formats: ND; broadcast: no; shape: self 0-8; out 0-8.
 ///
 /// # Errors
@@ -4349,7 +4416,7 @@ pub fn logical_not(
 /// `out = self && other`.
 ///
 /// Documented at hicann/ops-math:math/logical_and/docs/aclnnLogicalAnd&aclnnInplaceLogicalAnd.md.
-/// Data types: self {f32,f16,f64,i32,i64,i16,i8,u8,bool,c64,c128,bf16}; other {f32,f16,f64,i32,i64,i16,i8,u8,bool,c64,c128,bf16}; out {f32,f16,f64,i32,i64,i16,i8,u8,bool,c64,c128,bf16}.
+/// Data types (the union over the page's products): self {f32,f16,f64,i32,i64,i16,i8,u8,bool,c64,c128,bf16}; other {f32,f16,f64,i32,i64,i16,i8,u8,bool,c64,c128,bf16}; out {f32,f16,f64,i32,i64,i16,i8,u8,bool,c64,c128,bf16}.
 /// Formats: ND; broadcast: yes; shape: self 0-8; other 0-8; out 0-8.
 ///
 /// # Errors
@@ -4375,7 +4442,9 @@ pub fn logical_and(
 /// `out = self || other`.
 ///
 /// Documented at hicann/ops-math:math/logical_or/docs/aclnnLogicalOr&aclnnInplaceLogicalOr.md.
-/// Data types: self {f32,f16,f64,i32,i64,i16,i8,u8,bool,c64,c128,bf16}; other {f32,f16,f64,i32,i64,i16,i8,u8,bool,c64,c128,bf16}; out {f32,f16,f64,i32,i64,i16,i8,u8,u16,u32,u64,bool,c64,c128,bf16} | A2 notes: out: excl {u16,u32,u64}.
+/// Data types (the union over the page's products): self {f32,f16,f64,i32,i64,i16,i8,u8,bool,c64,c128,bf16}; other {f32,f16,f64,i32,i64,i16,i8,u8,bool,c64,c128,bf16}; out {f32,f16,f64,i32,i64,i16,i8,u8,u16,u32,u64,bool,c64,c128,bf16}.
+/// On Atlas A2 (Ascend910B): out {f32,f16,f64,i32,i64,i16,i8,u8,bool,c64,c128,bf16}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: yes; shape: self 0-8; other 0-8; out 0-8.
 ///
 /// # Errors
@@ -4401,7 +4470,7 @@ pub fn logical_or(
 /// `out = self & other`.
 ///
 /// Documented at hicann/ops-math:math/bitwise_and/docs/aclnnBitwiseAndTensor.md.
-/// Data types: self {bool,i8,i16,i32,i64,u8,u16}; other {bool,i8,i16,i32,i64,u8,u16}; out {bool,i8,i16,i32,i64,u8,u16,u32,u64}.
+/// Data types (the union over the page's products): self {bool,i8,i16,i32,i64,u8,u16}; other {bool,i8,i16,i32,i64,u8,u16}; out {bool,i8,i16,i32,i64,u8,u16,u32,u64}.
 /// Formats: ND; broadcast: yes; shape: self 8D; other 8D; out 8D.
 ///
 /// # Errors
@@ -4429,7 +4498,7 @@ pub fn bitwise_and_tensor(
 /// `out = self & other` (a scalar).
 ///
 /// Documented at hicann/ops-math:math/bitwise_and/docs/aclnnBitwiseAndScalar.md.
-/// Data types: self {i16,u16,i32,i64,i8,u8,bool}; other {i16,u16,i32,i64,i8,u8,bool}; out {bool,i8,i16,u16,i32,i64,u8,f32,f16,f64,bf16}.
+/// Data types (the union over the page's products): self {i16,u16,i32,i64,i8,u8,bool}; other {i16,u16,i32,i64,i8,u8,bool}; out {bool,i8,i16,u16,i32,i64,u8,f32,f16,f64,bf16}.
 /// Formats: ND; broadcast: no; shape: self 8D; out 8D.
 ///
 /// # Errors
@@ -4457,7 +4526,9 @@ pub fn bitwise_and_scalar(
 /// `out = self | other`.
 ///
 /// Documented at hicann/ops-math:math/bitwise_or/docs/aclnnBitwiseOrTensor&aclnnInplaceBitwiseOrTensor.md.
-/// Data types: self {bool,i8,i16,i32,i64,u8,u16,u32,u64}; other {bool,i8,i16,i32,i64,u8,u16,u32,u64}; out {bool,i8,i16,i32,i64,u8,u16,u32,u64}.
+/// Data types (the union over the page's products): self {bool,i8,i16,i32,i64,u8,u16,u32,u64}; other {bool,i8,i16,i32,i64,u8,u16,u32,u64}; out {bool,i8,i16,i32,i64,u8,u16,u32,u64,f32,f16,f64,bf16,c64,c128}.
+/// On Atlas A2 (Ascend910B): out {bool,i8,i16,i32,i64,u8,u16,u32,u64}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: yes; shape: self 8D; other 8D; out 8D.
 ///
 /// # Errors
@@ -4485,7 +4556,9 @@ pub fn bitwise_or_tensor(
 /// `out = self | other` (a scalar).
 ///
 /// Documented at hicann/ops-math:math/bitwise_or/docs/aclnnBitwiseOrScalar&aclnnInplaceBitwiseOrScalar.md.
-/// Data types: self {bool,i8,i16,u16,i32,i64,u8,u32,u64}; other {bool,i8,i16,u16,i32,i64,u8,u32,u64}; out {bool,i8,i16,u16,i32,i64,u8,f32,f16,f64,bf16,u32,u64,c64,c128} | A2 notes: self/other: excl {u32,u64} ; out: excl {u32,u64,c64,c128}.
+/// Data types (the union over the page's products): self {bool,i8,i16,u16,i32,i64,u8,u32,u64}; other {bool,i8,i16,u16,i32,i64,u8,u32,u64}; out {bool,i8,i16,u16,i32,i64,u8,f32,f16,f64,bf16,u32,u64,c64,c128}.
+/// On Atlas A2 (Ascend910B): self {bool,i8,i16,u16,i32,i64,u8}; other {bool,i8,i16,u16,i32,i64,u8}; out {bool,i8,i16,u16,i32,i64,u8,f32,f16,f64,bf16}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: no; shape: self 8D.
 ///
 /// # Errors
@@ -4513,7 +4586,9 @@ pub fn bitwise_or_scalar(
 /// `out = self ^ other`.
 ///
 /// Documented at hicann/ops-math:math/bitwise_xor/docs/aclnnBitwiseXorTensor&aclnnInplaceBitwiseXorTensor.md.
-/// Data types: self {bool,i8,i16,i32,i64,u8,u16,u32,u64}; other {bool,i8,i16,i32,i64,u8,u16,u32,u64}; out {bool,i8,i16,i32,i64,u8,f32,f16,f64,bf16,u16,u32,u64,c64,c128} | A2 notes: self/other: excl {u16,u32,u64} ; out: excl {u16,u32,u64,c64,c128}.
+/// Data types (the union over the page's products): self {bool,i8,i16,i32,i64,u8,u16,u32,u64}; other {bool,i8,i16,i32,i64,u8,u16,u32,u64}; out {bool,i8,i16,i32,i64,u8,f32,f16,f64,bf16,u16,u32,u64,c64,c128}.
+/// On Atlas A2 (Ascend910B): self {bool,i8,i16,i32,i64,u8}; other {bool,i8,i16,i32,i64,u8}; out {bool,i8,i16,i32,i64,u8,f32,f16,f64,bf16}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: yes.
 ///
 /// # Errors
@@ -4541,7 +4616,9 @@ pub fn bitwise_xor_tensor(
 /// `out = self ^ other` (a scalar).
 ///
 /// Documented at hicann/ops-math:math/bitwise_xor/docs/aclnnBitwiseXorScalar&aclnnInplaceBitwiseXorScalar.md.
-/// Data types: self {bool,i8,i16,i32,i64,u8,u16,u32,u64}; other {bool,i8,i16,i32,i64,u8,u16,u32,u64}; out {bool,i8,i16,i32,i64,u8,f32,f16,f64,bf16,u16,u32,u64,c64,c128} | A2 notes: self/other: excl {u16,u32,u64} ; out: excl {u16,u32,u64,c64,c128}.
+/// Data types (the union over the page's products): self {bool,i8,i16,i32,i64,u8,u16,u32,u64}; other {bool,i8,i16,i32,i64,u8,u16,u32,u64}; out {bool,i8,i16,i32,i64,u8,f32,f16,f64,bf16,u16,u32,u64,c64,c128}.
+/// On Atlas A2 (Ascend910B): self {bool,i8,i16,i32,i64,u8}; other {bool,i8,i16,i32,i64,u8}; out {bool,i8,i16,i32,i64,u8,f32,f16,f64,bf16}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: no; shape: self 8D; out 8D.
 ///
 /// # Errors
@@ -4569,7 +4646,7 @@ pub fn bitwise_xor_scalar(
 /// `out = !self` (bitwise).
 ///
 /// Documented at hicann/ops-math:math/bitwise_not/docs/aclnnBitwiseNot.md.
-/// Data types: self {i16,i32,i64,i8,u8,bool}; out {i16,i32,i64,i8,u8,bool}.
+/// Data types (the union over the page's products): self {i16,i32,i64,i8,u8,bool}; out {i16,i32,i64,i8,u8,bool}.
 /// Formats: ND; broadcast: no.
 ///
 /// # Errors
@@ -4593,7 +4670,7 @@ pub fn bitwise_not(
 /// `out = self << shiftBits`.
 ///
 /// Documented at hicann/ops-math:math/left_shift/docs/aclnnLeftShift.md.
-/// Data types: self {i8,i16,i32,i64,u8,u16,u32,u64}; shiftBits {i8,i16,i32,i64,u8,u16,u32,u64}; out {i8,i16,i32,i64,u8,u16,u32,u64}.
+/// Data types (the union over the page's products): self {i8,i16,i32,i64,u8,u16,u32,u64}; shiftBits {i8,i16,i32,i64,u8,u16,u32,u64}; out {i8,i16,i32,i64,u8,u16,u32,u64}.
 /// Formats: ND; broadcast: yes; shape: self 0-8; shiftBits 0-8; out 0-8.
 ///
 /// # Errors
@@ -4619,7 +4696,7 @@ pub fn left_shift(
 /// `out = input >> shiftBits`.
 ///
 /// Documented at hicann/ops-math:math/right_shift/docs/aclnnRightShift.md.
-/// Data types: input {i8,i16,i32,i64,u8,u16,u32,u64}; shiftBits {i8,i16,i32,i64,u8,u16,u32,u64}; out {i8,i16,i32,i64,u8,u16,u32,u64}.
+/// Data types (the union over the page's products): input {i8,i16,i32,i64,u8,u16,u32,u64}; shiftBits {i8,i16,i32,i64,u8,u16,u32,u64}; out {i8,i16,i32,i64,u8,u16,u32,u64}.
 /// Formats: ND; broadcast: yes; shape: input 0-8; shiftBits 0-8; out 0-8.
 ///
 /// # Errors
@@ -4645,7 +4722,7 @@ pub fn right_shift(
 /// The cross product of 3-vectors along `dim`.
 ///
 /// Documented at hicann/ops-math:math/cross/docs/aclnnLinalgCross.md.
-/// Data types: self {i8,i16,i32,i64,u8,f16,bf16,f32,f64,c64,c128}; other {i8,i16,i32,i64,u8,f16,bf16,f32,f64,c64,c128}; out {i8,i16,i32,i64,u8,f16,bf16,f32,f64,c64,c128}.
+/// Data types (the union over the page's products): self {i8,i16,i32,i64,u8,f16,bf16,f32,f64,c64,c128}; other {i8,i16,i32,i64,u8,f16,bf16,f32,f64,c64,c128}; out {i8,i16,i32,i64,u8,f16,bf16,f32,f64,c64,c128}.
 /// Formats: ND; broadcast: yes; shape: self 0-8; other 0-8.
 ///
 /// # Errors
@@ -4675,7 +4752,7 @@ pub fn linalg_cross(
 /// The gradients of a convolution with respect to its input, weight and bias (those `outputMask` selects).
 ///
 /// Documented at hicann/ops-nn:conv/convolution_backward/docs/aclnnConvolutionBackward.md.
-/// Data types: gradOutput {f32,f16,bf16}; input {f32,f16,bf16}; weight {f32,f16,bf16}; biasSizes {i64}; stride {i64}; padding {i64}; dilation {i64}; outputPadding {i64}; groups {i32}; gradInput {f32,f16,bf16}; gradWeight {f32,f16,bf16}; gradBias {f32,f16,bf16}.
+/// Data types (the union over the page's products): gradOutput {f32,f16,bf16}; input {f32,f16,bf16}; weight {f32,f16,bf16}; biasSizes {i64}; stride {i64}; padding {i64}; dilation {i64}; outputPadding {i64}; groups {i32}; gradInput {f32,f16,bf16}; gradWeight {f32,f16,bf16}; gradBias {f32,f16,bf16}.
 /// Formats: NCL,NCHW,NCDHW,ND; broadcast: yes.
 ///
 /// # Errors
@@ -4741,7 +4818,7 @@ pub fn convolution_backward(
 /// The gradient of 2-D average pooling.
 ///
 /// Documented at hicann/ops-nn:pooling/avg_pool3_d_grad/docs/aclnnAvgPool2dBackward.md.
-/// Data types: gradOutput {f32,f16,bf16}; self {f32,f16,bf16}; kernelSize {i64}; stride {i64}; padding {i64}; ceilMode {bool}; countIncludePad {bool}; divisorOverride {i64}; cubeMathType {i8}; gradInput {f32,f16,bf16} | A2 notes: dtype,cast {f32} ; dtype ; all: excl {bf16} ; dtype,unsupported.
+/// Data types (the union over the page's products): gradOutput {f32,f16,bf16}; self {f32,f16,bf16}; kernelSize {i64}; stride {i64}; padding {i64}; ceilMode {bool}; countIncludePad {bool}; divisorOverride {i64}; cubeMathType {i8}; gradInput {f32,f16,bf16}.
 /// Formats: NCHW,NCL; broadcast: no; shape: gradOutput 3-4; self 3-4; gradInput 3-4.
 ///
 /// # Errors
@@ -4787,7 +4864,7 @@ pub fn avg_pool2d_backward(
 /// 2-D average pooling to `outputSize`.
 ///
 /// Documented at hicann/ops-nn:pooling/adaptive_avg_pool2d/docs/aclnnAdaptiveAvgPool2d.md.
-/// Data types: self {f32,f16,bf16}; outputSize {i64}; out {f32,f16,bf16}.
+/// Data types (the union over the page's products): self {f32,f16,bf16}; outputSize {i64}; out {f32,f16,bf16}.
 /// Formats: NCL,NCHW; broadcast: no; shape: self 3-4; out 3-4.
 ///
 /// # Errors
@@ -4815,7 +4892,7 @@ pub fn adaptive_avg_pool2d(
 /// The gradient of adaptive 2-D average pooling.
 ///
 /// Documented at hicann/ops-nn:pooling/adaptive_avg_pool2d_grad/docs/aclnnAdaptiveAvgPool2dBackward.md.
-/// Data types: gradOutput {f32,f16,bf16}; self {f32,f16,bf16}; out {f32,f16,bf16}.
+/// Data types (the union over the page's products): gradOutput {f32,f16,bf16}; self {f32,f16,bf16}; out {f32,f16,bf16}.
 /// Formats: ND,NCHW,NCL; broadcast: no; shape: gradOutput 3-4; self 3-4; out 3-4.
 ///
 /// # Errors
@@ -4843,7 +4920,7 @@ pub fn adaptive_avg_pool2d_backward(
 /// 2-D max pooling with the flat indices of the maxima.
 ///
 /// Documented at hicann/ops-nn:pooling/max_pool3d_with_argmax_v2/docs/aclnnMaxPool2dWithIndices.md.
-/// Data types: self {bf16,f16,f32}; kernelSize {i64}; stride {i64}; padding {i64}; dilation {i64}; ceilMode {bool}; out {bf16,f16,f32}; indices {i32,i64}.
+/// Data types (the union over the page's products): self {bf16,f16,f32}; kernelSize {i64}; stride {i64}; padding {i64}; dilation {i64}; ceilMode {bool}; out {bf16,f16,f32}; indices {i32,i64}.
 /// Formats: NCHW,NHWC,ND; broadcast: no; shape: self 3-4; out 3-4; indices 3-4.
 ///
 /// # Errors
@@ -4885,7 +4962,9 @@ pub fn max_pool2d_with_indices(
 /// The gradient of 2-D max pooling, routed through `indices`.
 ///
 /// Documented at hicann/ops-nn:pooling/max_pool3d_grad_with_argmax/docs/aclnnMaxPool2dWithIndicesBackward.md.
-/// Data types: gradOutput {f32,f16,bf16}; self {f32,f16,bf16}; indices {i32,i64}; kernelSize {i64}; stride {i64}; padding {i64}; dilation {i64}; ceilMode {bool}; gradInput {bf16,f16,f32} | A2 notes: gradOutput/self: {f32} ; indices: {i32}.
+/// Data types (the union over the page's products): gradOutput {f32,f16,bf16}; self {f32,f16,bf16}; indices {i32,i64}; kernelSize {i64}; stride {i64}; padding {i64}; dilation {i64}; ceilMode {bool}; gradInput {bf16,f16,f32}.
+/// On Atlas A2 (Ascend910B): gradOutput {f32}; self {f32}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND,NCHW,NHWC; broadcast: no; shape: gradOutput 3-4; self 3-4; indices 3-4; gradInput 3-4.
 ///
 /// # Errors
@@ -4930,7 +5009,7 @@ pub fn max_pool2d_with_indices_backward(
 /// The gradient of nearest-neighbour 2-D upsampling.
 ///
 /// Documented at hicann/ops-cv:image/upsample_nearest2d_grad/docs/aclnnUpsampleNearest2dBackward.md.
-/// Data types: gradOut {f32,f16,bf16}; outputSize {i64}; inputSize {i64}; gradInput {f32,f16,bf16}.
+/// Data types (the union over the page's products): gradOut {f32,f16,bf16}; outputSize {i64}; inputSize {i64}; gradInput {f32,f16,bf16}.
 /// Formats: NCHW,NHWC; broadcast: no; shape: gradOut 4; gradInput 4.
 ///
 /// # Errors
@@ -4964,7 +5043,7 @@ pub fn upsample_nearest2d_backward(
 /// Bilinear 2-D upsampling to `outputSize`.
 ///
 /// Documented at hicann/ops-cv:image/upsample_bilinear2d/docs/aclnnUpsampleBilinear2d.md.
-/// Data types: self {f32,bf16,f16,f64}; outputSize {i64}; out {f32,bf16,f16,f64}.
+/// Data types (the union over the page's products): self {f32,bf16,f16,f64}; outputSize {i64}; out {f32,bf16,f16,f64}.
 /// Formats: NCHW,NHWC; broadcast: no; shape: self 4; out 4.
 ///
 /// # Errors
@@ -4998,7 +5077,9 @@ pub fn upsample_bilinear2d(
 /// The gradient of bilinear 2-D upsampling.
 ///
 /// Documented at hicann/ops-cv:image/resize_bilinear_v2_grad/docs/aclnnUpsampleBilinear2dBackward.md.
-/// Data types: gradOut {f32,f16,bf16}; outputSize {i64}; inputSize {i64}; out {f32,f16,bf16} | A2 notes: gradOut/out: excl {bf16} ; out/gradOut: dtype.
+/// Data types (the union over the page's products): gradOut {f32,f16,bf16}; outputSize {i64}; inputSize {i64}; out {f32,f16,bf16}.
+/// On Atlas A2 (Ascend910B): gradOut {f32,f16}; out {f32,f16}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: NCHW,NHWC; broadcast: no; shape: gradOut 4; out 4.
 ///
 /// # Errors
@@ -5034,7 +5115,7 @@ pub fn upsample_bilinear2d_backward(
 /// Bicubic 2-D upsampling to `outputSize`.
 ///
 /// Documented at hicann/ops-cv:image/upsample_bicubic2d/docs/aclnnUpsampleBicubic2d.md.
-/// Data types: self {f32,f16,bf16}; outputSize {i64}; out {f32,f16,bf16}.
+/// Data types (the union over the page's products): self {f32,f16,bf16}; outputSize {i64}; out {f32,f16,bf16}.
 /// Formats: NCHW,ND,NHWC; broadcast: no; shape: self 4; out 4.
 ///
 /// # Errors
@@ -5068,7 +5149,7 @@ pub fn upsample_bicubic2d(
 /// The gradient of bicubic 2-D upsampling.
 ///
 /// Documented at hicann/ops-cv:image/upsample_bicubic2d_grad/docs/aclnnUpsampleBicubic2dBackward.md.
-/// Data types: gradOut {f32,f16,bf16}; outputSize {i64}; inputSize {i64}; gradInput {f32,f16,bf16}.
+/// Data types (the union over the page's products): gradOut {f32,f16,bf16}; outputSize {i64}; inputSize {i64}; gradInput {f32,f16,bf16}.
 /// Formats: NCHW,ND,NHWC; broadcast: no; shape: gradOut 4; gradInput 4.
 ///
 /// # Errors
@@ -5104,7 +5185,7 @@ pub fn upsample_bicubic2d_backward(
 /// The gradients of layer normalisation (input, weight, bias as `outputMask` selects).
 ///
 /// Documented at hicann/ops-nn:norm/layer_norm_grad_v3/docs/aclnnLayerNormBackward.md.
-/// Data types: gradOut {f32,f16,bf16}; input {f32,f16,bf16}; normalizedShape {i64}; mean {f32,f16,bf16}; rstd {f32,f16,bf16}; weightOptional {f32,f16,bf16}; biasOptional {f32,f16,bf16}; gradInputOut {f32,f16,bf16}; gradWeightOut {f32,f16,bf16}; gradBiasOut {f32,f16,bf16}.
+/// Data types (the union over the page's products): gradOut {f32,f16,bf16}; input {f32,f16,bf16}; normalizedShape {i64}; mean {f32,f16,bf16}; rstd {f32,f16,bf16}; weightOptional {f32,f16,bf16}; biasOptional {f32,f16,bf16}; gradInputOut {f32,f16,bf16}; gradWeightOut {f32,f16,bf16}; gradBiasOut {f32,f16,bf16}.
 /// Formats: ND; broadcast: no; shape: gradOut 1-8; input 1-8; mean 1-8; rstd 1-8; weightOptional 1-8; biasOptional 1-8; gradInputOut 1-8; gradWeightOut 1-8; gradBiasOut 1-8.
 ///
 /// # Errors
@@ -5163,7 +5244,7 @@ pub fn layer_norm_backward(
 /// The gradients of RMS normalisation with respect to `x` and `gamma`.
 ///
 /// Documented at hicann/ops-nn:norm/rms_norm_grad/docs/aclnnRmsNormGrad.md.
-/// Data types: dy {f32,f16,bf16}; x {f32,f16,bf16}; rstd {f32}; gamma {f32,f16,bf16}; dxOut {f32,f16,bf16}; dgammaOut {f32}.
+/// Data types (the union over the page's products): dy {f32,f16,bf16}; x {f32,f16,bf16}; rstd {f32}; gamma {f32,f16,bf16}; dxOut {f32,f16,bf16}; dgammaOut {f32}.
 /// Formats: ND; broadcast: no; shape: dy 2-8; x 2-8; rstd 1-7; gamma 1-7; dxOut 2-8; dgammaOut 1-7.
 ///
 /// # Errors
@@ -5204,7 +5285,7 @@ pub fn rms_norm_grad(
 /// Batch normalisation: training normalises by the batch statistics and updates the running ones with `momentum` (the variance unbiased), inference by the running ones; on Atlas A2/A3 `saveInvstd` holds the batch variance (the page), which BatchNormBackward takes back.
 ///
 /// Documented at hicann/ops-nn:norm/batch_norm_v3/docs/aclnnBatchNorm.md.
-/// Data types: input {f32,f16,bf16}; weight {f32,f16,bf16}; bias {f32,f16,bf16}; runningMean {f32,f16,bf16}; runningVar {f32,f16,bf16}; output {f32,f16,bf16}; saveMean {f32,f16,bf16}; saveInvstd {f32,f16,bf16}.
+/// Data types (the union over the page's products): input {f32,f16,bf16}; weight {f32,f16,bf16}; bias {f32,f16,bf16}; runningMean {f32,f16,bf16}; runningVar {f32,f16,bf16}; output {f32,f16,bf16}; saveMean {f32,f16,bf16}; saveInvstd {f32,f16,bf16}.
 /// Formats: NC,NCL,NCHW,NHWC,NCDHW,NDHWC,ND; broadcast: no; shape: input 2-8; weight 1; bias 1; runningMean 1; runningVar 1; output 2-8; saveMean 1; saveInvstd 1.
 ///
 /// # Errors
@@ -5264,7 +5345,7 @@ pub fn batch_norm(
 /// The gradients of batch normalisation.
 ///
 /// Documented at hicann/ops-nn:norm/batch_norm_grad_v3/docs/aclnnBatchNormBackward.md.
-/// Data types: gradOut {f32,f16,bf16}; input {f32,f16,bf16}; weight {f32,f16,bf16}; runningMean {f32,f16,bf16}; runningVar {f32,f16,bf16}; saveMean {f32,f16,bf16}; saveInvstd {f32,f16,bf16}; gradInput {f32,f16,bf16}; gradWeight {f32,f16,bf16}; gradBias {f32,f16,bf16} | A2 notes: weight/runningMean/runningVar/saveMean/saveInvstd/gradWeight: dtype.
+/// Data types (the union over the page's products): gradOut {f32,f16,bf16}; input {f32,f16,bf16}; weight {f32,f16,bf16}; runningMean {f32,f16,bf16}; runningVar {f32,f16,bf16}; saveMean {f32,f16,bf16}; saveInvstd {f32,f16,bf16}; gradInput {f32,f16,bf16}; gradWeight {f32,f16,bf16}; gradBias {f32,f16,bf16}.
 /// Formats: NC,NCL,NCHW,NHWC,NCDHW,NDHWC,ND; broadcast: no; shape: gradOut 2-8; input 2-8; weight 1; runningMean 1; runningVar 1; saveMean 1; saveInvstd 1; gradInput 2-8; gradWeight 1; gradBias 1.
 ///
 /// # Errors
@@ -5330,7 +5411,7 @@ pub fn batch_norm_backward(
 /// The gradients of group normalisation.
 ///
 /// Documented at hicann/ops-nn:norm/group_norm_grad/docs/aclnnGroupNormBackward.md.
-/// Data types: gradOut {f32,f16,bf16}; input {f32,f16,bf16}; mean {f32,f16,bf16}; rstd {f32,f16,bf16}; gamma {f32,f16,bf16}; gradInput {f32,f16,bf16}; gradGammaOut {f32,f16,bf16}; gradBetaOut {f32,f16,bf16} | A2 notes: mean/gradOut: dtype.
+/// Data types (the union over the page's products): gradOut {f32,f16,bf16}; input {f32,f16,bf16}; mean {f32,f16,bf16}; rstd {f32,f16,bf16}; gamma {f32,f16,bf16}; gradInput {f32,f16,bf16}; gradGammaOut {f32,f16,bf16}; gradBetaOut {f32,f16,bf16}.
 /// Formats: ND; broadcast: no; shape: gradOut 0-8; input 0-8; mean 0-8; rstd 0-8; gamma 0-8; gradInput 0-8; gradGammaOut 0-8; gradBetaOut 0-8.
 ///
 /// # Errors
@@ -5394,7 +5475,7 @@ pub fn group_norm_backward(
 /// The gradient of an embedding lookup: `grad` rows summed into `numWeights` rows.
 ///
 /// Documented at hicann/ops-nn:index/embedding_dense_grad/docs/aclnnEmbeddingDenseBackward.md.
-/// Data types: grad {bf16,f16,f32}; indices {f32,f16,f64,i32,i64,i16,i8,u8,bool}; out {bf16,f16,f32} | A2 notes: all: {bf16,f16,f32}.
+/// Data types (the union over the page's products): grad {bf16,f16,f32}; indices {f32,f16,f64,i32,i64,i16,i8,u8,bool}; out {bf16,f16,f32}.
 /// Formats: ND; broadcast: no; shape: grad 2-8; indices 1-8; out 2D.
 ///
 /// # Errors
@@ -5428,7 +5509,7 @@ pub fn embedding_dense_backward(
 /// The gradient of softmax, from its output.
 ///
 /// Documented at hicann/ops-nn:activation/softmax_grad/docs/aclnnSoftmaxBackward.md.
-/// Data types: gradOutput {f16,f32,bf16}; output {f16,f32,bf16}; out {f16,f32,bf16}.
+/// Data types (the union over the page's products): gradOutput {f16,f32,bf16}; output {f16,f32,bf16}; out {f16,f32,bf16}.
 /// Formats: ND; broadcast: no; shape: gradOutput 0-8; output 0-8; out 0-8.
 ///
 /// # Errors
@@ -5458,7 +5539,7 @@ pub fn softmax_backward(
 /// The gradient of log-softmax, from its output.
 ///
 /// Documented at hicann/ops-nn:activation/log_softmax_grad/docs/aclnnLogSoftmaxBackward.md.
-/// Data types: gradOutput {f16,f32,bf16}; output {f16,f32,bf16}; dim {i64}; out {f16,f32,bf16}.
+/// Data types (the union over the page's products): gradOutput {f16,f32,bf16}; output {f16,f32,bf16}; dim {i64}; out {f16,f32,bf16}.
 /// Formats: ND; broadcast: no; shape: gradOutput 1-8; output 1-8; out 1-8.
 ///
 /// # Errors
@@ -5488,7 +5569,7 @@ pub fn log_softmax_backward(
 /// The gradient of GELU.
 ///
 /// Documented at hicann/ops-nn:activation/gelu_grad/docs/aclnnGeluBackward.md.
-/// Data types: gradOutput {f32,f16,bf16}; self {f32,f16,bf16}; gradInput {f32,f16,bf16}.
+/// Data types (the union over the page's products): gradOutput {f32,f16,bf16}; self {f32,f16,bf16}; gradInput {f32,f16,bf16}.
 /// Formats: ND; broadcast: yes; shape: gradOutput 0-8; self 0-8; gradInput 0-8.
 ///
 /// # Errors
@@ -5520,7 +5601,7 @@ pub fn gelu_backward(
 /// The gradient of SiLU.
 ///
 /// Documented at hicann/ops-nn:activation/silu_grad/docs/aclnnSiluBackward.md.
-/// Data types: gradOutput {bf16,f16,f32}; self {bf16,f16,f32}; gradInput {bf16,f16,f32}.
+/// Data types (the union over the page's products): gradOutput {bf16,f16,f32}; self {bf16,f16,f32}; gradInput {bf16,f16,f32}.
 /// Formats: ND; broadcast: yes; shape: gradOutput 1-8; self 1-8; gradInput 1-8.
 ///
 /// # Errors
@@ -5552,7 +5633,7 @@ pub fn silu_backward(
 /// The gradient of sigmoid, from its output.
 ///
 /// Documented at hicann/ops-nn:activation/sigmoid_grad/docs/aclnnSigmoidBackward.md.
-/// Data types: gradOutput {f32,f16,bf16,f64,c64,c128}; output {f32,f16,bf16,f64,c64,c128}; gradInput {f32,f16,bf16,f64,c64,c128}.
+/// Data types (the union over the page's products): gradOutput {f32,f16,bf16,f64,c64,c128}; output {f32,f16,bf16,f64,c64,c128}; gradInput {f32,f16,bf16,f64,c64,c128}.
 /// Formats: ND; broadcast: yes; shape: gradOutput 1-8; output 1-8; gradInput 1-8.
 ///
 /// # Errors
@@ -5584,7 +5665,7 @@ pub fn sigmoid_backward(
 /// The gradient of tanh, from its output.
 ///
 /// Documented at hicann/ops-math:math/tanh_grad/docs/aclnnTanhBackward.md.
-/// Data types: gradOutput {f32,f16,f64,bf16}; output {f32,f16,f64,bf16}; gradInput {f32,f16,f64,bf16}.
+/// Data types (the union over the page's products): gradOutput {f32,f16,f64,bf16}; output {f32,f16,f64,bf16}; gradInput {f32,f16,f64,bf16}.
 /// Formats: ND; broadcast: yes.
 ///
 /// # Errors
@@ -5616,7 +5697,7 @@ pub fn tanh_backward(
 /// The gradient of leaky ReLU.
 ///
 /// Documented at hicann/ops-nn:activation/leaky_relu_grad/docs/aclnnLeakyReluBackward.md.
-/// Data types: gradOutput {f32,f16,bf16,f64}; self {f32,f16,bf16,f64}; negativeSlope {f32,f16,f64,i32,i64,i8,bool,i16,u8,bf16}; out {f32,f16,bf16,f64}.
+/// Data types (the union over the page's products): gradOutput {f32,f16,bf16,f64}; self {f32,f16,bf16,f64}; negativeSlope {f32,f16,f64,i32,i64,i8,bool,i16,u8,bf16}; out {f32,f16,bf16,f64}.
 /// Formats: ND; broadcast: yes; shape: gradOutput 0-8; self 0-8; out 0-8.
 ///
 /// # Errors
@@ -5648,7 +5729,7 @@ pub fn leaky_relu_backward(
 /// `out = log(sigmoid(self))`.
 ///
 /// Documented at hicann/ops-nn:activation/log_sigmoid/docs/aclnnLogSigmoid.md.
-/// Data types: self {f32,f16,bf16}; out {f32,f16,bf16}.
+/// Data types (the union over the page's products): self {f32,f16,bf16}; out {f32,f16,bf16}.
 /// Formats: ND; broadcast: no; shape: self 1-8; out 1-8.
 ///
 /// # Errors
@@ -5672,7 +5753,7 @@ pub fn log_sigmoid(
 /// `out = x > 0 ? x : weight · x` (per channel).
 ///
 /// Documented at hicann/ops-nn:activation/p_relu/docs/aclnnPrelu.md.
-/// Data types: self {f32,f16,bf16}; weight {f32,f16,bf16}; out {f32,f16,bf16}.
+/// Data types (the union over the page's products): self {f32,f16,bf16}; weight {f32,f16,bf16}; out {f32,f16,bf16}.
 /// Formats: ND; broadcast: no; shape: self 0-8; weight 0-8; out 0-8.
 ///
 /// # Errors
@@ -5698,7 +5779,7 @@ pub fn prelu(
 /// Dropout with probability `p`: the output and the bit mask, from the (`seed`, `offset`) random stream.
 ///
 /// Documented at hicann/ops-math:random/dsa_gen_bit_mask/docs/aclnnDropout.md.
-/// Data types: input {bf16,f16,f32}; out {bf16,f16,f32}; maskOut {u8}.
+/// Data types (the union over the page's products): input {bf16,f16,f32}; out {bf16,f16,f32}; maskOut {u8}.
 /// Formats: ND; broadcast: no; shape: input 1-8; out 1-8; maskOut 1.
 ///
 /// # Errors
@@ -5738,7 +5819,7 @@ pub fn dropout(
 /// A dropout bit mask of `shape` from the (`seed`, `offset`) random stream.
 ///
 /// Documented at hicann/ops-math:random/dsa_gen_bit_mask/docs/aclnnDropoutGenMask.md.
-/// Data types: shape {i32,i64}; out {u8}.
+/// Data types (the union over the page's products): shape {i32,i64}; out {u8}.
 /// Formats: ND; broadcast: no; shape: out 1.
 ///
 /// # Errors
@@ -5770,7 +5851,7 @@ pub fn dropout_gen_mask(
 /// Applies a dropout bit mask: `out = self · mask / (1 − prob)`.
 ///
 /// Documented at hicann/ops-math:random/drop_out_do_mask/docs/aclnnDropoutDoMask.md.
-/// Data types: self {f32,f16,bf16}; mask {u8}; out {f32,f16,bf16}.
+/// Data types (the union over the page's products): self {f32,f16,bf16}; mask {u8}; out {f32,f16,bf16}.
 /// Formats: ND; broadcast: no; shape: self 0-8; mask 0-8; out 0-8.
 ///
 /// # Errors
@@ -5800,7 +5881,7 @@ pub fn dropout_do_mask(
 /// Negative log-likelihood loss of log-probabilities `self` against class indices `target`.
 ///
 /// Documented at hicann/ops-nn:loss/nll_loss/docs/aclnnNLLLoss.md.
-/// Data types: self {f32,f16,bf16}; target {i64,u8,i32}; weight {f32,f16,bf16}; reduction {i64}; ignoreIndex {i64}; out {f32,f16,bf16}; totalWeightOut {f32,f16,bf16}.
+/// Data types (the union over the page's products): self {f32,f16,bf16}; target {i64,u8,i32}; weight {f32,f16,bf16}; reduction {i64}; ignoreIndex {i64}; out {f32,f16,bf16}; totalWeightOut {f32,f16,bf16}.
 /// Formats: ND; broadcast: no; shape: self (N,C); weight (C).
 ///
 /// # Errors
@@ -5842,7 +5923,7 @@ pub fn nll_loss(
 /// The gradient of the negative log-likelihood loss.
 ///
 /// Documented at hicann/ops-nn:loss/nll_loss_grad/docs/aclnnNLLLossBackward.md.
-/// Data types: gradOutput {f32,f16,bf16}; self {f32,f16,bf16}; target {i64,u8,i32}; weight {=self}; reduction {i64}; ignoreIndex {i64}; totalWeight {=weight}; out {=self}.
+/// Data types (the union over the page's products): gradOutput {f32,f16,bf16}; self {f32,f16,bf16}; target {i64,u8,i32}; weight {=self}; reduction {i64}; ignoreIndex {i64}; totalWeight {=weight}; out {=self}.
 /// Formats: ND; broadcast: no; shape: weight (C); totalWeight (1).
 ///
 /// # Errors
@@ -5887,7 +5968,7 @@ pub fn nll_loss_backward(
 /// Mean squared error (`reduction`: 0 none, 1 mean, 2 sum).
 ///
 /// Documented at hicann/ops-nn:loss/mse_loss/docs/aclnnMseLoss.md.
-/// Data types: self {f32,f16,bf16}; target {f32,f16,bf16}; reduction {i64}; out {f32,f16,bf16}.
+/// Data types (the union over the page's products): self {f32,f16,bf16}; target {f32,f16,bf16}; reduction {i64}; out {f32,f16,bf16}.
 /// Formats: ND; broadcast: yes; shape: self 1-8; target 1-8; out 1-8.
 ///
 /// # Errors
@@ -5915,7 +5996,7 @@ pub fn mse_loss(
 /// The gradient of the mean squared error.
 ///
 /// Documented at hicann/ops-nn:loss/mse_loss_grad_v2/docs/aclnnMseLossBackward.md.
-/// Data types: gradOutput {=self}; self {f32,f16,bf16}; target {=self}; reduction {i64}; out {f32,f16,bf16}.
+/// Data types (the union over the page's products): gradOutput {=self}; self {f32,f16,bf16}; target {=self}; reduction {i64}; out {f32,f16,bf16}.
 /// Formats: ND; broadcast: yes; shape: gradOutput 1-8; self 1-8; target 1-8; out 1-8.
 ///
 /// # Errors
@@ -5952,7 +6033,7 @@ pub fn mse_loss_backward(
 /// Fills `selfRef` with uniform numbers in `[from, to)` from the (`seed`, `offset`) random stream.
 ///
 /// Documented at hicann/ops-math:random/dsa_random_uniform/docs/aclnnInplaceUniform.md.
-/// Data types: selfRef {f32,i32,i64,bf16,f16,i16,i8,u8,f64}; from {f64}; to {f64}; seed {u64}; offset {u64}.
+/// Data types (the union over the page's products): selfRef {f32,i32,i64,bf16,f16,i16,i8,u8,f64}; from {f64}; to {f64}; seed {u64}; offset {u64}.
 /// Formats: ND; broadcast: no; shape: selfRef 0-8.
 ///
 /// # Errors
@@ -5984,7 +6065,9 @@ pub fn uniform_(
 /// Fills `selfRef` with normal numbers (`mean`, `std`) from the (`seed`, `offset`) random stream.
 ///
 /// Documented at hicann/ops-math:random/dsa_random_normal/docs/aclnnInplaceNormal.md.
-/// Data types: selfRef {f32,i32,i64,bf16,f16,i16,i8,u8,bool,f64}; mean {f32}; std {f32}; seed {i64}; offset {i64} | A2 notes: all: excl {i32,i64,i16,i8,u8,bool}.
+/// Data types (the union over the page's products): selfRef {f32,i32,i64,bf16,f16,i16,i8,u8,bool,f64}; mean {f32}; std {f32}; seed {i64}; offset {i64}.
+/// On Atlas A2 (Ascend910B): selfRef {f32,bf16,f16,f64}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND; broadcast: no; shape: selfRef 0-8.
 ///
 /// # Errors
@@ -6016,7 +6099,7 @@ pub fn normal_(
 /// Fills `selfRef` with Bernoulli draws of probability `prob`.
 ///
 /// Documented at hicann/ops-math:random/stateless_bernoulli/docs/aclnnBernoulli&aclnnInplaceBernoulli.md.
-/// Data types: selfRef {f16,f32,f64,u8,i8,i16,i32,i64,bool,bf16}; prob {f16,f32,f64,bf16}; seed {i64}; offset {i64}.
+/// Data types (the union over the page's products): selfRef {f16,f32,f64,u8,i8,i16,i32,i64,bool,bf16}; prob {f16,f32,f64,bf16}; seed {i64}; offset {i64}.
 /// Formats: ND; broadcast: no; shape: selfRef 0-8.
 ///
 /// # Errors
@@ -6046,7 +6129,7 @@ pub fn bernoulli_(
 /// A random permutation of `0..n`.
 ///
 /// Documented at hicann/ops-math:random/stateless_randperm/docs/aclnnRandperm.md.
-/// Data types: n {i64}; seed {i64}; offset {i64}; out {i64,i32,i16,u8,i8,f32,f16,f64,bf16}.
+/// Data types (the union over the page's products): n {i64}; seed {i64}; offset {i64}; out {i64,i32,i16,u8,i8,f32,f16,f64,bf16}.
 /// Formats: ND; broadcast: no; shape: out \[n\].
 ///
 /// # Errors
@@ -6074,7 +6157,7 @@ pub fn randperm(
 /// Draws `numsamples` class indices per row from the probabilities in `self`.
 ///
 /// Documented at hicann/ops-math:random/stateless_sample_multinomial/docs/aclnnMultinomial.md.
-/// Data types: self {bf16,f16,f32,f64}; numsamples {i64}; replacement {bool}; seed {i64}; offset {i64}; out {i64}.
+/// Data types (the union over the page's products): self {bf16,f16,f32,f64}; numsamples {i64}; replacement {bool}; seed {i64}; offset {i64}; out {i64}.
 /// Formats: ND; broadcast: no; shape: self (N, C) or (C); out (N, numsamples) or (numsamples).
 ///
 /// # Errors
@@ -6108,7 +6191,7 @@ pub fn multinomial(
 /// One fused AdamW step on `varRef` with moments `mRef`, `vRef`; `beta1Power`/`beta2Power` are β^(t−1) (the kernel multiplies them by β); with `amsgrad` the step uses max(v, `maxGradNormOptional`) and `vRef` gets v (hicann/ops-nn `optim/apply_adam_w/op_kernel/arch35/apply_adam_w_dag.h`).
 ///
 /// Documented at hicann/ops-nn:optim/apply_adam_w/docs/aclnnApplyAdamW.md.
-/// Data types: varRef {f16,bf16,f32}; mRef {=varRef}; vRef {=varRef}; beta1Power {=varRef}; beta2Power {=varRef}; lr {=varRef}; weightDecay {=varRef}; beta1 {=varRef}; beta2 {=varRef}; eps {=varRef}; grad {=varRef}; maxGradNormOptional {=varRef}.
+/// Data types (the union over the page's products): varRef {f16,bf16,f32}; mRef {=varRef}; vRef {=varRef}; beta1Power {=varRef}; beta2Power {=varRef}; lr {=varRef}; weightDecay {=varRef}; beta1 {=varRef}; beta2 {=varRef}; eps {=varRef}; grad {=varRef}; maxGradNormOptional {=varRef}.
 /// Formats: ND; broadcast: no; shape: varRef 1-8; mRef 1-8; vRef 1-8; beta1Power 1; beta2Power 1; lr 1; weightDecay 1; beta1 1; beta2 1; eps 1; grad 1-8; maxGradNormOptional 1-8.
 ///
 /// # Errors
@@ -6170,7 +6253,7 @@ pub fn apply_adam_w(
 /// One fused AdamW step (scalar hyper-parameters): the kernel takes t = `step` + 1 (`apply_adam_w_v2_fp.h`; torch_npu passes state_steps − 1); with `amsgrad` `maxGradNormOptionalRef` keeps the running maximum of v.
 ///
 /// Documented at hicann/ops-nn:optim/apply_adam_w_v2/docs/aclnnApplyAdamWV2.md.
-/// Data types: varRef {f16,bf16,f32}; step {i64,f32}; lr {f32}; beta1 {f32}; beta2 {f32}; weightDecay {f32}; eps {f32}; amsgrad {bool}; maximize {bool}.
+/// Data types (the union over the page's products): varRef {f16,bf16,f32}; step {i64,f32}; lr {f32}; beta1 {f32}; beta2 {f32}; weightDecay {f32}; eps {f32}; amsgrad {bool}; maximize {bool}.
 /// Formats: ND; broadcast: no; shape: varRef 1-8.
 ///
 /// # Errors
@@ -6230,7 +6313,7 @@ pub fn apply_adam_w_v2(
 /// AdamW over lists of parameters in one call: grads divided by `gradScaleOptional`, nothing written when `foundInfOptional` is 1 (a loss-scaled step that skips on overflow without the host); t = `stateSteps[i]` + 1. The lists `paramsRef`, `expAvgsRef`, `expAvgSqsRef`, `maxExpAvgSqsRef` are written: build them with `TensorList::new_mut`. The page lets `maxExpAvgSqsRef` be null without amsgrad; the table has no optional lists yet, so this wrapper takes one (`acl::ops::adamw_step` passes null).
 ///
 /// Documented at hicann/ops-nn:optim/fused_adamw/docs/aclnnFusedAdamw.md.
-/// Data types: paramsRef {f16,bf16,f32}; grads {=paramsRef}; expAvgsRef {=paramsRef}; expAvgSqsRef {=paramsRef}; maxExpAvgSqsRef {=paramsRef}; stateSteps {i64,f32}; gradScaleOptional {f32}; foundInfOptional {f32}; lr {f64}; beta1 {f64}; beta2 {f64}; weightDecay {f64}; eps {f64}.
+/// Data types (the union over the page's products): paramsRef {f16,bf16,f32}; grads {=paramsRef}; expAvgsRef {=paramsRef}; expAvgSqsRef {=paramsRef}; maxExpAvgSqsRef {=paramsRef}; stateSteps {i64,f32}; gradScaleOptional {f32}; foundInfOptional {f32}; lr {f64}; beta1 {f64}; beta2 {f64}; weightDecay {f64}; eps {f64}.
 /// Formats: ND; broadcast: no; shape: paramsRef 1-8; stateSteps 1 element each.
 ///
 /// # Errors
@@ -6292,7 +6375,7 @@ pub fn fused_adamw(
 /// Updates the loss scale of mixed-precision training from `foundInf` (grow after `growthInterval` clean steps, back off on overflow).
 ///
 /// Documented at hicann/ops-math:math/amp_update_scale/docs/aclnnAmpUpdateScale.md.
-/// Data types: currentScale {f32,f16,bf16}; growthTracker {i32}; foundInf {f32,f16,bf16}; updatedScale {f32,f16,bf16}; updatedGrowthTracker {i32}.
+/// Data types (the union over the page's products): currentScale {f32,f16,bf16}; growthTracker {i32}; foundInf {f32,f16,bf16}; updatedScale {f32,f16,bf16}; updatedGrowthTracker {i32}.
 /// Formats: ND; broadcast: no; shape: currentScale 1; growthTracker 1; foundInf 1; updatedScale 1; updatedGrowthTracker 1.
 ///
 /// # Errors
@@ -6336,7 +6419,7 @@ pub fn amp_update_scale(
 /// Sets `foundInf` to 1 when any element of `scaledGrads` is infinite or NaN (else leaves it) and multiplies every gradient by `invScale` in place (torch `_amp_foreach_non_finite_check_and_unscale_`; op-plugin `AmpForeachNonFiniteCheckAndUnscaleKernelNpuOpApi.cpp`). The list is written: build it with `TensorList::new_mut`.
 ///
 /// Documented at hicann/ops-nn:foreach/foreach_non_finite_check_and_unscale/docs/aclnnForeachNonFiniteCheckAndUnscale.md.
-/// Data types: scaledGrads {f32,f16,bf16}; foundInf {f32}; invScale {f32}.
+/// Data types (the union over the page's products): scaledGrads {f32,f16,bf16}; foundInf {f32}; invScale {f32}.
 /// Formats: ND; broadcast: no; shape: scaledGrads 0-8 (at most 256 tensors); foundInf 1 element; invScale 1 element.
 ///
 /// # Errors
