@@ -844,10 +844,9 @@ impl Graph {
         // recorded below; no host view of its pinned memory lives (the
         // views' gates are held until the marks are recorded).
         unsafe { result::mdl_ri_execute_async(self.inner.raw as raw::aclmdlRI, stream.as_raw()) }?;
-        crate::memory::track::record_accesses(stream, &seen, uses());
-        for (a, _) in all.iter() {
-            a.launched(self.inner.capture);
-        }
+        // The marks, and the memory the capture initialises counts as
+        // written, in one pass (one lock per allocation).
+        crate::memory::track::record_launch(stream, &seen, uses(), self.inner.capture);
         drop(views);
         let mut launched = lock::lock(&self.inner.launched);
         if !launched.iter().any(|s| s.same_queue(stream)) {

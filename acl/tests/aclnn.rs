@@ -1276,3 +1276,38 @@ fn muls_scales_by_a_host_scalar_and_masked_fill_writes_where_the_mask_is_true() 
 fn one() -> Scalar {
     Scalar::new(1.0f32).unwrap()
 }
+
+#[test]
+fn tensor_arg_new_refuses_a_shape_that_does_not_hold_the_buffer_exactly() {
+    // The contiguous fast path (a shape whose product is the buffer's
+    // length) must leave every other shape to the checked path and its
+    // errors; an exact fit of 24 elements in 3 dimensions is accepted.
+    let (_g, _d, s) = setup();
+    let mut buf = s.alloc_zeros::<f32>(24).unwrap();
+    let err = |shape: &[usize]| TensorArg::new(&buf, shape).unwrap_err().to_string();
+    assert_eq!(
+        err(&[5, 5]),
+        "aclCreateTensor: shape [5, 5] does not hold the buffer's 24 elements"
+    );
+    assert_eq!(
+        err(&[0, 24]),
+        "aclCreateTensor: shape [0, 24] does not hold the buffer's 24 elements"
+    );
+    assert_eq!(
+        err(&[usize::MAX, 2]),
+        "aclCreateTensor: shape [18446744073709551615, 2]: a dimension does not fit in i64"
+    );
+    assert_eq!(
+        err(&[2, 1 << 32, 1 << 32]),
+        "aclCreateTensor: shape [2, 4294967296, 4294967296]: a stride does not fit in i64"
+    );
+    assert_eq!(
+        err(&[1 << 31, 1 << 31, 1 << 31]),
+        "aclCreateTensor: shape [2147483648, 2147483648, 2147483648]: the element count does not fit in i64"
+    );
+    assert_eq!(err(&[1; 9]), "aclCreateTensor: 9 dimensions; at most 8");
+    assert!(TensorArg::new(&buf, &[2, 3, 4]).is_ok());
+    assert!(TensorArgMut::new(&mut buf, &[24]).is_ok());
+    let empty = s.alloc_zeros::<f32>(0).unwrap();
+    assert!(TensorArg::new(&empty, &[0, 3]).is_ok());
+}

@@ -447,7 +447,7 @@ pub fn acl_wrappers(ops: &[Op]) -> String {
          //! docs of [`crate::aclnn`]).\n\n\
          #![allow(clippy::too_many_arguments, clippy::doc_markdown)]\n\
          #[allow(unused_imports)]\n\
-         use super::{BoolArray, CubeMathType, FloatArray, IntArray, RotaryMode, Scalar, TensorArg, TensorArgMut, TensorList, two_phase};\n\
+         use super::{BoolArray, CubeMathType, FloatArray, IntArray, RotaryMode, Scalar, TensorArg, TensorArgMut, TensorList, MemUse, two_phase};\n\
          #[allow(unused_imports)]\n\
          use crate::memory::{Access, DataType};\n\
          use crate::Stream;\n\
@@ -481,7 +481,7 @@ fn acl_wrapper(s: &mut String, op: &Op) {
             (Kind::Tensor, Role::In) => {
                 params.push(format!("{n}: &TensorArg<'_>"));
                 raws.push(format!("let {p} = {};", cast(format!("{n}.as_raw()"))));
-                uses.push(format!("{n}.access()"));
+                uses.push(format!("{n}.mem_use()"));
             }
             (Kind::Tensor, Role::Opt) => {
                 params.push(format!("{n}: Option<&TensorArg<'_>>"));
@@ -489,13 +489,13 @@ fn acl_wrapper(s: &mut String, op: &Op) {
                     "let {p} = {};",
                     cast(format!("{n}.map_or(std::ptr::null(), |t| t.as_raw())"))
                 ));
-                uses.push(format!("@opt {n}.map(|t| t.access())"));
+                uses.push(format!("@opt {n}.map(|t| t.mem_use())"));
                 dynamic = true;
             }
             (Kind::Tensor, Role::Out | Role::InOut) => {
                 params.push(format!("{n}: &mut TensorArgMut<'_>"));
                 raws.push(format!("let {p} = {};", cast(format!("{n}.as_raw()"))));
-                uses.push(format!("{n}.as_arg().access()"));
+                uses.push(format!("{n}.as_arg().mem_use()"));
             }
             (Kind::Tensor, Role::OptOut) => {
                 params.push(format!("mut {n}: Option<&mut TensorArgMut<'_>>"));
@@ -505,7 +505,7 @@ fn acl_wrapper(s: &mut String, op: &Op) {
                         "{n}.as_mut().map_or(std::ptr::null_mut(), |t| t.as_raw())"
                     ))
                 ));
-                uses.push(format!("@opt {n}.as_ref().map(|t| t.as_arg().access())"));
+                uses.push(format!("@opt {n}.as_ref().map(|t| t.as_arg().mem_use())"));
                 dynamic = true;
             }
             (Kind::TensorList, Role::In) => {
@@ -632,13 +632,13 @@ fn acl_wrapper(s: &mut String, op: &Op) {
     if dynamic {
         let _ = writeln!(
             s,
-            "    let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();"
+            "    let mut uses: smallvec::SmallVec<[MemUse<'_>; 6]> = smallvec::SmallVec::new();"
         );
         for u in &uses {
             if let Some(rest) = u.strip_prefix("@opt ") {
                 let _ = writeln!(s, "    uses.extend({rest});");
             } else if let Some(rest) = u.strip_prefix("@list ") {
-                let _ = writeln!(s, "    uses.extend({rest}.iter().cloned());");
+                let _ = writeln!(s, "    uses.extend({rest}.iter().map(Access::as_use));");
             } else {
                 let _ = writeln!(s, "    uses.push({u});");
             }

@@ -6,8 +6,8 @@
 #![allow(clippy::too_many_arguments, clippy::doc_markdown)]
 #[allow(unused_imports)]
 use super::{
-    BoolArray, CubeMathType, FloatArray, IntArray, RotaryMode, Scalar, TensorArg, TensorArgMut,
-    TensorList, two_phase,
+    BoolArray, CubeMathType, FloatArray, IntArray, MemUse, RotaryMode, Scalar, TensorArg,
+    TensorArgMut, TensorList, two_phase,
 };
 use crate::Stream;
 use crate::error::Result;
@@ -30,7 +30,7 @@ pub fn add(
     alpha: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), other.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), other.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = alpha.as_raw();
@@ -56,7 +56,7 @@ pub fn sub(
     alpha: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), other.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), other.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = alpha.as_raw();
@@ -81,7 +81,7 @@ pub fn mul(
     other: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), other.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), other.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -105,7 +105,7 @@ pub fn div(
     other: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), other.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), other.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -129,7 +129,7 @@ pub fn maximum(
     other: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), other.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), other.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -153,7 +153,7 @@ pub fn minimum(
     other: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), other.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), other.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -172,7 +172,7 @@ pub fn minimum(
 #[doc(alias = "aclnnNeg")]
 #[doc(alias = "aclnnNegGetWorkspaceSize")]
 pub fn neg(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -190,7 +190,7 @@ pub fn neg(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -
 #[doc(alias = "aclnnAbs")]
 #[doc(alias = "aclnnAbsGetWorkspaceSize")]
 pub fn abs(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -208,7 +208,7 @@ pub fn abs(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -
 #[doc(alias = "aclnnExp")]
 #[doc(alias = "aclnnExpGetWorkspaceSize")]
 pub fn exp(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -226,7 +226,7 @@ pub fn exp(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -
 #[doc(alias = "aclnnLog")]
 #[doc(alias = "aclnnLogGetWorkspaceSize")]
 pub fn log(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -244,7 +244,7 @@ pub fn log(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -
 #[doc(alias = "aclnnSqrt")]
 #[doc(alias = "aclnnSqrtGetWorkspaceSize")]
 pub fn sqrt(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -262,7 +262,7 @@ pub fn sqrt(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) 
 #[doc(alias = "aclnnRsqrt")]
 #[doc(alias = "aclnnRsqrtGetWorkspaceSize")]
 pub fn rsqrt(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -280,7 +280,7 @@ pub fn rsqrt(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>)
 #[doc(alias = "aclnnRelu")]
 #[doc(alias = "aclnnReluGetWorkspaceSize")]
 pub fn relu(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw().cast_const();
     let (names, plan, launch) =
@@ -298,7 +298,7 @@ pub fn relu(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) 
 #[doc(alias = "aclnnSigmoid")]
 #[doc(alias = "aclnnSigmoidGetWorkspaceSize")]
 pub fn sigmoid(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -316,7 +316,7 @@ pub fn sigmoid(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_
 #[doc(alias = "aclnnTanh")]
 #[doc(alias = "aclnnTanhGetWorkspaceSize")]
 pub fn tanh(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -334,7 +334,7 @@ pub fn tanh(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) 
 #[doc(alias = "aclnnGelu")]
 #[doc(alias = "aclnnGeluGetWorkspaceSize")]
 pub fn gelu(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -358,7 +358,11 @@ pub fn threshold_backward(
     threshold: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [grad_output.access(), self_.access(), out.as_arg().access()];
+    let uses = [
+        grad_output.mem_use(),
+        self_.mem_use(),
+        out.as_arg().mem_use(),
+    ];
     let p0 = grad_output.as_raw();
     let p1 = self_.as_raw();
     let p2 = threshold.as_raw();
@@ -385,7 +389,7 @@ pub fn cast(
     dtype: DataType,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = dtype.to_raw();
     let p2 = out.as_raw();
@@ -410,7 +414,7 @@ pub fn matmul(
     out: &mut TensorArgMut<'_>,
     cube_math_type: CubeMathType,
 ) -> Result<()> {
-    let uses = [self_.access(), mat2.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), mat2.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = mat2.as_raw();
     let p2 = out.as_raw();
@@ -436,7 +440,7 @@ pub fn batch_matmul(
     out: &mut TensorArgMut<'_>,
     cube_math_type: CubeMathType,
 ) -> Result<()> {
-    let uses = [self_.access(), mat2.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), mat2.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = mat2.as_raw();
     let p2 = out.as_raw();
@@ -465,7 +469,7 @@ pub fn reduce_sum(
     dtype: DataType,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = dims.as_raw();
     let p2 = keep_dims;
@@ -495,7 +499,7 @@ pub fn mean(
     dtype: DataType,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = dim.as_raw();
     let p2 = keep_dim;
@@ -522,7 +526,7 @@ pub fn amax(
     keep_dim: bool,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = dim.as_raw();
     let p2 = keep_dim;
@@ -547,7 +551,7 @@ pub fn softmax(
     dim: i64,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = dim;
     let p2 = out.as_raw();
@@ -571,7 +575,7 @@ pub fn log_softmax(
     dim: i64,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = dim;
     let p2 = out.as_raw();
@@ -595,7 +599,7 @@ pub fn permute(
     dims: &IntArray,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = dims.as_raw();
     let p2 = out.as_raw();
@@ -614,7 +618,7 @@ pub fn permute(
 #[doc(alias = "aclnnInplaceFillScalar")]
 #[doc(alias = "aclnnInplaceFillScalarGetWorkspaceSize")]
 pub fn fill_(stream: &Stream, self_ref: &mut TensorArgMut<'_>, value: &Scalar) -> Result<()> {
-    let uses = [self_ref.as_arg().access()];
+    let uses = [self_ref.as_arg().mem_use()];
     let p0 = self_ref.as_raw();
     let p1 = value.as_raw();
     let (names, plan, launch) = crate::result::aclnn_op!(
@@ -634,7 +638,7 @@ pub fn fill_(stream: &Stream, self_ref: &mut TensorArgMut<'_>, value: &Scalar) -
 #[doc(alias = "aclnnInplaceZero")]
 #[doc(alias = "aclnnInplaceZeroGetWorkspaceSize")]
 pub fn zero_(stream: &Stream, self_ref: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_ref.as_arg().access()];
+    let uses = [self_ref.as_arg().mem_use()];
     let p0 = self_ref.as_raw();
     let (names, plan, launch) =
         crate::result::aclnn_op!(aclnnInplaceZeroGetWorkspaceSize(p0), aclnnInplaceZero);
@@ -651,7 +655,7 @@ pub fn zero_(stream: &Stream, self_ref: &mut TensorArgMut<'_>) -> Result<()> {
 #[doc(alias = "aclnnInplaceOne")]
 #[doc(alias = "aclnnInplaceOneGetWorkspaceSize")]
 pub fn one_(stream: &Stream, self_ref: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_ref.as_arg().access()];
+    let uses = [self_ref.as_arg().mem_use()];
     let p0 = self_ref.as_raw().cast_const();
     let (names, plan, launch) =
         crate::result::aclnn_op!(aclnnInplaceOneGetWorkspaceSize(p0), aclnnInplaceOne);
@@ -673,7 +677,7 @@ pub fn embedding(
     indices: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [weight.access(), indices.access(), out.as_arg().access()];
+    let uses = [weight.mem_use(), indices.mem_use(), out.as_arg().mem_use()];
     let p0 = weight.as_raw();
     let p1 = indices.as_raw();
     let p2 = out.as_raw().cast_const();
@@ -700,10 +704,10 @@ pub fn rms_norm(
     rstd_out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        x.access(),
-        gamma.access(),
-        y_out.as_arg().access(),
-        rstd_out.as_arg().access(),
+        x.mem_use(),
+        gamma.mem_use(),
+        y_out.as_arg().mem_use(),
+        rstd_out.as_arg().mem_use(),
     ];
     let p0 = x.as_raw();
     let p1 = gamma.as_raw();
@@ -735,10 +739,10 @@ pub fn rotary_position_embedding(
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        x.access(),
-        cos.access(),
-        sin.access(),
-        out.as_arg().access(),
+        x.mem_use(),
+        cos.mem_use(),
+        sin.mem_use(),
+        out.as_arg().mem_use(),
     ];
     let p0 = x.as_raw();
     let p1 = cos.as_raw();
@@ -767,7 +771,7 @@ pub fn swi_glu(
     dim: i64,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [x.access(), out.as_arg().access()];
+    let uses = [x.mem_use(), out.as_arg().mem_use()];
     let p0 = x.as_raw();
     let p1 = dim;
     let p2 = out.as_raw().cast_const();
@@ -792,7 +796,7 @@ pub fn arg_max(
     keepdim: bool,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = dim;
     let p2 = keepdim;
@@ -812,7 +816,7 @@ pub fn arg_max(
 #[doc(alias = "aclnnInplaceCopy")]
 #[doc(alias = "aclnnInplaceCopyGetWorkspaceSize")]
 pub fn copy_(stream: &Stream, self_ref: &mut TensorArgMut<'_>, src: &TensorArg<'_>) -> Result<()> {
-    let uses = [self_ref.as_arg().access(), src.access()];
+    let uses = [self_ref.as_arg().mem_use(), src.mem_use()];
     let p0 = self_ref.as_raw();
     let p1 = src.as_raw();
     let (names, plan, launch) =
@@ -835,7 +839,7 @@ pub fn muls(
     other: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -859,7 +863,7 @@ pub fn masked_fill_(
     mask: &TensorArg<'_>,
     value: &Scalar,
 ) -> Result<()> {
-    let uses = [self_ref.as_arg().access(), mask.access()];
+    let uses = [self_ref.as_arg().mem_use(), mask.mem_use()];
     let p0 = self_ref.as_raw();
     let p1 = mask.as_raw();
     let p2 = value.as_raw();
@@ -885,7 +889,7 @@ pub fn add_(
     other: &TensorArg<'_>,
     alpha: &Scalar,
 ) -> Result<()> {
-    let uses = [self_ref.as_arg().access(), other.access()];
+    let uses = [self_ref.as_arg().mem_use(), other.mem_use()];
     let p0 = self_ref.as_raw().cast_const();
     let p1 = other.as_raw();
     let p2 = alpha.as_raw();
@@ -909,7 +913,7 @@ pub fn sub_(
     other: &TensorArg<'_>,
     alpha: &Scalar,
 ) -> Result<()> {
-    let uses = [self_ref.as_arg().access(), other.access()];
+    let uses = [self_ref.as_arg().mem_use(), other.mem_use()];
     let p0 = self_ref.as_raw();
     let p1 = other.as_raw();
     let p2 = alpha.as_raw();
@@ -928,7 +932,7 @@ pub fn sub_(
 #[doc(alias = "aclnnInplaceMul")]
 #[doc(alias = "aclnnInplaceMulGetWorkspaceSize")]
 pub fn mul_(stream: &Stream, self_ref: &mut TensorArgMut<'_>, other: &TensorArg<'_>) -> Result<()> {
-    let uses = [self_ref.as_arg().access(), other.access()];
+    let uses = [self_ref.as_arg().mem_use(), other.mem_use()];
     let p0 = self_ref.as_raw();
     let p1 = other.as_raw();
     let (names, plan, launch) =
@@ -946,7 +950,7 @@ pub fn mul_(stream: &Stream, self_ref: &mut TensorArgMut<'_>, other: &TensorArg<
 #[doc(alias = "aclnnInplaceDiv")]
 #[doc(alias = "aclnnInplaceDivGetWorkspaceSize")]
 pub fn div_(stream: &Stream, self_ref: &mut TensorArgMut<'_>, other: &TensorArg<'_>) -> Result<()> {
-    let uses = [self_ref.as_arg().access(), other.access()];
+    let uses = [self_ref.as_arg().mem_use(), other.mem_use()];
     let p0 = self_ref.as_raw();
     let p1 = other.as_raw();
     let (names, plan, launch) =
@@ -964,7 +968,7 @@ pub fn div_(stream: &Stream, self_ref: &mut TensorArgMut<'_>, other: &TensorArg<
 #[doc(alias = "aclnnInplaceMuls")]
 #[doc(alias = "aclnnInplaceMulsGetWorkspaceSize")]
 pub fn muls_(stream: &Stream, self_ref: &mut TensorArgMut<'_>, other: &Scalar) -> Result<()> {
-    let uses = [self_ref.as_arg().access()];
+    let uses = [self_ref.as_arg().mem_use()];
     let p0 = self_ref.as_raw();
     let p1 = other.as_raw();
     let (names, plan, launch) =
@@ -982,7 +986,7 @@ pub fn muls_(stream: &Stream, self_ref: &mut TensorArgMut<'_>, other: &Scalar) -
 #[doc(alias = "aclnnInplaceRelu")]
 #[doc(alias = "aclnnInplaceReluGetWorkspaceSize")]
 pub fn relu_(stream: &Stream, self_ref: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_ref.as_arg().access()];
+    let uses = [self_ref.as_arg().mem_use()];
     let p0 = self_ref.as_raw();
     let (names, plan, launch) =
         crate::result::aclnn_op!(aclnnInplaceReluGetWorkspaceSize(p0), aclnnInplaceRelu);
@@ -999,7 +1003,7 @@ pub fn relu_(stream: &Stream, self_ref: &mut TensorArgMut<'_>) -> Result<()> {
 #[doc(alias = "aclnnInplaceSigmoid")]
 #[doc(alias = "aclnnInplaceSigmoidGetWorkspaceSize")]
 pub fn sigmoid_(stream: &Stream, self_ref: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_ref.as_arg().access()];
+    let uses = [self_ref.as_arg().mem_use()];
     let p0 = self_ref.as_raw();
     let (names, plan, launch) =
         crate::result::aclnn_op!(aclnnInplaceSigmoidGetWorkspaceSize(p0), aclnnInplaceSigmoid);
@@ -1016,7 +1020,7 @@ pub fn sigmoid_(stream: &Stream, self_ref: &mut TensorArgMut<'_>) -> Result<()> 
 #[doc(alias = "aclnnInplaceExp")]
 #[doc(alias = "aclnnInplaceExpGetWorkspaceSize")]
 pub fn exp_(stream: &Stream, self_ref: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_ref.as_arg().access()];
+    let uses = [self_ref.as_arg().mem_use()];
     let p0 = self_ref.as_raw();
     let (names, plan, launch) =
         crate::result::aclnn_op!(aclnnInplaceExpGetWorkspaceSize(p0), aclnnInplaceExp);
@@ -1033,7 +1037,7 @@ pub fn exp_(stream: &Stream, self_ref: &mut TensorArgMut<'_>) -> Result<()> {
 #[doc(alias = "aclnnInplaceLog")]
 #[doc(alias = "aclnnInplaceLogGetWorkspaceSize")]
 pub fn log_(stream: &Stream, self_ref: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_ref.as_arg().access()];
+    let uses = [self_ref.as_arg().mem_use()];
     let p0 = self_ref.as_raw();
     let (names, plan, launch) =
         crate::result::aclnn_op!(aclnnInplaceLogGetWorkspaceSize(p0), aclnnInplaceLog);
@@ -1050,7 +1054,7 @@ pub fn log_(stream: &Stream, self_ref: &mut TensorArgMut<'_>) -> Result<()> {
 #[doc(alias = "aclnnInplaceRsqrt")]
 #[doc(alias = "aclnnInplaceRsqrtGetWorkspaceSize")]
 pub fn rsqrt_(stream: &Stream, self_ref: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_ref.as_arg().access()];
+    let uses = [self_ref.as_arg().mem_use()];
     let p0 = self_ref.as_raw();
     let (names, plan, launch) =
         crate::result::aclnn_op!(aclnnInplaceRsqrtGetWorkspaceSize(p0), aclnnInplaceRsqrt);
@@ -1067,7 +1071,7 @@ pub fn rsqrt_(stream: &Stream, self_ref: &mut TensorArgMut<'_>) -> Result<()> {
 #[doc(alias = "aclnnInplaceSqrt")]
 #[doc(alias = "aclnnInplaceSqrtGetWorkspaceSize")]
 pub fn sqrt_(stream: &Stream, self_: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.as_arg().access()];
+    let uses = [self_.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let (names, plan, launch) =
         crate::result::aclnn_op!(aclnnInplaceSqrtGetWorkspaceSize(p0), aclnnInplaceSqrt);
@@ -1084,7 +1088,7 @@ pub fn sqrt_(stream: &Stream, self_: &mut TensorArgMut<'_>) -> Result<()> {
 #[doc(alias = "aclnnInplaceNeg")]
 #[doc(alias = "aclnnInplaceNegGetWorkspaceSize")]
 pub fn neg_(stream: &Stream, self_ref: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_ref.as_arg().access()];
+    let uses = [self_ref.as_arg().mem_use()];
     let p0 = self_ref.as_raw();
     let (names, plan, launch) =
         crate::result::aclnn_op!(aclnnInplaceNegGetWorkspaceSize(p0), aclnnInplaceNeg);
@@ -1101,7 +1105,7 @@ pub fn neg_(stream: &Stream, self_ref: &mut TensorArgMut<'_>) -> Result<()> {
 #[doc(alias = "aclnnInplaceTanh")]
 #[doc(alias = "aclnnInplaceTanhGetWorkspaceSize")]
 pub fn tanh_(stream: &Stream, self_ref: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_ref.as_arg().access()];
+    let uses = [self_ref.as_arg().mem_use()];
     let p0 = self_ref.as_raw();
     let (names, plan, launch) =
         crate::result::aclnn_op!(aclnnInplaceTanhGetWorkspaceSize(p0), aclnnInplaceTanh);
@@ -1130,12 +1134,12 @@ pub fn add_rms_norm(
     x_out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        x1.access(),
-        x2.access(),
-        gamma.access(),
-        y_out.as_arg().access(),
-        rstd_out.as_arg().access(),
-        x_out.as_arg().access(),
+        x1.mem_use(),
+        x2.mem_use(),
+        gamma.mem_use(),
+        y_out.as_arg().mem_use(),
+        rstd_out.as_arg().mem_use(),
+        x_out.as_arg().mem_use(),
     ];
     let p0 = x1.as_raw();
     let p1 = x2.as_raw();
@@ -1169,7 +1173,7 @@ pub fn arange(
     step: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [out.as_arg().access()];
+    let uses = [out.as_arg().mem_use()];
     let p0 = start.as_raw();
     let p1 = end.as_raw();
     let p2 = step.as_raw();
@@ -1199,7 +1203,7 @@ pub fn argsort(
     descending: bool,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = dim;
     let p2 = descending;
@@ -1232,7 +1236,7 @@ pub fn avg_pool2d(
     cube_math_type: CubeMathType,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = kernel_size.as_raw();
     let p2 = strides.as_raw();
@@ -1268,9 +1272,9 @@ pub fn cat(
     dim: i64,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();
-    uses.extend(tensors.accesses().iter().cloned());
-    uses.push(out.as_arg().access());
+    let mut uses: smallvec::SmallVec<[MemUse<'_>; 6]> = smallvec::SmallVec::new();
+    uses.extend(tensors.accesses().iter().map(Access::as_use));
+    uses.push(out.as_arg().mem_use());
     let p0 = tensors.as_raw();
     let p1 = dim;
     let p2 = out.as_raw();
@@ -1299,7 +1303,7 @@ pub fn clamp(
     clip_value_max: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = clip_value_min.as_raw();
     let p2 = clip_value_max.as_raw();
@@ -1326,7 +1330,7 @@ pub fn clamp_min(
     clip_value_min: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = clip_value_min.as_raw();
     let p2 = out.as_raw();
@@ -1352,7 +1356,7 @@ pub fn clamp_max(
     clip_value_max: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = clip_value_max.as_raw();
     let p2 = out.as_raw();
@@ -1375,7 +1379,7 @@ pub fn clamp_max_(
     self_ref: &mut TensorArgMut<'_>,
     clip_value_max: &Scalar,
 ) -> Result<()> {
-    let uses = [self_ref.as_arg().access()];
+    let uses = [self_ref.as_arg().mem_use()];
     let p0 = self_ref.as_raw();
     let p1 = clip_value_max.as_raw();
     let (names, plan, launch) = crate::result::aclnn_op!(
@@ -1405,7 +1409,7 @@ pub fn constant_pad_nd(
     value: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = pad.as_raw();
     let p2 = value.as_raw();
@@ -1442,11 +1446,11 @@ pub fn convolution(
     output: &mut TensorArgMut<'_>,
     cube_math_type: CubeMathType,
 ) -> Result<()> {
-    let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();
-    uses.push(input.access());
-    uses.push(weight.access());
-    uses.extend(bias.map(|t| t.access()));
-    uses.push(output.as_arg().access());
+    let mut uses: smallvec::SmallVec<[MemUse<'_>; 6]> = smallvec::SmallVec::new();
+    uses.push(input.mem_use());
+    uses.push(weight.mem_use());
+    uses.extend(bias.map(|t| t.mem_use()));
+    uses.push(output.as_arg().mem_use());
     let p0 = input.as_raw();
     let p1 = weight.as_raw();
     let p2 = bias.map_or(std::ptr::null(), |t| t.as_raw());
@@ -1477,7 +1481,7 @@ pub fn convolution(
 #[doc(alias = "aclnnCos")]
 #[doc(alias = "aclnnCosGetWorkspaceSize")]
 pub fn cos(stream: &Stream, input: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [input.access(), out.as_arg().access()];
+    let uses = [input.mem_use(), out.as_arg().mem_use()];
     let p0 = input.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -1503,7 +1507,7 @@ pub fn cumsum(
     dtype: DataType,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = dim;
     let p2 = dtype.to_raw();
@@ -1532,7 +1536,7 @@ pub fn elu(
     input_scale: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = alpha.as_raw();
     let p2 = scale.as_raw();
@@ -1562,7 +1566,7 @@ pub fn eq_tensor(
     other: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), other.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), other.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -1626,30 +1630,30 @@ pub fn fused_infer_attention_score_v2(
     attention_out: &mut TensorArgMut<'_>,
     mut softmax_lse: Option<&mut TensorArgMut<'_>>,
 ) -> Result<()> {
-    let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();
-    uses.push(query.access());
-    uses.extend(key.accesses().iter().cloned());
-    uses.extend(value.accesses().iter().cloned());
-    uses.extend(pse_shift_optional.map(|t| t.access()));
-    uses.extend(atten_mask_optional.map(|t| t.access()));
-    uses.extend(deq_scale1_optional.map(|t| t.access()));
-    uses.extend(quant_scale1_optional.map(|t| t.access()));
-    uses.extend(deq_scale2_optional.map(|t| t.access()));
-    uses.extend(quant_scale2_optional.map(|t| t.access()));
-    uses.extend(quant_offset2_optional.map(|t| t.access()));
-    uses.extend(antiquant_scale_optional.map(|t| t.access()));
-    uses.extend(antiquant_offset_optional.map(|t| t.access()));
-    uses.extend(block_table_optional.map(|t| t.access()));
-    uses.extend(query_padding_size_optional.map(|t| t.access()));
-    uses.extend(kv_padding_size_optional.map(|t| t.access()));
-    uses.extend(key_antiquant_scale_optional.map(|t| t.access()));
-    uses.extend(key_antiquant_offset_optional.map(|t| t.access()));
-    uses.extend(value_antiquant_scale_optional.map(|t| t.access()));
-    uses.extend(value_antiquant_offset_optional.map(|t| t.access()));
-    uses.extend(key_shared_prefix_optional.map(|t| t.access()));
-    uses.extend(value_shared_prefix_optional.map(|t| t.access()));
-    uses.push(attention_out.as_arg().access());
-    uses.extend(softmax_lse.as_ref().map(|t| t.as_arg().access()));
+    let mut uses: smallvec::SmallVec<[MemUse<'_>; 6]> = smallvec::SmallVec::new();
+    uses.push(query.mem_use());
+    uses.extend(key.accesses().iter().map(Access::as_use));
+    uses.extend(value.accesses().iter().map(Access::as_use));
+    uses.extend(pse_shift_optional.map(|t| t.mem_use()));
+    uses.extend(atten_mask_optional.map(|t| t.mem_use()));
+    uses.extend(deq_scale1_optional.map(|t| t.mem_use()));
+    uses.extend(quant_scale1_optional.map(|t| t.mem_use()));
+    uses.extend(deq_scale2_optional.map(|t| t.mem_use()));
+    uses.extend(quant_scale2_optional.map(|t| t.mem_use()));
+    uses.extend(quant_offset2_optional.map(|t| t.mem_use()));
+    uses.extend(antiquant_scale_optional.map(|t| t.mem_use()));
+    uses.extend(antiquant_offset_optional.map(|t| t.mem_use()));
+    uses.extend(block_table_optional.map(|t| t.mem_use()));
+    uses.extend(query_padding_size_optional.map(|t| t.mem_use()));
+    uses.extend(kv_padding_size_optional.map(|t| t.mem_use()));
+    uses.extend(key_antiquant_scale_optional.map(|t| t.mem_use()));
+    uses.extend(key_antiquant_offset_optional.map(|t| t.mem_use()));
+    uses.extend(value_antiquant_scale_optional.map(|t| t.mem_use()));
+    uses.extend(value_antiquant_offset_optional.map(|t| t.mem_use()));
+    uses.extend(key_shared_prefix_optional.map(|t| t.mem_use()));
+    uses.extend(value_shared_prefix_optional.map(|t| t.mem_use()));
+    uses.push(attention_out.as_arg().mem_use());
+    uses.extend(softmax_lse.as_ref().map(|t| t.as_arg().mem_use()));
     let p0 = query.as_raw();
     let p1 = key.as_raw();
     let p2 = value.as_raw();
@@ -1721,7 +1725,7 @@ pub fn gather_v2(
     index: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), index.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), index.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = dim;
     let p2 = index.as_raw();
@@ -1752,9 +1756,9 @@ pub fn ge_glu_v3(
     out_gelu: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        self_.access(),
-        out.as_arg().access(),
-        out_gelu.as_arg().access(),
+        self_.mem_use(),
+        out.as_arg().mem_use(),
+        out_gelu.as_arg().mem_use(),
     ];
     let p0 = self_.as_raw();
     let p1 = dim;
@@ -1786,7 +1790,7 @@ pub fn gelu_v2(
     approximate: i64,
     y: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [x.access(), y.as_arg().access()];
+    let uses = [x.mem_use(), y.as_arg().mem_use()];
     let p0 = x.as_raw();
     let p1 = approximate;
     let p2 = y.as_raw();
@@ -1820,13 +1824,13 @@ pub fn group_norm(
     mean_out: &mut TensorArgMut<'_>,
     rstd_out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();
-    uses.push(self_.access());
-    uses.extend(gamma.map(|t| t.access()));
-    uses.extend(beta.map(|t| t.access()));
-    uses.push(out.as_arg().access());
-    uses.push(mean_out.as_arg().access());
-    uses.push(rstd_out.as_arg().access());
+    let mut uses: smallvec::SmallVec<[MemUse<'_>; 6]> = smallvec::SmallVec::new();
+    uses.push(self_.mem_use());
+    uses.extend(gamma.map(|t| t.mem_use()));
+    uses.extend(beta.map(|t| t.mem_use()));
+    uses.push(out.as_arg().mem_use());
+    uses.push(mean_out.as_arg().mem_use());
+    uses.push(rstd_out.as_arg().mem_use());
     let p0 = self_.as_raw();
     let p1 = gamma.map_or(std::ptr::null(), |t| t.as_raw());
     let p2 = beta.map_or(std::ptr::null(), |t| t.as_raw());
@@ -1862,7 +1866,7 @@ pub fn gt_scalar(
     other: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -1887,7 +1891,7 @@ pub fn hardsigmoid(
     self_: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -1907,7 +1911,7 @@ pub fn hardsigmoid(
 #[doc(alias = "aclnnHardswish")]
 #[doc(alias = "aclnnHardswishGetWorkspaceSize")]
 pub fn hardswish(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw().cast_const();
     let (names, plan, launch) =
@@ -1937,7 +1941,7 @@ pub fn im2col(
     stride: &IntArray,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = kernel_size.as_raw();
     let p2 = dilation.as_raw();
@@ -1969,7 +1973,7 @@ pub fn index_select(
     index: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), index.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), index.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = dim;
     let p2 = index.as_raw();
@@ -1998,7 +2002,7 @@ pub fn adds_(
     other: &Scalar,
     alpha: &Scalar,
 ) -> Result<()> {
-    let uses = [self_ref.as_arg().access()];
+    let uses = [self_ref.as_arg().mem_use()];
     let p0 = self_ref.as_raw().cast_const();
     let p1 = other.as_raw();
     let p2 = alpha.as_raw();
@@ -2021,7 +2025,7 @@ pub fn adds_(
 #[doc(alias = "aclnnInplaceDivs")]
 #[doc(alias = "aclnnInplaceDivsGetWorkspaceSize")]
 pub fn divs_(stream: &Stream, self_ref: &mut TensorArgMut<'_>, other: &Scalar) -> Result<()> {
-    let uses = [self_ref.as_arg().access()];
+    let uses = [self_ref.as_arg().mem_use()];
     let p0 = self_ref.as_raw();
     let p1 = other.as_raw();
     let (names, plan, launch) =
@@ -2046,7 +2050,7 @@ pub fn subs_(
     other: &Scalar,
     alpha: &Scalar,
 ) -> Result<()> {
-    let uses = [self_ref.as_arg().access()];
+    let uses = [self_ref.as_arg().mem_use()];
     let p0 = self_ref.as_raw();
     let p1 = other.as_raw();
     let p2 = alpha.as_raw();
@@ -2077,7 +2081,11 @@ pub fn index_copy_(
     index: &TensorArg<'_>,
     source: &TensorArg<'_>,
 ) -> Result<()> {
-    let uses = [self_ref.as_arg().access(), index.access(), source.access()];
+    let uses = [
+        self_ref.as_arg().mem_use(),
+        index.mem_use(),
+        source.mem_use(),
+    ];
     let p0 = self_ref.as_raw();
     let p1 = dim;
     let p2 = index.as_raw();
@@ -2107,7 +2115,7 @@ pub fn index_fill_tensor_(
     index: &IntArray,
     value: &Scalar,
 ) -> Result<()> {
-    let uses = [self_ref.as_arg().access()];
+    let uses = [self_ref.as_arg().mem_use()];
     let p0 = self_ref.as_raw();
     let p1 = dim;
     let p2 = index.as_raw();
@@ -2135,7 +2143,7 @@ pub fn pow_tensor_tensor_(
     self_: &mut TensorArgMut<'_>,
     exponent: &TensorArg<'_>,
 ) -> Result<()> {
-    let uses = [self_.as_arg().access(), exponent.access()];
+    let uses = [self_.as_arg().mem_use(), exponent.mem_use()];
     let p0 = self_.as_raw().cast_const();
     let p1 = exponent.as_raw();
     let (names, plan, launch) = crate::result::aclnn_op!(
@@ -2157,7 +2165,7 @@ pub fn pow_tensor_tensor_(
 #[doc(alias = "aclnnInplaceSin")]
 #[doc(alias = "aclnnInplaceSinGetWorkspaceSize")]
 pub fn sin_(stream: &Stream, self_ref: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_ref.as_arg().access()];
+    let uses = [self_ref.as_arg().mem_use()];
     let p0 = self_ref.as_raw();
     let (names, plan, launch) =
         crate::result::aclnn_op!(aclnnInplaceSinGetWorkspaceSize(p0), aclnnInplaceSin);
@@ -2176,7 +2184,7 @@ pub fn sin_(stream: &Stream, self_ref: &mut TensorArgMut<'_>) -> Result<()> {
 #[doc(alias = "aclnnInplaceCos")]
 #[doc(alias = "aclnnInplaceCosGetWorkspaceSize")]
 pub fn cos_(stream: &Stream, input_ref: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [input_ref.as_arg().access()];
+    let uses = [input_ref.as_arg().mem_use()];
     let p0 = input_ref.as_raw();
     let (names, plan, launch) =
         crate::result::aclnn_op!(aclnnInplaceCosGetWorkspaceSize(p0), aclnnInplaceCos);
@@ -2200,7 +2208,7 @@ pub fn threshold_(
     threshold: &Scalar,
     value: &Scalar,
 ) -> Result<()> {
-    let uses = [self_ref.as_arg().access()];
+    let uses = [self_ref.as_arg().mem_use()];
     let p0 = self_ref.as_raw();
     let p1 = threshold.as_raw();
     let p2 = value.as_raw();
@@ -2225,7 +2233,7 @@ pub fn threshold_(
 #[doc(alias = "aclnnInplaceTriu")]
 #[doc(alias = "aclnnInplaceTriuGetWorkspaceSize")]
 pub fn triu_(stream: &Stream, self_ref: &mut TensorArgMut<'_>, diagonal: i64) -> Result<()> {
-    let uses = [self_ref.as_arg().access()];
+    let uses = [self_ref.as_arg().mem_use()];
     let p0 = self_ref.as_raw();
     let p1 = diagonal;
     let (names, plan, launch) =
@@ -2255,13 +2263,13 @@ pub fn layer_norm(
     mut mean_out_optional: Option<&mut TensorArgMut<'_>>,
     mut rstd_out_optional: Option<&mut TensorArgMut<'_>>,
 ) -> Result<()> {
-    let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();
-    uses.push(input.access());
-    uses.extend(weight_optional.map(|t| t.access()));
-    uses.extend(bias_optional.map(|t| t.access()));
-    uses.push(out.as_arg().access());
-    uses.extend(mean_out_optional.as_ref().map(|t| t.as_arg().access()));
-    uses.extend(rstd_out_optional.as_ref().map(|t| t.as_arg().access()));
+    let mut uses: smallvec::SmallVec<[MemUse<'_>; 6]> = smallvec::SmallVec::new();
+    uses.push(input.mem_use());
+    uses.extend(weight_optional.map(|t| t.mem_use()));
+    uses.extend(bias_optional.map(|t| t.mem_use()));
+    uses.push(out.as_arg().mem_use());
+    uses.extend(mean_out_optional.as_ref().map(|t| t.as_arg().mem_use()));
+    uses.extend(rstd_out_optional.as_ref().map(|t| t.as_arg().mem_use()));
     let p0 = input.as_raw();
     let p1 = normalized_shape.as_raw();
     let p2 = weight_optional.map_or(std::ptr::null(), |t| t.as_raw());
@@ -2300,7 +2308,7 @@ pub fn leaky_relu(
     negative_slope: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = negative_slope.as_raw();
     let p2 = out.as_raw();
@@ -2333,7 +2341,7 @@ pub fn max_pool(
     ceil_mode: i64,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = kernel_shape.as_raw();
     let p2 = strides.as_raw();
@@ -2367,7 +2375,7 @@ pub fn mm(
     out: &mut TensorArgMut<'_>,
     cube_math_type: CubeMathType,
 ) -> Result<()> {
-    let uses = [self_.access(), mat2.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), mat2.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = mat2.as_raw();
     let p2 = out.as_raw();
@@ -2395,7 +2403,7 @@ pub fn mv(
     out: &mut TensorArgMut<'_>,
     cube_math_type: CubeMathType,
 ) -> Result<()> {
-    let uses = [self_.access(), vec.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), vec.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = vec.as_raw();
     let p2 = out.as_raw();
@@ -2424,7 +2432,7 @@ pub fn norm(
     keepdim: bool,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = p_scalar.as_raw();
     let p2 = dim.as_raw();
@@ -2452,7 +2460,7 @@ pub fn pow_scalar_tensor(
     exponent: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [exponent.access(), out.as_arg().access()];
+    let uses = [exponent.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = exponent.as_raw();
     let p2 = out.as_raw().cast_const();
@@ -2482,7 +2490,7 @@ pub fn reflection_pad1d(
     padding: &IntArray,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = padding.as_raw();
     let p2 = out.as_raw();
@@ -2512,7 +2520,7 @@ pub fn repeat(
     repeats: &IntArray,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = repeats.as_raw();
     let p2 = out.as_raw();
@@ -2540,7 +2548,7 @@ pub fn repeat_interleave_int_with_dim(
     output_size: i64,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = repeats;
     let p2 = dim;
@@ -2573,7 +2581,7 @@ pub fn roll(
     dims: &IntArray,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [x.access(), out.as_arg().access()];
+    let uses = [x.mem_use(), out.as_arg().mem_use()];
     let p0 = x.as_raw();
     let p1 = shifts.as_raw();
     let p2 = dims.as_raw();
@@ -2595,7 +2603,7 @@ pub fn roll(
 #[doc(alias = "aclnnSign")]
 #[doc(alias = "aclnnSignGetWorkspaceSize")]
 pub fn sign(stream: &Stream, self_: &TensorArg<'_>, result: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), result.as_arg().access()];
+    let uses = [self_.mem_use(), result.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = result.as_raw();
     let (names, plan, launch) =
@@ -2615,7 +2623,7 @@ pub fn sign(stream: &Stream, self_: &TensorArg<'_>, result: &mut TensorArgMut<'_
 #[doc(alias = "aclnnSilu")]
 #[doc(alias = "aclnnSiluGetWorkspaceSize")]
 pub fn silu(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -2635,7 +2643,7 @@ pub fn silu(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) 
 #[doc(alias = "aclnnSin")]
 #[doc(alias = "aclnnSinGetWorkspaceSize")]
 pub fn sin(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -2663,7 +2671,7 @@ pub fn slice(
     step: i64,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = dim;
     let p2 = start;
@@ -2696,10 +2704,10 @@ pub fn softmax_cross_entropy_with_logits(
     backprop: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        features.access(),
-        labels.access(),
-        loss.as_arg().access(),
-        backprop.as_arg().access(),
+        features.mem_use(),
+        labels.mem_use(),
+        loss.as_arg().mem_use(),
+        backprop.as_arg().mem_use(),
     ];
     let p0 = features.as_raw();
     let p1 = labels.as_raw().cast_mut();
@@ -2730,7 +2738,7 @@ pub fn softplus(
     threshold: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = beta.as_raw();
     let p2 = threshold.as_raw();
@@ -2752,7 +2760,7 @@ pub fn softplus(
 #[doc(alias = "aclnnTransMatmulWeight")]
 #[doc(alias = "aclnnTransMatmulWeightGetWorkspaceSize")]
 pub fn trans_matmul_weight(stream: &Stream, mm_weight_ref: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [mm_weight_ref.as_arg().access()];
+    let uses = [mm_weight_ref.as_arg().mem_use()];
     let p0 = mm_weight_ref.as_raw();
     let (names, plan, launch) = crate::result::aclnn_op!(
         aclnnTransMatmulWeightGetWorkspaceSize(p0),
@@ -2783,10 +2791,10 @@ pub fn triangular_solve(
     m_out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        self_.access(),
-        a.access(),
-        x_out.as_arg().access(),
-        m_out.as_arg().access(),
+        self_.mem_use(),
+        a.mem_use(),
+        x_out.as_arg().mem_use(),
+        m_out.as_arg().mem_use(),
     ];
     let p0 = self_.as_raw();
     let p1 = a.as_raw();
@@ -2821,7 +2829,7 @@ pub fn tril(
     diagonal: i64,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = diagonal;
     let p2 = out.as_raw();
@@ -2849,7 +2857,7 @@ pub fn triu(
     diagonal: i64,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = diagonal;
     let p2 = out.as_raw();
@@ -2875,7 +2883,7 @@ pub fn upsample_nearest2d(
     output_size: &IntArray,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = output_size.as_raw();
     let p2 = out.as_raw();
@@ -2909,15 +2917,15 @@ pub fn weight_quant_batch_matmul_v2(
     antiquant_group_size: i32,
     y: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();
-    uses.push(x.access());
-    uses.push(weight.access());
-    uses.push(antiquant_scale.access());
-    uses.extend(antiquant_offset_optional.map(|t| t.access()));
-    uses.extend(quant_scale_optional.map(|t| t.access()));
-    uses.extend(quant_offset_optional.map(|t| t.access()));
-    uses.extend(bias_optional.map(|t| t.access()));
-    uses.push(y.as_arg().access());
+    let mut uses: smallvec::SmallVec<[MemUse<'_>; 6]> = smallvec::SmallVec::new();
+    uses.push(x.mem_use());
+    uses.push(weight.mem_use());
+    uses.push(antiquant_scale.mem_use());
+    uses.extend(antiquant_offset_optional.map(|t| t.mem_use()));
+    uses.extend(quant_scale_optional.map(|t| t.mem_use()));
+    uses.extend(quant_offset_optional.map(|t| t.mem_use()));
+    uses.extend(bias_optional.map(|t| t.mem_use()));
+    uses.push(y.as_arg().mem_use());
     let p0 = x.as_raw();
     let p1 = weight.as_raw();
     let p2 = antiquant_scale.as_raw();
@@ -2952,7 +2960,7 @@ pub fn adds(
     alpha: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = alpha.as_raw();
@@ -2980,7 +2988,7 @@ pub fn subs(
     alpha: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = alpha.as_raw();
@@ -3007,7 +3015,7 @@ pub fn divs(
     other: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -3033,7 +3041,7 @@ pub fn remainder_tensor_tensor(
     other: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), other.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), other.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -3061,7 +3069,7 @@ pub fn remainder_tensor_scalar(
     other: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -3088,7 +3096,7 @@ pub fn reciprocal(
     self_: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -3108,7 +3116,7 @@ pub fn reciprocal(
 #[doc(alias = "aclnnLog1p")]
 #[doc(alias = "aclnnLog1pGetWorkspaceSize")]
 pub fn log1p(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -3133,7 +3141,7 @@ pub fn pow_tensor_tensor(
     exponent: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), exponent.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), exponent.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = exponent.as_raw();
     let p2 = out.as_raw();
@@ -3161,7 +3169,7 @@ pub fn pow_tensor_scalar(
     exponent: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = exponent.as_raw();
     let p2 = out.as_raw().cast_const();
@@ -3184,7 +3192,7 @@ pub fn pow_tensor_scalar(
 #[doc(alias = "aclnnTan")]
 #[doc(alias = "aclnnTanGetWorkspaceSize")]
 pub fn tan(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -3204,7 +3212,7 @@ pub fn tan(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -
 #[doc(alias = "aclnnSinh")]
 #[doc(alias = "aclnnSinhGetWorkspaceSize")]
 pub fn sinh(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -3226,7 +3234,7 @@ pub fn sinh(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) 
 #[doc(alias = "aclnnCosh")]
 #[doc(alias = "aclnnCoshGetWorkspaceSize")]
 pub fn cosh(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -3248,7 +3256,7 @@ pub fn cosh(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) 
 #[doc(alias = "aclnnAsin")]
 #[doc(alias = "aclnnAsinGetWorkspaceSize")]
 pub fn asin(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -3270,7 +3278,7 @@ pub fn asin(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) 
 #[doc(alias = "aclnnAcos")]
 #[doc(alias = "aclnnAcosGetWorkspaceSize")]
 pub fn acos(stream: &Stream, input: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [input.access(), out.as_arg().access()];
+    let uses = [input.mem_use(), out.as_arg().mem_use()];
     let p0 = input.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -3290,7 +3298,7 @@ pub fn acos(stream: &Stream, input: &TensorArg<'_>, out: &mut TensorArgMut<'_>) 
 #[doc(alias = "aclnnAtan")]
 #[doc(alias = "aclnnAtanGetWorkspaceSize")]
 pub fn atan(stream: &Stream, input: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [input.access(), out.as_arg().access()];
+    let uses = [input.mem_use(), out.as_arg().mem_use()];
     let p0 = input.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -3312,7 +3320,7 @@ pub fn atan(stream: &Stream, input: &TensorArg<'_>, out: &mut TensorArgMut<'_>) 
 #[doc(alias = "aclnnAsinh")]
 #[doc(alias = "aclnnAsinhGetWorkspaceSize")]
 pub fn asinh(stream: &Stream, input: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [input.access(), out.as_arg().access()];
+    let uses = [input.mem_use(), out.as_arg().mem_use()];
     let p0 = input.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -3334,7 +3342,7 @@ pub fn asinh(stream: &Stream, input: &TensorArg<'_>, out: &mut TensorArgMut<'_>)
 #[doc(alias = "aclnnAcosh")]
 #[doc(alias = "aclnnAcoshGetWorkspaceSize")]
 pub fn acosh(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -3356,7 +3364,7 @@ pub fn acosh(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>)
 #[doc(alias = "aclnnAtanh")]
 #[doc(alias = "aclnnAtanhGetWorkspaceSize")]
 pub fn atanh(stream: &Stream, input: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [input.access(), out.as_arg().access()];
+    let uses = [input.mem_use(), out.as_arg().mem_use()];
     let p0 = input.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -3381,7 +3389,7 @@ pub fn atan2(
     other: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), other.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), other.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -3404,7 +3412,7 @@ pub fn atan2(
 #[doc(alias = "aclnnErf")]
 #[doc(alias = "aclnnErfGetWorkspaceSize")]
 pub fn erf(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -3424,7 +3432,7 @@ pub fn erf(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -
 #[doc(alias = "aclnnRound")]
 #[doc(alias = "aclnnRoundGetWorkspaceSize")]
 pub fn round(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -3444,7 +3452,7 @@ pub fn round(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>)
 #[doc(alias = "aclnnFloor")]
 #[doc(alias = "aclnnFloorGetWorkspaceSize")]
 pub fn floor(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -3464,7 +3472,7 @@ pub fn floor(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>)
 #[doc(alias = "aclnnCeil")]
 #[doc(alias = "aclnnCeilGetWorkspaceSize")]
 pub fn ceil(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -3486,7 +3494,7 @@ pub fn ceil(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) 
 #[doc(alias = "aclnnTrunc")]
 #[doc(alias = "aclnnTruncGetWorkspaceSize")]
 pub fn trunc(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -3511,7 +3519,7 @@ pub fn flip(
     dims: &IntArray,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = dims.as_raw();
     let p2 = out.as_raw();
@@ -3538,7 +3546,7 @@ pub fn gather(
     index: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), index.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), index.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = dim;
     let p2 = index.as_raw();
@@ -3568,10 +3576,10 @@ pub fn scatter_add(
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        self_.access(),
-        index.access(),
-        src.access(),
-        out.as_arg().access(),
+        self_.mem_use(),
+        index.mem_use(),
+        src.mem_use(),
+        out.as_arg().mem_use(),
     ];
     let p0 = self_.as_raw();
     let p1 = dim;
@@ -3606,10 +3614,10 @@ pub fn scatter(
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        self_.access(),
-        index.access(),
-        src.access(),
-        out.as_arg().access(),
+        self_.mem_use(),
+        index.mem_use(),
+        src.mem_use(),
+        out.as_arg().mem_use(),
     ];
     let p0 = self_.as_raw();
     let p1 = dim;
@@ -3645,10 +3653,10 @@ pub fn index_add(
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        self_.access(),
-        index.access(),
-        source.access(),
-        out.as_arg().access(),
+        self_.mem_use(),
+        index.mem_use(),
+        source.mem_use(),
+        out.as_arg().mem_use(),
     ];
     let p0 = self_.as_raw();
     let p1 = dim;
@@ -3682,10 +3690,10 @@ pub fn s_where(
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        condition.access(),
-        self_.access(),
-        other.access(),
-        out.as_arg().access(),
+        condition.mem_use(),
+        self_.mem_use(),
+        other.mem_use(),
+        out.as_arg().mem_use(),
     ];
     let p0 = condition.as_raw();
     let p1 = self_.as_raw();
@@ -3715,7 +3723,7 @@ pub fn masked_select(
     mask: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), mask.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), mask.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = mask.as_raw();
     let p2 = out.as_raw();
@@ -3745,7 +3753,7 @@ pub fn eq_scalar(
     other: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -3771,7 +3779,7 @@ pub fn ne_tensor(
     other: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), other.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), other.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -3799,7 +3807,7 @@ pub fn ne_scalar(
     other: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -3825,7 +3833,7 @@ pub fn gt_tensor(
     other: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), other.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), other.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -3851,7 +3859,7 @@ pub fn ge_tensor(
     other: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), other.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), other.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -3877,7 +3885,7 @@ pub fn ge_scalar(
     other: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -3903,7 +3911,7 @@ pub fn lt_tensor(
     other: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), other.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), other.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -3929,7 +3937,7 @@ pub fn lt_scalar(
     other: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -3957,7 +3965,7 @@ pub fn le_tensor(
     other: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), other.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), other.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -3985,7 +3993,7 @@ pub fn le_scalar(
     other: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -4006,7 +4014,7 @@ pub fn le_scalar(
 #[doc(alias = "aclnnIsInf")]
 #[doc(alias = "aclnnIsInfGetWorkspaceSize")]
 pub fn is_inf(stream: &Stream, x: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [x.access(), out.as_arg().access()];
+    let uses = [x.mem_use(), out.as_arg().mem_use()];
     let p0 = x.as_raw();
     let p1 = out.as_raw().cast_const();
     let (names, plan, launch) =
@@ -4026,7 +4034,7 @@ pub fn is_inf(stream: &Stream, x: &TensorArg<'_>, out: &mut TensorArgMut<'_>) ->
 #[doc(alias = "aclnnIsFinite")]
 #[doc(alias = "aclnnIsFiniteGetWorkspaceSize")]
 pub fn is_finite(stream: &Stream, self_: &TensorArg<'_>, out: &mut TensorArgMut<'_>) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -4052,7 +4060,7 @@ pub fn amin(
     keep_dim: bool,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = dim.as_raw();
     let p2 = keep_dim;
@@ -4080,7 +4088,7 @@ pub fn arg_min(
     keepdim: bool,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = dim;
     let p2 = keepdim;
@@ -4112,9 +4120,9 @@ pub fn max_dim(
     indices: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        self_.access(),
-        out.as_arg().access(),
-        indices.as_arg().access(),
+        self_.mem_use(),
+        out.as_arg().mem_use(),
+        indices.as_arg().mem_use(),
     ];
     let p0 = self_.as_raw();
     let p1 = dim;
@@ -4148,9 +4156,9 @@ pub fn min_dim(
     indices: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        self_.access(),
-        out.as_arg().access(),
-        indices.as_arg().access(),
+        self_.mem_use(),
+        out.as_arg().mem_use(),
+        indices.as_arg().mem_use(),
     ];
     let p0 = self_.as_raw();
     let p1 = dim;
@@ -4179,7 +4187,7 @@ pub fn prod(
     dtype: DataType,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = dtype.to_raw();
     let p2 = out.as_raw();
@@ -4206,7 +4214,7 @@ pub fn cumprod(
     dtype: DataType,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [input.access(), out.as_arg().access()];
+    let uses = [input.mem_use(), out.as_arg().mem_use()];
     let p0 = input.as_raw();
     let p1 = dim.as_raw();
     let p2 = dtype.to_raw();
@@ -4235,9 +4243,9 @@ pub fn cummin(
     indices_out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        self_.access(),
-        values_out.as_arg().access(),
-        indices_out.as_arg().access(),
+        self_.mem_use(),
+        values_out.as_arg().mem_use(),
+        indices_out.as_arg().mem_use(),
     ];
     let p0 = self_.as_raw();
     let p1 = dim;
@@ -4268,9 +4276,9 @@ pub fn cummax(
     indices_out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        self_.access(),
-        values_out.as_arg().access(),
-        indices_out.as_arg().access(),
+        self_.mem_use(),
+        values_out.as_arg().mem_use(),
+        indices_out.as_arg().mem_use(),
     ];
     let p0 = self_.as_raw();
     let p1 = dim;
@@ -4304,9 +4312,9 @@ pub fn sort(
     indices_out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        self_.access(),
-        values_out.as_arg().access(),
-        indices_out.as_arg().access(),
+        self_.mem_use(),
+        values_out.as_arg().mem_use(),
+        indices_out.as_arg().mem_use(),
     ];
     let p0 = self_.as_raw();
     let p1 = stable;
@@ -4343,9 +4351,9 @@ pub fn topk(
     indices_out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        self_.access(),
-        values_out.as_arg().access(),
-        indices_out.as_arg().access(),
+        self_.mem_use(),
+        values_out.as_arg().mem_use(),
+        indices_out.as_arg().mem_use(),
     ];
     let p0 = self_.as_raw();
     let p1 = k;
@@ -4378,9 +4386,9 @@ pub fn stack(
     dim: i64,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();
-    uses.extend(tensors.accesses().iter().cloned());
-    uses.push(out.as_arg().access());
+    let mut uses: smallvec::SmallVec<[MemUse<'_>; 6]> = smallvec::SmallVec::new();
+    uses.extend(tensors.accesses().iter().map(Access::as_use));
+    uses.push(out.as_arg().mem_use());
     let p0 = tensors.as_raw();
     let p1 = dim;
     let p2 = out.as_raw();
@@ -4405,7 +4413,7 @@ pub fn logical_not(
     self_: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -4430,7 +4438,7 @@ pub fn logical_and(
     other: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), other.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), other.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -4458,7 +4466,7 @@ pub fn logical_or(
     other: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), other.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), other.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -4484,7 +4492,7 @@ pub fn bitwise_and_tensor(
     other: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), other.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), other.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -4512,7 +4520,7 @@ pub fn bitwise_and_scalar(
     other: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -4542,7 +4550,7 @@ pub fn bitwise_or_tensor(
     other: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), other.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), other.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -4572,7 +4580,7 @@ pub fn bitwise_or_scalar(
     other: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -4602,7 +4610,7 @@ pub fn bitwise_xor_tensor(
     other: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), other.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), other.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -4632,7 +4640,7 @@ pub fn bitwise_xor_scalar(
     other: &Scalar,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = out.as_raw();
@@ -4659,7 +4667,7 @@ pub fn bitwise_not(
     self_: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -4684,7 +4692,11 @@ pub fn left_shift(
     shift_bits: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), shift_bits.access(), out.as_arg().access()];
+    let uses = [
+        self_.mem_use(),
+        shift_bits.mem_use(),
+        out.as_arg().mem_use(),
+    ];
     let p0 = self_.as_raw();
     let p1 = shift_bits.as_raw();
     let p2 = out.as_raw();
@@ -4710,7 +4722,11 @@ pub fn right_shift(
     shift_bits: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [input.access(), shift_bits.access(), out.as_arg().access()];
+    let uses = [
+        input.mem_use(),
+        shift_bits.mem_use(),
+        out.as_arg().mem_use(),
+    ];
     let p0 = input.as_raw();
     let p1 = shift_bits.as_raw();
     let p2 = out.as_raw();
@@ -4737,7 +4753,7 @@ pub fn linalg_cross(
     dim: i64,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), other.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), other.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = other.as_raw();
     let p2 = dim;
@@ -4778,13 +4794,13 @@ pub fn convolution_backward(
     mut grad_weight: Option<&mut TensorArgMut<'_>>,
     mut grad_bias: Option<&mut TensorArgMut<'_>>,
 ) -> Result<()> {
-    let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();
-    uses.push(grad_output.access());
-    uses.push(input.access());
-    uses.push(weight.access());
-    uses.extend(grad_input.as_ref().map(|t| t.as_arg().access()));
-    uses.extend(grad_weight.as_ref().map(|t| t.as_arg().access()));
-    uses.extend(grad_bias.as_ref().map(|t| t.as_arg().access()));
+    let mut uses: smallvec::SmallVec<[MemUse<'_>; 6]> = smallvec::SmallVec::new();
+    uses.push(grad_output.mem_use());
+    uses.push(input.mem_use());
+    uses.push(weight.mem_use());
+    uses.extend(grad_input.as_ref().map(|t| t.as_arg().mem_use()));
+    uses.extend(grad_weight.as_ref().map(|t| t.as_arg().mem_use()));
+    uses.extend(grad_bias.as_ref().map(|t| t.as_arg().mem_use()));
     let p0 = grad_output.as_raw();
     let p1 = input.as_raw();
     let p2 = weight.as_raw();
@@ -4840,9 +4856,9 @@ pub fn avg_pool2d_backward(
     grad_input: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        grad_output.access(),
-        self_.access(),
-        grad_input.as_arg().access(),
+        grad_output.mem_use(),
+        self_.mem_use(),
+        grad_input.as_arg().mem_use(),
     ];
     let p0 = grad_output.as_raw();
     let p1 = self_.as_raw();
@@ -4878,7 +4894,7 @@ pub fn adaptive_avg_pool2d(
     output_size: &IntArray,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = output_size.as_raw();
     let p2 = out.as_raw();
@@ -4906,7 +4922,11 @@ pub fn adaptive_avg_pool2d_backward(
     self_: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [grad_output.access(), self_.access(), out.as_arg().access()];
+    let uses = [
+        grad_output.mem_use(),
+        self_.mem_use(),
+        out.as_arg().mem_use(),
+    ];
     let p0 = grad_output.as_raw();
     let p1 = self_.as_raw();
     let p2 = out.as_raw();
@@ -4940,9 +4960,9 @@ pub fn max_pool2d_with_indices(
     indices: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        self_.access(),
-        out.as_arg().access(),
-        indices.as_arg().access(),
+        self_.mem_use(),
+        out.as_arg().mem_use(),
+        indices.as_arg().mem_use(),
     ];
     let p0 = self_.as_raw();
     let p1 = kernel_size.as_raw();
@@ -4985,10 +5005,10 @@ pub fn max_pool2d_with_indices_backward(
     grad_input: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        grad_output.access(),
-        self_.access(),
-        indices.access(),
-        grad_input.as_arg().access(),
+        grad_output.mem_use(),
+        self_.mem_use(),
+        indices.mem_use(),
+        grad_input.as_arg().mem_use(),
     ];
     let p0 = grad_output.as_raw();
     let p1 = self_.as_raw();
@@ -5026,7 +5046,7 @@ pub fn upsample_nearest2d_backward(
     scales_w: f64,
     grad_input: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [grad_out.access(), grad_input.as_arg().access()];
+    let uses = [grad_out.mem_use(), grad_input.as_arg().mem_use()];
     let p0 = grad_out.as_raw();
     let p1 = output_size.as_raw();
     let p2 = input_size.as_raw();
@@ -5060,7 +5080,7 @@ pub fn upsample_bilinear2d(
     scales_w: f64,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = output_size.as_raw();
     let p2 = align_corners;
@@ -5097,7 +5117,7 @@ pub fn upsample_bilinear2d_backward(
     scales_w: f64,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [grad_out.access(), out.as_arg().access()];
+    let uses = [grad_out.mem_use(), out.as_arg().mem_use()];
     let p0 = grad_out.as_raw();
     let p1 = output_size.as_raw();
     let p2 = input_size.as_raw();
@@ -5132,7 +5152,7 @@ pub fn upsample_bicubic2d(
     scales_w: f64,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = output_size.as_raw();
     let p2 = align_corners;
@@ -5167,7 +5187,7 @@ pub fn upsample_bicubic2d_backward(
     scales_w: f64,
     grad_input: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [grad_out.access(), grad_input.as_arg().access()];
+    let uses = [grad_out.mem_use(), grad_input.as_arg().mem_use()];
     let p0 = grad_out.as_raw();
     let p1 = output_size.as_raw();
     let p2 = input_size.as_raw();
@@ -5207,16 +5227,16 @@ pub fn layer_norm_backward(
     mut grad_weight_out: Option<&mut TensorArgMut<'_>>,
     mut grad_bias_out: Option<&mut TensorArgMut<'_>>,
 ) -> Result<()> {
-    let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();
-    uses.push(grad_out.access());
-    uses.push(input.access());
-    uses.push(mean.access());
-    uses.push(rstd.access());
-    uses.extend(weight_optional.map(|t| t.access()));
-    uses.extend(bias_optional.map(|t| t.access()));
-    uses.extend(grad_input_out.as_ref().map(|t| t.as_arg().access()));
-    uses.extend(grad_weight_out.as_ref().map(|t| t.as_arg().access()));
-    uses.extend(grad_bias_out.as_ref().map(|t| t.as_arg().access()));
+    let mut uses: smallvec::SmallVec<[MemUse<'_>; 6]> = smallvec::SmallVec::new();
+    uses.push(grad_out.mem_use());
+    uses.push(input.mem_use());
+    uses.push(mean.mem_use());
+    uses.push(rstd.mem_use());
+    uses.extend(weight_optional.map(|t| t.mem_use()));
+    uses.extend(bias_optional.map(|t| t.mem_use()));
+    uses.extend(grad_input_out.as_ref().map(|t| t.as_arg().mem_use()));
+    uses.extend(grad_weight_out.as_ref().map(|t| t.as_arg().mem_use()));
+    uses.extend(grad_bias_out.as_ref().map(|t| t.as_arg().mem_use()));
     let p0 = grad_out.as_raw();
     let p1 = input.as_raw();
     let p2 = normalized_shape.as_raw();
@@ -5262,12 +5282,12 @@ pub fn rms_norm_grad(
     dgamma_out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        dy.access(),
-        x.access(),
-        rstd.access(),
-        gamma.access(),
-        dx_out.as_arg().access(),
-        dgamma_out.as_arg().access(),
+        dy.mem_use(),
+        x.mem_use(),
+        rstd.mem_use(),
+        gamma.mem_use(),
+        dx_out.as_arg().mem_use(),
+        dgamma_out.as_arg().mem_use(),
     ];
     let p0 = dy.as_raw();
     let p1 = x.as_raw();
@@ -5307,15 +5327,15 @@ pub fn batch_norm(
     mut save_mean: Option<&mut TensorArgMut<'_>>,
     mut save_invstd: Option<&mut TensorArgMut<'_>>,
 ) -> Result<()> {
-    let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();
-    uses.push(input.access());
-    uses.extend(weight.map(|t| t.access()));
-    uses.extend(bias.map(|t| t.access()));
-    uses.extend(running_mean.as_ref().map(|t| t.as_arg().access()));
-    uses.extend(running_var.as_ref().map(|t| t.as_arg().access()));
-    uses.push(output.as_arg().access());
-    uses.extend(save_mean.as_ref().map(|t| t.as_arg().access()));
-    uses.extend(save_invstd.as_ref().map(|t| t.as_arg().access()));
+    let mut uses: smallvec::SmallVec<[MemUse<'_>; 6]> = smallvec::SmallVec::new();
+    uses.push(input.mem_use());
+    uses.extend(weight.map(|t| t.mem_use()));
+    uses.extend(bias.map(|t| t.mem_use()));
+    uses.extend(running_mean.as_ref().map(|t| t.as_arg().mem_use()));
+    uses.extend(running_var.as_ref().map(|t| t.as_arg().mem_use()));
+    uses.push(output.as_arg().mem_use());
+    uses.extend(save_mean.as_ref().map(|t| t.as_arg().mem_use()));
+    uses.extend(save_invstd.as_ref().map(|t| t.as_arg().mem_use()));
     let p0 = input.as_raw();
     let p1 = weight.map_or(std::ptr::null(), |t| t.as_raw());
     let p2 = bias.map_or(std::ptr::null(), |t| t.as_raw());
@@ -5369,17 +5389,17 @@ pub fn batch_norm_backward(
     mut grad_weight: Option<&mut TensorArgMut<'_>>,
     mut grad_bias: Option<&mut TensorArgMut<'_>>,
 ) -> Result<()> {
-    let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();
-    uses.push(grad_out.access());
-    uses.push(input.access());
-    uses.extend(weight.map(|t| t.access()));
-    uses.extend(running_mean.map(|t| t.access()));
-    uses.extend(running_var.map(|t| t.access()));
-    uses.extend(save_mean.map(|t| t.access()));
-    uses.extend(save_invstd.map(|t| t.access()));
-    uses.extend(grad_input.as_ref().map(|t| t.as_arg().access()));
-    uses.extend(grad_weight.as_ref().map(|t| t.as_arg().access()));
-    uses.extend(grad_bias.as_ref().map(|t| t.as_arg().access()));
+    let mut uses: smallvec::SmallVec<[MemUse<'_>; 6]> = smallvec::SmallVec::new();
+    uses.push(grad_out.mem_use());
+    uses.push(input.mem_use());
+    uses.extend(weight.map(|t| t.mem_use()));
+    uses.extend(running_mean.map(|t| t.mem_use()));
+    uses.extend(running_var.map(|t| t.mem_use()));
+    uses.extend(save_mean.map(|t| t.mem_use()));
+    uses.extend(save_invstd.map(|t| t.mem_use()));
+    uses.extend(grad_input.as_ref().map(|t| t.as_arg().mem_use()));
+    uses.extend(grad_weight.as_ref().map(|t| t.as_arg().mem_use()));
+    uses.extend(grad_bias.as_ref().map(|t| t.as_arg().mem_use()));
     let p0 = grad_out.as_raw();
     let p1 = input.as_raw();
     let p2 = weight.map_or(std::ptr::null(), |t| t.as_raw());
@@ -5435,15 +5455,15 @@ pub fn group_norm_backward(
     mut grad_gamma_out: Option<&mut TensorArgMut<'_>>,
     mut grad_beta_out: Option<&mut TensorArgMut<'_>>,
 ) -> Result<()> {
-    let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();
-    uses.push(grad_out.access());
-    uses.push(input.access());
-    uses.push(mean.access());
-    uses.push(rstd.access());
-    uses.push(gamma.access());
-    uses.extend(grad_input.as_ref().map(|t| t.as_arg().access()));
-    uses.extend(grad_gamma_out.as_ref().map(|t| t.as_arg().access()));
-    uses.extend(grad_beta_out.as_ref().map(|t| t.as_arg().access()));
+    let mut uses: smallvec::SmallVec<[MemUse<'_>; 6]> = smallvec::SmallVec::new();
+    uses.push(grad_out.mem_use());
+    uses.push(input.mem_use());
+    uses.push(mean.mem_use());
+    uses.push(rstd.mem_use());
+    uses.push(gamma.mem_use());
+    uses.extend(grad_input.as_ref().map(|t| t.as_arg().mem_use()));
+    uses.extend(grad_gamma_out.as_ref().map(|t| t.as_arg().mem_use()));
+    uses.extend(grad_beta_out.as_ref().map(|t| t.as_arg().mem_use()));
     let p0 = grad_out.as_raw();
     let p1 = input.as_raw();
     let p2 = mean.as_raw();
@@ -5492,7 +5512,7 @@ pub fn embedding_dense_backward(
     scale_grad_by_freq: bool,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [grad.access(), indices.access(), out.as_arg().access()];
+    let uses = [grad.mem_use(), indices.mem_use(), out.as_arg().mem_use()];
     let p0 = grad.as_raw();
     let p1 = indices.as_raw();
     let p2 = num_weights;
@@ -5524,7 +5544,11 @@ pub fn softmax_backward(
     dim: i64,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [grad_output.access(), output.access(), out.as_arg().access()];
+    let uses = [
+        grad_output.mem_use(),
+        output.mem_use(),
+        out.as_arg().mem_use(),
+    ];
     let p0 = grad_output.as_raw();
     let p1 = output.as_raw();
     let p2 = dim;
@@ -5554,7 +5578,11 @@ pub fn log_softmax_backward(
     dim: i64,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [grad_output.access(), output.access(), out.as_arg().access()];
+    let uses = [
+        grad_output.mem_use(),
+        output.mem_use(),
+        out.as_arg().mem_use(),
+    ];
     let p0 = grad_output.as_raw();
     let p1 = output.as_raw();
     let p2 = dim;
@@ -5584,9 +5612,9 @@ pub fn gelu_backward(
     grad_input: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        grad_output.access(),
-        self_.access(),
-        grad_input.as_arg().access(),
+        grad_output.mem_use(),
+        self_.mem_use(),
+        grad_input.as_arg().mem_use(),
     ];
     let p0 = grad_output.as_raw();
     let p1 = self_.as_raw();
@@ -5616,9 +5644,9 @@ pub fn silu_backward(
     grad_input: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        grad_output.access(),
-        self_.access(),
-        grad_input.as_arg().access(),
+        grad_output.mem_use(),
+        self_.mem_use(),
+        grad_input.as_arg().mem_use(),
     ];
     let p0 = grad_output.as_raw();
     let p1 = self_.as_raw();
@@ -5648,9 +5676,9 @@ pub fn sigmoid_backward(
     grad_input: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        grad_output.access(),
-        output.access(),
-        grad_input.as_arg().access(),
+        grad_output.mem_use(),
+        output.mem_use(),
+        grad_input.as_arg().mem_use(),
     ];
     let p0 = grad_output.as_raw();
     let p1 = output.as_raw();
@@ -5680,9 +5708,9 @@ pub fn tanh_backward(
     grad_input: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        grad_output.access(),
-        output.access(),
-        grad_input.as_arg().access(),
+        grad_output.mem_use(),
+        output.mem_use(),
+        grad_input.as_arg().mem_use(),
     ];
     let p0 = grad_output.as_raw();
     let p1 = output.as_raw();
@@ -5713,7 +5741,11 @@ pub fn leaky_relu_backward(
     self_is_result: bool,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [grad_output.access(), self_.access(), out.as_arg().access()];
+    let uses = [
+        grad_output.mem_use(),
+        self_.mem_use(),
+        out.as_arg().mem_use(),
+    ];
     let p0 = grad_output.as_raw();
     let p1 = self_.as_raw();
     let p2 = negative_slope.as_raw();
@@ -5742,7 +5774,7 @@ pub fn log_sigmoid(
     self_: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = out.as_raw();
     let (names, plan, launch) =
@@ -5767,7 +5799,7 @@ pub fn prelu(
     weight: &TensorArg<'_>,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), weight.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), weight.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = weight.as_raw();
     let p2 = out.as_raw();
@@ -5798,9 +5830,9 @@ pub fn dropout(
     mask_out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        input.access(),
-        out.as_arg().access(),
-        mask_out.as_arg().access(),
+        input.mem_use(),
+        out.as_arg().mem_use(),
+        mask_out.as_arg().mem_use(),
     ];
     let p0 = input.as_raw();
     let p1 = p;
@@ -5835,7 +5867,7 @@ pub fn dropout_gen_mask(
     offset: i64,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [out.as_arg().access()];
+    let uses = [out.as_arg().mem_use()];
     let p0 = shape.as_raw();
     let p1 = prob;
     let p2 = seed;
@@ -5866,7 +5898,7 @@ pub fn dropout_do_mask(
     prob: f64,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), mask.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), mask.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = mask.as_raw();
     let p2 = prob;
@@ -5900,11 +5932,11 @@ pub fn nll_loss(
     total_weight_out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        self_.access(),
-        target.access(),
-        weight.access(),
-        out.as_arg().access(),
-        total_weight_out.as_arg().access(),
+        self_.mem_use(),
+        target.mem_use(),
+        weight.mem_use(),
+        out.as_arg().mem_use(),
+        total_weight_out.as_arg().mem_use(),
     ];
     let p0 = self_.as_raw();
     let p1 = target.as_raw();
@@ -5943,12 +5975,12 @@ pub fn nll_loss_backward(
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        grad_output.access(),
-        self_.access(),
-        target.access(),
-        weight.access(),
-        total_weight.access(),
-        out.as_arg().access(),
+        grad_output.mem_use(),
+        self_.mem_use(),
+        target.mem_use(),
+        weight.mem_use(),
+        total_weight.mem_use(),
+        out.as_arg().mem_use(),
     ];
     let p0 = grad_output.as_raw();
     let p1 = self_.as_raw();
@@ -5983,7 +6015,7 @@ pub fn mse_loss(
     reduction: i64,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), target.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), target.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = target.as_raw();
     let p2 = reduction;
@@ -6013,10 +6045,10 @@ pub fn mse_loss_backward(
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        grad_output.access(),
-        self_.access(),
-        target.access(),
-        out.as_arg().access(),
+        grad_output.mem_use(),
+        self_.mem_use(),
+        target.mem_use(),
+        out.as_arg().mem_use(),
     ];
     let p0 = grad_output.as_raw();
     let p1 = self_.as_raw();
@@ -6049,7 +6081,7 @@ pub fn uniform_(
     seed: u64,
     offset: u64,
 ) -> Result<()> {
-    let uses = [self_ref.as_arg().access()];
+    let uses = [self_ref.as_arg().mem_use()];
     let p0 = self_ref.as_raw().cast_const();
     let p1 = from;
     let p2 = to;
@@ -6083,7 +6115,7 @@ pub fn normal_(
     seed: i64,
     offset: i64,
 ) -> Result<()> {
-    let uses = [self_ref.as_arg().access()];
+    let uses = [self_ref.as_arg().mem_use()];
     let p0 = self_ref.as_raw().cast_const();
     let p1 = mean;
     let p2 = std;
@@ -6114,7 +6146,7 @@ pub fn bernoulli_(
     seed: i64,
     offset: i64,
 ) -> Result<()> {
-    let uses = [self_ref.as_arg().access()];
+    let uses = [self_ref.as_arg().mem_use()];
     let p0 = self_ref.as_raw().cast_const();
     let p1 = prob.as_raw();
     let p2 = seed;
@@ -6144,7 +6176,7 @@ pub fn randperm(
     offset: i64,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [out.as_arg().access()];
+    let uses = [out.as_arg().mem_use()];
     let p0 = n;
     let p1 = seed;
     let p2 = offset;
@@ -6174,7 +6206,7 @@ pub fn multinomial(
     offset: i64,
     out: &mut TensorArgMut<'_>,
 ) -> Result<()> {
-    let uses = [self_.access(), out.as_arg().access()];
+    let uses = [self_.mem_use(), out.as_arg().mem_use()];
     let p0 = self_.as_raw();
     let p1 = numsamples;
     let p2 = replacement;
@@ -6216,19 +6248,19 @@ pub fn apply_adam_w(
     amsgrad: bool,
     maximize: bool,
 ) -> Result<()> {
-    let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();
-    uses.push(var_ref.as_arg().access());
-    uses.push(m_ref.as_arg().access());
-    uses.push(v_ref.as_arg().access());
-    uses.push(beta1_power.access());
-    uses.push(beta2_power.access());
-    uses.push(lr.access());
-    uses.push(weight_decay.access());
-    uses.push(beta1.access());
-    uses.push(beta2.access());
-    uses.push(eps.access());
-    uses.push(grad.access());
-    uses.extend(max_grad_norm_optional.map(|t| t.access()));
+    let mut uses: smallvec::SmallVec<[MemUse<'_>; 6]> = smallvec::SmallVec::new();
+    uses.push(var_ref.as_arg().mem_use());
+    uses.push(m_ref.as_arg().mem_use());
+    uses.push(v_ref.as_arg().mem_use());
+    uses.push(beta1_power.mem_use());
+    uses.push(beta2_power.mem_use());
+    uses.push(lr.mem_use());
+    uses.push(weight_decay.mem_use());
+    uses.push(beta1.mem_use());
+    uses.push(beta2.mem_use());
+    uses.push(eps.mem_use());
+    uses.push(grad.mem_use());
+    uses.extend(max_grad_norm_optional.map(|t| t.mem_use()));
     let p0 = var_ref.as_raw();
     let p1 = m_ref.as_raw();
     let p2 = v_ref.as_raw();
@@ -6277,17 +6309,17 @@ pub fn apply_adam_w_v2(
     amsgrad: bool,
     maximize: bool,
 ) -> Result<()> {
-    let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();
-    uses.push(var_ref.as_arg().access());
-    uses.push(m_ref.as_arg().access());
-    uses.push(v_ref.as_arg().access());
+    let mut uses: smallvec::SmallVec<[MemUse<'_>; 6]> = smallvec::SmallVec::new();
+    uses.push(var_ref.as_arg().mem_use());
+    uses.push(m_ref.as_arg().mem_use());
+    uses.push(v_ref.as_arg().mem_use());
     uses.extend(
         max_grad_norm_optional_ref
             .as_ref()
-            .map(|t| t.as_arg().access()),
+            .map(|t| t.as_arg().mem_use()),
     );
-    uses.push(grad.access());
-    uses.push(step.access());
+    uses.push(grad.mem_use());
+    uses.push(step.mem_use());
     let p0 = var_ref.as_raw();
     let p1 = m_ref.as_raw();
     let p2 = v_ref.as_raw();
@@ -6339,15 +6371,15 @@ pub fn fused_adamw(
     amsgrad: bool,
     maximize: bool,
 ) -> Result<()> {
-    let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();
-    uses.extend(params_ref.accesses().iter().cloned());
-    uses.extend(grads.accesses().iter().cloned());
-    uses.extend(exp_avgs_ref.accesses().iter().cloned());
-    uses.extend(exp_avg_sqs_ref.accesses().iter().cloned());
-    uses.extend(max_exp_avg_sqs_ref.accesses().iter().cloned());
-    uses.extend(state_steps.accesses().iter().cloned());
-    uses.extend(grad_scale_optional.map(|t| t.access()));
-    uses.extend(found_inf_optional.map(|t| t.access()));
+    let mut uses: smallvec::SmallVec<[MemUse<'_>; 6]> = smallvec::SmallVec::new();
+    uses.extend(params_ref.accesses().iter().map(Access::as_use));
+    uses.extend(grads.accesses().iter().map(Access::as_use));
+    uses.extend(exp_avgs_ref.accesses().iter().map(Access::as_use));
+    uses.extend(exp_avg_sqs_ref.accesses().iter().map(Access::as_use));
+    uses.extend(max_exp_avg_sqs_ref.accesses().iter().map(Access::as_use));
+    uses.extend(state_steps.accesses().iter().map(Access::as_use));
+    uses.extend(grad_scale_optional.map(|t| t.mem_use()));
+    uses.extend(found_inf_optional.map(|t| t.mem_use()));
     let p0 = params_ref.as_raw();
     let p1 = grads.as_raw();
     let p2 = exp_avgs_ref.as_raw();
@@ -6395,11 +6427,11 @@ pub fn amp_update_scale(
     updated_growth_tracker: &mut TensorArgMut<'_>,
 ) -> Result<()> {
     let uses = [
-        current_scale.access(),
-        growth_tracker.access(),
-        found_inf.access(),
-        updated_scale.as_arg().access(),
-        updated_growth_tracker.as_arg().access(),
+        current_scale.mem_use(),
+        growth_tracker.mem_use(),
+        found_inf.mem_use(),
+        updated_scale.as_arg().mem_use(),
+        updated_growth_tracker.as_arg().mem_use(),
     ];
     let p0 = current_scale.as_raw();
     let p1 = growth_tracker.as_raw();
@@ -6433,10 +6465,10 @@ pub fn foreach_non_finite_check_and_unscale(
     found_inf: &mut TensorArgMut<'_>,
     inv_scale: &TensorArg<'_>,
 ) -> Result<()> {
-    let mut uses: smallvec::SmallVec<[Access; 6]> = smallvec::SmallVec::new();
-    uses.extend(scaled_grads.accesses().iter().cloned());
-    uses.push(found_inf.as_arg().access());
-    uses.push(inv_scale.access());
+    let mut uses: smallvec::SmallVec<[MemUse<'_>; 6]> = smallvec::SmallVec::new();
+    uses.extend(scaled_grads.accesses().iter().map(Access::as_use));
+    uses.push(found_inf.as_arg().mem_use());
+    uses.push(inv_scale.mem_use());
     let p0 = scaled_grads.as_raw();
     let p1 = found_inf.as_raw().cast_const();
     let p2 = inv_scale.as_raw();

@@ -57,6 +57,13 @@ use raw::{LoadError, aclOpExecutor, aclnnStatus};
 use std::ffi::c_void;
 
 use crate::error::check;
+use crate::memory::Allocation;
+use crate::memory::track::{record_accesses, wait_for_conflicts};
+use std::sync::Arc;
+
+/// One memory use of an operator call: the allocation, borrowed from an
+/// argument that holds it for the call, and whether the call writes it.
+pub(crate) type MemUse<'a> = (&'a Arc<Allocation>, bool);
 
 /// Runs both phases of one operator on `stream`. `plan` calls
 /// `aclnnXxxGetWorkspaceSize` with the two out-pointers; `uses` are the
@@ -64,7 +71,7 @@ use crate::error::check;
 pub(crate) fn two_phase(
     stream: &Stream,
     names: (&'static str, &'static str),
-    uses: &[crate::memory::Access],
+    uses: &[MemUse<'_>],
     plan: impl FnOnce(*mut u64, *mut *mut aclOpExecutor) -> Result<aclnnStatus, LoadError>,
     launch: AclnnLaunch,
 ) -> Result<()> {
@@ -74,13 +81,13 @@ pub(crate) fn two_phase(
     if let Some((i, u)) = uses
         .iter()
         .enumerate()
-        .find(|(_, u)| u.allocation().device() != stream.device())
+        .find(|(_, u)| u.0.device() != stream.device())
     {
         return Err(Error::invalid(
             names.0,
             format!(
                 "argument {i} is memory of device {}, but the stream is on device {}",
-                u.allocation().device().ordinal(),
+                u.0.device().ordinal(),
                 stream.device().ordinal()
             ),
         ));
@@ -106,21 +113,25 @@ pub(crate) fn two_phase(
     } else {
         None
     };
-    let mut all: smallvec::SmallVec<[crate::memory::Access; 8]> = uses.iter().cloned().collect();
-    if let Some(w) = &workspace {
-        // The operator writes its workspace: freed after it has run.
-        all.push(crate::memory::Access::write(
-            crate::DeviceMemory::allocation(w),
-        ));
-    }
-    let prepared = crate::memory::prepare(stream, all).map_err(discard)?;
+    // The accesses, borrowed (the arguments hold their memory for the
+    // call), and the workspace, which the operator writes: freed after it
+    // has run.
+    let all = || {
+        uses.iter().copied().chain(
+            workspace
+                .as_ref()
+                .map(|w| (crate::DeviceMemory::allocation(w), true)),
+        )
+    };
+    let seen = wait_for_conflicts(stream, all()).map_err(discard)?;
     let ptr = workspace
         .as_ref()
         .map_or(std::ptr::null_mut(), |b| b.as_raw_ptr() as *mut c_void);
     // SAFETY: the executor came from the planning call; the workspace holds
     // `ws` bytes and outlives the operator (dropping it is stream-ordered).
     check(names.1, unsafe { launch(ptr, ws, exec, stream.as_raw()) })?;
-    prepared.commit();
+    record_accesses(stream, &seen, all());
+    drop(seen);
     drop(workspace);
     Ok(())
 }

@@ -1,13 +1,15 @@
 //! The aclnn argument objects, each owning its handle.
 
+use super::MemUse;
 use crate::error::{Error, Result};
-use crate::memory::{Access, DataType, DeviceMemory, DeviceMemoryMut, Element};
+use crate::memory::{Access, Allocation, DataType, DeviceMemory, DeviceMemoryMut, Element};
 use crate::result::{self, raw};
 use crate::tensor::{RawView, TensorView, TensorViewMut};
 use raw::{aclBoolArray, aclFloatArray, aclIntArray, aclScalar, aclTensor, aclTensorList};
 use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 /// The layout of a tensor view over a buffer (in elements): `dims` with
 /// `strides` from `offset`, inside a storage of `storage_dims`, in `format`
@@ -202,6 +204,33 @@ fn create_contiguous(
     let r = shape.len();
     let mut dims = [0i64; 8];
     let mut strides = [1i64; 8];
+    // The common case without the per-step checks: a non-empty shape
+    // holding exactly the buffer's `len` elements. Then every dimension and
+    // every stride (a product of later dimensions) is at most `len`, which
+    // fits in `i64` (an allocation's length is at most `isize::MAX`
+    // elements), so none of `contiguous_into`'s checks can fail.
+    if len != 0
+        && shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .is_some_and(|n| n == len)
+        && i64::try_from(len).is_ok()
+    {
+        let mut stride = 1usize;
+        for i in (0..r).rev() {
+            // Both at most `len` (see above): the casts are exact.
+            dims[i] = shape[i] as i64;
+            strides[i] = stride as i64;
+            stride *= shape[i];
+        }
+        return create_raw(
+            dtype,
+            (&dims[..r], &strides[..r], 0),
+            raw::ACL_FORMAT_ND,
+            &[len as i64],
+            data,
+        );
+    }
     let n = contiguous_into(F, shape, &mut dims[..r], &mut strides[..r])?;
     if usize::try_from(n) != Ok(len) {
         return Err(Error::invalid(
@@ -248,7 +277,10 @@ fn create_view(dtype: DataType, v: &RawView<'_>) -> Result<NonNull<aclTensor>> {
 #[derive(Debug)]
 pub struct TensorArg<'a> {
     raw: NonNull<aclTensor>,
-    access: Access,
+    /// The memory, borrowed for `'a` (no reference count taken: the borrow
+    /// keeps it alive), and whether the operator writes it.
+    alloc: &'a Arc<Allocation>,
+    write: bool,
     dtype: DataType,
     _mem: PhantomData<&'a ()>,
 }
@@ -268,7 +300,8 @@ impl<'a> TensorArg<'a> {
         let raw = create_contiguous(T::DATA_TYPE, shape, mem.len(), data)?;
         Ok(TensorArg {
             raw,
-            access: mem.read_access(),
+            alloc: mem.allocation(),
+            write: false,
             dtype: T::DATA_TYPE,
             _mem: PhantomData,
         })
@@ -288,7 +321,8 @@ impl<'a> TensorArg<'a> {
         let raw = create_tensor(T::DATA_TYPE, layout, mem.device_ptr() as *mut c_void)?;
         Ok(TensorArg {
             raw,
-            access: mem.read_access(),
+            alloc: mem.allocation(),
+            write: false,
             dtype: T::DATA_TYPE,
             _mem: PhantomData,
         })
@@ -320,7 +354,8 @@ impl<'a> TensorArg<'a> {
         let v = view.raw();
         Ok(TensorArg {
             raw: create_view(T::DATA_TYPE, v)?,
-            access: Access::read(v.alloc),
+            alloc: v.alloc,
+            write: false,
             dtype: T::DATA_TYPE,
             _mem: PhantomData,
         })
@@ -337,16 +372,24 @@ impl<'a> TensorArg<'a> {
     }
 
     pub(crate) fn access(&self) -> Access {
-        self.access.clone()
+        Access {
+            alloc: Arc::clone(self.alloc),
+            write: self.write,
+        }
+    }
+
+    /// The memory use of an operator call, borrowed for `'a` (not for the
+    /// borrow of `self`, so that the call may take its handles after).
+    pub(crate) fn mem_use(&self) -> MemUse<'a> {
+        (self.alloc, self.write)
     }
 
     /// Gives up the handle without destroying it (a [`TensorList`] now owns
     /// it), keeping the memory access.
     fn disown(self) -> Access {
         let me = std::mem::ManuallyDrop::new(self);
-        // SAFETY: `me` is never used or dropped again; its only field with
-        // a destructor, `access`, is moved out exactly once.
-        unsafe { std::ptr::read(&me.access) }
+        // `me` has no field with a destructor: nothing leaks.
+        me.access()
     }
 }
 
@@ -378,10 +421,12 @@ impl<'a> TensorArgMut<'a> {
     ) -> Result<TensorArgMut<'a>> {
         let len = mem.len();
         let raw = create_contiguous(T::DATA_TYPE, shape, len, mem.device_ptr_mut())?;
+        let mem: &'a _ = mem;
         Ok(TensorArgMut {
             inner: TensorArg {
                 raw,
-                access: mem.write_access(),
+                alloc: mem.allocation(),
+                write: true,
                 dtype: T::DATA_TYPE,
                 _mem: PhantomData,
             },
@@ -419,10 +464,12 @@ impl<'a> TensorArgMut<'a> {
         }
         let data = mem.device_ptr_mut();
         let raw = create_tensor(T::DATA_TYPE, layout, data)?;
+        let mem: &'a _ = mem;
         Ok(TensorArgMut {
             inner: TensorArg {
                 raw,
-                access: mem.write_access(),
+                alloc: mem.allocation(),
+                write: true,
                 dtype: T::DATA_TYPE,
                 _mem: PhantomData,
             },
@@ -440,7 +487,8 @@ impl<'a> TensorArgMut<'a> {
         Ok(TensorArgMut {
             inner: TensorArg {
                 raw: create_view(T::DATA_TYPE, v)?,
-                access: Access::write(v.alloc),
+                alloc: v.alloc,
+                write: true,
                 dtype: T::DATA_TYPE,
                 _mem: PhantomData,
             },

@@ -251,15 +251,15 @@ fn fused_adamw(
     inf: Option<&TensorArg<'_>>,
     h: &AdamW,
 ) -> Result<()> {
-    let mut uses: Vec<Access> = Vec::new();
+    let mut uses = Vec::new();
     for l in [Some(ps), Some(gs), Some(ms), Some(vs), xs, Some(steps)]
         .into_iter()
         .flatten()
     {
-        uses.extend(l.accesses().iter().cloned());
+        uses.extend(l.accesses().iter().map(Access::as_use));
     }
-    uses.extend(scale.map(|t| t.access()));
-    uses.extend(inf.map(|t| t.access()));
+    uses.extend(scale.map(|t| t.mem_use()));
+    uses.extend(inf.map(|t| t.mem_use()));
     let null = std::ptr::null();
     let (names, plan, launch) = crate::result::aclnn_op!(
         aclnnFusedAdamwGetWorkspaceSize(

@@ -60,13 +60,4 @@ impl AccessState {
             .chain(self.more_writes.iter())
             .chain(self.reads.iter())
     }
-
-    /// The marks a use conflicts with: every write, and the reads for a write.
-    pub(super) fn conflicts_mut(&mut self, write: bool) -> impl Iterator<Item = &mut Mark> {
-        let reads: &mut [Mark] = if write { &mut self.reads } else { &mut [] };
-        self.write
-            .iter_mut()
-            .chain(self.more_writes.iter_mut())
-            .chain(reads.iter_mut())
-    }
 }

@@ -201,15 +201,6 @@ impl Allocation {
         self.state.lock().awaiting = capture;
     }
 
-    /// A launch of the graph of `capture` is queued (and recorded): the
-    /// memory it initialises counts as written.
-    pub(crate) fn launched(&self, capture: u64) {
-        let mut st = self.state.lock();
-        if st.awaiting == capture {
-            st.awaiting = 0;
-        }
-    }
-
     /// The memory was written whole, now (a synchronous copy): it no
     /// longer waits for a graph to initialise it.
     pub(crate) fn written_now(&self) {

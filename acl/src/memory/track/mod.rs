@@ -82,5 +82,5 @@ pub(crate) use allocation::Backing;
 pub(crate) use event::PooledEvent;
 pub(crate) use host_wait::host_wait;
 pub(crate) use multi_stream::{is_multi_stream, note_host_work};
-pub(crate) use order::{Seen, record_accesses, wait_entered, wait_for_conflicts};
+pub(crate) use order::{Seen, record_accesses, record_launch, wait_entered, wait_for_conflicts};
 pub(crate) use release::Tracking;

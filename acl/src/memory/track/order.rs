@@ -18,8 +18,8 @@ use std::sync::Arc;
 /// read). Holding it keeps the allocation alive.
 #[derive(Clone)]
 pub struct Access {
-    pub(super) alloc: Arc<Allocation>,
-    pub(super) write: bool,
+    pub(crate) alloc: Arc<Allocation>,
+    pub(crate) write: bool,
 }
 
 impl std::fmt::Debug for Access {
@@ -44,6 +44,11 @@ impl Access {
             alloc: alloc.clone(),
             write: true,
         }
+    }
+
+    /// The allocation and whether the call writes it, borrowed.
+    pub(crate) fn as_use(&self) -> (&Arc<Allocation>, bool) {
+        (&self.alloc, self.write)
     }
 
     /// Whether the call writes the memory.
@@ -119,8 +124,10 @@ pub(crate) enum Seen {
     Single,
     /// No wait: the commit replaces nothing.
     Unknown,
-    /// Each use's epoch, in order (the first eight inline).
-    Epochs { inline: [u64; 8], more: Vec<u64> },
+    /// Each use's epoch, in order (the first four inline: an operator's
+    /// three tensors and its workspace; four, not more, since every call
+    /// moves the whole value a few times, also in single-stream mode).
+    Epochs { inline: [u64; 4], more: Vec<u64> },
 }
 
 impl Seen {
@@ -152,7 +159,7 @@ impl std::ops::Deref for Waited<'_> {
 
 /// [`prepare`] on borrowed allocations: `(allocation, writes)` pairs. The
 /// stream's gate stays entered until the result is dropped: commit before.
-#[inline]
+#[inline(always)]
 pub(crate) fn wait_for_conflicts<'s, 'a>(
     stream: &'s Stream,
     uses: impl Iterator<Item = (&'a Arc<Allocation>, bool)>,
@@ -175,18 +182,35 @@ pub(crate) fn awaiting_launch(function: &'static str) -> crate::Error {
 /// [`wait_for_conflicts`] with the stream's gate entered by the caller;
 /// `launching` is the capture number of the graph being launched (0 for
 /// other work), which may read the memory its capture initialises.
-#[inline]
+#[inline(always)]
 pub(crate) fn wait_entered<'a>(
     stream: &Stream,
     uses: impl Iterator<Item = (&'a Arc<Allocation>, bool)>,
     launching: u64,
 ) -> Result<Seen> {
-    let device = stream.device();
     if crate::device::in_host_fn() {
         // Before any lock: a thread holding one may be waiting for this
         // very host function.
         return Err(crate::device::host_fn_error("memory::prepare"));
     }
+    // The single-stream path, inline (no frame for the general case's
+    // epochs): the same tests, in the same order, as `wait_general`.
+    if !stream.shared().capture.is_active() && !note_stream(stream) {
+        stream.device().bind()?;
+        return Ok(Seen::Single);
+    }
+    wait_general(stream, uses, launching)
+}
+
+/// [`wait_entered`] past its single-stream path: a capturing stream, or
+/// multi-stream mode (which, once on, stays on).
+#[inline(never)]
+fn wait_general<'a>(
+    stream: &Stream,
+    uses: impl Iterator<Item = (&'a Arc<Allocation>, bool)>,
+    launching: u64,
+) -> Result<Seen> {
+    let device = stream.device();
     if stream.shared().capture.is_active() {
         // Captured work does not run now: it is ordered when the graph is
         // launched (`Graph::launch` waits for these uses then).
@@ -199,8 +223,9 @@ pub(crate) fn wait_entered<'a>(
         device.bind()?;
         return Ok(Seen::Single);
     }
-    let mut inline = [0u64; 8];
-    let mut more = Vec::new();
+    let mut inline = [0u64; 4];
+    // Sized once (a graph launch has one use per buffer of the graph).
+    let mut more = Vec::with_capacity(uses.size_hint().0.saturating_sub(inline.len()));
     let mut bound = false;
     for (n, (alloc, write)) in uses.enumerate() {
         let mut st = alloc.state.lock();
@@ -211,47 +236,84 @@ pub(crate) fn wait_entered<'a>(
             Some(slot) => *slot = st.epoch,
             None => more.push(st.epoch),
         }
-        let n_writes = usize::from(st.write.is_some()) + st.more_writes.len();
-        for (i, slot) in st.conflicts_mut(write).enumerate() {
-            let of_write = i < n_writes;
-            if slot.stream().same_queue(stream) || slot.known_done() {
-                continue;
+        // The marks this use conflicts with: every write, and the reads
+        // for a write. Marks of this stream (its own order) and marks a
+        // synchronisation showed finished need nothing: tested inline,
+        // the wait itself is out of line.
+        let st = &mut *st;
+        if let Some(slot) = st.write.as_mut()
+            && needs_wait(slot, stream)
+        {
+            wait_mark(stream, slot, write, true, &mut bound)?;
+        }
+        for slot in st.more_writes.iter_mut() {
+            if needs_wait(slot, stream) {
+                wait_mark(stream, slot, write, true, &mut bound)?;
             }
-            if slot.stream().device() != device {
-                // CANN cannot queue a wait for another device's event
-                // (hicann/runtime docs/zh/dev_guide/05_multi_device_programming.md):
-                // go on only if that work has already finished.
-                if slot.is_complete()? {
-                    continue;
+        }
+        if write {
+            for slot in st.reads.iter_mut() {
+                if needs_wait(slot, stream) {
+                    wait_mark(stream, slot, write, false, &mut bound)?;
                 }
-                return Err(cross_device(
-                    write,
-                    of_write,
-                    slot.stream().device(),
-                    device,
-                ));
             }
-            if slot.event().is_none() {
-                *slot = slot.with_event()?;
-                bound = false;
-            }
-            // No de-duplication by handle: once this allocation's lock is
-            // released, a mark may go and its event be re-recorded for
-            // another one (waiting twice for one event is harmless).
-            let ev = slot.event().map_or(0, |e| e.raw);
-            if !bound {
-                device.bind()?;
-                bound = true;
-            }
-            // SAFETY: the stream is live (borrowed), the event is live
-            // (pooled, held by the mark in `st`).
-            unsafe { result::stream_wait_event(stream.as_raw(), ev as raw::aclrtEvent)? };
         }
     }
     if !bound {
         device.bind()?;
     }
     Ok(Seen::Epochs { inline, more })
+}
+
+/// Whether a use on `stream` must wait for `mark`: not when it is on
+/// `stream` itself (stream order) or a synchronisation showed it finished.
+#[inline(always)]
+fn needs_wait(mark: &Mark, stream: &Stream) -> bool {
+    !(mark.stream().same_queue(stream) || mark.known_done())
+}
+
+/// Makes `stream` wait for `slot`, a mark of another stream (see
+/// [`needs_wait`]) that a use (`write` or not) conflicts with (`of_write`:
+/// the mark is of a write); `bound` says whether `stream`'s device is bound.
+#[inline(never)]
+fn wait_mark(
+    stream: &Stream,
+    slot: &mut Mark,
+    write: bool,
+    of_write: bool,
+    bound: &mut bool,
+) -> Result<()> {
+    let device = stream.device();
+    if slot.stream().device() != device {
+        // CANN cannot queue a wait for another device's event
+        // (hicann/runtime docs/zh/dev_guide/05_multi_device_programming.md):
+        // go on only if that work has already finished.
+        if slot.is_complete()? {
+            return Ok(());
+        }
+        return Err(cross_device(
+            write,
+            of_write,
+            slot.stream().device(),
+            device,
+        ));
+    }
+    if slot.event().is_none() {
+        *slot = slot.with_event()?;
+        *bound = false;
+    }
+    // No de-duplication by handle: once this allocation's lock is
+    // released, a mark may go and its event be re-recorded for
+    // another one (waiting twice for one event is harmless).
+    let ev = slot.event().map_or(0, |e| e.raw);
+    if !*bound {
+        device.bind()?;
+        *bound = true;
+    }
+    // SAFETY: the stream is live (borrowed), the event is live
+    // (pooled, held by the mark in the allocation's state, whose lock the
+    // caller holds).
+    unsafe { result::stream_wait_event(stream.as_raw(), ev as raw::aclrtEvent) }
 }
 
 /// [`Prepared::commit`] on borrowed allocations: records that work queued
@@ -261,6 +323,31 @@ pub(crate) fn record_accesses<'a>(
     stream: &Stream,
     seen: &Seen,
     uses: impl Iterator<Item = (&'a Arc<Allocation>, bool)>,
+) {
+    commit_uses(stream, seen, uses, 0);
+}
+
+/// [`record_accesses`] for a launch of the graph of capture `launching`:
+/// in the same pass (one lock per allocation), the memory that capture
+/// initialises counts as written from now on. Never on a capturing
+/// stream (the runtime refuses to launch a graph there, 107027).
+pub(crate) fn record_launch<'a>(
+    stream: &Stream,
+    seen: &Seen,
+    uses: impl Iterator<Item = (&'a Arc<Allocation>, bool)>,
+    launching: u64,
+) {
+    commit_uses(stream, seen, uses, launching);
+}
+
+/// The commit of [`record_accesses`] and [`record_launch`]; `launching` is
+/// 0 for work other than a graph launch.
+#[inline(always)]
+fn commit_uses<'a>(
+    stream: &Stream,
+    seen: &Seen,
+    uses: impl Iterator<Item = (&'a Arc<Allocation>, bool)>,
+    launching: u64,
 ) {
     let capture = &stream.shared().capture;
     if capture.is_active() {
@@ -288,6 +375,9 @@ pub(crate) fn record_accesses<'a>(
         for (alloc, write) in uses {
             let mut st = alloc.state.lock();
             st.epoch = st.epoch.wrapping_add(1);
+            if launching != 0 && st.awaiting == launching {
+                st.awaiting = 0;
+            }
             let slot = if write {
                 // Usually empty: tested first, no drop loop to call.
                 if !st.reads.is_empty() {
@@ -343,6 +433,9 @@ pub(crate) fn record_accesses<'a>(
     };
     for (n, (alloc, write)) in uses.enumerate() {
         let mut st = alloc.state.lock();
+        if launching != 0 && st.awaiting == launching {
+            st.awaiting = 0;
+        }
         // Whether the wait covered every mark there is now: then they may
         // be replaced. A wait in single-stream mode looked at nothing; it
         // covered everything only if the process is still in that mode
@@ -355,8 +448,13 @@ pub(crate) fn record_accesses<'a>(
         st.epoch = st.epoch.wrapping_add(1);
         if write {
             if covered {
-                st.reads.clear();
-                st.more_writes.clear();
+                // Usually empty: tested first, no drop loop to call.
+                if !st.reads.is_empty() {
+                    st.reads.clear();
+                }
+                if !st.more_writes.is_empty() {
+                    st.more_writes.clear();
+                }
                 st.write = Some(make());
             } else {
                 let m = make();
