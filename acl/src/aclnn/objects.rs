@@ -247,6 +247,16 @@ fn create_contiguous(
     )
 }
 
+/// The int4 values `bytes` bytes hold (two per byte).
+fn int4_values(function: &'static str, bytes: usize) -> Result<usize> {
+    bytes.checked_mul(2).ok_or_else(|| {
+        Error::invalid(
+            function,
+            format!("{bytes} bytes hold more than usize::MAX values"),
+        )
+    })
+}
+
 /// The `aclTensor` of a typed view (checked when the view was made).
 fn create_view(dtype: DataType, v: &RawView<'_>) -> Result<NonNull<aclTensor>> {
     const F: &str = "aclCreateTensor";
@@ -324,6 +334,77 @@ impl<'a> TensorArg<'a> {
             alloc: mem.allocation(),
             write: false,
             dtype: T::DATA_TYPE,
+            _mem: PhantomData,
+        })
+    }
+
+    /// A contiguous `ND` int4 tensor (`ACL_INT4`) of `shape` over all of
+    /// `mem`'s bytes: two signed 4-bit values per byte, the element of even
+    /// index in the low nibble (the layout `aclnnWeightQuantBatchMatmulV2`
+    /// takes for int4 weights; hicann/ops-nn
+    /// `matmul/weight_quant_batch_matmul_v2/docs/aclnnWeightQuantBatchMatmulV2.md`).
+    /// Each row is whole bytes: the last dimension is even.
+    ///
+    /// ```
+    /// # cann_sim::install().unwrap();
+    /// use acl::{DataType, Device, Runtime, aclnn};
+    ///
+    /// let npu = Device::new(&Runtime::init()?, 0)?;
+    /// let s = npu.new_stream()?;
+    /// // [[1, -1], [7, -8]]: low nibble first, two's complement.
+    /// let w = s.clone_from_host(&[0xF1u8, 0x87])?;
+    /// let t = aclnn::TensorArg::packed_int4(&w, &[2, 2])?;
+    /// assert_eq!(t.data_type(), DataType::Int4);
+    /// # Ok::<(), acl::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `shape` does not hold two values per
+    /// byte of `mem` or its last dimension is odd; the status of
+    /// `aclCreateTensor`.
+    #[doc(alias = "ACL_INT4")]
+    pub fn packed_int4(mem: &'a impl DeviceMemory<u8>, shape: &[usize]) -> Result<TensorArg<'a>> {
+        let values = int4_values("TensorArg::packed_int4", mem.len())?;
+        if shape.last().is_some_and(|&d| d % 2 != 0) {
+            return Err(Error::invalid(
+                "TensorArg::packed_int4",
+                format!("shape {shape:?}: the last dimension must be even (whole bytes per row)"),
+            ));
+        }
+        let data = mem.device_ptr() as *mut c_void;
+        let raw = create_contiguous(DataType::Int4, shape, values, data)?;
+        Ok(TensorArg {
+            raw,
+            alloc: mem.allocation(),
+            write: false,
+            dtype: DataType::Int4,
+            _mem: PhantomData,
+        })
+    }
+
+    /// An int4 tensor with an explicit layout over `mem`'s bytes, counted
+    /// in values (two per byte, as [`TensorArg::packed_int4`]): for example
+    /// a `[k, n]` view with strides `[1, k]` of an `[n, k]` weight.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the view or storage reaches beyond
+    /// the `2 · mem.len()` values; the status of `aclCreateTensor`.
+    pub fn packed_int4_with_layout(
+        mem: &'a impl DeviceMemory<u8>,
+        layout: &Layout,
+    ) -> Result<TensorArg<'a>> {
+        layout.check(
+            "aclCreateTensor",
+            int4_values("TensorArg::packed_int4_with_layout", mem.len())?,
+        )?;
+        let raw = create_tensor(DataType::Int4, layout, mem.device_ptr() as *mut c_void)?;
+        Ok(TensorArg {
+            raw,
+            alloc: mem.allocation(),
+            write: false,
+            dtype: DataType::Int4,
             _mem: PhantomData,
         })
     }

@@ -35,10 +35,16 @@ pub enum DataType {
     UInt64,
     /// `ACL_BOOL` (12): one byte, 0 or 1.
     Bool,
+    /// `ACL_INT4` (29): signed 4-bit integers, two per byte (the element
+    /// of even index in the low nibble). No Rust type holds one value, so it
+    /// is not an [`Element`] and not in [`DataType::ALL`]; packed int4
+    /// tensors are described with [`crate::aclnn::TensorArg::packed_int4`].
+    Int4,
 }
 
 impl DataType {
-    /// Every data type, in declaration order.
+    /// Every data type with an [`Element`] type, in declaration order
+    /// (all but [`DataType::Int4`]).
     pub const ALL: [DataType; 13] = [
         DataType::Float,
         DataType::Float16,
@@ -71,18 +77,25 @@ impl DataType {
             DataType::UInt32 => raw::ACL_UINT32,
             DataType::UInt64 => raw::ACL_UINT64,
             DataType::Bool => raw::ACL_BOOL,
+            DataType::Int4 => raw::ACL_INT4,
         }
     }
 
     /// The data type of an `aclDataType` value, if this crate names it.
     pub fn from_raw(raw: raw::aclDataType) -> Option<DataType> {
+        if raw == raw::ACL_INT4 {
+            return Some(DataType::Int4);
+        }
         DataType::ALL.into_iter().find(|d| d.to_raw() == raw)
     }
 
-    /// Bytes per element.
+    /// Bytes per element, as `aclDataTypeSize` answers: 1 for
+    /// [`DataType::Int4`], whose values take half a byte each (the
+    /// runtime's `aclDataTypeSizeImpl`, hicann/runtime
+    /// `src/acl/aclrt_impl/data_buffer.cpp`, rounds it up).
     pub const fn size(self) -> usize {
         match self {
-            DataType::Int8 | DataType::UInt8 | DataType::Bool => 1,
+            DataType::Int8 | DataType::UInt8 | DataType::Bool | DataType::Int4 => 1,
             DataType::Float16 | DataType::BFloat16 | DataType::Int16 | DataType::UInt16 => 2,
             DataType::Float | DataType::Int32 | DataType::UInt32 => 4,
             DataType::Double | DataType::Int64 | DataType::UInt64 => 8,
@@ -105,6 +118,7 @@ impl DataType {
             DataType::UInt32 => "uint32",
             DataType::UInt64 => "uint64",
             DataType::Bool => "bool",
+            DataType::Int4 => "int4",
         }
     }
 }
@@ -173,6 +187,9 @@ mod tests {
             assert_eq!(DataType::from_raw(d.to_raw()), Some(d));
         }
         assert_eq!(DataType::from_raw(raw::ACL_DT_UNDEFINED), None);
+        assert_eq!(DataType::from_raw(raw::ACL_INT4), Some(DataType::Int4));
+        assert_eq!(DataType::Int4.to_raw(), raw::ACL_INT4);
+        assert!(!DataType::ALL.contains(&DataType::Int4));
     }
 
     #[test]

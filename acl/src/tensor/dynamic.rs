@@ -143,6 +143,7 @@ macro_rules! with_element {
                 type $t = Bool;
                 $body
             }
+            DataType::Int4 => Err(no_element(DataType::Int4)),
         }
     };
 }
@@ -267,6 +268,17 @@ pub(crate) fn dtype_mismatch(function: &'static str, names: &[(&str, DataType)])
         format!(
             "the operands must have one dtype: {} (cast one first)",
             list.join(", ")
+        ),
+    )
+}
+
+/// The error for a dtype without an element type ([`DataType::Int4`]).
+fn no_element(dtype: DataType) -> Error {
+    Error::invalid(
+        "DynTensor",
+        format!(
+            "{dtype} has no element type (two values per byte); describe packed int4 memory with \
+             aclnn::TensorArg::packed_int4"
         ),
     )
 }
