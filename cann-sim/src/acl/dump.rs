@@ -101,7 +101,7 @@ fn read_config(function: &str, path: &str) -> Result<String, aclError> {
     Ok(text)
 }
 
-/// `aclmdlSetDump`: reads the dump config (see [`crate::model::dump`] for
+/// `aclmdlSetDump`: reads the dump config (see `crate::model::dump` for
 /// what the simulator dumps); a later call replaces the config.
 ///
 /// Before `aclInit` → 100001; before `aclmdlInitDump` → 100045; null →

@@ -614,7 +614,7 @@ pub unsafe extern "C" fn aclmdlRIUpdate(model_ri: aclmdlRI) -> aclError {
 
 /// `aclmdlRIDebugJsonPrint`: writes the model's task list to `path` as a
 /// JSON array of trace events, in the release's layout (see
-/// [`crate::model::debug_json`]); `flags` (`DEBUG_JSON_PRINT_VERBOSE`:
+/// `crate::model::debug_json`); `flags` (`DEBUG_JSON_PRINT_VERBOSE`:
 /// kernel arguments) adds nothing on the simulator.
 ///
 /// Null model or path → 100000 (the ACL layer); a bad handle → 107017; no
