@@ -43,10 +43,16 @@
 //! # Ok::<(), acl::Error>(())
 //! ```
 
-use crate::memory::{DeviceBuffer, DeviceRepr};
+use crate::memory::{DeviceBuffer, DeviceMemory, DeviceRepr, DeviceSliceMut};
 use crate::{Device, Error, Result, release, result};
 use std::ffi::CString;
 use std::mem::ManuallyDrop;
+
+/// A writable view of all of `buffer`, borrowing it exclusively.
+fn whole_mut<T: DeviceRepr>(buffer: &mut DeviceBuffer<T>) -> DeviceSliceMut<'_, T> {
+    let buffer: &DeviceBuffer<T> = buffer;
+    DeviceSliceMut::new(buffer.allocation(), 0, buffer.len())
+}
 
 /// Who may import an exported key.
 ///
@@ -155,9 +161,17 @@ impl<T: DeviceRepr> IpcExport<T> {
         &self.buffer
     }
 
-    /// The shared buffer, to write.
-    pub fn buffer_mut(&mut self) -> &mut DeviceBuffer<T> {
-        &mut self.buffer
+    /// The shared buffer, to write: a view of all of it, not the buffer
+    /// itself, so that safe code cannot swap another buffer in (and free the
+    /// exported memory while importers still map it).
+    ///
+    /// ```compile_fail
+    /// fn swap_out(e: &mut acl::ipc::IpcExport<f32>, other: &mut acl::DeviceBuffer<f32>) {
+    ///     std::mem::swap(e.buffer_mut(), other);
+    /// }
+    /// ```
+    pub fn buffer_mut(&mut self) -> DeviceSliceMut<'_, T> {
+        whole_mut(&mut self.buffer)
     }
 
     fn bound(&self) -> Result<()> {
@@ -285,9 +299,17 @@ impl<T: DeviceRepr> IpcImport<T> {
         &self.buffer
     }
 
-    /// The imported memory, to write.
-    pub fn buffer_mut(&mut self) -> &mut DeviceBuffer<T> {
-        &mut self.buffer
+    /// The imported memory, to write: a view of all of it, not the buffer
+    /// itself, so that safe code cannot swap it out and keep using it after
+    /// the import is closed.
+    ///
+    /// ```compile_fail
+    /// fn swap_out(i: &mut acl::ipc::IpcImport<f32>, other: &mut acl::DeviceBuffer<f32>) {
+    ///     std::mem::swap(i.buffer_mut(), other);
+    /// }
+    /// ```
+    pub fn buffer_mut(&mut self) -> DeviceSliceMut<'_, T> {
+        whole_mut(&mut self.buffer)
     }
 
     /// Waits for the work queued on the memory, then unmaps it

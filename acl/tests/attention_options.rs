@@ -605,7 +605,8 @@ fn typed_paged_attention_matches_the_host_and_checks_its_shapes() {
         lengths: &[3, 4],
         kv_heads: NKV,
     };
-    let got: Vec<f64> = paged_attention_new(&s, &q, &kv, None, 0.5)
+    // SAFETY: the lengths reach blocks 2 and 0 of the 4 in the caches.
+    let got: Vec<f64> = unsafe { paged_attention_new(&s, &q, &kv, None, 0.5) }
         .unwrap()
         .to_host_vec()
         .unwrap()
@@ -628,7 +629,8 @@ fn typed_paged_attention_matches_the_host_and_checks_its_shapes() {
         lengths: &[3, 257],
         ..kv
     };
-    let msg = invalid(paged_attention_new(&s, &q, &long, None, 0.5).unwrap_err());
+    // SAFETY: refused before the operator runs (lengths beyond the table).
+    let msg = invalid(unsafe { paged_attention_new(&s, &q, &long, None, 0.5) }.unwrap_err());
     assert_eq!(
         msg,
         "lengths [3, 257]: one per sequence (2), each at most the 256 keys a table row holds"
@@ -639,6 +641,7 @@ fn typed_paged_attention_matches_the_host_and_checks_its_shapes() {
         value: small.view(),
         ..kv
     };
-    let msg = invalid(paged_attention_new(&s, &q, &odd, None, 0.5).unwrap_err());
+    // SAFETY: refused before the operator runs (block size 64).
+    let msg = invalid(unsafe { paged_attention_new(&s, &q, &odd, None, 0.5) }.unwrap_err());
     assert_eq!(msg, "block size 64; it must be 128, 256, 384 or 512");
 }

@@ -65,7 +65,7 @@ fn child_main() -> Result<(), String> {
     let stream = npu.new_stream().map_err(|e| e.to_string())?;
     let src = PinnedHostBuffer::from_slice(&npu, &pattern(2)).map_err(|e| e.to_string())?;
     stream
-        .copy_htod(&src, import.buffer_mut())
+        .copy_htod(&src, &mut import.buffer_mut())
         .map_err(|e| e.to_string())?;
     import.close().map_err(|e| e.to_string())?;
     println!("CHILD-OK");
@@ -216,7 +216,7 @@ fn closing_an_import_waits_for_the_work_queued_on_it() {
         })
         .unwrap();
     let src = PinnedHostBuffer::from_slice(&npu, &pattern(6)).unwrap();
-    stream.copy_htod(&src, import.buffer_mut()).unwrap();
+    stream.copy_htod(&src, &mut import.buffer_mut()).unwrap();
     let (done_tx, done) = mpsc::channel();
     let closer = std::thread::spawn(move || {
         let r = import.close();

@@ -902,7 +902,36 @@ pub fn attention<T: Element>(
     ) {
         return attention_unfused(stream, q, k, v, mask, scale, out);
     }
-    let (heads, kv_heads) = (dims_i64(F, &[qs[1]])?[0], dims_i64(F, &[ks[1]])?[0]);
+    let heads = dims_i64(F, &[qs[1], ks[1]])?;
+    fused_attention(
+        stream,
+        (q, k, v),
+        mask,
+        (heads[0], heads[1]),
+        scale,
+        None,
+        out,
+    )
+}
+
+/// Page attention's arguments of the fused operator: the valid keys per
+/// sequence, the block table and the block size.
+pub(super) type PagedArgs<'x, 'a> = (&'x IntArray, &'x aclnn::TensorArg<'a>, i64);
+
+/// `aclnnFusedInferAttentionScoreV2` as [`attention`] and
+/// [`paged_attention`](super::paged_attention) call it (shapes checked by
+/// them): BNSD queries, one key and one value tensor (or cache), `heads`
+/// query and key/value heads, the mask in its 4-D form, and page
+/// attention's arguments when given.
+pub(super) fn fused_attention<T: Element>(
+    stream: &Stream,
+    (q, k, v): (TensorView<'_, T>, TensorView<'_, T>, TensorView<'_, T>),
+    mask: Option<&TensorView<'_, Bool>>,
+    (heads, kv_heads): (i64, i64),
+    scale: f64,
+    paged: Option<PagedArgs<'_, '_>>,
+    out: TensorViewMut<'_, T>,
+) -> Result<()> {
     let (kl, vl) = (
         TensorList::new(vec![nn(&k)?])?,
         TensorList::new(vec![nn(&v)?])?,
@@ -928,6 +957,7 @@ pub fn attention<T: Element>(
         None,
         m.as_ref(),
         None,
+        paged.map(|p| p.0),
         None,
         None,
         None,
@@ -935,8 +965,7 @@ pub fn attention<T: Element>(
         None,
         None,
         None,
-        None,
-        None,
+        paged.map(|p| p.1),
         None,
         None,
         None,
@@ -954,7 +983,7 @@ pub fn attention<T: Element>(
         kv_heads,
         0,
         0,
-        0,
+        paged.map_or(0, |p| p.2),
         0,
         false,
         0,

@@ -3,11 +3,11 @@
 //! keys are the rows of the blocks its row of the block table names, in
 //! order; blocks are shared, reused and handed out without moving data.
 
-use super::nn::dims_i64;
+use super::nn::{dims_i64, fused_attention};
 use super::shape::expect_shape;
 use super::*;
 use crate::memory::Bool;
-use aclnn::{IntArray, TensorList};
+use aclnn::IntArray;
 
 /// Key and value caches in blocks, and which blocks hold each sequence
 /// (the `key`/`value`, `blockTable`, `blockSize` and `actualSeqLengthsKv`
@@ -32,13 +32,24 @@ pub struct PagedKv<'a, T: Element> {
 /// Attention of `q` `[B, N, S, D]` over paged keys and values:
 /// `softmax(scale · Q Kᵀ) V`, the keys of sequence `b` being the first
 /// `lengths[b]` rows of its blocks, with the optional bool `mask`
-/// (`[B or 1, 1, S, T]`, `T` at least the longest length, true hides a key)
+/// (`[B or 1, 1, S, T]` or fewer leading dimensions, `T` at least the
+/// longest length, true hides a key)
 /// for prefill. `f16` and `bf16` (the page-attention types of Atlas A2;
 /// hicann/ops-transformer `aclnnFusedInferAttentionScoreV2.md`).
 ///
-/// Block ids are not checked by the operator (the release's rule); on the
-/// simulator a used id outside the cache fails the task with
-/// `ACL_ERROR_RT_AICORE_EXCEPTION` rather than reading beyond it.
+/// Block ids are not checked by the operator (the release's rule:
+/// "当前不会对blockid的合法性进行校验"), and checking them here would need
+/// the table on the host; on the simulator a used id outside the cache
+/// fails the task with `ACL_ERROR_RT_AICORE_EXCEPTION` rather than reading
+/// beyond it.
+///
+/// # Safety
+///
+/// Every entry of `kv.block_table` that a sequence's length reaches (the
+/// first `⌈lengths[b] / block_size⌉` of row `b`) must be a block of the
+/// caches (`0 ≤ id < blocks`) when the operator runs: on an NPU another id
+/// reads device memory outside the caches, which the crate's ordering does
+/// not cover (another stream may be writing it).
 ///
 /// # Errors
 ///
@@ -48,7 +59,7 @@ pub struct PagedKv<'a, T: Element> {
 /// what a row's blocks hold, heads that do not divide), or an `out` of
 /// another shape than `q`; the aclnn status.
 #[doc(alias = "aclnnFusedInferAttentionScoreV2")]
-pub fn paged_attention<T: Element>(
+pub unsafe fn paged_attention<T: Element>(
     stream: &Stream,
     q: &impl AsView<T>,
     kv: &PagedKv<'_, T>,
@@ -112,53 +123,15 @@ pub fn paged_attention<T: Element>(
     expect_shape(F, out.shape(), qs)?;
     let heads = dims_i64(F, &[qs[1], kv.kv_heads, block])?;
     let lengths = IntArray::new(&dims_i64(F, kv.lengths)?)?;
-    let (kl, vl) = (
-        TensorList::new(vec![nn(&kv.key)?])?,
-        TensorList::new(vec![nn(&kv.value)?])?,
-    );
     let table = nn(&kv.block_table)?;
-    let mask = mask.map(nn).transpose()?;
-    aclnn::fused_infer_attention_score_v2(
+    fused_attention(
         stream,
-        &nn(&q)?,
-        &kl,
-        &vl,
-        None,
-        mask.as_ref(),
-        None,
-        Some(&lengths),
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        Some(&table),
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        heads[0],
+        (q, kv.key, kv.value),
+        mask,
+        (heads[0], heads[1]),
         scale,
-        i64::from(i32::MAX),
-        i64::from(i32::MAX),
-        c"BNSD",
-        heads[1],
-        0,
-        0,
-        heads[2],
-        0,
-        false,
-        0,
-        0,
-        &mut nn_mut(out)?,
-        None,
+        Some((&lengths, &table, heads[2])),
+        out,
     )
 }
 
@@ -167,7 +140,12 @@ pub fn paged_attention<T: Element>(
 /// # Errors
 ///
 /// As [`paged_attention`].
-pub fn paged_attention_new<T: Element>(
+///
+/// # Safety
+///
+/// As [`paged_attention`]: the block ids the lengths reach name blocks of
+/// the caches.
+pub unsafe fn paged_attention_new<T: Element>(
     stream: &Stream,
     q: &impl AsView<T>,
     kv: &PagedKv<'_, T>,
@@ -175,6 +153,7 @@ pub fn paged_attention_new<T: Element>(
     scale: f64,
 ) -> Result<Tensor<T>> {
     let mut out = Tensor::zeros(stream, q.view().shape())?;
-    paged_attention(stream, q, kv, mask, scale, &mut out)?;
+    // SAFETY: the caller's contract, forwarded.
+    unsafe { paged_attention(stream, q, kv, mask, scale, &mut out) }?;
     Ok(out)
 }
