@@ -46,6 +46,10 @@ impl EventFlags {
         EventFlags(raw::ACL_EVENT_CAPTURE_STREAM_PROGRESS);
     /// `ACL_EVENT_DEVICE_USE_ONLY`: only devices wait on it, never the host.
     pub const DEVICE_USE_ONLY: EventFlags = EventFlags(raw::ACL_EVENT_DEVICE_USE_ONLY);
+    /// `ACL_EVENT_IPC`, alone: an event other processes wait for, through
+    /// the handle [`crate::ipc::event_handle`] gives (see [`crate::ipc`]).
+    /// It cannot be timed, reset or used in a graph capture.
+    pub const IPC: EventFlags = EventFlags(raw::ACL_EVENT_IPC);
 
     /// The raw flag bits.
     pub const fn bits(self) -> u32 {
@@ -137,7 +141,13 @@ impl Event {
     pub fn new(device: &Device, flags: EventFlags) -> Result<Event> {
         device.bind()?;
         let raw = create_reusable_event(flags.bits())?;
-        Ok(Event {
+        Ok(Event::from_raw(device, raw, flags))
+    }
+
+    /// An event over `raw`, which it destroys when dropped (a new one, or
+    /// an event of an IPC handle, for [`crate::ipc::open_event`]).
+    pub(crate) fn from_raw(device: &Device, raw: raw::aclrtEvent, flags: EventFlags) -> Event {
+        Event {
             inner: Arc::new(Inner {
                 raw,
                 flags,
@@ -145,7 +155,7 @@ impl Event {
                 waiters: Mutex::new(Vec::new()),
                 captured_in: Mutex::new(std::sync::Weak::new()),
             }),
-        })
+        }
     }
 
     /// The flags it was created with.
@@ -436,6 +446,10 @@ static HAS_EX: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0)
 /// keep one fixed id and need `aclrtResetEvent` after each wait.
 pub(crate) fn create_reusable_event(flags: u32) -> Result<raw::aclrtEvent> {
     use std::sync::atomic::Ordering::Relaxed;
+    if flags == raw::ACL_EVENT_IPC {
+        // Only the Ex call makes IPC events (`EventCreateEx`).
+        return result::create_event_ex_with_flag(flags);
+    }
     if flags & raw::ACL_EVENT_SYNC == 0 {
         // Not waitable: the re-record semantics do not matter.
         return result::create_event_with_flag(flags);

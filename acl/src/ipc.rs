@@ -26,6 +26,38 @@
 //! behaviour is undefined, so keep the export alive until the importers
 //! said they closed.
 //!
+//! ## Events between processes
+//!
+//! An event created with [`EventFlags::IPC`](crate::event::EventFlags::IPC)
+//! has a handle ([`event_handle`], 64 bytes to pass to the other process);
+//! the other process opens it with [`open_event`] and gets an [`Event`] of
+//! its own. A stream's [`wait_event`](crate::Stream::wait_event) on either
+//! side waits for the latest record made by any process before the wait
+//! (none pending: no wait), and [`Event::synchronize`] blocks the host the
+//! same way: the exporter records after writing shared memory, the importer
+//! waits before reading it, with no host round trip. IPC events cannot be
+//! timed, reset or recorded in a graph capture (the runtime refuses with
+//! 207000). On the simulator, a wait whose creating process died fails
+//! instead of blocking for ever.
+//!
+//! ```
+//! # cann_sim::install().unwrap();
+//! use acl::event::EventFlags;
+//! use acl::{Device, Event, Runtime};
+//! let npu = Device::new(&Runtime::init()?, 0)?;
+//! let done = Event::new(&npu, EventFlags::IPC)?;
+//! let handle = acl::ipc::event_handle(&done)?;
+//! // In another process (here the same one, for the example):
+//! let seen = acl::ipc::open_event(&npu, &handle)?;
+//! let stream = npu.new_stream()?;
+//! done.record(&stream)?;
+//! npu.new_stream()?.wait_event(&seen)?;
+//! seen.synchronize()?;
+//! # Ok::<(), acl::Error>(())
+//! ```
+//!
+//! ## Memory
+//!
 //! ```
 //! # cann_sim::install().unwrap();
 //! use acl::ipc::{IpcExport, IpcImport, PidCheck};
@@ -43,8 +75,9 @@
 //! # Ok::<(), acl::Error>(())
 //! ```
 
+use crate::event::EventFlags;
 use crate::memory::{DeviceBuffer, DeviceMemory, DeviceRepr, DeviceSliceMut};
-use crate::{Device, Error, Result, release, result};
+use crate::{Device, Error, Event, Result, release, result};
 use std::ffi::CString;
 use std::mem::ManuallyDrop;
 
@@ -64,6 +97,79 @@ pub enum PidCheck {
     Whitelist,
     /// Any process (`ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION`).
     Off,
+}
+
+/// The handle of an IPC event: 64 opaque bytes (`aclrtIpcEventHandle`)
+/// that another process gives to [`open_event`]. Pass them by any means
+/// ([`IpcEventHandle::as_bytes`], [`IpcEventHandle::from_bytes`]).
+///
+/// `Send + Sync`: a plain value.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct IpcEventHandle([u8; 64]);
+
+impl IpcEventHandle {
+    /// The handle's bytes.
+    pub fn as_bytes(&self) -> &[u8; 64] {
+        &self.0
+    }
+
+    /// A handle from bytes another process got from [`event_handle`]
+    /// (checked by the runtime when opened).
+    pub fn from_bytes(bytes: [u8; 64]) -> IpcEventHandle {
+        IpcEventHandle(bytes)
+    }
+}
+
+impl std::fmt::Debug for IpcEventHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "IpcEventHandle(")?;
+        for b in self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        write!(f, ")")
+    }
+}
+
+/// The handle another process opens `event` with; `event` must have been
+/// created with [`EventFlags::IPC`].
+///
+/// # Errors
+///
+/// [`Error::InvalidArgument`] for an event without [`EventFlags::IPC`];
+/// the runtime's error.
+#[doc(alias = "aclrtIpcGetEventHandle")]
+pub fn event_handle(event: &Event) -> Result<IpcEventHandle> {
+    if event.flags() != EventFlags::IPC {
+        return Err(Error::invalid(
+            "ipc::event_handle",
+            format!(
+                "the event's flags are {:#x}; only events created with EventFlags::IPC have a \
+                 handle",
+                event.flags().bits()
+            ),
+        ));
+    }
+    event.device().bind()?;
+    // SAFETY: the event is live (borrowed).
+    let bytes = unsafe { result::ipc_get_event_handle(event.as_raw()) }?;
+    Ok(IpcEventHandle(bytes))
+}
+
+/// An event of this process for the IPC event `handle` names (created by
+/// another process, or this one): streams wait on it with
+/// [`Stream::wait_event`](crate::Stream::wait_event), the host with
+/// [`Event::synchronize`]. Dropping it closes it.
+///
+/// # Errors
+///
+/// `ACL_ERROR_RT_PARAM_INVALID` (107000) for bytes that are not a handle,
+/// or whose event was destroyed or whose process exited; the runtime's
+/// error.
+#[doc(alias = "aclrtIpcOpenEventHandle")]
+pub fn open_event(device: &Device, handle: &IpcEventHandle) -> Result<Event> {
+    device.bind()?;
+    let raw = result::ipc_open_event_handle(&handle.0)?;
+    Ok(Event::from_raw(device, raw, EventFlags::IPC))
 }
 
 /// This process's id as the driver knows it (inside a container, the

@@ -227,14 +227,18 @@ impl Stream {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] for an event without [`EventFlags::SYNC`](crate::EventFlags::SYNC);
-    /// the runtime's error from `aclrtStreamWaitEvent`.
+    /// [`Error::InvalidArgument`] for an event without [`EventFlags::SYNC`](crate::EventFlags::SYNC)
+    /// (or [`EventFlags::IPC`](crate::EventFlags::IPC), which waits for the
+    /// latest record of any process); the runtime's error from
+    /// `aclrtStreamWaitEvent`.
     #[doc(alias = "aclrtStreamWaitEvent")]
     pub fn wait_event(&self, event: &Event) -> Result<()> {
-        if !event.flags().contains(crate::EventFlags::SYNC) {
+        if !event.flags().contains(crate::EventFlags::SYNC)
+            && event.flags() != crate::EventFlags::IPC
+        {
             return Err(Error::invalid(
                 "Stream::wait_event",
-                "the event was created without EventFlags::SYNC",
+                "the event was created without EventFlags::SYNC (or EventFlags::IPC)",
             ));
         }
         if event.device() != self.device() {

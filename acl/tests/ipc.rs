@@ -255,3 +255,138 @@ fn exports_and_imports_are_send_and_sync_and_drop_without_panic() {
             .all(|r| r.resource != "IpcExport" && r.resource != "IpcImport")
     );
 }
+
+// ---- events between processes -------------------------------------------------
+
+/// The environment variable that makes this binary the waiting child.
+const EVENT_CHILD: &str = "IPC_EVENT_TEST_CHILD";
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+#[ignore = "the waiting process of another_process_waits_for_an_event_recorded_here"]
+fn ipc_event_child() {
+    if std::env::var_os(EVENT_CHILD).is_none() {
+        return;
+    }
+    let code = match event_child_main() {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("CHILD-ERROR: {e}");
+            1
+        }
+    };
+    std::process::exit(code);
+}
+
+/// Reads the handle from stdin, opens it, waits on a stream and then on the
+/// host; says whether the record was still pending when it opened.
+fn event_child_main() -> Result<(), String> {
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .map_err(|e| e.to_string())?;
+    let line = line.trim();
+    let mut bytes = [0u8; 64];
+    for (i, b) in bytes.iter_mut().enumerate() {
+        *b = u8::from_str_radix(line.get(2 * i..2 * i + 2).ok_or("short handle")?, 16)
+            .map_err(|e| e.to_string())?;
+    }
+    let npu = common::device(0);
+    let seen = acl::ipc::open_event(&npu, &acl::ipc::IpcEventHandle::from_bytes(bytes))
+        .map_err(|e| e.to_string())?;
+    if seen.is_complete().map_err(|e| e.to_string())? {
+        return Err("the exporter's record is already complete".into());
+    }
+    let stream = npu.new_stream().map_err(|e| e.to_string())?;
+    stream.wait_event(&seen).map_err(|e| e.to_string())?;
+    let zeros = stream.alloc_zeros::<u32>(16).map_err(|e| e.to_string())?;
+    stream.synchronize().map_err(|e| e.to_string())?;
+    seen.synchronize().map_err(|e| e.to_string())?;
+    if !seen.is_complete().map_err(|e| e.to_string())? {
+        return Err("the record is not complete after the waits".into());
+    }
+    drop(zeros);
+    println!("CHILD-EVENT-OK");
+    Ok(())
+}
+
+#[test]
+fn another_process_waits_for_an_event_recorded_here() {
+    cann_sim::sim_only!("spawns this test binary as the waiting process, on the simulator");
+    let npu = common::device(0);
+    let done = acl::Event::new(&npu, acl::EventFlags::IPC).unwrap();
+    let handle = acl::ipc::event_handle(&done).unwrap();
+    // The record is held back by a host function until the child is seen
+    // waiting.
+    let stream = npu.new_stream().unwrap();
+    let (open_tx, open_rx) = mpsc::channel::<()>();
+    stream
+        .launch_host_fn(move || {
+            let _ = open_rx.recv_timeout(Duration::from_secs(60));
+        })
+        .unwrap();
+    done.record(&stream).unwrap();
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["ipc_event_child", "--exact", "--ignored", "--nocapture"])
+        .env(EVENT_CHILD, "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{}", hex(handle.as_bytes())).unwrap();
+    drop(stdin);
+    std::thread::sleep(Duration::from_millis(500));
+    if child.try_wait().unwrap().is_some() {
+        let out = child.wait_with_output().unwrap();
+        panic!(
+            "the child did not wait for the record: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    open_tx.send(()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("CHILD-EVENT-OK"),
+        "child failed: {}\n{stdout}\n{stderr}",
+        out.status
+    );
+    stream.synchronize().unwrap();
+}
+
+#[test]
+fn only_ipc_events_have_a_handle_and_foreign_bytes_do_not_open() {
+    let npu = common::device(0);
+    let plain = acl::Event::new(&npu, acl::EventFlags::SYNC).unwrap();
+    let e = acl::ipc::event_handle(&plain).unwrap_err();
+    assert!(matches!(e, acl::Error::InvalidArgument { .. }), "{e}");
+    assert!(e.to_string().contains("EventFlags::IPC"), "{e}");
+    let e = acl::ipc::open_event(&npu, &acl::ipc::IpcEventHandle::from_bytes([7; 64])).unwrap_err();
+    assert_eq!(code(&e), Some(ErrorCode::RtParamInvalid), "{e}");
+    // An IPC event cannot be timed: refused before the runtime is asked.
+    let ipc = acl::Event::new(&npu, acl::EventFlags::IPC).unwrap();
+    let e = ipc.elapsed_since(&ipc).unwrap_err();
+    assert!(matches!(e, acl::Error::InvalidArgument { .. }), "{e}");
+    // A handle round-trips through its bytes, and the opened event drops
+    // without panic before and after its creator.
+    let h = acl::ipc::event_handle(&ipc).unwrap();
+    assert_eq!(acl::ipc::IpcEventHandle::from_bytes(*h.as_bytes()), h);
+    let opened = acl::ipc::open_event(&npu, &h).unwrap();
+    opened.synchronize().unwrap();
+    drop(ipc);
+    drop(opened);
+}
+
+#[test]
+fn ipc_event_handles_are_send_and_sync() {
+    fn send_sync<T: Send + Sync + Copy>() {}
+    send_sync::<acl::ipc::IpcEventHandle>();
+}

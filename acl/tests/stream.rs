@@ -177,7 +177,7 @@ fn wait_on_an_event_without_sync_flag_is_rejected() {
         err,
         Error::InvalidArgument {
             function: "Stream::wait_event",
-            reason: "the event was created without EventFlags::SYNC".into()
+            reason: "the event was created without EventFlags::SYNC (or EventFlags::IPC)".into()
         }
     );
 }

@@ -97,3 +97,30 @@ pub const IPC_EXPORT_PID_CHECK: u64 = sys::ACL_RT_IPC_MEM_EXPORT_FLAG_DEFAULT as
 
 /// `ACL_RT_IPC_MEM_IMPORT_FLAG_DEFAULT`.
 pub const IPC_IMPORT_DEFAULT: u64 = sys::ACL_RT_IPC_MEM_IMPORT_FLAG_DEFAULT as u64;
+
+/// `aclrtIpcGetEventHandle`: the handle another process opens an
+/// `ACL_EVENT_IPC` event with.
+///
+/// # Safety
+///
+/// `event` is a live event handle.
+#[doc(alias = "aclrtIpcGetEventHandle")]
+pub unsafe fn ipc_get_event_handle(event: sys::aclrtEvent) -> Result<[u8; 64]> {
+    let mut h = sys::aclrtIpcEventHandle { reserved: [0; 64] };
+    // SAFETY: a valid out-pointer; the caller's contract for `event`.
+    unsafe { call!(aclrtIpcGetEventHandle(event, &mut h)) }?;
+    Ok(h.reserved.map(|c| c as u8))
+}
+
+/// `aclrtIpcOpenEventHandle`: an event of this process for the IPC event
+/// `handle` names; destroy it with `aclrtDestroyEvent`.
+#[doc(alias = "aclrtIpcOpenEventHandle")]
+pub fn ipc_open_event_handle(handle: &[u8; 64]) -> Result<sys::aclrtEvent> {
+    let mut e = std::ptr::null_mut();
+    let handle = sys::aclrtIpcEventHandle {
+        reserved: handle.map(|b| b as std::ffi::c_char),
+    };
+    // SAFETY: a valid out-pointer; the handle is passed by value.
+    unsafe { call!(aclrtIpcOpenEventHandle(handle, &mut e)) }?;
+    Ok(e)
+}

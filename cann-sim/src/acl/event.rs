@@ -20,8 +20,13 @@
 //!   107000 (`ApiErrorDecorator::EventCreate`).
 //!   `aclrtCreateEventExWithFlag`: `ACL_EVENT_DEVICE_USE_ONLY`,
 //!   `ACL_EVENT_EXTERNAL` or `ACL_EVENT_IPC` with another flag → 107000;
-//!   no bit of 0x4F or bits above it → 107000 (`EventCreateEx`); IPC events
-//!   are not implemented by the simulator (200001).
+//!   no bit of 0x4F or bits above it → 107000 (`EventCreateEx`).
+//! - IPC events (`ACL_EVENT_IPC`, `event_ipc.rs`, `rt::ipc_event`): record,
+//!   wait, synchronise and `aclrtQueryEventStatus` work across processes;
+//!   reset, the deprecated query, timing and use in a capture → 207000
+//!   (`ApiErrorDecorator::EventReset`, `EventQuery`, `EventElapsedTime`,
+//!   `EventGetTimeStamp`, `EventRecord`, `StreamWaitEvent` in
+//!   `src/runtime/api/impl/api_error.cc`).
 //! - More than `CANN_SIM_MAX_EVENTS` live events on a device → 207007.
 //! - Record/wait/reset on a stream of another context → 107003;
 //!   `ACL_EVENT_DEVICE_USE_ONLY` events → 107000.
@@ -59,13 +64,12 @@ use crate::rt::completion::{Status, Wait};
 use crate::rt::event::{Event, Record};
 use crate::rt::stream::TaskKind;
 use acl_sys::{
-    ACL_ERROR_API_NOT_SUPPORT, ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
-    ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-    ACL_ERROR_RT_INTERNAL_ERROR, ACL_EVENT_CAPTURE_STREAM_PROGRESS, ACL_EVENT_DEVICE_USE_ONLY,
-    ACL_EVENT_EXTERNAL, ACL_EVENT_IPC, ACL_EVENT_RECORDED_STATUS_COMPLETE,
-    ACL_EVENT_RECORDED_STATUS_NOT_READY, ACL_EVENT_STATUS_COMPLETE, ACL_EVENT_STATUS_NOT_READY,
-    ACL_EVENT_SYNC, ACL_EVENT_TIME_LINE, ACL_SUCCESS, aclError, aclrtEvent,
-    aclrtEventRecordedStatus, aclrtEventStatus, aclrtStream,
+    ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID,
+    ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_INTERNAL_ERROR,
+    ACL_EVENT_CAPTURE_STREAM_PROGRESS, ACL_EVENT_DEVICE_USE_ONLY, ACL_EVENT_EXTERNAL,
+    ACL_EVENT_IPC, ACL_EVENT_RECORDED_STATUS_COMPLETE, ACL_EVENT_RECORDED_STATUS_NOT_READY,
+    ACL_EVENT_STATUS_COMPLETE, ACL_EVENT_STATUS_NOT_READY, ACL_EVENT_SYNC, ACL_EVENT_TIME_LINE,
+    ACL_SUCCESS, aclError, aclrtEvent, aclrtEventRecordedStatus, aclrtEventStatus, aclrtStream,
 };
 use std::sync::Arc;
 use std::time::Instant;
@@ -104,6 +108,17 @@ fn feature(function: &str, why: String) -> aclError {
         code(ACL_ERROR_RT_FEATURE_NOT_SUPPORT),
         format!("{function}: {why}"),
     )
+}
+
+/// IPC events refuse what their shared record cannot answer (207000).
+pub(super) fn not_ipc(function: &str, e: &Event, what: &str) -> Result<(), aclError> {
+    if e.ipc.is_some() {
+        return Err(feature(
+            function,
+            format!("an IPC event (ACL_EVENT_IPC) cannot be {what}"),
+        ));
+    }
+    Ok(())
 }
 
 fn external(function: &str, e: &Event) -> Result<(), aclError> {
@@ -236,10 +251,8 @@ pub unsafe extern "C" fn aclrtCreateEventExWithFlag(event: *mut aclrtEvent, flag
         return rc;
     }
     if flag == ACL_EVENT_IPC {
-        return fail(
-            ACL_ERROR_API_NOT_SUPPORT,
-            format!("{F}: ACL_EVENT_IPC (inter-process events) is not supported by cann-sim"),
-        );
+        // SAFETY: checked non-null; forwarded caller contract.
+        return unsafe { super::event_ipc::create_ipc(F, event) };
     }
     if flag & EX_FLAG_MAX == 0 || flag > EX_FLAG_MAX {
         return fail(
@@ -303,6 +316,7 @@ pub unsafe extern "C" fn aclrtRecordEvent(event: aclrtEvent, stream: aclrtStream
     tri!(takes_host_work(F, &s));
     let capturing = s.capture.lock().clone();
     if let Some(m) = capturing {
+        tri!(not_ipc(F, &e, "recorded in a capture"));
         return match rt::capture::record_event(&m, &s, &e) {
             Ok(()) => ACL_SUCCESS,
             Err(e) => rt_fail(F, e),
@@ -333,6 +347,7 @@ pub unsafe extern "C" fn aclrtResetEvent(event: aclrtEvent, stream: aclrtStream)
     let e = tri!(common::event_arg(F, event));
     let s = tri!(common::stream_arg(F, stream));
     tri!(device_only(F, &e));
+    tri!(not_ipc(F, &e, "reset (record it again instead)"));
     if !is_waitable(&e) {
         return feature(
             F,
@@ -425,6 +440,11 @@ pub unsafe extern "C" fn aclrtQueryEvent(
         return common::null_arg(F, "status");
     }
     let e = tri!(common::event_arg(F, event));
+    tri!(not_ipc(
+        F,
+        &e,
+        "queried with the deprecated aclrtQueryEvent (use aclrtQueryEventStatus)"
+    ));
     if e.ex_mode {
         return feature(
             F,
@@ -450,6 +470,24 @@ pub unsafe extern "C" fn aclrtQueryEvent(
 fn synchronize(function: &str, e: &Arc<Event>, deadline: Option<Instant>) -> aclError {
     tri!(common::event_not_captured(function, e));
     tri!(external(function, e));
+    if let Some(ipc) = &e.ipc {
+        // `IpcEvent::IpcEventSync`: the latest record of any process.
+        let Some(n) = ipc.pending() else {
+            return ACL_SUCCESS;
+        };
+        let timed_out = || rt::Error::new(rt::ErrorKind::TaskTimeout, String::new());
+        return match ipc.wait(n, None, deadline, timed_out) {
+            Ok(()) => ACL_SUCCESS,
+            Err(err) if err.kind == rt::ErrorKind::TaskTimeout => fail(
+                code(ACL_ERROR_RT_EVENT_SYNC_TIMEOUT),
+                format!(
+                    "{function}: the IPC event's latest record did not complete within the \
+                     timeout"
+                ),
+            ),
+            Err(err) => rt_fail(function, err),
+        };
+    }
     let Some(record) = e.latest() else {
         return ACL_SUCCESS;
     };
@@ -606,6 +644,8 @@ pub unsafe extern "C" fn aclrtEventElapsedTime(
     if s.flags == ACL_EVENT_EXTERNAL || e.flags == ACL_EVENT_EXTERNAL {
         return feature(F, "ACL_EVENT_EXTERNAL events cannot be timed".into());
     }
+    tri!(not_ipc(F, &s, "timed"));
+    tri!(not_ipc(F, &e, "timed"));
     tri!(common::event_not_captured(F, &s));
     tri!(common::event_not_captured(F, &e));
     // The runtime checks "recorded" for both before the timestamps.
@@ -651,6 +691,7 @@ pub unsafe extern "C" fn aclrtEventGetTimestamp(
     if e.flags == ACL_EVENT_EXTERNAL {
         return feature(F, "ACL_EVENT_EXTERNAL events have no timestamp".into());
     }
+    tri!(not_ipc(F, &e, "timed (it has no timestamp)"));
     tri!(common::event_not_captured(F, &e));
     match timestamp(F, "the event", &e) {
         Ok(t) => {

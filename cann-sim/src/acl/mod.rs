@@ -38,6 +38,9 @@ pub use device_info::*;
 mod event;
 pub use event::*;
 
+mod event_ipc;
+pub use event_ipc::*;
+
 mod init;
 pub use init::*;
 
@@ -55,6 +58,9 @@ pub use mdl_load::*;
 
 mod memory;
 pub use memory::*;
+
+mod memory_register;
+pub use memory_register::*;
 
 mod dump;
 pub use dump::*;

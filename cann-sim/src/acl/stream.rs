@@ -425,6 +425,24 @@ pub unsafe extern "C" fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtE
     tri!(common::in_context(F, &s, &ctx));
     tri!(takes_host_work(F, &s));
     let capturing = s.capture.lock().clone();
+    if let Some(ipc) = &e.ipc {
+        if capturing.is_some() {
+            return fail(
+                code(ACL_ERROR_RT_FEATURE_NOT_SUPPORT),
+                format!("{F}: an IPC event (ACL_EVENT_IPC) cannot be waited for in a capture"),
+            );
+        }
+        // `IpcEvent::IpcEventWait`: the latest record of any process at the
+        // time of the call; none pending is a no-op.
+        let Some(n) = ipc.pending() else {
+            return ACL_SUCCESS;
+        };
+        let ipc = ipc.clone();
+        return match s.enqueue(|_| TaskKind::WaitIpc(ipc, n)) {
+            Ok(_) => ACL_SUCCESS,
+            Err(e) => rt_fail(F, e),
+        };
+    }
     let in_capture = match &capturing {
         Some(m) => rt::capture::wait_event(m, &s, &e).map(|()| true),
         None => rt::capture::join_by_wait(&s, &e),

@@ -1945,16 +1945,6 @@ pub unsafe extern "C" fn aclrtGetUserDevIdByLogicDevId(_arg0: i32, _arg1: *mut i
     crate::recent_error::not_supported("aclrtGetUserDevIdByLogicDevId");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtHostGetDevicePointer`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtHostGetDevicePointer(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: *mut *mut ::core::ffi::c_void,
-    _arg2: u32,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtHostGetDevicePointer");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtHostMemMapCapabilities`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtHostMemMapCapabilities(
@@ -1963,42 +1953,6 @@ pub unsafe extern "C" fn aclrtHostMemMapCapabilities(
     _arg2: *mut aclrtHostMemMapCapability,
 ) -> aclError {
     crate::recent_error::not_supported("aclrtHostMemMapCapabilities");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtHostRegister`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtHostRegister(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: aclrtHostRegisterType,
-    _arg3: *mut *mut ::core::ffi::c_void,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtHostRegister");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtHostRegisterV2`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtHostRegisterV2(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: u64,
-    _arg2: u32,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtHostRegisterV2");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtHostUnregister`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtHostUnregister(_arg0: *mut ::core::ffi::c_void) -> aclError {
-    crate::recent_error::not_supported("aclrtHostUnregister");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtIpcGetEventHandle`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtIpcGetEventHandle(
-    _arg0: aclrtEvent,
-    _arg1: *mut aclrtIpcEventHandle,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtIpcGetEventHandle");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtIpcMemImportPidInterServer`: not supported by cann-sim.
@@ -2019,15 +1973,6 @@ pub unsafe extern "C" fn aclrtIpcMemSetAttr(
     _arg2: u64,
 ) -> aclError {
     crate::recent_error::not_supported("aclrtIpcMemSetAttr");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtIpcOpenEventHandle`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtIpcOpenEventHandle(
-    _arg0: aclrtIpcEventHandle,
-    _arg1: *mut aclrtEvent,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtIpcOpenEventHandle");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtKernelArgsGetHandleMemSize`: not supported by cann-sim.

@@ -65,6 +65,16 @@ pub(crate) enum Block {
         /// Bytes mapped.
         reserved: usize,
     },
+    /// The caller's own host memory registered with `aclrtHostRegister` or
+    /// `aclrtHostRegisterV2` (the registration engine, [`super::register`]):
+    /// the caller owns it; the table only validates accesses.
+    Registered {
+        /// Bytes registered.
+        reserved: usize,
+        /// Mapped for the device (`ACL_HOST_REG_MAPPED`, `IOMEMORY`,
+        /// `READONLY`, or any `aclrtHostRegister`), not only pinned.
+        mapped: bool,
+    },
     /// A mapping of its own.
     Mapped {
         /// The mapping's first address and length (for `munmap`).
@@ -196,7 +206,7 @@ impl Block {
             // SAFETY: per the contract, `base` came from `alloc(layout)`.
             Block::Heap(layout) => unsafe { std::alloc::dealloc(base, layout) },
             // Not this table's to release.
-            Block::External { .. } | Block::Imported { .. } => {}
+            Block::External { .. } | Block::Imported { .. } | Block::Registered { .. } => {}
             Block::Mapped {
                 map, map_len, file, ..
             } => {

@@ -6,6 +6,7 @@
 pub mod block;
 pub mod copy;
 pub mod ipc;
+pub mod register;
 pub mod table;
 
 pub use block::{MAPPED_BLOCK, SharedFile};

@@ -61,7 +61,8 @@ impl Allocation {
             Block::Heap(layout) => layout.size(),
             Block::Mapped { reserved, .. }
             | Block::External { reserved }
-            | Block::Imported { reserved } => reserved,
+            | Block::Imported { reserved }
+            | Block::Registered { reserved, .. } => reserved,
         }
     }
 }
@@ -174,7 +175,22 @@ impl std::fmt::Display for Region {
     }
 }
 
+pub(super) fn describe_allocation(base: usize, a: &Allocation) -> String {
+    describe(base, a)
+}
+
 fn describe(base: usize, a: &Allocation) -> String {
+    if let Block::Registered { mapped, .. } = a.block {
+        return format!(
+            "the host memory {base:#x} of {} bytes registered with aclrtHostRegister ({})",
+            a.size,
+            if mapped {
+                "mapped for the device"
+            } else {
+                "pinned"
+            }
+        );
+    }
     match a.kind {
         MemKind::Device(device) => format!(
             "the device allocation {base:#x} of {} bytes on device {device}",
@@ -423,7 +439,10 @@ impl MemTable {
     fn mapped_bytes(&self) -> u64 {
         let mapped = |a: &Allocation| match a.block {
             Block::Mapped { reserved, .. } => reserved as u64,
-            Block::Heap(_) | Block::External { .. } | Block::Imported { .. } => 0,
+            Block::Heap(_)
+            | Block::External { .. }
+            | Block::Imported { .. }
+            | Block::Registered { .. } => 0,
         };
         self.allocs
             .values()
@@ -522,6 +541,72 @@ impl MemTable {
         }
     }
 
+    /// The live allocation overlapping `[addr, addr + len)` first, with its
+    /// first address (`len` of 0 counts as 1).
+    pub fn overlapping(&self, addr: usize, len: usize) -> Option<(usize, &Allocation)> {
+        if let Some(hit) = self.find(addr) {
+            return Some(hit);
+        }
+        let end = addr.saturating_add(len.max(1));
+        let start = addr.checked_add(1)?;
+        self.allocs.range(start..end).next().map(|(&b, a)| (b, a))
+    }
+
+    /// Registers the caller's host memory `[base, base + size)`
+    /// (`aclrtHostRegister*`): as device memory of `device` when `mapped`,
+    /// else as pinned host memory. The caller checked that it overlaps no
+    /// live allocation.
+    pub(super) fn insert_registered(
+        &mut self,
+        base: usize,
+        size: usize,
+        mapped: bool,
+        device: u32,
+    ) -> u64 {
+        // The addresses are live again: no longer "freed".
+        self.forget_freed(base, size);
+        let id = next_alloc_id();
+        let kind = if mapped {
+            MemKind::Device(device)
+        } else {
+            MemKind::Host
+        };
+        let block = Block::Registered {
+            reserved: size,
+            mapped,
+        };
+        self.allocs.insert(
+            base,
+            Allocation {
+                kind,
+                size,
+                block,
+                id,
+            },
+        );
+        id
+    }
+
+    /// The registration starting at `base`: whether it is mapped for the
+    /// device, and the allocation.
+    pub(super) fn registered_at(&self, base: usize) -> Option<(bool, Allocation)> {
+        match self.allocs.get(&base) {
+            Some(a) => match a.block {
+                Block::Registered { mapped, .. } => Some((mapped, *a)),
+                _ => None,
+            },
+            None => None,
+        }
+    }
+
+    /// Forgets the registration at `base` (`aclrtHostUnregister`). Not
+    /// quarantined by the check mode: the memory stays the caller's, and
+    /// plain host memory again (pageable copies of it are valid).
+    pub(super) fn remove_registered(&mut self, base: usize) -> Option<Allocation> {
+        self.registered_at(base)?;
+        self.allocs.remove(&base)
+    }
+
     /// The memory file behind the live device allocation containing `addr`
     /// (any size), its first address and the allocation: what an IPC export
     /// shares. `None` for memory without a file.
@@ -580,6 +665,12 @@ impl MemTable {
                  close it with aclrtIpcMemClose"
             ));
         }
+        if matches!(a.block, Block::Registered { .. }) {
+            return Err(format!(
+                "{addr:#x} is host memory registered with aclrtHostRegister; unregister it with \
+                 aclrtHostUnregister (and free it as it was allocated)"
+            ));
+        }
         let is_device = matches!(a.kind, MemKind::Device(_));
         if is_device != expect_device {
             return Err(format!(
@@ -621,7 +712,7 @@ impl MemTable {
     fn quarantine(&mut self, base: usize, a: Allocation, by: &'static str) {
         self.frees += 1;
         let held = match a.block {
-            Block::External { .. } | Block::Imported { .. } => 0,
+            Block::External { .. } | Block::Imported { .. } | Block::Registered { .. } => 0,
             Block::Heap(_) => {
                 // SAFETY: the block is still allocated (it is not released
                 // while quarantined) and nothing may use it any more.

@@ -9,6 +9,7 @@
 //! records made up to its call.
 
 use super::completion::{Completion, Status};
+use super::ipc_event::IpcEventShared;
 use super::stream::Shared;
 use parking_lot::Mutex;
 use std::sync::{Arc, Weak};
@@ -26,12 +27,18 @@ pub struct Record {
     pub seq: u64,
     /// The recording stream's vector clock at the record (check mode only).
     pub clock: Option<crate::check::Clock>,
+    /// For an IPC event: its shared record and this record's number there,
+    /// published when the record completes.
+    pub publish: Option<(Arc<IpcEventShared>, u64)>,
 }
 
 impl Record {
     /// Completes the record at `now_ns`.
     pub fn complete(&self, now_ns: u64) {
         self.done.complete(now_ns);
+        if let Some((ipc, n)) = &self.publish {
+            ipc.complete(*n);
+        }
     }
 }
 
@@ -47,6 +54,10 @@ struct EventState {
 /// `docs/zh/dev_guide/04-03_task_update.md`).
 pub const EXTERNAL: u32 = 0x20;
 
+/// `ACL_EVENT_IPC` (`RT_EVENT_IPC`, 0x40): an event shared between
+/// processes ([`super::ipc_event`]).
+pub const IPC: u32 = 0x40;
+
 /// An event.
 #[derive(Debug)]
 pub struct Event {
@@ -56,6 +67,9 @@ pub struct Event {
     pub flags: u32,
     /// Created by `aclrtCreateEventExWithFlag` (the runtime's "new mode").
     pub ex_mode: bool,
+    /// For an IPC event (`ACL_EVENT_IPC`): the record shared between
+    /// processes ([`super::ipc_event`]).
+    pub ipc: Option<Arc<IpcEventShared>>,
     state: Mutex<EventState>,
 }
 
@@ -66,7 +80,17 @@ impl Event {
             device,
             flags,
             ex_mode,
+            ipc: None,
             state: Mutex::new(EventState::default()),
+        }
+    }
+
+    /// A new IPC event over `ipc` (the flags `ACL_EVENT_IPC`, the runtime's
+    /// new mode, as `aclrtCreateEventExWithFlag` makes it).
+    pub fn with_ipc(device: u32, ipc: Arc<IpcEventShared>) -> Event {
+        Event {
+            ipc: Some(ipc),
+            ..Event::new(device, IPC, true)
         }
     }
 
@@ -91,6 +115,7 @@ impl Event {
             stream: Arc::downgrade(stream),
             seq,
             clock: crate::check::capture(stream, seq),
+            publish: self.ipc.as_ref().map(|ipc| (ipc.clone(), ipc.issue())),
         });
         s.latest = Some(r.clone());
         r
@@ -118,7 +143,12 @@ impl Event {
     }
 
     /// Whether the latest record is complete: `None` when never recorded.
+    /// For an IPC event, the latest record of any process (`None` when none
+    /// is pending: the release's `IpcEventQuery` answers complete then).
     pub fn is_complete(&self) -> Option<bool> {
+        if let Some(ipc) = &self.ipc {
+            return ipc.pending().map(|_| false);
+        }
         self.latest()
             .map(|r| matches!(r.done.status(), Status::Done(_)))
     }

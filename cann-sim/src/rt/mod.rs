@@ -12,6 +12,7 @@ pub mod device;
 pub mod error;
 pub mod event;
 pub mod handles;
+pub mod ipc_event;
 pub mod kernel;
 pub mod op;
 pub mod report;
@@ -133,6 +134,18 @@ pub fn destroy_stream(s: &Arc<Stream>, force: bool) {
 /// time and blocks there while none is free; the simulator counts events
 /// at creation instead, so that a leak shows up as an error, not a hang.)
 pub fn create_event(device: u32, flags: u32, ex_mode: bool) -> Result<Arc<Event>, Error> {
+    register_event(Event::new(device, flags, ex_mode))
+}
+
+/// Creates and registers an IPC event (`ACL_EVENT_IPC`) on `device` over
+/// the shared record `ipc` (made here, or opened from another process's
+/// handle); the counting and errors of [`create_event`].
+pub fn create_ipc_event(device: u32, ipc: ipc_event::IpcEventShared) -> Result<Arc<Event>, Error> {
+    register_event(Event::with_ipc(device, Arc::new(ipc)))
+}
+
+fn register_event(e: Event) -> Result<Arc<Event>, Error> {
+    let device = e.device;
     {
         let max = max_events();
         let mut st = state::global().lock();
@@ -148,7 +161,7 @@ pub fn create_event(device: u32, flags: u32, ex_mode: bool) -> Result<Arc<Event>
         }
         d.events += 1;
     }
-    let e = Arc::new(Event::new(device, flags, ex_mode));
+    let e = Arc::new(e);
     EVENTS.lock().insert(e.clone());
     Ok(e)
 }
@@ -156,6 +169,9 @@ pub fn create_event(device: u32, flags: u32, ex_mode: bool) -> Result<Arc<Event>
 /// Unregisters an event. Records still queued complete normally.
 pub fn destroy_event(e: &Arc<Event>) {
     if EVENTS.lock().remove(Arc::as_ptr(e) as usize).is_some() {
+        if let Some(ipc) = &e.ipc {
+            ipc.withdraw();
+        }
         let mut st = state::global().lock();
         let d = st.device(e.device);
         d.events = d.events.saturating_sub(1);

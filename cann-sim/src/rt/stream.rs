@@ -185,6 +185,9 @@ pub enum TaskKind {
     /// of the model: waits until the event has a record not reset since
     /// (made before or after this task was queued) and that record is done.
     WaitExternal(Arc<Event>),
+    /// `aclrtStreamWaitEvent` on an IPC event: wait until record `n` of the
+    /// shared record is complete (recorded by any process).
+    WaitIpc(Arc<super::ipc_event::IpcEventShared>, u64),
     /// `aclrtValueWait`: block the stream until the 64-bit value at `addr`
     /// meets `cond` against `value` (polled; see [`super::value`]).
     ValueWait {
@@ -224,6 +227,7 @@ impl TaskKind {
                 | TaskKind::ResetEvent(..)
                 | TaskKind::Wait(_)
                 | TaskKind::WaitExternal(_)
+                | TaskKind::WaitIpc(..)
                 | TaskKind::ValueWait { .. }
         )
     }
@@ -238,7 +242,9 @@ impl TaskKind {
             | TaskKind::ValueWait { api, .. } => api,
             TaskKind::Record(_) => "aclrtRecordEvent",
             TaskKind::ResetEvent(..) => "aclrtResetEvent",
-            TaskKind::Wait(_) | TaskKind::WaitExternal(_) => "aclrtStreamWaitEvent",
+            TaskKind::Wait(_) | TaskKind::WaitExternal(_) | TaskKind::WaitIpc(..) => {
+                "aclrtStreamWaitEvent"
+            }
             TaskKind::Callback { .. } => "aclrtLaunchCallback",
             TaskKind::HostFunc { .. } => "aclrtLaunchHostFunc",
             TaskKind::Hccl { api, .. } => api,
@@ -274,6 +280,7 @@ impl TaskKind {
             | TaskKind::ResetEvent(..)
             | TaskKind::Wait(_)
             | TaskKind::WaitExternal(_)
+            | TaskKind::WaitIpc(..)
             | TaskKind::Callback { .. }
             | TaskKind::HostFunc { .. } => Vec::new(),
         }
@@ -923,6 +930,15 @@ fn run(shared: &Arc<Shared>, task: Task) -> Result<(), Error> {
             }
         }
         TaskKind::WaitExternal(event) => wait_external(shared, &event),
+        TaskKind::WaitIpc(ipc, n) => {
+            let limit = super::settings::op_wait_timeout();
+            ipc.wait(
+                n,
+                Some(&shared.abort),
+                limit.map(|t| Instant::now() + t),
+                || super::value::wait_timed_out("the IPC event wait", limit),
+            )
+        }
         TaskKind::ValueWait {
             addr,
             value,

@@ -418,3 +418,26 @@ pub fn assert_free_refused(
     assert_contains(&msg, "The memory was not freed.");
     msg
 }
+
+/// For tests that call the simulator through the loader, as a C program
+/// would (`acl_sys`'s functions resolved from the installed library):
+/// installs it and runs `aclInit` once per process, then sets `device` on
+/// this thread.
+pub fn loader_set_device(device: i32) {
+    static INIT: std::sync::Once = std::sync::Once::new();
+    INIT.call_once(|| {
+        cann_sim::install().unwrap();
+        // SAFETY: a plain call, once per process.
+        assert_eq!(unsafe { acl_sys::aclInit(std::ptr::null()) }.unwrap(), 0);
+    });
+    // SAFETY: a plain call.
+    assert_eq!(unsafe { acl_sys::aclrtSetDevice(device) }.unwrap(), 0);
+}
+
+/// This thread's recent-error text read through the loader (taken).
+pub fn loader_recent() -> String {
+    // SAFETY: the message is a NUL-terminated string the library owns.
+    unsafe { CStr::from_ptr(acl_sys::aclGetRecentErrMsg().unwrap()) }
+        .to_string_lossy()
+        .into_owned()
+}

@@ -1005,8 +1005,9 @@ ABI_CHECK(aclrtCreateEventExWithFlag) {
     EXPECT_RC(aclrtCreateEventExWithFlag(&e, 0), ACL_ERROR_RT_PARAM_INVALID);
     EXPECT_RC(aclrtCreateEventExWithFlag(&e, ACL_EVENT_DEVICE_USE_ONLY), ACL_ERROR_RT_PARAM_INVALID);  // no bit of 0x4F
     EXPECT_RC(aclrtCreateEventExWithFlag(&e, ACL_EVENT_IPC | ACL_EVENT_SYNC), ACL_ERROR_RT_PARAM_INVALID);
-    EXPECT_RC(aclrtCreateEventExWithFlag(&e, ACL_EVENT_IPC), ACL_ERROR_API_NOT_SUPPORT);  // IPC: not simulated
-    EXPECT(e == nullptr);
+    EXPECT_RC(aclrtCreateEventExWithFlag(&e, ACL_EVENT_IPC), ACL_SUCCESS);  // an inter-process event
+    EXPECT_RC(aclrtDestroyEvent(e), ACL_SUCCESS);
+    e = nullptr;
     EXPECT_RC(aclrtCreateEventExWithFlag(&e, ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE), ACL_SUCCESS);
     EXPECT_RC(aclrtQueryEventStatus(e, &st), ACL_SUCCESS);   // complete before its first record
     EXPECT(st == ACL_EVENT_RECORDED_STATUS_COMPLETE);
@@ -2224,4 +2225,62 @@ ABI_CHECK(aclrtAllocatorUnregister) {
     int dummy = 0;
     EXPECT_RC(aclrtAllocatorUnregister(nullptr), ACL_ERROR_INVALID_PARAM);
     EXPECT_RC(aclrtAllocatorUnregister(&dummy), ACL_SUCCESS);  // nothing registered: fine
+}
+
+ABI_CHECK(aclrtIpcGetEventHandle) {
+    aclrtEvent e = nullptr, plain = nullptr;
+    aclrtIpcEventHandle h = {};
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtCreateEventExWithFlag(&e, ACL_EVENT_IPC), ACL_SUCCESS);
+    EXPECT_RC(aclrtIpcGetEventHandle(e, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtIpcGetEventHandle(nullptr, &h), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtCreateEventExWithFlag(&plain, ACL_EVENT_SYNC), ACL_SUCCESS);
+    EXPECT_RC(aclrtIpcGetEventHandle(plain, &h), ACL_ERROR_RT_PARAM_INVALID);  // only IPC events
+    EXPECT_RC(aclrtIpcGetEventHandle(e, &h), ACL_SUCCESS);
+    // What IPC events cannot do.
+    EXPECT_RC(aclrtResetEvent(e, nullptr), ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+    float ms = 0;
+    EXPECT_RC(aclrtEventElapsedTime(&ms, e, e), ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+    EXPECT_RC(aclrtDestroyEvent(plain), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyEvent(e), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtIpcOpenEventHandle) {
+    aclrtEvent e = nullptr, opened = nullptr;
+    aclrtStream a = nullptr, b = nullptr;
+    aclrtIpcEventHandle h = {};
+    aclrtEventRecordedStatus st = ACL_EVENT_RECORDED_STATUS_COMPLETE;
+    AbiGate gate;
+    EXPECT_RC(aclrtIpcOpenEventHandle(h, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtIpcOpenEventHandle(h, &opened), ACL_ERROR_RT_CONTEXT_NULL);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtIpcOpenEventHandle(h, &opened), ACL_ERROR_RT_PARAM_INVALID);  // not a handle
+    EXPECT_RC(aclrtCreateEventExWithFlag(&e, ACL_EVENT_IPC), ACL_SUCCESS);
+    EXPECT_RC(aclrtIpcGetEventHandle(e, &h), ACL_SUCCESS);
+    EXPECT_RC(aclrtIpcOpenEventHandle(h, &opened), ACL_SUCCESS);
+    EXPECT(opened != nullptr && opened != e);
+    // A record held back on stream a: a wait through the opened event holds b.
+    EXPECT_RC(aclrtCreateStream(&a), ACL_SUCCESS);
+    EXPECT_RC(aclrtCreateStream(&b), ACL_SUCCESS);
+    EXPECT_RC(aclrtLaunchHostFunc(a, abi_gate_fn, &gate), ACL_SUCCESS);
+    EXPECT_RC(aclrtRecordEvent(e, a), ACL_SUCCESS);
+    EXPECT_RC(aclrtStreamWaitEvent(b, opened), ACL_SUCCESS);
+    EXPECT_RC(aclrtQueryEventStatus(opened, &st), ACL_SUCCESS);
+    EXPECT(st == ACL_EVENT_RECORDED_STATUS_NOT_READY);
+    EXPECT(abi_gate_entered(gate));
+    aclrtStreamStatus bs = ACL_STREAM_STATUS_RESERVED;
+    EXPECT_RC(aclrtStreamQuery(b, &bs), ACL_SUCCESS);
+    EXPECT(bs == ACL_STREAM_STATUS_NOT_READY);  // held by the wait
+    abi_gate_open(gate);
+    EXPECT_RC(aclrtSynchronizeStream(b), ACL_SUCCESS);
+    EXPECT_RC(aclrtSynchronizeEvent(opened), ACL_SUCCESS);
+    EXPECT_RC(aclrtQueryEventStatus(opened, &st), ACL_SUCCESS);
+    EXPECT(st == ACL_EVENT_RECORDED_STATUS_COMPLETE);
+    EXPECT_RC(aclrtDestroyEvent(opened), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyEvent(e), ACL_SUCCESS);
+    EXPECT_RC(aclrtIpcOpenEventHandle(h, &opened), ACL_ERROR_RT_PARAM_INVALID);  // destroyed
+    EXPECT_RC(aclrtDestroyStream(a), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(b), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
 }

@@ -434,3 +434,65 @@ ABI_CHECK(aclrtDeviceGetBareTgid) {
     EXPECT_RC(aclrtDeviceGetBareTgid(&pid), ACL_SUCCESS);  // no device needed
     EXPECT(pid == (int32_t)getpid());
 }
+
+ABI_CHECK(aclrtHostRegister) {
+    static unsigned char host[4096];
+    void *dev = nullptr;
+    EXPECT_RC(aclrtHostRegister(nullptr, 64, ACL_HOST_REGISTER_MAPPED, &dev), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtHostRegister(host, 64, ACL_HOST_REGISTER_MAPPED, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtHostRegister(host, 0, ACL_HOST_REGISTER_MAPPED, &dev), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtHostRegister(host, 64, ACL_HOST_REGISTER_MAPPED, &dev), ACL_ERROR_RT_CONTEXT_NULL);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtHostRegister(host, sizeof host, ACL_HOST_REGISTER_MAPPED, &dev), ACL_SUCCESS);
+    EXPECT(dev != nullptr);
+    // The device writes the host's memory through the answered address.
+    EXPECT_RC(aclrtMemset(dev, 16, 0x3C, 16), ACL_SUCCESS);
+    EXPECT(host[0] == 0x3C && host[15] == 0x3C);
+    EXPECT_RC(aclrtHostRegister(host + 8, 8, ACL_HOST_REGISTER_MAPPED, &dev), ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+    EXPECT_RC(aclrtHostUnregister(host), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtHostRegisterV2) {
+    static unsigned char host[4096];
+    EXPECT_RC(aclrtHostRegisterV2(nullptr, 64, ACL_HOST_REG_MAPPED), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtHostRegisterV2(host, 0, ACL_HOST_REG_MAPPED), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtHostRegisterV2(host, 64, ACL_HOST_REG_MAPPED), ACL_ERROR_RT_CONTEXT_NULL);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtHostRegisterV2(host, sizeof host, ACL_HOST_REG_PINNED), ACL_SUCCESS);
+    aclrtPtrAttributes attrs = {};
+    EXPECT_RC(aclrtPointerGetAttributes(host, &attrs), ACL_SUCCESS);
+    EXPECT(attrs.location.type == ACL_MEM_LOCATION_TYPE_HOST);
+    EXPECT_RC(aclrtHostRegisterV2(host, 64, ACL_HOST_REG_MAPPED), ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+    EXPECT_RC(aclrtHostUnregister(host), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtHostGetDevicePointer) {
+    static unsigned char host[4096];
+    void *dev = nullptr;
+    EXPECT_RC(aclrtHostGetDevicePointer(nullptr, &dev, 0), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtHostGetDevicePointer(host, nullptr, 0), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtHostGetDevicePointer(host, &dev, 1), ACL_ERROR_INVALID_PARAM);  // reserved flag
+    EXPECT_RC(aclrtHostGetDevicePointer(host, &dev, 0), ACL_ERROR_RT_CONTEXT_NULL);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtHostGetDevicePointer(host, &dev, 0), ACL_ERROR_RT_PARAM_INVALID);  // not mapped
+    EXPECT_RC(aclrtHostRegisterV2(host, sizeof host, ACL_HOST_REG_MAPPED), ACL_SUCCESS);
+    EXPECT_RC(aclrtHostGetDevicePointer(host, &dev, 0), ACL_SUCCESS);
+    EXPECT(dev != nullptr);
+    EXPECT_RC(aclrtHostGetDevicePointer(host + 1, &dev, 0), ACL_ERROR_RT_PARAM_INVALID);  // not the first address
+    EXPECT_RC(aclrtHostUnregister(host), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(aclrtHostUnregister) {
+    static unsigned char host[4096];
+    EXPECT_RC(aclrtHostUnregister(nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtHostUnregister(host), ACL_ERROR_RT_CONTEXT_NULL);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtHostUnregister(host), ACL_ERROR_HOST_MEMORY_NOT_REGISTERED);
+    EXPECT_RC(aclrtHostRegisterV2(host, sizeof host, ACL_HOST_REG_MAPPED | ACL_HOST_REG_PINNED), ACL_SUCCESS);
+    EXPECT_RC(aclrtHostUnregister(host), ACL_SUCCESS);
+    EXPECT_RC(aclrtHostUnregister(host), ACL_ERROR_HOST_MEMORY_NOT_REGISTERED);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
