@@ -13,6 +13,7 @@
 #include "acl/acl_tdt_queue.h"
 #include "hccl/hccl.h"
 
+#include <math.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>

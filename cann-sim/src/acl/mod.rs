@@ -41,6 +41,9 @@ pub use event::*;
 mod event_ipc;
 pub use event_ipc::*;
 
+mod fp16;
+pub use fp16::*;
+
 mod init;
 pub use init::*;
 

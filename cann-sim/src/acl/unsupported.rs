@@ -43,20 +43,6 @@ pub unsafe extern "C" fn aclFinalizeCallbackUnRegister(
     crate::recent_error::not_supported("aclFinalizeCallbackUnRegister");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclFloat16ToFloat`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclFloat16ToFloat(_arg0: aclFloat16) -> f32 {
-    crate::recent_error::not_supported("aclFloat16ToFloat");
-    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
-    unsafe { ::core::mem::zeroed() }
-}
-///`aclFloatToFloat16`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclFloatToFloat16(_arg0: f32) -> aclFloat16 {
-    crate::recent_error::not_supported("aclFloatToFloat16");
-    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
-    unsafe { ::core::mem::zeroed() }
-}
 ///`aclGenGraphAndDumpForOp`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclGenGraphAndDumpForOp(

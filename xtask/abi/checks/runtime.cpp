@@ -2284,3 +2284,19 @@ ABI_CHECK(aclrtIpcOpenEventHandle) {
     EXPECT_RC(aclrtDestroyStream(b), ACL_SUCCESS);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
 }
+
+ABI_CHECK(aclFloatToFloat16) {
+    // No device or aclInit needed. Rounds to nearest even, saturates.
+    EXPECT(aclFloatToFloat16(1.0f) == 0x3C00);
+    EXPECT(aclFloatToFloat16(1.0f + 1.0f / 2048.0f) == 0x3C00);  // a tie: to even
+    EXPECT(aclFloatToFloat16(70000.0f) == 0x7BFF);
+    EXPECT(aclFloatToFloat16(-INFINITY) == 0xFBFF);
+    EXPECT(aclFloatToFloat16(NAN) == 0x7BFF);
+}
+
+ABI_CHECK(aclFloat16ToFloat) {
+    EXPECT(aclFloat16ToFloat(0x3C00) == 1.0f);
+    EXPECT(aclFloat16ToFloat(0xC100) == -2.5f);
+    EXPECT(aclFloat16ToFloat(0x7C00) == 65536.0f);  // +Inf reads as 2^16
+    EXPECT(aclFloat16ToFloat(0x7E00) == 98304.0f);  // a NaN too
+}
