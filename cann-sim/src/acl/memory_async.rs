@@ -249,34 +249,21 @@ fn pageable_copy(
             return common::report_sync(function, s, e, code(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT));
         }
     }
-    // Validated again: the wait above held no lock.
-    let (dst_addr, src_addr) = (dst as usize, src as usize);
-    // The copy happens now, on the host: it must not race queued work of
-    // other streams.
-    let ends = [
-        Access::new("dst", dst_addr, count, Use::Write),
-        Access::new("src", src_addr, count, Use::Read),
-    ];
-    if let Err(e) = check::host_access(function, &ends) {
-        return rt_fail(function, e);
-    }
-    let table = state::memory().read();
-    let checked = table
-        .check_range(dst_addr, count)
-        .and_then(|d| Ok((d, table.check_range(src_addr, count)?)))
-        .and_then(|(d, sr)| check_copy(kind, dst_addr, d, src_addr, sr, current).map(|_| ()));
-    if let Err(e) = checked {
+    let Some(kind) = super::memory::copy_kind(kind) else {
         return fail(
             PARAM_INVALID,
-            format!("{function} ({}): {e}", kind_name(kind)),
+            format!("{function}: kind {kind} is not an aclrtMemcpyKind"),
         );
+    };
+    // Validated again inside: the wait above held no lock.
+    // SAFETY: the C caller's contract for pageable host ends.
+    let copied = unsafe {
+        crate::mem::copy::copy_now(function, dst as usize, src as usize, count, kind, current)
+    };
+    match copied {
+        Ok(()) => ACL_SUCCESS,
+        Err(e) => super::memory::sync_fail(function, e),
     }
-    // SAFETY: allocation ends lie in live allocations (validated, kept alive
-    // by the read lock); pageable host ends are valid for `count` bytes by
-    // the caller's contract. `copy` allows overlap.
-    unsafe { std::ptr::copy(src.cast::<u8>(), dst.cast::<u8>(), count) };
-    drop(table);
-    ACL_SUCCESS
 }
 
 /// `aclrtMemsetAsync`: a fill of `count` bytes of device memory with the low

@@ -15,11 +15,10 @@
 #![allow(non_snake_case)]
 
 use super::common::code;
-use super::common::rt_fail;
 use super::common::{self, PARAM_INVALID};
 use super::memory::no_device;
-use crate::check::{Access, Use};
 use crate::faults;
+use crate::mem::copy::{CopyKind, Rows};
 use crate::recent_error::fail;
 use crate::rt::stream::{Expect, TaskKind};
 use crate::state::{self, MAPPED_BLOCK, Region};
@@ -168,40 +167,14 @@ pub unsafe extern "C" fn aclrtMemsetD32(
     if N == 0 {
         return ACL_SUCCESS;
     }
-    let bytes = tri!(d32_args(F, ptr, memSize, N));
+    tri!(d32_args(F, ptr, memSize, N));
     let Some(current) = state::current_device() else {
         return no_device(F);
     };
-    let validate = |table: &state::MemTable| -> Result<(), aclError> {
-        match crate::check::range(table, F, "ptr", ptr as usize, bytes) {
-            Ok(Region::Device { device, .. }) if device == current => Ok(()),
-            Ok(Region::Host { .. }) => Ok(()),
-            Ok(other) => Err(fail(
-                PARAM_INVALID,
-                format!(
-                    "{F}: {ptr:p} is neither device memory of device {current} nor pinned host \
-                     memory ({other})"
-                ),
-            )),
-            Err(e) => Err(fail(PARAM_INVALID, format!("{F}: ptr: {e}"))),
-        }
-    };
-    if crate::check::enabled() {
-        tri!(validate(&state::memory().read()));
-        let range = [Access::new("ptr", ptr as usize, bytes, Use::Write)];
-        if let Err(e) = crate::check::host_access(F, &range) {
-            return rt_fail(F, e);
-        }
+    match crate::mem::copy::fill_d32_sync(F, ptr as usize, N, value, current) {
+        Ok(()) => ACL_SUCCESS,
+        Err(e) => super::memory::sync_fail(F, e),
     }
-    let table = state::memory().read();
-    tri!(validate(&table));
-    let v = value.to_ne_bytes();
-    for i in 0..N {
-        // SAFETY: element `i` lies inside `[ptr, ptr + bytes)`, a live
-        // allocation (checked, kept alive by the read lock); unaligned-safe.
-        unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), ptr.cast::<u8>().add(i * 4), 4) };
-    }
-    ACL_SUCCESS
 }
 
 /// `aclrtMemsetD32Async`: [`aclrtMemsetD32`] of device memory of the
@@ -306,14 +279,14 @@ pub unsafe extern "C" fn aclrtDeviceGetUuid(deviceId: i32, uuid: *mut aclrtUuid)
 /// The argument checks of a 2-D copy (as the runtime's
 /// `CheckMemcpy2dParam`: null pointers, zero sizes, a width beyond a pitch,
 /// and a kind other than H2D, D2H, D2D or DEFAULT are all 100000); returns
-/// the two spans, `(height − 1) · pitch + width` bytes.
+/// the copy and its kind.
 fn args_2d(
     function: &str,
     (dst, dpitch): (*mut c_void, usize),
     (src, spitch): (*const c_void, usize),
     (width, height): (usize, usize),
     kind: aclrtMemcpyKind,
-) -> Result<(usize, usize), aclError> {
+) -> Result<(Rows, CopyKind), aclError> {
     if dst.is_null() || src.is_null() {
         return Err(fail(
             ACL_ERROR_INVALID_PARAM,
@@ -347,85 +320,20 @@ fn args_2d(
             ),
         ));
     }
-    let span = |pitch: usize| (height - 1).checked_mul(pitch)?.checked_add(width);
-    match (span(dpitch), span(spitch)) {
-        (Some(d), Some(s)) => Ok((d, s)),
-        _ => Err(fail(
+    let rows = Rows {
+        dst: (dst as usize, dpitch),
+        src: (src as usize, spitch),
+        width,
+        height,
+    };
+    if rows.spans().is_none() {
+        return Err(fail(
             PARAM_INVALID,
             format!("{function}: the spans overflow"),
-        )),
+        ));
     }
-}
-
-/// Where the two spans lie, checked for `kind` under `table`'s lock.
-fn regions_2d(
-    function: &str,
-    table: &state::MemTable,
-    (dst, dspan): (usize, usize),
-    (src, sspan): (usize, usize),
-    kind: aclrtMemcpyKind,
-    current: u32,
-) -> Result<(Region, Region), aclError> {
-    let checked = crate::check::range(table, function, "dst", dst, dspan)
-        .and_then(|d| Ok((d, crate::check::range(table, function, "src", src, sspan)?)))
-        .and_then(|(d, s)| {
-            super::memory::check_copy(kind, dst, d, src, s, current).map(|_| (d, s))
-        });
-    checked.map_err(|e| {
-        fail(
-            PARAM_INVALID,
-            format!("{function} ({}): {e}", super::memory::kind_name(kind)),
-        )
-    })
-}
-
-/// The check mode's view of a 2-D copy done on the host now: it writes
-/// the destination rows and reads the source rows (not the gaps between
-/// rows).
-///
-/// # Errors
-///
-/// A `host-race` report, recorded.
-fn host_2d(
-    function: &str,
-    (dst, dpitch): (usize, usize),
-    (src, spitch): (usize, usize),
-    (width, height): (usize, usize),
-) -> Result<(), aclError> {
-    if !crate::check::enabled() {
-        return Ok(());
-    }
-    let mut rows = Vec::with_capacity(2 * height);
-    for i in 0..height {
-        rows.push(Access::new("dst", dst + i * dpitch, width, Use::Write));
-        rows.push(Access::new("src", src + i * spitch, width, Use::Read));
-    }
-    crate::check::host_access(function, &rows).map_err(|e| rt_fail(function, e))
-}
-
-/// Copies `height` rows of `width` bytes (the spans validated and kept
-/// alive by the caller's lock on the allocation table).
-///
-/// # Safety
-///
-/// Both spans are valid: allocation ends checked under a read lock the
-/// caller holds, pageable host ends by the C caller's contract.
-unsafe fn copy_rows(
-    (dst, dpitch): (*mut c_void, usize),
-    (src, spitch): (*const c_void, usize),
-    (width, height): (usize, usize),
-) {
-    for i in 0..height {
-        // SAFETY: row `i` lies inside both spans (the caller's contract);
-        // `copy` allows overlap.
-        unsafe {
-            std::ptr::copy(
-                src.cast::<u8>().add(i * spitch),
-                dst.cast::<u8>().add(i * dpitch),
-                width,
-            )
-        };
-    }
+    let kind = super::memory::copy_kind(kind).unwrap_or(CopyKind::Default);
+    Ok((rows, kind))
 }
 
 /// `aclrtMemcpy2d`: copies `height` rows of `width` bytes, row `i` from
@@ -450,7 +358,7 @@ pub unsafe extern "C" fn aclrtMemcpy2d(
     if let Some(code) = faults::check(F) {
         return code;
     }
-    let (dspan, sspan) = tri!(args_2d(
+    let (rows, kind) = tri!(args_2d(
         F,
         (dst, dpitch),
         (src, spitch),
@@ -461,30 +369,11 @@ pub unsafe extern "C" fn aclrtMemcpy2d(
         return no_device(F);
     };
     tri!(common::capture_mode_allows(F));
-    let regions = |table: &state::MemTable| {
-        regions_2d(
-            F,
-            table,
-            (dst as usize, dspan),
-            (src as usize, sspan),
-            kind,
-            current,
-        )
-    };
-    if crate::check::enabled() {
-        tri!(regions(&state::memory().read()));
-        tri!(host_2d(
-            F,
-            (dst as usize, dpitch),
-            (src as usize, spitch),
-            (width, height)
-        ));
+    // SAFETY: the C caller's contract for host ends in no allocation.
+    match unsafe { crate::mem::copy::copy_2d_sync(F, rows, kind, current) } {
+        Ok(()) => ACL_SUCCESS,
+        Err(e) => super::memory::sync_fail(F, e),
     }
-    let table = state::memory().read();
-    tri!(regions(&table));
-    // SAFETY: the spans were validated under `table`'s lock, still held.
-    unsafe { copy_rows((dst, dpitch), (src, spitch), (width, height)) };
-    ACL_SUCCESS
 }
 
 /// `aclrtMemcpy2dAsync`: [`aclrtMemcpy2d`] on `stream` (null: the default
@@ -511,7 +400,7 @@ pub unsafe extern "C" fn aclrtMemcpy2dAsync(
         return code;
     }
     let s = tri!(common::stream_arg(F, stream));
-    let (dspan, sspan) = tri!(args_2d(
+    let (rows, kind) = tri!(args_2d(
         F,
         (dst, dpitch),
         (src, spitch),
@@ -521,16 +410,10 @@ pub unsafe extern "C" fn aclrtMemcpy2dAsync(
     let ctx = tri!(common::current(F));
     let s = common::or_default(s, &ctx);
     tri!(common::in_context(F, &s, &ctx));
-    let (dr, sr) = {
-        let table = state::memory().read();
-        tri!(regions_2d(
-            F,
-            &table,
-            (dst as usize, dspan),
-            (src as usize, sspan),
-            kind,
-            ctx.device
-        ))
+    let regions = rows.regions(F, &state::memory().read(), kind, ctx.device);
+    let (dr, sr) = match regions {
+        Ok(r) => r,
+        Err(msg) => return fail(PARAM_INVALID, msg),
     };
     if dr.device().is_none() && sr.device().is_none() {
         return fail(
@@ -547,24 +430,11 @@ pub unsafe extern "C" fn aclrtMemcpy2dAsync(
                 return common::report_sync(F, &s, e, code(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT));
             }
         }
-        tri!(host_2d(
-            F,
-            (dst as usize, dpitch),
-            (src as usize, spitch),
-            (width, height)
-        ));
-        let table = state::memory().read();
-        tri!(regions_2d(
-            F,
-            &table,
-            (dst as usize, dspan),
-            (src as usize, sspan),
-            kind,
-            ctx.device
-        ));
-        // SAFETY: validated again under `table`'s lock, still held.
-        unsafe { copy_rows((dst, dpitch), (src, spitch), (width, height)) };
-        return ACL_SUCCESS;
+        // SAFETY: the C caller's contract for host ends in no allocation.
+        return match unsafe { crate::mem::copy::copy_2d_sync(F, rows, kind, ctx.device) } {
+            Ok(()) => ACL_SUCCESS,
+            Err(e) => super::memory::sync_fail(F, e),
+        };
     }
     tri!(super::stream::takes_host_work(F, &s));
     let (Some(dst_at), Some(src_at)) = (Expect::of(dr), Expect::of(sr)) else {

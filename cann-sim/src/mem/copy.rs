@@ -381,3 +381,202 @@ pub unsafe fn fill_sync(
     drop(table);
     Ok(())
 }
+
+/// A pageable end's copy of `aclrtMemcpyAsync`, done on the host once the
+/// stream has drained (the caller waited): checked against queued work of
+/// other streams, validated again under the table's lock (the wait held
+/// none), then copied.
+///
+/// # Errors
+///
+/// [`SyncError`], with the message to record.
+///
+/// # Safety
+///
+/// As [`copy_sync`]: ends in no allocation are host memory valid for
+/// `count` bytes.
+pub unsafe fn copy_now(
+    function: &str,
+    dst: usize,
+    src: usize,
+    count: usize,
+    kind: CopyKind,
+    current: u32,
+) -> Result<(), SyncError> {
+    let ends = [
+        Access::new("dst", dst, count, Use::Write),
+        Access::new("src", src, count, Use::Read),
+    ];
+    check::host_access(function, &ends).map_err(SyncError::Check)?;
+    let table = memory().read();
+    table
+        .check_range(dst, count)
+        .and_then(|d| Ok((d, table.check_range(src, count)?)))
+        .and_then(|(d, s)| check_copy(kind, dst, d, src, s, current).map(|_| ()))
+        .map_err(|e| SyncError::Invalid(format!("{function} ({}): {e}", kind.name())))?;
+    // SAFETY: allocation ends lie in live allocations (validated, kept alive
+    // by the read lock); pageable host ends are valid for `count` bytes by
+    // the caller's contract. `copy` allows overlap.
+    unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, count) };
+    drop(table);
+    Ok(())
+}
+
+/// A 2-D copy: `height` rows of `width` bytes, row `i` from
+/// `src + i·spitch` to `dst + i·dpitch` (`aclrtMemcpy2d[Async]`).
+#[derive(Debug, Clone, Copy)]
+pub struct Rows {
+    /// Destination and its pitch.
+    pub dst: (usize, usize),
+    /// Source and its pitch.
+    pub src: (usize, usize),
+    /// Bytes per row.
+    pub width: usize,
+    /// Rows.
+    pub height: usize,
+}
+
+impl Rows {
+    /// The bytes each end spans, `(height − 1) · pitch + width`; `None` on
+    /// overflow.
+    pub fn spans(&self) -> Option<(usize, usize)> {
+        let span = |pitch: usize| {
+            (self.height.checked_sub(1)?)
+                .checked_mul(pitch)?
+                .checked_add(self.width)
+        };
+        Some((span(self.dst.1)?, span(self.src.1)?))
+    }
+
+    /// Where the two spans lie, checked for `kind` under `table`'s lock.
+    ///
+    /// # Errors
+    ///
+    /// The sentence to record (107000 on the runtime).
+    pub fn regions(
+        &self,
+        function: &str,
+        table: &MemTable,
+        kind: CopyKind,
+        current: u32,
+    ) -> Result<(Region, Region), String> {
+        let (dspan, sspan) = self
+            .spans()
+            .ok_or_else(|| format!("{function}: the spans overflow"))?;
+        let (dst, src) = (self.dst.0, self.src.0);
+        check::range(table, function, "dst", dst, dspan)
+            .and_then(|d| Ok((d, check::range(table, function, "src", src, sspan)?)))
+            .and_then(|(d, s)| check_copy(kind, dst, d, src, s, current).map(|_| (d, s)))
+            .map_err(|e| format!("{function} ({}): {e}", kind.name()))
+    }
+
+    /// The check mode's view of the copy done on the host now: it writes
+    /// the destination rows and reads the source rows (not the gaps).
+    fn host_access(&self, function: &str) -> Result<(), crate::rt::Error> {
+        if !check::enabled() {
+            return Ok(());
+        }
+        let mut rows = Vec::with_capacity(2 * self.height);
+        for i in 0..self.height {
+            rows.push(Access::new(
+                "dst",
+                self.dst.0 + i * self.dst.1,
+                self.width,
+                Use::Write,
+            ));
+            rows.push(Access::new(
+                "src",
+                self.src.0 + i * self.src.1,
+                self.width,
+                Use::Read,
+            ));
+        }
+        check::host_access(function, &rows)
+    }
+}
+
+/// A synchronous 2-D copy (`aclrtMemcpy2d`, and `aclrtMemcpy2dAsync` with a
+/// pageable end once its stream drained): checked against queued work,
+/// validated, and copied under one read lock of the table.
+///
+/// # Errors
+///
+/// [`SyncError`], with the message to record.
+///
+/// # Safety
+///
+/// Ends in no allocation are host memory valid for their spans.
+pub unsafe fn copy_2d_sync(
+    function: &str,
+    rows: Rows,
+    kind: CopyKind,
+    current: u32,
+) -> Result<(), SyncError> {
+    if check::enabled() {
+        rows.regions(function, &memory().read(), kind, current)
+            .map_err(SyncError::Invalid)?;
+        rows.host_access(function).map_err(SyncError::Check)?;
+    }
+    let table = memory().read();
+    rows.regions(function, &table, kind, current)
+        .map_err(SyncError::Invalid)?;
+    for i in 0..rows.height {
+        // SAFETY: row `i` lies inside both spans, validated under `table`'s
+        // lock (still held) or valid host memory by the caller's contract;
+        // `copy` allows overlap.
+        unsafe {
+            std::ptr::copy(
+                (rows.src.0 + i * rows.src.1) as *const u8,
+                (rows.dst.0 + i * rows.dst.1) as *mut u8,
+                rows.width,
+            )
+        };
+    }
+    drop(table);
+    Ok(())
+}
+
+/// A synchronous fill of `n` 32-bit `value`s at `addr` (`aclrtMemsetD32`):
+/// device memory of the `current` device or pinned host memory.
+///
+/// # Errors
+///
+/// [`SyncError`], with the message to record.
+pub fn fill_d32_sync(
+    function: &str,
+    addr: usize,
+    n: usize,
+    value: u32,
+    current: u32,
+) -> Result<(), SyncError> {
+    let f = function;
+    let bytes = n
+        .checked_mul(4)
+        .ok_or_else(|| SyncError::Invalid(format!("{f}: {n} elements overflow")))?;
+    let validate = |table: &MemTable| -> Result<(), SyncError> {
+        match check::range(table, f, "ptr", addr, bytes) {
+            Ok(Region::Device { device, .. }) if device == current => Ok(()),
+            Ok(Region::Host { .. }) => Ok(()),
+            Ok(other) => Err(SyncError::Invalid(format!(
+                "{f}: {addr:#x} is neither device memory of device {current} nor pinned host \
+                 memory ({other})"
+            ))),
+            Err(e) => Err(SyncError::Invalid(format!("{f}: ptr: {e}"))),
+        }
+    };
+    if check::enabled() {
+        validate(&memory().read())?;
+        let range = [Access::new("ptr", addr, bytes, Use::Write)];
+        check::host_access(f, &range).map_err(SyncError::Check)?;
+    }
+    let table = memory().read();
+    validate(&table)?;
+    let v = value.to_ne_bytes();
+    for i in 0..n {
+        // SAFETY: element `i` lies inside `[addr, addr + bytes)`, a live
+        // allocation (checked, kept alive by the read lock); unaligned-safe.
+        unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), (addr + i * 4) as *mut u8, 4) };
+    }
+    drop(table);
+    Ok(())
+}
