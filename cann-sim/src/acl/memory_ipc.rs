@@ -272,3 +272,74 @@ pub unsafe extern "C" fn aclrtDeviceGetBareTgid(pid: *mut i32) -> aclError {
     unsafe { *pid = std::process::id() as i32 };
     ACL_SUCCESS
 }
+
+/// `aclrtIpcMemSetAttr`: the die-to-die link (`ACL_RT_IPC_MEM_ATTR_ACCESS_LINK`:
+/// SIO 0, HCCS 1) importers of `key` use, on Atlas A3 parts only.
+///
+/// The release (hicann/runtime `src/acl/aclrt_impl/memory.cpp`
+/// `aclrtIpcMemSetAttrImpl`, `src/runtime/api/impl/api_error.cc`
+/// `ApiErrorDecorator::IpcSetMemoryAttr`, `api_impl.cc`
+/// `ApiImpl::IpcSetMemoryAttr`): a null key, a type other than 0 or an
+/// attribute outside `[0, 4)` → 107000; no context → 107002; a SoC without
+/// the flat device address space (every one but the A3 family here) →
+/// 207000; then the driver (`halShmemSetAttribute`, not in the open
+/// source): the simulator accepts SIO and HCCS for a key this process
+/// exports (the link changes nothing on one host), and refuses an unknown
+/// key with 107000 and the UB paths (2, 3: Ascend 950 only) with 207000.
+///
+/// # Safety
+///
+/// `key` is null or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtIpcMemSetAttr(
+    key: *const c_char,
+    type_: acl_sys::aclrtIpcMemAttrType,
+    attr: u64,
+) -> aclError {
+    const F: &str = "aclrtIpcMemSetAttr";
+    if let Some(code) = faults::check(F) {
+        return code;
+    }
+    if key.is_null() {
+        return fail(PARAM_INVALID, format!("{F}: key is null"));
+    }
+    if type_ != acl_sys::ACL_RT_IPC_MEM_ATTR_ACCESS_LINK {
+        return fail(
+            PARAM_INVALID,
+            format!("{F}: type {type_} is out of range [0, 1) (ACL_RT_IPC_MEM_ATTR_ACCESS_LINK)"),
+        );
+    }
+    if attr >= 4 {
+        return fail(
+            PARAM_INVALID,
+            format!("{F}: attr {attr} is out of range [0, 4)"),
+        );
+    }
+    tri!(common::current(F));
+    let soc = crate::config::get().map_or(crate::config::DEFAULT_SOC_NAME, |c| c.soc_name.as_str());
+    if !soc.starts_with("Ascend910_93") {
+        return fail(
+            code(acl_sys::ACL_ERROR_RT_FEATURE_NOT_SUPPORT),
+            format!(
+                "{F}: the access link of IPC memory is set on Atlas A3 parts only; this is {soc}"
+            ),
+        );
+    }
+    if attr > u64::from(acl_sys::ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_HCCS) {
+        return fail(
+            code(acl_sys::ACL_ERROR_RT_FEATURE_NOT_SUPPORT),
+            format!(
+                "{F}: attr {attr} (a UB path) is for Ascend 950 parts; an A3 part has SIO (0) and HCCS (1)"
+            ),
+        );
+    }
+    // SAFETY: checked non-null; NUL-terminated by the C contract.
+    let name = tri!(unsafe { key_arg(F, key) });
+    if !ipc::is_exported(name) {
+        return fail(
+            PARAM_INVALID,
+            format!("{F}: \"{name}\" is not a key this process exported (aclrtIpcMemGetExportKey)"),
+        );
+    }
+    ACL_SUCCESS
+}

@@ -1951,16 +1951,6 @@ pub unsafe extern "C" fn aclrtIpcMemImportPidInterServer(
     crate::recent_error::not_supported("aclrtIpcMemImportPidInterServer");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtIpcMemSetAttr`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtIpcMemSetAttr(
-    _arg0: *const ::core::ffi::c_char,
-    _arg1: aclrtIpcMemAttrType,
-    _arg2: u64,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtIpcMemSetAttr");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtKernelArgsGetHandleMemSize`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtKernelArgsGetHandleMemSize(

@@ -350,6 +350,11 @@ pub fn import(key: &str, device: u32) -> Result<usize, IpcError> {
     Ok(addr)
 }
 
+/// Whether this process exports `key` (and has not withdrawn it).
+pub fn is_exported(key: &str) -> bool {
+    EXPORTS.lock().contains_key(key)
+}
+
 /// Closes `key` in this process (`aclrtIpcMemClose`): an imported key
 /// unmaps its oldest import (`ApiImpl::IpcCloseMemoryByName` closes the
 /// first address of its list); otherwise an exported key is withdrawn (no

@@ -496,3 +496,21 @@ ABI_CHECK(aclrtHostUnregister) {
     EXPECT_RC(aclrtHostUnregister(host), ACL_ERROR_HOST_MEMORY_NOT_REGISTERED);
     EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
 }
+
+ABI_CHECK(aclrtIpcMemSetAttr) {
+    char key[65] = {0};
+    void *d = nullptr;
+    EXPECT_RC(aclrtIpcMemSetAttr(nullptr, ACL_RT_IPC_MEM_ATTR_ACCESS_LINK, 0), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtIpcMemSetAttr("k", (aclrtIpcMemAttrType)1, 0), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtIpcMemSetAttr("k", ACL_RT_IPC_MEM_ATTR_ACCESS_LINK, 4), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtIpcMemSetAttr("k", ACL_RT_IPC_MEM_ATTR_ACCESS_LINK, 0), ACL_ERROR_RT_CONTEXT_NULL);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtMalloc(&d, 2 << 20, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_RC(aclrtIpcMemGetExportKey(d, 2 << 20, key, 65, 0), ACL_SUCCESS);
+    // The checks' SoC is an A2 part: only A3 parts set the link.
+    EXPECT_RC(aclrtIpcMemSetAttr(key, ACL_RT_IPC_MEM_ATTR_ACCESS_LINK, ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_HCCS),
+              ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+    EXPECT_RC(aclrtIpcMemClose(key), ACL_SUCCESS);
+    EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
