@@ -2,7 +2,8 @@
 //! through the generated `acl::aclnn` wrapper on cann-sim, against a host
 //! reference: the position bias (`pseShift`, added to the scaled scores),
 //! valid lengths per batch, sparse modes 0 (with the preTokens/nextTokens
-//! band), 2 and 3 (causal, with the compressed 2048 × 2048 mask), and the
+//! band), 2 and 3 (causal, with the compressed 2048 × 2048 mask), 4 (the
+//! preTokens/nextTokens band from the bottom right), and the
 //! refusals with their exact status (hicann/ops-transformer
 //! `attention/fused_infer_attention_score/docs/aclnnFusedInferAttentionScoreV2.md`).
 
@@ -212,6 +213,19 @@ fn run(s: &Stream, x: &Inputs, scale: f64, o: Opts<'_>) -> Result<Vec<f64>, Erro
     Ok(out.to_host_vec()?.iter().map(|v| v.to_f64()).collect())
 }
 
+/// The shape of the compressed mask of sparse modes 2 to 4.
+const COMPRESSED: &[usize] = &[2048, 2048];
+
+/// The compressed mask of sparse modes 2 to 4: 1 above the diagonal (its
+/// lower triangle is the caller's promise; the simulator takes the
+/// diagonal from the mode and does not read it).
+fn compressed_mask(s: &Stream) -> DeviceBuffer<Bool> {
+    let tri: Vec<Bool> = (0..2048 * 2048)
+        .map(|i| Bool::from(i % 2048 > i / 2048))
+        .collect();
+    s.clone_from_host(&tri).unwrap()
+}
+
 fn close(got: &[f64], want: &[f64], what: &str) {
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         assert!(
@@ -275,13 +289,7 @@ fn valid_lengths_hide_keys_and_zero_the_rows_past_them() {
 #[test]
 fn causal_sparse_modes_follow_the_top_left_and_bottom_right_diagonals() {
     let (s, x) = (stream(), inputs());
-    // The compressed mask of modes 2 and 3 (its lower triangle is the
-    // caller's promise; the simulator takes the diagonal from the mode).
-    let tri: Vec<Bool> = (0..2048 * 2048)
-        .map(|i| Bool::from(i % 2048 > i / 2048))
-        .collect();
-    let m = s.clone_from_host(&tri).unwrap();
-    let shape: &[usize] = &[2048, 2048];
+    let (m, shape) = (compressed_mask(&s), COMPRESSED);
     let top_left = run(
         &s,
         &x,
@@ -313,6 +321,81 @@ fn causal_sparse_modes_follow_the_top_left_and_bottom_right_diagonals() {
         &bottom_right,
         &host(&x, 0.5, false, |_, q, t| t <= q + SKV - SQ),
         "sparseMode 3",
+    );
+}
+
+#[test]
+fn sparse_mode_4_keeps_the_token_band_anchored_at_the_bottom_right_per_batch() {
+    // hicann/ops-transformer attention/prompt_flash_attention/op_host/
+    // prompt_flash_attention_tiling.cpp (GetPreNextTokensLeftUp, and per
+    // batch with the actual lengths): the band of mode 4 is the top-left
+    // band of preTokens − (Skv − Sq) and nextTokens + (Skv − Sq), so query
+    // row q sees the keys t with q + Skv − Sq − preTokens ≤ t ≤
+    // q + Skv − Sq + nextTokens.
+    let (s, x) = (stream(), inputs());
+    let (m, shape) = (compressed_mask(&s), COMPRESSED);
+    let band = |q: usize, t: usize, sq: usize, skv: usize, pre: i64, next: i64| {
+        let shift = (q + skv) as i64 - sq as i64;
+        (shift - pre..=shift + next).contains(&(t as i64))
+    };
+    for (pre, next) in [(1, 0), (0, 1), (2, -1), (-1, 2)] {
+        let got = run(
+            &s,
+            &x,
+            0.5,
+            Opts {
+                mask: Some((&m, shape)),
+                sparse: 4,
+                band: Some((pre, next)),
+                ..Opts::default()
+            },
+        )
+        .unwrap();
+        let want = host(&x, 0.5, false, |_, q, t| band(q, t, SQ, SKV, pre, next));
+        close(&got, &want, &format!("sparseMode 4, band ({pre}, {next})"));
+    }
+    // With actual lengths the anchor moves per batch: batch 0 has 2 keys,
+    // batch 1 has 4 (every batch 3 query rows).
+    let got = run(
+        &s,
+        &x,
+        0.5,
+        Opts {
+            mask: Some((&m, shape)),
+            sparse: 4,
+            band: Some((1, 0)),
+            kv_lens: Some(&[2, 4]),
+            ..Opts::default()
+        },
+    )
+    .unwrap();
+    let kv = [2, 4];
+    let want = host(&x, 0.5, false, |b, q, t| {
+        t < kv[b] && band(q, t, SQ, kv[b], 1, 0)
+    });
+    close(&got, &want, "sparseMode 4 with actualSeqLengthsKv");
+    // Batch 0, row 0 sees no key (its band starts before key 0 and ends
+    // at −1): zeros, as the release's rows without a key.
+    assert!(want[..D].iter().all(|&v| v == 0.0));
+    // Both token counts negative: refused.
+    let (code, msg) = status(
+        run(
+            &s,
+            &x,
+            0.5,
+            Opts {
+                mask: Some((&m, shape)),
+                sparse: 4,
+                band: Some((-1, -1)),
+                ..Opts::default()
+            },
+        )
+        .unwrap_err(),
+    );
+    assert_eq!(code, 161002);
+    assert!(
+        msg.contains("preTokens -1 and nextTokens -1 must not both be negative"),
+        "{msg}"
     );
 }
 
@@ -418,8 +501,11 @@ fn options_the_operator_refuses_fail_with_their_status() {
         )
         .unwrap_err(),
     );
-    assert_eq!(code, 561003);
-    assert!(msg.contains("is not supported by cann-sim"), "{msg}");
+    assert_eq!(code, 161002);
+    assert!(
+        msg.contains("sparseMode 4 takes the compressed attenMask"),
+        "{msg}"
+    );
     let (code, msg) = status(
         run(
             &s,

@@ -460,7 +460,7 @@ fn convolution_backward_misuse_has_the_release_status() {
 // ---------------------------------------------------------------------------
 
 #[test]
-fn max_pool2d_with_indices_backward_matches_finite_differences() {
+fn max_pool2d_with_indices_backward_matches_finite_differences_and_refuses_int64_indices_on_a2() {
     let s = stream();
     let mut rng = Rng(11);
     let xs = [2usize, 2, 5, 6];
@@ -473,10 +473,11 @@ fn max_pool2d_with_indices_backward_matches_finite_differences() {
     }
     let ys = [2usize, 2, 3, 3];
     let (k, st, p, d) = (ints(&[3, 3]), ints(&[2, 2]), ints(&[1]), ints(&[1]));
-    let forward = |v: &[Vec<f32>]| -> (Vec<f32>, DeviceBuffer<i64>) {
+    // int32 indices: the backward of the Atlas A2/A3 parts takes no other.
+    let forward = |v: &[Vec<f32>]| -> (Vec<f32>, DeviceBuffer<i32>) {
         let xb = up(&s, &v[0]);
         let mut y = zeros(&s, numel(&ys));
-        let mut idx = s.alloc_zeros::<i64>(numel(&ys)).unwrap();
+        let mut idx = s.alloc_zeros::<i32>(numel(&ys)).unwrap();
         aclnn::max_pool2d_with_indices(
             &s,
             &arg(&xb, &xs),
@@ -495,19 +496,43 @@ fn max_pool2d_with_indices_backward_matches_finite_differences() {
     let (_, idx) = forward(std::slice::from_ref(&x));
     let (xb, gb) = (up(&s, &x), up(&s, &gy));
     let mut dx = zeros(&s, n);
-    aclnn::max_pool2d_with_indices_backward(
-        &s,
-        &arg(&gb, &ys),
-        &arg(&xb, &xs),
-        &TensorArg::new(&idx, &ys).unwrap(),
-        &k,
-        &st,
-        &p,
-        &d,
-        false,
-        &mut out(&mut dx, &xs),
-    )
-    .expect("max pool backward");
+    // The backward with `indices`, into `dx`.
+    let mut backward = |indices: &TensorArg<'_>| {
+        aclnn::max_pool2d_with_indices_backward(
+            &s,
+            &arg(&gb, &ys),
+            &arg(&xb, &xs),
+            indices,
+            &k,
+            &st,
+            &p,
+            &d,
+            false,
+            &mut out(&mut dx, &xs),
+        )
+    };
+    backward(&TensorArg::new(&idx, &ys).unwrap()).expect("max pool backward");
+    let refused = |r: Result<(), Error>, want: &str| {
+        let (c, msg) = code(r.unwrap_err());
+        assert_eq!(c, 161002, "{msg}");
+        assert!(msg.contains(want), "{want:?} in {msg}");
+    };
+    // Indices of another shape: 161002.
+    let short = s.alloc_zeros::<i32>(4).unwrap();
+    refused(
+        backward(&TensorArg::new(&short, &[1, 1, 2, 2]).unwrap()),
+        "indices is [1,1,2,2]",
+    );
+    // Float indices: 161002.
+    let fidx = zeros(&s, numel(&ys));
+    refused(backward(&arg(&fidx, &ys)), "indices is float32");
+    // int64 indices: 161002 on the Atlas A2/A3 parts (the default SoC is
+    // an A2 part), which take int32 only.
+    let idx64 = s.alloc_zeros::<i64>(numel(&ys)).unwrap();
+    refused(
+        backward(&TensorArg::new(&idx64, &ys).unwrap()),
+        "indices is int64",
+    );
     check_grad(
         "max_pool2d dself",
         std::slice::from_ref(&x),
@@ -518,43 +543,6 @@ fn max_pool2d_with_indices_backward_matches_finite_differences() {
         &mut rng,
         &|v| forward(v).0,
     );
-    // Indices of another shape: 161002.
-    let short = s.alloc_zeros::<i64>(4).unwrap();
-    let e = aclnn::max_pool2d_with_indices_backward(
-        &s,
-        &arg(&gb, &ys),
-        &arg(&xb, &xs),
-        &TensorArg::new(&short, &[1, 1, 2, 2]).unwrap(),
-        &k,
-        &st,
-        &p,
-        &d,
-        false,
-        &mut out(&mut dx, &xs),
-    )
-    .unwrap_err();
-    let (c, msg) = code(e);
-    assert_eq!(c, 161002, "{msg}");
-    assert!(msg.contains("indices is [1,1,2,2]"), "{msg}");
-    // Float indices: 161002.
-    let fidx = zeros(&s, numel(&ys));
-    let (c, msg) = code(
-        aclnn::max_pool2d_with_indices_backward(
-            &s,
-            &arg(&gb, &ys),
-            &arg(&xb, &xs),
-            &arg(&fidx, &ys),
-            &k,
-            &st,
-            &p,
-            &d,
-            false,
-            &mut out(&mut dx, &xs),
-        )
-        .unwrap_err(),
-    );
-    assert_eq!(c, 161002, "{msg}");
-    assert!(msg.contains("indices is float32"), "{msg}");
 }
 
 #[test]

@@ -12,6 +12,8 @@
 //! UINT16/UINT32/UINT64 nor 8- and 4-bit floats), `math/cummax/docs/aclnnCummax.md`
 //! (A3 only: `self`/`valuesOut` not BFLOAT16), `math/asin/docs/aclnnAsin&aclnnInplaceAsin.md`
 //! (A3 adds BFLOAT16 to the table's types).
+//! hicann/ops-nn `pooling/max_pool3d_grad_with_argmax/docs/aclnnMaxPool2dWithIndicesBackward.md`
+//! (A2/A3: `indices` INT32 only).
 
 #[path = "common/aclnn.rs"]
 mod aclnn_common;
@@ -21,7 +23,7 @@ use acl_sys::aclnn::{
     ACLNN_ERR_PARAM_INVALID, ACLNN_SUCCESS, aclOpExecutor, aclTensor, aclnnStatus,
 };
 use acl_sys::aclrtStream;
-use acl_sys::{ACL_BF16, ACL_FLOAT, ACL_INT8, ACL_INT64, ACL_UINT16};
+use acl_sys::{ACL_BF16, ACL_FLOAT, ACL_INT8, ACL_INT32, ACL_INT64, ACL_UINT16};
 use aclnn_common::{download, fails, tensor, upload};
 use cann_sim::aclnn::*;
 use common::{free, malloc, use_device};
@@ -266,4 +268,70 @@ fn a_float32_tensor_where_the_a2_list_is_narrower_still_passes_on_atlas_a2() {
     let got = download::<f32>(o, 1)[0];
     assert!((got - 0.5f32.asin()).abs() < 1e-6, "{got}");
     release(&[tx, to], &[x, o]);
+}
+
+/// Plans `aclnnMaxPool2dWithIndicesBackward` of a `[1, 1, 2, 2]` input
+/// with one 2×2 window (`grad` and `indices` `[1, 1, 1, 1]`).
+fn max_pool_backward(
+    grad: *mut aclTensor,
+    self_: *mut aclTensor,
+    indices: *mut aclTensor,
+    grad_input: *mut aclTensor,
+) -> (i32, *mut aclOpExecutor) {
+    let (mut ws, mut ex) = (0u64, null_mut::<aclOpExecutor>());
+    // SAFETY: live handles and valid out-pointers; the arrays are
+    // destroyed after planning (the executor keeps what it needs).
+    unsafe {
+        let (k, s, p, d) = (
+            aclCreateIntArray([2i64, 2].as_ptr(), 2),
+            aclCreateIntArray([2i64, 2].as_ptr(), 2),
+            aclCreateIntArray([0i64].as_ptr(), 1),
+            aclCreateIntArray([1i64].as_ptr(), 1),
+        );
+        let rc = aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(
+            grad, self_, indices, k, s, p, d, false, grad_input, &mut ws, &mut ex,
+        );
+        for a in [k, s, p, d] {
+            assert_eq!(aclDestroyIntArray(a), ACLNN_SUCCESS);
+        }
+        (rc, ex)
+    }
+}
+
+#[test]
+fn max_pool_backward_on_atlas_a2_refuses_int64_indices_and_routes_int32_ones() {
+    // hicann/ops-nn pooling/max_pool3d_grad_with_argmax/docs/
+    // aclnnMaxPool2dWithIndicesBackward.md, its A2/A3 block: indices INT32
+    // only (the 950 parts take INT64 too).
+    use_device(0);
+    let (g, x, i64s, i32s, o) = (
+        upload(&[5.0f32]),
+        upload(&[1.0f32, 4.0, 2.0, 3.0]),
+        upload(&[1i64]),
+        upload(&[1i32]),
+        malloc(16),
+    );
+    let (tg, tx, ti64, ti32, to) = (
+        tensor(&[1, 1, 1, 1], ACL_FLOAT, g),
+        tensor(&[1, 1, 2, 2], ACL_FLOAT, x),
+        tensor(&[1, 1, 1, 1], ACL_INT64, i64s),
+        tensor(&[1, 1, 1, 1], ACL_INT32, i32s),
+        tensor(&[1, 1, 2, 2], ACL_FLOAT, o),
+    );
+    let (rc, _) = max_pool_backward(tg, tx, ti64, to);
+    let msg = fails(
+        rc,
+        ACLNN_ERR_PARAM_INVALID,
+        "aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize",
+    );
+    assert_eq!(
+        msg,
+        "aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize: indices is int64; on Atlas A2 \
+         (Ascend910B3) the operator takes int32"
+    );
+    let (rc, ex) = max_pool_backward(tg, tx, ti32, to);
+    assert_eq!(rc, ACLNN_SUCCESS, "{}", common::recent_error());
+    launch(aclnnMaxPool2dWithIndicesBackward, ex);
+    assert_eq!(download::<f32>(o, 4), [0.0, 5.0, 0.0, 0.0]);
+    release(&[tg, tx, ti64, ti32, to], &[g, x, i64s, i32s, o]);
 }

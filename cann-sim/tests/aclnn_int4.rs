@@ -10,17 +10,18 @@
 #[path = "common/aclnn.rs"]
 mod aclnn_common;
 mod common;
+#[path = "common/wqbmm.rs"]
+mod wqbmm;
 
 use acl_sys::aclnn::{
-    ACLNN_ERR_INNER_FIND_KERNEL_ERROR, ACLNN_ERR_PARAM_INVALID, ACLNN_SUCCESS, aclOpExecutor,
-    aclTensor,
+    ACLNN_ERR_INNER_FIND_KERNEL_ERROR, ACLNN_ERR_PARAM_INVALID, ACLNN_SUCCESS, aclTensor,
 };
 use acl_sys::{ACL_FLOAT16, ACL_FORMAT_ND, ACL_INT4, ACL_INT32};
 use aclnn_common::{download, fails, tensor, upload};
 use cann_sim::aclnn::*;
-use common::{free, recent_error, use_device};
+use common::{recent_error, use_device};
 use half::f16;
-use std::ptr::{null, null_mut};
+use wqbmm::{Call, destroy, pattern};
 
 /// Packs signed 4-bit values two per byte, the even index in the low nibble.
 fn pack(values: &[i8]) -> Vec<u8> {
@@ -61,62 +62,6 @@ fn halves(v: &[f32]) -> Vec<f16> {
     v.iter().map(|&x| f16::from_f32(x)).collect()
 }
 
-/// A small deterministic sequence in `[lo, hi]`.
-fn pattern(n: usize, seed: u32, lo: i32, hi: i32) -> Vec<i32> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-            lo + ((s >> 16) as i32).rem_euclid(hi - lo + 1)
-        })
-        .collect()
-}
-
-struct Call {
-    x: *mut aclTensor,
-    w: *mut aclTensor,
-    scale: *mut aclTensor,
-    offset: *mut aclTensor,
-    group: i32,
-    y: *mut aclTensor,
-}
-
-/// Plans the call; on success runs it.
-fn plan_and_run(c: &Call) -> i32 {
-    let (mut ws, mut ex) = (0u64, null_mut::<aclOpExecutor>());
-    // SAFETY: live handles or null for the optional ones; valid out-pointers.
-    let rc = unsafe {
-        aclnnWeightQuantBatchMatmulV2GetWorkspaceSize(
-            c.x,
-            c.w,
-            c.scale,
-            c.offset,
-            null(),
-            null(),
-            null(),
-            c.group,
-            c.y,
-            &mut ws,
-            &mut ex,
-        )
-    };
-    if rc == ACLNN_SUCCESS {
-        // SAFETY: a fresh executor; the simulator needs no workspace.
-        let launched = unsafe { aclnnWeightQuantBatchMatmulV2(null_mut(), ws, ex, null_mut()) };
-        assert_eq!(launched, ACLNN_SUCCESS);
-    }
-    rc
-}
-
-fn destroy(ts: &[*mut aclTensor]) {
-    for &t in ts {
-        if !t.is_null() {
-            // SAFETY: live tensors, destroyed once.
-            assert_eq!(unsafe { aclDestroyTensor(t) }, ACLNN_SUCCESS);
-        }
-    }
-}
-
 #[test]
 fn a_transposed_per_group_int4_weight_multiplies_as_ggml_passes_q4_0() {
     use_device(0);
@@ -138,14 +83,15 @@ fn a_transposed_per_group_int4_weight_multiplies_as_ggml_passes_q4_0() {
     );
     let dy = upload(&vec![f16::ZERO; m * n]);
     let c = Call {
-        x: tensor(&[m as i64, k as i64], ACL_FLOAT16, dx),
-        w: int4_tensor(&[k as i64, n as i64], &[1, k as i64], 0, (n * k) as i64, dw),
-        scale: tensor(&[(k / group) as i64, n as i64], ACL_FLOAT16, ds),
-        offset: null_mut(),
         group: group as i32,
-        y: tensor(&[m as i64, n as i64], ACL_FLOAT16, dy),
+        ..Call::new(
+            tensor(&[m as i64, k as i64], ACL_FLOAT16, dx),
+            int4_tensor(&[k as i64, n as i64], &[1, k as i64], 0, (n * k) as i64, dw),
+            tensor(&[(k / group) as i64, n as i64], ACL_FLOAT16, ds),
+            tensor(&[m as i64, n as i64], ACL_FLOAT16, dy),
+        )
     };
-    assert_eq!(plan_and_run(&c), ACLNN_SUCCESS, "{}", recent_error());
+    assert_eq!(c.run(), ACLNN_SUCCESS, "{}", recent_error());
     let got: Vec<f32> = download::<f16>(dy, m * n)
         .iter()
         .map(|v| v.to_f32())
@@ -165,10 +111,7 @@ fn a_transposed_per_group_int4_weight_multiplies_as_ggml_passes_q4_0() {
             );
         }
     }
-    destroy(&[c.x, c.w, c.scale, c.y]);
-    for p in [dx, dw, ds, dy] {
-        free(p);
-    }
+    destroy(&[c.x, c.w, c.scale, c.y], &[dx, dw, ds, dy]);
 }
 
 #[test]
@@ -181,21 +124,19 @@ fn a_contiguous_per_channel_int4_weight_applies_the_offset() {
     let (ds, doff) = (upload(&halves(&[0.5, 2.0])), upload(&halves(&[1.0, 0.0])));
     let dy = upload(&[f16::ZERO; 2]);
     let c = Call {
-        x: tensor(&[1, 2], ACL_FLOAT16, dx),
-        w: int4_tensor(&[2, 2], &[2, 1], 1, 6, dw),
-        scale: tensor(&[2], ACL_FLOAT16, ds),
         offset: tensor(&[2], ACL_FLOAT16, doff),
-        group: 0,
-        y: tensor(&[1, 2], ACL_FLOAT16, dy),
+        ..Call::new(
+            tensor(&[1, 2], ACL_FLOAT16, dx),
+            int4_tensor(&[2, 2], &[2, 1], 1, 6, dw),
+            tensor(&[2], ACL_FLOAT16, ds),
+            tensor(&[1, 2], ACL_FLOAT16, dy),
+        )
     };
-    assert_eq!(plan_and_run(&c), ACLNN_SUCCESS, "{}", recent_error());
+    assert_eq!(c.run(), ACLNN_SUCCESS, "{}", recent_error());
     // Column 0: 1·(1+1)·0.5 + 2·(3+1)·0.5 = 5; column 1: 1·(-2)·2 + 2·4·2 = 12.
     let got: Vec<f32> = download::<f16>(dy, 2).iter().map(|v| v.to_f32()).collect();
     assert_eq!(got, [5.0, 12.0]);
-    destroy(&[c.x, c.w, c.scale, c.offset, c.y]);
-    for p in [dx, dw, ds, doff, dy] {
-        free(p);
-    }
+    destroy(&[c.x, c.w, c.scale, c.offset, c.y], &[dx, dw, ds, doff, dy]);
 }
 
 #[test]
@@ -214,18 +155,10 @@ fn int4_weights_the_release_refuses_fail_with_its_status() {
     // A contiguous [64, 3] int4 weight: rows of 3 values are not whole bytes.
     let odd = int4_tensor(&[64, 3], &[3, 1], 0, 192, dw);
     let call = |w, scale, group, y| Call {
-        x,
-        w,
-        scale,
-        offset: null_mut(),
         group,
-        y,
+        ..Call::new(x, w, scale, y)
     };
-    let msg = fails(
-        plan_and_run(&call(odd, s3, 0, y3)),
-        ACLNN_ERR_PARAM_INVALID,
-        F,
-    );
+    let msg = fails(call(odd, s3, 0, y3).run(), ACLNN_ERR_PARAM_INVALID, F);
     assert!(msg.contains("unit-stride dimension must be even"), "{msg}");
     // A group size that is not a multiple of 32.
     let (y4, w4) = (
@@ -233,11 +166,7 @@ fn int4_weights_the_release_refuses_fail_with_its_status() {
         int4_tensor(&[64, 4], &[4, 1], 0, 256, dw),
     );
     let s_groups = tensor(&[2, 4], ACL_FLOAT16, ds);
-    let msg = fails(
-        plan_and_run(&call(w4, s_groups, 48, y4)),
-        ACLNN_ERR_PARAM_INVALID,
-        F,
-    );
+    let msg = fails(call(w4, s_groups, 48, y4).run(), ACLNN_ERR_PARAM_INVALID, F);
     assert!(
         msg.contains("antiquantGroupSize 48 must be 0 or a multiple of 32"),
         "{msg}"
@@ -245,23 +174,19 @@ fn int4_weights_the_release_refuses_fail_with_its_status() {
     // A view that reaches past its storage.
     let long = int4_tensor(&[64, 4], &[4, 1], 2, 256, dw);
     let s4 = tensor(&[4], ACL_FLOAT16, ds);
-    let msg = fails(
-        plan_and_run(&call(long, s4, 0, y4)),
-        ACLNN_ERR_PARAM_INVALID,
-        F,
-    );
+    let msg = fails(call(long, s4, 0, y4).run(), ACLNN_ERR_PARAM_INVALID, F);
     assert!(msg.contains("does not fit in storage"), "{msg}");
     // int32 weights (eight packed values each, from
     // aclnnConvertWeightToINT4Pack) are beyond the simulator's kernels.
     let packed = tensor(&[64, 1], ACL_INT32, dw);
     let msg = fails(
-        plan_and_run(&call(packed, s4, 0, y4)),
+        call(packed, s4, 0, y4).run(),
         ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
         F,
     );
     assert!(msg.contains("is not supported by cann-sim"), "{msg}");
-    destroy(&[x, y3, s3, odd, y4, w4, s_groups, long, s4, packed]);
-    for p in [dx, dw, ds, dy] {
-        free(p);
-    }
+    destroy(
+        &[x, y3, s3, odd, y4, w4, s_groups, long, s4, packed],
+        &[dx, dw, ds, dy],
+    );
 }

@@ -17,10 +17,12 @@ use crate::memory::{Access, DataType};
 /// `out = self + alpha · other` (broadcasting).
 ///
 /// Documented at hicann/ops-math:math/add/docs/aclnnAdd&aclnnInplaceAdd.md.
+/// Data types (the union over the page's products): self {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; other {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; alpha {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; out {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}.
+/// Formats: ND; broadcast: yes; shape: self 0-8; other 0-8; out 0-8.
 ///
 /// # Errors
 ///
-/// The aclnn status (`161001` for a null argument, `161002` for dtypes or shapes the operator does not take), or a stream or memory error.
+/// The aclnn status as documented (161001 PARAM\_NULLPTR: self/other/alpha/out: null; 161002 PARAM\_INVALID: self/other: dtype,unsupported,range | self/other: dtype,promotion | out: dtype,promotion,cast | alpha: dtype,promotion,cast | self/other: shape,broadcast | out: shape,broadcast,mismatch | self/other/out: rank,\>), or a stream or memory error.
 #[doc(alias = "aclnnAdd")]
 #[doc(alias = "aclnnAddGetWorkspaceSize")]
 pub fn add(
@@ -69,10 +71,12 @@ pub fn sub(
 /// `out = a * b` (broadcasting).
 ///
 /// Documented at hicann/ops-math:math/mul/docs/aclnnMul&aclnnInplaceMul.md.
+/// Data types (the union over the page's products): self {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; other {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}; out {f32,f16,f64,i32,i64,i16,i8,u8,bool,c128,c64,bf16}.
+/// Formats: ND; broadcast: yes; shape: self 0-8; other 0-8; out 0-8.
 ///
 /// # Errors
 ///
-/// The aclnn status (`161001` for a null argument, `161002` for dtypes or shapes the operator does not take), or a stream or memory error.
+/// The aclnn status as documented (161001 PARAM\_NULLPTR: self/other/out: null; 161002 PARAM\_INVALID: self/other/out: dtype,unsupported,range | self/other: dtype,promotion | out: dtype,promotion,cast | self/other: shape,broadcast), or a stream or memory error.
 #[doc(alias = "aclnnMul")]
 #[doc(alias = "aclnnMulGetWorkspaceSize")]
 pub fn mul(
@@ -664,11 +668,13 @@ pub fn one_(stream: &Stream, self_ref: &mut TensorArgMut<'_>) -> Result<()> {
 
 /// `out[i..] = weight[indices[i..]]`: the rows of the 2-D `weight` that the int32/int64 `indices` name (`out.shape = indices.shape ++ [weight.shape[1]]`).
 ///
-/// Documented at hicann/ops-nn:index/gather_v2/docs/aclnnEmbedding.md.
+/// Documented at hicann/ops-nn:index/embedding/docs/aclnnEmbedding.md.
+/// Data types (the union over the page's products): weight {bf16,f32,f16,i64,i32,i16,i8,u8,bool,f64,c64,c128}; indices {i64,i32}; out {=weight}.
+/// Formats: ND; broadcast: no; shape: weight 2; indices 0-8; out 0-8.
 ///
 /// # Errors
 ///
-/// The aclnn status (`161001` for a null argument, `161002` for dtypes or shapes the operator does not take), or a stream or memory error.
+/// The aclnn status as documented (161001 PARAM\_NULLPTR: weight/indices/out: null; 161002 PARAM\_INVALID: weight/indices/out: dtype,format,unsupported,range | indices/out: shape,mismatch | weight/indices/out: rank,\> | indices: value,range), or a stream or memory error.
 #[doc(alias = "aclnnEmbedding")]
 #[doc(alias = "aclnnEmbeddingGetWorkspaceSize")]
 pub fn embedding(
@@ -688,11 +694,13 @@ pub fn embedding(
 
 /// RMS normalisation over the trailing dimensions `gamma` covers: `rstd = 1/√(mean(x²) + epsilon)`, `y = x · rstd · gamma`. `rstd` is float32 with `x`'s leading dimensions and 1 for each of `gamma`'s.
 ///
-/// Documented at CANN aclnn reference aolapi/context/aclnnRmsNorm.md (8.0.RC2..8.3); header aclnnop/aclnn_rms_norm.h (8.1.RC1).
+/// Documented at hicann/ops-nn:norm/rms_norm/docs/aclnnRmsNorm.md.
+/// Data types (the union over the page's products): x {f32,f16,bf16}; gamma {f32,f16,bf16}; epsilon {f64}; yOut {f32,f16,bf16}; rstdOut {f32}.
+/// Formats: ND; broadcast: no; shape: x 1-8; gamma 1-8; yOut 1-8; rstdOut 1-8.
 ///
 /// # Errors
 ///
-/// The aclnn status (`161001` for a null argument, `161002` for dtypes or shapes the operator does not take), or a stream or memory error.
+/// The aclnn status as documented (161001 PARAM\_NULLPTR: null; 161002 PARAM\_INVALID: x/gamma/yOut/rstdOut: dtype,unsupported,range; 561002 INNER\_TILING\_ERROR: other (see page)), or a stream or memory error.
 #[doc(alias = "aclnnRmsNorm")]
 #[doc(alias = "aclnnRmsNormGetWorkspaceSize")]
 pub fn rms_norm(
@@ -2897,7 +2905,9 @@ pub fn upsample_nearest2d(
 /// `y = x @ dequant(weight) + bias`, the int8/int4 `weight` dequantised with `antiquantScale` (and offset) per channel or group.
 ///
 /// Documented at hicann/ops-nn:matmul/weight_quant_batch_matmul_v2/docs/aclnnWeightQuantBatchMatmulV2.md.
-/// Data types (the union over the page's products): x {f16,bf16}; weight {i8,i4,i32}; antiquantScale {f16,bf16}; antiquantOffsetOptional {f16,bf16}; biasOptional {f16,f32}; y {f16,bf16}.
+/// Data types (the union over the page's products): x {f16,bf16}; weight {i8,i4,f8e4m3,hif8,i32,f32,f4e2m1}; antiquantScale {f16,bf16,f8e8m0,u64,i64}; antiquantOffsetOptional {f16,bf16,i32}; quantScaleOptional {u64}; quantOffsetOptional {f32}; biasOptional {f16,f32,bf16}; y {f16,bf16,i8}.
+/// On Atlas A2 (Ascend910B): weight {i8,i4,i32}; antiquantScale {f16,bf16,u64,i64}; biasOptional {f16,f32}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND,FRACTAL\_NZ; broadcast: no; shape: x 2D; weight 2D; antiquantScale 1-2; antiquantOffsetOptional =antiquantScale; quantScaleOptional 1-2; quantOffsetOptional =quantScaleOptional; biasOptional 1-2; y 2D.
 ///
 /// # Errors
@@ -4983,7 +4993,7 @@ pub fn max_pool2d_with_indices(
 ///
 /// Documented at hicann/ops-nn:pooling/max_pool3d_grad_with_argmax/docs/aclnnMaxPool2dWithIndicesBackward.md.
 /// Data types (the union over the page's products): gradOutput {f32,f16,bf16}; self {f32,f16,bf16}; indices {i32,i64}; kernelSize {i64}; stride {i64}; padding {i64}; dilation {i64}; ceilMode {bool}; gradInput {bf16,f16,f32}.
-/// On Atlas A2 (Ascend910B): gradOutput {f32}; self {f32}; other arguments as above.
+/// On Atlas A2 (Ascend910B): gradOutput {f32}; self {f32}; indices {i32}; other arguments as above.
 /// On Atlas A3 (Ascend910\_93): as on Atlas A2.
 /// Formats: ND,NCHW,NHWC; broadcast: no; shape: gradOutput 3-4; self 3-4; indices 3-4; gradInput 3-4.
 ///

@@ -916,6 +916,11 @@ pub fn conv2d_backward_new<T: Element>(
 /// its `[H, W]` plane (`i32` or `i64`), which [`max_pool2d_backward`]
 /// routes the gradient through (`aclnnMaxPool2dWithIndices`).
 ///
+/// Take `i32` indices for training: the backward of the Atlas A2/A3 parts
+/// takes int32 indices only (hicann/ops-nn
+/// `pooling/max_pool3d_grad_with_argmax/docs/aclnnMaxPool2dWithIndicesBackward.md`),
+/// while this forward writes either.
+///
 /// # Errors
 ///
 /// [`Error::InvalidArgument`] for a window that does not fit, or an `out`
@@ -971,11 +976,16 @@ pub fn max_pool2d_with_indices_new<T: Element, I: Element>(
 /// `x`: each element of `grad` added at the position its index names, 0
 /// elsewhere (`aclnnMaxPool2dWithIndicesBackward`).
 ///
+/// On the Atlas A2/A3 parts the operator takes float32 `grad`/`x` and
+/// int32 `indices` only (its page's A2/A3 block; the Ascend 950 parts also
+/// take float16/bfloat16 and int64).
+///
 /// # Errors
 ///
 /// [`Error::InvalidArgument`] for a window that does not fit, a `grad` or
 /// `indices` of another shape than the pooling's output, or an `out` of
-/// another shape than `x`; the aclnn status.
+/// another shape than `x`; the aclnn status (161002 for a type the SoC's
+/// list does not take, such as int64 `indices` on Atlas A2/A3).
 #[doc(alias = "aclnnMaxPool2dWithIndicesBackward")]
 pub fn max_pool2d_backward<T: Element, I: Element>(
     stream: &Stream,

@@ -440,6 +440,11 @@ impl ModuleOps<Cann> for Cann {
                     ints(&padding)?,
                     ints(&dilation)?,
                 );
+                // The backward of the Atlas A2/A3 parts takes int32 indices
+                // only (hicann/ops-nn pooling/max_pool3d_grad_with_argmax/docs/
+                // aclnnMaxPool2dWithIndicesBackward.md); the forward writes the
+                // backend's int64, converted here on the device.
+                let indices = kernel::cast(indices, Kind::I32)?;
                 let (xa, ia) = (x.arg()?, indices.arg()?);
                 kernel::map1(&output_grad, x.kind(), &x.shape, |s, g, o| {
                     aclnn::max_pool2d_with_indices_backward(

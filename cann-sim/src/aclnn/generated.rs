@@ -34,6 +34,77 @@ pub unsafe extern "C" fn aclnnAddGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnAddGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_BF16,
+                        ],
+                        None,
+                        None,
+                    ),
+                    (
+                        "other",
+                        other as usize,
+                        false,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_BF16,
+                        ],
+                        None,
+                        None,
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_BF16,
+                        ],
+                        None,
+                        None,
+                    ),
+                ],
+            )?;
             scaled(f, "aclnnAdd", "Add", 1.0, self_, other, alpha, out)
         })
     }
@@ -107,6 +178,77 @@ pub unsafe extern "C" fn aclnnMulGetWorkspaceSize(
     // SAFETY: the out-pointers are the caller's, as documented.
     unsafe {
         get_workspace_size("aclnnMulGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_BF16,
+                        ],
+                        None,
+                        None,
+                    ),
+                    (
+                        "other",
+                        other as usize,
+                        false,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_BF16,
+                        ],
+                        None,
+                        None,
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX128,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_BF16,
+                        ],
+                        None,
+                        None,
+                    ),
+                ],
+            )?;
             binary(f, "aclnnMul", "Mul", self_, other, out)
         })
     }
@@ -1213,7 +1355,45 @@ pub unsafe extern "C" fn aclnnEmbeddingGetWorkspaceSize(
             "aclnnEmbeddingGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| embedding(f, weight, indices, out),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "weight",
+                            weight as usize,
+                            false,
+                            false,
+                            &[
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ],
+                            None,
+                            None,
+                        ),
+                        (
+                            "indices",
+                            indices as usize,
+                            false,
+                            false,
+                            &[acl_sys::ACL_INT64, acl_sys::ACL_INT32],
+                            None,
+                            None,
+                        ),
+                    ],
+                )?;
+                embedding(f, weight, indices, out)
+            },
         )
     }
 }
@@ -1254,7 +1434,50 @@ pub unsafe extern "C" fn aclnnRmsNormGetWorkspaceSize(
             "aclnnRmsNormGetWorkspaceSize",
             workspaceSize,
             executor,
-            |f| rms_norm_release(f, x, gamma, epsilon, yOut, rstdOut),
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "x",
+                            x as usize,
+                            false,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                            None,
+                            None,
+                        ),
+                        (
+                            "gamma",
+                            gamma as usize,
+                            false,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                            None,
+                            None,
+                        ),
+                        (
+                            "yOut",
+                            yOut as usize,
+                            false,
+                            false,
+                            &[acl_sys::ACL_FLOAT, acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                            None,
+                            None,
+                        ),
+                        (
+                            "rstdOut",
+                            rstdOut as usize,
+                            false,
+                            false,
+                            &[acl_sys::ACL_FLOAT],
+                            None,
+                            None,
+                        ),
+                    ],
+                )?;
+                rms_norm_release(f, x, gamma, epsilon, yOut, rstdOut)
+            },
         )
     }
 }
@@ -7704,25 +7927,67 @@ pub unsafe extern "C" fn aclnnWeightQuantBatchMatmulV2GetWorkspaceSize(
                             weight as usize,
                             false,
                             false,
-                            &[acl_sys::ACL_INT8, acl_sys::ACL_INT4, acl_sys::ACL_INT32],
-                            None,
-                            None,
+                            &[
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_INT4,
+                                acl_sys::ACL_FLOAT8_E4M3FN,
+                                acl_sys::ACL_HIFLOAT8,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_FLOAT4_E2M1,
+                            ],
+                            Some(&[acl_sys::ACL_INT8, acl_sys::ACL_INT4, acl_sys::ACL_INT32]),
+                            Some(&[acl_sys::ACL_INT8, acl_sys::ACL_INT4, acl_sys::ACL_INT32]),
                         ),
                         (
                             "antiquantScale",
                             antiquantScale as usize,
                             false,
                             false,
-                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
-                            None,
-                            None,
+                            &[
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_FLOAT8_E8M0,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_INT64,
+                            ],
+                            Some(&[
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_INT64,
+                            ]),
+                            Some(&[
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_UINT64,
+                                acl_sys::ACL_INT64,
+                            ]),
                         ),
                         (
                             "antiquantOffsetOptional",
                             antiquantOffsetOptional as usize,
                             false,
                             true,
-                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_INT32],
+                            None,
+                            None,
+                        ),
+                        (
+                            "quantScaleOptional",
+                            quantScaleOptional as usize,
+                            false,
+                            true,
+                            &[acl_sys::ACL_UINT64],
+                            None,
+                            None,
+                        ),
+                        (
+                            "quantOffsetOptional",
+                            quantOffsetOptional as usize,
+                            false,
+                            true,
+                            &[acl_sys::ACL_FLOAT],
                             None,
                             None,
                         ),
@@ -7731,22 +7996,22 @@ pub unsafe extern "C" fn aclnnWeightQuantBatchMatmulV2GetWorkspaceSize(
                             biasOptional as usize,
                             false,
                             true,
-                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
-                            None,
-                            None,
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT, acl_sys::ACL_BF16],
+                            Some(&[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT]),
+                            Some(&[acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT]),
                         ),
                         (
                             "y",
                             y as usize,
                             false,
                             false,
-                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16],
+                            &[acl_sys::ACL_FLOAT16, acl_sys::ACL_BF16, acl_sys::ACL_INT8],
                             None,
                             None,
                         ),
                     ],
                 )?;
-                weight_quant_matmul(
+                super::weight_quant::weight_quant_matmul(
                     f,
                     x,
                     weight,
@@ -15317,8 +15582,8 @@ pub unsafe extern "C" fn aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(
                             false,
                             false,
                             &[acl_sys::ACL_INT32, acl_sys::ACL_INT64],
-                            None,
-                            None,
+                            Some(&[acl_sys::ACL_INT32]),
+                            Some(&[acl_sys::ACL_INT32]),
                         ),
                         (
                             "gradInput",

@@ -49,6 +49,7 @@ mod optim;
 mod random;
 mod table_dtypes;
 mod tensorcore;
+mod weight_quant;
 
 mod generated;
 pub use generated::*;

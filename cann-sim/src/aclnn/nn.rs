@@ -1126,12 +1126,11 @@ pub(super) fn fused_attention(
             ),
         ));
     }
-    let query_rows = lay.dims(&qv.spec.shape, num_heads).map(|d| d.2);
-    if ks.len() != 1 || vs.len() != 1 || (sparse_mode == 4 && query_rows.is_some_and(|s| s > 1)) {
+    if ks.len() != 1 || vs.len() != 1 {
         return Err(fail(
             acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
             format!(
-                "{f}: sparseMode {sparse_mode} with {} key and {} value tensors is not supported by cann-sim (sparseMode 0 to 3, one of each)",
+                "{f}: {} key and {} value tensors are not supported by cann-sim (one of each)",
                 ks.len(),
                 vs.len()
             ),
@@ -1228,69 +1227,6 @@ pub(super) fn softmax_cross_entropy(
     let (ov, bv) = (output(f, "loss", loss)?, output(f, "backprop", backprop)?);
     let k = nn::softmax_cross_entropy(&fv.spec, &lv.spec, [ov.spec.dtype, bv.spec.dtype]);
     planned(f, &["loss", "backprop"], vec![fv, lv], vec![ov, bv], k)
-}
-
-#[allow(clippy::too_many_arguments)]
-pub(super) fn weight_quant_matmul(
-    f: &'static str,
-    x: *const aclTensor,
-    w: *const aclTensor,
-    scale: *const aclTensor,
-    offset: *const aclTensor,
-    quant_scale: *const aclTensor,
-    quant_offset: *const aclTensor,
-    bias: *const aclTensor,
-    group: i32,
-    y: *const aclTensor,
-) -> Planned {
-    if !quant_scale.is_null() || !quant_offset.is_null() {
-        return Err(fail(
-            acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
-            format!(
-                "{f}: quantScaleOptional/quantOffsetOptional (a quantised output) are not supported by cann-sim"
-            ),
-        ));
-    }
-    if exec::dtype_of(w as usize) == Some(acl_sys::ACL_INT32) {
-        // hicann/ops-nn aclnnWeightQuantBatchMatmulV2.md: an int32 weight holds
-        // eight int4 values packed by aclnnConvertWeightToINT4Pack.
-        return Err(fail(
-            acl_sys::aclnn::ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
-            format!(
-                "{f}: an int32 weight (int4 values packed by aclnnConvertWeightToINT4Pack) is not supported by cann-sim; pass an int4 weight"
-            ),
-        ));
-    }
-    let xv = input(f, "x", x)?;
-    let (wv, int4) = if super::int4::is_int4(w) {
-        let (v, l) = super::int4::bound_int4(f, "weight", w)?;
-        (v, Some(l))
-    } else {
-        (input(f, "weight", w)?, None)
-    };
-    let sv = input(f, "antiquantScale", scale)?;
-    let (ov_, bv) = (
-        opt_input(f, "antiquantOffsetOptional", offset)?,
-        opt_input(f, "biasOptional", bias)?,
-    );
-    let yv = output(f, "y", y)?;
-    let k = nn::weight_quant_matmul(
-        &xv.spec,
-        match &int4 {
-            Some(l) => nn::QuantWeight::Int4(l),
-            None => nn::QuantWeight::Int8(&wv.spec),
-        },
-        &sv.spec,
-        ov_.as_ref().map(|o| &o.spec),
-        bv.as_ref().map(|b| &b.spec),
-        i64::from(group),
-        yv.spec.dtype,
-    );
-    let inputs = [Some(xv), Some(wv), Some(sv), ov_, bv]
-        .into_iter()
-        .flatten()
-        .collect();
-    planned(f, &["y"], inputs, vec![yv], k)
 }
 
 #[allow(clippy::too_many_arguments)]

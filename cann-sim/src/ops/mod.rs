@@ -35,6 +35,7 @@ mod tests;
 mod transformer;
 mod transpose;
 pub mod upsample;
+pub mod weight_quant;
 
 pub use attr::{AttrValue, Attrs};
 pub(crate) use attr::{attr_bool, attr_float, attr_int_required, attr_list_int};

@@ -2077,14 +2077,15 @@ pub struct AttentionOptions {
     pub kv_lens: Option<Vec<i64>>,
     /// `sparseMode`: 0 (the mask, with the `pre_tokens`/`next_tokens` band
     /// when a mask is given), 1 (the full mask), 2 (causal from the top
-    /// left), 3 (causal from the bottom right); 2 and 3 take the release's
+    /// left), 3 (causal from the bottom right), 4 (the `pre_tokens`/
+    /// `next_tokens` band from the bottom right); 2 to 4 take the release's
     /// compressed 2048 × 2048 mask, whose values the simulator does not
     /// read (the caller guarantees its lower triangle). Ignored when the
     /// query length is 1.
     pub sparse_mode: i64,
-    /// How many keys before a query's own position it sees (mode 0).
+    /// How many keys before a query's own position it sees (modes 0, 4).
     pub pre_tokens: i64,
-    /// How many keys after a query's own position it sees (mode 0).
+    /// How many keys after a query's own position it sees (modes 0, 4).
     pub next_tokens: i64,
     /// Page attention: key and value are block caches and this the
     /// `blockTable` (int32 `[B, blocks per sequence]`) with its `blockSize`.
@@ -2340,10 +2341,13 @@ pub fn attention(
             "{name}: sparseMode {sparse} is not supported (0 to 4)"
         ));
     }
-    if sparse == 4 {
-        // The planner answers 561003 first (a mode the simulator lacks).
+    if sparse == 4 && opts.pre_tokens < 0 && opts.next_tokens < 0 {
+        // hicann/ops-transformer attention/prompt_flash_attention/op_host/
+        // prompt_flash_attention_tiling.cpp: "preTokens and nextTokens must
+        // not be negative number in band mode".
         return err(format!(
-            "{name}: sparseMode 4 (band) is not supported by cann-sim (0 to 3)"
+            "{name}: sparseMode 4 (band): preTokens {} and nextTokens {} must not both be negative",
+            opts.pre_tokens, opts.next_tokens
         ));
     }
     let mask_at = match mask {
@@ -2416,8 +2420,10 @@ pub fn attention(
         Some(l) => Some(actual_lengths(name, "actualSeqLengthsKv", l, b, skv)?),
         None => None,
     };
-    // Mode 0 applies the band only with a mask; modes 1 to 3 ignore it.
+    // Mode 0 applies the band only with a mask; modes 1 to 3 ignore it;
+    // mode 4 applies it from the bottom right (below).
     let band = (sparse == 0 && mask.is_some()).then_some((opts.pre_tokens, opts.next_tokens));
+    let (pre, next) = (opts.pre_tokens, opts.next_tokens);
     check_cast(name, "attentionOut", q.dtype, out)?;
     let oshape = match layout {
         Layout::Bsh => vec![b, sq, n * dv],
@@ -2486,6 +2492,18 @@ pub fn attention(
                             match sparse {
                                 2 => t <= si,
                                 3 => t <= si + kvlen as i64 - qlen as i64,
+                                // The band of mode 4 is anchored at the
+                                // bottom right: hicann/ops-transformer
+                                // prompt_flash_attention_tiling.cpp
+                                // (GetPreNextTokensLeftUp) turns it into a
+                                // top-left band of preTokens − (Skv − Sq)
+                                // and nextTokens + (Skv − Sq), per batch
+                                // with the actual lengths.
+                                4 => {
+                                    let shift = si + kvlen as i64 - qlen as i64;
+                                    t >= shift.saturating_sub(pre)
+                                        && t <= shift.saturating_add(next)
+                                }
                                 _ => band.is_none_or(|(pre, next)| {
                                     t >= si.saturating_sub(pre) && t <= si.saturating_add(next)
                                 }),
@@ -2634,177 +2652,6 @@ pub fn softmax_cross_entropy(
             }
             write(&mut o[0], &loss);
             write(&mut o[1], &grad);
-            Ok(())
-        }),
-    })
-}
-
-/// The `weight` of [`weight_quant_matmul`]: int8 elements, or int4 values
-/// packed two per byte, found through their layout in a `uint8` input (the
-/// bytes under the view).
-#[derive(Debug, Clone, Copy)]
-pub enum QuantWeight<'a> {
-    /// An int8 tensor `[k, n]` (a strided view is gathered by the caller).
-    Int8(&'a TensorSpec),
-    /// An int4 view `[k, n]` over the bytes of the kernel's input.
-    Int4(&'a super::int4::Int4Layout),
-}
-
-/// `y = x @ ((weight + offset) · scale) + bias` with an int8 or int4
-/// `weight` `[k, n]` (or `[n, k]` viewed transposed), `scale`/`offset` per
-/// tensor (`[1]`, `[1, 1]`), per output channel (`[n]`, `[1, n]`) or per
-/// group of `group` rows (`[⌈k / group⌉, n]`).
-///
-/// The release's rules (hicann/ops-nn
-/// `matmul/weight_quant_batch_matmul_v2/docs/aclnnWeightQuantBatchMatmulV2.md`,
-/// the parameter table and its constraints): k and n in [1, 65535], no
-/// empty tensor, a group size of 0 or a multiple of 32 in [32, k − 1],
-/// scale and offset of `x`'s type, a bias of `x`'s type (or float32 when
-/// `x` is bfloat16), an int4 weight's rows whole bytes (its unit-stride
-/// dimension even).
-#[allow(clippy::too_many_arguments)]
-pub fn weight_quant_matmul(
-    x: &TensorSpec,
-    w: QuantWeight<'_>,
-    scale: &TensorSpec,
-    offset: Option<&TensorSpec>,
-    bias: Option<&TensorSpec>,
-    group: i64,
-    out: DType,
-) -> Res<Kernel> {
-    let name = "WeightQuantBatchMatmulV2";
-    let w_shape = match w {
-        QuantWeight::Int8(t) => {
-            if !matches!(t.dtype, DType::I8) {
-                return err(format!(
-                    "{name}: weight is {}; it must be int8 or int4",
-                    t.dtype.name()
-                ));
-            }
-            &t.shape
-        }
-        QuantWeight::Int4(l) => &l.shape,
-    };
-    if x.shape.len() != 2 || w_shape.len() != 2 || x.shape[1] != w_shape[0] {
-        return err(format!(
-            "{name}: x {} and weight {} do not multiply",
-            fmt_shape(&x.shape),
-            fmt_shape(w_shape)
-        ));
-    }
-    if !matches!(x.dtype, DType::F16 | DType::BF16) {
-        return err(format!(
-            "{name}: x is {}; it must be float16 or bfloat16",
-            x.dtype.name()
-        ));
-    }
-    let (m, k, n) = (x.shape[0], x.shape[1], w_shape[1]);
-    if m < 1 || !(1..=65535).contains(&k) || !(1..=65535).contains(&n) {
-        return err(format!(
-            "{name}: m = {m}, k = {k}, n = {n}: k and n must lie in [1, 65535] and m be at least 1 (no empty tensors)"
-        ));
-    }
-    if let QuantWeight::Int4(l) = w
-        && let Some(d) = (0..2).find(|&d| l.strides[d] == 1 && l.shape[d] > 1)
-        && l.shape[d] % 2 != 0
-    {
-        return err(format!(
-            "{name}: an int4 weight's unit-stride dimension must be even (whole bytes per row), got {} of {}",
-            l.shape[d],
-            fmt_shape(&l.shape)
-        ));
-    }
-    if group != 0 && (group < 32 || group > k - 1 || group % 32 != 0) {
-        return err(format!(
-            "{name}: antiquantGroupSize {group} must be 0 or a multiple of 32 in [32, k - 1] (k = {k})"
-        ));
-    }
-    let groups = if group > 0 {
-        (k + group - 1) / group
-    } else {
-        1
-    };
-    let per_tensor = |t: &TensorSpec| t.shape == [1] || t.shape == [1, 1];
-    let ok_scale = |t: &TensorSpec| {
-        per_tensor(t)
-            || t.shape == [n]
-            || t.shape == [1, n]
-            || (group > 0 && t.shape == [groups, n])
-    };
-    if !ok_scale(scale) || offset.is_some_and(|o| o.shape != scale.shape) {
-        return err(format!(
-            "{name}: antiquantScale {} (and antiquantOffset) must be [1], [{n}], [1, {n}] or [{groups}, {n}] with a group size",
-            fmt_shape(&scale.shape)
-        ));
-    }
-    for (what, t) in [("antiquantScale", Some(scale)), ("antiquantOffset", offset)] {
-        if let Some(t) = t
-            && t.dtype != x.dtype
-        {
-            return err(format!(
-                "{name}: {what} is {}; it must be x's type, {}",
-                t.dtype.name(),
-                x.dtype.name()
-            ));
-        }
-    }
-    if let Some(b) = bias {
-        if b.shape != [n] && b.shape != [1, n] {
-            return err(format!(
-                "{name}: bias {} must be [{n}] or [1, {n}]",
-                fmt_shape(&b.shape)
-            ));
-        }
-        if b.dtype != x.dtype && !(x.dtype == DType::BF16 && b.dtype == DType::F32) {
-            return err(format!(
-                "{name}: bias is {}; it must be x's type, {} (or float32 when x is bfloat16)",
-                b.dtype.name(),
-                x.dtype.name()
-            ));
-        }
-    }
-    check_cast(name, "y", x.dtype, out)?;
-    let scale_at = if per_tensor(scale) {
-        |_: usize, _: usize, _: usize, _: usize| 0
-    } else if group > 0 && scale.shape == [groups, n] {
-        |r: usize, c: usize, nu: usize, gsz: usize| (r / gsz) * nu + c
-    } else {
-        |_: usize, c: usize, _: usize, _: usize| c
-    };
-    let int4 = match w {
-        QuantWeight::Int4(l) => Some(l.clone()),
-        QuantWeight::Int8(_) => None,
-    };
-    let (has_off, has_bias) = (offset.is_some(), bias.is_some());
-    let (mu, ku, nu, gsz) = (m as usize, k as usize, n as usize, group.max(1) as usize);
-    Ok(Kernel {
-        outputs: vec![spec(out, vec![m, n])],
-        native: Native::new(name, move |i, o| {
-            let xv = read(&i[0]);
-            let wv = match &int4 {
-                Some(l) => l.unpack(i[1].data),
-                None => read(&i[1]),
-            };
-            let sv = read(&i[2]);
-            let ov = has_off.then(|| read(&i[3]));
-            let bv = has_bias.then(|| read(&i[if has_off { 4 } else { 3 }]));
-            let deq: Vec<f64> = (0..ku * nu)
-                .map(|p| {
-                    let (r, c) = (p / nu, p % nu);
-                    let s = scale_at(r, c, nu, gsz);
-                    (wv[p] + ov.as_ref().map_or(0.0, |o| o[s])) * sv[s]
-                })
-                .collect();
-            let mut y = vec![0.0; mu * nu];
-            for r in 0..mu {
-                for c in 0..nu {
-                    y[r * nu + c] = (0..ku)
-                        .map(|p| xv[r * ku + p] * deq[p * nu + c])
-                        .sum::<f64>()
-                        + bv.as_ref().map_or(0.0, |b| b[c]);
-                }
-            }
-            write(&mut o[0], &y);
             Ok(())
         }),
     })
