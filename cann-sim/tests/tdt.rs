@@ -12,10 +12,12 @@ use acl_sys::{
     ACL_DT_UNDEFINED, ACL_ERROR_FAILURE, ACL_ERROR_FEATURE_UNSUPPORTED, ACL_ERROR_INVALID_PARAM,
     ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_QUEUE_EMPTY,
     ACL_ERROR_RT_QUEUE_FULL, ACL_FLOAT, ACL_INT32, ACL_SUCCESS, ACL_TDT_QUEUE_DEPTH_UINT32,
-    ACL_TDT_QUEUE_NAME_PTR, ACL_TDT_QUEUE_ROUTE_DST_UINT32, ACL_TDT_QUEUE_ROUTE_SRC_UINT32,
+    ACL_TDT_QUEUE_NAME_PTR, ACL_TDT_QUEUE_ROUTE_BIND, ACL_TDT_QUEUE_ROUTE_DST_UINT32,
+    ACL_TDT_QUEUE_ROUTE_QUERY_MODE_ENUM, ACL_TDT_QUEUE_ROUTE_QUERY_SRC,
+    ACL_TDT_QUEUE_ROUTE_QUERY_SRC_ID_UINT32, ACL_TDT_QUEUE_ROUTE_SRC_UINT32,
     ACL_TDT_QUEUE_ROUTE_STATUS_INT32, ACL_TENSOR_DATA_END_OF_SEQUENCE,
     ACL_TENSOR_DATA_SLICE_TENSOR, ACL_TENSOR_DATA_TENSOR, ACL_TENSOR_DATA_UNDEFINED, aclError,
-    acltdtBuf, acltdtChannelHandle, acltdtDataItem, acltdtDataset,
+    acltdtBuf, acltdtChannelHandle, acltdtDataItem, acltdtDataset, acltdtQueueRouteList,
 };
 use cann_sim::acl::*;
 use common::{assert_fails, ok, on_new_thread, use_device};
@@ -858,17 +860,159 @@ fn routes_and_route_lists_keep_their_queues_and_refuse_bad_indexes() {
     });
 }
 
+/// A queue of `depth` on the current device.
+fn queue_of_depth(depth: u32) -> u32 {
+    let mut qid = 0u32;
+    // SAFETY: valid pointers and sizes.
+    unsafe {
+        let attr = acltdtCreateQueueAttr();
+        ok(acltdtSetQueueAttr(
+            attr,
+            ACL_TDT_QUEUE_DEPTH_UINT32,
+            4,
+            (&raw const depth).cast(),
+        ));
+        ok(acltdtCreateQueue(attr, &mut qid));
+        ok(acltdtDestroyQueueAttr(attr));
+    }
+    qid
+}
+
+/// Dequeues one buffer of `qid` without waiting.
+fn take(qid: u32) -> Result<Vec<u8>, aclError> {
+    let (mut buf, mut n) = ([0u8; 16], 0usize);
+    // SAFETY: valid pointers and sizes.
+    let rc =
+        unsafe { acltdtDequeueData(qid, buf.as_mut_ptr().cast(), 16, &mut n, null_mut(), 0, 0) };
+    if rc == ACL_SUCCESS {
+        Ok(buf[..n].to_vec())
+    } else {
+        Err(rc)
+    }
+}
+
+/// Enqueues `data` on `qid` without waiting.
+fn put(qid: u32, data: &[u8]) {
+    // SAFETY: valid pointers and sizes.
+    ok(unsafe { acltdtEnqueueData(qid, data.as_ptr().cast(), data.len(), null(), 0, 0, 0) });
+}
+
+/// A route list of `src` → `dst`.
+fn route_list(src: u32, dst: u32) -> *mut acltdtQueueRouteList {
+    // SAFETY: live handles.
+    unsafe {
+        let r = acltdtCreateQueueRoute(src, dst);
+        let l = acltdtCreateQueueRouteList();
+        ok(acltdtAddQueueRoute(l, r));
+        ok(acltdtDestroyQueueRoute(r));
+        l
+    }
+}
+
 #[test]
-fn route_binding_needs_the_device_queue_scheduler_and_is_not_supported() {
-    cann_sim::sim_only!("the simulated device has no queue scheduler");
+fn a_bound_route_moves_buffers_from_its_source_to_its_destination_as_room_allows() {
     on_new_thread(|| {
-        // SAFETY: a live list.
+        use_device(0);
+        let (src, dst) = (queue_of_depth(4), queue_of_depth(2));
+        put(src, b"early");
+        let list = route_list(src, dst);
+        // SAFETY: live handles and valid pointers throughout.
         unsafe {
-            let list = acltdtCreateQueueRouteList();
-            let rc = acltdtBindQueueRoutes(list);
-            assert_eq!(rc, acl_sys::ACL_ERROR_API_NOT_SUPPORT);
-            assert!(common::recent_error().starts_with("acltdtBindQueueRoutes is not supported"));
-            ok(acltdtDestroyQueueRouteList(list));
+            ok(acltdtBindQueueRoutes(list));
+            let out = acltdtCreateQueueRoute(0, 0);
+            ok(acltdtGetQueueRoute(list, 0, out));
+            let (mut status, mut size) = (0i32, 0usize);
+            ok(acltdtGetQueueRouteParam(
+                out,
+                ACL_TDT_QUEUE_ROUTE_STATUS_INT32,
+                4,
+                &mut size,
+                (&raw mut status).cast(),
+            ));
+            assert_eq!(status, ACL_TDT_QUEUE_ROUTE_BIND as i32);
+            // What the source held, and what it gets, reaches the destination
+            // while it has room; the rest waits in the source.
+            put(src, b"b");
+            put(src, b"c");
+            assert_eq!(take(dst), Ok(b"early".to_vec()));
+            assert_eq!(take(dst), Ok(b"b".to_vec()));
+            assert_eq!(take(dst), Ok(b"c".to_vec()));
+            assert_eq!(take(dst), Err(QUEUE_EMPTY));
+            assert_eq!(take(src), Err(QUEUE_EMPTY));
+
+            // Queries: by source, and the mode must be set.
+            let q = acltdtCreateQueueRouteQueryInfo();
+            let found = acltdtCreateQueueRouteList();
+            let rc = acltdtQueryQueueRoutes(q, found);
+            assert_fails(rc, INVALID_PARAM, "acltdtQueryQueueRoutes");
+            let mode = ACL_TDT_QUEUE_ROUTE_QUERY_SRC;
+            ok(acltdtSetQueueRouteQueryInfo(
+                q,
+                ACL_TDT_QUEUE_ROUTE_QUERY_MODE_ENUM,
+                4,
+                (&raw const mode).cast(),
+            ));
+            let rc = acltdtQueryQueueRoutes(q, found);
+            assert_fails(rc, INVALID_PARAM, "acltdtQueryQueueRoutes");
+            ok(acltdtSetQueueRouteQueryInfo(
+                q,
+                ACL_TDT_QUEUE_ROUTE_QUERY_SRC_ID_UINT32,
+                4,
+                (&raw const src).cast(),
+            ));
+            ok(acltdtQueryQueueRoutes(q, found));
+            assert_eq!(acltdtGetQueueRouteNum(found), 1);
+            ok(acltdtGetQueueRoute(found, 0, out));
+            let mut v = 0u32;
+            ok(acltdtGetQueueRouteParam(
+                out,
+                ACL_TDT_QUEUE_ROUTE_DST_UINT32,
+                4,
+                &mut size,
+                (&raw mut v).cast(),
+            ));
+            assert_eq!(v, dst);
+
+            // Bound twice, a cycle, a destroy while bound: refused.
+            assert_fails(
+                acltdtBindQueueRoutes(list),
+                ACL_ERROR_FAILURE,
+                "acltdtBindQueueRoutes",
+            );
+            let back = route_list(dst, src);
+            assert_fails(
+                acltdtBindQueueRoutes(back),
+                ACL_ERROR_FAILURE,
+                "acltdtBindQueueRoutes",
+            );
+            assert_fails(
+                acltdtDestroyQueue(src),
+                ACL_ERROR_FAILURE,
+                "acltdtDestroyQueue",
+            );
+
+            ok(acltdtUnbindQueueRoutes(list));
+            assert_fails(
+                acltdtUnbindQueueRoutes(list),
+                ACL_ERROR_FAILURE,
+                "acltdtUnbindQueueRoutes",
+            );
+            put(src, b"stays");
+            assert_eq!(take(dst), Err(QUEUE_EMPTY));
+            assert_eq!(take(src), Ok(b"stays".to_vec()));
+            assert_fails(
+                acltdtBindQueueRoutes(null_mut()),
+                INVALID_PARAM,
+                "acltdtBindQueueRoutes",
+            );
+
+            for l in [list, back, found] {
+                ok(acltdtDestroyQueueRouteList(l));
+            }
+            ok(acltdtDestroyQueueRoute(out));
+            ok(acltdtDestroyQueueRouteQueryInfo(q));
+            ok(acltdtDestroyQueue(src));
+            ok(acltdtDestroyQueue(dst));
         }
     });
 }

@@ -84,9 +84,7 @@ const LIBS: [Lib; 2] = [
         sim_dir: "cann-sim/src/acl",
         status_type: "aclError",
         not_supported: "ACL_ERROR_API_NOT_SUPPORT",
-        // Route binding of the data-transfer API (acl_tdt_queue.h): it needs
-        // the device's queue scheduler.
-        named_probes: &["acltdtBindQueueRoutes"],
+        named_probes: &[],
     },
     Lib {
         label: "HCCL",

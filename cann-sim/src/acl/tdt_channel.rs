@@ -244,11 +244,17 @@ pub unsafe extern "C" fn acltdtStopChannel(handle: *mut acltdtChannelHandle) -> 
 pub unsafe extern "C" fn acltdtDestroyChannel(handle: *mut acltdtChannelHandle) -> aclError {
     const F: &str = "acltdtDestroyChannel";
     let ch = tri!(channel(F, handle));
+    if let Kind::Queue { qid } = &ch.kind
+        && tdt::destroy_queue(*qid) == Err(tdt::DestroyError::Routed)
+    {
+        return fail(
+            ACL_ERROR_FAILURE,
+            format!("{F}: the channel's queue {qid} can not be destroyed: unbind its routes first"),
+        );
+    }
     CHANNELS.lock().remove_by(handle as usize, F);
     match &ch.kind {
-        Kind::Queue { qid } => {
-            tdt::destroy_queue(*qid);
-        }
+        Kind::Queue { .. } => {}
         Kind::Tdt { receive } => {
             // The last handle of a name gone, its device channel starts
             // afresh (`TdtHostDestroy` when the map empties).
@@ -387,7 +393,12 @@ pub unsafe extern "C" fn acltdtSendTensor(
     };
     let items = tri!(serialise(F, &d.lock()));
     match q.push(Message::Tensors(items), Wait::from_ms(timeout)) {
-        Ok(()) => ACL_SUCCESS,
+        Ok(()) => {
+            if let Kind::Queue { qid } = ch.kind {
+                tdt::forward(qid);
+            }
+            ACL_SUCCESS
+        }
         Err(e) => queue_code(F, &ch, e),
     }
 }
@@ -431,6 +442,9 @@ pub unsafe extern "C" fn acltdtReceiveTensor(
         Ok(m) => m,
         Err(e) => return queue_code(F, &ch, e),
     };
+    if let Kind::Queue { qid } = ch.kind {
+        tdt::refill(qid);
+    }
     let Message::Tensors(items) = msg else {
         return fail(
             ACL_ERROR_FAILURE,

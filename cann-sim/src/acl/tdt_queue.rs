@@ -11,22 +11,27 @@
 //! - the mbuf functions (`acltdtAllocBuf`, `acltdtEnqueue`, …), and
 //!   `acltdtGrantQueue`/`acltdtAttachQueue`: 200006 on a host, as in the
 //!   release (they exist on the device's control CPU only);
-//! - binding routes needs the device's queue scheduler, which the simulator
-//!   does not have: `acltdtBindQueueRoutes`, `acltdtUnbindQueueRoutes` and
-//!   `acltdtQueryQueueRoutes` stay "not supported".
+//! - `acltdtBindQueueRoutes`/`acltdtUnbindQueueRoutes`/`acltdtQueryQueueRoutes`
+//!   stand for the device's queue scheduler (`crate::tdt`'s routes): a bound
+//!   route moves each buffer of its source queue to its destination; a
+//!   queue with a bound route cannot be destroyed (500001, as
+//!   `QueueProcessorHost::acltdtDestroyQueue`).
 
 use super::common::{self, code};
 use crate::recent_error::fail;
 use crate::rt::handles::{self, Lookup, Table};
 use crate::tdt::{self, MAX_USER_DATA, Message, QueueError, Wait};
 use acl_sys::{
-    ACL_ERROR_FEATURE_UNSUPPORTED, ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_QUEUE_EMPTY,
-    ACL_ERROR_RT_QUEUE_FULL, ACL_SUCCESS, ACL_TDT_DVPP_MEM, ACL_TDT_NORMAL_MEM,
-    ACL_TDT_QUEUE_DEPTH_UINT32, ACL_TDT_QUEUE_NAME_PTR, ACL_TDT_QUEUE_ROUTE_DST_UINT32,
-    ACL_TDT_QUEUE_ROUTE_QUERY_DST_ID_UINT32, ACL_TDT_QUEUE_ROUTE_QUERY_MODE_ENUM,
-    ACL_TDT_QUEUE_ROUTE_QUERY_SRC_ID_UINT32, ACL_TDT_QUEUE_ROUTE_SRC_UINT32,
-    ACL_TDT_QUEUE_ROUTE_STATUS_INT32, aclError, acltdtBuf, acltdtQueueAttr, acltdtQueueAttrType,
-    acltdtQueueRoute, acltdtQueueRouteList, acltdtQueueRouteParamType, acltdtQueueRouteQueryInfo,
+    ACL_ERROR_FAILURE, ACL_ERROR_FEATURE_UNSUPPORTED, ACL_ERROR_INVALID_PARAM,
+    ACL_ERROR_RT_QUEUE_EMPTY, ACL_ERROR_RT_QUEUE_FULL, ACL_SUCCESS, ACL_TDT_DVPP_MEM,
+    ACL_TDT_NORMAL_MEM, ACL_TDT_QUEUE_DEPTH_UINT32, ACL_TDT_QUEUE_NAME_PTR,
+    ACL_TDT_QUEUE_ROUTE_BIND, ACL_TDT_QUEUE_ROUTE_DST_UINT32, ACL_TDT_QUEUE_ROUTE_QUERY_ABNORMAL,
+    ACL_TDT_QUEUE_ROUTE_QUERY_DST, ACL_TDT_QUEUE_ROUTE_QUERY_DST_ID_UINT32,
+    ACL_TDT_QUEUE_ROUTE_QUERY_MODE_ENUM, ACL_TDT_QUEUE_ROUTE_QUERY_SRC,
+    ACL_TDT_QUEUE_ROUTE_QUERY_SRC_AND_DST, ACL_TDT_QUEUE_ROUTE_QUERY_SRC_ID_UINT32,
+    ACL_TDT_QUEUE_ROUTE_SRC_UINT32, ACL_TDT_QUEUE_ROUTE_STATUS_INT32, ACL_TDT_QUEUE_ROUTE_UNBIND,
+    aclError, acltdtBuf, acltdtQueueAttr, acltdtQueueAttrType, acltdtQueueRoute,
+    acltdtQueueRouteList, acltdtQueueRouteParamType, acltdtQueueRouteQueryInfo,
     acltdtQueueRouteQueryInfoParamType,
 };
 use parking_lot::Mutex;
@@ -55,12 +60,14 @@ struct Route {
     status: i32,
 }
 
-/// An `acltdtQueueRouteQueryInfo`.
+/// An `acltdtQueueRouteQueryInfo`: the mode, source and destination queue,
+/// and which of the three were set.
 #[derive(Default)]
 struct QueryInfo {
     mode: u32,
     src: u32,
     dst: u32,
+    set: [bool; 3],
 }
 
 static ATTRS: Table<Mutex<QueueAttr>> = Table::new(Default::default);
@@ -395,13 +402,17 @@ pub unsafe extern "C" fn acltdtCreateQueue(
 pub unsafe extern "C" fn acltdtDestroyQueue(qid: u32) -> aclError {
     const F: &str = "acltdtDestroyQueue";
     tri!(current_device(F));
-    if !tdt::destroy_queue(qid) {
-        return fail(
+    match tdt::destroy_queue(qid) {
+        Ok(()) => ACL_SUCCESS,
+        Err(tdt::DestroyError::Unknown) => fail(
             common::PARAM_INVALID,
             format!("{F}: queue {qid} does not exist"),
-        );
+        ),
+        Err(tdt::DestroyError::Routed) => fail(
+            ACL_ERROR_FAILURE,
+            format!("{F}: qid [{qid}] can not be destroyed, it needs to be unbound first"),
+        ),
     }
-    ACL_SUCCESS
 }
 
 /// `acltdtEnqueueData`: enqueues a copy of `dataSize` bytes and of
@@ -456,7 +467,10 @@ pub unsafe extern "C" fn acltdtEnqueueData(
         }
     };
     match q.push(msg, Wait::from_ms(timeout)) {
-        Ok(()) => ACL_SUCCESS,
+        Ok(()) => {
+            tdt::forward(qid);
+            ACL_SUCCESS
+        }
         Err(e) => queue_code(F, qid, e),
     }
 }
@@ -518,6 +532,7 @@ pub unsafe extern "C" fn acltdtDequeueData(
         Err(Fail::Code(rc)) => return rc,
         Err(Fail::Queue(e)) => return queue_code(F, qid, e),
     };
+    tdt::refill(qid);
     let Message::Data { data: d, user } = msg else {
         return fail(
             common::PARAM_INVALID,
@@ -956,10 +971,11 @@ pub unsafe extern "C" fn acltdtSetQueueRouteQueryInfo(
     // SAFETY: the caller's contract.
     let src = unsafe { bytes(value, len) };
     let mut q = q.lock();
-    let field = match type_ {
-        ACL_TDT_QUEUE_ROUTE_QUERY_MODE_ENUM => &mut q.mode,
-        ACL_TDT_QUEUE_ROUTE_QUERY_SRC_ID_UINT32 => &mut q.src,
-        ACL_TDT_QUEUE_ROUTE_QUERY_DST_ID_UINT32 => &mut q.dst,
+    let q = &mut *q;
+    let (field, set) = match type_ {
+        ACL_TDT_QUEUE_ROUTE_QUERY_MODE_ENUM => (&mut q.mode, &mut q.set[0]),
+        ACL_TDT_QUEUE_ROUTE_QUERY_SRC_ID_UINT32 => (&mut q.src, &mut q.set[1]),
+        ACL_TDT_QUEUE_ROUTE_QUERY_DST_ID_UINT32 => (&mut q.dst, &mut q.set[2]),
         t => {
             return bad_type(
                 F,
@@ -971,5 +987,151 @@ pub unsafe extern "C" fn acltdtSetQueueRouteQueryInfo(
     let mut b = field.to_ne_bytes();
     tri!(copy_param(F, src, &mut b));
     *field = u32::from_ne_bytes(b);
+    *set = true;
+    ACL_SUCCESS
+}
+
+/// Binds or unbinds each route of a list, writing each one's status;
+/// 500001 when any failed (its page: "任何一条绑定失败，本接口返回失败").
+fn bind_each(function: &str, list: *mut acltdtQueueRouteList, bind: bool) -> aclError {
+    let l = tri!(route_list_arg(function, list as usize));
+    tri!(current_device(function));
+    let mut l = l.lock();
+    let mut failed = Vec::new();
+    for r in l.iter_mut() {
+        let done = if bind {
+            tdt::bind(r.src, r.dst)
+        } else {
+            tdt::unbind(r.src, r.dst)
+        };
+        match done {
+            Ok(()) => {
+                r.status = if bind {
+                    ACL_TDT_QUEUE_ROUTE_BIND
+                } else {
+                    ACL_TDT_QUEUE_ROUTE_UNBIND
+                } as i32;
+            }
+            Err(e) => failed.push(format!("{} -> {}: {e:?}", r.src, r.dst)),
+        }
+    }
+    if failed.is_empty() {
+        return ACL_SUCCESS;
+    }
+    fail(
+        ACL_ERROR_FAILURE,
+        format!(
+            "{function}: {} of {} routes failed ({})",
+            failed.len(),
+            l.len(),
+            failed.join(", ")
+        ),
+    )
+}
+
+/// `acltdtBindQueueRoutes`: binds each route (status
+/// `ACL_TDT_QUEUE_ROUTE_BIND` in the list); 100000 for null, 107002 without
+/// a current device, 500001 when a route's queue does not exist, it is
+/// bound already or it would close a cycle (its status stays as it was).
+///
+/// # Safety
+///
+/// None: the handle is looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtBindQueueRoutes(
+    q_route_list: *mut acltdtQueueRouteList,
+) -> aclError {
+    bind_each("acltdtBindQueueRoutes", q_route_list, true)
+}
+
+/// `acltdtUnbindQueueRoutes`: unbinds each route (status
+/// `ACL_TDT_QUEUE_ROUTE_UNBIND`); 100000 for null, 107002 without a current
+/// device, 500001 when a route is not bound.
+///
+/// # Safety
+///
+/// None: the handle is looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtUnbindQueueRoutes(
+    q_route_list: *mut acltdtQueueRouteList,
+) -> aclError {
+    bind_each("acltdtUnbindQueueRoutes", q_route_list, false)
+}
+
+/// `acltdtQueryQueueRoutes`: the bound routes from a source, to a
+/// destination, or between both (status `ACL_TDT_QUEUE_ROUTE_BIND`; none is
+/// abnormal), into `qRouteList` (emptied first). 100000 for a null
+/// argument, a mode not set or unknown, or a queue the mode needs not set;
+/// 107002 without a current device.
+///
+/// # Safety
+///
+/// None: the handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acltdtQueryQueueRoutes(
+    query_info: *const acltdtQueueRouteQueryInfo,
+    q_route_list: *mut acltdtQueueRouteList,
+) -> aclError {
+    const F: &str = "acltdtQueryQueueRoutes";
+    let l = tri!(route_list_arg(F, q_route_list as usize));
+    let q = tri!(lookup(
+        &QUERY_INFOS,
+        "acltdtQueueRouteQueryInfo",
+        F,
+        "queryInfo",
+        query_info as usize
+    ));
+    l.lock().clear();
+    let q = q.lock();
+    // `CheckQueueRouteQueryInfo`.
+    let need = |set: bool, what: &str| {
+        if set {
+            Ok(())
+        } else {
+            Err(fail(
+                ACL_ERROR_INVALID_PARAM,
+                format!(
+                    "{F}: {what} must be set in acltdtQueueRouteQueryInfo (acltdtSetQueueRouteQueryInfo)"
+                ),
+            ))
+        }
+    };
+    tri!(need(q.set[0], "the mode"));
+    let (src, dst) = (q.src, q.dst);
+    let keep: Box<dyn Fn(u32, u32) -> bool> = match q.mode {
+        ACL_TDT_QUEUE_ROUTE_QUERY_SRC => {
+            tri!(need(q.set[1], "the source queue"));
+            Box::new(move |s, _| s == src)
+        }
+        ACL_TDT_QUEUE_ROUTE_QUERY_DST => {
+            tri!(need(q.set[2], "the destination queue"));
+            Box::new(move |_, d| d == dst)
+        }
+        ACL_TDT_QUEUE_ROUTE_QUERY_SRC_AND_DST => {
+            tri!(need(
+                q.set[1] && q.set[2],
+                "the source and destination queues"
+            ));
+            Box::new(move |s, d| s == src && d == dst)
+        }
+        ACL_TDT_QUEUE_ROUTE_QUERY_ABNORMAL => Box::new(|_, _| false),
+        m => {
+            return bad_type(
+                F,
+                m,
+                "ACL_TDT_QUEUE_ROUTE_QUERY_SRC, ACL_TDT_QUEUE_ROUTE_QUERY_DST, \
+                 ACL_TDT_QUEUE_ROUTE_QUERY_SRC_AND_DST, ACL_TDT_QUEUE_ROUTE_QUERY_ABNORMAL",
+            );
+        }
+    };
+    tri!(current_device(F));
+    *l.lock() = tdt::routes(keep)
+        .into_iter()
+        .map(|(s, d)| Route {
+            src: s,
+            dst: d,
+            status: ACL_TDT_QUEUE_ROUTE_BIND as i32,
+        })
+        .collect();
     ACL_SUCCESS
 }

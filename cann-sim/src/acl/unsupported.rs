@@ -2933,24 +2933,3 @@ pub unsafe extern "C" fn aclsysGetVersionNum(
     crate::recent_error::not_supported("aclsysGetVersionNum");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`acltdtBindQueueRoutes`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn acltdtBindQueueRoutes(_arg0: *mut acltdtQueueRouteList) -> aclError {
-    crate::recent_error::not_supported("acltdtBindQueueRoutes");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`acltdtQueryQueueRoutes`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn acltdtQueryQueueRoutes(
-    _arg0: *const acltdtQueueRouteQueryInfo,
-    _arg1: *mut acltdtQueueRouteList,
-) -> aclError {
-    crate::recent_error::not_supported("acltdtQueryQueueRoutes");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`acltdtUnbindQueueRoutes`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn acltdtUnbindQueueRoutes(_arg0: *mut acltdtQueueRouteList) -> aclError {
-    crate::recent_error::not_supported("acltdtUnbindQueueRoutes");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}

@@ -12,6 +12,10 @@
 //! - the data-transfer channels of `acltdtCreateChannel` (`libdatatransfer`'s
 //!   `TdtHostPushData`/`TdtHostPopData`), named per device, unbounded, and
 //!   stoppable (`TdtHostStop` wakes the receivers).
+//!
+//! Routes (`acltdtBindQueueRoutes`) stand for the device's queue scheduler:
+//! a message entering a route's source queue is moved, as soon as every
+//! destination has room, to each destination (one-to-many: a copy each).
 
 use parking_lot::{Condvar, Mutex};
 use std::collections::{HashMap, VecDeque};
@@ -254,16 +258,137 @@ pub fn queue(qid: u32) -> Option<Arc<MemQueue>> {
     QUEUES.lock().get(&qid).cloned()
 }
 
-/// Destroys the memory queue `qid`; its waiters fail. False when no such
-/// queue exists.
-pub fn destroy_queue(qid: u32) -> bool {
-    let q = QUEUES.lock().remove(&qid);
-    match q {
-        Some(q) => {
-            q.destroy();
-            true
+/// Why a queue could not be destroyed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DestroyError {
+    /// No such queue.
+    Unknown,
+    /// A route still uses it.
+    Routed,
+}
+
+/// Destroys the memory queue `qid`; its waiters fail.
+///
+/// # Errors
+///
+/// [`DestroyError`]: no such queue, or a bound route uses it.
+pub fn destroy_queue(qid: u32) -> Result<(), DestroyError> {
+    if ROUTES.lock().iter().any(|&(s, d)| s == qid || d == qid) {
+        return Err(DestroyError::Routed);
+    }
+    let q = QUEUES.lock().remove(&qid).ok_or(DestroyError::Unknown)?;
+    q.destroy();
+    Ok(())
+}
+
+/// The bound routes, (source, destination), in binding order.
+static ROUTES: LazyLock<Mutex<Vec<(u32, u32)>>> = LazyLock::new(Default::default);
+
+/// Why a route could not be bound or unbound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RouteError {
+    /// A queue of the route does not exist.
+    NoQueue,
+    /// The route is bound already (bind) or not bound (unbind).
+    State,
+    /// Binding it would close a cycle of routes (its page: "不允许成环").
+    Cycle,
+}
+
+/// Binds the route `src` → `dst`, then moves what `src` holds.
+///
+/// # Errors
+///
+/// [`RouteError`].
+pub fn bind(src: u32, dst: u32) -> Result<(), RouteError> {
+    if queue(src).is_none() || queue(dst).is_none() {
+        return Err(RouteError::NoQueue);
+    }
+    {
+        let mut routes = ROUTES.lock();
+        if routes.contains(&(src, dst)) {
+            return Err(RouteError::State);
         }
-        None => false,
+        // A cycle: `src` reachable from `dst`.
+        let mut seen = vec![dst];
+        let mut i = 0;
+        while let Some(&q) = seen.get(i) {
+            if q == src {
+                return Err(RouteError::Cycle);
+            }
+            for &(s, d) in routes.iter() {
+                if s == q && !seen.contains(&d) {
+                    seen.push(d);
+                }
+            }
+            i += 1;
+        }
+        routes.push((src, dst));
+    }
+    forward(src);
+    Ok(())
+}
+
+/// Unbinds the route `src` → `dst`.
+///
+/// # Errors
+///
+/// [`RouteError::State`] when it is not bound.
+pub fn unbind(src: u32, dst: u32) -> Result<(), RouteError> {
+    let mut routes = ROUTES.lock();
+    let i = routes
+        .iter()
+        .position(|&r| r == (src, dst))
+        .ok_or(RouteError::State)?;
+    routes.remove(i);
+    Ok(())
+}
+
+/// The bound routes `keep` selects.
+pub fn routes(keep: impl Fn(u32, u32) -> bool) -> Vec<(u32, u32)> {
+    ROUTES
+        .lock()
+        .iter()
+        .copied()
+        .filter(|&(s, d)| keep(s, d))
+        .collect()
+}
+
+/// Moves messages out of `src` along its routes while every destination
+/// has room, then onwards from the destinations.
+pub fn forward(src: u32) {
+    let dsts: Vec<u32> = routes(|s, _| s == src)
+        .into_iter()
+        .map(|(_, d)| d)
+        .collect();
+    let (Some(from), false) = (queue(src), dsts.is_empty()) else {
+        return;
+    };
+    let to: Vec<Arc<MemQueue>> = dsts.iter().filter_map(|&d| queue(d)).collect();
+    loop {
+        let room = to.iter().all(|q| q.count() < q.depth);
+        if !room {
+            break;
+        }
+        let Ok(msg) = from.pop(Wait::Never) else {
+            break;
+        };
+        for q in &to {
+            // Room was checked; a racing producer may have filled it: the
+            // scheduler then drops the copy, as an overwriting queue would.
+            let _ = q.push(msg.clone(), Wait::Never);
+        }
+    }
+    for d in dsts {
+        forward(d);
+    }
+}
+
+/// After a message left `qid`: moves messages into it from the sources of
+/// routes ending there.
+pub fn refill(qid: u32) {
+    for (s, _) in routes(|_, d| d == qid) {
+        forward(s);
     }
 }
 

@@ -528,3 +528,62 @@ ABI_CHECK(acltdtSetQueueRouteQueryInfo) {
     EXPECT_RC(acltdtSetQueueRouteQueryInfo(q, ACL_TDT_QUEUE_ROUTE_QUERY_SRC_ID_UINT32, 4, &src), ACL_SUCCESS);
     EXPECT_RC(acltdtDestroyQueueRouteQueryInfo(q), ACL_SUCCESS);
 }
+
+// Route binding: the simulator stands in for the device's queue scheduler.
+
+ABI_CHECK(acltdtBindQueueRoutes) {
+    acltdtQueueRouteList *l = acltdtCreateQueueRouteList();
+    EXPECT_RC(acltdtBindQueueRoutes(nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(acltdtBindQueueRoutes(l), ACL_ERROR_RT_CONTEXT_NULL);   // no device
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    uint32_t src = 0, dst = 0;
+    EXPECT_RC(acltdtCreateQueue(nullptr, &src), ACL_SUCCESS);
+    EXPECT_RC(acltdtCreateQueue(nullptr, &dst), ACL_SUCCESS);
+    acltdtQueueRoute *r = acltdtCreateQueueRoute(src, dst);
+    EXPECT_RC(acltdtAddQueueRoute(l, r), ACL_SUCCESS);
+    EXPECT_RC(acltdtBindQueueRoutes(l), ACL_SUCCESS);
+    EXPECT_RC(acltdtBindQueueRoutes(l), ACL_ERROR_FAILURE);   // bound already
+    char in[3] = {1, 2, 3}, out[3] = {0, 0, 0};
+    size_t n = 0;
+    EXPECT_RC(acltdtEnqueueData(src, in, 3, nullptr, 0, 0, 0), ACL_SUCCESS);
+    EXPECT_RC(acltdtDequeueData(dst, out, 3, &n, nullptr, 0, 0), ACL_SUCCESS);   // forwarded
+    EXPECT(n == 3 && out[2] == 3);
+    EXPECT_RC(acltdtDestroyQueue(src), ACL_ERROR_FAILURE);   // bound
+    EXPECT_RC(acltdtUnbindQueueRoutes(l), ACL_SUCCESS);
+    EXPECT_RC(acltdtDestroyQueue(src), ACL_SUCCESS);
+    EXPECT_RC(acltdtDestroyQueue(dst), ACL_SUCCESS);
+    EXPECT_RC(acltdtDestroyQueueRoute(r), ACL_SUCCESS);
+    EXPECT_RC(acltdtDestroyQueueRouteList(l), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(acltdtUnbindQueueRoutes) {
+    EXPECT_RC(acltdtUnbindQueueRoutes(nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    acltdtQueueRouteList *l = acltdtCreateQueueRouteList();
+    acltdtQueueRoute *r = acltdtCreateQueueRoute(7001, 7002);
+    EXPECT_RC(acltdtAddQueueRoute(l, r), ACL_SUCCESS);
+    EXPECT_RC(acltdtUnbindQueueRoutes(l), ACL_ERROR_FAILURE);   // not bound
+    EXPECT_RC(acltdtDestroyQueueRoute(r), ACL_SUCCESS);
+    EXPECT_RC(acltdtDestroyQueueRouteList(l), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+ABI_CHECK(acltdtQueryQueueRoutes) {
+    acltdtQueueRouteQueryInfo *q = acltdtCreateQueueRouteQueryInfo();
+    acltdtQueueRouteList *l = acltdtCreateQueueRouteList();
+    EXPECT_RC(acltdtQueryQueueRoutes(nullptr, l), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(acltdtQueryQueueRoutes(q, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(acltdtQueryQueueRoutes(q, l), ACL_ERROR_INVALID_PARAM);   // no mode set
+    acltdtQueueRouteQueryMode mode = ACL_TDT_QUEUE_ROUTE_QUERY_DST;
+    EXPECT_RC(acltdtSetQueueRouteQueryInfo(q, ACL_TDT_QUEUE_ROUTE_QUERY_MODE_ENUM, sizeof(mode), &mode), ACL_SUCCESS);
+    EXPECT_RC(acltdtQueryQueueRoutes(q, l), ACL_ERROR_INVALID_PARAM);   // no destination set
+    uint32_t dst = 7003;
+    EXPECT_RC(acltdtSetQueueRouteQueryInfo(q, ACL_TDT_QUEUE_ROUTE_QUERY_DST_ID_UINT32, 4, &dst), ACL_SUCCESS);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(acltdtQueryQueueRoutes(q, l), ACL_SUCCESS);
+    EXPECT(acltdtGetQueueRouteNum(l) == 0);
+    EXPECT_RC(acltdtDestroyQueueRouteList(l), ACL_SUCCESS);
+    EXPECT_RC(acltdtDestroyQueueRouteQueryInfo(q), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
