@@ -108,6 +108,7 @@ mod rt;
 mod state;
 mod stats;
 mod tables;
+mod tdt;
 pub mod telemetry;
 pub mod trace;
 

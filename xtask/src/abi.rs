@@ -84,8 +84,7 @@ const LIBS: [Lib; 2] = [
         sim_dir: "cann-sim/src/acl",
         status_type: "aclError",
         not_supported: "ACL_ERROR_API_NOT_SUPPORT",
-        // The data-transfer API (acl_tdt.h: channels; acl_tdt_queue.h: queues).
-        named_probes: &["acltdtSendTensor", "acltdtCreateQueue"],
+        named_probes: &[],
     },
     Lib {
         label: "HCCL",

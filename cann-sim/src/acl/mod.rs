@@ -131,6 +131,15 @@ pub use stream_config::*;
 mod sys_version;
 pub use sys_version::*;
 
+mod tdt_channel;
+pub use tdt_channel::*;
+
+mod tdt_dataset;
+pub use tdt_dataset::*;
+
+mod tdt_queue;
+pub use tdt_queue::*;
+
 mod value;
 pub use value::*;
 
