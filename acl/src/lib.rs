@@ -172,6 +172,7 @@ pub mod release;
 pub mod result;
 pub mod runtime;
 pub mod stream;
+pub mod tdt;
 pub mod tensor;
 pub mod vmm;
 

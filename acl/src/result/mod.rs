@@ -44,6 +44,7 @@ mod kernel;
 mod mdl;
 mod prof;
 pub mod raw;
+mod tdt;
 mod vmm;
 
 pub use aclnn::*;
@@ -55,6 +56,7 @@ pub use ipc::*;
 pub use kernel::*;
 pub use mdl::*;
 pub use prof::*;
+pub use tdt::*;
 pub use vmm::*;
 
 /// `aclInit`. Returns the raw code so that callers can tell

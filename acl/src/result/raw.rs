@@ -25,13 +25,14 @@ pub use acl_sys::{
     ACL_RT_MEMCPY_SDMA_AUTOMATIC_MAX, ACL_RT_MEMCPY_SDMA_AUTOMATIC_MIN,
     ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_STREAM_CPU_SCHEDULE, ACL_STREAM_DEVICE_USE_ONLY,
     ACL_STREAM_FAST_LAUNCH, ACL_STREAM_FAST_SYNC, ACL_STREAM_HUGE, ACL_STREAM_PERSISTENT,
-    ACL_UINT8, ACL_UINT16, ACL_UINT32, ACL_UINT64, ACL_UNKNOWN_RANK, aclDataBuffer, aclDataType,
-    aclFormat, aclTensorDesc, aclmdlBatch, aclmdlDataset, aclmdlDesc, aclmdlHW, aclmdlIODims,
-    aclmdlRI, aclmdlRICaptureMode, aclopAttr, aclopHandle, aclrtBinHandle, aclrtContext,
-    aclrtDevAttr, aclrtDevFeatureType, aclrtDrvMemHandle, aclrtEvent, aclrtFuncHandle,
-    aclrtMemLocation, aclrtPhysicalMemProp, aclrtRandomNumFuncParaInfo, aclrtRandomNumFuncType,
+    ACL_TENSOR_DATA_ABNORMAL, ACL_TENSOR_DATA_END_OF_SEQUENCE, ACL_TENSOR_DATA_TENSOR, ACL_UINT8,
+    ACL_UINT16, ACL_UINT32, ACL_UINT64, ACL_UNKNOWN_RANK, aclDataBuffer, aclDataType, aclFormat,
+    aclTensorDesc, aclmdlBatch, aclmdlDataset, aclmdlDesc, aclmdlHW, aclmdlIODims, aclmdlRI,
+    aclmdlRICaptureMode, aclopAttr, aclopHandle, aclrtBinHandle, aclrtContext, aclrtDevAttr,
+    aclrtDevFeatureType, aclrtDrvMemHandle, aclrtEvent, aclrtFuncHandle, aclrtMemLocation,
+    aclrtPhysicalMemProp, aclrtRandomNumFuncParaInfo, aclrtRandomNumFuncType,
     aclrtRandomNumTaskInfo, aclrtRandomParaInfo, aclrtReduceKind, aclrtStream, aclrtTaskGrp,
-    aclrtUniformDisInfo,
+    aclrtUniformDisInfo, acltdtChannelHandle, acltdtDataItem, acltdtDataset, acltdtTensorType,
 };
 
 pub use acl_sys::{
