@@ -238,6 +238,12 @@ pub struct Built {
     inner: Mutex<Inner>,
     /// Executions queued and not yet finished.
     running: Arc<AtomicUsize>,
+    /// Unique for the process: the check mode's key for the memory it
+    /// holds ([`crate::check::on_capture`]).
+    uid: u64,
+    /// Steps recorded so far, over all its streams (the check mode's step
+    /// numbers).
+    recorded: AtomicUsize,
 }
 
 /// `aclmdlRIBuildBegin` in context `ctx_id`.
@@ -253,6 +259,8 @@ pub fn begin(ctx_id: u64) -> Arc<Built> {
             program: None,
         }),
         running: Arc::new(AtomicUsize::new(0)),
+        uid: crate::rt::capture::next_model_uid(),
+        recorded: AtomicUsize::new(0),
     });
     BUILT.lock().insert(m.clone());
     m
@@ -375,13 +383,15 @@ impl Built {
     /// 207000 for event tasks, waits, host functions, callbacks and
     /// collectives: the simulator records copies, fills and operators only.
     pub(crate) fn record(
-        &self,
+        self: &Arc<Self>,
         s: &Stream,
         make: impl FnOnce(u64) -> TaskKind,
     ) -> Result<u64, Error> {
         let kind = make(0);
         let ranges = task_ranges(&kind);
-        match kind {
+        let api = kind.name();
+        let held = ranges.clone();
+        let n = match kind {
             TaskKind::Copy {
                 api,
                 dst,
@@ -422,7 +432,26 @@ impl Built {
                     ),
                 ))
             }
+        }?;
+        self.hold(s, api, held);
+        Ok(n)
+    }
+
+    /// Check mode: the model holds the memory of a recorded step from now
+    /// on, until it is destroyed (`free-while-captured`), and what the step
+    /// writes of memory nothing wrote before is unreadable until an
+    /// execution is queued (`uninitialised-read`), as for captured models.
+    fn hold(self: &Arc<Self>, s: &Stream, api: &'static str, ranges: Vec<TaskRange>) {
+        if !crate::check::enabled() || ranges.is_empty() {
+            return;
         }
+        let step = self.recorded.fetch_add(1, Ordering::Relaxed);
+        let kind = TaskKind::Op {
+            api,
+            ranges,
+            kernel: Arc::new(|| Ok(())),
+        };
+        crate::check::on_build(self.uid, self.handle(), step, s, &kind);
     }
 
     /// `aclrtSetLabel` on bound stream `s` (`label.cc` `Label::Set`).
@@ -465,7 +494,7 @@ impl Built {
     ///
     /// As [`Built::record`] for a model built already.
     pub fn switch_by_index(
-        &self,
+        self: &Arc<Self>,
         s: &Stream,
         index: usize,
         at: Expect,
@@ -480,8 +509,9 @@ impl Built {
                 max,
                 labels: list.labels.clone(),
             },
-        )
-        .map(drop)
+        )?;
+        self.hold(s, "aclrtSwitchLabelByIndex", vec![index_range(index, at)]);
+        Ok(())
     }
 
     /// `aclmdlRIEndTask` on bound stream `s`.
@@ -570,6 +600,9 @@ impl Built {
                 ),
             ));
         };
+        if crate::check::enabled() {
+            crate::check::on_built_execute(self.uid);
+        }
         self.running.fetch_add(1, Ordering::AcqRel);
         let guard = Running(self.running.clone());
         s.enqueue(move |_| TaskKind::Op {
@@ -607,13 +640,7 @@ impl Built {
                         max,
                         labels,
                     } => {
-                        ranges.push(TaskRange {
-                            what: "label index",
-                            addr: index,
-                            len: 4,
-                            at,
-                            how: Use::Read,
-                        });
+                        ranges.push(index_range(index, at));
                         Op::Switch {
                             index,
                             max,
@@ -655,6 +682,9 @@ impl Built {
             let _ = self.unbind(&s);
         }
         BUILT.lock().remove(self.handle());
+        if crate::check::enabled() {
+            crate::check::on_model_gone(self.uid);
+        }
         Ok(())
     }
 
@@ -682,8 +712,19 @@ impl Built {
     }
 }
 
+/// The `uint32` index a label switch reads.
+fn index_range(index: usize, at: Expect) -> TaskRange {
+    TaskRange {
+        what: "label index",
+        addr: index,
+        len: 4,
+        at,
+        how: Use::Read,
+    }
+}
+
 /// The ranges a recorded task touches.
-fn task_ranges(k: &TaskKind) -> Vec<TaskRange> {
+pub(crate) fn task_ranges(k: &TaskKind) -> Vec<TaskRange> {
     let r = |what, addr, len, at, how| TaskRange {
         what,
         addr,

@@ -223,6 +223,13 @@ fn exit(m: &Model) {
     ACTIVE.fetch_sub(1, Ordering::AcqRel);
 }
 
+/// A process-unique number for a model (captured or built): the check
+/// mode's key for the memory it holds.
+pub(crate) fn next_model_uid() -> u64 {
+    static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT_UID.fetch_add(1, Ordering::Relaxed)
+}
+
 /// `aclmdlRICaptureBegin`: `s` (of context `ctx_id`) records its work into
 /// a new model from now on.
 ///
@@ -267,10 +274,7 @@ pub fn begin(s: &Stream, mode: Mode, non_host: bool) -> Result<(), Error> {
         origin: s.label(),
         origin_id: s.id,
         origin_uid: s.shared.uid,
-        uid: {
-            static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-            NEXT_UID.fetch_add(1, Ordering::Relaxed)
-        },
+        uid: next_model_uid(),
         inner: Mutex::new(Inner {
             phase: Phase::Capturing,
             invalidated: false,
