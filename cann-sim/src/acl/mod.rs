@@ -62,6 +62,9 @@ pub use dump::*;
 mod model_build;
 pub use model_build::*;
 
+mod model_cond;
+pub use model_cond::*;
+
 mod model_ri;
 pub use model_ri::*;
 

@@ -577,46 +577,6 @@ pub unsafe extern "C" fn aclmdlRIAbort(_arg0: aclmdlRI) -> aclError {
     crate::recent_error::not_supported("aclmdlRIAbort");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclmdlRIAddCondTask`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRIAddCondTask(
-    _arg0: aclmdlRICondTaskParams,
-    _arg1: aclrtStream,
-    _arg2: u32,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRIAddCondTask");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRICaptureToModelRIBegin`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRICaptureToModelRIBegin(
-    _arg0: aclrtStream,
-    _arg1: aclmdlRI,
-    _arg2: aclmdlRICaptureMode,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRICaptureToModelRIBegin");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRICondHandleCreate`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRICondHandleCreate(
-    _arg0: aclmdlRI,
-    _arg1: u32,
-    _arg2: aclmdlRICondHandleFlag,
-    _arg3: *mut aclmdlRICondHandle,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRICondHandleCreate");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRICondHandleGetCondPtr`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRICondHandleGetCondPtr(
-    _arg0: aclmdlRICondHandle,
-    _arg1: *mut *mut u64,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRICondHandleGetCondPtr");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclmdlRIDebugPrint`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlRIDebugPrint(_arg0: aclmdlRI) -> aclError {

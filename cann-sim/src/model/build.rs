@@ -391,48 +391,22 @@ impl Built {
         let ranges = task_ranges(&kind);
         let api = kind.name();
         let held = ranges.clone();
-        let n = match kind {
-            TaskKind::Copy {
-                api,
-                dst,
-                src,
-                count,
-                ..
-            } => self
-                .push(s, Step::Task(Inst::Copy { dst, src, count }, ranges, api))
-                .map(|n| n as u64),
-            TaskKind::Upload { api, dst, data, .. } => self
-                .push(s, Step::Task(Inst::Upload { dst, data }, ranges, api))
-                .map(|n| n as u64),
-            TaskKind::Fill {
-                api,
-                dst,
-                count,
-                value,
-                ..
-            } => self
-                .push(s, Step::Task(Inst::Fill { dst, count, value }, ranges, api))
-                .map(|n| n as u64),
-            TaskKind::Op { api, kernel, .. } => self
-                .push(s, Step::Task(Inst::Kernel(kernel), ranges, api))
-                .map(|n| n as u64),
-            other => {
-                if let TaskKind::Record(r) = &other {
-                    r.done
-                        .cancel("the record was refused by a model build".to_string());
-                }
-                Err(err(
-                    ErrorKind::FeatureNotSupport,
-                    format!(
-                        "{} tasks cannot be added to a built model by cann-sim ({} is bound to \
-                         model {}); only copies, fills and operators can",
-                        other.name(),
-                        s.label(),
-                        self.id
-                    ),
-                ))
+        let Some(inst) = Inst::of(&kind) else {
+            if let TaskKind::Record(r) = &kind {
+                r.done
+                    .cancel("the record was refused by a model build".to_string());
             }
-        }?;
+            return Err(err(
+                ErrorKind::FeatureNotSupport,
+                format!(
+                    "{api} tasks cannot be added to a built model by cann-sim ({} is bound to \
+                     model {}); only copies, fills and operators can",
+                    s.label(),
+                    self.id
+                ),
+            ));
+        };
+        let n = self.push(s, Step::Task(inst, ranges, api))? as u64;
         self.hold(s, api, held);
         Ok(n)
     }
@@ -755,8 +729,9 @@ pub(crate) fn task_ranges(k: &TaskKind) -> Vec<TaskRange> {
     }
 }
 
-/// A recorded copy, upload, fill or operator (shared by the executions).
-enum Inst {
+/// A recorded copy, upload, fill or operator (shared by the executions;
+/// also a step of a conditional task's sub-model, [`crate::rt::cond`]).
+pub(crate) enum Inst {
     Copy {
         dst: usize,
         src: usize,
@@ -775,6 +750,32 @@ enum Inst {
 }
 
 impl Inst {
+    /// The instruction of a copy, upload, fill or operator task.
+    pub(crate) fn of(k: &TaskKind) -> Option<Inst> {
+        Some(match k {
+            TaskKind::Copy {
+                dst, src, count, ..
+            } => Inst::Copy {
+                dst: *dst,
+                src: *src,
+                count: *count,
+            },
+            TaskKind::Upload { dst, data, .. } => Inst::Upload {
+                dst: *dst,
+                data: data.clone(),
+            },
+            TaskKind::Fill {
+                dst, count, value, ..
+            } => Inst::Fill {
+                dst: *dst,
+                count: *count,
+                value: *value,
+            },
+            TaskKind::Op { kernel, .. } => Inst::Kernel(kernel.clone()),
+            _ => return None,
+        })
+    }
+
     /// The runtime's task type name (see [`type_name`]).
     fn type_name(&self) -> &'static str {
         match self {
@@ -865,9 +866,9 @@ impl Program {
     }
 }
 
-/// Runs a copy, upload, fill or operator of a model's program; its ranges
-/// were validated (see [`Program::run`]).
-fn run_task(i: &Inst) -> Result<(), Error> {
+/// Runs a copy, upload, fill or operator of a model's program (or of a
+/// conditional task); its ranges were validated (see [`Program::run`]).
+pub(crate) fn run_task(i: &Inst) -> Result<(), Error> {
     match i {
         Inst::Copy { dst, src, count } => {
             // SAFETY: both ends lie in live allocations, validated as ranges
