@@ -65,6 +65,9 @@ pub use model_build::*;
 mod model_cond;
 pub use model_cond::*;
 
+mod model_stream;
+pub use model_stream::*;
+
 mod model_ri;
 pub use model_ri::*;
 

@@ -1180,12 +1180,6 @@ pub unsafe extern "C" fn aclprofStr2Id(_arg0: *const ::core::ffi::c_char) -> u64
     // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
 }
-///`aclrtActiveStream`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtActiveStream(_arg0: aclrtStream, _arg1: aclrtStream) -> aclError {
-    crate::recent_error::not_supported("aclrtActiveStream");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtAllocBuf`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtAllocBuf(_arg0: *mut aclrtMbuf, _arg1: usize) -> aclError {
@@ -2829,20 +2823,6 @@ pub unsafe extern "C" fn aclrtStreamWaitEventWithTimeout(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtSubscribeHostFunc(_arg0: u64, _arg1: aclrtStream) -> aclError {
     crate::recent_error::not_supported("aclrtSubscribeHostFunc");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtSwitchStream`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtSwitchStream(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: aclrtCondition,
-    _arg2: *mut ::core::ffi::c_void,
-    _arg3: aclrtCompareDataType,
-    _arg4: aclrtStream,
-    _arg5: aclrtStream,
-    _arg6: aclrtStream,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtSwitchStream");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtTaskUpdateAsync`: not supported by cann-sim.

@@ -26,8 +26,9 @@
 //! - [`Built::load_complete`] (`aclmdlRIBuildEnd`): the model is ready; each
 //!   execution ([`Built::program`]) runs its head streams
 //!   (`ACL_MODEL_STREAM_FLAG_HEAD`), in the order they were bound, from
-//!   their first task; other streams run only when a label switch jumps to
-//!   them (the simulator does not model `aclrtActiveStream`).
+//!   their first task; other streams run only when a task activates them
+//!   ([`Built::active`], `aclrtActiveStream`) or a label or stream switch
+//!   ([`Built::switch_stream`], `aclrtSwitchStream`) jumps to them.
 //!
 //! An execution is one task on the executing stream: it runs the model's
 //! program (copies, fills, operators, label switches) in order on the
@@ -45,6 +46,10 @@ use std::sync::{Arc, Weak};
 
 /// Jumps one execution may take before it is stopped as a runaway loop.
 pub const MAX_JUMPS: u64 = 10_000_000;
+
+/// Stream activations nested in one execution (a stream activated by a
+/// stream activated by …) before it is stopped as a cycle.
+pub const MAX_ACTIVATION_DEPTH: usize = 1_000;
 
 fn err(kind: ErrorKind, msg: impl Into<String>) -> Error {
     Error::new(kind, msg)
@@ -172,6 +177,65 @@ enum Step {
     },
     /// `aclmdlRIEndTask`.
     End,
+    /// `aclrtActiveStream`: the bound stream (its uid) starts running.
+    Active(u64),
+    /// `aclrtSwitchStream`: when `left cond right` holds, the execution
+    /// continues at the start of the bound stream `target` (its uid).
+    SwitchStream {
+        /// The two operands in device memory, and their allocations.
+        left: (usize, Expect),
+        right: (usize, Expect),
+        /// The comparison.
+        cond: Compare,
+        /// 8-byte operands (`ACL_RT_SWITCH_INT64`), else 4.
+        wide: bool,
+        target: u64,
+    },
+}
+
+/// The comparison of a stream switch (`aclrtCondition`, in the order of
+/// its values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compare {
+    /// `ACL_RT_EQUAL`.
+    Eq,
+    /// `ACL_RT_NOT_EQUAL`.
+    Ne,
+    /// `ACL_RT_GREATER`.
+    Gt,
+    /// `ACL_RT_GREATER_OR_EQUAL`.
+    Ge,
+    /// `ACL_RT_LESS`.
+    Lt,
+    /// `ACL_RT_LESS_OR_EQUAL`.
+    Le,
+}
+
+impl Compare {
+    /// The comparison of a runtime value, `None` beyond `LESS_OR_EQUAL`.
+    pub fn from_raw(v: u32) -> Option<Compare> {
+        [
+            Compare::Eq,
+            Compare::Ne,
+            Compare::Gt,
+            Compare::Ge,
+            Compare::Lt,
+            Compare::Le,
+        ]
+        .get(v as usize)
+        .copied()
+    }
+
+    fn holds(self, l: i64, r: i64) -> bool {
+        match self {
+            Compare::Eq => l == r,
+            Compare::Ne => l != r,
+            Compare::Gt => l > r,
+            Compare::Ge => l >= r,
+            Compare::Lt => l < r,
+            Compare::Le => l <= r,
+        }
+    }
 }
 
 impl Step {
@@ -192,6 +256,9 @@ impl Step {
             Step::Label(_) => "LABEL_SET",
             Step::Switch { .. } => "STREAM_LABEL_SWITCH_BY_INDEX",
             Step::End => "MODEL_END_GRAPH",
+            // `stream_task_active.cc`, `cond_op_stream_task.cc`.
+            Step::Active(_) => "STREAM_ACTIVE",
+            Step::SwitchStream { .. } => "STREAM_SWITCH",
         }
     }
 }
@@ -518,41 +585,89 @@ impl Built {
         Ok(())
     }
 
-    /// `aclmdlRIBuildEnd`: the model can be executed.
+    /// The uid of `target`, a stream bound to this model.
     ///
     /// # Errors
     ///
-    /// 207000 when tasks were recorded on streams that are not head streams
-    /// and no label switch can reach them: they would run only when
-    /// activated (`aclrtActiveStream`), which the simulator does not model.
-    pub fn load_complete(&self) -> Result<(), Error> {
-        let mut inner = self.inner.lock();
-        let reachable: Vec<u64> = inner
-            .streams
-            .iter()
-            .flat_map(|b| b.steps.iter())
-            .filter_map(|st| match st {
-                Step::Switch { labels, .. } => Some(labels.clone()),
-                _ => None,
-            })
-            .flatten()
-            .filter_map(|l| l.set.lock().as_ref().map(|(_, uid, _)| *uid))
-            .collect();
-        if let Some(b) = inner
-            .streams
-            .iter()
-            .find(|b| !b.head && !b.steps.is_empty() && !reachable.contains(&b.uid))
-        {
-            return Err(err(
+    /// 207000 for a stream bound to another model: the simulator runs the
+    /// streams of one model only.
+    fn own_stream(&self, target: &Stream) -> Result<u64, Error> {
+        match bound_model(target) {
+            Some(m) if std::ptr::eq(Arc::as_ptr(&m), self) => Ok(target.shared.uid),
+            _ => Err(err(
                 ErrorKind::FeatureNotSupport,
                 format!(
-                    "{} was bound with ACL_MODEL_STREAM_FLAG_DEFAULT and holds tasks that only \
-                     stream activation (aclrtActiveStream) would run; cann-sim does not model it \
-                     — bind it with ACL_MODEL_STREAM_FLAG_HEAD or reach it by a label switch",
-                    b.label
+                    "{} is bound to another model than model {}; cann-sim activates and switches \
+                     to streams of the same model only",
+                    target.label(),
+                    self.id
                 ),
-            ));
+            )),
         }
+    }
+
+    /// `aclrtActiveStream` on bound stream `s`: when an execution reaches
+    /// it, `target` (bound to this model) starts running from its first
+    /// task, beside `s` (the simulator runs it there, before the rest of
+    /// `s`: one order parallel streams allow).
+    ///
+    /// # Errors
+    ///
+    /// 207000 for a target of another model; as [`Built::record`] for a
+    /// model built already.
+    pub fn active(self: &Arc<Self>, s: &Stream, target: &Stream) -> Result<(), Error> {
+        let uid = self.own_stream(target)?;
+        self.push(s, Step::Active(uid)).map(drop)
+    }
+
+    /// `aclrtSwitchStream` on bound stream `s`: when an execution reaches
+    /// it and `*left cond *right` holds (signed, 4 or 8 bytes), it
+    /// continues at the first task of `target` and the rest of `s` is not
+    /// run; otherwise `s` goes on.
+    ///
+    /// # Errors
+    ///
+    /// As [`Built::active`].
+    pub fn switch_stream(
+        self: &Arc<Self>,
+        s: &Stream,
+        left: (usize, Expect),
+        right: (usize, Expect),
+        cond: Compare,
+        wide: bool,
+        target: &Stream,
+    ) -> Result<(), Error> {
+        let uid = self.own_stream(target)?;
+        self.push(
+            s,
+            Step::SwitchStream {
+                left,
+                right,
+                cond,
+                wide,
+                target: uid,
+            },
+        )?;
+        let len = if wide { 8 } else { 4 };
+        let ranges = vec![
+            operand_range("leftValue", left, len),
+            operand_range("rightValue", right, len),
+        ];
+        self.hold(s, "aclrtSwitchStream", ranges);
+        Ok(())
+    }
+
+    /// `aclmdlRIBuildEnd`: the model can be executed.
+    ///
+    /// A stream bound with `ACL_MODEL_STREAM_FLAG_DEFAULT` runs only when a
+    /// task activates it (`aclrtActiveStream`) or jumps to it (a label or
+    /// stream switch); one nothing reaches never runs.
+    ///
+    /// # Errors
+    ///
+    /// None: the `Result` is the model engine's convention.
+    pub fn load_complete(&self) -> Result<(), Error> {
+        let mut inner = self.inner.lock();
         inner.phase = Phase::Ready;
         self.freeze(&mut inner);
         Ok(())
@@ -596,6 +711,15 @@ impl Built {
         let mut ranges = Vec::new();
         let mut streams = Vec::new();
         let mut labels = HashMap::new();
+        let index_of: HashMap<u64, usize> = inner
+            .streams
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (b.uid, i))
+            .collect();
+        // Bound to this model when recorded (`own_stream`), and a model
+        // keeps the streams it ever bound.
+        let at = |uid: u64| index_of.get(&uid).copied().unwrap_or(usize::MAX);
         for (si, b) in inner.streams.iter_mut().enumerate() {
             let mut ops = Vec::new();
             for (pi, st) in std::mem::take(&mut b.steps).into_iter().enumerate() {
@@ -622,6 +746,25 @@ impl Built {
                         }
                     }
                     Step::End => Op::End,
+                    Step::Active(uid) => Op::Active(at(uid)),
+                    Step::SwitchStream {
+                        left,
+                        right,
+                        cond,
+                        wide,
+                        target,
+                    } => {
+                        let len = if wide { 8 } else { 4 };
+                        ranges.push(operand_range("leftValue", left, len));
+                        ranges.push(operand_range("rightValue", right, len));
+                        Op::SwitchStream {
+                            left: left.0,
+                            right: right.0,
+                            cond,
+                            wide,
+                            target: at(target),
+                        }
+                    }
                 });
             }
             streams.push((b.head, b.label.clone(), ops));
@@ -683,6 +826,17 @@ impl Built {
                 (b.id, tasks)
             })
             .collect()
+    }
+}
+
+/// An operand of a stream switch.
+fn operand_range(what: &'static str, (addr, at): (usize, Expect), len: usize) -> TaskRange {
+    TaskRange {
+        what,
+        addr,
+        len,
+        at,
+        how: Use::Read,
     }
 }
 
@@ -797,6 +951,16 @@ enum Op {
         labels: Vec<usize>,
     },
     End,
+    /// Starts the stream of this index.
+    Active(usize),
+    SwitchStream {
+        left: usize,
+        right: usize,
+        cond: Compare,
+        wide: bool,
+        /// The stream index.
+        target: usize,
+    },
 }
 
 /// A built model's frozen program: what one execution runs.
@@ -814,17 +978,70 @@ impl Program {
     /// and the allocation table's read lock is held.
     fn run(&self) -> Result<(), Error> {
         let mut jumps = 0u64;
+        // The head streams, in the order they were bound, each from its
+        // first task, until one reaches the end task.
         for (start, (head, ..)) in self.streams.iter().enumerate() {
-            if !head {
-                continue;
+            if *head && self.run_from(start, &mut jumps, 0)? {
+                break;
             }
+        }
+        Ok(())
+    }
+
+    /// Runs stream `start` from its first task, following label and stream
+    /// switches; an activated stream runs, from its first task, where it is
+    /// activated (before the rest of the activating stream: one order the
+    /// two parallel streams allow). Returns whether the end task was
+    /// reached.
+    fn run_from(&self, start: usize, jumps: &mut u64, depth: usize) -> Result<bool, Error> {
+        {
             let (mut si, mut pc) = (start, 0usize);
-            while let Some(op) = self.streams[si].2.get(pc) {
+            while let Some(op) = self.streams.get(si).and_then(|s| s.2.get(pc)) {
                 pc += 1;
                 match op {
                     Op::Nop => {}
-                    Op::End => return Ok(()),
+                    Op::End => return Ok(true),
                     Op::Task(k) => run_task(k)?,
+                    Op::Active(t) => {
+                        self.count_jump(jumps)?;
+                        if depth >= MAX_ACTIVATION_DEPTH {
+                            return Err(err(
+                                ErrorKind::ModelFault,
+                                format!(
+                                    "model {}: {MAX_ACTIVATION_DEPTH} stream activations nested \
+                                     in one execution; do streams activate each other in a \
+                                     cycle?",
+                                    self.model
+                                ),
+                            ));
+                        }
+                        if self.run_from(*t, jumps, depth + 1)? {
+                            return Ok(true);
+                        }
+                    }
+                    Op::SwitchStream {
+                        left,
+                        right,
+                        cond,
+                        wide,
+                        target,
+                    } => {
+                        let read = |addr: usize| {
+                            if *wide {
+                                // SAFETY: 8 bytes of a live allocation
+                                // (validated as a range of the task, kept
+                                // alive by the read lock the worker holds).
+                                unsafe { std::ptr::read_unaligned(addr as *const i64) }
+                            } else {
+                                // SAFETY: as above, 4 bytes.
+                                i64::from(unsafe { std::ptr::read_unaligned(addr as *const i32) })
+                            }
+                        };
+                        if cond.holds(read(*left), read(*right)) {
+                            self.count_jump(jumps)?;
+                            (si, pc) = (*target, 0);
+                        }
+                    }
                     Op::Switch { index, max, labels } => {
                         // SAFETY: the 4 bytes at `index` lie in a live
                         // allocation (validated as a range of the task,
@@ -846,21 +1063,31 @@ impl Program {
                                 ),
                             ));
                         };
-                        jumps += 1;
-                        if jumps > MAX_JUMPS {
-                            return Err(err(
-                                ErrorKind::ModelFault,
-                                format!(
-                                    "model {}: {MAX_JUMPS} label jumps in one execution; a loop \
-                                     whose index never changes?",
-                                    self.model
-                                ),
-                            ));
-                        }
+                        self.count_jump(jumps)?;
                         (si, pc) = (ts, tp + 1);
                     }
                 }
             }
+        }
+        Ok(false)
+    }
+
+    /// Counts a jump or activation of one execution.
+    ///
+    /// # Errors
+    ///
+    /// 507011 beyond [`MAX_JUMPS`]: a runaway loop.
+    fn count_jump(&self, jumps: &mut u64) -> Result<(), Error> {
+        *jumps += 1;
+        if *jumps > MAX_JUMPS {
+            return Err(err(
+                ErrorKind::ModelFault,
+                format!(
+                    "model {}: {MAX_JUMPS} jumps or activations in one execution; a loop whose \
+                     condition never changes?",
+                    self.model
+                ),
+            ));
         }
         Ok(())
     }
