@@ -964,12 +964,13 @@ fn on_model_step(
     }
 }
 
-/// An execution of the built model with uid `model` is being queued: it
-/// runs its whole program as one task, whose reads of what the program
-/// itself wrote earlier are ordered inside it, so what only the model
+/// An execution is being queued that runs the work of the model with uid
+/// `model` inside one task (a built model's program, or a sub-model of a
+/// conditional task inside the conditional task): its reads of what it
+/// wrote earlier are ordered inside the task, so what only the model
 /// initialises is no longer unwritten (stream order and the race reports
 /// cover it from then on, as for a launch of a captured model).
-pub(crate) fn on_built_execute(model: u64) {
+pub(crate) fn on_inline_execution(model: u64) {
     let mut c = CAPTURED.lock();
     c.at_launch.retain(|_, ranges| {
         ranges.retain(|r| r.model != model);

@@ -626,3 +626,33 @@ fn sub_models_are_captured_once_and_run_only_through_their_parent() {
     }
     free(out);
 }
+
+#[test]
+fn a_sub_model_reading_memory_it_wrote_itself_runs_without_a_check_report() {
+    use_device(0);
+    // `tmp` is written only inside the sub-model, then read there: one
+    // conditional task, ordered inside it (no uninitialised read under
+    // CANN_SIM_CHECK).
+    let (tmp, out) = (malloc(16), malloc(16));
+    let (s1, s2) = (create_stream(), create_stream());
+    begin(s1);
+    let parent = info(s1);
+    let h = cond_handle(parent, 1, ACL_MODEL_RI_COND_HANDLE_ASSIGN_DEFAULT);
+    let mut sub = [null_mut()];
+    ok(add_cond(h, ACL_MODEL_RI_COND_TYPE_IF, &mut sub, s1));
+    ok(begin_sub(s2, sub[0]));
+    ok(memset_async(tmp, 16, 0x66, s2));
+    ok(memcpy_async(out, tmp, 16, ACL_MEMCPY_DEVICE_TO_DEVICE, s2));
+    end_sub(s2);
+    let m = end(s1);
+    let exec = create_stream();
+    ok(execute(m, exec));
+    ok(sync(exec));
+    assert_eq!(to_host(out, 16), vec![0x66; 16]);
+    destroy(m);
+    for s in [s1, s2, exec] {
+        destroy_stream(s);
+    }
+    free(tmp);
+    free(out);
+}

@@ -690,7 +690,7 @@ impl Built {
             ));
         };
         if crate::check::enabled() {
-            crate::check::on_built_execute(self.uid);
+            crate::check::on_inline_execution(self.uid);
         }
         self.running.fetch_add(1, Ordering::AcqRel);
         let guard = Running(self.running.clone());

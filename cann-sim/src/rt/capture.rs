@@ -927,6 +927,11 @@ impl Model {
         let mut conds = Vec::new();
         self.all_conds(&mut conds);
         let defaults: Vec<TaskKind> = conds.iter().filter_map(|h| h.default_task()).collect();
+        if check::enabled() {
+            for sub in conds.iter().flat_map(|h| h.sub_models()) {
+                check::on_inline_execution(sub.uid);
+            }
+        }
         let inner = self.inner.lock();
         match inner.phase {
             Phase::Capturing => {
