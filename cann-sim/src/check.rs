@@ -31,7 +31,7 @@
 //! | `use-after-free` | a call given memory that was freed (quarantined, see below), or freeing it again | `ACL_ERROR_RT_PARAM_INVALID` (107000; HCCL `HCCL_E_PARA`, aclnn 361001) |
 //! | `double-destroy` | destroying an aclnn object (tensor, scalar, array, list, executor) already destroyed | `ACLNN_ERR_PARAM_INVALID` (161002) |
 //! | `copy-kind` | `aclrtMemcpy`/`aclrtMemcpyAsync` given a kind other than `ACL_MEMCPY_DEFAULT` that contradicts the pointers between device and pinned memory | none: the runtime corrects the kind (hicann/runtime `src/runtime/api/impl/api_error.cc`, `MemcpyKindAutoCorrect`), so in `report` mode the call succeeds and the copy is done; only [`reports()`] records it |
-//! | `free-while-captured` | `aclrtFree`, `aclrtFreeHost`, `aclrtUnmapMem` of an allocation a live captured model uses (capturing or captured, not yet destroyed by `aclmdlRIDestroy`), the work of streams that joined the capture through `aclrtStreamWaitEvent` included | 207002 as `free-while-pending` (see below); the memory is not freed |
+//! | `free-while-captured` | `aclrtFree`, `aclrtFreeHost`, `aclrtUnmapMem` of an allocation a live captured model uses (capturing or captured, not yet destroyed by `aclmdlRIDestroy`), the work of streams that joined the capture through `aclrtStreamWaitEvent` included; the same for a model built explicitly (`aclmdlRIBuildBegin`: the work its bound streams recorded, its label switches' indices) | 207002 as `free-while-pending` (see below); the memory is not freed |
 //! | `uninitialised-read` | a synchronous access or a queued task reading device memory that is "written-at-launch" (see below) | 507004, as `host-race` and `stream-race`; nothing is done / the task is not queued |
 //!
 //! **Graph capture** (`aclmdlRI*`, `rt/capture.rs`): each task
@@ -48,6 +48,15 @@
 //! something outside a capture writes them. An allocation written outside a
 //! capture counts as written in full; pinned host memory never is
 //! written-at-launch (plain host stores write it unseen).
+//!
+//! **Built models** (`aclmdlRIBuildBegin` … `aclmdlRIBuildEnd`,
+//! `model/build.rs`) hold memory the same way (`on_build`): each task a
+//! bound stream records, and each label switch's index, is registered from
+//! its recording until `aclmdlRIDestroy`; an execution is one task whose
+//! ranges are all of the model's, so executions race, and host accesses
+//! and frees race executions, as queued work does; what a recorded task
+//! writes in memory nothing wrote before is written-at-launch until an
+//! execution is queued.
 //!
 //! The codes: the released runtime checks neither (`aclrtFree` does not look
 //! at models; a read returns what the memory holds), so the check picks the
@@ -739,6 +748,9 @@ struct CapturedStep {
 struct CapturedModel {
     /// Its handle, for messages.
     handle: usize,
+    /// Built explicitly (`aclmdlRIBuildBegin`), not captured: the messages
+    /// say "built" and "recorded".
+    built: bool,
     /// By step (index in the model).
     steps: HashMap<usize, CapturedStep>,
 }
@@ -752,6 +764,8 @@ struct AtLaunch {
     /// The model's uid.
     model: u64,
     handle: usize,
+    /// The model was built explicitly, not captured.
+    built: bool,
     api: &'static str,
     stream: StreamRef,
 }
@@ -818,18 +832,20 @@ impl Captured {
                     .find(|r| r.addr < hi && lo < r.end);
                 if let Some(r) = hit {
                     let body = format!(
-                        "{} reads {}, which only model {:#x} initialises: its captured {} \
+                        "{} reads {}, which only model {:#x} initialises: its {} {} \
                          (from {}) writes [{:#x}, {:#x}) and no launch of the model has been \
                          queued since, so those bytes were never written (launch the model with \
                          aclmdlRIExecuteAsync first, or initialise the memory before the \
-                         capture). {tail}",
+                         {}). {tail}",
                         who(),
                         a.describe(),
                         r.handle,
+                        if r.built { "recorded" } else { "captured" },
                         r.api,
                         r.stream,
                         r.addr,
                         r.end,
+                        if r.built { "build" } else { "capture" },
                     );
                     return Err(Error::new(
                         ErrorKind::StreamNotComplete,
@@ -879,6 +895,25 @@ impl Captured {
 /// freed, and what it writes of device memory never written outside a
 /// capture is "written-at-launch": unreadable until a launch is queued.
 pub(crate) fn on_capture(model: u64, handle: usize, step: usize, stream: &Stream, kind: &TaskKind) {
+    on_model_step(model, handle, false, step, stream, kind);
+}
+
+/// [`on_capture`] for a step recorded into a model built explicitly
+/// (`aclmdlRIBuildBegin`: the work of a bound stream, a label switch's
+/// index): the model holds its memory the same way until
+/// `aclmdlRIDestroy`, and an execution initialises what it writes.
+pub(crate) fn on_build(model: u64, handle: usize, step: usize, stream: &Stream, kind: &TaskKind) {
+    on_model_step(model, handle, true, step, stream, kind);
+}
+
+fn on_model_step(
+    model: u64,
+    handle: usize,
+    built: bool,
+    step: usize,
+    stream: &Stream,
+    kind: &TaskKind,
+) {
     let accesses = kind.accesses();
     let resolved = resolve(&state::memory().read(), &accesses);
     let me = StreamRef::of(stream);
@@ -888,6 +923,7 @@ pub(crate) fn on_capture(model: u64, handle: usize, step: usize, stream: &Stream
         .entry(model)
         .or_insert_with(|| CapturedModel {
             handle,
+            built,
             steps: HashMap::new(),
         })
         .steps
@@ -909,6 +945,7 @@ pub(crate) fn on_capture(model: u64, handle: usize, step: usize, stream: &Stream
                     end: a.acc.addr.saturating_add(a.acc.len),
                     model,
                     handle,
+                    built,
                     api: kind.name(),
                     stream: me,
                 });
@@ -925,6 +962,20 @@ pub(crate) fn on_capture(model: u64, handle: usize, step: usize, stream: &Stream
             },
         );
     }
+}
+
+/// An execution is being queued that runs the work of the model with uid
+/// `model` inside one task (a built model's program, or a sub-model of a
+/// conditional task inside the conditional task): its reads of what it
+/// wrote earlier are ordered inside the task, so what only the model
+/// initialises is no longer unwritten (stream order and the race reports
+/// cover it from then on, as for a launch of a captured model).
+pub(crate) fn on_inline_execution(model: u64) {
+    let mut c = CAPTURED.lock();
+    c.at_launch.retain(|_, ranges| {
+        ranges.retain(|r| r.model != model);
+        !ranges.is_empty()
+    });
 }
 
 /// The model with uid `model` was destroyed (or its capture abandoned):
@@ -958,10 +1009,12 @@ fn captured_user(c: &Captured, api: &str, addr: usize, id: u64) -> Option<Error>
         })
         .min_by_key(|&(n, ..)| *n)?;
     let body = format!(
-        "{api}({addr:#x}) while model {:#x}, captured and not destroyed, uses it: its captured {} \
+        "{api}({addr:#x}) while model {:#x}, {} and not destroyed, uses it: its {} {} \
          (step #{}, from {}) {} {}; every launch of the model would use the freed memory \
          (destroy the model with aclmdlRIDestroy first). The memory was not freed.",
         m.handle,
+        if m.built { "built" } else { "captured" },
+        if m.built { "recorded" } else { "captured" },
         step.api,
         n + 1,
         step.stream,

@@ -34,7 +34,7 @@ pub struct Check {
 /// The check files, in the order their groups run. Each area has its own
 /// file, so that people working on different parts of the simulator add
 /// checks without touching the same one.
-const FILES: [(&str, &str); 8] = [
+const FILES: [(&str, &str); 9] = [
     (
         "xtask/abi/checks/runtime.cpp",
         include_str!("../abi/checks/runtime.cpp"),
@@ -66,6 +66,10 @@ const FILES: [(&str, &str); 8] = [
     (
         "xtask/abi/checks/tdt.cpp",
         include_str!("../abi/checks/tdt.cpp"),
+    ),
+    (
+        "xtask/abi/checks/modelcond.cpp",
+        include_str!("../abi/checks/modelcond.cpp"),
     ),
 ];
 

@@ -86,6 +86,7 @@ pub fn rt_code(kind: ErrorKind) -> aclError {
         ErrorKind::CaptureInvalidated => ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED,
         ErrorKind::TaskTimeout => ACL_ERROR_RT_TASK_TIMEOUT,
         ErrorKind::StreamModel => ACL_ERROR_RT_STREAM_MODEL,
+        ErrorKind::SubGraphCapturing => acl_sys::ACL_ERROR_RT_SUB_ACLGRAPH_IS_CAPTURING,
     })
 }
 

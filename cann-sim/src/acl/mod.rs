@@ -71,6 +71,12 @@ pub use dump::*;
 mod model_build;
 pub use model_build::*;
 
+mod model_cond;
+pub use model_cond::*;
+
+mod model_stream;
+pub use model_stream::*;
+
 mod model_ri;
 pub use model_ri::*;
 

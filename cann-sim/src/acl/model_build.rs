@@ -400,7 +400,7 @@ fn label_in_context(function: &str, l: &Label, ctx: &Context) -> Result<(), aclE
 }
 
 /// The stream must be bound to a model: 107005.
-fn bound_of(function: &str, s: &Stream) -> Result<Arc<Built>, aclError> {
+pub(crate) fn bound_of(function: &str, s: &Stream) -> Result<Arc<Built>, aclError> {
     build::bound_model(s).ok_or_else(|| {
         fail(
             code(ACL_ERROR_RT_STREAM_MODEL),

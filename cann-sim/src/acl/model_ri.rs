@@ -115,7 +115,9 @@ pub unsafe extern "C" fn aclmdlRICaptureBegin(
 /// `aclmdlRICaptureEnd`: ends the capture of `stream`; `*modelRI` is the
 /// model holding its work (null after a failure).
 ///
-/// Null stream → 100000; null `modelRI` → 107000; not capturing → 107029;
+/// Null stream → 100000; null `modelRI` → 107000 (allowed when the stream
+/// captures into a sub-model of a conditional task); not capturing → 107029;
+/// a sub-model of one of its conditional tasks not captured → 107046;
 /// another thread, mode not RELAXED → 107038 (the capture ends and its
 /// model is destroyed all the same).
 ///
@@ -134,19 +136,29 @@ pub unsafe extern "C" fn aclmdlRICaptureEnd(
     if stream.is_null() {
         return common::null_arg(F, "stream");
     }
-    if model_ri.is_null() {
-        // `api_impl_aclgraph.cc` `ApiImpl::StreamEndCapture`.
+    // `api_impl_aclgraph.cc` `ApiImpl::StreamEndCapture`: the capture of a
+    // sub-model of a conditional task takes a null `modelRI` and leaves it
+    // alone on failure; a root capture needs one, nulled on failure.
+    let into_sub = match common::stream_arg(F, stream) {
+        Ok(Some(s)) => capture::info(&s).is_some_and(|m| m.sub),
+        _ => false,
+    };
+    if model_ri.is_null() && !into_sub {
         return fail(PARAM_INVALID, format!("{F}: modelRI is null"));
     }
-    // SAFETY: checked non-null; the caller passes a writable handle.
-    unsafe { *model_ri = std::ptr::null_mut() };
+    if !into_sub {
+        // SAFETY: checked non-null; the caller passes a writable handle.
+        unsafe { *model_ri = std::ptr::null_mut() };
+    }
     let s = tri!(common::stream_arg(F, stream));
     let ctx = tri!(common::current(F));
     let s = common::or_default(s, &ctx);
     match capture::end(&s) {
         Ok(m) => {
-            // SAFETY: as above.
-            unsafe { *model_ri = m.handle() as aclmdlRI };
+            if !model_ri.is_null() {
+                // SAFETY: non-null; the caller passes a writable handle.
+                unsafe { *model_ri = m.handle() as aclmdlRI };
+            }
             ACL_SUCCESS
         }
         Err(e) => rt_fail(F, e),

@@ -563,46 +563,6 @@ pub unsafe extern "C" fn aclmdlRIAbort(_arg0: aclmdlRI) -> aclError {
     crate::recent_error::not_supported("aclmdlRIAbort");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclmdlRIAddCondTask`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRIAddCondTask(
-    _arg0: aclmdlRICondTaskParams,
-    _arg1: aclrtStream,
-    _arg2: u32,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRIAddCondTask");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRICaptureToModelRIBegin`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRICaptureToModelRIBegin(
-    _arg0: aclrtStream,
-    _arg1: aclmdlRI,
-    _arg2: aclmdlRICaptureMode,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRICaptureToModelRIBegin");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRICondHandleCreate`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRICondHandleCreate(
-    _arg0: aclmdlRI,
-    _arg1: u32,
-    _arg2: aclmdlRICondHandleFlag,
-    _arg3: *mut aclmdlRICondHandle,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRICondHandleCreate");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRICondHandleGetCondPtr`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRICondHandleGetCondPtr(
-    _arg0: aclmdlRICondHandle,
-    _arg1: *mut *mut u64,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRICondHandleGetCondPtr");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclmdlRIDebugPrint`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlRIDebugPrint(_arg0: aclmdlRI) -> aclError {
@@ -1205,12 +1165,6 @@ pub unsafe extern "C" fn aclprofStr2Id(_arg0: *const ::core::ffi::c_char) -> u64
     crate::recent_error::not_supported("aclprofStr2Id");
     // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
     unsafe { ::core::mem::zeroed() }
-}
-///`aclrtActiveStream`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtActiveStream(_arg0: aclrtStream, _arg1: aclrtStream) -> aclError {
-    crate::recent_error::not_supported("aclrtActiveStream");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtAllocBuf`: not supported by cann-sim.
 #[unsafe(no_mangle)]
@@ -2790,20 +2744,6 @@ pub unsafe extern "C" fn aclrtStreamWaitEventWithTimeout(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtSubscribeHostFunc(_arg0: u64, _arg1: aclrtStream) -> aclError {
     crate::recent_error::not_supported("aclrtSubscribeHostFunc");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclrtSwitchStream`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtSwitchStream(
-    _arg0: *mut ::core::ffi::c_void,
-    _arg1: aclrtCondition,
-    _arg2: *mut ::core::ffi::c_void,
-    _arg3: aclrtCompareDataType,
-    _arg4: aclrtStream,
-    _arg5: aclrtStream,
-    _arg6: aclrtStream,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtSwitchStream");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclrtTaskUpdateAsync`: not supported by cann-sim.

@@ -26,8 +26,9 @@
 //! - [`Built::load_complete`] (`aclmdlRIBuildEnd`): the model is ready; each
 //!   execution ([`Built::program`]) runs its head streams
 //!   (`ACL_MODEL_STREAM_FLAG_HEAD`), in the order they were bound, from
-//!   their first task; other streams run only when a label switch jumps to
-//!   them (the simulator does not model `aclrtActiveStream`).
+//!   their first task; other streams run only when a task activates them
+//!   ([`Built::active`], `aclrtActiveStream`) or a label or stream switch
+//!   ([`Built::switch_stream`], `aclrtSwitchStream`) jumps to them.
 //!
 //! An execution is one task on the executing stream: it runs the model's
 //! program (copies, fills, operators, label switches) in order on the
@@ -45,6 +46,10 @@ use std::sync::{Arc, Weak};
 
 /// Jumps one execution may take before it is stopped as a runaway loop.
 pub const MAX_JUMPS: u64 = 10_000_000;
+
+/// Stream activations nested in one execution (a stream activated by a
+/// stream activated by …) before it is stopped as a cycle.
+pub const MAX_ACTIVATION_DEPTH: usize = 1_000;
 
 fn err(kind: ErrorKind, msg: impl Into<String>) -> Error {
     Error::new(kind, msg)
@@ -172,6 +177,65 @@ enum Step {
     },
     /// `aclmdlRIEndTask`.
     End,
+    /// `aclrtActiveStream`: the bound stream (its uid) starts running.
+    Active(u64),
+    /// `aclrtSwitchStream`: when `left cond right` holds, the execution
+    /// continues at the start of the bound stream `target` (its uid).
+    SwitchStream {
+        /// The two operands in device memory, and their allocations.
+        left: (usize, Expect),
+        right: (usize, Expect),
+        /// The comparison.
+        cond: Compare,
+        /// 8-byte operands (`ACL_RT_SWITCH_INT64`), else 4.
+        wide: bool,
+        target: u64,
+    },
+}
+
+/// The comparison of a stream switch (`aclrtCondition`, in the order of
+/// its values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compare {
+    /// `ACL_RT_EQUAL`.
+    Eq,
+    /// `ACL_RT_NOT_EQUAL`.
+    Ne,
+    /// `ACL_RT_GREATER`.
+    Gt,
+    /// `ACL_RT_GREATER_OR_EQUAL`.
+    Ge,
+    /// `ACL_RT_LESS`.
+    Lt,
+    /// `ACL_RT_LESS_OR_EQUAL`.
+    Le,
+}
+
+impl Compare {
+    /// The comparison of a runtime value, `None` beyond `LESS_OR_EQUAL`.
+    pub fn from_raw(v: u32) -> Option<Compare> {
+        [
+            Compare::Eq,
+            Compare::Ne,
+            Compare::Gt,
+            Compare::Ge,
+            Compare::Lt,
+            Compare::Le,
+        ]
+        .get(v as usize)
+        .copied()
+    }
+
+    fn holds(self, l: i64, r: i64) -> bool {
+        match self {
+            Compare::Eq => l == r,
+            Compare::Ne => l != r,
+            Compare::Gt => l > r,
+            Compare::Ge => l >= r,
+            Compare::Lt => l < r,
+            Compare::Le => l <= r,
+        }
+    }
 }
 
 impl Step {
@@ -192,6 +256,9 @@ impl Step {
             Step::Label(_) => "LABEL_SET",
             Step::Switch { .. } => "STREAM_LABEL_SWITCH_BY_INDEX",
             Step::End => "MODEL_END_GRAPH",
+            // `stream_task_active.cc`, `cond_op_stream_task.cc`.
+            Step::Active(_) => "STREAM_ACTIVE",
+            Step::SwitchStream { .. } => "STREAM_SWITCH",
         }
     }
 }
@@ -238,6 +305,12 @@ pub struct Built {
     inner: Mutex<Inner>,
     /// Executions queued and not yet finished.
     running: Arc<AtomicUsize>,
+    /// Unique for the process: the check mode's key for the memory it
+    /// holds ([`crate::check::on_capture`]).
+    uid: u64,
+    /// Steps recorded so far, over all its streams (the check mode's step
+    /// numbers).
+    recorded: AtomicUsize,
 }
 
 /// `aclmdlRIBuildBegin` in context `ctx_id`.
@@ -253,6 +326,8 @@ pub fn begin(ctx_id: u64) -> Arc<Built> {
             program: None,
         }),
         running: Arc::new(AtomicUsize::new(0)),
+        uid: crate::rt::capture::next_model_uid(),
+        recorded: AtomicUsize::new(0),
     });
     BUILT.lock().insert(m.clone());
     m
@@ -375,54 +450,49 @@ impl Built {
     /// 207000 for event tasks, waits, host functions, callbacks and
     /// collectives: the simulator records copies, fills and operators only.
     pub(crate) fn record(
-        &self,
+        self: &Arc<Self>,
         s: &Stream,
         make: impl FnOnce(u64) -> TaskKind,
     ) -> Result<u64, Error> {
         let kind = make(0);
         let ranges = task_ranges(&kind);
-        match kind {
-            TaskKind::Copy {
-                api,
-                dst,
-                src,
-                count,
-                ..
-            } => self
-                .push(s, Step::Task(Inst::Copy { dst, src, count }, ranges, api))
-                .map(|n| n as u64),
-            TaskKind::Upload { api, dst, data, .. } => self
-                .push(s, Step::Task(Inst::Upload { dst, data }, ranges, api))
-                .map(|n| n as u64),
-            TaskKind::Fill {
-                api,
-                dst,
-                count,
-                value,
-                ..
-            } => self
-                .push(s, Step::Task(Inst::Fill { dst, count, value }, ranges, api))
-                .map(|n| n as u64),
-            TaskKind::Op { api, kernel, .. } => self
-                .push(s, Step::Task(Inst::Kernel(kernel), ranges, api))
-                .map(|n| n as u64),
-            other => {
-                if let TaskKind::Record(r) = &other {
-                    r.done
-                        .cancel("the record was refused by a model build".to_string());
-                }
-                Err(err(
-                    ErrorKind::FeatureNotSupport,
-                    format!(
-                        "{} tasks cannot be added to a built model by cann-sim ({} is bound to \
-                         model {}); only copies, fills and operators can",
-                        other.name(),
-                        s.label(),
-                        self.id
-                    ),
-                ))
+        let api = kind.name();
+        let held = ranges.clone();
+        let Some(inst) = Inst::of(&kind) else {
+            if let TaskKind::Record(r) = &kind {
+                r.done
+                    .cancel("the record was refused by a model build".to_string());
             }
+            return Err(err(
+                ErrorKind::FeatureNotSupport,
+                format!(
+                    "{api} tasks cannot be added to a built model by cann-sim ({} is bound to \
+                     model {}); only copies, fills and operators can",
+                    s.label(),
+                    self.id
+                ),
+            ));
+        };
+        let n = self.push(s, Step::Task(inst, ranges, api))? as u64;
+        self.hold(s, api, held);
+        Ok(n)
+    }
+
+    /// Check mode: the model holds the memory of a recorded step from now
+    /// on, until it is destroyed (`free-while-captured`), and what the step
+    /// writes of memory nothing wrote before is unreadable until an
+    /// execution is queued (`uninitialised-read`), as for captured models.
+    fn hold(self: &Arc<Self>, s: &Stream, api: &'static str, ranges: Vec<TaskRange>) {
+        if !crate::check::enabled() || ranges.is_empty() {
+            return;
         }
+        let step = self.recorded.fetch_add(1, Ordering::Relaxed);
+        let kind = TaskKind::Op {
+            api,
+            ranges,
+            kernel: Arc::new(|| Ok(())),
+        };
+        crate::check::on_build(self.uid, self.handle(), step, s, &kind);
     }
 
     /// `aclrtSetLabel` on bound stream `s` (`label.cc` `Label::Set`).
@@ -465,7 +535,7 @@ impl Built {
     ///
     /// As [`Built::record`] for a model built already.
     pub fn switch_by_index(
-        &self,
+        self: &Arc<Self>,
         s: &Stream,
         index: usize,
         at: Expect,
@@ -480,8 +550,9 @@ impl Built {
                 max,
                 labels: list.labels.clone(),
             },
-        )
-        .map(drop)
+        )?;
+        self.hold(s, "aclrtSwitchLabelByIndex", vec![index_range(index, at)]);
+        Ok(())
     }
 
     /// `aclmdlRIEndTask` on bound stream `s`.
@@ -514,41 +585,89 @@ impl Built {
         Ok(())
     }
 
-    /// `aclmdlRIBuildEnd`: the model can be executed.
+    /// The uid of `target`, a stream bound to this model.
     ///
     /// # Errors
     ///
-    /// 207000 when tasks were recorded on streams that are not head streams
-    /// and no label switch can reach them: they would run only when
-    /// activated (`aclrtActiveStream`), which the simulator does not model.
-    pub fn load_complete(&self) -> Result<(), Error> {
-        let mut inner = self.inner.lock();
-        let reachable: Vec<u64> = inner
-            .streams
-            .iter()
-            .flat_map(|b| b.steps.iter())
-            .filter_map(|st| match st {
-                Step::Switch { labels, .. } => Some(labels.clone()),
-                _ => None,
-            })
-            .flatten()
-            .filter_map(|l| l.set.lock().as_ref().map(|(_, uid, _)| *uid))
-            .collect();
-        if let Some(b) = inner
-            .streams
-            .iter()
-            .find(|b| !b.head && !b.steps.is_empty() && !reachable.contains(&b.uid))
-        {
-            return Err(err(
+    /// 207000 for a stream bound to another model: the simulator runs the
+    /// streams of one model only.
+    fn own_stream(&self, target: &Stream) -> Result<u64, Error> {
+        match bound_model(target) {
+            Some(m) if std::ptr::eq(Arc::as_ptr(&m), self) => Ok(target.shared.uid),
+            _ => Err(err(
                 ErrorKind::FeatureNotSupport,
                 format!(
-                    "{} was bound with ACL_MODEL_STREAM_FLAG_DEFAULT and holds tasks that only \
-                     stream activation (aclrtActiveStream) would run; cann-sim does not model it \
-                     — bind it with ACL_MODEL_STREAM_FLAG_HEAD or reach it by a label switch",
-                    b.label
+                    "{} is bound to another model than model {}; cann-sim activates and switches \
+                     to streams of the same model only",
+                    target.label(),
+                    self.id
                 ),
-            ));
+            )),
         }
+    }
+
+    /// `aclrtActiveStream` on bound stream `s`: when an execution reaches
+    /// it, `target` (bound to this model) starts running from its first
+    /// task, beside `s` (the simulator runs it there, before the rest of
+    /// `s`: one order parallel streams allow).
+    ///
+    /// # Errors
+    ///
+    /// 207000 for a target of another model; as [`Built::record`] for a
+    /// model built already.
+    pub fn active(self: &Arc<Self>, s: &Stream, target: &Stream) -> Result<(), Error> {
+        let uid = self.own_stream(target)?;
+        self.push(s, Step::Active(uid)).map(drop)
+    }
+
+    /// `aclrtSwitchStream` on bound stream `s`: when an execution reaches
+    /// it and `*left cond *right` holds (signed, 4 or 8 bytes), it
+    /// continues at the first task of `target` and the rest of `s` is not
+    /// run; otherwise `s` goes on.
+    ///
+    /// # Errors
+    ///
+    /// As [`Built::active`].
+    pub fn switch_stream(
+        self: &Arc<Self>,
+        s: &Stream,
+        left: (usize, Expect),
+        right: (usize, Expect),
+        cond: Compare,
+        wide: bool,
+        target: &Stream,
+    ) -> Result<(), Error> {
+        let uid = self.own_stream(target)?;
+        self.push(
+            s,
+            Step::SwitchStream {
+                left,
+                right,
+                cond,
+                wide,
+                target: uid,
+            },
+        )?;
+        let len = if wide { 8 } else { 4 };
+        let ranges = vec![
+            operand_range("leftValue", left, len),
+            operand_range("rightValue", right, len),
+        ];
+        self.hold(s, "aclrtSwitchStream", ranges);
+        Ok(())
+    }
+
+    /// `aclmdlRIBuildEnd`: the model can be executed.
+    ///
+    /// A stream bound with `ACL_MODEL_STREAM_FLAG_DEFAULT` runs only when a
+    /// task activates it (`aclrtActiveStream`) or jumps to it (a label or
+    /// stream switch); one nothing reaches never runs.
+    ///
+    /// # Errors
+    ///
+    /// None: the `Result` is the model engine's convention.
+    pub fn load_complete(&self) -> Result<(), Error> {
+        let mut inner = self.inner.lock();
         inner.phase = Phase::Ready;
         self.freeze(&mut inner);
         Ok(())
@@ -570,6 +689,9 @@ impl Built {
                 ),
             ));
         };
+        if crate::check::enabled() {
+            crate::check::on_inline_execution(self.uid);
+        }
         self.running.fetch_add(1, Ordering::AcqRel);
         let guard = Running(self.running.clone());
         s.enqueue(move |_| TaskKind::Op {
@@ -589,6 +711,15 @@ impl Built {
         let mut ranges = Vec::new();
         let mut streams = Vec::new();
         let mut labels = HashMap::new();
+        let index_of: HashMap<u64, usize> = inner
+            .streams
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (b.uid, i))
+            .collect();
+        // Bound to this model when recorded (`own_stream`), and a model
+        // keeps the streams it ever bound.
+        let at = |uid: u64| index_of.get(&uid).copied().unwrap_or(usize::MAX);
         for (si, b) in inner.streams.iter_mut().enumerate() {
             let mut ops = Vec::new();
             for (pi, st) in std::mem::take(&mut b.steps).into_iter().enumerate() {
@@ -607,13 +738,7 @@ impl Built {
                         max,
                         labels,
                     } => {
-                        ranges.push(TaskRange {
-                            what: "label index",
-                            addr: index,
-                            len: 4,
-                            at,
-                            how: Use::Read,
-                        });
+                        ranges.push(index_range(index, at));
                         Op::Switch {
                             index,
                             max,
@@ -621,6 +746,25 @@ impl Built {
                         }
                     }
                     Step::End => Op::End,
+                    Step::Active(uid) => Op::Active(at(uid)),
+                    Step::SwitchStream {
+                        left,
+                        right,
+                        cond,
+                        wide,
+                        target,
+                    } => {
+                        let len = if wide { 8 } else { 4 };
+                        ranges.push(operand_range("leftValue", left, len));
+                        ranges.push(operand_range("rightValue", right, len));
+                        Op::SwitchStream {
+                            left: left.0,
+                            right: right.0,
+                            cond,
+                            wide,
+                            target: at(target),
+                        }
+                    }
                 });
             }
             streams.push((b.head, b.label.clone(), ops));
@@ -655,6 +799,9 @@ impl Built {
             let _ = self.unbind(&s);
         }
         BUILT.lock().remove(self.handle());
+        if crate::check::enabled() {
+            crate::check::on_model_gone(self.uid);
+        }
         Ok(())
     }
 
@@ -682,8 +829,30 @@ impl Built {
     }
 }
 
+/// An operand of a stream switch.
+fn operand_range(what: &'static str, (addr, at): (usize, Expect), len: usize) -> TaskRange {
+    TaskRange {
+        what,
+        addr,
+        len,
+        at,
+        how: Use::Read,
+    }
+}
+
+/// The `uint32` index a label switch reads.
+fn index_range(index: usize, at: Expect) -> TaskRange {
+    TaskRange {
+        what: "label index",
+        addr: index,
+        len: 4,
+        at,
+        how: Use::Read,
+    }
+}
+
 /// The ranges a recorded task touches.
-fn task_ranges(k: &TaskKind) -> Vec<TaskRange> {
+pub(crate) fn task_ranges(k: &TaskKind) -> Vec<TaskRange> {
     let r = |what, addr, len, at, how| TaskRange {
         what,
         addr,
@@ -714,8 +883,9 @@ fn task_ranges(k: &TaskKind) -> Vec<TaskRange> {
     }
 }
 
-/// A recorded copy, upload, fill or operator (shared by the executions).
-enum Inst {
+/// A recorded copy, upload, fill or operator (shared by the executions;
+/// also a step of a conditional task's sub-model, [`crate::rt::cond`]).
+pub(crate) enum Inst {
     Copy {
         dst: usize,
         src: usize,
@@ -734,6 +904,32 @@ enum Inst {
 }
 
 impl Inst {
+    /// The instruction of a copy, upload, fill or operator task.
+    pub(crate) fn of(k: &TaskKind) -> Option<Inst> {
+        Some(match k {
+            TaskKind::Copy {
+                dst, src, count, ..
+            } => Inst::Copy {
+                dst: *dst,
+                src: *src,
+                count: *count,
+            },
+            TaskKind::Upload { dst, data, .. } => Inst::Upload {
+                dst: *dst,
+                data: data.clone(),
+            },
+            TaskKind::Fill {
+                dst, count, value, ..
+            } => Inst::Fill {
+                dst: *dst,
+                count: *count,
+                value: *value,
+            },
+            TaskKind::Op { kernel, .. } => Inst::Kernel(kernel.clone()),
+            _ => return None,
+        })
+    }
+
     /// The runtime's task type name (see [`type_name`]).
     fn type_name(&self) -> &'static str {
         match self {
@@ -755,6 +951,16 @@ enum Op {
         labels: Vec<usize>,
     },
     End,
+    /// Starts the stream of this index.
+    Active(usize),
+    SwitchStream {
+        left: usize,
+        right: usize,
+        cond: Compare,
+        wide: bool,
+        /// The stream index.
+        target: usize,
+    },
 }
 
 /// A built model's frozen program: what one execution runs.
@@ -772,17 +978,70 @@ impl Program {
     /// and the allocation table's read lock is held.
     fn run(&self) -> Result<(), Error> {
         let mut jumps = 0u64;
+        // The head streams, in the order they were bound, each from its
+        // first task, until one reaches the end task.
         for (start, (head, ..)) in self.streams.iter().enumerate() {
-            if !head {
-                continue;
+            if *head && self.run_from(start, &mut jumps, 0)? {
+                break;
             }
+        }
+        Ok(())
+    }
+
+    /// Runs stream `start` from its first task, following label and stream
+    /// switches; an activated stream runs, from its first task, where it is
+    /// activated (before the rest of the activating stream: one order the
+    /// two parallel streams allow). Returns whether the end task was
+    /// reached.
+    fn run_from(&self, start: usize, jumps: &mut u64, depth: usize) -> Result<bool, Error> {
+        {
             let (mut si, mut pc) = (start, 0usize);
-            while let Some(op) = self.streams[si].2.get(pc) {
+            while let Some(op) = self.streams.get(si).and_then(|s| s.2.get(pc)) {
                 pc += 1;
                 match op {
                     Op::Nop => {}
-                    Op::End => return Ok(()),
+                    Op::End => return Ok(true),
                     Op::Task(k) => run_task(k)?,
+                    Op::Active(t) => {
+                        self.count_jump(jumps)?;
+                        if depth >= MAX_ACTIVATION_DEPTH {
+                            return Err(err(
+                                ErrorKind::ModelFault,
+                                format!(
+                                    "model {}: {MAX_ACTIVATION_DEPTH} stream activations nested \
+                                     in one execution; do streams activate each other in a \
+                                     cycle?",
+                                    self.model
+                                ),
+                            ));
+                        }
+                        if self.run_from(*t, jumps, depth + 1)? {
+                            return Ok(true);
+                        }
+                    }
+                    Op::SwitchStream {
+                        left,
+                        right,
+                        cond,
+                        wide,
+                        target,
+                    } => {
+                        let read = |addr: usize| {
+                            if *wide {
+                                // SAFETY: 8 bytes of a live allocation
+                                // (validated as a range of the task, kept
+                                // alive by the read lock the worker holds).
+                                unsafe { std::ptr::read_unaligned(addr as *const i64) }
+                            } else {
+                                // SAFETY: as above, 4 bytes.
+                                i64::from(unsafe { std::ptr::read_unaligned(addr as *const i32) })
+                            }
+                        };
+                        if cond.holds(read(*left), read(*right)) {
+                            self.count_jump(jumps)?;
+                            (si, pc) = (*target, 0);
+                        }
+                    }
                     Op::Switch { index, max, labels } => {
                         // SAFETY: the 4 bytes at `index` lie in a live
                         // allocation (validated as a range of the task,
@@ -804,29 +1063,39 @@ impl Program {
                                 ),
                             ));
                         };
-                        jumps += 1;
-                        if jumps > MAX_JUMPS {
-                            return Err(err(
-                                ErrorKind::ModelFault,
-                                format!(
-                                    "model {}: {MAX_JUMPS} label jumps in one execution; a loop \
-                                     whose index never changes?",
-                                    self.model
-                                ),
-                            ));
-                        }
+                        self.count_jump(jumps)?;
                         (si, pc) = (ts, tp + 1);
                     }
                 }
             }
         }
+        Ok(false)
+    }
+
+    /// Counts a jump or activation of one execution.
+    ///
+    /// # Errors
+    ///
+    /// 507011 beyond [`MAX_JUMPS`]: a runaway loop.
+    fn count_jump(&self, jumps: &mut u64) -> Result<(), Error> {
+        *jumps += 1;
+        if *jumps > MAX_JUMPS {
+            return Err(err(
+                ErrorKind::ModelFault,
+                format!(
+                    "model {}: {MAX_JUMPS} jumps or activations in one execution; a loop whose \
+                     condition never changes?",
+                    self.model
+                ),
+            ));
+        }
         Ok(())
     }
 }
 
-/// Runs a copy, upload, fill or operator of a model's program; its ranges
-/// were validated (see [`Program::run`]).
-fn run_task(i: &Inst) -> Result<(), Error> {
+/// Runs a copy, upload, fill or operator of a model's program (or of a
+/// conditional task); its ranges were validated (see [`Program::run`]).
+pub(crate) fn run_task(i: &Inst) -> Result<(), Error> {
     match i {
         Inst::Copy { dst, src, count } => {
             // SAFETY: both ends lie in live allocations, validated as ranges

@@ -53,6 +53,7 @@
 //!   queued before does not — the same as on the device when launches are
 //!   ordered after the update stream, as they must be.
 
+use super::cond::CondHandle;
 use super::error::{Error, ErrorKind};
 use super::event::Event;
 use super::handles::{Lookup, Table};
@@ -92,6 +93,9 @@ impl Mode {
 /// Where a model is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
+    /// A sub-model of a conditional task that no stream captured into yet
+    /// (`RtCaptureModelStatus::NONE`).
+    Empty,
     /// Its stream is capturing into it.
     Capturing,
     /// Captured: it can be executed.
@@ -112,6 +116,9 @@ enum Step {
     /// `aclrtStreamWaitEvent` on an `ACL_EVENT_EXTERNAL` event: each
     /// execution waits for the event's record at the time it runs.
     WaitExternal(Arc<Event>),
+    /// `aclmdlRIAddCondTask`: each execution reads the handle's value and
+    /// runs the sub-model it selects ([`super::cond`]).
+    Cond(Arc<CondHandle>),
 }
 
 struct Inner {
@@ -133,6 +140,9 @@ struct Inner {
     waited: HashSet<usize>,
     /// Streams that joined the capture by waiting on one of its events.
     joined: Vec<Joined>,
+    /// Condition handles created on it (`aclmdlRICondHandleCreate`); they
+    /// live as long as it does (`CaptureModel::ModelPushBackCondHandle`).
+    conds: Vec<Arc<CondHandle>>,
 }
 
 /// A stream that joined a capture (cross-stream capture).
@@ -146,20 +156,44 @@ struct Joined {
     last_record: Option<usize>,
 }
 
-/// A model run instance made by a capture (`aclmdlRI`).
-pub struct Model {
-    /// The capturing stream's context.
-    pub ctx_id: u64,
+/// Who began the capture of a model.
+struct Origin {
     /// The capture mode.
-    pub mode: Mode,
+    mode: Mode,
     /// The thread that began the capture.
     thread: ThreadId,
     /// The capturing stream, for messages.
-    origin: String,
+    label: String,
     /// The capturing stream's id (the JSON dump's stream).
-    origin_id: i32,
+    id: i32,
     /// The capturing stream's `Shared::uid`.
-    origin_uid: u64,
+    uid: u64,
+}
+
+impl Origin {
+    fn of(s: &Stream, mode: Mode) -> Origin {
+        Origin {
+            mode,
+            thread: std::thread::current().id(),
+            label: s.label(),
+            id: s.id,
+            uid: s.shared.uid,
+        }
+    }
+}
+
+/// A model run instance made by a capture (`aclmdlRI`), or a sub-model of a
+/// conditional task (`aclmdlRIAddCondTask`) that a capture fills
+/// (`aclmdlRICaptureToModelRIBegin`).
+pub struct Model {
+    /// The capturing stream's context.
+    pub ctx_id: u64,
+    /// Who began its capture; unset for a sub-model not captured yet.
+    origin: std::sync::OnceLock<Origin>,
+    /// A sub-model of a conditional task (`CaptureModel::IsSubCaptureModel`):
+    /// it runs only through its parent's executions, and is destroyed with
+    /// the parent.
+    pub sub: bool,
     /// Unique for the process (the check mode's key for its memory).
     uid: u64,
     inner: Mutex<Inner>,
@@ -200,27 +234,36 @@ fn err(kind: ErrorKind, msg: impl Into<String>) -> Error {
 }
 
 fn enter(m: &Model) {
+    let Some(o) = m.origin.get() else { return };
     let mut modes = MODES.lock();
-    modes.contexts.entry(m.ctx_id).or_default()[m.mode as usize] += 1;
-    modes.threads.entry(m.thread).or_default()[m.mode as usize] += 1;
+    modes.contexts.entry(m.ctx_id).or_default()[o.mode as usize] += 1;
+    modes.threads.entry(o.thread).or_default()[o.mode as usize] += 1;
     ACTIVE.fetch_add(1, Ordering::AcqRel);
 }
 
 fn exit(m: &Model) {
+    let Some(o) = m.origin.get() else { return };
     let mut modes = MODES.lock();
     if let Some(c) = modes.contexts.get_mut(&m.ctx_id) {
-        c[m.mode as usize] = c[m.mode as usize].saturating_sub(1);
+        c[o.mode as usize] = c[o.mode as usize].saturating_sub(1);
         if *c == [0; 3] {
             modes.contexts.remove(&m.ctx_id);
         }
     }
-    if let Some(t) = modes.threads.get_mut(&m.thread) {
-        t[m.mode as usize] = t[m.mode as usize].saturating_sub(1);
+    if let Some(t) = modes.threads.get_mut(&o.thread) {
+        t[o.mode as usize] = t[o.mode as usize].saturating_sub(1);
         if *t == [0; 3] {
-            modes.threads.remove(&m.thread);
+            modes.threads.remove(&o.thread);
         }
     }
     ACTIVE.fetch_sub(1, Ordering::AcqRel);
+}
+
+/// A process-unique number for a model (captured or built): the check
+/// mode's key for the memory it holds.
+pub(crate) fn next_model_uid() -> u64 {
+    static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT_UID.fetch_add(1, Ordering::Relaxed)
 }
 
 /// `aclmdlRICaptureBegin`: `s` (of context `ctx_id`) records its work into
@@ -231,6 +274,23 @@ fn exit(m: &Model) {
 /// 207000 for a default stream, 107027 for a stream capturing already,
 /// 507000 for a stream that takes no host work.
 pub fn begin(s: &Stream, mode: Mode, non_host: bool) -> Result<(), Error> {
+    begin_into(s, mode, non_host, None)
+}
+
+/// `aclmdlRICaptureToModelRIBegin` (`into`: a sub-model of a conditional
+/// task) or `aclmdlRICaptureBegin` (`None`: a new model).
+///
+/// # Errors
+///
+/// As [`begin`]; 107026 for a sub-model captured already
+/// (`context_aclgraph.cc` `CheckCaptureModelIsCaptured`,
+/// `RT_ERROR_MODEL_CAPTURED`), checked first (`Context::StreamBeginCapture`).
+pub fn begin_into(
+    s: &Stream,
+    mode: Mode,
+    non_host: bool,
+    into: Option<Arc<Model>>,
+) -> Result<(), Error> {
     if s.is_default {
         return Err(err(
             ErrorKind::FeatureNotSupport,
@@ -253,6 +313,17 @@ pub fn begin(s: &Stream, mode: Mode, non_host: bool) -> Result<(), Error> {
             ),
         ));
     }
+    if let Some(m) = &into
+        && m.inner.lock().phase != Phase::Empty
+    {
+        return Err(err(
+            ErrorKind::ModelCaptured,
+            format!(
+                "sub-model {:#x} is captured already; a sub-model is captured once",
+                m.handle()
+            ),
+        ));
+    }
     let mut slot = s.capture.lock();
     if slot.is_some() {
         return Err(err(
@@ -260,34 +331,36 @@ pub fn begin(s: &Stream, mode: Mode, non_host: bool) -> Result<(), Error> {
             format!("{} is capturing already", s.label()),
         ));
     }
-    let m = Arc::new(Model {
-        ctx_id: s.ctx_id,
-        mode,
-        thread: std::thread::current().id(),
-        origin: s.label(),
-        origin_id: s.id,
-        origin_uid: s.shared.uid,
-        uid: {
-            static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-            NEXT_UID.fetch_add(1, Ordering::Relaxed)
-        },
-        inner: Mutex::new(Inner {
-            phase: Phase::Capturing,
-            invalidated: false,
-            group_error: None,
-            open_groups: 0,
-            groups: Vec::new(),
-            steps: Vec::new(),
-            events: Vec::new(),
-            waited: HashSet::new(),
-            joined: Vec::new(),
-        }),
-        running: Arc::new(AtomicUsize::new(0)),
-    });
-    MODELS.lock().insert(m.clone());
+    let m = match into {
+        Some(m) => {
+            let _ = m.origin.set(Origin::of(s, mode));
+            m.inner.lock().phase = Phase::Capturing;
+            m
+        }
+        None => {
+            let m = Model::new(s.ctx_id, false, Phase::Capturing);
+            let _ = m.origin.set(Origin::of(s, mode));
+            MODELS.lock().insert(m.clone());
+            m
+        }
+    };
     enter(&m);
     *slot = Some(m);
     Ok(())
+}
+
+/// The sub-models of a conditional task added on `s`, a stream capturing
+/// into `parent` (`Context::CreateSubCaptureModels`): `n` empty models of
+/// the parent's context, registered as handles.
+pub(crate) fn new_sub_models(parent: &Model, n: usize) -> Vec<Arc<Model>> {
+    let mut table = MODELS.lock();
+    (0..n)
+        .map(|_| {
+            let m = Model::new(parent.ctx_id, true, Phase::Empty);
+            table.insert(m.clone());
+            m
+        })
+        .collect()
 }
 
 /// `aclmdlRICaptureEnd`: ends the capture of `s` and returns its model.
@@ -309,17 +382,23 @@ pub fn end(s: &Stream) -> Result<Arc<Model>, Error> {
             format!("{} is not capturing", s.label()),
         ));
     };
-    if m.origin_uid != s.shared.uid {
+    let Some(o) = m.origin.get() else {
+        return Err(err(
+            ErrorKind::Internal,
+            format!("{} captures into a model nobody began", s.label()),
+        ));
+    };
+    if o.uid != s.shared.uid {
         return Err(err(
             ErrorKind::CaptureUnmatched,
             format!(
                 "{} joined the capture of {}; end it there",
                 s.label(),
-                m.origin
+                o.label
             ),
         ));
     }
-    let failure = if m.mode != Mode::Relaxed && m.thread != std::thread::current().id() {
+    let failure = if o.mode != Mode::Relaxed && o.thread != std::thread::current().id() {
         Some(err(
             ErrorKind::CaptureWrongThread,
             format!(
@@ -350,6 +429,17 @@ pub fn end(s: &Stream) -> Result<Arc<Model>, Error> {
                 s.label()
             ),
         ))
+    } else if let Some(sub) = m.capturing_sub() {
+        // `Context::StreamEndCapture`, `CheckSubModelsIsEndCapture`.
+        Some(err(
+            ErrorKind::SubGraphCapturing,
+            format!(
+                "sub-model {sub:#x} of a conditional task of the capture of {} is still \
+                 capturing or was never captured (end its capture with aclmdlRICaptureEnd \
+                 first); the capture is ended and its model destroyed",
+                s.label()
+            ),
+        ))
     } else {
         m.unjoined().map(|label| {
             err(
@@ -367,7 +457,11 @@ pub fn end(s: &Stream) -> Result<Arc<Model>, Error> {
     match failure {
         Some(e) => {
             finish(&m, Phase::Abandoned);
-            m.unregister();
+            // A sub-model is destroyed with its parent only
+            // (`ClearCaptureModel`).
+            if !m.sub {
+                m.unregister();
+            }
             Err(e)
         }
         None => {
@@ -501,7 +595,7 @@ pub fn event_captured(e: &Arc<Event>) -> Result<(), Error> {
             format!(
                 "the event was recorded in the capture of {}, which is still active: it cannot \
                  be synchronised or queried until the capture ends",
-                m.origin
+                m.origin_label()
             ),
         )),
         None => Ok(()),
@@ -541,7 +635,7 @@ pub fn join_by_wait(s: &Arc<Stream>, e: &Arc<Event>) -> Result<bool, Error> {
             ErrorKind::StreamCaptureImplicit,
             format!(
                 "the event is part of the capture of {}; the default stream cannot wait on it",
-                m.origin
+                m.origin_label()
             ),
         ));
     }
@@ -558,9 +652,122 @@ pub fn join_by_wait(s: &Arc<Stream>, e: &Arc<Event>) -> Result<bool, Error> {
 }
 
 impl Model {
+    fn new(ctx_id: u64, sub: bool, phase: Phase) -> Arc<Model> {
+        Arc::new(Model {
+            ctx_id,
+            origin: std::sync::OnceLock::new(),
+            sub,
+            uid: next_model_uid(),
+            inner: Mutex::new(Inner {
+                phase,
+                invalidated: false,
+                group_error: None,
+                open_groups: 0,
+                groups: Vec::new(),
+                steps: Vec::new(),
+                events: Vec::new(),
+                waited: HashSet::new(),
+                joined: Vec::new(),
+                conds: Vec::new(),
+            }),
+            running: Arc::new(AtomicUsize::new(0)),
+        })
+    }
+
     /// Its handle: its address, under which [`MODELS`] knows it.
     pub fn handle(&self) -> usize {
         self as *const Model as usize
+    }
+
+    /// The stream that began its capture, for messages.
+    fn origin_label(&self) -> String {
+        match self.origin.get() {
+            Some(o) => o.label.clone(),
+            None => format!(
+                "no stream (sub-model {:#x} was never captured)",
+                self.handle()
+            ),
+        }
+    }
+
+    /// Whether it was made by a capture that is active
+    /// (`CaptureModel::IsCaptureActive`).
+    pub fn capture_active(&self) -> bool {
+        self.inner.lock().phase == Phase::Capturing
+    }
+
+    /// Whether it is captured and can run (`READY`).
+    pub(crate) fn is_ready(&self) -> bool {
+        self.inner.lock().phase == Phase::Ready
+    }
+
+    /// A sub-model of one of its conditional tasks that is not captured
+    /// (`CaptureModel::CheckSubModelsIsEndCapture`), by handle.
+    fn capturing_sub(&self) -> Option<usize> {
+        let conds: Vec<Arc<CondHandle>> = self
+            .inner
+            .lock()
+            .steps
+            .iter()
+            .filter_map(|st| match st {
+                Step::Cond(h) => Some(h.clone()),
+                _ => None,
+            })
+            .collect();
+        conds
+            .iter()
+            .flat_map(|h| h.sub_models())
+            .find(|m| !m.is_ready())
+            .map(|m| m.handle())
+    }
+
+    /// Registers condition handle `h`, created on it.
+    pub(crate) fn push_cond_handle(&self, h: Arc<CondHandle>) {
+        self.inner.lock().conds.push(h);
+    }
+
+    /// Records a conditional task of handle `h` on `s`, a stream capturing
+    /// into it.
+    ///
+    /// # Errors
+    ///
+    /// As [`Model::group_allows`]: a conditional task is not a kernel.
+    pub(crate) fn record_cond(&self, s: &Stream, h: Arc<CondHandle>) -> Result<(), Error> {
+        let in_group = s.task_group.lock().sampling().is_some();
+        let mut inner = self.inner.lock();
+        Model::group_allows(&mut inner, s, in_group, false, "conditional")?;
+        inner.steps.push(Step::Cond(h));
+        Model::note_last(&mut inner, s.shared.uid, None);
+        Ok(())
+    }
+
+    /// Its steps as a program for a conditional task of its parent: copies,
+    /// fills and operators, and its own conditional tasks.
+    pub(crate) fn nodes(&self) -> Vec<super::cond::Node> {
+        use super::cond::Node;
+        self.inner
+            .lock()
+            .steps
+            .iter()
+            .filter_map(|st| match st {
+                Step::Task(t) => Node::of_task(t),
+                Step::Cond(h) => Some(Node::Cond(h.program())),
+                // `record_event`, `wait_event` and `reset_event` refuse
+                // event tasks in a sub-model.
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The condition handles of it and of its sub-models, recursively.
+    fn all_conds(&self, out: &mut Vec<Arc<CondHandle>>) {
+        let conds = self.inner.lock().conds.clone();
+        for h in conds {
+            for m in h.sub_models() {
+                m.all_conds(out);
+            }
+            out.push(h);
+        }
     }
 
     /// The label of a joined stream that did not rejoin.
@@ -613,9 +820,11 @@ impl Model {
                 Step::Record(_) => task("EVENT_RECORD", "EVENT_RECORD"),
                 Step::Reset(_) => task("EVENT_RESET", "EVENT_RESET"),
                 Step::WaitExternal(_) => task("EVENT_WAIT", "EVENT_WAIT"),
+                // `aclgraph_cond_task.cc` `CaptureConditionTaskInit`.
+                Step::Cond(_) => task("CONDITION_OP", "CONDITION_OP"),
             })
             .collect();
-        vec![(self.origin_id, tasks)]
+        vec![(self.origin.get().map_or(-1, |o| o.id), tasks)]
     }
 
     /// Whether its stream is still capturing into it.
@@ -704,20 +913,42 @@ impl Model {
                 ),
             ));
         }
+        if self.sub {
+            // `api_error.cc` `ApiErrorDecorator::ModelExecute`.
+            return Err(err(
+                ErrorKind::FeatureNotSupport,
+                "the model is a sub-model of a conditional task (sub ACL Graph), which runs only \
+                 through its parent's executions",
+            ));
+        }
+        // Each execution first sets the handles made with
+        // ACL_MODEL_RI_COND_HANDLE_ASSIGN_DEFAULT to their default value
+        // (`InitAllSubCaptureModelCondTaskByDefValue`, `CondHandle::InitCondTaskByDefValue`).
+        let mut conds = Vec::new();
+        self.all_conds(&mut conds);
+        let defaults: Vec<TaskKind> = conds.iter().filter_map(|h| h.default_task()).collect();
+        if check::enabled() {
+            for sub in conds.iter().flat_map(|h| h.sub_models()) {
+                check::on_inline_execution(sub.uid);
+            }
+        }
         let inner = self.inner.lock();
         match inner.phase {
             Phase::Capturing => {
                 return Err(err(
                     ErrorKind::ModelCaptured,
-                    format!("the model is still being captured on {}", self.origin),
+                    format!(
+                        "the model is still being captured on {}",
+                        self.origin_label()
+                    ),
                 ));
             }
-            Phase::Abandoned => {
+            Phase::Abandoned | Phase::Empty => {
                 return Err(err(
                     ErrorKind::ModelFault,
                     format!(
                         "the capture of {} was abandoned (its stream was destroyed)",
-                        self.origin
+                        self.origin_label()
                     ),
                 ));
             }
@@ -731,25 +962,36 @@ impl Model {
         let launch = check::Launch {
             model: self.handle(),
         };
-        s.enqueue_all(n + 1, launch, |i, seq| match inner.steps.get(i) {
-            Some(Step::Task(t)) => replica(t),
-            Some(Step::Record(e)) => TaskKind::Record(e.new_record(&s.shared, seq)),
-            // An external event is a flag: the captured reset clears whatever
-            // record it finds when it runs (the host records it between
-            // executions), not only the records made before the execution
-            // was queued.
-            Some(Step::Reset(e)) if e.is_external() => TaskKind::ResetEvent(e.clone(), u64::MAX),
-            Some(Step::Reset(e)) => TaskKind::ResetEvent(e.clone(), e.generation()),
-            Some(Step::WaitExternal(e)) => TaskKind::WaitExternal(e.clone()),
-            None => {
-                let guard = guard.take();
-                TaskKind::Op {
-                    api: "aclmdlRIExecuteAsync",
-                    ranges: Vec::new(),
-                    kernel: Arc::new(move || {
-                        let _ = &guard;
-                        Ok(())
-                    }),
+        let first = defaults.len();
+        let mut defaults = defaults.into_iter();
+        s.enqueue_all(first + n + 1, launch, |i, seq| {
+            if i < first {
+                return defaults.next().unwrap_or_else(super::cond::nothing);
+            }
+            let i = i - first;
+            match inner.steps.get(i) {
+                Some(Step::Task(t)) => replica(t),
+                Some(Step::Record(e)) => TaskKind::Record(e.new_record(&s.shared, seq)),
+                // An external event is a flag: the captured reset clears whatever
+                // record it finds when it runs (the host records it between
+                // executions), not only the records made before the execution
+                // was queued.
+                Some(Step::Reset(e)) if e.is_external() => {
+                    TaskKind::ResetEvent(e.clone(), u64::MAX)
+                }
+                Some(Step::Reset(e)) => TaskKind::ResetEvent(e.clone(), e.generation()),
+                Some(Step::WaitExternal(e)) => TaskKind::WaitExternal(e.clone()),
+                Some(Step::Cond(h)) => h.task(),
+                None => {
+                    let guard = guard.take();
+                    TaskKind::Op {
+                        api: "aclmdlRIExecuteAsync",
+                        ranges: Vec::new(),
+                        kernel: Arc::new(move || {
+                            let _ = &guard;
+                            Ok(())
+                        }),
+                    }
                 }
             }
         })
@@ -764,12 +1006,20 @@ impl Model {
     /// 107026 while it captures; 107037 when executions are still queued
     /// after the polling.
     pub fn destroy(&self) -> Result<(), Error> {
+        if self.sub {
+            // `api_error.cc` `ApiErrorDecorator::ModelDestroy`.
+            return Err(err(
+                ErrorKind::FeatureNotSupport,
+                "the model is a sub-model of a conditional task (sub ACL Graph); it is destroyed \
+                 with its parent",
+            ));
+        }
         if self.is_capturing() {
             return Err(err(
                 ErrorKind::ModelCaptured,
                 format!(
                     "the model is still being captured on {}; end the capture first",
-                    self.origin
+                    self.origin_label()
                 ),
             ));
         }
@@ -778,8 +1028,15 @@ impl Model {
         Ok(())
     }
 
-    /// Unregisters the model and its groups (their handles become stale).
+    /// Unregisters the model and its groups (their handles become stale),
+    /// its condition handles and their sub-models (`CondHandle::~CondHandle`).
     fn unregister(&self) {
+        let conds = std::mem::take(&mut self.inner.lock().conds);
+        for h in conds {
+            for m in h.release() {
+                m.unregister();
+            }
+        }
         let groups = std::mem::take(&mut self.inner.lock().groups);
         let mut table = GROUPS.lock();
         for g in &groups {
@@ -850,20 +1107,28 @@ impl Model {
     /// 107040 for a model still capturing or abandoned (neither READY nor
     /// UPDATING).
     pub fn update(&self) -> Result<(), Error> {
+        if self.sub {
+            // `api_error.cc` `ApiErrorDecorator::ModelUpdate`.
+            return Err(err(
+                ErrorKind::FeatureNotSupport,
+                "the model is a sub-model of a conditional task (sub ACL Graph), which does not \
+                 support updating",
+            ));
+        }
         match self.inner.lock().phase {
             Phase::Ready => Ok(()),
             Phase::Capturing => Err(err(
                 ErrorKind::ModelUpdateFailed,
                 format!(
                     "the model is still being captured on {}; end the capture first",
-                    self.origin
+                    self.origin_label()
                 ),
             )),
-            Phase::Abandoned => Err(err(
+            Phase::Abandoned | Phase::Empty => Err(err(
                 ErrorKind::ModelUpdateFailed,
                 format!(
                     "the capture of {} was abandoned (its stream was destroyed)",
-                    self.origin
+                    self.origin_label()
                 ),
             )),
         }
@@ -1023,7 +1288,7 @@ pub fn wait_event(m: &Arc<Model>, s: &Stream, e: &Arc<Event>) -> Result<(), Erro
             format!(
                 "the event was recorded outside the capture of {}; a capture cannot depend on \
                  work outside it (wait for the event before beginning the capture)",
-                m.origin
+                m.origin_label()
             ),
         )),
         None => Ok(()),
@@ -1052,6 +1317,17 @@ pub fn reset_event(m: &Arc<Model>, s: &Stream, e: &Arc<Event>) -> Result<(), Err
 /// The task-group rule for an event task captured on `s`
 /// ([`Model::group_allows`]: event tasks are not kernels).
 fn event_task_allowed(m: &Model, s: &Stream, what: &str) -> Result<(), Error> {
+    if m.sub {
+        return Err(err(
+            ErrorKind::FeatureNotSupport,
+            format!(
+                "cann-sim does not capture an {what} into a sub-model of a conditional task \
+                 ({} captures into one); a sub-model runs copies, fills, operators, kernels and \
+                 conditional tasks",
+                s.label()
+            ),
+        ));
+    }
     let in_group = s.task_group.lock().sampling().is_some();
     Model::group_allows(&mut m.inner.lock(), s, in_group, false, what)
 }
@@ -1069,7 +1345,7 @@ fn conflict(other: &Model) -> Error {
         ErrorKind::CaptureConflict,
         format!(
             "the event is part of another active capture (of {})",
-            other.origin
+            other.origin_label()
         ),
     )
 }

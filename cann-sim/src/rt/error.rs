@@ -104,6 +104,11 @@ pub enum ErrorKind {
     /// scheduler's `RT_ERROR_TSFW_TASK_TIMEOUT`, hicann/runtime
     /// `src/runtime/core/src/common/errcode_manage.cc`).
     TaskTimeout,
+    /// A capture ended while a sub-model of one of its conditional tasks is
+    /// still capturing, or was never captured
+    /// (`ACL_ERROR_RT_SUB_ACLGRAPH_IS_CAPTURING`, the runtime's
+    /// `RT_ERROR_STREAM_SUB_ACLGRAPH_IS_CAPTURING`).
+    SubGraphCapturing,
 }
 
 /// Why a runtime operation failed: its kind and a sentence (without the

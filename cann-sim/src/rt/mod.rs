@@ -7,6 +7,7 @@
 
 pub mod capture;
 pub mod completion;
+pub mod cond;
 pub mod context;
 pub mod device;
 pub mod error;
