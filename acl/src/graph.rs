@@ -120,6 +120,7 @@
 
 use crate::error::{Error, Result};
 use crate::memory::gate::Gate;
+use crate::memory::track::{LaunchBook, LaunchSlot};
 use crate::memory::{Allocation, DeviceBuffer, DeviceMemory};
 use crate::result::{self, raw};
 use crate::{Device, Stream, lock, release};
@@ -578,7 +579,8 @@ impl Stream {
                 broken: HashMap::new(),
             }),
             launched: Mutex::new(Vec::new()),
-            launch: Mutex::new(()),
+            launch: Mutex::new(LaunchBook::default()),
+            slot: LaunchSlot::new(capture),
         };
         if groups > 0 {
             // The parameters of the grouped tasks, as a device "buffer" that
@@ -729,8 +731,12 @@ struct GraphInner {
     launched: Mutex<Vec<Stream>>,
     /// Held by a launch from its wait to its commit (and by an update's
     /// start): two launches on two streams are one after the other, each
-    /// ordered after the previous one's marks.
-    launch: Mutex<()>,
+    /// ordered after the previous one's marks. It keeps what the last launch
+    /// that went through every buffer left (whether the next may skip them).
+    launch: Mutex<LaunchBook>,
+    /// The last launch's mark, shared by the records of the buffers
+    /// (`memory::track::launch`).
+    slot: Arc<LaunchSlot>,
 }
 
 /// The allocations a graph's tasks use, and whether they write them.
@@ -806,7 +812,7 @@ impl Graph {
         const F: &str = "Graph::launch";
         self.check_device(F, stream)?;
         // One launch at a time: a second one waits for this one's marks.
-        let _launch = lock::lock(&self.inner.launch);
+        let mut book = lock::lock(&self.inner.launch);
         let (all, host) = {
             let uses = lock::lock(&self.inner.uses);
             if let Some(why) = uses.broken.values().next() {
@@ -838,15 +844,51 @@ impl Graph {
         let token = self.inner.token.as_ref().map(|t| (t.allocation(), false));
         let uses = || all.iter().map(|(a, w)| (a, *w)).chain(token);
         let _gate = stream.shared().capture.gate.enter();
-        let seen = crate::memory::track::wait_entered(stream, uses(), self.inner.capture)?;
         // SAFETY: the model and stream are live; the memory its tasks use
-        // is held by the graph and ordered by the waits above and the marks
-        // recorded below; no host view of its pinned memory lives (the
-        // views' gates are held until the marks are recorded).
-        unsafe { result::mdl_ri_execute_async(self.inner.raw as raw::aclmdlRI, stream.as_raw()) }?;
-        // The marks, and the memory the capture initialises counts as
-        // written, in one pass (one lock per allocation).
-        crate::memory::track::record_launch(stream, &seen, uses(), self.inner.capture);
+        // is held by the graph and ordered by the waits before the call and
+        // the marks recorded after it; no host view of its pinned memory
+        // lives (the views' gates are held until the marks are recorded).
+        let execute = || unsafe {
+            result::mdl_ri_execute_async(self.inner.raw as raw::aclmdlRI, stream.as_raw())
+        };
+        let slot = &self.inner.slot;
+        let uses_id = Arc::as_ptr(&all) as usize;
+        if all.is_empty() && token.is_none() {
+            // No memory to order.
+            crate::memory::track::wait_entered(stream, uses(), self.inner.capture)?;
+            execute()?;
+        } else if crate::device::in_host_fn() {
+            return Err(crate::device::host_fn_error("memory::prepare"));
+        } else if let Some(done) =
+            crate::memory::track::launch_fast(stream, slot, &book, uses_id, execute)
+        {
+            // Nothing touched the buffers since the last full launch: one
+            // wait for that launch, one mark for all of them.
+            done?;
+        } else {
+            let touched = crate::memory::track::touched(slot);
+            let seen = crate::memory::track::wait_entered(stream, uses(), self.inner.capture)?;
+            execute()?;
+            if stream.shared().capture.is_active() {
+                // (The runtime refuses this: 107027.) Recorded into the
+                // capture, as any work.
+                crate::memory::track::record_launch(stream, &seen, uses(), self.inner.capture);
+            } else {
+                // One mark for every buffer, each record linked to the
+                // graph's slot (and the memory the capture initialises
+                // counts as written), in one pass: one lock per allocation.
+                crate::memory::track::record_launch_linked(
+                    stream,
+                    &seen,
+                    uses(),
+                    slot,
+                    &mut book,
+                    touched,
+                    uses_id,
+                );
+            }
+        }
+        drop(book);
         drop(views);
         let mut launched = lock::lock(&self.inner.launched);
         if !launched.iter().any(|s| s.same_queue(stream)) {
@@ -1030,8 +1072,18 @@ impl Graph {
                 None
             }
         };
+        let before = uses.all.clone();
         uses.rebuild();
+        // Buffers the graph no longer uses forget it (their records take
+        // the last launch's mark first).
+        let now: std::collections::HashSet<*const Allocation> =
+            uses.all.iter().map(|(a, _)| Arc::as_ptr(a)).collect();
         drop(uses);
+        for (a, _) in before.iter() {
+            if !now.contains(&Arc::as_ptr(a)) {
+                crate::memory::track::unlink(a, &self.inner.slot);
+            }
+        }
         // Released after the launches that used them (their marks).
         drop(old);
     }
@@ -1053,6 +1105,7 @@ impl Drop for GraphInner {
             },
         );
         let token = self.token.take();
+        let slot = self.slot.clone();
         let now = launched.is_empty() && !crate::device::in_host_fn();
         let destroy = move || {
             // The runtime refuses (after polling for 10 s) to destroy a
@@ -1067,6 +1120,14 @@ impl Drop for GraphInner {
             first = first.and(unsafe { result::mdl_ri_destroy(raw as raw::aclmdlRI) });
             if let Err(e) = first {
                 release::record("Graph", e);
+            }
+            // The records take the last launch's mark and forget the graph
+            // (not inside a host function: the locks).
+            for (a, _) in uses.all.iter() {
+                crate::memory::track::unlink(a, &slot);
+            }
+            if let Some(t) = &token {
+                crate::memory::track::unlink(t.allocation(), &slot);
             }
             // The memory goes back after the launches' marks.
             drop(uses);

@@ -4,11 +4,13 @@
 use super::{OpAttr, TensorDesc};
 use crate::Stream;
 use crate::error::{Error, Result};
-use crate::memory::{Access, DataType, DeviceMemory, DeviceMemoryMut, Element, prepare};
+use crate::memory::track::{record_accesses, wait_for_conflicts};
+use crate::memory::{Allocation, DataType, DeviceMemory, DeviceMemoryMut, Element, prepare};
 use crate::result::{self, raw};
 use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::ffi::{CStr, CString, c_void};
+use std::sync::Arc;
 
 /// Whether an argument is read ([`Role::Input`]) or written
 /// ([`Role::Output`]) by the operator: inputs need concrete shapes, outputs
@@ -242,7 +244,9 @@ pub struct Operator<'a> {
     in_args: Args<(*mut c_void, usize)>,
     out_descs: Args<&'a mut TensorDesc>,
     out_args: Args<(*mut c_void, usize)>,
-    uses: SmallVec<[Access; 2 * INLINE_ARGS]>,
+    /// The memory the call reads and writes, borrowed for `'a` (which keeps
+    /// it alive: no reference count per argument).
+    uses: SmallVec<[(&'a Arc<Allocation>, bool); 2 * INLINE_ARGS]>,
     owned: Vec<TensorDesc>,
     attr: Option<&'a OpAttr>,
     error: Option<Error>,
@@ -278,10 +282,12 @@ impl<'a> Operator<'a> {
     }
 
     /// Like [`Operator::new`] without copying the name.
+    #[inline(always)]
     pub fn from_c_str(op_type: &'a CStr) -> Operator<'a> {
         Self::with_type(Cow::Borrowed(op_type))
     }
 
+    #[inline(always)]
     fn with_type(op_type: Cow<'a, CStr>) -> Operator<'a> {
         Operator {
             op_type,
@@ -303,6 +309,7 @@ impl<'a> Operator<'a> {
     }
 
     /// Adds an input: `mem` holds the tensor `desc` describes.
+    #[inline(always)]
     pub fn input<T: Element, M: DeviceMemory<T> + ?Sized>(
         mut self,
         desc: &'a TensorDesc,
@@ -322,7 +329,7 @@ impl<'a> Operator<'a> {
         self.in_descs.push(desc.as_raw());
         self.in_args
             .push((mem.device_ptr().cast_mut(), mem.size_bytes()));
-        self.uses.push(mem.read_access());
+        self.uses.push((mem.allocation(), false));
         self
     }
 
@@ -393,6 +400,7 @@ impl<'a> Operator<'a> {
     /// assert_eq!(y.to_host_vec()?[..3], [1.0, 2.0, 3.0]);
     /// # Ok::<(), acl::Error>(())
     /// ```
+    #[inline(always)]
     pub fn output<T: Element, M: DeviceMemoryMut<T> + ?Sized>(
         mut self,
         desc: &'a mut TensorDesc,
@@ -410,12 +418,14 @@ impl<'a> Operator<'a> {
             self.fail(e);
         }
         self.out_args.push((mem.device_ptr_mut(), mem.size_bytes()));
-        self.uses.push(mem.write_access());
+        let mem: &'a M = mem;
+        self.uses.push((mem.allocation(), true));
         self.out_descs.push(desc);
         self
     }
 
     /// Sets the attributes.
+    #[inline(always)]
     pub fn attr(mut self, attr: &'a OpAttr) -> Operator<'a> {
         self.attr = Some(attr);
         self
@@ -437,6 +447,7 @@ impl<'a> Operator<'a> {
     /// is queued, [`Error::InvalidArgument`] when a refreshed output shape
     /// is larger than its buffer (the runtime wrote past it).
     #[doc(alias = "aclopExecuteV2")]
+    #[inline(always)]
     pub fn execute(self, stream: &Stream) -> Result<()> {
         self.run(stream, false)
     }
@@ -464,7 +475,9 @@ impl<'a> Operator<'a> {
         };
         let n_in = count_i32(function, "inputs", self.in_descs.len())?;
         let n_out = count_i32(function, "outputs", self.out_descs.len())?;
-        let prepared = prepare(stream, std::mem::take(&mut self.uses))?;
+        // The borrowed forms of `prepare` and `Prepared::commit` (inline;
+        // `prepare` would take the list by value and count references).
+        let waited = wait_for_conflicts(stream, self.uses.iter().copied())?;
         let ins = DataBuffers::new(&self.in_args)?;
         let outs = DataBuffers::new(&self.out_args)?;
         let mut out_raw: Args<*mut raw::aclTensorDesc> =
@@ -510,7 +523,8 @@ impl<'a> Operator<'a> {
         drop((ins, outs));
         rc?;
         // Queued: record the accesses before anything else can fail.
-        prepared.commit();
+        record_accesses(stream, &waited, self.uses.iter().copied());
+        drop(waited);
         // Refresh every output, then report the first problem.
         let mut first = Ok(());
         for (i, (d, &(_, bytes))) in self.out_descs.iter_mut().zip(&self.out_args).enumerate() {

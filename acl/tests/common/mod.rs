@@ -28,3 +28,15 @@ pub fn recent() -> Vec<String> {
         .map(|r| r.message)
         .collect()
 }
+
+/// Blocks `stream` behind a host function until the returned sender is
+/// dropped or sent to (or 30 s pass).
+pub fn block(stream: &acl::Stream) -> std::sync::mpsc::Sender<()> {
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    stream
+        .launch_host_fn(move || {
+            let _ = rx.recv_timeout(std::time::Duration::from_secs(30));
+        })
+        .unwrap();
+    tx
+}

@@ -25,6 +25,9 @@ pub(crate) struct AccessState {
     /// a capturing stream), until a launch of that graph: 0 for none. Until
     /// then no read outside the graph sees written memory.
     pub(super) awaiting: u64,
+    /// The graphs that use the memory, each with the launch the marks above
+    /// were brought up to (see [`launch`](super::launch)); usually none.
+    pub(super) links: Vec<super::launch::Link>,
 }
 
 impl AccessState {

@@ -154,7 +154,7 @@ impl Allocation {
             st.write = None;
         }
         st.awaiting = 0;
-        if more {
+        if more || !st.links.is_empty() {
             Self::clear_marks(st);
         }
         // The spare holds no device handle: the device owns the slot.
@@ -163,12 +163,14 @@ impl Allocation {
         }
     }
 
-    /// Drops every mark but the last write (out of the fast path).
+    /// Drops every mark but the last write, and the links to graphs (out of
+    /// the fast path).
     #[cold]
     #[inline(never)]
     fn clear_marks(st: &mut AccessState) {
         st.more_writes.clear();
         st.reads.clear();
+        st.links.clear();
     }
 
     /// Wraps a block of the device's caching allocator, taken for `stream`
@@ -205,6 +207,24 @@ impl Allocation {
     /// longer waits for a graph to initialise it.
     pub(crate) fn written_now(&self) {
         self.state.lock().awaiting = 0;
+    }
+
+    /// The record of queued accesses, locked and brought up to the last
+    /// launch of every graph that uses the memory (see
+    /// [`launch`](super::launch)): every reader or writer of the marks
+    /// locks it through here.
+    #[inline(always)]
+    pub(super) fn lock_state(&self) -> parking_lot::MutexGuard<'_, AccessState> {
+        let mut st = self.state.lock();
+        super::launch::sync(&mut st);
+        st
+    }
+
+    /// [`Allocation::lock_state`] without blocking (inside a host function).
+    pub(super) fn try_lock_state(&self) -> Option<parking_lot::MutexGuard<'_, AccessState>> {
+        let mut st = self.state.try_lock()?;
+        super::launch::sync(&mut st);
+        Some(st)
     }
 
     /// Whether this is pinned host memory.
@@ -264,7 +284,7 @@ impl Allocation {
         let Some(backing) = self.backing.lock().take() else {
             return Ok(());
         };
-        let marks = std::mem::take(&mut *self.state.lock());
+        let marks = std::mem::take(&mut *self.lock_state());
         Release {
             ptr: self.ptr as usize,
             backing,
@@ -296,7 +316,9 @@ impl Allocation {
     /// fast path).
     #[inline]
     pub(super) fn give_back(&mut self) -> bool {
-        // The last handle: no lock needed.
+        // The last handle: no lock needed. The marks of the graphs that
+        // used it first (normally none: a graph unlinks its buffers).
+        super::launch::sync(self.state.get_mut());
         let backing = self.backing.get_mut();
         let Some(device) = &self.device else {
             // A spare record: nothing to give back.

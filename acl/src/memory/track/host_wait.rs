@@ -20,7 +20,7 @@ pub(crate) fn host_wait(alloc: &Allocation, write: bool) -> Result<()> {
         // A host function may not wait (nor call AscendCL), and must not
         // block on a lock whose holder may be waiting for this very host
         // function: it gets the memory only if nothing is pending on it.
-        let st = alloc.state.try_lock();
+        let st = alloc.try_lock_state();
         match st {
             Some(st)
                 if st.write.is_none()
@@ -38,7 +38,7 @@ pub(crate) fn host_wait(alloc: &Allocation, write: bool) -> Result<()> {
             }
         }
     } else {
-        alloc.state.lock()
+        alloc.lock_state()
     };
     if st.awaiting != 0 && !write {
         return Err(awaiting_launch("host access"));

@@ -62,6 +62,8 @@
 //!   marks with events.
 //! - `order`: ordering queued work: the waits before a use and the
 //!   marks recorded after it ([`prepare`], [`Prepared::commit`], [`record`]).
+//! - `launch`: one mark per graph launch, kept in the graph's slot and
+//!   brought into each allocation's record when it is next locked.
 //! - `host_wait`: the host's wait for the accesses a host
 //!   access conflicts with.
 
@@ -69,6 +71,7 @@ mod access_state;
 mod allocation;
 mod event;
 mod host_wait;
+mod launch;
 mod mark;
 mod multi_stream;
 mod order;
@@ -81,6 +84,9 @@ pub use order::{Access, Prepared, prepare, record};
 pub(crate) use allocation::Backing;
 pub(crate) use event::PooledEvent;
 pub(crate) use host_wait::host_wait;
+pub(crate) use launch::{
+    LaunchBook, LaunchSlot, launch_fast, record_launch_linked, touched, unlink,
+};
 pub(crate) use multi_stream::{is_multi_stream, note_host_work};
 pub(crate) use order::{Seen, record_accesses, record_launch, wait_entered, wait_for_conflicts};
 pub(crate) use release::Tracking;

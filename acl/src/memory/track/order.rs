@@ -228,7 +228,7 @@ fn wait_general<'a>(
     let mut more = Vec::with_capacity(uses.size_hint().0.saturating_sub(inline.len()));
     let mut bound = false;
     for (n, (alloc, write)) in uses.enumerate() {
-        let mut st = alloc.state.lock();
+        let mut st = alloc.lock_state();
         if st.awaiting != 0 && st.awaiting != launching && !write {
             return Err(awaiting_launch("memory::prepare"));
         }
@@ -268,7 +268,7 @@ fn wait_general<'a>(
 /// Whether a use on `stream` must wait for `mark`: not when it is on
 /// `stream` itself (stream order) or a synchronisation showed it finished.
 #[inline(always)]
-fn needs_wait(mark: &Mark, stream: &Stream) -> bool {
+pub(super) fn needs_wait(mark: &Mark, stream: &Stream) -> bool {
     !(mark.stream().same_queue(stream) || mark.known_done())
 }
 
@@ -276,7 +276,7 @@ fn needs_wait(mark: &Mark, stream: &Stream) -> bool {
 /// [`needs_wait`]) that a use (`write` or not) conflicts with (`of_write`:
 /// the mark is of a write); `bound` says whether `stream`'s device is bound.
 #[inline(never)]
-fn wait_mark(
+pub(super) fn wait_mark(
     stream: &Stream,
     slot: &mut Mark,
     write: bool,
@@ -373,7 +373,8 @@ fn commit_uses<'a>(
             .fetch_add(1, std::sync::atomic::Ordering::AcqRel)
             + 1;
         for (alloc, write) in uses {
-            let mut st = alloc.state.lock();
+            let mut st = alloc.lock_state();
+            super::launch::touch(&st, launching);
             st.epoch = st.epoch.wrapping_add(1);
             if launching != 0 && st.awaiting == launching {
                 st.awaiting = 0;
@@ -432,7 +433,8 @@ fn commit_uses<'a>(
         .clone()
     };
     for (n, (alloc, write)) in uses.enumerate() {
-        let mut st = alloc.state.lock();
+        let mut st = alloc.lock_state();
+        super::launch::touch(&st, launching);
         if launching != 0 && st.awaiting == launching {
             st.awaiting = 0;
         }
