@@ -2211,16 +2211,6 @@ pub unsafe extern "C" fn aclrtMemSetPidToShareableHandleV2(
     crate::recent_error::not_supported("aclrtMemSetPidToShareableHandleV2");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclrtMemUceRepair`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMemUceRepair(
-    _arg0: i32,
-    _arg1: *mut aclrtMemUceInfo,
-    _arg2: usize,
-) -> aclError {
-    crate::recent_error::not_supported("aclrtMemUceRepair");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclrtMemcpyAsyncWithCondition`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtMemcpyAsyncWithCondition(

@@ -2300,3 +2300,25 @@ ABI_CHECK(aclFloat16ToFloat) {
     EXPECT(aclFloat16ToFloat(0x7C00) == 65536.0f);  // +Inf reads as 2^16
     EXPECT(aclFloat16ToFloat(0x7E00) == 98304.0f);  // a NaN too
 }
+
+ABI_CHECK(aclrtMemUceRepair) {
+    aclrtMemUceInfo arr[21] = {};
+    void *d = nullptr;
+    EXPECT_RC(aclrtMemUceRepair(0, nullptr, 1), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtMemUceRepair(0, arr, 21), ACL_ERROR_INVALID_PARAM);  // at most 20 entries
+    arr[0].reserved[0] = 1;
+    EXPECT_RC(aclrtMemUceRepair(0, arr, 1), ACL_ERROR_INVALID_PARAM);   // reserved must be 0
+    arr[0].reserved[0] = 0;
+    EXPECT_RC(aclrtMemUceRepair(0, arr, 1), ACL_ERROR_RT_CONTEXT_NULL);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemUceRepair(ABI_DEVICES, arr, 1), ACL_ERROR_RT_INVALID_DEVICEID);
+    EXPECT_RC(aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    arr[0].addr = d;
+    arr[0].len = 4096;
+    EXPECT_RC(aclrtMemUceRepair(0, arr, 1), ACL_SUCCESS);  // nothing to repair
+    arr[0].addr = arr;  // host memory
+    EXPECT_RC(aclrtMemUceRepair(0, arr, 1), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclrtMemUceRepair(0, arr, 0), ACL_SUCCESS);
+    EXPECT_RC(aclrtFree(d), ACL_SUCCESS);
+    EXPECT_RC(aclrtResetDevice(0), ACL_SUCCESS);
+}
