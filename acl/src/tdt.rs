@@ -331,13 +331,18 @@ impl Channel {
 
 impl Drop for Channel {
     fn drop(&mut self) {
-        if self.device.bind().is_err() {
-            return;
-        }
-        // SAFETY: the handle was made by `with_capacity`, is destroyed once,
-        // and `&mut self` means no call uses it.
-        if let Err(e) = unsafe { result::tdt_destroy_channel(self.raw) } {
-            release::record("tdt::Channel", e);
-        }
+        // As the crate's other handles: never destroyed from inside a host
+        // function (`release::outside_host_fn`), failures recorded.
+        let (handle, device) = (self.raw as usize, self.device.clone());
+        release::outside_host_fn(move || {
+            let outcome = device.bind().and_then(|()| {
+                // SAFETY: the handle was made by `with_capacity`, is destroyed
+                // once, and the dropped `Channel` was its only owner.
+                unsafe { result::tdt_destroy_channel(handle as *mut raw::acltdtChannelHandle) }
+            });
+            if let Err(e) = outcome {
+                release::record("tdt::Channel", e);
+            }
+        });
     }
 }
