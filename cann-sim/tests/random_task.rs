@@ -3,7 +3,10 @@
 //! parameters given by device address, and each argument check with the
 //! release's code.
 //!
-//! Each test runs on a thread of its own and uses device 0.
+//! Each test runs on a thread of its own and uses device 0, one at a time:
+//! one of them makes a task fail on purpose, and the device-wide
+//! synchronize the others download with would report that failure as theirs
+//! (as the release's `aclrtSynchronizeDevice` does for any stream's failed task).
 
 #[path = "common/aclnn.rs"]
 #[allow(dead_code, reason = "shared helpers this file does not use")]
@@ -19,11 +22,19 @@ use acl_sys::{
 use aclnn_common::{download, upload};
 use cann_sim::acl::*;
 use common::{assert_fails, ok, on_new_thread, use_device};
+use std::sync::Mutex;
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
 const PARAM_INVALID: aclError = ACL_ERROR_RT_PARAM_INVALID as aclError;
 const INVALID_PARAM: aclError = ACL_ERROR_INVALID_PARAM as aclError;
+
+/// Runs `f` on a thread of its own once no other test of this file runs.
+fn serially(f: impl FnOnce() + Send + 'static) {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    on_new_thread(f);
+}
 
 /// A parameter given by value (`bytes` little-endian).
 fn value(bytes: &[u8]) -> aclrtRandomParaInfo {
@@ -82,7 +93,7 @@ fn mean_std(v: &[f32]) -> (f64, f64) {
 
 #[test]
 fn the_runtime_samples_normal_task_draws_mean_3_stddev_2_and_advances_the_counter() {
-    on_new_thread(|| {
+    serially(|| {
         use_device(0);
         let n = 8192;
         let out = upload(&vec![0.0f32; n]);
@@ -123,7 +134,7 @@ fn the_runtime_samples_normal_task_draws_mean_3_stddev_2_and_advances_the_counte
 
 #[test]
 fn uniform_and_truncated_normal_tasks_stay_in_their_ranges() {
-    on_new_thread(|| {
+    serially(|| {
         use_device(0);
         let n = 4096;
         let out = upload(&vec![0i32; n]);
@@ -169,7 +180,7 @@ fn uniform_and_truncated_normal_tasks_stay_in_their_ranges() {
 
 #[test]
 fn a_dropout_bitmask_keeps_one_minus_the_ratio_and_writes_only_its_bytes() {
-    on_new_thread(|| {
+    serially(|| {
         use_device(0);
         let bits = 8192u64;
         let out = upload(&vec![0xAAu8; 1025]);
@@ -197,7 +208,7 @@ fn a_dropout_bitmask_keeps_one_minus_the_ratio_and_writes_only_its_bytes() {
 
 #[test]
 fn parameters_given_by_address_are_read_when_the_task_runs() {
-    on_new_thread(|| {
+    serially(|| {
         use_device(0);
         let out = upload(&[0.0f32; 64]);
         let counter = upload(&[0u64; 2]);
@@ -245,7 +256,7 @@ fn parameters_given_by_address_are_read_when_the_task_runs() {
 
 #[test]
 fn bad_task_descriptions_fail_with_the_releases_codes() {
-    on_new_thread(|| {
+    serially(|| {
         use_device(0);
         let out = upload(&[0.0f32; 4]);
         let counter = upload(&[0u64; 2]);
