@@ -120,7 +120,7 @@
 
 use crate::error::{Error, Result};
 use crate::memory::gate::Gate;
-use crate::memory::track::{LaunchBook, LaunchSlot};
+use crate::memory::track::{LaunchBook, LaunchSlot, LaunchWindow};
 use crate::memory::{Allocation, DeviceBuffer, DeviceMemory};
 use crate::result::{self, raw};
 use crate::{Device, Stream, lock, release};
@@ -805,8 +805,20 @@ impl Graph {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] for a stream of another device or inside
-    /// a host function; the runtime's error from `aclmdlRIExecuteAsync`
-    /// (107027 on a capturing stream).
+    /// a host function, and when a use of the graph's memory stays between
+    /// its wait and its commit for 2 s (a [`memory::Prepared`](crate::memory::Prepared)
+    /// kept uncommitted: the launch cannot be ordered after it); the
+    /// runtime's error from `aclmdlRIExecuteAsync` (107027 on a capturing
+    /// stream).
+    ///
+    /// # Concurrency
+    ///
+    /// A launch writes the graph's memory through `&self`, so other threads
+    /// may use that memory meanwhile: the launch is queued only while no
+    /// such use is between its wait and its commit, and uses that begin
+    /// while it is queued wait for its marks. Launches (of any graph) are
+    /// queued one at a time in the process; their work runs as the streams
+    /// allow.
     #[doc(alias = "aclmdlRIExecuteAsync")]
     pub fn launch(&self, stream: &Stream) -> Result<()> {
         const F: &str = "Graph::launch";
@@ -859,34 +871,43 @@ impl Graph {
             execute()?;
         } else if crate::device::in_host_fn() {
             return Err(crate::device::host_fn_error("memory::prepare"));
-        } else if let Some(done) =
-            crate::memory::track::launch_fast(stream, slot, &book, uses_id, execute)
-        {
-            // Nothing touched the buffers since the last full launch: one
-            // wait for that launch, one mark for all of them.
-            done?;
         } else {
-            let touched = crate::memory::track::touched(slot);
-            let seen = crate::memory::track::wait_entered(stream, uses(), self.inner.capture)?;
-            execute()?;
-            if stream.shared().capture.is_active() {
-                // (The runtime refuses this: 107027.) Recorded into the
-                // capture, as any work.
-                crate::memory::track::record_launch(stream, &seen, uses(), self.inner.capture);
+            // No use of the graph's memory between its wait and its commit
+            // while this launch is queued, nor one beginning before its
+            // marks are recorded (see `memory::track::window`).
+            let mut window = LaunchWindow::begin(F, stream, slot)?;
+            if let Some(done) =
+                crate::memory::track::launch_fast(stream, slot, &book, uses_id, execute)
+            {
+                // Nothing touched the buffers since the last full launch:
+                // one wait for that launch, one mark for all of them.
+                done?;
             } else {
-                // One mark for every buffer, each record linked to the
-                // graph's slot (and the memory the capture initialises
-                // counts as written), in one pass: one lock per allocation.
-                crate::memory::track::record_launch_linked(
-                    stream,
-                    &seen,
-                    uses(),
-                    slot,
-                    &mut book,
-                    touched,
-                    uses_id,
-                );
+                window.flag(F, all.iter().map(|(a, _)| a).chain(token.map(|(a, _)| a)))?;
+                let touched = crate::memory::track::touched(slot);
+                let seen = crate::memory::track::wait_entered(stream, uses(), self.inner.capture)?;
+                execute()?;
+                if stream.shared().capture.is_active() {
+                    // (The runtime refuses this: 107027.) Recorded into the
+                    // capture, as any work.
+                    crate::memory::track::record_launch(stream, &seen, uses(), self.inner.capture);
+                } else {
+                    // One mark for every buffer, each record linked to the
+                    // graph's slot (and the memory the capture initialises
+                    // counts as written), in one pass: one lock per
+                    // allocation.
+                    crate::memory::track::record_launch_linked(
+                        stream,
+                        &seen,
+                        uses(),
+                        slot,
+                        &mut book,
+                        touched,
+                        uses_id,
+                    );
+                }
             }
+            drop(window);
         }
         drop(book);
         drop(views);

@@ -1046,3 +1046,50 @@ fn buffers_dropped_and_allocated_from_many_threads_keep_their_own_records() {
     let x = npu.default_stream().clone_from_host(&[9u8; 16]).unwrap();
     assert_eq!(x.to_host_vec().unwrap(), vec![9u8; 16]);
 }
+
+/// Regression (issue 22: graph launch through `&self`). In single-stream
+/// mode a use looks at no record. A read of a graph's buffer on the first
+/// stream, begun in that mode and still between its wait and its commit
+/// when a capture on another stream switched the process to multi-stream
+/// mode, was not waited for by the graph's launch: the two were unordered.
+/// The first launch after the switch now waits for the uses single-stream
+/// mode counted (here one held open: it fails, saying why), and goes ahead
+/// once that use is committed.
+#[test]
+fn a_launch_waits_for_uses_begun_in_single_stream_mode_and_still_in_their_window() {
+    in_child(
+        "a_launch_waits_for_uses_begun_in_single_stream_mode_and_still_in_their_window",
+        Duration::from_secs(60),
+        || {
+            use acl::memory::DeviceMemory;
+            let npu = common::device(0);
+            let (a, c) = (npu.new_stream().unwrap(), npu.new_stream().unwrap());
+            let n = 64;
+            let x = a.clone_from_host(&vec![1.0f32; n]).unwrap();
+            let mut acc = a.alloc_zeros::<f32>(n).unwrap();
+            let mut tmp = a.alloc_zeros::<f32>(n).unwrap();
+            a.synchronize().unwrap();
+            // A read of `acc` on `a`, in single-stream mode, held open.
+            let uses = [acc.read_access()];
+            let held = acl::memory::prepare(&a, &uses[..]).unwrap();
+            let graph = common::accumulate(
+                &c,
+                acl::graph::CaptureMode::ThreadLocal,
+                &x,
+                &mut acc,
+                &mut tmp,
+            );
+            let err =
+                std::thread::scope(|s| s.spawn(|| graph.launch(&c)).join().unwrap()).unwrap_err();
+            assert!(
+                err.to_string().contains("between its wait and its commit"),
+                "{err}"
+            );
+            held.commit();
+            let before = reports();
+            graph.launch(&c).unwrap();
+            assert_eq!(acc.to_host_vec().unwrap(), vec![1.0; n]);
+            assert_eq!(reports(), before, "{:#?}", recent());
+        },
+    );
+}

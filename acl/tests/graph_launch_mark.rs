@@ -12,7 +12,6 @@
 
 mod common;
 
-use acl::aclnn::{self, TensorArg, TensorArgMut};
 use acl::graph::{CaptureMode, Graph};
 use acl::{Device, DeviceBuffer, Stream};
 use common::{block, recent, reports};
@@ -26,26 +25,14 @@ fn setup() -> (MutexGuard<'static, ()>, Device) {
     (guard, common::device(0))
 }
 
-/// A graph doing `acc += x` through a temporary (an aclnn add, then a
-/// copy), captured on `s`.
+/// The accumulating graph, captured globally.
 fn accumulate(
     s: &Stream,
     x: &DeviceBuffer<f32>,
     acc: &mut DeviceBuffer<f32>,
     tmp: &mut DeviceBuffer<f32>,
 ) -> Graph {
-    let n = x.len();
-    let (graph, ()) = s
-        .capture(CaptureMode::Global, |s| {
-            {
-                let (tx, ta) = (TensorArg::new(x, &[n])?, TensorArg::new(&*acc, &[n])?);
-                let mut tt = TensorArgMut::new(tmp, &[n])?;
-                aclnn::add(s, &tx, &ta, &aclnn::Scalar::new(1.0f32)?, &mut tt)?;
-            }
-            s.copy_dtod(tmp, acc)
-        })
-        .unwrap();
-    graph
+    common::accumulate(s, CaptureMode::Global, x, acc, tmp)
 }
 
 fn times(x: &[f32], n: usize) -> Vec<f32> {

@@ -22,9 +22,9 @@ use acl_sys::{
 use aclnn_common::{download, upload};
 use cann_sim::acl::*;
 use common::{assert_fails, ok, on_new_thread, use_device};
-use std::sync::Mutex;
 use std::ffi::c_void;
 use std::ptr::null_mut;
+use std::sync::Mutex;
 
 const PARAM_INVALID: aclError = ACL_ERROR_RT_PARAM_INVALID as aclError;
 const INVALID_PARAM: aclError = ACL_ERROR_INVALID_PARAM as aclError;

@@ -2,7 +2,7 @@
 //! stream-ordered ones (methods of [`Stream`]).
 
 use super::pinned::check_same_len;
-use super::track::{host_wait, record_accesses, wait_for_conflicts};
+use super::track::{host_window, record_accesses, wait_for_conflicts};
 use super::{DeviceBuffer, DeviceMemory, DeviceMemoryMut, DeviceRepr, PinnedHostBuffer};
 use crate::error::Result;
 use crate::result::raw;
@@ -19,7 +19,8 @@ pub(crate) fn htod_sync<T: DeviceRepr>(
     if data.is_empty() {
         return Ok(());
     }
-    host_wait(dst.allocation(), true)?;
+    // Held until the copy is done: no graph launch writes `dst` meanwhile.
+    let _window = host_window(dst.allocation(), true)?;
     dst.device().bind()?;
     let bytes = std::mem::size_of_val(data);
     // SAFETY: `dst` is live device memory of `bytes` bytes with no queued
@@ -49,7 +50,8 @@ unsafe fn dtoh_raw<T: DeviceRepr>(
     if src.is_empty() {
         return Ok(());
     }
-    host_wait(src.allocation(), false)?;
+    // Held until the copy is done: no graph launch writes `src` meanwhile.
+    let _window = host_window(src.allocation(), false)?;
     src.device().bind()?;
     let bytes = src.size_bytes();
     // SAFETY: `out` is valid for `bytes` bytes (the caller's contract);

@@ -40,3 +40,27 @@ pub fn block(stream: &acl::Stream) -> std::sync::mpsc::Sender<()> {
         .unwrap();
     tx
 }
+
+/// A graph doing `acc += x` through a temporary (an aclnn add into `tmp`,
+/// then a copy back), captured on `s` in `mode`.
+pub fn accumulate(
+    s: &acl::Stream,
+    mode: acl::graph::CaptureMode,
+    x: &acl::DeviceBuffer<f32>,
+    acc: &mut acl::DeviceBuffer<f32>,
+    tmp: &mut acl::DeviceBuffer<f32>,
+) -> acl::graph::Graph {
+    use acl::aclnn::{self, Scalar, TensorArg, TensorArgMut};
+    let n = x.len();
+    let (graph, ()) = s
+        .capture(mode, |s| {
+            {
+                let (tx, ta) = (TensorArg::new(x, &[n])?, TensorArg::new(&*acc, &[n])?);
+                let mut tt = TensorArgMut::new(tmp, &[n])?;
+                aclnn::add(s, &tx, &ta, &Scalar::new(1.0f32)?, &mut tt)?;
+            }
+            s.copy_dtod(tmp, acc)
+        })
+        .expect("the accumulating graph is captured");
+    graph
+}

@@ -2,9 +2,12 @@
 //! on the host, for the recorded accesses they conflict with, holding the
 //! allocation's lock so that a second thread cannot slip past the wait.
 
+use super::access_state::AccessState;
 use super::allocation::Allocation;
 use super::order::awaiting_launch;
+use super::window::Held;
 use crate::error::Result;
+use std::sync::Arc;
 
 /// Blocks the host until the recorded accesses that a host access
 /// conflicts with have finished: the last write for a host read, every
@@ -40,6 +43,11 @@ pub(crate) fn host_wait(alloc: &Allocation, write: bool) -> Result<()> {
     } else {
         alloc.lock_state()
     };
+    wait_locked(&mut st, write)
+}
+
+/// [`host_wait`] on the locked record.
+fn wait_locked(st: &mut AccessState, write: bool) -> Result<()> {
     if st.awaiting != 0 && !write {
         return Err(awaiting_launch("host access"));
     }
@@ -58,4 +66,43 @@ pub(crate) fn host_wait(alloc: &Allocation, write: bool) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A host access in its window (see [`window`](super::window)): graph
+/// launches using the memory wait until it is dropped.
+#[must_use = "the host access is in its window until this is dropped"]
+pub(crate) struct HostWindow(#[allow(dead_code, reason = "held for its drop")] Held);
+
+/// [`host_wait`] for a host access that then goes on outside the lock (a
+/// synchronous copy): also enters the memory's window, so that no graph
+/// launch writing it is queued until the returned guard is dropped. Inside a
+/// host function, as [`host_wait`] (AscendCL may not be called there: the
+/// copy that would follow fails anyway).
+///
+/// # Errors
+///
+/// As [`host_wait`].
+pub(crate) fn host_window(alloc: &Arc<Allocation>, write: bool) -> Result<HostWindow> {
+    if crate::device::in_host_fn() {
+        host_wait(alloc, write)?;
+        return Ok(HostWindow(Held::default()));
+    }
+    loop {
+        let mut st = alloc.lock_state();
+        let mut held = Held::default();
+        match held.enter(alloc, &mut st) {
+            Ok(()) => {
+                let waited = wait_locked(&mut st, write);
+                // Unlocked before `held` can be dropped (its drop locks
+                // the record).
+                drop(st);
+                waited?;
+                return Ok(HostWindow(held));
+            }
+            Err(busy) => {
+                drop(st);
+                busy.wait();
+            }
+        }
+    }
 }

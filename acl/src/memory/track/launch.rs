@@ -61,6 +61,11 @@ pub(crate) struct LaunchSlot {
     /// `last.number`, readable without the lock (never ahead of `last`).
     launches: AtomicU64,
     last: Mutex<LastLaunch>,
+    /// A launch is being queued: uses of the linked memory wait for its
+    /// marks (see [`window`](super::window)).
+    pub(super) launching: AtomicBool,
+    /// Uses of the linked memory between their wait and their commit.
+    pub(super) users: std::sync::atomic::AtomicUsize,
 }
 
 // A panic never leaves the slot half-updated: the last launch changes in one
@@ -109,6 +114,13 @@ pub(crate) struct Link {
     replaceable: bool,
 }
 
+impl Link {
+    /// The slot of the graph linked.
+    pub(super) fn slot(&self) -> &Arc<LaunchSlot> {
+        &self.slot
+    }
+}
+
 impl LaunchSlot {
     pub(crate) fn new(capture: u64) -> Arc<LaunchSlot> {
         Arc::new(LaunchSlot {
@@ -117,6 +129,8 @@ impl LaunchSlot {
             exclusive: AtomicBool::new(true),
             launches: AtomicU64::new(0),
             last: Mutex::new(LastLaunch::default()),
+            launching: AtomicBool::new(false),
+            users: std::sync::atomic::AtomicUsize::new(0),
         })
     }
 
@@ -341,7 +355,7 @@ pub(crate) fn record_launch_linked<'a>(
     uses_id: usize,
 ) {
     let multi = match seen {
-        Seen::Single => is_multi_stream(),
+        Seen::Single(_) => is_multi_stream(),
         _ => note_stream(stream),
     };
     let ev = if multi {

@@ -66,6 +66,8 @@
 //!   brought into each allocation's record when it is next locked.
 //! - `host_wait`: the host's wait for the accesses a host
 //!   access conflicts with.
+//! - `window`: uses between their wait and their commit, and the graph
+//!   launches that must not overlap them.
 
 mod access_state;
 mod allocation;
@@ -77,16 +79,18 @@ mod multi_stream;
 mod order;
 mod recycle;
 mod release;
+mod window;
 
 pub use allocation::Allocation;
 pub use order::{Access, Prepared, prepare, record};
 
 pub(crate) use allocation::Backing;
 pub(crate) use event::PooledEvent;
-pub(crate) use host_wait::host_wait;
+pub(crate) use host_wait::{host_wait, host_window};
 pub(crate) use launch::{
     LaunchBook, LaunchSlot, launch_fast, record_launch_linked, touched, unlink,
 };
 pub(crate) use multi_stream::{is_multi_stream, note_host_work};
 pub(crate) use order::{Seen, record_accesses, record_launch, wait_entered, wait_for_conflicts};
 pub(crate) use release::Tracking;
+pub(crate) use window::LaunchWindow;

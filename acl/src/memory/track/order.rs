@@ -8,10 +8,12 @@ use super::event::PooledEvent;
 use super::host_wait::host_wait;
 use super::mark::{Mark, MarkStream};
 use super::multi_stream::{is_multi_stream, note_stream};
+use super::window::{Busy, Held, SingleUse};
 use crate::error::Result;
 use crate::memory::gate;
 use crate::result::raw;
 use crate::{Device, Stream, result};
+use smallvec::SmallVec;
 use std::sync::Arc;
 
 /// One use of an allocation by a queued call: read, or written (and maybe
@@ -120,21 +122,28 @@ pub fn prepare<C: AsRef<[Access]>>(stream: &Stream, uses: C) -> Result<Prepared<
 
 /// What a wait saw of each allocation's record, for the commit.
 pub(crate) enum Seen {
-    /// Single-stream mode: nothing was looked at.
-    Single,
+    /// Single-stream mode: nothing was looked at (the use is counted
+    /// until it is dropped, see [`window`](super::window)).
+    Single(SingleUse),
     /// No wait: the commit replaces nothing.
     Unknown,
     /// Each use's epoch, in order (the first four inline: an operator's
     /// three tensors and its workspace; four, not more, since every call
-    /// moves the whole value a few times, also in single-stream mode).
-    Epochs { inline: [u64; 4], more: Vec<u64> },
+    /// moves the whole value a few times, also in single-stream mode), and
+    /// the windows the use entered, left when it is dropped.
+    Epochs {
+        inline: [u64; 4],
+        more: Vec<u64>,
+        #[allow(dead_code, reason = "held for its drop, after the commit")]
+        held: Held,
+    },
 }
 
 impl Seen {
     pub(super) fn epoch(&self, i: usize) -> Option<u64> {
         match self {
-            Seen::Single | Seen::Unknown => None,
-            Seen::Epochs { inline, more } => match inline.get(i) {
+            Seen::Single(_) | Seen::Unknown => None,
+            Seen::Epochs { inline, more, .. } => match inline.get(i) {
                 Some(&e) => Some(e),
                 None => more.get(i - inline.len()).copied(),
             },
@@ -195,9 +204,12 @@ pub(crate) fn wait_entered<'a>(
     }
     // The single-stream path, inline (no frame for the general case's
     // epochs): the same tests, in the same order, as `wait_general`.
-    if !stream.shared().capture.is_active() && !note_stream(stream) {
+    if !stream.shared().capture.is_active()
+        && !note_stream(stream)
+        && let Some(single) = SingleUse::enter()
+    {
         stream.device().bind()?;
-        return Ok(Seen::Single);
+        return Ok(Seen::Single(single));
     }
     wait_general(stream, uses, launching)
 }
@@ -217,20 +229,49 @@ fn wait_general<'a>(
         device.bind()?;
         return Ok(Seen::Unknown);
     }
-    if !note_stream(stream) {
+    if !note_stream(stream)
+        && let Some(single) = SingleUse::enter()
+    {
         // Single-stream mode: every recorded access is on this stream,
         // which keeps its own order.
         device.bind()?;
-        return Ok(Seen::Single);
+        return Ok(Seen::Single(single));
     }
+    // Collected, so that a use that meets a launch can start over.
+    let uses: SmallVec<[(&Arc<Allocation>, bool); 4]> = uses.collect();
+    loop {
+        match wait_uses(stream, &uses, launching)? {
+            Ok(seen) => return Ok(seen),
+            Err(busy) => busy.wait(),
+        }
+    }
+}
+
+/// One pass of [`wait_general`] over `uses`: `Ok(Err(busy))` when a launch
+/// of a graph using the memory is being queued (the windows entered are
+/// left: wait for it and start over).
+fn wait_uses(
+    stream: &Stream,
+    uses: &[(&Arc<Allocation>, bool)],
+    launching: u64,
+) -> Result<std::result::Result<Seen, Busy>> {
+    let device = stream.device();
     let mut inline = [0u64; 4];
     // Sized once (a graph launch has one use per buffer of the graph).
-    let mut more = Vec::with_capacity(uses.size_hint().0.saturating_sub(inline.len()));
+    let mut more = Vec::with_capacity(uses.len().saturating_sub(inline.len()));
+    // A launch's own wait enters no window: its `LaunchWindow` excludes
+    // the others.
+    let mut held = Held::default();
     let mut bound = false;
-    for (n, (alloc, write)) in uses.enumerate() {
+    for (n, &(alloc, write)) in uses.iter().enumerate() {
         let mut st = alloc.lock_state();
         if st.awaiting != 0 && st.awaiting != launching && !write {
             return Err(awaiting_launch("memory::prepare"));
+        }
+        if launching == 0
+            && let Err(busy) = held.enter(alloc, &mut st)
+        {
+            return Ok(Err(busy));
         }
         match inline.get_mut(n) {
             Some(slot) => *slot = st.epoch,
@@ -262,7 +303,7 @@ fn wait_general<'a>(
     if !bound {
         device.bind()?;
     }
-    Ok(Seen::Epochs { inline, more })
+    Ok(Ok(Seen::Epochs { inline, more, held }))
 }
 
 /// Whether a use on `stream` must wait for `mark`: not when it is on
@@ -360,10 +401,10 @@ fn commit_uses<'a>(
     // `record`, a capture's leftovers) is a use of that stream too: a second
     // stream ends single-stream mode before its mark exists.
     let multi = match seen {
-        Seen::Single => is_multi_stream(),
+        Seen::Single(_) => is_multi_stream(),
         _ => note_stream(stream),
     };
-    if !multi && matches!(seen, Seen::Single) {
+    if !multi && matches!(seen, Seen::Single(_)) {
         // Single-stream mode, and the wait saw it too: every mark is on this
         // stream; a mark of it only takes the new generation (no reference
         // counting).
