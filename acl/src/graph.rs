@@ -202,6 +202,10 @@ pub(crate) struct CaptureState {
 pub(crate) struct CaptureRecord {
     /// The capture's number (0 for a task update).
     id: u64,
+    /// The launch slot of the graph the work goes to: each captured
+    /// allocation is linked to it as soon as its work is captured (see
+    /// `memory::track::window`).
+    slot: Option<Arc<LaunchSlot>>,
     uses: Mutex<Vec<(Arc<Allocation>, bool)>>,
     /// Streams that joined the capture: they leave it at its end.
     joined: Mutex<Vec<Stream>>,
@@ -250,17 +254,28 @@ impl CaptureState {
         lock::lock(&self.record).clone()
     }
 
-    /// Adds the accesses of captured work.
+    /// Adds the accesses of captured work, each allocation linked to the
+    /// graph's launch slot now: a use of it that conflicts with this one
+    /// cannot be between its wait and its commit (it would need a borrow
+    /// this work holds), and later ones see the link.
     pub(crate) fn add(&self, uses: impl Iterator<Item = (Arc<Allocation>, bool)>) {
         if let Some(r) = lock::lock(&self.record).as_ref() {
-            lock::lock(&r.uses).extend(uses);
+            let mut all = lock::lock(&r.uses);
+            for (a, w) in uses {
+                if let Some(slot) = &r.slot {
+                    crate::memory::track::link_captured(&a, slot, w);
+                }
+                all.push((a, w));
+            }
         }
     }
 
-    /// Starts recording into a new record (capture `id`, 0 for an update).
-    fn start(&self, id: u64) {
+    /// Starts recording into a new record: capture `id` of a graph to be
+    /// launched through `slot` (or an update of that graph, `id` 0).
+    fn start(&self, id: u64, slot: Arc<LaunchSlot>) {
         *lock::lock(&self.record) = Some(Arc::new(CaptureRecord {
             id,
+            slot: Some(slot),
             ..Default::default()
         }));
         self.capture.store(id, Ordering::Release);
@@ -285,8 +300,13 @@ impl CaptureState {
     /// gate held), and the accesses come back, one per allocation (a write
     /// if any captured access wrote it).
     fn finish(&self) -> Vec<(Arc<Allocation>, bool)> {
+        self.finish_with_slot().0
+    }
+
+    /// [`CaptureState::finish`], with the record's launch slot.
+    fn finish_with_slot(&self) -> (Captured, Option<Arc<LaunchSlot>>) {
         let Some(record) = self.leave() else {
-            return Vec::new();
+            return (Vec::new(), None);
         };
         record.ended.store(true, Ordering::Release);
         let joined = std::mem::take(&mut *lock::lock(&record.joined));
@@ -299,7 +319,19 @@ impl CaptureState {
             }
         }
         let all = std::mem::take(&mut *lock::lock(&record.uses));
-        merge(Vec::new(), all)
+        (merge(Vec::new(), all), record.slot.clone())
+    }
+}
+
+/// The accesses of a capture: one per allocation, a write if any wrote it.
+type Captured = Vec<(Arc<Allocation>, bool)>;
+
+/// The allocations of a capture that made no graph forget its slot.
+fn unlink_all(uses: &[(Arc<Allocation>, bool)], slot: Option<&Arc<LaunchSlot>>) {
+    if let Some(slot) = slot {
+        for (a, _) in uses {
+            crate::memory::track::unlink(a, slot);
+        }
     }
 }
 
@@ -367,7 +399,8 @@ impl Drop for Abandon<'_> {
         }
         let state = &self.stream.shared().capture;
         let _gate = state.gate.enter_exclusive(GATE_LIMIT);
-        let uses = state.finish();
+        let (uses, slot) = state.finish_with_slot();
+        unlink_all(&uses, slot.as_ref());
         // SAFETY: the stream is live (borrowed).
         match unsafe { result::mdl_ri_capture_end(self.stream.as_raw()) } {
             Ok(model) if !model.is_null() => {
@@ -532,7 +565,7 @@ impl Stream {
             }
         }
         let capture = NEXT_CAPTURE.fetch_add(1, Ordering::Relaxed);
-        state.start(capture);
+        state.start(capture, LaunchSlot::new(capture));
         state.groups.store(0, Ordering::Release);
         // SAFETY: the stream is live (borrowed).
         if let Err(e) = unsafe { result::mdl_ri_capture_begin(self.as_raw(), mode.raw()) } {
@@ -554,17 +587,21 @@ impl Stream {
         // Best effort past the limit (a `Prepared` this thread keeps).
         let gate = state.gate.enter_exclusive(GATE_LIMIT);
         let groups = state.groups.load(Ordering::Acquire);
-        let uses = state.finish();
+        let (uses, slot) = state.finish_with_slot();
         // SAFETY: the stream is live (borrowed) and capturing.
         let ended = unsafe { result::mdl_ri_capture_end(self.as_raw()) };
         drop(gate);
-        let model = ended?;
-        if model.is_null() {
-            return Err(Error::from_code(
-                "aclmdlRICaptureEnd",
-                raw::ACL_ERROR_INTERNAL_ERROR,
-            ));
-        }
+        let (model, slot) = match (ended, slot) {
+            (Ok(model), Some(slot)) if !model.is_null() => (model, slot),
+            (ended, slot) => {
+                unlink_all(&uses, slot.as_ref());
+                ended?;
+                return Err(Error::from_code(
+                    "aclmdlRICaptureEnd",
+                    raw::ACL_ERROR_INTERNAL_ERROR,
+                ));
+            }
+        };
         // Made now, so that the inner graph destroys the model on failure.
         let mut inner = GraphInner {
             raw: model as usize,
@@ -580,7 +617,7 @@ impl Stream {
             }),
             launched: Mutex::new(Vec::new()),
             launch: Mutex::new(LaunchBook::default()),
-            slot: LaunchSlot::new(capture),
+            slot,
         };
         if groups > 0 {
             // The parameters of the grouped tasks, as a device "buffer" that
@@ -875,7 +912,7 @@ impl Graph {
             // No use of the graph's memory between its wait and its commit
             // while this launch is queued, nor one beginning before its
             // marks are recorded (see `memory::track::window`).
-            let mut window = LaunchWindow::begin(F, stream, slot)?;
+            let window = LaunchWindow::begin(F, slot)?;
             if let Some(done) =
                 crate::memory::track::launch_fast(stream, slot, &book, uses_id, execute)
             {
@@ -883,7 +920,6 @@ impl Graph {
                 // one wait for that launch, one mark for all of them.
                 done?;
             } else {
-                window.flag(F, all.iter().map(|(a, _)| a).chain(token.map(|(a, _)| a)))?;
                 let touched = crate::memory::track::touched(slot);
                 let seen = crate::memory::track::wait_entered(stream, uses(), self.inner.capture)?;
                 execute()?;
@@ -1018,7 +1054,7 @@ impl Graph {
         if state.active.swap(true, Ordering::AcqRel) {
             return Err(busy());
         }
-        state.start(0);
+        state.start(0, self.inner.slot.clone());
         // SAFETY: the stream is live (borrowed); the group belongs to this
         // graph's model, which is live while `self` is.
         let begun = unsafe {

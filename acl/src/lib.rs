@@ -95,8 +95,14 @@
 //! - **Launches**: each launch is one step — wait for the conflicting
 //!   marks, enqueue, record — under the graph's own lock, so two threads
 //!   launching one graph on two streams are ordered one after the other
-//!   (the graph is `Send + Sync`). [`Model::execute`] does the same, and
-//!   counts the model's work memory as written by every execution.
+//!   (the graph is `Send + Sync`). A launch writes its buffers through
+//!   `&self`, so other threads may use them meanwhile: it is queued only
+//!   while no use of its memory is between its wait and its commit, and a
+//!   use that begins meanwhile waits for the launch's marks (launches are
+//!   queued one at a time in the process; a use held open for 2 s makes
+//!   the launch fail, saying so). [`Model::execute`] holds its model's
+//!   lock the same way, and counts the model's work memory (which only the
+//!   model reaches) as written by every execution.
 //! - **Pinned memory**: a launch refuses to queue while a host view
 //!   ([`PinnedHostBuffer::as_slice`], `as_mut_slice`) of pinned memory the
 //!   graph uses is alive; a view taken after a launch waits for it. A

@@ -132,8 +132,8 @@ fn two_graphs_sharing_a_buffer_launched_on_two_threads_are_ordered() {
 fn a_launch_refuses_while_a_use_of_its_buffer_is_held_between_wait_and_commit() {
     let n = 64;
     let (_s, a, b, t) = setup(n);
-    t.graph.launch(&a).unwrap();
-    // A raw read of `t.acc` on `b`, its wait done and its commit not yet.
+    // A raw read of `acc` on `b`, its wait done and its commit not yet,
+    // before the graph's first launch.
     let uses = [t.acc.read_access()];
     let held = acl::memory::prepare(&b, &uses[..]).unwrap();
     let err = t.graph.launch(&a).unwrap_err();
@@ -144,5 +144,5 @@ fn a_launch_refuses_while_a_use_of_its_buffer_is_held_between_wait_and_commit() 
     held.commit();
     // Once committed, the launch goes ahead, after the read.
     t.graph.launch(&a).unwrap();
-    assert_eq!(t.acc.to_host_vec().unwrap(), vec![2.0; n]);
+    assert_eq!(t.acc.to_host_vec().unwrap(), vec![1.0; n]);
 }

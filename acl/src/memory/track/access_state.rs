@@ -28,12 +28,6 @@ pub(crate) struct AccessState {
     /// The graphs that use the memory, each with the launch the marks above
     /// were brought up to (see [`launch`](super::launch)); usually none.
     pub(super) links: Vec<super::launch::Link>,
-    /// Uses between their wait and their commit (see
-    /// [`window`](super::window)).
-    pub(super) in_window: u32,
-    /// A launch of a graph using the memory is being queued: new uses wait
-    /// for its marks.
-    pub(super) launching: bool,
 }
 
 impl AccessState {

@@ -90,7 +90,7 @@ pub(crate) fn host_window(alloc: &Arc<Allocation>, write: bool) -> Result<HostWi
     loop {
         let mut st = alloc.lock_state();
         let mut held = Held::default();
-        match held.enter(alloc, &mut st) {
+        match held.enter(&st) {
             Ok(()) => {
                 let waited = wait_locked(&mut st, write);
                 // Unlocked before `held` can be dropped (its drop locks
@@ -100,6 +100,9 @@ pub(crate) fn host_window(alloc: &Arc<Allocation>, write: bool) -> Result<HostWi
                 return Ok(HostWindow(held));
             }
             Err(busy) => {
+                // Leaves what it entered before waiting: the launch waits
+                // for that.
+                drop(held);
                 drop(st);
                 busy.wait();
             }

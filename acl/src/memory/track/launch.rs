@@ -246,6 +246,22 @@ fn link(st: &mut AccessState, slot: &Arc<LaunchSlot>, write: bool, number: u64, 
     }
 }
 
+/// Links `alloc` to `slot` when work using it (`write` or not) is
+/// captured for that slot's graph, or recorded by an update of it (see
+/// [`window`](super::window)). A link the record has already is kept as it
+/// is (its launches' state), only made a write's if this use writes; a new
+/// one starts at the slot's current launch, with nothing to bring in.
+pub(crate) fn link_captured(alloc: &Allocation, slot: &Arc<LaunchSlot>, write: bool) {
+    let mut st = alloc.lock_state();
+    match st.links.iter_mut().find(|l| Arc::ptr_eq(&l.slot, slot)) {
+        Some(l) => l.write |= write,
+        None => {
+            let number = slot.launches.load(Ordering::Acquire);
+            link(&mut st, slot, write, number, false);
+        }
+    }
+}
+
 /// Removes the link of `alloc` to `slot`, its record brought up to date
 /// first (the graph no longer uses it).
 pub(crate) fn unlink(alloc: &Allocation, slot: &Arc<LaunchSlot>) {
@@ -355,7 +371,7 @@ pub(crate) fn record_launch_linked<'a>(
     uses_id: usize,
 ) {
     let multi = match seen {
-        Seen::Single(_) => is_multi_stream(),
+        Seen::Single => is_multi_stream(),
         _ => note_stream(stream),
     };
     let ev = if multi {

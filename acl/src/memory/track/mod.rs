@@ -88,7 +88,7 @@ pub(crate) use allocation::Backing;
 pub(crate) use event::PooledEvent;
 pub(crate) use host_wait::{host_wait, host_window};
 pub(crate) use launch::{
-    LaunchBook, LaunchSlot, launch_fast, record_launch_linked, touched, unlink,
+    LaunchBook, LaunchSlot, launch_fast, link_captured, record_launch_linked, touched, unlink,
 };
 pub(crate) use multi_stream::{is_multi_stream, note_host_work};
 pub(crate) use order::{Seen, record_accesses, record_launch, wait_entered, wait_for_conflicts};

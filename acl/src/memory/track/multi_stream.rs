@@ -30,7 +30,7 @@ pub(super) fn note_stream(stream: &Stream) -> bool {
         raw
     } else {
         // Not an address: no key can be trusted to be unique.
-        MULTI_STREAM.store(true, std::sync::atomic::Ordering::SeqCst);
+        MULTI_STREAM.store(true, Relaxed);
         return true;
     };
     if FIRST_STREAM.load(Relaxed) == key {
@@ -40,8 +40,7 @@ pub(super) fn note_stream(stream: &Stream) -> bool {
         Ok(_) => false,
         Err(first) if first == key => false,
         Err(_) => {
-            // SeqCst: paired with `SingleUse::enter` (see `window`).
-            MULTI_STREAM.store(true, std::sync::atomic::Ordering::SeqCst);
+            MULTI_STREAM.store(true, Relaxed);
             true
         }
     }
@@ -53,18 +52,11 @@ pub(super) fn note_stream(stream: &Stream) -> bool {
 /// Marks recorded before the first host function still stand for their
 /// whole stream.
 pub(crate) fn note_host_work() {
-    MULTI_STREAM.store(true, std::sync::atomic::Ordering::SeqCst);
+    MULTI_STREAM.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Whether the process is in multi-stream mode.
 #[inline]
 pub(crate) fn is_multi_stream() -> bool {
     MULTI_STREAM.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// [`is_multi_stream`] in the single total order of the switch's stores
-/// (see [`window`](super::window)).
-#[inline(always)]
-pub(super) fn is_multi_stream_ordered() -> bool {
-    MULTI_STREAM.load(std::sync::atomic::Ordering::SeqCst)
 }

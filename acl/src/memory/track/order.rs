@@ -8,12 +8,11 @@ use super::event::PooledEvent;
 use super::host_wait::host_wait;
 use super::mark::{Mark, MarkStream};
 use super::multi_stream::{is_multi_stream, note_stream};
-use super::window::{Busy, Held, SingleUse};
+use super::window::{Busy, Held};
 use crate::error::Result;
 use crate::memory::gate;
 use crate::result::raw;
 use crate::{Device, Stream, result};
-use smallvec::SmallVec;
 use std::sync::Arc;
 
 /// One use of an allocation by a queued call: read, or written (and maybe
@@ -111,6 +110,14 @@ impl<C: AsRef<[Access]>> std::fmt::Debug for Prepared<'_, C> {
 /// `uses` conflict with (see the module docs). The device of `stream` is
 /// bound on return.
 ///
+/// Until the result is committed, other uses of the memory do not see
+/// these accesses: queue the work and commit at once. A launch of a graph
+/// using the memory waits for the commit (at most 2 s, then it fails); a
+/// conflicting use through this crate's other calls does not — an
+/// [`Access`] holds its allocation, not a borrow, so keeping it from
+/// conflicting work is the caller's part of the raw-work contract, as it is
+/// for the raw work itself.
+///
 /// # Errors
 ///
 /// The runtime's error from recording or waiting for an event; nothing is
@@ -122,30 +129,36 @@ pub fn prepare<C: AsRef<[Access]>>(stream: &Stream, uses: C) -> Result<Prepared<
 
 /// What a wait saw of each allocation's record, for the commit.
 pub(crate) enum Seen {
-    /// Single-stream mode: nothing was looked at (the use is counted
-    /// until it is dropped, see [`window`](super::window)).
-    Single(SingleUse),
+    /// Single-stream mode: nothing was looked at.
+    Single,
     /// No wait: the commit replaces nothing.
     Unknown,
     /// Each use's epoch, in order (the first four inline: an operator's
     /// three tensors and its workspace; four, not more, since every call
-    /// moves the whole value a few times, also in single-stream mode), and
-    /// the windows the use entered, left when it is dropped.
+    /// moves the whole value a few times, also in single-stream mode); the
+    /// rest, and the windows the use entered (left when it is dropped),
+    /// boxed: usually there are none.
     Epochs {
         inline: [u64; 4],
-        more: Vec<u64>,
-        #[allow(dead_code, reason = "held for its drop, after the commit")]
-        held: Held,
+        extra: Option<Box<Extra>>,
     },
+}
+
+/// The rarer part of [`Seen::Epochs`].
+pub(crate) struct Extra {
+    /// The epochs past the fourth use.
+    more: Vec<u64>,
+    #[allow(dead_code, reason = "held for its drop, after the commit")]
+    held: Held,
 }
 
 impl Seen {
     pub(super) fn epoch(&self, i: usize) -> Option<u64> {
         match self {
-            Seen::Single(_) | Seen::Unknown => None,
-            Seen::Epochs { inline, more, .. } => match inline.get(i) {
+            Seen::Single | Seen::Unknown => None,
+            Seen::Epochs { inline, extra } => match inline.get(i) {
                 Some(&e) => Some(e),
-                None => more.get(i - inline.len()).copied(),
+                None => extra.as_ref()?.more.get(i - inline.len()).copied(),
             },
         }
     }
@@ -171,7 +184,7 @@ impl std::ops::Deref for Waited<'_> {
 #[inline(always)]
 pub(crate) fn wait_for_conflicts<'s, 'a>(
     stream: &'s Stream,
-    uses: impl Iterator<Item = (&'a Arc<Allocation>, bool)>,
+    uses: impl Iterator<Item = (&'a Arc<Allocation>, bool)> + Clone,
 ) -> Result<Waited<'s>> {
     let gate = stream.shared().capture.gate.enter();
     let seen = wait_entered(stream, uses, 0)?;
@@ -194,7 +207,7 @@ pub(crate) fn awaiting_launch(function: &'static str) -> crate::Error {
 #[inline(always)]
 pub(crate) fn wait_entered<'a>(
     stream: &Stream,
-    uses: impl Iterator<Item = (&'a Arc<Allocation>, bool)>,
+    uses: impl Iterator<Item = (&'a Arc<Allocation>, bool)> + Clone,
     launching: u64,
 ) -> Result<Seen> {
     if crate::device::in_host_fn() {
@@ -204,12 +217,9 @@ pub(crate) fn wait_entered<'a>(
     }
     // The single-stream path, inline (no frame for the general case's
     // epochs): the same tests, in the same order, as `wait_general`.
-    if !stream.shared().capture.is_active()
-        && !note_stream(stream)
-        && let Some(single) = SingleUse::enter()
-    {
+    if !stream.shared().capture.is_active() && !note_stream(stream) {
         stream.device().bind()?;
-        return Ok(Seen::Single(single));
+        return Ok(Seen::Single);
     }
     wait_general(stream, uses, launching)
 }
@@ -219,7 +229,7 @@ pub(crate) fn wait_entered<'a>(
 #[inline(never)]
 fn wait_general<'a>(
     stream: &Stream,
-    uses: impl Iterator<Item = (&'a Arc<Allocation>, bool)>,
+    uses: impl Iterator<Item = (&'a Arc<Allocation>, bool)> + Clone,
     launching: u64,
 ) -> Result<Seen> {
     let device = stream.device();
@@ -229,18 +239,15 @@ fn wait_general<'a>(
         device.bind()?;
         return Ok(Seen::Unknown);
     }
-    if !note_stream(stream)
-        && let Some(single) = SingleUse::enter()
-    {
+    if !note_stream(stream) {
         // Single-stream mode: every recorded access is on this stream,
         // which keeps its own order.
         device.bind()?;
-        return Ok(Seen::Single(single));
+        return Ok(Seen::Single);
     }
-    // Collected, so that a use that meets a launch can start over.
-    let uses: SmallVec<[(&Arc<Allocation>, bool); 4]> = uses.collect();
+    // Cloned for each pass (a use that meets a launch starts over).
     loop {
-        match wait_uses(stream, &uses, launching)? {
+        match wait_uses(stream, uses.clone(), launching)? {
             Ok(seen) => return Ok(seen),
             Err(busy) => busy.wait(),
         }
@@ -250,26 +257,27 @@ fn wait_general<'a>(
 /// One pass of [`wait_general`] over `uses`: `Ok(Err(busy))` when a launch
 /// of a graph using the memory is being queued (the windows entered are
 /// left: wait for it and start over).
-fn wait_uses(
+#[inline(always)]
+fn wait_uses<'a>(
     stream: &Stream,
-    uses: &[(&Arc<Allocation>, bool)],
+    uses: impl Iterator<Item = (&'a Arc<Allocation>, bool)>,
     launching: u64,
 ) -> Result<std::result::Result<Seen, Busy>> {
     let device = stream.device();
     let mut inline = [0u64; 4];
     // Sized once (a graph launch has one use per buffer of the graph).
-    let mut more = Vec::with_capacity(uses.len().saturating_sub(inline.len()));
+    let mut more = Vec::with_capacity(uses.size_hint().0.saturating_sub(inline.len()));
     // A launch's own wait enters no window: its `LaunchWindow` excludes
-    // the others.
+    // the other uses of its memory.
     let mut held = Held::default();
     let mut bound = false;
-    for (n, &(alloc, write)) in uses.iter().enumerate() {
+    for (n, (alloc, write)) in uses.enumerate() {
         let mut st = alloc.lock_state();
         if st.awaiting != 0 && st.awaiting != launching && !write {
             return Err(awaiting_launch("memory::prepare"));
         }
         if launching == 0
-            && let Err(busy) = held.enter(alloc, &mut st)
+            && let Err(busy) = held.enter(&st)
         {
             return Ok(Err(busy));
         }
@@ -303,7 +311,12 @@ fn wait_uses(
     if !bound {
         device.bind()?;
     }
-    Ok(Ok(Seen::Epochs { inline, more, held }))
+    let extra = if more.is_empty() && held.is_empty() {
+        None
+    } else {
+        Some(Box::new(Extra { more, held }))
+    };
+    Ok(Ok(Seen::Epochs { inline, extra }))
 }
 
 /// Whether a use on `stream` must wait for `mark`: not when it is on
@@ -401,10 +414,10 @@ fn commit_uses<'a>(
     // `record`, a capture's leftovers) is a use of that stream too: a second
     // stream ends single-stream mode before its mark exists.
     let multi = match seen {
-        Seen::Single(_) => is_multi_stream(),
+        Seen::Single => is_multi_stream(),
         _ => note_stream(stream),
     };
-    if !multi && matches!(seen, Seen::Single(_)) {
+    if !multi && matches!(seen, Seen::Single) {
         // Single-stream mode, and the wait saw it too: every mark is on this
         // stream; a mark of it only takes the new generation (no reference
         // counting).

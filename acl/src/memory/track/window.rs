@@ -11,38 +11,34 @@
 //! none of it, and that use waited for none of the launch: the two would run
 //! unordered. So:
 //!
-//! - a use in its window counts itself in each allocation's record
-//!   (`in_window`) and in the launch slot of each graph linked to it
-//!   (`users`), and leaves when its [`Held`] is dropped, after its commit;
-//! - a launch first makes new uses of its memory wait ([`LaunchWindow`]: the
-//!   slot's `launching` for linked records, each record's own `launching`
-//!   on the full path), then waits for the uses already in their window to
-//!   leave, and lifts both only once its own marks are recorded;
-//! - a use that finds a launch going on leaves its window on everything it
-//!   entered, waits for the launch, and starts over (so a use never holds a
-//!   window while it waits: no two parties wait for each other);
+//! - every allocation a capture (or a task update) uses is linked to the
+//!   graph's launch slot when that work is captured
+//!   ([`link_captured`](super::launch::link_captured)). The captured call
+//!   borrows the memory as it uses it, so no conflicting use is in its
+//!   window then, and every later one sees the link;
+//! - a use of linked memory counts itself in each linked slot's `users`
+//!   while in its window ([`Held`], dropped after its commit);
+//! - a launch ([`LaunchWindow`]) raises its slot's `launching`, so that new
+//!   uses of its memory wait, then waits for the uses in their window to
+//!   leave, and lowers it once its own marks are recorded;
+//! - a use that finds a launch going on leaves every slot it entered, waits
+//!   for the launch, and starts over: a use never holds a window while it
+//!   waits, so no two parties wait for each other;
 //! - launches go one at a time in the process (`LAUNCHES`), so no launch
-//!   waits for another's windows.
+//!   waits for another's window.
 //!
-//! In single-stream mode a use looks at no record (every mark is on one
-//! stream, which keeps its own order). It counts itself in `SINGLE_USES`
-//! instead; the first launch after the switch to multi-stream mode waits
-//! for those counted before the switch ([`drain_single_uses`]). A use
-//! that counted itself and then sees the switch takes the general path.
+//! Memory no graph uses pays one test of its record's (empty) links.
 //!
-//! A launch waits at most [`LIMIT`] for uses to leave their window (a thread
-//! that keeps a [`Prepared`](super::Prepared) would otherwise hold it for
-//! ever), and fails with an error saying so.
+//! A launch waits at most [`LIMIT`] for uses to leave their window (a
+//! [`Prepared`](super::Prepared) kept uncommitted would otherwise hold it
+//! for ever), and fails with an error saying so.
 
 use super::access_state::AccessState;
-use super::allocation::Allocation;
 use super::launch::LaunchSlot;
-use super::multi_stream::is_multi_stream;
 use crate::error::Result;
 use parking_lot::{Mutex, MutexGuard};
-use smallvec::SmallVec;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// How long a launch waits for the uses of its memory to leave their window.
@@ -52,108 +48,65 @@ pub(crate) const LIMIT: Duration = Duration::from_secs(2);
 /// window, nor two launches sharing a buffer for each other.
 static LAUNCHES: Mutex<()> = Mutex::new(());
 
-/// Uses in their window in single-stream mode.
-static SINGLE_USES: AtomicUsize = AtomicUsize::new(0);
-/// The single-stream uses from before the switch to multi-stream mode have
-/// all left their window.
-static DRAINED: AtomicBool = AtomicBool::new(false);
-
-/// A single-stream use in its window (see the module docs).
-#[derive(Debug)]
-pub(crate) struct SingleUse(());
-
-impl SingleUse {
-    /// Counts a use in single-stream mode; `None` if the process switched to
-    /// multi-stream mode meanwhile (take the general path).
-    #[inline(always)]
-    pub(crate) fn enter() -> Option<SingleUse> {
-        SINGLE_USES.fetch_add(1, Ordering::SeqCst);
-        // Paired with the switch's store (`note_stream`, SeqCst): either this
-        // sees it, or the first launch after it sees this count.
-        if is_multi_stream_seq_cst() {
-            SINGLE_USES.fetch_sub(1, Ordering::Release);
-            return None;
-        }
-        Some(SingleUse(()))
-    }
-}
-
-impl Drop for SingleUse {
-    #[inline(always)]
-    fn drop(&mut self) {
-        SINGLE_USES.fetch_sub(1, Ordering::Release);
-    }
-}
-
-fn is_multi_stream_seq_cst() -> bool {
-    super::multi_stream::is_multi_stream_ordered()
-}
-
-/// What a use in its window entered: released (in this order: records,
-/// then slots) when dropped, which is after its commit, or instead of it.
+/// The launch slots a use in its window counted itself in, left when it is
+/// dropped (after its commit, or instead of it). Empty, and allocation-free,
+/// for memory no graph uses.
 #[derive(Default)]
-pub(crate) struct Held {
-    allocs: SmallVec<[Arc<Allocation>; 4]>,
-    slots: SmallVec<[Arc<LaunchSlot>; 2]>,
-}
+pub(crate) struct Held(Vec<Arc<LaunchSlot>>);
 
 impl Held {
-    /// Enters `alloc`'s window, its record locked as `st`: `Err` with what
-    /// to wait for when a launch is going on (nothing entered then).
-    pub(super) fn enter(
-        &mut self,
-        alloc: &Arc<Allocation>,
-        st: &mut AccessState,
-    ) -> std::result::Result<(), Busy> {
-        if st.launching {
-            return Err(Busy::Record(alloc.clone()));
+    /// Enters the window of the memory whose record is locked as `st`:
+    /// `Err` with the slot to wait for when a launch of a graph using it is
+    /// being queued (nothing more is entered then; leave what `self` holds
+    /// before waiting).
+    #[inline]
+    pub(super) fn enter(&mut self, st: &AccessState) -> std::result::Result<(), Busy> {
+        if st.links.is_empty() {
+            return Ok(());
         }
-        let before = self.slots.len();
+        self.enter_links(st)
+    }
+
+    #[inline(never)]
+    fn enter_links(&mut self, st: &AccessState) -> std::result::Result<(), Busy> {
+        let held = &mut self.0;
         for link in &st.links {
             let slot = link.slot();
             slot.users.fetch_add(1, Ordering::SeqCst);
-            self.slots.push(slot.clone());
+            held.push(slot.clone());
             // Paired with `LaunchWindow::begin`: either this sees the
             // launch, or the launch sees this user.
             if slot.launching.load(Ordering::SeqCst) {
-                for s in self.slots.drain(before..) {
-                    s.users.fetch_sub(1, Ordering::Release);
-                }
-                return Err(Busy::Slot(slot.clone()));
+                return Err(Busy(slot.clone()));
             }
         }
-        st.in_window += 1;
-        self.allocs.push(alloc.clone());
         Ok(())
+    }
+}
+
+impl Held {
+    /// Whether no window was entered.
+    pub(super) fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
-        for a in self.allocs.drain(..) {
-            a.state.lock().in_window -= 1;
-        }
-        for s in self.slots.drain(..) {
+        for s in self.0.drain(..) {
             s.users.fetch_sub(1, Ordering::Release);
         }
     }
 }
 
-/// A launch a use met: wait for it with [`Busy::wait`], then start over.
-pub(super) enum Busy {
-    Record(Arc<Allocation>),
-    Slot(Arc<LaunchSlot>),
-}
+/// A launch a use met: leave every window, [`Busy::wait`], start over.
+pub(super) struct Busy(Arc<LaunchSlot>);
 
 impl Busy {
     /// Waits, holding nothing, until that launch has recorded its marks.
     pub(super) fn wait(self) {
         let mut spins = 0u32;
-        let busy = || match &self {
-            Busy::Record(a) => a.state.lock().launching,
-            Busy::Slot(s) => s.launching.load(Ordering::Acquire),
-        };
-        while busy() {
+        while self.0.launching.load(Ordering::Acquire) {
             backoff(&mut spins);
         }
     }
@@ -168,110 +121,50 @@ fn backoff(spins: &mut u32) {
     }
 }
 
-/// The error of a launch whose memory stays in another use's window.
-fn held_open(function: &'static str) -> crate::Error {
-    crate::Error::invalid(
-        function,
-        format!(
-            "a use of the graph's memory stayed between its wait and its commit for {} s (a \
-             memory::Prepared kept uncommitted, on this thread or another); commit or drop it \
-             before launching",
-            LIMIT.as_secs()
-        ),
-    )
-}
-
-/// Waits until `done` holds, or fails after [`LIMIT`].
-fn wait_until(function: &'static str, mut done: impl FnMut() -> bool) -> Result<()> {
-    let start = Instant::now();
-    let mut spins = 0u32;
-    while !done() {
-        if start.elapsed() >= LIMIT {
-            return Err(held_open(function));
-        }
-        backoff(&mut spins);
-    }
-    Ok(())
-}
-
-/// The first launch after the switch to multi-stream mode waits for the
-/// uses counted in single-stream mode before it to leave their window.
-pub(crate) fn drain_single_uses(function: &'static str) -> Result<()> {
-    if DRAINED.load(Ordering::Acquire) || !is_multi_stream() {
-        return Ok(());
-    }
-    wait_until(function, || SINGLE_USES.load(Ordering::SeqCst) == 0)?;
-    DRAINED.store(true, Ordering::Release);
-    Ok(())
-}
-
 /// A launch's exclusion of new uses of its memory (see the module docs),
 /// lifted when dropped.
 pub(crate) struct LaunchWindow<'s> {
     _one: MutexGuard<'static, ()>,
     slot: &'s LaunchSlot,
-    flagged: SmallVec<[&'s Arc<Allocation>; 8]>,
 }
 
 impl<'s> LaunchWindow<'s> {
-    /// Makes new uses of the graph's linked memory wait, and waits for the
-    /// uses in their window to leave.
+    /// Makes new uses of the graph's memory wait, and waits for the uses in
+    /// their window to leave.
     ///
     /// # Errors
     ///
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when a use
     /// stays in its window for [`LIMIT`].
-    pub(crate) fn begin(
-        function: &'static str,
-        stream: &crate::Stream,
-        slot: &'s LaunchSlot,
-    ) -> Result<Self> {
+    pub(crate) fn begin(function: &'static str, slot: &'s LaunchSlot) -> Result<Self> {
         let one = LAUNCHES.lock();
-        // Noted first: if this launch is what switches the process to
-        // multi-stream mode, it drains the single-stream uses below.
-        super::multi_stream::note_stream(stream);
         slot.launching.store(true, Ordering::SeqCst);
-        let w = LaunchWindow {
-            _one: one,
-            slot,
-            flagged: SmallVec::new(),
-        };
-        wait_until(function, || slot.users.load(Ordering::SeqCst) == 0)?;
-        drain_single_uses(function)?;
-        Ok(w)
-    }
-
-    /// The full path: makes new uses of each buffer wait (linked or not)
-    /// and waits for those in their window to leave.
-    ///
-    /// # Errors
-    ///
-    /// As [`LaunchWindow::begin`].
-    pub(crate) fn flag(
-        &mut self,
-        function: &'static str,
-        uses: impl Iterator<Item = &'s Arc<Allocation>>,
-    ) -> Result<()> {
-        for a in uses {
-            let mut st = a.state.lock();
-            if !st.launching {
-                st.launching = true;
-                self.flagged.push(a);
-            }
-            if st.in_window != 0 {
-                drop(st);
-                wait_until(function, || a.state.lock().in_window == 0)?;
-            }
+        let w = LaunchWindow { _one: one, slot };
+        if slot.users.load(Ordering::SeqCst) == 0 {
+            return Ok(w);
         }
-        Ok(())
+        let start = Instant::now();
+        let mut spins = 0u32;
+        while slot.users.load(Ordering::SeqCst) != 0 {
+            if start.elapsed() >= LIMIT {
+                return Err(crate::Error::invalid(
+                    function,
+                    format!(
+                        "a use of the graph's memory stayed between its wait and its commit for \
+                         {} s (a memory::Prepared kept uncommitted, on this thread or another); \
+                         commit or drop it before launching",
+                        LIMIT.as_secs()
+                    ),
+                ));
+            }
+            backoff(&mut spins);
+        }
+        Ok(w)
     }
 }
 
 impl Drop for LaunchWindow<'_> {
     fn drop(&mut self) {
-        for a in self.flagged.drain(..) {
-            a.state.lock().launching = false;
-        }
         self.slot.launching.store(false, Ordering::Release);
     }
 }
