@@ -69,6 +69,7 @@
 //! | host copies | wait on the host for exactly the conflicting marks, then `aclrtMemcpy` | `cuMemcpy*Async` + stream synchronize |
 //! | free | never waits: after the marks' events (deferred list; CANN has no stream-ordered free), or back to the caching allocator's stream pool with events for other streams | `cuMemFreeAsync` after waiting for its events |
 //! | pinned host memory | tracked like device memory; `as_slice` waits under the buffer's lock and returns a guard ([`memory::PinnedRef`]) that no graph launch can coexist with | event of the last use, synchronized before host access |
+//! | registered host memory | [`memory::RegisteredHostBuffer`] owns the `Vec`: device memory to the tracking, host views as pinned memory's; unregistered and dropped only after its last queued access and its last holder (a graph) | — |
 //! | work that keeps memory alive | captured graphs hold every allocation their work uses (temporaries included) for their whole life; HCCL groups hold the allocations (and a communicator dropped inside) until `HcclGroupEnd` has queued the work; `close` of memory something else holds releases only the handle | graphs track no buffers |
 //! | graph capture | see below | `CudaGraph`: neither `Send` nor `Sync`, no buffer tracking; the user keeps memory alive and ordered |
 //! | across devices | CANN cannot wait for another device's event: an error, unless the work has finished | cross-device event waits |

@@ -114,6 +114,7 @@ fn memory_is_send_and_sync_for_every_element_type() {
         send_sync::<DeviceSlice<'static, T>>();
         send_sync::<DeviceSliceMut<'static, T>>();
         send_sync::<PinnedHostBuffer<T>>();
+        send_sync::<acl::memory::RegisteredHostBuffer<T>>();
     }
     send_sync::<Allocation>();
     send_sync::<Access>();
@@ -227,6 +228,7 @@ fn handles_are_unwind_safe() {
     unwind_safe::<Event>();
     unwind_safe::<DeviceBuffer<f32>>();
     unwind_safe::<PinnedHostBuffer<f32>>();
+    unwind_safe::<acl::memory::RegisteredHostBuffer<f32>>();
     unwind_safe::<Allocation>();
     unwind_safe::<Access>();
     unwind_safe::<acl::graph::Graph>();

@@ -8,6 +8,9 @@
 //!   [`DeviceSliceMut::split_at_mut`]).
 //! - [`PinnedHostBuffer<T>`]: page-locked host memory (`aclrtMallocHost`),
 //!   the only host memory the runtime copies truly asynchronously.
+//! - [`RegisteredHostBuffer<T>`]: your `Vec<T>`, registered with the
+//!   runtime (`aclrtHostRegister`): the device reads and writes it in place,
+//!   as device memory, with no copy; the host through guards.
 //! - Element types implement [`DeviceRepr`]: the integer types, `f32`, `f64`,
 //!   `half::f16`, `half::bf16`, or your own plain `#[repr(C)]` types through
 //!   an `unsafe impl`.
@@ -26,8 +29,9 @@
 //!   unless it touches memory the busy one uses. Afterwards the access is
 //!   recorded (an event on `S`, once a second stream is in use).
 //! - Synchronous host copies ([`DeviceBuffer::to_host_vec`],
-//!   [`DeviceBuffer::copy_from_host`], …) and host views of pinned memory
-//!   wait on the host for exactly those conflicting accesses.
+//!   [`DeviceBuffer::copy_from_host`], …) and host views of pinned and
+//!   registered memory wait on the host for exactly those conflicting
+//!   accesses.
 //! - Dropping a buffer never waits: its memory is freed once every recorded
 //!   access has completed (polled at later allocations, and waited for by
 //!   [`Device::synchronize`](crate::Device::synchronize)), or, with the
@@ -61,6 +65,7 @@ mod dtype;
 pub(crate) mod gate;
 mod pinned;
 mod pinned_pool;
+mod registered;
 mod repr;
 mod slice;
 pub mod track;
@@ -70,6 +75,7 @@ pub use cached::{CachingAllocatorHandle, DeviceAllocator, DeviceBackend};
 pub use dtype::{DataType, Element};
 pub use pinned::{PinnedHostBuffer, PinnedMut, PinnedRef};
 pub use pinned_pool::{PinnedPool, PinnedPoolStats};
+pub use registered::{RegisterError, RegisteredHostBuffer};
 pub use repr::{Bool, DeviceRepr};
 pub use slice::{DeviceSlice, DeviceSliceMut};
 pub use track::{Access, Allocation, Prepared, prepare, record};
@@ -84,7 +90,8 @@ mod sealed {
 
 /// Device memory that queued work may read: a buffer or a slice of one.
 ///
-/// Sealed: implemented by [`DeviceBuffer`], [`DeviceSlice`] and [`DeviceSliceMut`].
+/// Sealed: implemented by [`DeviceBuffer`], [`DeviceSlice`], [`DeviceSliceMut`]
+/// and [`RegisteredHostBuffer`] (host memory the device reaches in place).
 pub trait DeviceMemory<T: DeviceRepr>: sealed::Sealed {
     /// The device address of the first element.
     fn device_ptr(&self) -> *const c_void;

@@ -141,14 +141,10 @@ impl<T: DeviceRepr> PinnedHostBuffer<T> {
     ///
     /// As [`PinnedHostBuffer::wait`].
     pub fn as_slice(&self) -> Result<PinnedRef<'_, T>> {
-        let view = self.alloc.views.enter();
-        host_wait(&self.alloc, false)?;
         // SAFETY: `ptr` holds `len` initialised elements (zeroed at
-        // allocation, written only as `T` since); no queued copy writes them
-        // (waited for above; a new one needs `&mut self`, a graph launch the
-        // view's gate, held until the guard goes).
-        let slice = unsafe { std::slice::from_raw_parts(self.ptr, self.len) };
-        Ok(PinnedRef { slice, _view: view })
+        // allocation, written only as `T` since) for as long as `self`; a new
+        // queued write needs `&mut self`.
+        unsafe { view(&self.alloc, self.ptr, self.len) }
     }
 
     /// The contents, mutable, after every queued copy that uses them has
@@ -159,11 +155,8 @@ impl<T: DeviceRepr> PinnedHostBuffer<T> {
     ///
     /// As [`PinnedHostBuffer::wait`].
     pub fn as_mut_slice(&mut self) -> Result<PinnedMut<'_, T>> {
-        let view = self.alloc.views.enter();
-        host_wait(&self.alloc, true)?;
         // SAFETY: as `as_slice`, and `&mut self` makes the access exclusive.
-        let slice = unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) };
-        Ok(PinnedMut { slice, _view: view })
+        unsafe { view_mut(&self.alloc, self.ptr, self.len) }
     }
 
     /// The host address, for queued copies.
@@ -205,6 +198,48 @@ impl<T: DeviceRepr> PinnedHostBuffer<T> {
     }
 }
 
+/// A host view of the `len` elements at `ptr`, the host side of `alloc`:
+/// after the queued writes to them have finished, and holding the memory's
+/// view gate, so that no graph launch queues work on it while the view
+/// lives.
+///
+/// # Safety
+///
+/// `ptr` is valid for reading `len` initialised elements for `'a`, and no
+/// new work writing them can be queued while the view lives (the caller
+/// holds `&` of the buffer, whose writers need `&mut`).
+pub(crate) unsafe fn view<'a, T>(
+    alloc: &'a Allocation,
+    ptr: *const T,
+    len: usize,
+) -> Result<PinnedRef<'a, T>> {
+    let view = alloc.views.enter();
+    host_wait(alloc, false)?;
+    // SAFETY: the caller's contract; no queued work writes the elements
+    // (waited for above; new work is excluded by the caller's borrow, a
+    // graph launch by the view's gate, held by the guard).
+    let slice = unsafe { std::slice::from_raw_parts(ptr, len) };
+    Ok(PinnedRef::new(slice, view))
+}
+
+/// [`view`], mutable: after every queued access to the elements.
+///
+/// # Safety
+///
+/// As [`view`], for writing, and the caller's borrow of the buffer is
+/// exclusive (`&mut`).
+pub(crate) unsafe fn view_mut<'a, T>(
+    alloc: &'a Allocation,
+    ptr: *mut T,
+    len: usize,
+) -> Result<PinnedMut<'a, T>> {
+    let view = alloc.views.enter();
+    host_wait(alloc, true)?;
+    // SAFETY: as in `view`, and no other host access (the `&mut` borrow).
+    let slice = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+    Ok(PinnedMut::new(slice, view))
+}
+
 #[inline]
 pub(crate) fn check_same_len(function: &'static str, what: &str, a: usize, b: usize) -> Result<()> {
     if a == b {
@@ -217,7 +252,8 @@ pub(crate) fn check_same_len(function: &'static str, what: &str, a: usize, b: us
     }
 }
 
-/// The contents of a [`PinnedHostBuffer`], borrowed from
+/// The contents of a [`PinnedHostBuffer`] (or a
+/// [`RegisteredHostBuffer`](super::RegisteredHostBuffer)), borrowed from
 /// [`as_slice`](PinnedHostBuffer::as_slice): dereferences to `&[T]`; while
 /// it lives no graph launch queues work on the memory.
 ///
@@ -227,14 +263,29 @@ pub struct PinnedRef<'a, T> {
     _view: Shared<'a>,
 }
 
-/// The contents of a [`PinnedHostBuffer`], borrowed mutably from
-/// [`as_mut_slice`](PinnedHostBuffer::as_mut_slice): dereferences to
+/// The contents of a [`PinnedHostBuffer`] (or a
+/// [`RegisteredHostBuffer`](super::RegisteredHostBuffer)), borrowed mutably
+/// from [`as_mut_slice`](PinnedHostBuffer::as_mut_slice): dereferences to
 /// `&mut [T]`; while it lives no graph launch queues work on the memory.
 ///
 /// `Send + Sync` when `T` is.
 pub struct PinnedMut<'a, T> {
     slice: &'a mut [T],
     _view: Shared<'a>,
+}
+
+impl<'a, T> PinnedRef<'a, T> {
+    /// The guard of `slice`, with its view of the memory's gate.
+    pub(crate) fn new(slice: &'a [T], view: Shared<'a>) -> Self {
+        PinnedRef { slice, _view: view }
+    }
+}
+
+impl<'a, T> PinnedMut<'a, T> {
+    /// The guard of `slice`, with its view of the memory's gate.
+    pub(crate) fn new(slice: &'a mut [T], view: Shared<'a>) -> Self {
+        PinnedMut { slice, _view: view }
+    }
 }
 
 impl<T> std::ops::Deref for PinnedRef<'_, T> {

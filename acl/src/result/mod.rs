@@ -666,6 +666,36 @@ pub unsafe fn free_host(ptr: *mut c_void) -> Result<()> {
     unsafe { call!(aclrtFreeHost(ptr)) }
 }
 
+/// `aclrtHostRegister`: maps `size` bytes of host memory at `ptr` for the
+/// current device and returns the device address the runtime gives them.
+///
+/// # Safety
+///
+/// `ptr` is valid host memory of `size` bytes that stays allocated, and is
+/// used by the host only as the runtime allows, until it is unregistered.
+#[doc(alias = "aclrtHostRegister")]
+pub unsafe fn host_register(
+    ptr: *mut c_void,
+    size: u64,
+    kind: sys::aclrtHostRegisterType,
+) -> Result<*mut c_void> {
+    let mut dev = std::ptr::null_mut();
+    // SAFETY: the caller's contract; a valid out-pointer.
+    unsafe { call!(aclrtHostRegister(ptr, size, kind, &mut dev)) }?;
+    Ok(dev)
+}
+
+/// `aclrtHostUnregister`.
+///
+/// # Safety
+///
+/// `ptr` is the start of a registration, and no queued work uses it.
+#[doc(alias = "aclrtHostUnregister")]
+pub unsafe fn host_unregister(ptr: *mut c_void) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { call!(aclrtHostUnregister(ptr)) }
+}
+
 // ---- devices ----
 
 /// `aclrtDeviceCanAccessPeer`.

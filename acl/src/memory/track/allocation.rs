@@ -34,6 +34,10 @@ pub(crate) enum Backing {
     /// or handed out by [`DeviceBuffer::into_raw`](crate::memory::DeviceBuffer::into_raw)):
     /// never freed here.
     Foreign,
+    /// Host memory registered with `aclrtHostRegister` (the allocation's
+    /// address is its device address): unregistered, then handed back to
+    /// its owner (dropped), once every recorded access has finished.
+    Registered(super::registered::RegisteredHost),
 }
 
 /// One allocation and the record of its queued accesses (see the module
@@ -231,7 +235,7 @@ impl Allocation {
     pub(crate) fn is_host(&self) -> bool {
         matches!(
             *self.backing.lock(),
-            Some(Backing::Pinned | Backing::PinnedPooled(..))
+            Some(Backing::Pinned | Backing::PinnedPooled(..) | Backing::Registered(..))
         )
     }
 

@@ -56,6 +56,7 @@
 //! - `allocation`: the allocation record itself: its memory, what owns
 //!   it (`Backing`) and its access state, and what its last handle does.
 //! - `recycle`: the device's spare heap record for the next allocation.
+//! - `registered`: host memory registered with the runtime, as a backing.
 //! - `release`: giving memory back after its marks, and the device's
 //!   frees that wait for events.
 //! - `multi_stream`: the process-wide switch from stream-only marks to
@@ -78,6 +79,7 @@ mod mark;
 mod multi_stream;
 mod order;
 mod recycle;
+mod registered;
 mod release;
 mod window;
 
@@ -92,5 +94,6 @@ pub(crate) use launch::{
 };
 pub(crate) use multi_stream::{is_multi_stream, note_host_work};
 pub(crate) use order::{Seen, record_accesses, record_launch, wait_entered, wait_for_conflicts};
+pub(crate) use registered::RegisteredHost;
 pub(crate) use release::Tracking;
 pub(crate) use window::LaunchWindow;

@@ -92,7 +92,10 @@ impl Release {
                     None => freed,
                 }
             }
-            backing @ (Backing::Direct | Backing::Pinned | Backing::PinnedPooled(..)) => {
+            backing @ (Backing::Direct
+            | Backing::Pinned
+            | Backing::PinnedPooled(..)
+            | Backing::Registered(..)) => {
                 if self.marks.is_empty() {
                     return free_now(&device.context_ref(), self.ptr, &backing);
                 }
@@ -156,6 +159,7 @@ pub(super) fn free_now(
             pool.give_back(ptr, *class);
             Ok(())
         }
+        Backing::Registered(host) => ctx.bind().and_then(|()| host.unregister()),
         Backing::Empty | Backing::Cached(_) | Backing::Foreign => Ok(()),
     }
 }
