@@ -312,6 +312,8 @@ fn wait_uses<'a>(
         device.bind()?;
     }
     let extra = if more.is_empty() && held.is_empty() {
+        // Nothing to leave, nothing allocated: forgotten, no drop code.
+        std::mem::forget(held);
         None
     } else {
         Some(Box::new(Extra { more, held }))
