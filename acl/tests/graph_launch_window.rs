@@ -146,3 +146,40 @@ fn a_launch_refuses_while_a_use_of_its_buffer_is_held_between_wait_and_commit() 
     t.graph.launch(&a).unwrap();
     assert_eq!(t.acc.to_host_vec().unwrap(), vec![1.0; n]);
 }
+
+#[test]
+fn a_launch_waits_for_a_held_use_of_a_buffer_an_update_brought_in() {
+    use acl::aclnn::{self, Scalar, TensorArg, TensorArgMut};
+    let _s = serial();
+    let npu = common::device(0);
+    let (a, b) = (npu.new_stream().unwrap(), npu.new_stream().unwrap());
+    let n = 64;
+    let x = a.clone_from_host(&vec![1.0f32; n]).unwrap();
+    let (mut out1, mut out2) = (
+        a.alloc_zeros::<f32>(n).unwrap(),
+        a.alloc_zeros::<f32>(n).unwrap(),
+    );
+    let add = |s: &Stream, alpha: f32, out: &mut DeviceBuffer<f32>| {
+        let (tx, mut to) = (TensorArg::new(&x, &[n])?, TensorArgMut::new(out, &[n])?);
+        aclnn::add(s, &tx, &tx, &Scalar::new(alpha)?, &mut to)
+    };
+    let (graph, group) = a
+        .capture(CaptureMode::ThreadLocal, |s| {
+            Ok::<_, acl::Error>(s.task_group(|s| add(s, 1.0, &mut out1))?.0)
+        })
+        .unwrap();
+    // The update writes `out2` from now on: linked to the graph at once.
+    graph
+        .update(&a, &group, |s| add(s, 2.0, &mut out2))
+        .unwrap();
+    let uses = [out2.read_access()];
+    let held = acl::memory::prepare(&b, &uses[..]).unwrap();
+    let err = graph.launch(&a).unwrap_err();
+    assert!(
+        err.to_string().contains("between its wait and its commit"),
+        "{err}"
+    );
+    held.commit();
+    graph.launch(&a).unwrap();
+    assert_eq!(out2.to_host_vec().unwrap(), vec![3.0; n]);
+}
