@@ -80,6 +80,9 @@ pub use model_stream::*;
 mod model_ri;
 pub use model_ri::*;
 
+mod ri_task;
+pub use ri_task::*;
+
 mod last_error;
 pub use last_error::*;
 

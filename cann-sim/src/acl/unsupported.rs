@@ -604,26 +604,6 @@ pub unsafe extern "C" fn aclmdlRIGetName(
     crate::recent_error::not_supported("aclmdlRIGetName");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclmdlRIGetStreams`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRIGetStreams(
-    _arg0: aclmdlRI,
-    _arg1: *mut aclrtStream,
-    _arg2: *mut u32,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRIGetStreams");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRIGetTasksByStream`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRIGetTasksByStream(
-    _arg0: aclrtStream,
-    _arg1: *mut aclmdlRITask,
-    _arg2: *mut u32,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRIGetTasksByStream");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclmdlRIKernelTaskGetAttribute`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlRIKernelTaskGetAttribute(
@@ -641,45 +621,6 @@ pub unsafe extern "C" fn aclmdlRISetName(
     _arg1: *const ::core::ffi::c_char,
 ) -> aclError {
     crate::recent_error::not_supported("aclmdlRISetName");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRITaskDisable`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRITaskDisable(_arg0: aclmdlRITask) -> aclError {
-    crate::recent_error::not_supported("aclmdlRITaskDisable");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRITaskGetParams`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRITaskGetParams(
-    _arg0: aclmdlRITask,
-    _arg1: *mut aclmdlRITaskParams,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRITaskGetParams");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRITaskGetSeqId`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRITaskGetSeqId(_arg0: aclmdlRITask, _arg1: *mut u32) -> aclError {
-    crate::recent_error::not_supported("aclmdlRITaskGetSeqId");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRITaskGetType`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRITaskGetType(
-    _arg0: aclmdlRITask,
-    _arg1: *mut aclmdlRITaskType,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRITaskGetType");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRITaskSetParams`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRITaskSetParams(
-    _arg0: aclmdlRITask,
-    _arg1: *mut aclmdlRITaskParams,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRITaskSetParams");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclmdlSetAIPPAxSwapSwitch`: not supported by cann-sim.
