@@ -83,6 +83,9 @@ pub use model_ri::*;
 mod ri_task;
 pub use ri_task::*;
 
+mod model_ri_name;
+pub use model_ri_name::*;
+
 mod last_error;
 pub use last_error::*;
 

@@ -588,22 +588,6 @@ pub unsafe extern "C" fn aclmdlRIDestroyUnregisterCallback(
     crate::recent_error::not_supported("aclmdlRIDestroyUnregisterCallback");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclmdlRIGetId`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRIGetId(_arg0: aclmdlRI, _arg1: *mut u32) -> aclError {
-    crate::recent_error::not_supported("aclmdlRIGetId");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRIGetName`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRIGetName(
-    _arg0: aclmdlRI,
-    _arg1: u32,
-    _arg2: *mut ::core::ffi::c_char,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRIGetName");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclmdlRIKernelTaskGetAttribute`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlRIKernelTaskGetAttribute(
@@ -612,15 +596,6 @@ pub unsafe extern "C" fn aclmdlRIKernelTaskGetAttribute(
     _arg2: *mut aclrtLaunchKernelAttrValue,
 ) -> aclError {
     crate::recent_error::not_supported("aclmdlRIKernelTaskGetAttribute");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRISetName`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRISetName(
-    _arg0: aclmdlRI,
-    _arg1: *const ::core::ffi::c_char,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRISetName");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclmdlSetAIPPAxSwapSwitch`: not supported by cann-sim.

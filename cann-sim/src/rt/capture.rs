@@ -220,6 +220,8 @@ pub struct Model {
     pub(super) inner: Mutex<Inner>,
     /// Executions queued and not yet finished.
     running: Arc<AtomicUsize>,
+    /// Its name (`aclmdlRISetName`; empty at first).
+    pub name: Mutex<String>,
 }
 
 /// Live models.
@@ -694,6 +696,7 @@ impl Model {
                 conds: Vec::new(),
             }),
             running: Arc::new(AtomicUsize::new(0)),
+            name: Mutex::new(String::new()),
         })
     }
 
@@ -831,8 +834,7 @@ impl Model {
         }
     }
 
-    /// Its id in the JSON dump (`aclmdlRIGetId` is not simulated): its
-    /// process-unique number.
+    /// Its id (`aclmdlRIGetId`, the JSON dump): its process-unique number.
     pub fn uid_for_json(&self) -> u32 {
         self.uid as u32
     }

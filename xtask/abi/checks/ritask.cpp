@@ -103,3 +103,37 @@ ABI_CHECK(aclmdlRITaskDisable) {
     EXPECT(abi_ri_word(r) == 0);  // disabled
     abi_ri_done(r);
 }
+
+// A model's id and name (cann-sim/src/acl/model_ri_name.rs; model_ri.cpp,
+// api_error.cc ModelGetName, api_impl.cc ModelNameSet, model.cc
+// GetModelName).
+
+ABI_CHECK(aclmdlRIGetId) {
+    uint32_t id = 0;
+    EXPECT_RC(aclmdlRIGetId(nullptr, &id), ACL_ERROR_INVALID_PARAM);
+    AbiRi r = abi_ri_writes(1);
+    EXPECT_RC(aclmdlRIGetId(r.m, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlRIGetId(r.m, &id), ACL_SUCCESS);
+    abi_ri_done(r);
+}
+
+ABI_CHECK(aclmdlRISetName) {
+    EXPECT_RC(aclmdlRISetName(nullptr, "x"), ACL_ERROR_INVALID_PARAM);
+    AbiRi r = abi_ri_writes(1);
+    EXPECT_RC(aclmdlRISetName(r.m, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlRISetName(r.m, "step"), ACL_SUCCESS);
+    abi_ri_done(r);
+}
+
+ABI_CHECK(aclmdlRIGetName) {
+    char name[8] = {};
+    EXPECT_RC(aclmdlRIGetName(nullptr, 8, name), ACL_ERROR_INVALID_PARAM);
+    AbiRi r = abi_ri_writes(1);
+    EXPECT_RC(aclmdlRIGetName(r.m, 8, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlRIGetName(r.m, 0, name), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclmdlRISetName(r.m, "step"), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIGetName(r.m, 8, name), ACL_SUCCESS);
+    EXPECT(std::string(name) == "step");
+    EXPECT_RC(aclmdlRIGetName(r.m, 4, name), ACL_ERROR_RT_INTERNAL_ERROR);  // no room for the NUL
+    abi_ri_done(r);
+}
