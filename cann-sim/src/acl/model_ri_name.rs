@@ -28,6 +28,21 @@ fn parts(m: &Ri) -> (u64, u32, &Mutex<String>) {
     }
 }
 
+/// The model of a name call: a fault injected, a null model or name
+/// (100000, the ACL layer), then the handle (107017).
+fn named(function: &str, model_ri: aclmdlRI, name_is_null: bool) -> Result<Ri, aclError> {
+    if let Some(code) = faults::check(function) {
+        return Err(code);
+    }
+    if model_ri.is_null() {
+        return Err(common::null_arg(function, "modelRI"));
+    }
+    if name_is_null {
+        return Err(common::null_arg(function, "name"));
+    }
+    ri_arg(function, model_ri)
+}
+
 /// The context rule of `ApiImpl::ModelNameSet`/`ModelGetName`.
 fn in_current_context(function: &str, ctx_id: u64) -> Result<(), aclError> {
     let ctx = common::current(function)?;
@@ -79,16 +94,7 @@ pub unsafe extern "C" fn aclmdlRIGetId(model_ri: aclmdlRI, model_ri_id: *mut u32
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlRISetName(model_ri: aclmdlRI, name: *const c_char) -> aclError {
     const F: &str = "aclmdlRISetName";
-    if let Some(code) = faults::check(F) {
-        return code;
-    }
-    if model_ri.is_null() {
-        return common::null_arg(F, "modelRI");
-    }
-    if name.is_null() {
-        return common::null_arg(F, "name");
-    }
-    let m = tri!(ri_arg(F, model_ri));
+    let m = tri!(named(F, model_ri, name.is_null()));
     let (ctx_id, _, slot) = parts(&m);
     tri!(in_current_context(F, ctx_id));
     // SAFETY: checked non-null; the caller passes a NUL-terminated string.
@@ -114,16 +120,7 @@ pub unsafe extern "C" fn aclmdlRIGetName(
     name: *mut c_char,
 ) -> aclError {
     const F: &str = "aclmdlRIGetName";
-    if let Some(code) = faults::check(F) {
-        return code;
-    }
-    if model_ri.is_null() {
-        return common::null_arg(F, "modelRI");
-    }
-    if name.is_null() {
-        return common::null_arg(F, "name");
-    }
-    let m = tri!(ri_arg(F, model_ri));
+    let m = tri!(named(F, model_ri, name.is_null()));
     if max_len == 0 {
         return fail(PARAM_INVALID, format!("{F}: maxLen is 0"));
     }
