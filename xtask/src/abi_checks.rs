@@ -34,7 +34,7 @@ pub struct Check {
 /// The check files, in the order their groups run. Each area has its own
 /// file, so that people working on different parts of the simulator add
 /// checks without touching the same one.
-const FILES: [(&str, &str); 10] = [
+const FILES: [(&str, &str); 11] = [
     (
         "xtask/abi/checks/runtime.cpp",
         include_str!("../abi/checks/runtime.cpp"),
@@ -74,6 +74,10 @@ const FILES: [(&str, &str); 10] = [
     (
         "xtask/abi/checks/ritask.cpp",
         include_str!("../abi/checks/ritask.cpp"),
+    ),
+    (
+        "xtask/abi/checks/profrange.cpp",
+        include_str!("../abi/checks/profrange.cpp"),
     ),
 ];
 

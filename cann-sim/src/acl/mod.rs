@@ -125,6 +125,9 @@ pub use prof::*;
 mod prof_tx;
 pub use prof_tx::*;
 
+mod prof_range;
+pub use prof_range::*;
+
 mod random_task;
 pub use random_task::*;
 

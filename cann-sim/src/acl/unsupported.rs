@@ -1063,25 +1063,6 @@ pub unsafe extern "C" fn aclprofModelUnSubscribe(_arg0: u32) -> aclError {
     crate::recent_error::not_supported("aclprofModelUnSubscribe");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclprofRangePop`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofRangePop() -> aclError {
-    crate::recent_error::not_supported("aclprofRangePop");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclprofRangePushEx`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofRangePushEx(_arg0: *mut aclprofEventAttributes) -> aclError {
-    crate::recent_error::not_supported("aclprofRangePushEx");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclprofStr2Id`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofStr2Id(_arg0: *const ::core::ffi::c_char) -> u64 {
-    crate::recent_error::not_supported("aclprofStr2Id");
-    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
-    unsafe { ::core::mem::zeroed() }
-}
 ///`aclrtAllocBuf`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtAllocBuf(_arg0: *mut aclrtMbuf, _arg1: usize) -> aclError {
