@@ -592,3 +592,63 @@ fn null_bad_and_short_arguments_get_the_release_codes() {
     destroy_stream(s);
     destroy_context(ctx);
 }
+
+#[test]
+fn aborting_an_idle_model_succeeds_and_it_runs_again_afterwards() {
+    let ctx = own_context();
+    let s = create_stream();
+    let w = malloc(8);
+    set_word(w, 0);
+    let (m, _) = one_write(s, w, 3);
+    // SAFETY: the handles are validated; null on purpose.
+    unsafe {
+        assert_fails(aclmdlRIAbort(null_mut()), PARAM_INVALID, "aclmdlRIAbort");
+        assert_fails(
+            aclmdlRIAbort(8usize as aclmdlRI),
+            INVALID_HANDLE,
+            "aclmdlRIAbort",
+        );
+        let other = own_context();
+        assert_fails(
+            aclmdlRIAbort(m),
+            rc(acl_sys::ACL_ERROR_RT_MODEL_CONTEXT),
+            "aclmdlRIAbort",
+        );
+        ok(aclrtDestroyContext(other));
+        ok(aclrtSetCurrentContext(ctx));
+        ok(aclmdlRIAbort(m));
+    }
+    ok(execute(m, s));
+    ok(sync(s));
+    assert_eq!(word(w), 3, "an aborted model runs again");
+    // SAFETY: the handle is validated.
+    ok(unsafe { aclmdlRIDestroy(m) });
+    free(w);
+    destroy_stream(s);
+    destroy_context(ctx);
+}
+
+#[test]
+fn aborting_a_model_in_flight_is_refused_by_the_simulator() {
+    cann_sim::sim_only!("cann-sim cannot stop a model execution in flight (207000)");
+    let ctx = own_context();
+    let s = create_stream();
+    let w = malloc(8);
+    let (m, _) = one_write(s, w, 3);
+    let release = block_stream(s);
+    ok(execute(m, s));
+    // SAFETY: the handle is validated.
+    let got = unsafe { aclmdlRIAbort(m) };
+    assert_fails(
+        got,
+        rc(acl_sys::ACL_ERROR_RT_FEATURE_NOT_SUPPORT),
+        "aclmdlRIAbort",
+    );
+    drop(release);
+    ok(sync(s));
+    // SAFETY: the handle is validated.
+    ok(unsafe { aclmdlRIDestroy(m) });
+    free(w);
+    destroy_stream(s);
+    destroy_context(ctx);
+}

@@ -43,8 +43,10 @@ fn named(function: &str, model_ri: aclmdlRI, name_is_null: bool) -> Result<Ri, a
     ri_arg(function, model_ri)
 }
 
-/// The context rule of `ApiImpl::ModelNameSet`/`ModelGetName`.
-fn in_current_context(function: &str, ctx_id: u64) -> Result<(), aclError> {
+/// The context rule of `ApiImpl::ModelNameSet`/`ModelGetName` (and
+/// `ModelGetStreams`, `ModelAbort`): a current context (107002) owning the
+/// model (107004).
+pub(crate) fn in_current_context(function: &str, ctx_id: u64) -> Result<(), aclError> {
     let ctx = common::current(function)?;
     if ctx.id != ctx_id {
         return Err(fail(

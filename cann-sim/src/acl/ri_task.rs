@@ -22,10 +22,10 @@ use crate::rt::value::Cond;
 use crate::rt::{Error, ErrorKind};
 use acl_sys::{
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_INSUFFICIENT_INPUT_ARRAY,
-    ACL_ERROR_RT_INVALID_HANDLE, ACL_ERROR_RT_MODEL_CONTEXT, ACL_MODEL_RI_TASK_EVENT_RECORD,
-    ACL_MODEL_RI_TASK_EVENT_RESET, ACL_MODEL_RI_TASK_EVENT_WAIT, ACL_MODEL_RI_TASK_KERNEL,
-    ACL_MODEL_RI_TASK_VALUE_WAIT, ACL_MODEL_RI_TASK_VALUE_WRITE, ACL_SUCCESS, aclError, aclmdlRI,
-    aclmdlRITask, aclmdlRITaskParams, aclmdlRITaskType, aclrtEvent, aclrtStream,
+    ACL_ERROR_RT_INVALID_HANDLE, ACL_MODEL_RI_TASK_EVENT_RECORD, ACL_MODEL_RI_TASK_EVENT_RESET,
+    ACL_MODEL_RI_TASK_EVENT_WAIT, ACL_MODEL_RI_TASK_KERNEL, ACL_MODEL_RI_TASK_VALUE_WAIT,
+    ACL_MODEL_RI_TASK_VALUE_WRITE, ACL_SUCCESS, aclError, aclmdlRI, aclmdlRITask,
+    aclmdlRITaskParams, aclmdlRITaskType, aclrtEvent, aclrtStream,
 };
 use std::sync::Arc;
 
@@ -43,6 +43,29 @@ fn task_arg(function: &str, h: aclmdlRITask) -> Result<Arc<RiTask>, aclError> {
                 "{function}: {} (a task lives as long as its model: aclmdlRIDestroy ends it)",
                 handles::describe_bad("model task", h as usize, &bad)
             ),
+        )),
+    }
+}
+
+/// The captured model of a call: a fault injected; null → 107000 (the
+/// decorator); a bad handle → 107017; a built model → 207000 (the
+/// simulator `does` captured models only).
+fn captured_arg(
+    function: &str,
+    model_ri: aclmdlRI,
+    does: &str,
+) -> Result<Arc<crate::rt::capture::Model>, aclError> {
+    if let Some(code) = faults::check(function) {
+        return Err(code);
+    }
+    if model_ri.is_null() {
+        return Err(null(function, "modelRI"));
+    }
+    match ri_arg(function, model_ri)? {
+        Ri::Captured(m) => Ok(m),
+        Ri::Built(_) => Err(fail(
+            code(ACL_ERROR_RT_FEATURE_NOT_SUPPORT),
+            format!("{function}: cann-sim {does} captured models only"),
         )),
     }
 }
@@ -110,21 +133,7 @@ pub unsafe extern "C" fn aclmdlRIGetStreams(
     num_streams: *mut u32,
 ) -> aclError {
     const F: &str = "aclmdlRIGetStreams";
-    if let Some(code) = faults::check(F) {
-        return code;
-    }
-    if model_ri.is_null() {
-        return null(F, "modelRI");
-    }
-    let m = match tri!(ri_arg(F, model_ri)) {
-        Ri::Captured(m) => m,
-        Ri::Built(_) => {
-            return fail(
-                code(ACL_ERROR_RT_FEATURE_NOT_SUPPORT),
-                format!("{F}: cann-sim lists the streams of captured models only"),
-            );
-        }
-    };
+    let m = tri!(captured_arg(F, model_ri, "lists the streams of"));
     if num_streams.is_null() {
         return null(F, "numStreams");
     }
@@ -132,17 +141,7 @@ pub unsafe extern "C" fn aclmdlRIGetStreams(
         Ok(all) => all,
         Err(e) => return rt_fail(F, e),
     };
-    let ctx = tri!(common::current(F));
-    if m.ctx_id != ctx.id {
-        return fail(
-            code(ACL_ERROR_RT_MODEL_CONTEXT),
-            format!(
-                "{F}: the model belongs to context {}, not to the current {}",
-                m.ctx_id,
-                ctx.label()
-            ),
-        );
-    }
+    tri!(super::model_ri_name::in_current_context(F, m.ctx_id));
     // SAFETY: the caller's contract.
     unsafe { fill(F, "streams of the model", &all, streams.cast(), num_streams) }
 }
@@ -475,6 +474,39 @@ pub unsafe extern "C" fn aclmdlRITaskDisable(task: aclmdlRITask) -> aclError {
     }
     let t = tri!(task_arg(F, task));
     match ri_task::disable(&t) {
+        Ok(()) => ACL_SUCCESS,
+        Err(e) => rt_fail(F, e),
+    }
+}
+
+/// `aclmdlRIAbort`: stops the model's executions in flight (hicann/runtime
+/// `model_ri.cpp` `aclmdlRIAbortImpl`, `api_c.cc` `rtModelAbort`); the
+/// model can be executed again afterwards.
+///
+/// Null → 107000; a bad handle → 107017; a sub-model → 207000
+/// (`ApiErrorDecorator::ModelAbort`); no context → 107002; a model of
+/// another context → 107004 (`ApiImpl::ModelAbort`). The simulator
+/// succeeds when no execution is in flight and refuses (207000) to stop
+/// one that is, and built models (see [`ri_task::abort`]).
+///
+/// # Safety
+///
+/// None beyond the C contract: the handle is validated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclmdlRIAbort(model_ri: aclmdlRI) -> aclError {
+    const F: &str = "aclmdlRIAbort";
+    let m = tri!(captured_arg(F, model_ri, "aborts"));
+    if m.sub {
+        return rt_fail(
+            F,
+            Error::new(
+                ErrorKind::FeatureNotSupport,
+                "the model is a sub-model of a conditional task (sub ACL Graph), which does not support aborting",
+            ),
+        );
+    }
+    tri!(super::model_ri_name::in_current_context(F, m.ctx_id));
+    match ri_task::abort(&m) {
         Ok(()) => ACL_SUCCESS,
         Err(e) => rt_fail(F, e),
     }

@@ -557,12 +557,6 @@ pub unsafe extern "C" fn aclmdlQueryExeOMDesc(
     crate::recent_error::not_supported("aclmdlQueryExeOMDesc");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclmdlRIAbort`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRIAbort(_arg0: aclmdlRI) -> aclError {
-    crate::recent_error::not_supported("aclmdlRIAbort");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclmdlRIDebugPrint`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlRIDebugPrint(_arg0: aclmdlRI) -> aclError {

@@ -463,3 +463,24 @@ pub fn disable(t: &RiTask) -> Result<(), Error> {
     inner.ri.disabled.insert(t.index);
     Ok(())
 }
+
+/// `aclmdlRIAbort` of a captured model: stops its executions in flight
+/// (`model.cc` `Model::ModelAbort`); later executions run normally.
+///
+/// The simulator stops nothing: with no execution queued or running the
+/// abort has nothing to do and succeeds; with one, it refuses.
+///
+/// # Errors
+///
+/// 207000 for a model with an execution in flight (not simulated).
+pub fn abort(m: &Model) -> Result<(), Error> {
+    if m.is_running() {
+        return Err(err(
+            ErrorKind::FeatureNotSupport,
+            "an execution of the model is queued or running, and cann-sim cannot stop a model \
+             execution in flight; synchronise the stream it runs on (or abort the stream with \
+             aclrtStreamAbort) instead",
+        ));
+    }
+    Ok(())
+}

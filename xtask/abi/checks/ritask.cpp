@@ -137,3 +137,16 @@ ABI_CHECK(aclmdlRIGetName) {
     EXPECT_RC(aclmdlRIGetName(r.m, 4, name), ACL_ERROR_RT_INTERNAL_ERROR);  // no room for the NUL
     abi_ri_done(r);
 }
+
+// aclmdlRIAbort (cann-sim/src/acl/ri_task.rs; api_error.cc and api_impl.cc
+// ModelAbort): an idle model aborts and runs again.
+
+ABI_CHECK(aclmdlRIAbort) {
+    EXPECT_RC(aclmdlRIAbort(nullptr), ACL_ERROR_RT_PARAM_INVALID);
+    AbiRi r = abi_ri_writes(1);
+    EXPECT_RC(aclmdlRIAbort(r.m), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIExecuteAsync(r.m, r.s), ACL_SUCCESS);
+    EXPECT_RC(aclrtSynchronizeStream(r.s), ACL_SUCCESS);
+    EXPECT(abi_ri_word(r) == 1);
+    abi_ri_done(r);
+}
