@@ -344,6 +344,8 @@ fn tx_summary(spans: &[crate::trace::Span]) -> String {
             "aclprofMark" => "mark",
             "aclprofMarkEx" => "mark_ex",
             "aclprofPop" => "push_pop",
+            // `aclprofRangePushEx`/`aclprofRangePop` (`acl::prof_range`).
+            "aclprofRangePop" => "push_pop_ex",
             _ => "start_end",
         };
         let quoted = s.name.replace('"', "\"\"");

@@ -14,8 +14,8 @@ const FAILED: aclError = -1;
 const INVALID_PARAM: aclError = ACL_ERROR_INVALID_PARAM as aclError;
 
 /// Runs `f` inside a profiling run of device 0 with `data`, in a temporary
-/// directory.
-fn in_run(data: u32, f: impl FnOnce() + Send + 'static) {
+/// directory; returns the run's `msprof_tx` summary, if it wrote one.
+fn in_run(data: u32, f: impl FnOnce() + Send + 'static) -> Option<String> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _g = LOCK
         .lock()
@@ -46,6 +46,25 @@ fn in_run(data: u32, f: impl FnOnce() + Send + 'static) {
         ok(unsafe { aclprofDestroyConfig(c) });
         ok(aclprofFinalize());
     });
+    tx_summary(dir.path())
+}
+
+/// The `msprof_tx_*.csv` under `dir` (searched recursively).
+fn tx_summary(dir: &std::path::Path) -> Option<String> {
+    for entry in std::fs::read_dir(dir).ok()? {
+        let path = entry.ok()?.path();
+        if path.is_dir() {
+            if let Some(found) = tx_summary(&path) {
+                return Some(found);
+            }
+        } else if path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("msprof_tx_"))
+        {
+            return std::fs::read_to_string(path).ok();
+        }
+    }
+    None
 }
 
 #[test]
@@ -108,6 +127,77 @@ fn stamps_mark_push_pop_and_range_with_the_releases_rules() {
         aclprofDestroyStamp(stamp);
         // A destroyed stamp is refused, not dereferenced.
         assert_fails(aclprofMark(stamp), FAILED, "aclprofMark");
+    });
+}
+
+#[test]
+fn a_tensor_info_range_appears_in_the_tx_summary_under_its_op_name() {
+    let tx = in_run(ACL_PROF_MSPROFTX, || {
+        let name = CString::new("MatMul_7").unwrap();
+        // SAFETY: NUL-terminated strings.
+        let (id, again, empty) = unsafe {
+            (
+                aclprofStr2Id(name.as_ptr()),
+                aclprofStr2Id(name.as_ptr()),
+                aclprofStr2Id(c"".as_ptr()),
+            )
+        };
+        assert_eq!(id, again, "one id per string");
+        assert_eq!(empty, u64::MAX, "an empty string has no id");
+        let s = create_stream();
+        let mut info = acl_sys::aclprofTensorInfo {
+            opNameId: id,
+            opTypeId: 0,
+            resv: 0,
+            tensorNum: 0,
+            kernelType: 0,
+            blockNums: 1,
+            stream: s,
+            tensors: null_mut(),
+        };
+        let mut attr = acl_sys::aclprofEventAttributes {
+            version: 1,
+            size: std::mem::size_of::<acl_sys::aclprofEventAttributes>() as u16,
+            messageType: acl_sys::ACL_PROF_MESSAGE_TYPE_TENSOR_INFO,
+            message: acl_sys::aclprofEventAttributes_Message {
+                tensorInfo: &mut info,
+            },
+        };
+        // SAFETY: `attr` and `info` outlive the pops.
+        unsafe {
+            ok(aclprofRangePushEx(&mut attr));
+            ok(aclprofRangePop());
+        }
+        destroy_stream(s);
+    })
+    .expect("a msproftx run writes its summary");
+    assert!(tx.contains("push_pop_ex,\"MatMul_7\""), "{tx}");
+}
+
+#[test]
+fn range_push_ex_and_pop_refuse_what_the_release_refuses() {
+    in_run(ACL_PROF_MSPROFTX, || {
+        // SAFETY: null on purpose; then a readable struct.
+        unsafe {
+            assert_fails(
+                aclprofRangePushEx(null_mut()),
+                INVALID_PARAM,
+                "aclprofRangePushEx",
+            );
+            let mut attr = acl_sys::aclprofEventAttributes {
+                version: 1,
+                size: 0,
+                messageType: 1,
+                message: acl_sys::aclprofEventAttributes_Message {
+                    tensorInfo: null_mut(),
+                },
+            };
+            assert_fails(aclprofRangePushEx(&mut attr), FAILED, "aclprofRangePushEx");
+            // A tensor-info push without tensor info: its pop fails with -1.
+            attr.messageType = acl_sys::ACL_PROF_MESSAGE_TYPE_TENSOR_INFO;
+            ok(aclprofRangePushEx(&mut attr));
+            assert_fails(aclprofRangePop(), FAILED, "aclprofRangePop");
+        }
     });
 }
 

@@ -631,6 +631,48 @@ static void abi_destroy_dataset(aclmdlDataset *ds) {
     aclmdlDestroyDataset(ds);
 }
 
+// A captured model of `n` (at most 2) value writes of 1, 2 to 8 bytes of
+// device 0 (`w`, zeroed first), its one model stream and its tasks; the
+// current device is 0 until abi_ri_done. Null handles when a call failed.
+struct AbiRi {
+    aclrtStream s = nullptr;
+    void *w = nullptr;
+    aclmdlRI m = nullptr;
+    aclrtStream ms = nullptr;
+    aclmdlRITask t[2] = {nullptr, nullptr};
+};
+
+static AbiRi abi_ri_writes(uint32_t n) {
+    AbiRi r;
+    aclrtSetDevice(0);
+    aclrtCreateStream(&r.s);
+    aclrtMalloc(&r.w, 8, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemset(r.w, 8, 0, 8);
+    aclmdlRICaptureBegin(r.s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED);
+    for (uint32_t i = 0; i < n; i++) aclrtValueWrite(r.w, i + 1, 0, r.s);
+    aclmdlRICaptureEnd(r.s, &r.m);
+    uint32_t k = 1;
+    aclmdlRIGetStreams(r.m, &r.ms, &k);
+    k = n;
+    aclmdlRIGetTasksByStream(r.ms, r.t, &k);
+    return r;
+}
+
+// The word abi_ri_writes' model writes.
+static uint64_t abi_ri_word(const AbiRi &r) {
+    uint64_t v = 0;
+    aclrtMemcpy(&v, 8, r.w, 8, ACL_MEMCPY_DEVICE_TO_HOST);
+    return v;
+}
+
+// Releases what abi_ri_writes took (the model unless destroyed: null it).
+static void abi_ri_done(AbiRi &r) {
+    if (r.m != nullptr) aclmdlRIDestroy(r.m);
+    aclrtFree(r.w);
+    aclrtDestroyStream(r.s);
+    aclrtResetDevice(0);
+}
+
 // The dense model's output for x = {1, 2, 3, -1, 0, 4}.
 static const float ABI_DENSE_X[6] = {1, 2, 3, -1, 0, 4};
 static const float ABI_DENSE_Y[4] = {0, 2.5f, 0, 4.5f};

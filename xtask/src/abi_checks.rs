@@ -34,7 +34,7 @@ pub struct Check {
 /// The check files, in the order their groups run. Each area has its own
 /// file, so that people working on different parts of the simulator add
 /// checks without touching the same one.
-const FILES: [(&str, &str); 9] = [
+const FILES: [(&str, &str); 11] = [
     (
         "xtask/abi/checks/runtime.cpp",
         include_str!("../abi/checks/runtime.cpp"),
@@ -70,6 +70,14 @@ const FILES: [(&str, &str); 9] = [
     (
         "xtask/abi/checks/modelcond.cpp",
         include_str!("../abi/checks/modelcond.cpp"),
+    ),
+    (
+        "xtask/abi/checks/ritask.cpp",
+        include_str!("../abi/checks/ritask.cpp"),
+    ),
+    (
+        "xtask/abi/checks/profrange.cpp",
+        include_str!("../abi/checks/profrange.cpp"),
     ),
 ];
 

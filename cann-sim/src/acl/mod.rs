@@ -80,6 +80,12 @@ pub use model_stream::*;
 mod model_ri;
 pub use model_ri::*;
 
+mod ri_task;
+pub use ri_task::*;
+
+mod model_ri_name;
+pub use model_ri_name::*;
+
 mod last_error;
 pub use last_error::*;
 
@@ -118,6 +124,9 @@ pub use prof::*;
 
 mod prof_tx;
 pub use prof_tx::*;
+
+mod prof_range;
+pub use prof_range::*;
 
 mod random_task;
 pub use random_task::*;

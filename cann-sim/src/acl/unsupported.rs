@@ -557,12 +557,6 @@ pub unsafe extern "C" fn aclmdlQueryExeOMDesc(
     crate::recent_error::not_supported("aclmdlQueryExeOMDesc");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclmdlRIAbort`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRIAbort(_arg0: aclmdlRI) -> aclError {
-    crate::recent_error::not_supported("aclmdlRIAbort");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclmdlRIDebugPrint`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlRIDebugPrint(_arg0: aclmdlRI) -> aclError {
@@ -588,42 +582,6 @@ pub unsafe extern "C" fn aclmdlRIDestroyUnregisterCallback(
     crate::recent_error::not_supported("aclmdlRIDestroyUnregisterCallback");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclmdlRIGetId`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRIGetId(_arg0: aclmdlRI, _arg1: *mut u32) -> aclError {
-    crate::recent_error::not_supported("aclmdlRIGetId");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRIGetName`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRIGetName(
-    _arg0: aclmdlRI,
-    _arg1: u32,
-    _arg2: *mut ::core::ffi::c_char,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRIGetName");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRIGetStreams`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRIGetStreams(
-    _arg0: aclmdlRI,
-    _arg1: *mut aclrtStream,
-    _arg2: *mut u32,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRIGetStreams");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRIGetTasksByStream`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRIGetTasksByStream(
-    _arg0: aclrtStream,
-    _arg1: *mut aclmdlRITask,
-    _arg2: *mut u32,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRIGetTasksByStream");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclmdlRIKernelTaskGetAttribute`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlRIKernelTaskGetAttribute(
@@ -632,54 +590,6 @@ pub unsafe extern "C" fn aclmdlRIKernelTaskGetAttribute(
     _arg2: *mut aclrtLaunchKernelAttrValue,
 ) -> aclError {
     crate::recent_error::not_supported("aclmdlRIKernelTaskGetAttribute");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRISetName`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRISetName(
-    _arg0: aclmdlRI,
-    _arg1: *const ::core::ffi::c_char,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRISetName");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRITaskDisable`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRITaskDisable(_arg0: aclmdlRITask) -> aclError {
-    crate::recent_error::not_supported("aclmdlRITaskDisable");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRITaskGetParams`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRITaskGetParams(
-    _arg0: aclmdlRITask,
-    _arg1: *mut aclmdlRITaskParams,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRITaskGetParams");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRITaskGetSeqId`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRITaskGetSeqId(_arg0: aclmdlRITask, _arg1: *mut u32) -> aclError {
-    crate::recent_error::not_supported("aclmdlRITaskGetSeqId");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRITaskGetType`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRITaskGetType(
-    _arg0: aclmdlRITask,
-    _arg1: *mut aclmdlRITaskType,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRITaskGetType");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclmdlRITaskSetParams`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRITaskSetParams(
-    _arg0: aclmdlRITask,
-    _arg1: *mut aclmdlRITaskParams,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRITaskSetParams");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
 ///`aclmdlSetAIPPAxSwapSwitch`: not supported by cann-sim.
@@ -1146,25 +1056,6 @@ pub unsafe extern "C" fn aclprofModelSubscribe(
 pub unsafe extern "C" fn aclprofModelUnSubscribe(_arg0: u32) -> aclError {
     crate::recent_error::not_supported("aclprofModelUnSubscribe");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclprofRangePop`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofRangePop() -> aclError {
-    crate::recent_error::not_supported("aclprofRangePop");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclprofRangePushEx`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofRangePushEx(_arg0: *mut aclprofEventAttributes) -> aclError {
-    crate::recent_error::not_supported("aclprofRangePushEx");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
-///`aclprofStr2Id`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclprofStr2Id(_arg0: *const ::core::ffi::c_char) -> u64 {
-    crate::recent_error::not_supported("aclprofStr2Id");
-    // SAFETY: zero is a valid value of every such return type (an integer, a float or a null pointer).
-    unsafe { ::core::mem::zeroed() }
 }
 ///`aclrtAllocBuf`: not supported by cann-sim.
 #[unsafe(no_mangle)]

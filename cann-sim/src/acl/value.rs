@@ -15,8 +15,9 @@
 //!   107002, a stream of another context 107003.
 //! - The write stores the 64-bit value when the stream reaches it; the wait
 //!   blocks the stream until the word meets the condition (see
-//!   [`crate::rt::value`]). A value wait cannot be captured into a model by
-//!   the simulator (207000); a write can.
+//!   [`crate::rt::value`]). Both can be captured into a model; a captured
+//!   task's parameters can be read and changed (`aclmdlRITaskGetParams`,
+//!   `aclmdlRITaskSetParams`, [`crate::rt::ri_task`]).
 
 use super::common::{self, PARAM_INVALID, device_range, rt_fail};
 use super::memory_async::enqueue;
@@ -77,7 +78,7 @@ pub unsafe extern "C" fn aclrtValueWrite(
         );
     }
     let (s, at) = tri!(target(F, dev_addr, stream));
-    match value::enqueue_write(&s, F, dev_addr as usize, value, at) {
+    match value::enqueue_write(&s, dev_addr as usize, value, at) {
         Ok(()) => ACL_SUCCESS,
         Err(e) => rt_fail(F, e),
     }

@@ -311,6 +311,8 @@ pub struct Built {
     /// Steps recorded so far, over all its streams (the check mode's step
     /// numbers).
     recorded: AtomicUsize,
+    /// Its name (`aclmdlRISetName`; empty at first).
+    pub name: Mutex<String>,
 }
 
 /// `aclmdlRIBuildBegin` in context `ctx_id`.
@@ -328,6 +330,7 @@ pub fn begin(ctx_id: u64) -> Arc<Built> {
         running: Arc::new(AtomicUsize::new(0)),
         uid: crate::rt::capture::next_model_uid(),
         recorded: AtomicUsize::new(0),
+        name: Mutex::new(String::new()),
     });
     BUILT.lock().insert(m.clone());
     m

@@ -92,7 +92,7 @@ impl Mode {
 
 /// Where a model is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
+pub(super) enum Phase {
     /// A sub-model of a conditional task that no stream captured into yet
     /// (`RtCaptureModelStatus::NONE`).
     Empty,
@@ -102,10 +102,15 @@ enum Phase {
     Ready,
     /// Its stream was destroyed with its context while capturing.
     Abandoned,
+    /// A task was changed (`aclmdlRITaskSetParams`, `aclmdlRITaskDisable`)
+    /// and `aclmdlRIUpdate` not called yet (`RtCaptureModelStatus::UPDATING`).
+    Updating,
+    /// A task change failed (`RtCaptureModelStatus::FAULT`).
+    Fault,
 }
 
 /// One recorded step of a captured model.
-enum Step {
+pub(super) enum Step {
     /// A copy, upload, fill, operator or kernel: queued again as a replica.
     Task(TaskKind),
     /// `aclrtRecordEvent` in the capture: each execution records the event
@@ -119,10 +124,21 @@ enum Step {
     /// `aclmdlRIAddCondTask`: each execution reads the handle's value and
     /// runs the sub-model it selects ([`super::cond`]).
     Cond(Arc<CondHandle>),
+    /// `aclrtValueWrite` in the capture, or a task that
+    /// `aclmdlRITaskSetParams` made one: each execution writes `value` at
+    /// `addr` (checked at `at`).
+    ValueWrite {
+        /// The word's address.
+        addr: usize,
+        /// The value.
+        value: u64,
+        /// Where the word must still be.
+        at: super::stream::Expect,
+    },
 }
 
-struct Inner {
-    phase: Phase,
+pub(super) struct Inner {
+    pub(super) phase: Phase,
     /// A task of a group failed, or a task interrupted a group: the capture
     /// is invalidated (`CaptureModel::TerminateCapture`).
     invalidated: bool,
@@ -133,7 +149,12 @@ struct Inner {
     open_groups: usize,
     /// Its ended groups, registered in [`GROUPS`] until it is destroyed.
     groups: Vec<Arc<Group>>,
-    steps: Vec<Step>,
+    pub(super) steps: Vec<Step>,
+    /// The `Shared::uid` of the stream each step was captured on.
+    pub(super) owners: Vec<u64>,
+    /// Task and stream handles given out for it, disabled tasks
+    /// ([`super::ri_task`]).
+    pub(super) ri: super::ri_task::State,
     /// Events recorded in the capture.
     events: Vec<Weak<Event>>,
     /// Events waited on in the capture, by address.
@@ -196,9 +217,11 @@ pub struct Model {
     pub sub: bool,
     /// Unique for the process (the check mode's key for its memory).
     uid: u64,
-    inner: Mutex<Inner>,
+    pub(super) inner: Mutex<Inner>,
     /// Executions queued and not yet finished.
     running: Arc<AtomicUsize>,
+    /// Its name (`aclmdlRISetName`; empty at first).
+    pub name: Mutex<String>,
 }
 
 /// Live models.
@@ -665,18 +688,32 @@ impl Model {
                 open_groups: 0,
                 groups: Vec::new(),
                 steps: Vec::new(),
+                owners: Vec::new(),
+                ri: Default::default(),
                 events: Vec::new(),
                 waited: HashSet::new(),
                 joined: Vec::new(),
                 conds: Vec::new(),
             }),
             running: Arc::new(AtomicUsize::new(0)),
+            name: Mutex::new(String::new()),
         })
     }
 
     /// Its handle: its address, under which [`MODELS`] knows it.
     pub fn handle(&self) -> usize {
         self as *const Model as usize
+    }
+
+    /// The `Shared::uid` of the stream that began its capture.
+    pub(super) fn origin_uid(&self) -> Option<u64> {
+        self.origin.get().map(|o| o.uid)
+    }
+
+    /// Whether an execution of it is queued or running
+    /// (`CaptureModel::IsCaptureModelRunning`).
+    pub(super) fn is_running(&self) -> bool {
+        self.running.load(Ordering::Acquire) > 0
     }
 
     /// The stream that began its capture, for messages.
@@ -736,7 +773,7 @@ impl Model {
         let in_group = s.task_group.lock().sampling().is_some();
         let mut inner = self.inner.lock();
         Model::group_allows(&mut inner, s, in_group, false, "conditional")?;
-        inner.steps.push(Step::Cond(h));
+        Model::push(&mut inner, s, Step::Cond(h));
         Model::note_last(&mut inner, s.shared.uid, None);
         Ok(())
     }
@@ -751,6 +788,9 @@ impl Model {
             .iter()
             .filter_map(|st| match st {
                 Step::Task(t) => Node::of_task(t),
+                Step::ValueWrite { addr, value, at } => {
+                    Node::of_task(&super::value::write_task(*addr, *value, *at))
+                }
                 Step::Cond(h) => Some(Node::Cond(h.program())),
                 // `record_event`, `wait_event` and `reset_event` refuse
                 // event tasks in a sub-model.
@@ -780,6 +820,12 @@ impl Model {
             .map(|j| j.label.clone())
     }
 
+    /// Appends `step`, captured on `s`.
+    fn push(inner: &mut Inner, s: &Stream, step: Step) {
+        inner.steps.push(step);
+        inner.owners.push(s.shared.uid);
+    }
+
     /// Notes the last captured task of stream `uid`: a record of `event`, or
     /// other work.
     fn note_last(inner: &mut Inner, uid: u64, event: Option<usize>) {
@@ -788,8 +834,7 @@ impl Model {
         }
     }
 
-    /// Its id in the JSON dump (`aclmdlRIGetId` is not simulated): its
-    /// process-unique number.
+    /// Its id (`aclmdlRIGetId`, the JSON dump): its process-unique number.
     pub fn uid_for_json(&self) -> u32 {
         self.uid as u32
     }
@@ -812,6 +857,10 @@ impl Model {
             .map(|st| match st {
                 Step::Task(k @ TaskKind::Op { api, .. }) => {
                     task(crate::model::build::type_name(k), api)
+                }
+                Step::ValueWrite { addr, value, at } => {
+                    let k = super::value::write_task(*addr, *value, *at);
+                    task(crate::model::build::type_name(&k), super::value::WRITE_API)
                 }
                 Step::Task(k) => {
                     let kind = crate::model::build::type_name(k);
@@ -865,6 +914,7 @@ impl Model {
             TaskKind::Copy { .. }
             | TaskKind::Upload { .. }
             | TaskKind::Fill { .. }
+            | TaskKind::ValueWait { .. }
             | TaskKind::Op { .. } => {
                 if let Some(g) = group {
                     g.tasks.lock().push(inner.steps.len());
@@ -873,7 +923,7 @@ impl Model {
                     // Joined streams' work too: it is part of the capture.
                     check::on_capture(self.uid, self.handle(), inner.steps.len(), s, &kind);
                 }
-                inner.steps.push(Step::Task(kind));
+                Model::push(&mut inner, s, Step::Task(kind));
                 Model::note_last(&mut inner, s.shared.uid, None);
                 Ok(seq)
             }
@@ -893,6 +943,32 @@ impl Model {
                 ))
             }
         }
+    }
+
+    /// `aclrtValueWrite` on `s`, a stream capturing into it: each execution
+    /// writes `value` at `addr` (a value-write task that
+    /// `aclmdlRITaskSetParams` can change).
+    ///
+    /// # Errors
+    ///
+    /// As [`Model::record_task`] for a task that is not a kernel.
+    pub(crate) fn record_value_write(
+        &self,
+        s: &Stream,
+        addr: usize,
+        value: u64,
+        at: super::stream::Expect,
+    ) -> Result<(), Error> {
+        let in_group = s.task_group.lock().sampling().is_some();
+        let mut inner = self.inner.lock();
+        Model::group_allows(&mut inner, s, in_group, false, super::value::WRITE_API)?;
+        if check::enabled() {
+            let kind = super::value::write_task(addr, value, at);
+            check::on_capture(self.uid, self.handle(), inner.steps.len(), s, &kind);
+        }
+        Model::push(&mut inner, s, Step::ValueWrite { addr, value, at });
+        Model::note_last(&mut inner, s.shared.uid, None);
+        Ok(())
     }
 
     /// `aclmdlRIExecuteAsync`: queues a copy of every recorded task on `s`.
@@ -943,6 +1019,21 @@ impl Model {
                     ),
                 ));
             }
+            Phase::Updating | Phase::Fault => {
+                // `capture_model.cc` `CaptureModel::CheckExecuteReady`:
+                // RT_ERROR_MODEL_EXE_FAILED unless READY.
+                return Err(err(
+                    ErrorKind::ModelFault,
+                    format!(
+                        "the model is not ready (status {}): its tasks were changed by                          aclmdlRITaskSetParams or aclmdlRITaskDisable; call aclmdlRIUpdate                          before executing it",
+                        if inner.phase == Phase::Fault {
+                            "FAULT"
+                        } else {
+                            "UPDATING"
+                        }
+                    ),
+                ));
+            }
             Phase::Abandoned | Phase::Empty => {
                 return Err(err(
                     ErrorKind::ModelFault,
@@ -969,8 +1060,15 @@ impl Model {
                 return defaults.next().unwrap_or_else(super::cond::nothing);
             }
             let i = i - first;
+            if inner.ri.disabled.contains(&i) {
+                // `aclmdlRITaskDisable`: the task does nothing.
+                return super::cond::nothing();
+            }
             match inner.steps.get(i) {
                 Some(Step::Task(t)) => replica(t),
+                Some(Step::ValueWrite { addr, value, at }) => {
+                    super::value::write_task(*addr, *value, *at)
+                }
                 Some(Step::Record(e)) => TaskKind::Record(e.new_record(&s.shared, seq)),
                 // An external event is a flag: the captured reset clears whatever
                 // record it finds when it runs (the host records it between
@@ -1037,6 +1135,8 @@ impl Model {
                 m.unregister();
             }
         }
+        let ri = std::mem::take(&mut self.inner.lock().ri);
+        ri.unregister();
         let groups = std::mem::take(&mut self.inner.lock().groups);
         let mut table = GROUPS.lock();
         for g in &groups {
@@ -1115,8 +1215,20 @@ impl Model {
                  support updating",
             ));
         }
-        match self.inner.lock().phase {
+        let mut inner = self.inner.lock();
+        match inner.phase {
             Phase::Ready => Ok(()),
+            // `ApiImpl::ModelUpdate`: UPDATING → READY (the simulator
+            // applies each change when it is made; executions were refused
+            // until now).
+            Phase::Updating => {
+                inner.phase = Phase::Ready;
+                Ok(())
+            }
+            Phase::Fault => Err(err(
+                ErrorKind::ModelUpdateFailed,
+                "a task change (aclmdlRITaskSetParams or aclmdlRITaskDisable) failed: the model                  is in FAULT status and cannot be updated",
+            )),
             Phase::Capturing => Err(err(
                 ErrorKind::ModelUpdateFailed,
                 format!(
@@ -1217,6 +1329,19 @@ fn replica(t: &TaskKind) -> TaskKind {
             ranges: ranges.clone(),
             kernel: kernel.clone(),
         },
+        TaskKind::ValueWait {
+            api,
+            addr,
+            value,
+            cond,
+            at,
+        } => TaskKind::ValueWait {
+            api,
+            addr: *addr,
+            value: *value,
+            cond: *cond,
+            at: *at,
+        },
         // `record_task` keeps nothing else.
         _ => unreachable!("only copies, uploads, fills and operators are recorded"),
     }
@@ -1249,7 +1374,7 @@ pub fn record_event(m: &Arc<Model>, s: &Stream, e: &Arc<Event>) -> Result<(), Er
     drop(captured);
     let mut inner = m.inner.lock();
     inner.events.push(Arc::downgrade(e));
-    inner.steps.push(Step::Record(e.clone()));
+    Model::push(&mut inner, s, Step::Record(e.clone()));
     Model::note_last(&mut inner, s.shared.uid, Some(addr));
     Ok(())
 }
@@ -1272,7 +1397,7 @@ pub fn wait_event(m: &Arc<Model>, s: &Stream, e: &Arc<Event>) -> Result<(), Erro
     if e.is_external() && captured_by(e).is_none() {
         event_task_allowed(m, s, "event wait")?;
         let mut inner = m.inner.lock();
-        inner.steps.push(Step::WaitExternal(e.clone()));
+        Model::push(&mut inner, s, Step::WaitExternal(e.clone()));
         Model::note_last(&mut inner, s.shared.uid, None);
         return Ok(());
     }
@@ -1309,7 +1434,7 @@ pub fn reset_event(m: &Arc<Model>, s: &Stream, e: &Arc<Event>) -> Result<(), Err
     }
     event_task_allowed(m, s, "event reset")?;
     let mut inner = m.inner.lock();
-    inner.steps.push(Step::Reset(e.clone()));
+    Model::push(&mut inner, s, Step::Reset(e.clone()));
     Model::note_last(&mut inner, s.shared.uid, None);
     Ok(())
 }

@@ -86,27 +86,20 @@ unsafe fn store(addr: usize, value: u64) {
     }
 }
 
-/// Queues the write of `value` at `addr` (8 bytes of device memory of the
-/// stream's device, validated at `at`) on `s`.
-///
-/// # Errors
-///
-/// The stream's error when it is being destroyed.
-pub fn enqueue_write(
-    s: &Stream,
-    api: &'static str,
-    addr: usize,
-    value: u64,
-    at: Expect,
-) -> Result<(), Error> {
+/// The name value-write tasks carry.
+pub const WRITE_API: &str = "aclrtValueWrite";
+
+/// The task that writes `value` at `addr` (8 bytes of device memory,
+/// validated at `at`): an operator-like task, so that it can be captured.
+pub fn write_task(addr: usize, value: u64, at: Expect) -> TaskKind {
     let kernel = Arc::new(move || {
         // SAFETY: the task runs only once its range (the 8 bytes at `addr`)
         // is checked live, and the read lock keeps it so (`rt::stream`).
         unsafe { store(addr, value) };
         Ok(())
     });
-    s.enqueue(|_| TaskKind::Op {
-        api,
+    TaskKind::Op {
+        api: WRITE_API,
         ranges: vec![TaskRange {
             what: "devAddr",
             addr,
@@ -117,8 +110,23 @@ pub fn enqueue_write(
             how: Use::Opaque,
         }],
         kernel,
-    })
-    .map(drop)
+    }
+}
+
+/// Queues the write of `value` at `addr` (8 bytes of device memory of the
+/// stream's device, validated at `at`) on `s`; on a capturing stream the
+/// write is recorded as a value-write task of the model
+/// ([`super::capture::Model::record_value_write`]).
+///
+/// # Errors
+///
+/// The stream's error when it is being destroyed; a capture's refusal.
+pub fn enqueue_write(s: &Stream, addr: usize, value: u64, at: Expect) -> Result<(), Error> {
+    let capturing = s.capture.lock().clone();
+    if let Some(m) = capturing {
+        return m.record_value_write(s, addr, value, at);
+    }
+    s.enqueue(|_| write_task(addr, value, at)).map(drop)
 }
 
 /// The failure of a queued wait that outlived `limit` (the operator wait

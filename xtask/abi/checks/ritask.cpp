@@ -1,0 +1,152 @@
+// The tasks of captured models (cann-sim/src/acl/ri_task.rs): streams and
+// tasks of a model, their types, sequence ids and parameters, and their
+// change, with the codes of hicann/runtime api_error.cc and api_impl.cc
+// (ModelGetStreams, StreamGetTasks, TaskGetType, TaskGetSeqId,
+// TaskGetParams, TaskSetParams, ModelTaskDisable). abi_ri_writes
+// (preamble.cpp) captures the models.
+
+ABI_CHECK(aclmdlRIGetStreams) {
+    uint32_t n = 0;
+    EXPECT_RC(aclmdlRIGetStreams(nullptr, nullptr, &n), ACL_ERROR_RT_PARAM_INVALID);
+    AbiRi r = abi_ri_writes(1);
+    EXPECT(r.ms != nullptr && r.ms != r.s);
+    EXPECT_RC(aclmdlRIGetStreams(r.m, nullptr, nullptr), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclmdlRIGetStreams(r.m, nullptr, &n), ACL_SUCCESS);
+    EXPECT(n == 1);
+    aclrtStream out[2] = {r.s, r.s};
+    n = 2;
+    EXPECT_RC(aclmdlRIGetStreams(r.m, out, &n), ACL_SUCCESS);
+    EXPECT(n == 1 && out[0] == r.ms && out[1] == nullptr);
+    n = 0;
+    EXPECT_RC(aclmdlRIGetStreams(r.m, out, &n), ACL_ERROR_RT_INSUFFICIENT_INPUT_ARRAY);
+    abi_ri_done(r);
+}
+
+ABI_CHECK(aclmdlRIGetTasksByStream) {
+    uint32_t n = 0;
+    EXPECT_RC(aclmdlRIGetTasksByStream(nullptr, nullptr, &n), ACL_ERROR_RT_PARAM_INVALID);
+    AbiRi r = abi_ri_writes(2);
+    EXPECT(r.t[0] != nullptr && r.t[1] != nullptr);
+    EXPECT_RC(aclmdlRIGetTasksByStream(r.s, nullptr, &n), ACL_ERROR_RT_PARAM_INVALID);  // not a model's
+    EXPECT_RC(aclmdlRIGetTasksByStream(r.ms, nullptr, nullptr), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclmdlRIGetTasksByStream(r.ms, nullptr, &n), ACL_SUCCESS);
+    EXPECT(n == 2);
+    aclmdlRITask t[1] = {nullptr};
+    n = 1;
+    EXPECT_RC(aclmdlRIGetTasksByStream(r.ms, t, &n), ACL_ERROR_RT_INSUFFICIENT_INPUT_ARRAY);
+    EXPECT(n == 1 && t[0] == r.t[0]);
+    abi_ri_done(r);
+}
+
+ABI_CHECK(aclmdlRITaskGetType) {
+    aclmdlRITaskType ty = ACL_MODEL_RI_TASK_DEFAULT;
+    EXPECT_RC(aclmdlRITaskGetType(nullptr, &ty), ACL_ERROR_RT_PARAM_INVALID);
+    AbiRi r = abi_ri_writes(1);
+    EXPECT_RC(aclmdlRITaskGetType(r.t[0], nullptr), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclmdlRITaskGetType(r.t[0], &ty), ACL_SUCCESS);
+    EXPECT(ty == ACL_MODEL_RI_TASK_VALUE_WRITE);
+    EXPECT_RC(aclmdlRIDestroy(r.m), ACL_SUCCESS);
+    r.m = nullptr;
+    EXPECT_RC(aclmdlRITaskGetType(r.t[0], &ty), ACL_ERROR_RT_INVALID_HANDLE);  // gone with its model
+    abi_ri_done(r);
+}
+
+ABI_CHECK(aclmdlRITaskGetSeqId) {
+    uint32_t id = 9;
+    EXPECT_RC(aclmdlRITaskGetSeqId(nullptr, &id), ACL_ERROR_RT_PARAM_INVALID);
+    AbiRi r = abi_ri_writes(2);
+    EXPECT_RC(aclmdlRITaskGetSeqId(r.t[1], nullptr), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclmdlRITaskGetSeqId(r.t[1], &id), ACL_SUCCESS);
+    EXPECT(id == 1);
+    abi_ri_done(r);
+}
+
+ABI_CHECK(aclmdlRITaskGetParams) {
+    aclmdlRITaskParams p = {};
+    EXPECT_RC(aclmdlRITaskGetParams(nullptr, &p), ACL_ERROR_RT_PARAM_INVALID);
+    AbiRi r = abi_ri_writes(1);
+    EXPECT_RC(aclmdlRITaskGetParams(r.t[0], nullptr), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclmdlRITaskGetParams(r.t[0], &p), ACL_SUCCESS);
+    EXPECT(p.type == ACL_MODEL_RI_TASK_VALUE_WRITE);
+    EXPECT(p.valueWriteTaskParams.devAddr == r.w && p.valueWriteTaskParams.value == 1);
+    EXPECT(p.taskGrp == nullptr && p.opInfoPtr == nullptr && p.opInfoSize == 0);
+    abi_ri_done(r);
+}
+
+ABI_CHECK(aclmdlRITaskSetParams) {
+    aclmdlRITaskParams p = {};
+    EXPECT_RC(aclmdlRITaskSetParams(nullptr, &p), ACL_ERROR_RT_PARAM_INVALID);
+    AbiRi r = abi_ri_writes(1);
+    EXPECT_RC(aclmdlRITaskSetParams(r.t[0], nullptr), ACL_ERROR_RT_PARAM_INVALID);
+    p.type = ACL_MODEL_RI_TASK_VALUE_WRITE;
+    p.valueWriteTaskParams.devAddr = r.w;
+    p.valueWriteTaskParams.value = 9;
+    EXPECT_RC(aclmdlRITaskSetParams(r.t[0], &p), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIExecuteAsync(r.m, r.s), ACL_ERROR_RT_MODEL_EXECUTE);  // UPDATING
+    EXPECT_RC(aclmdlRIUpdate(r.m), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIExecuteAsync(r.m, r.s), ACL_SUCCESS);
+    EXPECT_RC(aclrtSynchronizeStream(r.s), ACL_SUCCESS);
+    EXPECT(abi_ri_word(r) == 9);
+    p.type = ACL_MODEL_RI_TASK_EVENT_RECORD;
+    EXPECT_RC(aclmdlRITaskSetParams(r.t[0], &p), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclmdlRIUpdate(r.m), ACL_ERROR_RT_MODEL_UPDATE_FAILED);  // FAULT
+    abi_ri_done(r);
+}
+
+ABI_CHECK(aclmdlRITaskDisable) {
+    EXPECT_RC(aclmdlRITaskDisable(nullptr), ACL_ERROR_RT_PARAM_INVALID);
+    AbiRi r = abi_ri_writes(1);
+    EXPECT_RC(aclmdlRITaskDisable(r.t[0]), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIUpdate(r.m), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIExecuteAsync(r.m, r.s), ACL_SUCCESS);
+    EXPECT_RC(aclrtSynchronizeStream(r.s), ACL_SUCCESS);
+    EXPECT(abi_ri_word(r) == 0);  // disabled
+    abi_ri_done(r);
+}
+
+// A model's id and name (cann-sim/src/acl/model_ri_name.rs; model_ri.cpp,
+// api_error.cc ModelGetName, api_impl.cc ModelNameSet, model.cc
+// GetModelName).
+
+ABI_CHECK(aclmdlRIGetId) {
+    uint32_t id = 0;
+    EXPECT_RC(aclmdlRIGetId(nullptr, &id), ACL_ERROR_INVALID_PARAM);
+    AbiRi r = abi_ri_writes(1);
+    EXPECT_RC(aclmdlRIGetId(r.m, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlRIGetId(r.m, &id), ACL_SUCCESS);
+    abi_ri_done(r);
+}
+
+ABI_CHECK(aclmdlRISetName) {
+    EXPECT_RC(aclmdlRISetName(nullptr, "x"), ACL_ERROR_INVALID_PARAM);
+    AbiRi r = abi_ri_writes(1);
+    EXPECT_RC(aclmdlRISetName(r.m, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlRISetName(r.m, "step"), ACL_SUCCESS);
+    abi_ri_done(r);
+}
+
+ABI_CHECK(aclmdlRIGetName) {
+    char name[8] = {};
+    EXPECT_RC(aclmdlRIGetName(nullptr, 8, name), ACL_ERROR_INVALID_PARAM);
+    AbiRi r = abi_ri_writes(1);
+    EXPECT_RC(aclmdlRIGetName(r.m, 8, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlRIGetName(r.m, 0, name), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclmdlRISetName(r.m, "step"), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIGetName(r.m, 8, name), ACL_SUCCESS);
+    EXPECT(std::string(name) == "step");
+    EXPECT_RC(aclmdlRIGetName(r.m, 4, name), ACL_ERROR_RT_INTERNAL_ERROR);  // no room for the NUL
+    abi_ri_done(r);
+}
+
+// aclmdlRIAbort (cann-sim/src/acl/ri_task.rs; api_error.cc and api_impl.cc
+// ModelAbort): an idle model aborts and runs again.
+
+ABI_CHECK(aclmdlRIAbort) {
+    EXPECT_RC(aclmdlRIAbort(nullptr), ACL_ERROR_RT_PARAM_INVALID);
+    AbiRi r = abi_ri_writes(1);
+    EXPECT_RC(aclmdlRIAbort(r.m), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIExecuteAsync(r.m, r.s), ACL_SUCCESS);
+    EXPECT_RC(aclrtSynchronizeStream(r.s), ACL_SUCCESS);
+    EXPECT(abi_ri_word(r) == 1);
+    abi_ri_done(r);
+}
