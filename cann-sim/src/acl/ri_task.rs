@@ -487,7 +487,7 @@ pub unsafe extern "C" fn aclmdlRITaskDisable(task: aclmdlRITask) -> aclError {
 /// (`ApiErrorDecorator::ModelAbort`); no context → 107002; a model of
 /// another context → 107004 (`ApiImpl::ModelAbort`). The simulator
 /// succeeds when no execution is in flight and refuses (207000) to stop
-/// one that is, and built models (see [`ri_task::abort`]).
+/// one that is, and built models (see `rt::ri_task::abort`).
 ///
 /// # Safety
 ///
