@@ -129,6 +129,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .env("CANN_TEST_TIME_SCALE", san.time_scale.to_string())
         // A one-off build: incremental state would add ~2 GB to each target dir.
         .env("CARGO_INCREMENTAL", "0")
+        // -O1, as the sanitizers' own documentation recommends: unoptimised
+        // instrumented code made each of the ~170 test executables about
+        // 90 MB (a CI machine's disk filled while linking them) and the
+        // tests several times slower. Packages the profile already
+        // optimises further (the GEMM crates) keep their level.
+        .env("CARGO_PROFILE_DEV_OPT_LEVEL", "1")
         // Whatever cargo xtask ran under is not what builds here.
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("RUSTC")
