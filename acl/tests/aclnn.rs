@@ -715,6 +715,8 @@ fn errors_carry_the_exact_status() {
 fn buffers_of_other_streams_are_ordered_and_handles_are_released() {
     cann_sim::sim_only!("counts the simulator's live aclnn handles");
     let (_g, d, s) = setup();
+    // Counted without descriptors an earlier test on this thread left cached.
+    aclnn::release_cached_descriptors();
     let before = cann_sim::aclnn::live_handles();
     let other = d.new_stream().unwrap();
     let a = other.clone_from_host(&[1.0f32, 2.0, 3.0]).unwrap();
@@ -737,6 +739,8 @@ fn buffers_of_other_streams_are_ordered_and_handles_are_released() {
         drop(list);
     }
     assert_eq!(c.to_host_vec().unwrap(), [2.0, 4.0, 6.0]);
+    // The arguments' descriptors wait in the thread's cache for reuse.
+    assert!(aclnn::release_cached_descriptors() >= 1);
     assert_eq!(cann_sim::aclnn::live_handles(), before);
 }
 

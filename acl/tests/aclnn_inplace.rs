@@ -168,6 +168,8 @@ fn inplace_operators_on_a_strided_view_write_only_its_elements() {
 #[test]
 fn inplace_operators_refuse_bad_input_with_the_exact_status() {
     let (_g, _d, s) = setup();
+    // Counted without descriptors an earlier test on this thread left cached.
+    aclnn::release_cached_descriptors();
     let before = cann_sim::aclnn::live_handles();
     let mut x = s.clone_from_host(&X).unwrap();
     let four = s.clone_from_host(&[1.0f32; 4]).unwrap();
@@ -211,5 +213,6 @@ fn inplace_operators_refuse_bad_input_with_the_exact_status() {
     // Nothing ran: self_ is unchanged; every handle was released.
     assert_eq!(x.to_host_vec().unwrap(), X);
     assert_eq!(ints.to_host_vec().unwrap(), [1; 6]);
+    aclnn::release_cached_descriptors();
     assert_eq!(cann_sim::aclnn::live_handles(), before);
 }

@@ -42,10 +42,12 @@
 //! # Ok::<(), acl::Error>(())
 //! ```
 
+pub mod descriptors;
 mod enums;
 mod generated;
 mod objects;
 
+pub use descriptors::release_cached_descriptors;
 pub use enums::*;
 pub use generated::*;
 pub use objects::*;

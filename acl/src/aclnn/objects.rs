@@ -1,6 +1,7 @@
 //! The aclnn argument objects, each owning its handle.
 
 use super::MemUse;
+use super::descriptors::{self, Descriptor, Request};
 use crate::error::{Error, Result};
 use crate::memory::{Access, Allocation, DataType, DeviceMemory, DeviceMemoryMut, Element};
 use crate::result::{self, raw};
@@ -117,11 +118,7 @@ impl Layout {
     }
 }
 
-fn create_tensor(
-    dtype: DataType,
-    layout: &Layout,
-    data: *mut c_void,
-) -> Result<NonNull<aclTensor>> {
+fn create_tensor(dtype: DataType, layout: &Layout, data: *mut c_void) -> Result<Descriptor> {
     create_raw(
         dtype,
         (&layout.dims, &layout.strides, layout.offset),
@@ -131,14 +128,24 @@ fn create_tensor(
     )
 }
 
+/// A descriptor with these arguments: a cached idle one or a new one (see
+/// [`descriptors`](super::descriptors)).
 fn create_raw(
     dtype: DataType,
     (dims, strides, offset): (&[i64], &[i64], i64),
     format: i32,
     storage: &[i64],
     data: *mut c_void,
-) -> Result<NonNull<aclTensor>> {
-    result::create_tensor(dims, dtype.to_raw(), strides, offset, format, storage, data)
+) -> Result<Descriptor> {
+    descriptors::make(Request {
+        dtype: dtype.to_raw(),
+        dims,
+        strides,
+        offset,
+        format,
+        storage,
+        data,
+    })
 }
 
 /// Fills `dims` and `strides` (each `shape.len()` long) with the
@@ -193,7 +200,7 @@ fn create_contiguous(
     shape: &[usize],
     len: usize,
     data: *mut c_void,
-) -> Result<NonNull<aclTensor>> {
+) -> Result<Descriptor> {
     const F: &str = "aclCreateTensor";
     if shape.len() > 8 {
         return Err(Error::invalid(
@@ -258,7 +265,7 @@ fn int4_values(function: &'static str, bytes: usize) -> Result<usize> {
 }
 
 /// The `aclTensor` of a typed view (checked when the view was made).
-fn create_view(dtype: DataType, v: &RawView<'_>) -> Result<NonNull<aclTensor>> {
+fn create_view(dtype: DataType, v: &RawView<'_>) -> Result<Descriptor> {
     const F: &str = "aclCreateTensor";
     let too_big = || {
         Error::invalid(
@@ -286,7 +293,9 @@ fn create_view(dtype: DataType, v: &RawView<'_>) -> Result<NonNull<aclTensor>> {
 #[doc(alias = "aclCreateTensor")]
 #[derive(Debug)]
 pub struct TensorArg<'a> {
-    raw: NonNull<aclTensor>,
+    /// Its descriptor, destroyed or given back to the thread's cache on
+    /// drop.
+    raw: Descriptor,
     /// The memory, borrowed for `'a` (no reference count taken: the borrow
     /// keeps it alive), and whether the operator writes it.
     alloc: &'a Arc<Allocation>,
@@ -468,16 +477,9 @@ impl<'a> TensorArg<'a> {
     /// Gives up the handle without destroying it (a [`TensorList`] now owns
     /// it), keeping the memory access.
     fn disown(self) -> Access {
-        let me = std::mem::ManuallyDrop::new(self);
-        // `me` has no field with a destructor: nothing leaks.
-        me.access()
-    }
-}
-
-impl Drop for TensorArg<'_> {
-    fn drop(&mut self) {
-        // SAFETY: made by `aclCreateTensor`, destroyed once.
-        let _ = unsafe { result::destroy_tensor(self.raw.as_ptr()) };
+        let access = self.access();
+        self.raw.disown();
+        access
     }
 }
 

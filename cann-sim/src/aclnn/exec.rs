@@ -141,6 +141,7 @@ pub(crate) fn contiguous_strides(dims: &[i64]) -> Vec<i64> {
 /// it is skipped; with it on, it is a `double-destroy` report (161002, the
 /// list and its live members are still destroyed).
 pub(crate) fn destroy(function: &'static str, what: &str, addr: usize, kind: Kind) -> aclnnStatus {
+    crate::calls::record(function);
     if addr == 0 {
         return ACLNN_SUCCESS;
     }

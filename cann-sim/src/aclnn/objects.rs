@@ -73,6 +73,8 @@ pub unsafe extern "C" fn aclCreateTensor(
     tensorData: *mut c_void,
 ) -> *mut aclTensor {
     const F: &str = "aclCreateTensor";
+    // Counted like every runtime call (`calls::count`, the overhead bench).
+    crate::calls::record(F);
     // SAFETY: forwarded caller contract.
     let Some(view) = (unsafe { read(F, "viewDims", viewDims, viewDimsNum, MAX_DIMS) }) else {
         return std::ptr::null_mut();
@@ -137,6 +139,8 @@ pub unsafe extern "C" fn aclCreateScalar(
     dataType: aclDataType,
 ) -> *mut aclScalar {
     const F: &str = "aclCreateScalar";
+    // Counted like every runtime call (`calls::count`, the overhead bench).
+    crate::calls::record(F);
     let Some(dtype) = DType::from_acl(dataType) else {
         fail((), format!("{F}: data type {dataType} is not supported"));
         return std::ptr::null_mut();
@@ -171,6 +175,7 @@ pub unsafe extern "C" fn aclDestroyScalar(scalar: *const aclScalar) -> aclnnStat
 /// A non-null `value` must hold `size` values.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclCreateIntArray(value: *const i64, size: u64) -> *mut aclIntArray {
+    crate::calls::record("aclCreateIntArray");
     // SAFETY: forwarded caller contract.
     match unsafe { read("aclCreateIntArray", "value", value, size, MAX_ARRAY) } {
         Some(v) => exec::insert(Obj::IntArray(v)) as *mut aclIntArray,
@@ -200,6 +205,7 @@ pub unsafe extern "C" fn aclDestroyIntArray(array: *const aclIntArray) -> aclnnS
 /// A non-null `value` must hold `size` values.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclCreateFloatArray(value: *const f32, size: u64) -> *mut aclFloatArray {
+    crate::calls::record("aclCreateFloatArray");
     // SAFETY: forwarded caller contract.
     match unsafe { read("aclCreateFloatArray", "value", value, size, MAX_ARRAY) } {
         Some(v) => exec::insert(Obj::FloatArray(v)) as *mut aclFloatArray,
@@ -229,6 +235,7 @@ pub unsafe extern "C" fn aclDestroyFloatArray(array: *const aclFloatArray) -> ac
 /// A non-null `value` must hold `size` values.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclCreateBoolArray(value: *const bool, size: u64) -> *mut aclBoolArray {
+    crate::calls::record("aclCreateBoolArray");
     // SAFETY: forwarded caller contract; read as bytes so that any byte is valid.
     match unsafe {
         read(
@@ -273,6 +280,8 @@ pub unsafe extern "C" fn aclCreateTensorList(
     size: u64,
 ) -> *mut aclTensorList {
     const F: &str = "aclCreateTensorList";
+    // Counted like every runtime call (`calls::count`, the overhead bench).
+    crate::calls::record(F);
     // SAFETY: forwarded caller contract.
     let Some(ptrs) = (unsafe { read(F, "value", value, size, MAX_ARRAY) }) else {
         return std::ptr::null_mut();
