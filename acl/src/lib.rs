@@ -167,6 +167,7 @@ pub mod event;
 pub mod graph;
 pub mod host_work;
 pub mod ipc;
+mod kept;
 pub mod kernel;
 mod lock;
 pub mod memory;

@@ -24,22 +24,23 @@
 //! neither `Send` nor `Sync`, so it comes back on the thread that lent it.
 
 use crate::error::Result;
+use crate::kept::{self, Kind, Lent, Pool};
 use crate::result::{self, raw};
 use raw::aclTensor;
 use std::cell::RefCell;
 use std::ffi::c_void;
 use std::ptr::NonNull;
+use std::thread::LocalKey;
 
-/// Descriptors kept per thread (idle or lent).
-pub const CAPACITY: usize = 16;
+pub use crate::kept::CAPACITY;
 
 /// The most dimensions (view or storage) a kept descriptor has; larger ones
 /// are made and destroyed per call.
 const MAX_RANK: usize = 8;
 
 /// `aclCreateTensor`'s arguments, as a descriptor was made from them.
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct Key {
+#[derive(Clone, Copy)]
+pub(super) struct Key {
     addr: usize,
     dtype: raw::aclDataType,
     format: i32,
@@ -50,6 +51,29 @@ struct Key {
     strides: [i64; MAX_RANK],
     storage: [i64; MAX_RANK],
 }
+
+/// The descriptors' kind of kept object.
+pub(super) enum Tensors {}
+
+thread_local! {
+    static TENSORS: RefCell<Pool<Tensors>> = const { RefCell::new(Pool::new()) };
+}
+
+impl Kind for Tensors {
+    type Raw = aclTensor;
+    type Key = Key;
+    fn pool() -> &'static LocalKey<RefCell<Pool<Self>>> {
+        &TENSORS
+    }
+    fn destroy(raw: NonNull<aclTensor>) {
+        // SAFETY: made by `aclCreateTensor`; the pool and its `Lent`s
+        // destroy each descriptor once, when nothing else holds it.
+        let _ = unsafe { result::destroy_tensor(raw.as_ptr()) };
+    }
+}
+
+/// A descriptor an argument owns while it lives.
+pub(super) type Descriptor = Lent<Tensors>;
 
 /// What [`make`] is asked for, borrowed from the caller.
 #[derive(Clone, Copy)]
@@ -66,13 +90,19 @@ pub(super) struct Request<'a> {
 impl Request<'_> {
     /// Whether a descriptor made from `key` is the one asked for.
     fn is(&self, key: &Key) -> bool {
+        let r = usize::from(key.rank);
+        let sr = usize::from(key.storage_rank);
         key.addr == self.data as usize
+            && r == self.dims.len()
+            && r == self.strides.len()
+            && sr == self.storage.len()
             && key.dtype == self.dtype
-            && key.format == self.format
             && key.offset == self.offset
-            && key.dims[..usize::from(key.rank)] == *self.dims
-            && key.strides[..usize::from(key.rank)] == *self.strides
-            && key.storage[..usize::from(key.storage_rank)] == *self.storage
+            && key.format == self.format
+            // Element by element: these are a few values, where a slice
+            // comparison would call `bcmp`.
+            && (0..r).all(|i| key.dims[i] == self.dims[i] && key.strides[i] == self.strides[i])
+            && (0..sr).all(|i| key.storage[i] == self.storage[i])
     }
 
     /// The key of this request, when it fits one.
@@ -100,127 +130,6 @@ impl Request<'_> {
         key.storage[..self.storage.len()].copy_from_slice(self.storage);
         Some(key)
     }
-
-    /// A new descriptor from the runtime.
-    fn create(&self) -> Result<NonNull<aclTensor>> {
-        result::create_tensor(
-            self.dims,
-            self.dtype,
-            self.strides,
-            self.offset,
-            self.format,
-            self.storage,
-            self.data,
-        )
-    }
-}
-
-/// Where a slot's descriptor is.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum State {
-    /// In the cache, free to lend.
-    Idle,
-    /// Owned by a live argument.
-    Lent,
-    /// No descriptor (given away to a tensor list).
-    Empty,
-}
-
-struct Slot {
-    key: Key,
-    raw: NonNull<aclTensor>,
-    state: State,
-}
-
-/// One thread's descriptors.
-struct Cache {
-    slots: Vec<Slot>,
-    /// The next slot an eviction looks at.
-    evict: usize,
-}
-
-impl Drop for Cache {
-    fn drop(&mut self) {
-        // Lent descriptors belong to their arguments, which destroy them
-        // themselves when they find the cache gone.
-        destroy_idle(&mut self.slots);
-    }
-}
-
-fn destroy_idle(slots: &mut [Slot]) {
-    for s in slots.iter_mut().filter(|s| s.state == State::Idle) {
-        // SAFETY: made by `aclCreateTensor`, idle (no argument holds it),
-        // destroyed once: the slot is emptied.
-        let _ = unsafe { result::destroy_tensor(s.raw.as_ptr()) };
-        s.state = State::Empty;
-    }
-}
-
-thread_local! {
-    static CACHE: RefCell<Cache> = const {
-        RefCell::new(Cache { slots: Vec::new(), evict: 0 })
-    };
-}
-
-/// No slot: the descriptor is destroyed with its argument.
-const UNCACHED: u8 = u8::MAX;
-
-/// A descriptor an argument owns while it lives.
-#[derive(Debug)]
-pub(super) struct Descriptor {
-    raw: NonNull<aclTensor>,
-    slot: u8,
-}
-
-impl Descriptor {
-    pub(super) fn as_ptr(&self) -> *mut aclTensor {
-        self.raw.as_ptr()
-    }
-
-    /// Gives the descriptor up without destroying it (a tensor list
-    /// destroys it): its slot, if it has one, is emptied.
-    pub(super) fn disown(self) {
-        let me = std::mem::ManuallyDrop::new(self);
-        if me.slot != UNCACHED {
-            with_cache(|c| {
-                if let Some(s) = c.slots.get_mut(usize::from(me.slot))
-                    && s.state == State::Lent
-                    && s.raw == me.raw
-                {
-                    s.state = State::Empty;
-                }
-            });
-        }
-    }
-}
-
-impl Drop for Descriptor {
-    fn drop(&mut self) {
-        let (raw, slot) = (self.raw, usize::from(self.slot));
-        let kept = self.slot != UNCACHED
-            && with_cache(|c| match c.slots.get_mut(slot) {
-                Some(s) if s.state == State::Lent && s.raw == raw => {
-                    s.state = State::Idle;
-                    true
-                }
-                _ => false,
-            })
-            .unwrap_or(false);
-        if !kept {
-            // SAFETY: made by `aclCreateTensor`, owned by this argument
-            // (not in any cache), destroyed once.
-            let _ = unsafe { result::destroy_tensor(raw.as_ptr()) };
-        }
-    }
-}
-
-/// Runs `f` on this thread's cache; `None` when the thread is ending (its
-/// cache is gone) or the cache is in use further up this thread's stack.
-fn with_cache<R>(f: impl FnOnce(&mut Cache) -> R) -> Option<R> {
-    CACHE
-        .try_with(|c| c.try_borrow_mut().ok().map(|mut c| f(&mut c)))
-        .ok()
-        .flatten()
 }
 
 /// The descriptor `req` asks for: an idle one made from the same arguments,
@@ -230,59 +139,21 @@ fn with_cache<R>(f: impl FnOnce(&mut Cache) -> R) -> Option<R> {
 ///
 /// The status of `aclCreateTensor`.
 pub(super) fn make(req: Request<'_>) -> Result<Descriptor> {
-    let hit = with_cache(|c| {
-        let i = c
-            .slots
-            .iter()
-            .position(|s| s.state == State::Idle && req.is(&s.key))?;
-        c.slots[i].state = State::Lent;
-        Some(Descriptor {
-            raw: c.slots[i].raw,
-            // At most CAPACITY (16) slots.
-            slot: i as u8,
-        })
-    })
-    .flatten();
-    if let Some(d) = hit {
-        return Ok(d);
-    }
-    let raw = req.create()?;
-    let slot = req
-        .key()
-        .and_then(|key| with_cache(|c| c.keep(key, raw)).flatten())
-        .unwrap_or(UNCACHED);
-    Ok(Descriptor { raw, slot })
-}
-
-impl Cache {
-    /// Puts the new descriptor `raw` (lent) in a slot: a free one, a new
-    /// one, or an idle one whose descriptor is destroyed; `None` when every
-    /// slot is lent.
-    fn keep(&mut self, key: Key, raw: NonNull<aclTensor>) -> Option<u8> {
-        let lent = Slot {
-            key,
-            raw,
-            state: State::Lent,
-        };
-        if let Some(i) = self.slots.iter().position(|s| s.state == State::Empty) {
-            self.slots[i] = lent;
-            return Some(i as u8);
-        }
-        if self.slots.len() < CAPACITY {
-            self.slots.push(lent);
-            return Some((self.slots.len() - 1) as u8);
-        }
-        let n = self.slots.len();
-        let i = (0..n)
-            .map(|k| (self.evict + k) % n)
-            .find(|&i| self.slots[i].state == State::Idle)?;
-        self.evict = (i + 1) % n;
-        let old = std::mem::replace(&mut self.slots[i], lent);
-        // SAFETY: made by `aclCreateTensor`, idle (no argument holds it),
-        // destroyed once: its slot now holds another descriptor.
-        let _ = unsafe { result::destroy_tensor(old.raw.as_ptr()) };
-        Some(i as u8)
-    }
+    Lent::take(
+        |key| req.is(key),
+        || req.key(),
+        || {
+            result::create_tensor(
+                req.dims,
+                req.dtype,
+                req.strides,
+                req.offset,
+                req.format,
+                req.storage,
+                req.data,
+            )
+        },
+    )
 }
 
 /// Destroys the calling thread's idle cached tensor descriptors (those of
@@ -291,10 +162,5 @@ impl Cache {
 /// destroyed when those are dropped. Returns how many were destroyed.
 #[doc(alias = "aclDestroyTensor")]
 pub fn release_cached_descriptors() -> usize {
-    with_cache(|c| {
-        let before = c.slots.iter().filter(|s| s.state == State::Idle).count();
-        destroy_idle(&mut c.slots);
-        before
-    })
-    .unwrap_or(0)
+    kept::release_idle::<Tensors>()
 }

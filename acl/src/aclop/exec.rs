@@ -4,13 +4,17 @@
 use super::{OpAttr, TensorDesc};
 use crate::Stream;
 use crate::error::{Error, Result};
+use crate::kept::{Kind, Lent, Pool};
 use crate::memory::track::{record_accesses, wait_for_conflicts};
 use crate::memory::{Allocation, DataType, DeviceMemory, DeviceMemoryMut, Element, prepare};
 use crate::result::{self, raw};
 use smallvec::SmallVec;
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::ffi::{CStr, CString, c_void};
+use std::ptr::NonNull;
 use std::sync::Arc;
+use std::thread::LocalKey;
 
 /// Whether an argument is read ([`Role::Input`]) or written
 /// ([`Role::Output`]) by the operator: inputs need concrete shapes, outputs
@@ -174,7 +178,6 @@ pub(crate) fn check_refreshed(
     }
 }
 
-/// `aclDataBuffer`s made for one call, destroyed afterwards.
 /// Most operators have at most this many inputs or outputs: their
 /// argument lists live inline, without a heap allocation per call.
 pub(crate) const INLINE_ARGS: usize = 4;
@@ -182,26 +185,62 @@ pub(crate) const INLINE_ARGS: usize = 4;
 /// A short list kept inline (see [`INLINE_ARGS`]).
 pub(crate) type Args<T> = SmallVec<[T; INLINE_ARGS]>;
 
-pub(crate) struct DataBuffers(pub(crate) Args<*mut raw::aclDataBuffer>);
+/// The data buffers' kind of kept object (see [`kept`](crate::kept)): an
+/// `aclDataBuffer` only names an address and a size, which the runtime
+/// never changes (only `aclUpdateDataBuffer` does, which the crate never
+/// calls on these), so one made for `(address, size)` serves every later
+/// call over the same memory.
+pub(crate) enum Buffers {}
 
-impl DataBuffers {
-    pub(crate) fn new(args: &[(*mut c_void, usize)]) -> Result<DataBuffers> {
-        let mut out = DataBuffers(Args::with_capacity(args.len()));
-        for &(ptr, bytes) in args {
-            let b = result::create_data_buffer(ptr, bytes)?;
-            out.0.push(b);
-        }
-        Ok(out)
+thread_local! {
+    static BUFFERS: RefCell<Pool<Buffers>> = const { RefCell::new(Pool::new()) };
+}
+
+impl Kind for Buffers {
+    type Raw = raw::aclDataBuffer;
+    /// The address and the size in bytes.
+    type Key = (usize, usize);
+    fn pool() -> &'static LocalKey<RefCell<Pool<Self>>> {
+        &BUFFERS
+    }
+    fn destroy(raw: NonNull<raw::aclDataBuffer>) {
+        // SAFETY: made by `aclCreateDataBuffer`; the pool and its `Lent`s
+        // destroy each buffer once, when no call uses it: the runtime keeps
+        // no reference to it after the call that used it returned.
+        let _ = unsafe { result::destroy_data_buffer(raw.as_ptr()) };
     }
 }
 
-impl Drop for DataBuffers {
-    fn drop(&mut self) {
-        for &b in &self.0 {
-            // SAFETY: made by `new`, destroyed once; the runtime keeps no
-            // reference to it after the call that used it returned.
-            let _ = unsafe { result::destroy_data_buffer(b) };
+/// The `aclDataBuffer`s of one call, taken from the thread's pool (or made)
+/// and given back afterwards.
+pub(crate) struct DataBuffers {
+    /// The handles, as the C calls take them.
+    pub(crate) raw: Args<*mut raw::aclDataBuffer>,
+    _lent: Args<Lent<Buffers>>,
+}
+
+impl DataBuffers {
+    pub(crate) fn new(args: &[(*mut c_void, usize)]) -> Result<DataBuffers> {
+        let mut out = DataBuffers {
+            raw: Args::with_capacity(args.len()),
+            _lent: Args::with_capacity(args.len()),
+        };
+        for &(ptr, bytes) in args {
+            let key = (ptr as usize, bytes);
+            let b = Lent::<Buffers>::take(
+                |k| *k == key,
+                || Some(key),
+                || {
+                    let p = result::create_data_buffer(ptr, bytes)?;
+                    NonNull::new(p).ok_or_else(|| {
+                        Error::invalid("aclCreateDataBuffer", "the runtime returned null")
+                    })
+                },
+            )?;
+            out.raw.push(b.as_ptr());
+            out._lent.push(b);
         }
+        Ok(out)
     }
 }
 
@@ -493,10 +532,10 @@ impl<'a> Operator<'a> {
                     self.op_type.as_ptr(),
                     n_in,
                     self.in_descs.as_mut_ptr(),
-                    ins.0.as_ptr().cast_mut(),
+                    ins.raw.as_ptr().cast_mut(),
                     n_out,
                     out_raw.as_mut_ptr(),
-                    outs.0.as_ptr().cast_mut(),
+                    outs.raw.as_ptr().cast_mut(),
                     attr,
                     raw::ACL_ENGINE_SYS,
                     raw::ACL_COMPILE_SYS,
@@ -511,10 +550,10 @@ impl<'a> Operator<'a> {
                     self.op_type.as_ptr(),
                     n_in,
                     self.in_descs.as_mut_ptr(),
-                    ins.0.as_ptr().cast_mut(),
+                    ins.raw.as_ptr().cast_mut(),
                     n_out,
                     out_raw.as_mut_ptr(),
-                    outs.0.as_ptr().cast_mut(),
+                    outs.raw.as_ptr().cast_mut(),
                     attr,
                     stream.as_raw(),
                 )
@@ -577,9 +616,9 @@ pub fn cast<T: Element, U: Element>(
     unsafe {
         result::op_cast(
             src_desc.as_raw(),
-            bufs.0[0],
+            bufs.raw[0],
             dst_desc.as_raw(),
-            bufs.0[1],
+            bufs.raw[1],
             u8::from(truncate),
             stream.as_raw(),
         )

@@ -347,9 +347,9 @@ impl<'h, 'a> HandleLaunch<'h, 'a> {
             result::op_exec_with_handle(
                 self.handle.raw.as_ptr(),
                 n_in,
-                ins.0.as_ptr().cast(),
+                ins.raw.as_ptr().cast(),
                 n_out,
-                outs.0.as_ptr().cast(),
+                outs.raw.as_ptr().cast(),
                 stream.as_raw(),
             )
         }?;

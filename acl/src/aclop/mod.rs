@@ -37,6 +37,15 @@ pub use handle::{HandleLaunch, OpHandle};
 use crate::error::Result;
 use crate::result::{self, raw};
 
+/// Destroys the calling thread's idle cached data buffers: each call keeps
+/// the `aclDataBuffer`s of its arguments (up to 16 per thread) for the next
+/// call over the same memory instead of destroying them. Buffers of calls
+/// under way are kept until they return. Returns how many were destroyed.
+#[doc(alias = "aclDestroyDataBuffer")]
+pub fn release_cached_buffers() -> usize {
+    crate::kept::release_idle::<exec::Buffers>()
+}
+
 /// How later `aclopCompileAndExecuteV2` calls compile.
 ///
 /// `Send + Sync`: a plain value.

@@ -93,8 +93,9 @@ pub(crate) fn host_window(alloc: &Arc<Allocation>, write: bool) -> Result<HostWi
         match held.enter(&st) {
             Ok(()) => {
                 let waited = wait_locked(&mut st, write);
-                // Unlocked before `held` can be dropped (its drop locks
-                // the record).
+                // On an error `held` is dropped with the return; its drop
+                // only leaves the slots it entered (no lock), so the order
+                // against the record's lock does not matter.
                 drop(st);
                 waited?;
                 return Ok(HostWindow(held));

@@ -1,8 +1,9 @@
-//! The per-thread cache of tensor descriptors (`acl::aclnn::descriptors`):
-//! a dropped argument's descriptor serves the next identical one, never two
-//! live arguments at once, never after a tensor list took it; results stay
+//! Runtime objects kept per thread for reuse: the aclnn tensor descriptors
+//! (`acl::aclnn::descriptors`) and the aclop data buffers. A dropped
+//! argument's descriptor serves the next identical one, never two live
+//! arguments at once, never after a tensor list took it; results stay
 //! right when memory is freed and another buffer gets its address; the
-//! cache stays bounded and gives everything back.
+//! pools stay bounded and give everything back.
 
 mod common;
 
@@ -185,4 +186,43 @@ fn descriptors_of_a_thread_that_ended_are_destroyed() {
         .unwrap();
     });
     assert_eq!(cann_sim::aclnn::live_handles(), before);
+}
+
+#[test]
+fn aclop_calls_over_the_same_memory_reuse_their_data_buffers() {
+    cann_sim::sim_only!("counts the simulator's runtime calls");
+    use acl::aclop::{self, Format, Operator, TensorDesc};
+    let _g = serial();
+    let s = common::device(0).new_stream().unwrap();
+    let a = s.clone_from_host(&[1.0f32, 2.0, 3.0]).unwrap();
+    let b = s.clone_from_host(&[10.0f32, 20.0, 30.0]).unwrap();
+    let mut c = s.alloc_zeros::<f32>(3).unwrap();
+    let d = TensorDesc::new(acl::DataType::Float, &[3], Format::Nd).unwrap();
+    let mut dc = TensorDesc::new(acl::DataType::Float, &[3], Format::Nd).unwrap();
+    let mut add = |c: &mut acl::DeviceBuffer<f32>| {
+        Operator::new("Add")
+            .input(&d, &a)
+            .input(&d, &b)
+            .output(&mut dc, c)
+            .execute(&s)
+            .unwrap();
+    };
+    aclop::release_cached_buffers();
+    let ((), first) = cann_sim::calls::count(|| add(&mut c));
+    assert_eq!(first.get("aclCreateDataBuffer"), 3, "{first}");
+    let ((), again) = cann_sim::calls::count(|| {
+        for _ in 0..5 {
+            add(&mut c);
+        }
+    });
+    assert_eq!(again.get("aclCreateDataBuffer"), 0, "{again}");
+    assert_eq!(again.get("aclDestroyDataBuffer"), 0, "{again}");
+    assert_eq!(c.to_host_vec().unwrap(), [11.0, 22.0, 33.0]);
+    // Another output buffer: a data buffer of its own.
+    let mut other = s.alloc_zeros::<f32>(3).unwrap();
+    let ((), calls) = cann_sim::calls::count(|| add(&mut other));
+    assert_eq!(calls.get("aclCreateDataBuffer"), 1, "{calls}");
+    assert_eq!(other.to_host_vec().unwrap(), [11.0, 22.0, 33.0]);
+    assert_eq!(aclop::release_cached_buffers(), 4);
+    assert_eq!(aclop::release_cached_buffers(), 0);
 }
