@@ -485,9 +485,10 @@ pub unsafe extern "C" fn aclmdlRITaskDisable(task: aclmdlRITask) -> aclError {
 ///
 /// Null → 107000; a bad handle → 107017; a sub-model → 207000
 /// (`ApiErrorDecorator::ModelAbort`); no context → 107002; a model of
-/// another context → 107004 (`ApiImpl::ModelAbort`). The simulator
-/// succeeds when no execution is in flight and refuses (207000) to stop
-/// one that is, and built models (see `rt::ri_task::abort`).
+/// another context → 107004 (`ApiImpl::ModelAbort`). Each execution
+/// queued or running is stopped, and its stream's next synchronisation
+/// reports 507023 (`ACL_ERROR_RT_MODEL_ABORT_NORMAL`; see
+/// `rt::ri_task::abort`). Built models → 207000 (not simulated).
 ///
 /// # Safety
 ///
@@ -506,8 +507,6 @@ pub unsafe extern "C" fn aclmdlRIAbort(model_ri: aclmdlRI) -> aclError {
         );
     }
     tri!(super::model_ri_name::in_current_context(F, m.ctx_id));
-    match ri_task::abort(&m) {
-        Ok(()) => ACL_SUCCESS,
-        Err(e) => rt_fail(F, e),
-    }
+    ri_task::abort(&m);
+    ACL_SUCCESS
 }

@@ -57,7 +57,7 @@ use super::cond::CondHandle;
 use super::error::{Error, ErrorKind};
 use super::event::Event;
 use super::handles::{Lookup, Table};
-use super::stream::{Stream, TaskKind};
+use super::stream::{Shared, Stream, TaskKind};
 use crate::check;
 use parking_lot::Mutex;
 use std::cell::Cell;
@@ -220,8 +220,27 @@ pub struct Model {
     pub(super) inner: Mutex<Inner>,
     /// Executions queued and not yet finished.
     running: Arc<AtomicUsize>,
+    /// Where its executions were queued, for `aclmdlRIAbort` (pruned of
+    /// finished ones at each execution and abort).
+    executions: Mutex<Vec<Execution>>,
     /// Its name (`aclmdlRISetName`; empty at first).
     pub name: Mutex<String>,
+}
+
+/// One execution of a model: its tasks `first..=last` on a stream.
+struct Execution {
+    stream: Weak<Shared>,
+    first: u64,
+    last: u64,
+}
+
+impl Execution {
+    /// Whether it has finished, or its stream is gone.
+    fn finished(&self) -> bool {
+        self.stream
+            .upgrade()
+            .is_none_or(|s| s.done_through(self.last))
+    }
 }
 
 /// Live models.
@@ -696,6 +715,7 @@ impl Model {
                 conds: Vec::new(),
             }),
             running: Arc::new(AtomicUsize::new(0)),
+            executions: Mutex::new(Vec::new()),
             name: Mutex::new(String::new()),
         })
     }
@@ -1054,8 +1074,9 @@ impl Model {
             model: self.handle(),
         };
         let first = defaults.len();
+        let count = first + n + 1;
         let mut defaults = defaults.into_iter();
-        s.enqueue_all(first + n + 1, launch, |i, seq| {
+        let last = s.enqueue_all(count, launch, |i, seq| {
             if i < first {
                 return defaults.next().unwrap_or_else(super::cond::nothing);
             }
@@ -1092,8 +1113,30 @@ impl Model {
                     }
                 }
             }
-        })
-        .map(drop)
+        })?;
+        let mut executions = self.executions.lock();
+        executions.retain(|e| !e.finished());
+        executions.push(Execution {
+            stream: Arc::downgrade(&s.shared),
+            first: last + 1 - count as u64,
+            last,
+        });
+        Ok(())
+    }
+
+    /// `aclmdlRIAbort`: stops its executions queued or running
+    /// ([`Shared::abort_range`]); each one's stream then reports
+    /// `fault` at its next synchronisation. Returns how many were stopped.
+    pub(crate) fn abort_executions(&self, fault: &Error) -> usize {
+        let executions: Vec<Execution> = std::mem::take(&mut *self.executions.lock());
+        executions
+            .iter()
+            .filter(|e| {
+                e.stream
+                    .upgrade()
+                    .is_some_and(|s| s.abort_range(e.first, e.last, fault))
+            })
+            .count()
     }
 
     /// `aclmdlRIDestroy`: unregisters the model once no execution is

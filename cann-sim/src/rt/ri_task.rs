@@ -465,22 +465,29 @@ pub fn disable(t: &RiTask) -> Result<(), Error> {
 }
 
 /// `aclmdlRIAbort` of a captured model: stops its executions in flight
-/// (`model.cc` `Model::ModelAbort`); later executions run normally.
+/// (hicann/runtime `src/runtime/feature/model/model.cc` `Model::ModelAbort`
+/// sends the task scheduler an abort of the model and waits for it); later
+/// executions run normally.
 ///
-/// The simulator stops nothing: with no execution queued or running the
-/// abort has nothing to do and succeeds; with one, it refuses.
+/// Each execution queued or running when the call is made is stopped: its
+/// tasks not yet started are dropped, a wait it is blocked in ends, a
+/// kernel it runs finishes first (the call returns once nothing of it
+/// runs). Its stream's next synchronisation then reports 507023
+/// (`ACL_ERROR_RT_MODEL_ABORT_NORMAL`): the model-execute task ends with
+/// `TS_ERROR_MODEL_ABORTED` (`src/runtime/core/src/task/task_info/model/
+/// model_execute_task.cc` `ModelExecuteTaskaProcError`), which
+/// `Stream::GetError` (`src/runtime/core/src/stream/stream.cc`) turns into
+/// `RT_ERROR_MODEL_ABORT_NORMAL` and `rtStreamSynchronize`
+/// (`src/runtime/api/api_c_stream.cc`) into 507023. Work queued on the
+/// stream before or after the execution is not touched. That an execution
+/// still queued behind other work (not yet handed to the task scheduler) is
+/// stopped too is the simulator's reading: the scheduler's side is not
+/// open source.
 ///
-/// # Errors
-///
-/// 207000 for a model with an execution in flight (not simulated).
-pub fn abort(m: &Model) -> Result<(), Error> {
-    if m.is_running() {
-        return Err(err(
-            ErrorKind::FeatureNotSupport,
-            "an execution of the model is queued or running, and cann-sim cannot stop a model \
-             execution in flight; synchronise the stream it runs on (or abort the stream with \
-             aclrtStreamAbort) instead",
-        ));
-    }
-    Ok(())
+/// Returns how many executions were stopped.
+pub fn abort(m: &Model) -> usize {
+    m.abort_executions(&err(
+        ErrorKind::ModelAborted,
+        "the model execution was aborted (aclmdlRIAbort)",
+    ))
 }

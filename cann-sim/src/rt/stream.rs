@@ -309,6 +309,10 @@ struct Queue {
     skip_through: u64,
     /// The seq of the task the worker runs, 0 when it runs none.
     running: u64,
+    /// Set while a model abort waits for the task in flight to give up: the
+    /// worker starts no other task until it is cleared, so that no task of
+    /// other work starts with the abort flag raised.
+    held: bool,
 }
 
 /// The part of a stream its worker shares.
@@ -348,6 +352,64 @@ impl Shared {
     pub fn take_fault_upto(&self, seq: u64) -> Option<Fault> {
         let mut q = self.q.lock();
         take(&mut q, seq)
+    }
+
+    /// Whether every task up to `seq` is done.
+    pub fn done_through(&self, seq: u64) -> bool {
+        self.q.lock().completed >= seq
+    }
+
+    /// Stops the tasks `first..=last` (one model execution, `aclmdlRIAbort`):
+    /// those not yet started become tasks that do nothing, a task of them
+    /// in flight is told to give up (a wait ends; a kernel runs to its end)
+    /// and waited for, and `fault` is recorded for the next
+    /// synchronisation. Work queued before or after the range is untouched.
+    /// Returns `false`, and does nothing, when the range is done already.
+    pub fn abort_range(&self, first: u64, last: u64, fault: &Error) -> bool {
+        let within = |seq: u64| (first..=last).contains(&seq);
+        let replaced: Vec<(u64, TaskKind)> = {
+            let mut q = self.q.lock();
+            if q.completed >= last && !within(q.running) {
+                return false;
+            }
+            let mut replaced = Vec::new();
+            for t in q.tasks.iter_mut().filter(|t| within(t.seq)) {
+                let kind = std::mem::replace(&mut t.kind, super::cond::nothing());
+                replaced.push((t.seq, kind));
+            }
+            if within(q.running) {
+                q.held = true;
+                self.abort.store(true, Ordering::Release);
+                self.cv.notify_all();
+                while within(q.running) {
+                    self.cv.wait(&mut q);
+                }
+                self.abort.store(false, Ordering::Release);
+                q.held = false;
+                self.cv.notify_all();
+            }
+            record(
+                &mut q,
+                Fault {
+                    kind: fault.kind,
+                    msg: fault.msg.clone(),
+                    seq: last,
+                },
+            );
+            replaced
+        };
+        // Outside the queue's lock: a dropped task may hold the last
+        // reference to something whose drop takes other locks.
+        for (seq, kind) in replaced {
+            if let TaskKind::Record(r) = kind {
+                r.done.cancel(format!(
+                    "the event's latest record (task #{seq} on {}) was dropped: the model \
+                     execution it belongs to was aborted (aclmdlRIAbort)",
+                    self.label()
+                ));
+            }
+        }
+        true
     }
 }
 
@@ -448,6 +510,7 @@ impl Stream {
                     skipped: 0,
                     skip_through: 0,
                     running: 0,
+                    held: false,
                 }),
                 cv: Condvar::new(),
                 abort: AtomicBool::new(false),
@@ -742,7 +805,9 @@ fn worker_main(shared: Arc<Shared>) {
         let task = {
             let mut q = shared.q.lock();
             loop {
-                if let Some(t) = q.tasks.pop_front() {
+                if !q.held
+                    && let Some(t) = q.tasks.pop_front()
+                {
                     q.running = t.seq;
                     break t;
                 }

@@ -139,7 +139,10 @@ ABI_CHECK(aclmdlRIGetName) {
 }
 
 // aclmdlRIAbort (cann-sim/src/acl/ri_task.rs; api_error.cc and api_impl.cc
-// ModelAbort): an idle model aborts and runs again.
+// ModelAbort): an idle model aborts and runs again; an execution blocked in
+// a wait is stopped, and its stream's synchronisation answers
+// ACL_ERROR_RT_MODEL_ABORT_NORMAL once (model.cc Model::ModelAbort,
+// stream.cc Stream::GetError, api_c_stream.cc rtStreamSynchronize).
 
 ABI_CHECK(aclmdlRIAbort) {
     EXPECT_RC(aclmdlRIAbort(nullptr), ACL_ERROR_RT_PARAM_INVALID);
@@ -148,5 +151,20 @@ ABI_CHECK(aclmdlRIAbort) {
     EXPECT_RC(aclmdlRIExecuteAsync(r.m, r.s), ACL_SUCCESS);
     EXPECT_RC(aclrtSynchronizeStream(r.s), ACL_SUCCESS);
     EXPECT(abi_ri_word(r) == 1);
+    // A model that waits for an event nobody records, then writes 7.
+    aclrtEvent e = nullptr;
+    aclmdlRI blocked = nullptr;
+    EXPECT_RC(aclrtCreateEventWithFlag(&e, ACL_EVENT_EXTERNAL), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureBegin(r.s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED), ACL_SUCCESS);
+    EXPECT_RC(aclrtStreamWaitEvent(r.s, e), ACL_SUCCESS);
+    EXPECT_RC(aclrtValueWrite(r.w, 7, 0, r.s), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureEnd(r.s, &blocked), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIExecuteAsync(blocked, r.s), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIAbort(blocked), ACL_SUCCESS);
+    EXPECT_RC(aclrtSynchronizeStream(r.s), ACL_ERROR_RT_MODEL_ABORT_NORMAL);
+    EXPECT_RC(aclrtSynchronizeStream(r.s), ACL_SUCCESS);
+    EXPECT(abi_ri_word(r) == 1);  // the write after the wait never ran
+    EXPECT_RC(aclmdlRIDestroy(blocked), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyEvent(e), ACL_SUCCESS);
     abi_ri_done(r);
 }
