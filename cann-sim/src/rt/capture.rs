@@ -965,6 +965,22 @@ impl Model {
         }
     }
 
+    /// Keeps what the kernel launch captured as task `seq` (as
+    /// [`Model::record_task`] numbers it) was made of, for
+    /// `aclmdlRITaskGetParams`/`SetParams` and
+    /// `aclmdlRIKernelTaskGetAttribute` ([`super::ri_kernel`]).
+    pub(crate) fn note_kernel(&self, seq: u64, k: Arc<super::ri_kernel::Captured>) {
+        let mut inner = self.inner.lock();
+        let Some(i) = (seq as usize).checked_sub(1) else {
+            return;
+        };
+        if matches!(inner.steps.get(i), Some(Step::Task(TaskKind::Op { api, .. }))
+            if api.starts_with("aclrtLaunchKernel"))
+        {
+            inner.ri.kernels.insert(i, k);
+        }
+    }
+
     /// `aclrtValueWrite` on `s`, a stream capturing into it: each execution
     /// writes `value` at `addr` (a value-write task that
     /// `aclmdlRITaskSetParams` can change).
@@ -1771,12 +1787,16 @@ pub fn update_task(s: &Stream, st: &mut GroupState, kind: TaskKind) -> Result<u6
             "the task group's model has been destroyed",
         ));
     };
-    if let Some(slot) = m.inner.lock().steps.get_mut(step) {
+    let mut inner = m.inner.lock();
+    if let Some(slot) = inner.steps.get_mut(step) {
         if check::enabled() {
             check::on_capture(m.uid, m.handle(), step, s, &kind);
         }
         *slot = Step::Task(kind);
+        // What a kernel launch kept of the replaced task no longer holds.
+        inner.ri.kernels.remove(&step);
     }
+    drop(inner);
     *next += 1;
     Ok(0)
 }

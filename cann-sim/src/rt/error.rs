@@ -115,6 +115,10 @@ pub enum ErrorKind {
     /// hicann/runtime `src/runtime/core/src/stream/stream.cc` `Stream::GetError`,
     /// `src/runtime/api/api_c_stream.cc` `rtStreamSynchronize`).
     ModelAborted,
+    /// A handle that is not (any more) a live object of its kind
+    /// (`ACL_ERROR_RT_INVALID_HANDLE`, hicann/runtime
+    /// `src/runtime/core/src/common/runtime_handle_guard.cc`).
+    InvalidHandle,
 }
 
 /// Why a runtime operation failed: its kind and a sentence (without the

@@ -168,3 +168,59 @@ ABI_CHECK(aclmdlRIAbort) {
     EXPECT_RC(aclrtDestroyEvent(e), ACL_SUCCESS);
     abi_ri_done(r);
 }
+
+// A captured kernel launch (cann-sim/src/acl/ri_kernel.rs; kernel_utils.cc
+// GetKernelTaskParams, UpdateKernelParams, GetKernelAttribute): its
+// parameters, a new launch set in its place, and its launch attributes.
+ABI_CHECK(aclmdlRIKernelTaskGetAttribute) {
+    aclrtLaunchKernelAttrValue v = {};
+    EXPECT_RC(aclmdlRIKernelTaskGetAttribute(nullptr, ACL_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE, &v),
+              ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtBinHandle b = abi_kernel_load();
+    aclrtFuncHandle g = abi_kernel_fn(b, "abi_blocks");
+    aclrtStream s = nullptr;
+    void *out = nullptr;
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    EXPECT_RC(aclrtMalloc(&out, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    uint64_t args[1] = {(uint64_t)(uintptr_t)out};
+    aclmdlRI m = nullptr;
+    EXPECT_RC(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED), ACL_SUCCESS);
+    EXPECT_RC(aclrtLaunchKernel(g, 2, args, sizeof args, s), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureEnd(s, &m), ACL_SUCCESS);
+    aclrtStream ms = nullptr;
+    aclmdlRITask t = nullptr;
+    uint32_t n = 1;
+    EXPECT_RC(aclmdlRIGetStreams(m, &ms, &n), ACL_SUCCESS);
+    n = 1;
+    EXPECT_RC(aclmdlRIGetTasksByStream(ms, &t, &n), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIKernelTaskGetAttribute(t, ACL_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE, nullptr),
+              ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlRIKernelTaskGetAttribute(t, ACL_RT_LAUNCH_KERNEL_ATTR_DATA_DUMP, &v), ACL_SUCCESS);
+    EXPECT(v.isDataDump == 0);
+    EXPECT_RC(aclmdlRIKernelTaskGetAttribute(t, ACL_RT_LAUNCH_KERNEL_ATTR_ENGINE_TYPE, &v),
+              ACL_ERROR_RT_PARAM_INVALID);
+    // Its parameters: the function, the arguments and the block count.
+    aclmdlRITaskParams p = {};
+    EXPECT_RC(aclmdlRITaskGetParams(t, &p), ACL_SUCCESS);
+    EXPECT(p.type == ACL_MODEL_RI_TASK_KERNEL && p.kernelTaskParams.funcHandle == g);
+    EXPECT(p.kernelTaskParams.argsSize == sizeof args && p.kernelTaskParams.numBlocks == 2);
+    // A new launch on 3 blocks runs after the update.
+    p.kernelTaskParams.args = args;
+    p.kernelTaskParams.isHostArgs = 1;
+    p.kernelTaskParams.numBlocks = 3;
+    EXPECT_RC(aclmdlRITaskSetParams(t, &p), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIUpdate(m), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIExecuteAsync(m, s), ACL_SUCCESS);
+    EXPECT_RC(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    uint32_t got[3] = {0, 0, 0};
+    EXPECT_RC(aclrtMemcpy(got, 12, out, 12, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT(got[0] == 3000 && got[1] == 3001 && got[2] == 3002);
+    p.kernelTaskParams.argsSize = 0;
+    EXPECT_RC(aclmdlRITaskSetParams(t, &p), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclmdlRIDestroy(m), ACL_SUCCESS);
+    EXPECT_RC(aclrtFree(out), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
+    aclrtResetDevice(0);
+}
