@@ -507,7 +507,7 @@ pub unsafe extern "C" fn aclmdlRITaskDisable(task: aclmdlRITask) -> aclError {
 /// another context → 107004 (`ApiImpl::ModelAbort`). Each execution
 /// queued or running is stopped, and its stream's next synchronisation
 /// reports 507023 (`ACL_ERROR_RT_MODEL_ABORT_NORMAL`; see
-/// `rt::ri_task::abort`). Built models → 207000 (not simulated).
+/// `rt::ri_task::abort`), for captured and built models alike.
 ///
 /// # Safety
 ///
@@ -515,17 +515,31 @@ pub unsafe extern "C" fn aclmdlRITaskDisable(task: aclmdlRITask) -> aclError {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlRIAbort(model_ri: aclmdlRI) -> aclError {
     const F: &str = "aclmdlRIAbort";
-    let m = tri!(captured_arg(F, model_ri, "aborts"));
-    if m.sub {
-        return rt_fail(
-            F,
-            Error::new(
-                ErrorKind::FeatureNotSupport,
-                "the model is a sub-model of a conditional task (sub ACL Graph), which does not support aborting",
-            ),
-        );
+    if let Some(code) = faults::check(F) {
+        return code;
     }
-    tri!(super::model_ri_name::in_current_context(F, m.ctx_id));
-    ri_task::abort(&m);
+    if model_ri.is_null() {
+        return null(F, "modelRI");
+    }
+    match tri!(ri_arg(F, model_ri)) {
+        Ri::Captured(m) => {
+            if m.sub {
+                return rt_fail(
+                    F,
+                    Error::new(
+                        ErrorKind::FeatureNotSupport,
+                        "the model is a sub-model of a conditional task (sub ACL Graph), which \
+                         does not support aborting",
+                    ),
+                );
+            }
+            tri!(super::model_ri_name::in_current_context(F, m.ctx_id));
+            ri_task::abort(&m);
+        }
+        Ri::Built(m) => {
+            tri!(super::model_ri_name::in_current_context(F, m.ctx_id));
+            m.abort(&ri_task::aborted());
+        }
+    }
     ACL_SUCCESS
 }

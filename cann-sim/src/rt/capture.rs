@@ -57,7 +57,7 @@ use super::cond::CondHandle;
 use super::error::{Error, ErrorKind};
 use super::event::Event;
 use super::handles::{Lookup, Table};
-use super::stream::{Shared, Stream, TaskKind};
+use super::stream::{Stream, TaskKind};
 use crate::check;
 use parking_lot::Mutex;
 use std::cell::Cell;
@@ -220,27 +220,10 @@ pub struct Model {
     pub(super) inner: Mutex<Inner>,
     /// Executions queued and not yet finished.
     running: Arc<AtomicUsize>,
-    /// Where its executions were queued, for `aclmdlRIAbort` (pruned of
-    /// finished ones at each execution and abort).
-    executions: Mutex<Vec<Execution>>,
+    /// Where its executions were queued, for `aclmdlRIAbort`.
+    executions: super::stream::Executions,
     /// Its name (`aclmdlRISetName`; empty at first).
     pub name: Mutex<String>,
-}
-
-/// One execution of a model: its tasks `first..=last` on a stream.
-struct Execution {
-    stream: Weak<Shared>,
-    first: u64,
-    last: u64,
-}
-
-impl Execution {
-    /// Whether it has finished, or its stream is gone.
-    fn finished(&self) -> bool {
-        self.stream
-            .upgrade()
-            .is_none_or(|s| s.done_through(self.last))
-    }
 }
 
 /// Live models.
@@ -715,7 +698,7 @@ impl Model {
                 conds: Vec::new(),
             }),
             running: Arc::new(AtomicUsize::new(0)),
-            executions: Mutex::new(Vec::new()),
+            executions: Default::default(),
             name: Mutex::new(String::new()),
         })
     }
@@ -1130,29 +1113,15 @@ impl Model {
                 }
             }
         })?;
-        let mut executions = self.executions.lock();
-        executions.retain(|e| !e.finished());
-        executions.push(Execution {
-            stream: Arc::downgrade(&s.shared),
-            first: last + 1 - count as u64,
-            last,
-        });
+        self.executions.push(s, last + 1 - count as u64, last);
         Ok(())
     }
 
     /// `aclmdlRIAbort`: stops its executions queued or running
-    /// ([`Shared::abort_range`]); each one's stream then reports
-    /// `fault` at its next synchronisation. Returns how many were stopped.
+    /// ([`super::stream::Executions::abort_all`]). Returns how many were
+    /// stopped.
     pub(crate) fn abort_executions(&self, fault: &Error) -> usize {
-        let executions: Vec<Execution> = std::mem::take(&mut *self.executions.lock());
-        executions
-            .iter()
-            .filter(|e| {
-                e.stream
-                    .upgrade()
-                    .is_some_and(|s| s.abort_range(e.first, e.last, fault))
-            })
-            .count()
+        self.executions.abort_all(fault)
     }
 
     /// `aclmdlRIDestroy`: unregisters the model once no execution is

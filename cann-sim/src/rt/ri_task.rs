@@ -571,8 +571,13 @@ pub fn disable(t: &RiTask) -> Result<(), Error> {
 ///
 /// Returns how many executions were stopped.
 pub fn abort(m: &Model) -> usize {
-    m.abort_executions(&err(
+    m.abort_executions(&aborted())
+}
+
+/// The fault an aborted execution's stream reports.
+pub fn aborted() -> Error {
+    err(
         ErrorKind::ModelAborted,
         "the model execution was aborted (aclmdlRIAbort)",
-    ))
+    )
 }

@@ -444,6 +444,55 @@ fn take(q: &mut Queue, upto: u64) -> Option<Fault> {
     Some(f)
 }
 
+/// One model execution queued on a stream: its tasks `first..=last`
+/// (`aclmdlRIAbort` stops it, [`Shared::abort_range`]).
+struct Execution {
+    stream: Weak<Shared>,
+    first: u64,
+    last: u64,
+}
+
+impl Execution {
+    /// Whether it has finished, or its stream is gone.
+    fn finished(&self) -> bool {
+        self.stream
+            .upgrade()
+            .is_none_or(|s| s.done_through(self.last))
+    }
+}
+
+/// Where a model's executions were queued, for `aclmdlRIAbort` (pruned of
+/// finished ones at each execution and abort).
+#[derive(Default)]
+pub(crate) struct Executions(Mutex<Vec<Execution>>);
+
+impl Executions {
+    /// Notes an execution queued on `s` as its tasks `first..=last`.
+    pub(crate) fn push(&self, s: &Stream, first: u64, last: u64) {
+        let mut all = self.0.lock();
+        all.retain(|e| !e.finished());
+        all.push(Execution {
+            stream: Arc::downgrade(&s.shared),
+            first,
+            last,
+        });
+    }
+
+    /// Stops every execution queued or running ([`Shared::abort_range`]);
+    /// each one's stream then reports `fault` at its next synchronisation.
+    /// Returns how many were stopped.
+    pub(crate) fn abort_all(&self, fault: &Error) -> usize {
+        let all: Vec<Execution> = std::mem::take(&mut *self.0.lock());
+        all.iter()
+            .filter(|e| {
+                e.stream
+                    .upgrade()
+                    .is_some_and(|s| s.abort_range(e.first, e.last, fault))
+            })
+            .count()
+    }
+}
+
 /// A stream.
 pub struct Stream {
     /// The worker's side.
@@ -792,6 +841,14 @@ impl Stream {
         }
         self.cancel_records(dropped, "aborted with aclrtStreamAbort");
         n
+    }
+
+    /// Whether work given to it now is queued on it (not recorded by a
+    /// capture, a model build or a task update).
+    pub(crate) fn queues_directly(&self) -> bool {
+        !self.updating.load(Ordering::Acquire)
+            && self.capture.lock().is_none()
+            && (!self.bound_once.load(Ordering::Acquire) || self.bound.lock().is_none())
     }
 
     /// Whether its worker thread is running.
