@@ -166,6 +166,21 @@ ABI_CHECK(aclmdlRIAbort) {
     EXPECT(abi_ri_word(r) == 1);  // the write after the wait never ran
     EXPECT_RC(aclmdlRIDestroy(blocked), ACL_SUCCESS);
     EXPECT_RC(aclrtDestroyEvent(e), ACL_SUCCESS);
+    // A built model aborts too, and runs again.
+    aclmdlRI built = nullptr;
+    aclrtStream ps = nullptr;
+    EXPECT_RC(aclrtCreateStreamWithConfig(&ps, 0, ACL_STREAM_PERSISTENT), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIBuildBegin(&built, 0), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIBindStream(built, ps, ACL_MODEL_STREAM_FLAG_HEAD), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemsetAsync(r.w, 8, 0, 8, ps), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIEndTask(built, ps), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIBuildEnd(built, nullptr), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIAbort(built), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIExecuteAsync(built, r.s), ACL_SUCCESS);
+    EXPECT_RC(aclrtSynchronizeStream(r.s), ACL_SUCCESS);
+    EXPECT(abi_ri_word(r) == 0);
+    EXPECT_RC(aclmdlRIDestroy(built), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(ps), ACL_SUCCESS);
     abi_ri_done(r);
 }
 
