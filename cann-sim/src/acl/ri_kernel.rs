@@ -127,7 +127,7 @@ pub(super) unsafe fn kernel_change(p: &aclmdlRITaskParams) -> Result<KernelChang
 /// is not a kernel, an id other than SCHEM_MODE, DYN_UBUF_SIZE, DATA_DUMP,
 /// TIMEOUT, TIMEOUT_US → 107000; an operator's kernel, or a timeout the
 /// launch did not set → 207000 (not simulated; see
-/// [`crate::rt::ri_kernel::attribute`]).
+/// `rt::ri_kernel::attribute`).
 ///
 /// # Safety
 ///
