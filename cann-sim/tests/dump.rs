@@ -96,19 +96,27 @@ fn tensor_of(header: &serde_json::Value, data: &[u8], list: &str, i: usize) -> V
     f32s(&data[off..off + size])
 }
 
-#[test]
-fn an_operator_run_while_dumping_writes_its_inputs_and_outputs_to_a_self_describing_file() {
-    let _g = serial();
+/// A temporary directory with an `out` directory and a dump config file
+/// dumping there with the `dump` object's other `fields`.
+fn dump_config(fields: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
     let dir = tempfile::TempDir::new().unwrap();
     let out_dir = dir.path().join("out");
     std::fs::create_dir(&out_dir).unwrap();
     let config = write_config(
         dir.path(),
         &format!(
-            r#"{{"dump":{{"dump_path":"{}","dump_mode":"all","dump_list":[{{}}],"dump_op_switch":"on"}}}}"#,
+            r#"{{"dump":{{"dump_path":"{}",{fields}}}}}"#,
             out_dir.display()
         ),
     );
+    (dir, out_dir, config)
+}
+
+#[test]
+fn an_operator_run_while_dumping_writes_its_inputs_and_outputs_to_a_self_describing_file() {
+    let _g = serial();
+    let (_dir, out_dir, config) =
+        dump_config(r#""dump_mode":"all","dump_list":[{}],"dump_op_switch":"on""#);
     ok(aclmdlInitDump());
     ok(set_dump(&config));
     let got = aclmdlInitDump();
@@ -148,6 +156,43 @@ fn an_operator_run_while_dumping_writes_its_inputs_and_outputs_to_a_self_describ
     assert_eq!(
         tensor_of(&header, &data, "outputs", 0),
         [11., 22., 33., 44.]
+    );
+    for p in [a, b, out] {
+        free(p);
+    }
+    destroy_stream(s);
+}
+
+#[test]
+fn a_statistics_dump_writes_one_csv_row_per_tensor_with_the_items_asked() {
+    let _g = serial();
+    let (_dir, out_dir, config) = dump_config(
+        r#""dump_mode":"all","dump_op_switch":"on","dump_data":"stats","dump_stats":["Max","Min","Avg","Nan","Negative Inf","Positive Inf","L2norm"]"#,
+    );
+    ok(aclmdlInitDump());
+    ok(set_dump(&config));
+    let s = create_stream();
+    let a = aclnn_common::upload(&[1f32, 2., 3., 4.]);
+    let b = aclnn_common::upload(&[2f32, f32::NAN, -1., f32::INFINITY]);
+    let out = malloc(16);
+    add(a, b, out, 4, s);
+    ok(sync(s));
+    ok(aclmdlFinalizeDump());
+    let dumped = files(&out_dir);
+    assert_eq!(dumped.len(), 1, "{dumped:?}");
+    let name = dumped[0].file_name().unwrap().to_str().unwrap().to_string();
+    assert!(name.ends_with(".csv"), "{name}");
+    let text = std::fs::read_to_string(&dumped[0]).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "Input/Output,Index,Data Size,Data Type,Format,Shape,Count,Max Value,Min Value,\
+             Avg Value,Nan Count,Negative Inf Count,Positive Inf Count,l2norm",
+            "Input,0,16,DT_FLOAT,ND,4,4,4,1,2.5,0,0,0,5.47723",
+            "Input,1,16,DT_FLOAT,ND,4,4,inf,-1,nan,1,0,1,nan",
+            "Output,0,16,DT_FLOAT,ND,4,4,inf,2,nan,1,0,1,nan",
+        ]
     );
     for p in [a, b, out] {
         free(p);
@@ -296,6 +341,22 @@ fn dump_calls_refuse_misuse_with_the_release_codes() {
         (
             &format!(r#"{{"dump":{{"dump_path":"{path}","dump_list":{{}}}}}}"#),
             "must be an array",
+        ),
+        // `dump_config_converter.cpp` `CheckDumpStats`, `dump_setting.cpp`
+        // `InitDumpStatsItem`.
+        (
+            &format!(r#"{{"dump":{{"dump_path":"{path}","dump_stats":["Max"]}}}}"#),
+            "cannot be set when dump.dump_data is \"tensor\"",
+        ),
+        (
+            &format!(r#"{{"dump":{{"dump_path":"{path}","dump_data":"stats","dump_stats":[]}}}}"#),
+            "dump_stats is empty",
+        ),
+        (
+            &format!(
+                r#"{{"dump":{{"dump_path":"{path}","dump_data":"stats","dump_stats":["Median"]}}}}"#
+            ),
+            "\"Median\" is not one of",
         ),
     ] {
         let f = write_config(dir.path(), text);

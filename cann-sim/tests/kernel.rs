@@ -57,29 +57,6 @@ fn append<T: Copy>(a: aclrtArgsHandle, v: T) -> aclrtParamHandle {
     p
 }
 
-fn f32s(p: *const u8, n: usize) -> Vec<f32> {
-    to_host(p, n * 4)
-        .chunks(4)
-        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
-}
-
-fn upload_f32(data: &[f32]) -> *mut u8 {
-    let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
-    let d = malloc(bytes.len());
-    // SAFETY: `d` has `bytes.len()` device bytes; `bytes` is host memory.
-    ok(unsafe {
-        aclrtMemcpy(
-            d.cast(),
-            bytes.len(),
-            bytes.as_ptr().cast(),
-            bytes.len(),
-            acl_sys::ACL_MEMCPY_HOST_TO_DEVICE,
-        )
-    });
-    d
-}
-
 #[test]
 fn vadd_runs_on_the_stream_once_per_block_and_adds() {
     use_device(0);

@@ -651,3 +651,91 @@ fn a_stream_bound_again_after_an_unbind_keeps_its_tasks_and_is_listed_once() {
     destroy_stream(s);
     free(d);
 }
+
+/// A built model that fills `word` with 7, then loops back to its start
+/// for ever (until the jump limit): an execution that runs until aborted.
+fn endless_fill(
+    word: *mut u8,
+    zero: *mut u8,
+) -> (aclmdlRI, aclrtStream, Vec<aclrtLabel>, aclrtLabelList) {
+    let s = persistent_stream();
+    let m = build_begin();
+    ok(bind(m, s, ACL_MODEL_STREAM_FLAG_HEAD));
+    let (top, list) = labels(1);
+    ok(set_label(top[0], s));
+    ok(memset_async(word, 4, 7, s));
+    ok(switch(zero, 1, list, s));
+    ok(end_task(m, s));
+    ok(build_end(m));
+    (m, s, top, list)
+}
+
+/// Releases what [`endless_fill`] made, the executing stream and `memory`.
+fn release_endless(
+    (m, s, top, list): (aclmdlRI, aclrtStream, Vec<aclrtLabel>, aclrtLabelList),
+    exec: aclrtStream,
+    memory: [*mut u8; 2],
+) {
+    destroy(m);
+    destroy_labels(&top, &[list]);
+    destroy_stream(exec);
+    destroy_stream(s);
+    for p in memory {
+        free(p);
+    }
+}
+
+#[test]
+fn aborting_a_running_built_model_stops_it_and_its_stream_reports_507023_once() {
+    // hicann/runtime model.cc Model::ModelAbort; stream.cc Stream::GetError.
+    use_device(0);
+    let (word, zero) = (malloc(4), malloc(4));
+    write_u32(zero, 0);
+    let built = endless_fill(word, zero);
+    let m = built.0;
+    let exec = create_stream();
+    ok(execute_async(m, exec));
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert!(!is_complete(exec), "the execution loops");
+    // SAFETY: the handle is validated.
+    ok(unsafe { aclmdlRIAbort(m) });
+    assert_fails(
+        sync(exec),
+        rc(acl_sys::ACL_ERROR_RT_MODEL_ABORT_NORMAL),
+        "aclrtSynchronizeStream",
+    );
+    ok(sync(exec));
+    assert_eq!(to_host(word, 4), vec![7; 4], "it ran until aborted");
+    release_endless(built, exec, [word, zero]);
+}
+
+#[test]
+fn aborting_a_queued_built_model_drops_its_execution() {
+    cann_sim::sim_only!(
+        "that an execution queued behind other work is stopped too is cann-sim's reading of \
+         the task scheduler, which is not open source"
+    );
+    use_device(0);
+    let (word, zero) = (malloc(4), malloc(4));
+    write_u32(zero, 0);
+    write_u32(word, 0);
+    let built = endless_fill(word, zero);
+    let m = built.0;
+    let exec = create_stream();
+    let release = block_stream(exec);
+    ok(execute_async(m, exec));
+    // SAFETY: the handle is validated.
+    ok(unsafe { aclmdlRIAbort(m) });
+    drop(release);
+    assert_fails(
+        sync(exec),
+        rc(acl_sys::ACL_ERROR_RT_MODEL_ABORT_NORMAL),
+        "aclrtSynchronizeStream",
+    );
+    assert_eq!(
+        to_host(word, 4),
+        vec![0; 4],
+        "the aborted execution never ran"
+    );
+    release_endless(built, exec, [word, zero]);
+}

@@ -628,26 +628,79 @@ fn aborting_an_idle_model_succeeds_and_it_runs_again_afterwards() {
     destroy_context(ctx);
 }
 
+fn abort(m: aclmdlRI) -> aclError {
+    // SAFETY: the handle is validated.
+    unsafe { aclmdlRIAbort(m) }
+}
+
+const ABORTED: i32 = rc(acl_sys::ACL_ERROR_RT_MODEL_ABORT_NORMAL);
+
 #[test]
-fn aborting_a_model_in_flight_is_refused_by_the_simulator() {
-    cann_sim::sim_only!("cann-sim cannot stop a model execution in flight (207000)");
+fn aborting_a_running_execution_ends_its_wait_and_its_stream_reports_507023_once() {
+    // hicann/runtime model.cc Model::ModelAbort, stream.cc Stream::GetError,
+    // api_c_stream.cc rtStreamSynchronize: the aborted execution's stream
+    // answers ACL_ERROR_RT_MODEL_ABORT_NORMAL.
+    let ctx = own_context();
+    let (s, host) = (create_stream(), create_stream());
+    let e = external_event();
+    let w = malloc(8);
+    set_word(w, 0);
+    begin(s);
+    // SAFETY: the handles are validated.
+    ok(unsafe { aclrtStreamWaitEvent(s, e) });
+    value_write(w, 3, s);
+    let m = end(s);
+    ok(execute(m, s));
+    // The execution is blocked in its wait for an event nobody records.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert!(!is_complete(s), "the execution waits for the event");
+    ok(abort(m));
+    assert_fails(sync(s), ABORTED, "aclrtSynchronizeStream");
+    assert_eq!(word(w), 0, "the aborted execution's later task never ran");
+    ok(sync(s));
+    // The model runs again once the event is recorded.
+    record(e, host);
+    ok(sync(host));
+    ok(execute(m, s));
+    ok(sync(s));
+    assert_eq!(word(w), 3, "an aborted model runs again");
+    // SAFETY: the handle is validated.
+    ok(unsafe { aclmdlRIDestroy(m) });
+    free(w);
+    destroy_event(e);
+    destroy_stream(host);
+    destroy_stream(s);
+    destroy_context(ctx);
+}
+
+#[test]
+fn aborting_a_queued_execution_drops_it_and_keeps_the_work_queued_around_it() {
+    cann_sim::sim_only!(
+        "that an execution queued behind other work is stopped too is cann-sim's reading of \
+         the task scheduler, which is not open source"
+    );
     let ctx = own_context();
     let s = create_stream();
-    let w = malloc(8);
+    let (w, after) = (malloc(8), malloc(8));
+    set_word(w, 0);
+    set_word(after, 0);
     let (m, _) = one_write(s, w, 3);
     let release = block_stream(s);
     ok(execute(m, s));
-    // SAFETY: the handle is validated.
-    let got = unsafe { aclmdlRIAbort(m) };
-    assert_fails(
-        got,
-        rc(acl_sys::ACL_ERROR_RT_FEATURE_NOT_SUPPORT),
-        "aclmdlRIAbort",
-    );
+    value_write(after, 5, s);
+    ok(abort(m));
     drop(release);
+    assert_fails(sync(s), ABORTED, "aclrtSynchronizeStream");
+    assert_eq!(word(w), 0, "the aborted execution did not run");
+    assert_eq!(word(after), 5, "work queued after the execution ran");
+    // Aborting a model with nothing in flight changes nothing.
+    ok(abort(m));
+    ok(execute(m, s));
     ok(sync(s));
+    assert_eq!(word(w), 3, "the next execution runs");
     // SAFETY: the handle is validated.
     ok(unsafe { aclmdlRIDestroy(m) });
+    free(after);
     free(w);
     destroy_stream(s);
     destroy_context(ctx);

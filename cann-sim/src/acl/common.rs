@@ -87,6 +87,8 @@ pub fn rt_code(kind: ErrorKind) -> aclError {
         ErrorKind::TaskTimeout => ACL_ERROR_RT_TASK_TIMEOUT,
         ErrorKind::StreamModel => ACL_ERROR_RT_STREAM_MODEL,
         ErrorKind::SubGraphCapturing => acl_sys::ACL_ERROR_RT_SUB_ACLGRAPH_IS_CAPTURING,
+        ErrorKind::ModelAborted => acl_sys::ACL_ERROR_RT_MODEL_ABORT_NORMAL,
+        ErrorKind::InvalidHandle => ACL_ERROR_RT_INVALID_HANDLE,
     })
 }
 

@@ -109,7 +109,9 @@ fn read_config(function: &str, path: &str) -> Result<String, aclError> {
 /// 100006; not JSON, a field of the wrong type or value, a `dump_path`
 /// missing, empty, longer than 512 or not a directory → 100009
 /// (`dump_config_converter.cpp`); a dump the simulator does not make
-/// (model layers, exceptions, overflow, statistics) → 200000. An empty
+/// (model layers, exceptions, overflow) → 200000; `dump_stats` without
+/// `dump_data` `stats`, empty, or naming an unknown item → 100009
+/// (`CheckDumpStats`, `InitDumpStatsItem`). An empty
 /// file, or one without a `"dump"` object, turns nothing on.
 ///
 /// # Safety

@@ -17,7 +17,8 @@
 //! device memory is checked again when the task runs, and memory freed in
 //! between is a fault of the task, `ACL_ERROR_RT_AICORE_EXCEPTION` (507015),
 //! reported by the next synchronisation. Launch attributes (`cfg`) are
-//! accepted and have no effect.
+//! accepted and have no effect; a captured launch keeps the ones
+//! `aclmdlRIKernelTaskGetAttribute` reads (`crate::rt::ri_kernel`).
 
 use super::common::{self, PARAM_INVALID, rt_fail};
 use super::kernel_args::args_arg;
@@ -27,9 +28,12 @@ use crate::faults;
 use crate::recent_error::fail;
 use crate::rt::Stream;
 use crate::rt::kernel::{self, Launch, MAX_ARG_WORDS, words_of};
+use crate::rt::ri_kernel::Attrs;
 use acl_sys::{
-    ACL_ERROR_INVALID_PARAM, ACL_SUCCESS, aclError, aclrtArgsHandle, aclrtFuncHandle,
-    aclrtLaunchKernelCfg, aclrtStream,
+    ACL_ERROR_INVALID_PARAM, ACL_RT_LAUNCH_KERNEL_ATTR_DATA_DUMP,
+    ACL_RT_LAUNCH_KERNEL_ATTR_DYN_UBUF_SIZE, ACL_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE,
+    ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT, ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT_US, ACL_SUCCESS, aclError,
+    aclrtArgsHandle, aclrtFuncHandle, aclrtLaunchKernelCfg, aclrtStream,
 };
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -44,16 +48,31 @@ fn launch_stream(function: &str, stream: aclrtStream) -> Result<(Arc<Stream>, u3
     Ok((s, ctx.device))
 }
 
+/// The launch attributes of `cfg` that a captured launch reports
+/// (`aclmdlRIKernelTaskGetAttribute`); the others are accepted and have no
+/// effect. A null `cfg` has none.
+///
+/// # Errors
+///
+/// 100000 for `numAttrs` above 0 with null `attrs`.
+///
 /// # Safety
 ///
 /// `cfg` is null or valid, with `attrs` valid for `numAttrs` entries.
-unsafe fn check_cfg(function: &str, cfg: *const aclrtLaunchKernelCfg) -> Result<(), aclError> {
+pub(crate) unsafe fn launch_attrs(
+    function: &str,
+    cfg: *const aclrtLaunchKernelCfg,
+) -> Result<Attrs, aclError> {
+    let mut a = Attrs::default();
     if cfg.is_null() {
-        return Ok(());
+        return Ok(a);
     }
     // SAFETY: non-null and valid (caller).
     let c = unsafe { &*cfg };
-    if c.numAttrs > 0 && c.attrs.is_null() {
+    if c.numAttrs == 0 {
+        return Ok(a);
+    }
+    if c.attrs.is_null() {
         return Err(fail(
             ACL_ERROR_INVALID_PARAM,
             format!(
@@ -62,7 +81,33 @@ unsafe fn check_cfg(function: &str, cfg: *const aclrtLaunchKernelCfg) -> Result<
             ),
         ));
     }
-    Ok(())
+    // SAFETY: `attrs` is valid for `numAttrs` entries (caller).
+    let attrs = unsafe { std::slice::from_raw_parts(c.attrs, c.numAttrs) };
+    // A timeout of 0 is "never" (`kernel_utils.cc` `ConvertTimeoutByAttrId`).
+    let never_if_0 = |us: u64| if us == 0 { u64::MAX } else { us };
+    for attr in attrs {
+        let v = attr.value;
+        // SAFETY: a plain-data union: the field the id names is read, and
+        // every field is valid for any bytes.
+        unsafe {
+            match attr.id {
+                ACL_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE => a.sched_mode = Some(v.schemMode),
+                ACL_RT_LAUNCH_KERNEL_ATTR_DYN_UBUF_SIZE => a.dyn_ubuf = v.dynUBufSize,
+                ACL_RT_LAUNCH_KERNEL_ATTR_DATA_DUMP => a.data_dump = v.isDataDump != 0,
+                ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT => {
+                    a.timeout_us = Some(never_if_0(u64::from(v.timeout) * 1_000_000));
+                }
+                ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT_US => {
+                    let t = v.timeoutUs;
+                    a.timeout_us = Some(never_if_0(
+                        (u64::from(t.timeoutHigh) << 32) | u64::from(t.timeoutLow),
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(a)
 }
 
 /// `aclrtLaunchKernelWithConfig`: queues `funcHandle` on `stream` with
@@ -103,7 +148,7 @@ pub unsafe extern "C" fn aclrtLaunchKernelWithConfig(
         );
     }
     // SAFETY: forwarded from the caller.
-    tri!(unsafe { check_cfg(F, cfg) });
+    let attrs = tri!(unsafe { launch_attrs(F, cfg) });
     let func = tri!(function_arg(F, func_handle));
     let args = tri!(args_arg(F, args_handle));
     let (s, device) = tri!(launch_stream(F, stream));
@@ -142,6 +187,7 @@ pub unsafe extern "C" fn aclrtLaunchKernelWithConfig(
             words,
             placeholders,
             data,
+            attrs,
         }
     };
     match kernel::launch(F, &s, device, func, num_blocks, launch) {
@@ -199,6 +245,7 @@ pub unsafe extern "C" fn aclrtLaunchKernel(
         words: words_of(&data),
         placeholders: Vec::new(),
         data,
+        attrs: Attrs::default(),
     };
     match kernel::launch(F, &s, device, func, num_blocks, launch) {
         Ok(()) => ACL_SUCCESS,

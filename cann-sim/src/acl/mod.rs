@@ -80,6 +80,8 @@ pub use model_stream::*;
 mod model_ri;
 pub use model_ri::*;
 
+mod ri_kernel;
+pub use ri_kernel::*;
 mod ri_task;
 pub use ri_task::*;
 

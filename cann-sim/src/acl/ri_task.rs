@@ -34,7 +34,7 @@ fn null(function: &str, name: &str) -> aclError {
     fail(PARAM_INVALID, format!("{function}: {name} is null"))
 }
 
-fn task_arg(function: &str, h: aclmdlRITask) -> Result<Arc<RiTask>, aclError> {
+pub(super) fn task_arg(function: &str, h: aclmdlRITask) -> Result<Arc<RiTask>, aclError> {
     match ri_task::lookup_task(h as usize) {
         Lookup::Live(t) => Ok(t),
         bad => Err(fail(
@@ -289,8 +289,10 @@ pub unsafe extern "C" fn aclmdlRITaskGetSeqId(task: aclmdlRITask, id: *mut u32) 
 /// flags 1); value write: address and value; value wait: address, value
 /// and flag.
 ///
-/// Null task or params → 107000; a DEFAULT task → 107000; a kernel → 207000
-/// (the simulator keeps no function handle and arguments).
+/// Null task or params → 107000; a DEFAULT task → 107000; a kernel
+/// launch: its function handle, arguments, their size and block count
+/// (`crate::rt::ri_kernel`); an operator's kernel → 207000 (the simulator
+/// keeps no function handle for it).
 ///
 /// # Safety
 ///
@@ -341,6 +343,20 @@ pub unsafe extern "C" fn aclmdlRITaskGetParams(
             out.__bindgen_anon_1.valueWriteTaskParams = acl_sys::aclmdlRIValueWriteTaskParams {
                 devAddr: addr as *mut std::ffi::c_void,
                 value,
+            };
+        }
+        Params::Kernel(k) => {
+            out.type_ = ACL_MODEL_RI_TASK_KERNEL;
+            out.__bindgen_anon_1.kernelTaskParams = acl_sys::aclmdlRIKernelTaskParams {
+                funcHandle: k.handle() as acl_sys::aclrtFuncHandle,
+                cfg: std::ptr::null_mut(),
+                // The task's own copy, alive while the task is (until the
+                // model is destroyed or the task set again).
+                args: k.args.as_ptr() as *mut std::ffi::c_void,
+                isHostArgs: 0,
+                argsSize: k.args.len(),
+                numBlocks: k.blocks,
+                rsv: [0; 10],
             };
         }
         Params::ValueWait(addr, value, flag) => {
@@ -420,8 +436,10 @@ fn value_change(p: &aclmdlRITaskParams, wait: bool) -> Change {
 /// running or not READY/UPDATING → 107040; event types, unknown types, a
 /// DEFAULT task, or value parameters with `taskGrp`/`opInfoPtr`/`opInfoSize`
 /// set → 107000 and the model FAULT (`api_impl.cc` `ApiImpl::TaskSetParams`,
-/// `memory_task.cc` `CheckUpdatingTaskParams`); a kernel → 207000 (not
-/// simulated).
+/// `memory_task.cc` `CheckUpdatingTaskParams`); kernel parameters for a
+/// task that is not a kernel, with `taskGrp` set, a null function handle,
+/// null arguments or a size of 0 → 107000 and the model FAULT; a function
+/// handle that is not live → 107017 (`kernel_utils.cc` `UpdateKernelParams`).
 ///
 /// # Safety
 ///
@@ -439,7 +457,8 @@ pub unsafe extern "C" fn aclmdlRITaskSetParams(
     // SAFETY: checked non-null; the caller passes a readable struct.
     let p = unsafe { &*params };
     let change = match p.type_ {
-        ACL_MODEL_RI_TASK_KERNEL => Change::Kernel,
+        // SAFETY: forwarded from the caller (the struct is readable).
+        ACL_MODEL_RI_TASK_KERNEL => Change::Kernel(unsafe { super::ri_kernel::kernel_change(p) }),
         ACL_MODEL_RI_TASK_EVENT_RECORD => Change::Event(TaskType::EventRecord),
         ACL_MODEL_RI_TASK_EVENT_WAIT => Change::Event(TaskType::EventWait),
         ACL_MODEL_RI_TASK_EVENT_RESET => Change::Event(TaskType::EventReset),
@@ -485,9 +504,10 @@ pub unsafe extern "C" fn aclmdlRITaskDisable(task: aclmdlRITask) -> aclError {
 ///
 /// Null → 107000; a bad handle → 107017; a sub-model → 207000
 /// (`ApiErrorDecorator::ModelAbort`); no context → 107002; a model of
-/// another context → 107004 (`ApiImpl::ModelAbort`). The simulator
-/// succeeds when no execution is in flight and refuses (207000) to stop
-/// one that is, and built models (see `rt::ri_task::abort`).
+/// another context → 107004 (`ApiImpl::ModelAbort`). Each execution
+/// queued or running is stopped, and its stream's next synchronisation
+/// reports 507023 (`ACL_ERROR_RT_MODEL_ABORT_NORMAL`; see
+/// `rt::ri_task::abort`), for captured and built models alike.
 ///
 /// # Safety
 ///
@@ -495,19 +515,31 @@ pub unsafe extern "C" fn aclmdlRITaskDisable(task: aclmdlRITask) -> aclError {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlRIAbort(model_ri: aclmdlRI) -> aclError {
     const F: &str = "aclmdlRIAbort";
-    let m = tri!(captured_arg(F, model_ri, "aborts"));
-    if m.sub {
-        return rt_fail(
-            F,
-            Error::new(
-                ErrorKind::FeatureNotSupport,
-                "the model is a sub-model of a conditional task (sub ACL Graph), which does not support aborting",
-            ),
-        );
+    if let Some(code) = faults::check(F) {
+        return code;
     }
-    tri!(super::model_ri_name::in_current_context(F, m.ctx_id));
-    match ri_task::abort(&m) {
-        Ok(()) => ACL_SUCCESS,
-        Err(e) => rt_fail(F, e),
+    if model_ri.is_null() {
+        return null(F, "modelRI");
     }
+    match tri!(ri_arg(F, model_ri)) {
+        Ri::Captured(m) => {
+            if m.sub {
+                return rt_fail(
+                    F,
+                    Error::new(
+                        ErrorKind::FeatureNotSupport,
+                        "the model is a sub-model of a conditional task (sub ACL Graph), which \
+                         does not support aborting",
+                    ),
+                );
+            }
+            tri!(super::model_ri_name::in_current_context(F, m.ctx_id));
+            ri_task::abort(&m);
+        }
+        Ri::Built(m) => {
+            tri!(super::model_ri_name::in_current_context(F, m.ctx_id));
+            m.abort(&ri_task::aborted());
+        }
+    }
+    ACL_SUCCESS
 }

@@ -582,16 +582,6 @@ pub unsafe extern "C" fn aclmdlRIDestroyUnregisterCallback(
     crate::recent_error::not_supported("aclmdlRIDestroyUnregisterCallback");
     acl_sys::ACL_ERROR_API_NOT_SUPPORT
 }
-///`aclmdlRIKernelTaskGetAttribute`: not supported by cann-sim.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRIKernelTaskGetAttribute(
-    _arg0: aclmdlRITask,
-    _arg1: aclrtLaunchKernelAttrId,
-    _arg2: *mut aclrtLaunchKernelAttrValue,
-) -> aclError {
-    crate::recent_error::not_supported("aclmdlRIKernelTaskGetAttribute");
-    acl_sys::ACL_ERROR_API_NOT_SUPPORT
-}
 ///`aclmdlSetAIPPAxSwapSwitch`: not supported by cann-sim.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlSetAIPPAxSwapSwitch(_arg0: *mut aclmdlAIPP, _arg1: i8) -> aclError {

@@ -37,11 +37,11 @@
 use crate::check::Use;
 use crate::rt::capture::Running;
 use crate::rt::handles::{Lookup, Table};
-use crate::rt::stream::{Expect, Stream, TaskKind, TaskRange};
+use crate::rt::stream::{Executions, Expect, Stream, TaskKind, TaskRange};
 use crate::rt::{Error, ErrorKind};
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 
 /// Jumps one execution may take before it is stopped as a runaway loop.
@@ -313,6 +313,11 @@ pub struct Built {
     recorded: AtomicUsize,
     /// Its name (`aclmdlRISetName`; empty at first).
     pub name: Mutex<String>,
+    /// Where its executions were queued, for `aclmdlRIAbort`.
+    executions: Executions,
+    /// Raised by `aclmdlRIAbort` while it stops the executions: a running
+    /// program ends at its next step.
+    stop: Arc<AtomicBool>,
 }
 
 /// `aclmdlRIBuildBegin` in context `ctx_id`.
@@ -331,6 +336,8 @@ pub fn begin(ctx_id: u64) -> Arc<Built> {
         uid: crate::rt::capture::next_model_uid(),
         recorded: AtomicUsize::new(0),
         name: Mutex::new(String::new()),
+        executions: Executions::default(),
+        stop: Arc::new(AtomicBool::new(false)),
     });
     BUILT.lock().insert(m.clone());
     m
@@ -697,15 +704,29 @@ impl Built {
         }
         self.running.fetch_add(1, Ordering::AcqRel);
         let guard = Running(self.running.clone());
-        s.enqueue(move |_| TaskKind::Op {
+        let queued = s.queues_directly();
+        let seq = s.enqueue(move |_| TaskKind::Op {
             api: "aclmdlRIExecuteAsync",
             ranges,
             kernel: Arc::new(move || {
                 let _ = &guard;
                 program.run()
             }),
-        })
-        .map(drop)
+        })?;
+        if queued {
+            self.executions.push(s, seq, seq);
+        }
+        Ok(())
+    }
+
+    /// `aclmdlRIAbort`: stops its executions queued or running (a running
+    /// program ends before its next step; see `crate::rt::ri_task::abort`
+    /// for the release's semantics). Returns how many were stopped.
+    pub fn abort(&self, fault: &Error) -> usize {
+        self.stop.store(true, Ordering::Release);
+        let n = self.executions.abort_all(fault);
+        self.stop.store(false, Ordering::Release);
+        n
     }
 
     /// Freezes the recorded steps into the model's program, with every
@@ -778,6 +799,7 @@ impl Built {
                 model: self.id,
                 streams,
                 labels,
+                stop: self.stop.clone(),
             }),
         ));
     }
@@ -973,6 +995,8 @@ struct Program {
     streams: Vec<(bool, String, Vec<Op>)>,
     /// Where each label set in the model is: (stream, op).
     labels: HashMap<usize, (usize, usize)>,
+    /// The model's abort flag ([`Built::abort`]).
+    stop: Arc<AtomicBool>,
 }
 
 impl Program {
@@ -1000,6 +1024,11 @@ impl Program {
         {
             let (mut si, mut pc) = (start, 0usize);
             while let Some(op) = self.streams.get(si).and_then(|s| s.2.get(pc)) {
+                if self.stop.load(Ordering::Acquire) {
+                    // `aclmdlRIAbort`: the execution ends here; the abort
+                    // reports it to the stream.
+                    return Ok(true);
+                }
                 pc += 1;
                 match op {
                     Op::Nop => {}

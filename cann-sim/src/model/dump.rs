@@ -32,12 +32,14 @@
 //! the memory it spans); an input given as host data (a scalar) is dumped
 //! from that data.
 //!
+//! **Statistics** (`dump_data: stats`, `dump_stats`): each operator's file
+//! is a CSV of per-tensor statistics instead (see [`super::dump_stats`]).
+//!
 //! **Not simulated** (refused with `ACL_ERROR_API_NOT_SUPPORT` by
 //! `aclmdlSetDump`): model layer dumps (`dump_list` entries naming a
 //! `model_name` or `layer`: the simulator's models run as one task),
 //! exception dumps (`dump_scene`), overflow dumps (`dump_debug: on`),
-//! statistics (`dump_data: stats`, `dump_stats`), kernel debug data
-//! (`dump_kernel_data`).
+//! kernel debug data (`dump_kernel_data`).
 //!
 //! **Operator information** (`aclopStartDumpArgs`): while it is on, each
 //! aclnn or aclop operator queued writes, once per distinct operator type
@@ -83,6 +85,9 @@ pub struct Config {
     pub mode: Mode,
     /// `dump_op_switch` is `on`: operators are dumped.
     pub ops: bool,
+    /// `dump_data` is `stats`: the statistics items dumped (a mask of
+    /// [`super::dump_stats::ITEMS`]) instead of the tensors.
+    pub stats: Option<u8>,
 }
 
 /// Why a config is refused.
@@ -207,9 +212,32 @@ pub fn parse_config(text: &str) -> Result<Option<Config>, ConfigError> {
     if string("dump_debug")? == Some("on") {
         return unsupported("dump_debug \"on\" (overflow dumps) is not simulated");
     }
-    if string("dump_data")? == Some("stats") || dump.contains_key("dump_stats") {
-        return unsupported("statistics dumps (dump_data \"stats\", dump_stats) are not simulated");
-    }
+    // `dump_config_converter.cpp` `CheckDumpStats`, `dump_setting.cpp`
+    // `InitDumpStatsItem`.
+    let stats = match (string("dump_data")?, dump.get("dump_stats")) {
+        (Some("stats"), None) => Some(super::dump_stats::DEFAULT),
+        (Some("stats"), Some(v)) => {
+            let items = v
+                .as_array()
+                .and_then(|a| a.iter().map(|i| i.as_str()).collect::<Option<Vec<&str>>>())
+                .ok_or_else(|| invalid("dump.dump_stats must be an array of strings".into()))?;
+            if items.is_empty() {
+                return Err(invalid("dump.dump_stats is empty".into()));
+            }
+            Some(super::dump_stats::mask_of(&items).map_err(|item| {
+                invalid(format!(
+                    "dump.dump_stats item {item:?} is not one of Max, Min, Avg, Nan, Negative Inf, \
+                     Positive Inf, L2norm"
+                ))
+            })?)
+        }
+        (_, Some(_)) => {
+            return Err(invalid(
+                "dump.dump_stats cannot be set when dump.dump_data is \"tensor\"".into(),
+            ));
+        }
+        (_, None) => None,
+    };
     if list
         .iter()
         .any(|i| i.get("model_name").is_some() || i.get("layer").is_some())
@@ -228,6 +256,7 @@ pub fn parse_config(text: &str) -> Result<Option<Config>, ConfigError> {
         path,
         mode,
         ops: string("dump_op_switch")? == Some("on"),
+        stats,
     }))
 }
 
@@ -379,6 +408,7 @@ pub struct Dumper {
     dir: PathBuf,
     mode: Mode,
     to_callback: bool,
+    stats: Option<u8>,
     inputs: Vec<Tensor>,
     outputs: Vec<Tensor>,
 }
@@ -401,17 +431,19 @@ pub fn for_launch(
     if !st.initialized {
         return None;
     }
-    let (dir, mode, to_callback) = match (&st.config, st.callback) {
+    let (dir, mode, to_callback, stats) = match (&st.config, st.callback) {
         // The callback takes the data; without a config, outputs.
         (Some((c, stamp)), cb) if c.ops || cb.is_some() => (
             c.path.join(stamp).join(device.to_string()),
             c.mode,
             cb.is_some(),
+            c.stats,
         ),
         (None, Some(_)) => (
             PathBuf::from(timestamp_dir()).join(device.to_string()),
             Mode::Output,
             true,
+            None,
         ),
         _ => return None,
     };
@@ -423,6 +455,7 @@ pub fn for_launch(
         dir,
         mode,
         to_callback,
+        stats,
         inputs,
         outputs,
     })
@@ -520,6 +553,49 @@ impl Dumper {
             // SAFETY: as the caller guarantees.
             unsafe { capture(&self.outputs) }
         };
+        let bytes = match self.stats {
+            Some(mask) => {
+                let pairs = |ts: &[Tensor], data: &[Vec<u8>]| -> Vec<(TensorSpec, Vec<u8>)> {
+                    ts.iter()
+                        .zip(data)
+                        .map(|(t, d)| (t.spec.clone(), d.clone()))
+                        .collect()
+                };
+                super::dump_stats::csv(
+                    mask,
+                    &pairs(&self.inputs, &inputs),
+                    &pairs(&self.outputs, &outputs),
+                )
+            }
+            None => self.data_file(&inputs, &outputs),
+        };
+        let n = {
+            let mut st = STATE.lock();
+            st.count += 1;
+            st.pending += 1;
+            st.count
+        };
+        let micros = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros());
+        let file = self.dir.join(format!(
+            "{t}.{t}.{n}.{s}.{micros}{csv}",
+            t = self.op_type,
+            s = self.stream,
+            csv = if self.stats.is_some() { ".csv" } else { "" }
+        ));
+        let record = Record {
+            file,
+            bytes,
+            to_callback: self.to_callback,
+        };
+        if WRITER.send(record).is_err() {
+            done_one();
+        }
+    }
+
+    /// The data file: its JSON line, then the tensors' bytes.
+    fn data_file(&self, inputs: &[Vec<u8>], outputs: &[Vec<u8>]) -> Vec<u8> {
         let mut offset = 0usize;
         let mut desc = |ts: &[Tensor], data: &[Vec<u8>]| -> Vec<serde_json::Value> {
             ts.iter()
@@ -543,36 +619,15 @@ impl Dumper {
             "api": self.api,
             "device": self.device,
             "stream": self.stream,
-            "inputs": desc(&self.inputs, &inputs),
-            "outputs": desc(&self.outputs, &outputs),
+            "inputs": desc(&self.inputs, inputs),
+            "outputs": desc(&self.outputs, outputs),
         });
         let mut bytes = header.to_string().into_bytes();
         bytes.push(b'\n');
-        for d in inputs.iter().chain(&outputs) {
+        for d in inputs.iter().chain(outputs) {
             bytes.extend_from_slice(d);
         }
-        let n = {
-            let mut st = STATE.lock();
-            st.count += 1;
-            st.pending += 1;
-            st.count
-        };
-        let micros = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_micros());
-        let file = self.dir.join(format!(
-            "{t}.{t}.{n}.{s}.{micros}",
-            t = self.op_type,
-            s = self.stream
-        ));
-        let record = Record {
-            file,
-            bytes,
-            to_callback: self.to_callback,
-        };
-        if WRITER.send(record).is_err() {
-            done_one();
-        }
+        bytes
     }
 }
 

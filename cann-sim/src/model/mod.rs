@@ -67,6 +67,7 @@
 pub(crate) mod build;
 pub(crate) mod debug_json;
 pub(crate) mod dump;
+pub(crate) mod dump_stats;
 mod exec;
 pub(crate) mod loaded;
 mod parse;

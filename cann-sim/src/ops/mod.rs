@@ -39,6 +39,7 @@ pub mod weight_quant;
 
 pub use attr::{AttrValue, Attrs};
 pub(crate) use attr::{attr_bool, attr_float, attr_int_required, attr_list_int};
+pub(crate) use dtype::load_f64;
 pub use error::OpError;
 pub(crate) use error::{check_dtype, dtype_error};
 pub(crate) use index::{index_values, normalize_axis};

@@ -220,6 +220,8 @@ pub struct Model {
     pub(super) inner: Mutex<Inner>,
     /// Executions queued and not yet finished.
     running: Arc<AtomicUsize>,
+    /// Where its executions were queued, for `aclmdlRIAbort`.
+    executions: super::stream::Executions,
     /// Its name (`aclmdlRISetName`; empty at first).
     pub name: Mutex<String>,
 }
@@ -696,6 +698,7 @@ impl Model {
                 conds: Vec::new(),
             }),
             running: Arc::new(AtomicUsize::new(0)),
+            executions: Default::default(),
             name: Mutex::new(String::new()),
         })
     }
@@ -945,6 +948,22 @@ impl Model {
         }
     }
 
+    /// Keeps what the kernel launch captured as task `seq` (as
+    /// [`Model::record_task`] numbers it) was made of, for
+    /// `aclmdlRITaskGetParams`/`SetParams` and
+    /// `aclmdlRIKernelTaskGetAttribute` ([`super::ri_kernel`]).
+    pub(crate) fn note_kernel(&self, seq: u64, k: Arc<super::ri_kernel::Captured>) {
+        let mut inner = self.inner.lock();
+        let Some(i) = (seq as usize).checked_sub(1) else {
+            return;
+        };
+        if matches!(inner.steps.get(i), Some(Step::Task(TaskKind::Op { api, .. }))
+            if api.starts_with("aclrtLaunchKernel"))
+        {
+            inner.ri.kernels.insert(i, k);
+        }
+    }
+
     /// `aclrtValueWrite` on `s`, a stream capturing into it: each execution
     /// writes `value` at `addr` (a value-write task that
     /// `aclmdlRITaskSetParams` can change).
@@ -1054,8 +1073,9 @@ impl Model {
             model: self.handle(),
         };
         let first = defaults.len();
+        let count = first + n + 1;
         let mut defaults = defaults.into_iter();
-        s.enqueue_all(first + n + 1, launch, |i, seq| {
+        let last = s.enqueue_all(count, launch, |i, seq| {
             if i < first {
                 return defaults.next().unwrap_or_else(super::cond::nothing);
             }
@@ -1092,8 +1112,16 @@ impl Model {
                     }
                 }
             }
-        })
-        .map(drop)
+        })?;
+        self.executions.push(s, last + 1 - count as u64, last);
+        Ok(())
+    }
+
+    /// `aclmdlRIAbort`: stops its executions queued or running
+    /// ([`super::stream::Executions::abort_all`]). Returns how many were
+    /// stopped.
+    pub(crate) fn abort_executions(&self, fault: &Error) -> usize {
+        self.executions.abort_all(fault)
     }
 
     /// `aclmdlRIDestroy`: unregisters the model once no execution is
@@ -1728,12 +1756,16 @@ pub fn update_task(s: &Stream, st: &mut GroupState, kind: TaskKind) -> Result<u6
             "the task group's model has been destroyed",
         ));
     };
-    if let Some(slot) = m.inner.lock().steps.get_mut(step) {
+    let mut inner = m.inner.lock();
+    if let Some(slot) = inner.steps.get_mut(step) {
         if check::enabled() {
             check::on_capture(m.uid, m.handle(), step, s, &kind);
         }
         *slot = Step::Task(kind);
+        // What a kernel launch kept of the replaced task no longer holds.
+        inner.ri.kernels.remove(&step);
     }
+    drop(inner);
     *next += 1;
     Ok(0)
 }

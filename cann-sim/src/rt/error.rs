@@ -109,6 +109,16 @@ pub enum ErrorKind {
     /// (`ACL_ERROR_RT_SUB_ACLGRAPH_IS_CAPTURING`, the runtime's
     /// `RT_ERROR_STREAM_SUB_ACLGRAPH_IS_CAPTURING`).
     SubGraphCapturing,
+    /// A model execution stopped by `aclmdlRIAbort`, reported by the next
+    /// synchronisation of its stream (`ACL_ERROR_RT_MODEL_ABORT_NORMAL`: the
+    /// task scheduler's `TS_ERROR_MODEL_ABORTED` is `RT_ERROR_MODEL_ABORT_NORMAL`,
+    /// hicann/runtime `src/runtime/core/src/stream/stream.cc` `Stream::GetError`,
+    /// `src/runtime/api/api_c_stream.cc` `rtStreamSynchronize`).
+    ModelAborted,
+    /// A handle that is not (any more) a live object of its kind
+    /// (`ACL_ERROR_RT_INVALID_HANDLE`, hicann/runtime
+    /// `src/runtime/core/src/common/runtime_handle_guard.cc`).
+    InvalidHandle,
 }
 
 /// Why a runtime operation failed: its kind and a sentence (without the

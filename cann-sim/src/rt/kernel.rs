@@ -277,6 +277,8 @@ pub(crate) struct Launch {
     pub placeholders: Vec<(usize, usize)>,
     /// The argument buffer's bytes (placeholder data included).
     pub data: Vec<u8>,
+    /// The launch attributes given (kept for a captured launch).
+    pub attrs: super::ri_kernel::Attrs,
 }
 
 /// `bytes` as little-endian 8-byte words (the last one zero-padded).
@@ -292,13 +294,12 @@ pub(crate) fn words_of(bytes: &[u8]) -> Vec<u64> {
 }
 
 /// Validates and queues a launch of `func` on `s` (a stream of `device`),
-/// `blocks` times, as an operator task.
+/// `blocks` times, as an operator task; a launch a capture records keeps
+/// what it was made of in the model ([`super::ri_kernel`]).
 ///
 /// # Errors
 ///
-/// [`ErrorKind::ParamInvalid`] for a kernel of another device, too many
-/// argument words, a word pointing into another device's memory; the
-/// stream's error when it is being destroyed.
+/// As [`task`]; the stream's error when it is being destroyed.
 pub(crate) fn launch(
     function: &'static str,
     s: &Arc<Stream>,
@@ -307,6 +308,37 @@ pub(crate) fn launch(
     blocks: u32,
     launch: Launch,
 ) -> Result<(), Error> {
+    let kind = task(function, device, &func, blocks, &launch)?;
+    let capturing = s.capture.lock().clone();
+    let seq = s.enqueue(|_| kind)?;
+    if let Some(m) = capturing {
+        m.note_kernel(
+            seq,
+            Arc::new(super::ri_kernel::Captured {
+                func,
+                blocks,
+                args: launch.data,
+                attrs: launch.attrs,
+            }),
+        );
+    }
+    Ok(())
+}
+
+/// The operator task that runs `func` `blocks` times on `device` with the
+/// arguments of `launch`.
+///
+/// # Errors
+///
+/// [`ErrorKind::ParamInvalid`] for a kernel of another device, too many
+/// argument words, a word pointing into another device's memory.
+pub(crate) fn task(
+    function: &'static str,
+    device: u32,
+    func: &Arc<Function>,
+    blocks: u32,
+    launch: &Launch,
+) -> Result<TaskKind, Error> {
     let invalid = |msg: String| Error::new(ErrorKind::ParamInvalid, msg);
     if func.binary.device != device {
         return Err(invalid(format!(
@@ -360,15 +392,21 @@ pub(crate) fn launch(
         }
     }
     let name = func.name.clone();
+    let func = func.clone();
+    let (words, placeholders, data) = (
+        launch.words.clone(),
+        launch.placeholders.clone(),
+        launch.data.clone(),
+    );
     let kernel = Arc::new(move || {
         crate::trace::name_task(&name);
         // Each run has its own copy of the words and of the argument buffer
         // (a captured launch runs again at each launch of its graph).
-        let mut words = launch.words.clone();
-        let data = launch.data.clone();
+        let mut words = words.clone();
+        let data = data.clone();
         // Placeholders point at their data in this task's own copy of the
         // argument buffer (the device copy, on hardware).
-        for &(i, offset) in &launch.placeholders {
+        for &(i, offset) in &placeholders {
             words[i] = data.as_ptr() as u64 + offset as u64;
         }
         for block in 0..blocks {
@@ -381,10 +419,9 @@ pub(crate) fn launch(
         drop(data);
         Ok(())
     });
-    s.enqueue(|_| TaskKind::Op {
+    Ok(TaskKind::Op {
         api: function,
         ranges,
         kernel,
     })
-    .map(drop)
 }

@@ -17,6 +17,7 @@ pub mod ipc_event;
 pub mod kernel;
 pub mod op;
 pub mod report;
+pub mod ri_kernel;
 pub mod ri_task;
 pub mod settings;
 pub mod stream;

@@ -19,18 +19,18 @@
 //!   Its sequence number is its place in the capture (`CaptureModel::GenerateSeqId`,
 //!   from 0).
 //! - Parameters (`api_impl.cc` `ApiImpl::TaskGetParams`, `memory_task.cc`
-//!   `Get*TaskParams`): a DEFAULT task has none (107000); a kernel's need
-//!   its function handle and arguments, which the simulator's operator
-//!   tasks do not keep (207000).
+//!   `Get*TaskParams`): a DEFAULT task has none (107000); a kernel
+//!   launch's are its function handle and arguments ([`super::ri_kernel`]),
+//!   which the simulator's operator tasks do not keep (207000).
 //! - Changes (`ApiImpl::TaskSetParams`, `ApiImpl::ModelTaskDisable`,
 //!   `capture_model_utils.cc` `CheckCaptureModelForUpdate`): not while an
 //!   execution runs, nor on a model that is not READY or UPDATING (107040);
 //!   the model becomes UPDATING, and executing it fails (507011) until
 //!   `aclmdlRIUpdate`; a failed change leaves it FAULT. A value write or
 //!   wait replaces any task that is not DEFAULT (`UpdateWriteValueTaskParams`,
-//!   `UpdateWaitValueTaskParams`); event tasks cannot be set (107000);
-//!   kernels are not simulated (207000). A disabled task does nothing until
-//!   it is set again.
+//!   `UpdateWaitValueTaskParams`); event tasks cannot be set (107000); a
+//!   kernel task takes a new launch ([`super::ri_kernel`]). A disabled task
+//!   does nothing until it is set again.
 //!
 //! A handle stays valid while its model lives; the model's destruction
 //! unregisters it (107017 afterwards; on the runtime it dangles).
@@ -39,9 +39,10 @@ use super::capture::{Model, Phase, Step};
 use super::error::{Error, ErrorKind};
 use super::event::Event;
 use super::handles::{Lookup, Table};
+use super::ri_kernel::Captured;
 use super::stream::{Expect, TaskKind};
 use super::value::Cond;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Weak};
 
 /// A model's task and stream handles, and its disabled tasks.
@@ -51,6 +52,8 @@ pub struct State {
     tasks: Vec<Option<Arc<RiTask>>>,
     /// Steps `aclmdlRITaskDisable` turned off.
     pub(super) disabled: HashSet<usize>,
+    /// What the kernel launches among its steps were made of, by step.
+    pub(super) kernels: HashMap<usize, Arc<Captured>>,
 }
 
 impl State {
@@ -118,12 +121,29 @@ pub enum Params {
     ValueWrite(usize, u64),
     /// A value wait: address, value, flag.
     ValueWait(usize, u64, u32),
+    /// A kernel launch: what it was made of.
+    Kernel(Arc<Captured>),
+}
+
+/// The launch `aclmdlRITaskSetParams` puts in place of a kernel task.
+pub struct KernelChange {
+    /// The kernel.
+    pub func: Arc<super::kernel::Function>,
+    /// Its block count.
+    pub blocks: u32,
+    /// Its argument buffer (copied at the call).
+    pub args: Vec<u8>,
+    /// Its launch attributes.
+    pub attrs: super::ri_kernel::Attrs,
+    /// The device it runs on (the current context's).
+    pub device: u32,
 }
 
 /// A change `aclmdlRITaskSetParams` asks for.
 pub enum Change {
-    /// `ACL_MODEL_RI_TASK_KERNEL`.
-    Kernel,
+    /// `ACL_MODEL_RI_TASK_KERNEL`: the new launch, or why its parameters
+    /// are refused (`UpdateKernelParams`, checked after the task's type).
+    Kernel(Result<KernelChange, Error>),
     /// An event kind (record, wait, reset), which cannot be set.
     Event(TaskType),
     /// A value write at a checked address.
@@ -305,8 +325,8 @@ pub fn seq_id(t: &RiTask) -> Result<u32, Error> {
 ///
 /// # Errors
 ///
-/// 207000 for a task of a sub-model or a kernel (not kept by the
-/// simulator); 107000 for a DEFAULT task.
+/// 207000 for a task of a sub-model or an operator's kernel (not kept by
+/// the simulator); 107000 for a DEFAULT task.
 pub fn params(t: &RiTask) -> Result<Params, Error> {
     let m = model_of(&t.model)?;
     if m.sub {
@@ -322,13 +342,10 @@ pub fn params(t: &RiTask) -> Result<Params, Error> {
         Some(Step::Task(TaskKind::ValueWait {
             addr, value, cond, ..
         })) => Params::ValueWait(*addr, *value, *cond as u32),
-        Some(s) if type_of(s) == TaskType::Kernel => {
-            return Err(err(
-                ErrorKind::FeatureNotSupport,
-                "the task is a kernel; cann-sim does not keep the function handle and arguments \
-                 of captured operators and kernels, so it cannot report or change them",
-            ));
-        }
+        Some(s) if type_of(s) == TaskType::Kernel => match inner.ri.kernels.get(&t.index) {
+            Some(k) => Params::Kernel(k.clone()),
+            None => return Err(operator_kernel()),
+        },
         _ => {
             return Err(err(
                 ErrorKind::ParamInvalid,
@@ -337,6 +354,45 @@ pub fn params(t: &RiTask) -> Result<Params, Error> {
             ));
         }
     })
+}
+
+/// An operator task's kernel, which keeps no function handle (207000).
+fn operator_kernel() -> Error {
+    err(
+        ErrorKind::FeatureNotSupport,
+        "the task is an operator (aclnn or aclop); cann-sim keeps no function handle and \
+         arguments for an operator's kernels, only for kernels launched with aclrtLaunchKernel \
+         or aclrtLaunchKernelWithConfig",
+    )
+}
+
+/// What the kernel launch of task `t` was made of
+/// (`aclmdlRIKernelTaskGetAttribute`).
+///
+/// # Errors
+///
+/// 107000 when its model is gone or the task is not a kernel
+/// (`GetKernelAttribute`); 207000 for an operator's kernel.
+pub fn kernel_of(t: &RiTask) -> Result<Arc<Captured>, Error> {
+    let m = model_of(&t.model)?;
+    let inner = m.inner.lock();
+    if inner.steps.get(t.index).map(type_of) != Some(TaskType::Kernel) {
+        return Err(not_a_kernel());
+    }
+    inner
+        .ri
+        .kernels
+        .get(&t.index)
+        .cloned()
+        .ok_or_else(operator_kernel)
+}
+
+fn not_a_kernel() -> Error {
+    err(
+        ErrorKind::ParamInvalid,
+        "the task is not a kernel task (AI Core or Vector Core); check its type with \
+         aclmdlRITaskGetType first",
+    )
 }
 
 /// The update rule (`CheckCaptureModelForUpdate`): a sub-model → 207000;
@@ -369,8 +425,9 @@ fn updatable(t: &RiTask) -> Result<Arc<Model>, Error> {
 ///
 /// # Errors
 ///
-/// As [`updatable`]; 107000 for event kinds, unknown types and DEFAULT
-/// tasks; 207000 for kernels.
+/// As [`updatable`]; 107000 for event kinds, unknown types, DEFAULT
+/// tasks, kernel parameters for a task that is not a kernel, and refused
+/// kernel parameters.
 pub fn set_params(t: &RiTask, change: Change) -> Result<(), Error> {
     let m = updatable(t)?;
     let mut inner = m.inner.lock();
@@ -381,12 +438,39 @@ pub fn set_params(t: &RiTask, change: Change) -> Result<(), Error> {
         Err(e)
     };
     let step = match change {
-        Change::Kernel => {
-            return Err(err(
-                ErrorKind::FeatureNotSupport,
-                "cann-sim does not change kernel tasks (it keeps no function handle and \
-                 arguments for captured kernels); value write and value wait tasks can be set",
-            ));
+        Change::Kernel(_) if current != TaskType::Kernel => {
+            return refused(&mut inner, not_a_kernel());
+        }
+        Change::Kernel(Err(e)) => return refused(&mut inner, e),
+        Change::Kernel(Ok(k)) => {
+            let launch = super::kernel::Launch {
+                words: super::kernel::words_of(&k.args),
+                placeholders: Vec::new(),
+                data: k.args,
+                attrs: k.attrs,
+            };
+            let kind = match super::kernel::task(
+                "aclrtLaunchKernel",
+                k.device,
+                &k.func,
+                k.blocks,
+                &launch,
+            ) {
+                Ok(kind) => kind,
+                Err(e) => return refused(&mut inner, e),
+            };
+            inner.ri.kernels.insert(
+                t.index,
+                Arc::new(Captured {
+                    func: k.func,
+                    blocks: k.blocks,
+                    args: launch.data,
+                    attrs: launch.attrs,
+                }),
+            );
+            inner.steps[t.index] = Step::Task(kind);
+            inner.ri.disabled.remove(&t.index);
+            return Ok(());
         }
         Change::Event(kind) => {
             return refused(
@@ -440,6 +524,7 @@ pub fn set_params(t: &RiTask, change: Change) -> Result<(), Error> {
     };
     inner.steps[t.index] = step;
     inner.ri.disabled.remove(&t.index);
+    inner.ri.kernels.remove(&t.index);
     Ok(())
 }
 
@@ -465,22 +550,34 @@ pub fn disable(t: &RiTask) -> Result<(), Error> {
 }
 
 /// `aclmdlRIAbort` of a captured model: stops its executions in flight
-/// (`model.cc` `Model::ModelAbort`); later executions run normally.
+/// (hicann/runtime `src/runtime/feature/model/model.cc` `Model::ModelAbort`
+/// sends the task scheduler an abort of the model and waits for it); later
+/// executions run normally.
 ///
-/// The simulator stops nothing: with no execution queued or running the
-/// abort has nothing to do and succeeds; with one, it refuses.
+/// Each execution queued or running when the call is made is stopped: its
+/// tasks not yet started are dropped, a wait it is blocked in ends, a
+/// kernel it runs finishes first (the call returns once nothing of it
+/// runs). Its stream's next synchronisation then reports 507023
+/// (`ACL_ERROR_RT_MODEL_ABORT_NORMAL`): the model-execute task ends with
+/// `TS_ERROR_MODEL_ABORTED` (`src/runtime/core/src/task/task_info/model/
+/// model_execute_task.cc` `ModelExecuteTaskaProcError`), which
+/// `Stream::GetError` (`src/runtime/core/src/stream/stream.cc`) turns into
+/// `RT_ERROR_MODEL_ABORT_NORMAL` and `rtStreamSynchronize`
+/// (`src/runtime/api/api_c_stream.cc`) into 507023. Work queued on the
+/// stream before or after the execution is not touched. That an execution
+/// still queued behind other work (not yet handed to the task scheduler) is
+/// stopped too is the simulator's reading: the scheduler's side is not
+/// open source.
 ///
-/// # Errors
-///
-/// 207000 for a model with an execution in flight (not simulated).
-pub fn abort(m: &Model) -> Result<(), Error> {
-    if m.is_running() {
-        return Err(err(
-            ErrorKind::FeatureNotSupport,
-            "an execution of the model is queued or running, and cann-sim cannot stop a model \
-             execution in flight; synchronise the stream it runs on (or abort the stream with \
-             aclrtStreamAbort) instead",
-        ));
-    }
-    Ok(())
+/// Returns how many executions were stopped.
+pub fn abort(m: &Model) -> usize {
+    m.abort_executions(&aborted())
+}
+
+/// The fault an aborted execution's stream reports.
+pub fn aborted() -> Error {
+    err(
+        ErrorKind::ModelAborted,
+        "the model execution was aborted (aclmdlRIAbort)",
+    )
 }

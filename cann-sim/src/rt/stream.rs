@@ -309,6 +309,10 @@ struct Queue {
     skip_through: u64,
     /// The seq of the task the worker runs, 0 when it runs none.
     running: u64,
+    /// Set while a model abort waits for the task in flight to give up: the
+    /// worker starts no other task until it is cleared, so that no task of
+    /// other work starts with the abort flag raised.
+    held: bool,
 }
 
 /// The part of a stream its worker shares.
@@ -349,6 +353,64 @@ impl Shared {
         let mut q = self.q.lock();
         take(&mut q, seq)
     }
+
+    /// Whether every task up to `seq` is done.
+    pub fn done_through(&self, seq: u64) -> bool {
+        self.q.lock().completed >= seq
+    }
+
+    /// Stops the tasks `first..=last` (one model execution, `aclmdlRIAbort`):
+    /// those not yet started become tasks that do nothing, a task of them
+    /// in flight is told to give up (a wait ends; a kernel runs to its end)
+    /// and waited for, and `fault` is recorded for the next
+    /// synchronisation. Work queued before or after the range is untouched.
+    /// Returns `false`, and does nothing, when the range is done already.
+    pub fn abort_range(&self, first: u64, last: u64, fault: &Error) -> bool {
+        let within = |seq: u64| (first..=last).contains(&seq);
+        let replaced: Vec<(u64, TaskKind)> = {
+            let mut q = self.q.lock();
+            if q.completed >= last && !within(q.running) {
+                return false;
+            }
+            let mut replaced = Vec::new();
+            for t in q.tasks.iter_mut().filter(|t| within(t.seq)) {
+                let kind = std::mem::replace(&mut t.kind, super::cond::nothing());
+                replaced.push((t.seq, kind));
+            }
+            if within(q.running) {
+                q.held = true;
+                self.abort.store(true, Ordering::Release);
+                self.cv.notify_all();
+                while within(q.running) {
+                    self.cv.wait(&mut q);
+                }
+                self.abort.store(false, Ordering::Release);
+                q.held = false;
+                self.cv.notify_all();
+            }
+            record(
+                &mut q,
+                Fault {
+                    kind: fault.kind,
+                    msg: fault.msg.clone(),
+                    seq: last,
+                },
+            );
+            replaced
+        };
+        // Outside the queue's lock: a dropped task may hold the last
+        // reference to something whose drop takes other locks.
+        for (seq, kind) in replaced {
+            if let TaskKind::Record(r) = kind {
+                r.done.cancel(format!(
+                    "the event's latest record (task #{seq} on {}) was dropped: the model \
+                     execution it belongs to was aborted (aclmdlRIAbort)",
+                    self.label()
+                ));
+            }
+        }
+        true
+    }
 }
 
 fn record(q: &mut Queue, f: Fault) {
@@ -380,6 +442,55 @@ fn take(q: &mut Queue, upto: u64) -> Option<Fault> {
         q.more_faults = 0;
     }
     Some(f)
+}
+
+/// One model execution queued on a stream: its tasks `first..=last`
+/// (`aclmdlRIAbort` stops it, [`Shared::abort_range`]).
+struct Execution {
+    stream: Weak<Shared>,
+    first: u64,
+    last: u64,
+}
+
+impl Execution {
+    /// Whether it has finished, or its stream is gone.
+    fn finished(&self) -> bool {
+        self.stream
+            .upgrade()
+            .is_none_or(|s| s.done_through(self.last))
+    }
+}
+
+/// Where a model's executions were queued, for `aclmdlRIAbort` (pruned of
+/// finished ones at each execution and abort).
+#[derive(Default)]
+pub(crate) struct Executions(Mutex<Vec<Execution>>);
+
+impl Executions {
+    /// Notes an execution queued on `s` as its tasks `first..=last`.
+    pub(crate) fn push(&self, s: &Stream, first: u64, last: u64) {
+        let mut all = self.0.lock();
+        all.retain(|e| !e.finished());
+        all.push(Execution {
+            stream: Arc::downgrade(&s.shared),
+            first,
+            last,
+        });
+    }
+
+    /// Stops every execution queued or running ([`Shared::abort_range`]);
+    /// each one's stream then reports `fault` at its next synchronisation.
+    /// Returns how many were stopped.
+    pub(crate) fn abort_all(&self, fault: &Error) -> usize {
+        let all: Vec<Execution> = std::mem::take(&mut *self.0.lock());
+        all.iter()
+            .filter(|e| {
+                e.stream
+                    .upgrade()
+                    .is_some_and(|s| s.abort_range(e.first, e.last, fault))
+            })
+            .count()
+    }
 }
 
 /// A stream.
@@ -448,6 +559,7 @@ impl Stream {
                     skipped: 0,
                     skip_through: 0,
                     running: 0,
+                    held: false,
                 }),
                 cv: Condvar::new(),
                 abort: AtomicBool::new(false),
@@ -731,6 +843,14 @@ impl Stream {
         n
     }
 
+    /// Whether work given to it now is queued on it (not recorded by a
+    /// capture, a model build or a task update).
+    pub(crate) fn queues_directly(&self) -> bool {
+        !self.updating.load(Ordering::Acquire)
+            && self.capture.lock().is_none()
+            && (!self.bound_once.load(Ordering::Acquire) || self.bound.lock().is_none())
+    }
+
     /// Whether its worker thread is running.
     pub fn has_worker(&self) -> bool {
         self.worker.lock().is_some()
@@ -742,7 +862,9 @@ fn worker_main(shared: Arc<Shared>) {
         let task = {
             let mut q = shared.q.lock();
             loop {
-                if let Some(t) = q.tasks.pop_front() {
+                if !q.held
+                    && let Some(t) = q.tasks.pop_front()
+                {
                     q.running = t.seq;
                     break t;
                 }

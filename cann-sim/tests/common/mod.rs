@@ -215,6 +215,31 @@ pub fn memset_async(dst: *mut u8, count: usize, value: i32, s: aclrtStream) -> a
     unsafe { aclrtMemsetAsync(dst.cast(), count, value, count, s) }
 }
 
+/// `n` floats read back from device memory at `p`.
+pub fn f32s(p: *const u8, n: usize) -> Vec<f32> {
+    to_host(p, n * 4)
+        .chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// New device memory holding `data`.
+pub fn upload_f32(data: &[f32]) -> *mut u8 {
+    let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let d = malloc(bytes.len());
+    // SAFETY: `d` has `bytes.len()` device bytes; `bytes` is host memory.
+    ok(unsafe {
+        aclrtMemcpy(
+            d.cast(),
+            bytes.len(),
+            bytes.as_ptr().cast(),
+            bytes.len(),
+            acl_sys::ACL_MEMCPY_HOST_TO_DEVICE,
+        )
+    });
+    d
+}
+
 /// A synchronous device-to-host read.
 pub fn to_host(src: *const u8, count: usize) -> Vec<u8> {
     let mut out = vec![0u8; count];

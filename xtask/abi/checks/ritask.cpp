@@ -139,7 +139,10 @@ ABI_CHECK(aclmdlRIGetName) {
 }
 
 // aclmdlRIAbort (cann-sim/src/acl/ri_task.rs; api_error.cc and api_impl.cc
-// ModelAbort): an idle model aborts and runs again.
+// ModelAbort): an idle model aborts and runs again; an execution blocked in
+// a wait is stopped, and its stream's synchronisation answers
+// ACL_ERROR_RT_MODEL_ABORT_NORMAL once (model.cc Model::ModelAbort,
+// stream.cc Stream::GetError, api_c_stream.cc rtStreamSynchronize).
 
 ABI_CHECK(aclmdlRIAbort) {
     EXPECT_RC(aclmdlRIAbort(nullptr), ACL_ERROR_RT_PARAM_INVALID);
@@ -148,5 +151,91 @@ ABI_CHECK(aclmdlRIAbort) {
     EXPECT_RC(aclmdlRIExecuteAsync(r.m, r.s), ACL_SUCCESS);
     EXPECT_RC(aclrtSynchronizeStream(r.s), ACL_SUCCESS);
     EXPECT(abi_ri_word(r) == 1);
+    // A model that waits for an event nobody records, then writes 7.
+    aclrtEvent e = nullptr;
+    aclmdlRI blocked = nullptr;
+    EXPECT_RC(aclrtCreateEventWithFlag(&e, ACL_EVENT_EXTERNAL), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureBegin(r.s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED), ACL_SUCCESS);
+    EXPECT_RC(aclrtStreamWaitEvent(r.s, e), ACL_SUCCESS);
+    EXPECT_RC(aclrtValueWrite(r.w, 7, 0, r.s), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureEnd(r.s, &blocked), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIExecuteAsync(blocked, r.s), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIAbort(blocked), ACL_SUCCESS);
+    EXPECT_RC(aclrtSynchronizeStream(r.s), ACL_ERROR_RT_MODEL_ABORT_NORMAL);
+    EXPECT_RC(aclrtSynchronizeStream(r.s), ACL_SUCCESS);
+    EXPECT(abi_ri_word(r) == 1);  // the write after the wait never ran
+    EXPECT_RC(aclmdlRIDestroy(blocked), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyEvent(e), ACL_SUCCESS);
+    // A built model aborts too, and runs again.
+    aclmdlRI built = nullptr;
+    aclrtStream ps = nullptr;
+    EXPECT_RC(aclrtCreateStreamWithConfig(&ps, 0, ACL_STREAM_PERSISTENT), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIBuildBegin(&built, 0), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIBindStream(built, ps, ACL_MODEL_STREAM_FLAG_HEAD), ACL_SUCCESS);
+    EXPECT_RC(aclrtMemsetAsync(r.w, 8, 0, 8, ps), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIEndTask(built, ps), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIBuildEnd(built, nullptr), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIAbort(built), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIExecuteAsync(built, r.s), ACL_SUCCESS);
+    EXPECT_RC(aclrtSynchronizeStream(r.s), ACL_SUCCESS);
+    EXPECT(abi_ri_word(r) == 0);
+    EXPECT_RC(aclmdlRIDestroy(built), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(ps), ACL_SUCCESS);
     abi_ri_done(r);
+}
+
+// A captured kernel launch (cann-sim/src/acl/ri_kernel.rs; kernel_utils.cc
+// GetKernelTaskParams, UpdateKernelParams, GetKernelAttribute): its
+// parameters, a new launch set in its place, and its launch attributes.
+ABI_CHECK(aclmdlRIKernelTaskGetAttribute) {
+    aclrtLaunchKernelAttrValue v = {};
+    EXPECT_RC(aclmdlRIKernelTaskGetAttribute(nullptr, ACL_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE, &v),
+              ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtBinHandle b = abi_kernel_load();
+    aclrtFuncHandle g = abi_kernel_fn(b, "abi_blocks");
+    aclrtStream s = nullptr;
+    void *out = nullptr;
+    EXPECT_RC(aclrtCreateStream(&s), ACL_SUCCESS);
+    EXPECT_RC(aclrtMalloc(&out, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    uint64_t args[1] = {(uint64_t)(uintptr_t)out};
+    aclmdlRI m = nullptr;
+    EXPECT_RC(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED), ACL_SUCCESS);
+    EXPECT_RC(aclrtLaunchKernel(g, 2, args, sizeof args, s), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRICaptureEnd(s, &m), ACL_SUCCESS);
+    aclrtStream ms = nullptr;
+    aclmdlRITask t = nullptr;
+    uint32_t n = 1;
+    EXPECT_RC(aclmdlRIGetStreams(m, &ms, &n), ACL_SUCCESS);
+    n = 1;
+    EXPECT_RC(aclmdlRIGetTasksByStream(ms, &t, &n), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIKernelTaskGetAttribute(t, ACL_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE, nullptr),
+              ACL_ERROR_INVALID_PARAM);
+    EXPECT_RC(aclmdlRIKernelTaskGetAttribute(t, ACL_RT_LAUNCH_KERNEL_ATTR_DATA_DUMP, &v), ACL_SUCCESS);
+    EXPECT(v.isDataDump == 0);
+    EXPECT_RC(aclmdlRIKernelTaskGetAttribute(t, ACL_RT_LAUNCH_KERNEL_ATTR_ENGINE_TYPE, &v),
+              ACL_ERROR_RT_PARAM_INVALID);
+    // Its parameters: the function, the arguments and the block count.
+    aclmdlRITaskParams p = {};
+    EXPECT_RC(aclmdlRITaskGetParams(t, &p), ACL_SUCCESS);
+    EXPECT(p.type == ACL_MODEL_RI_TASK_KERNEL && p.kernelTaskParams.funcHandle == g);
+    EXPECT(p.kernelTaskParams.argsSize == sizeof args && p.kernelTaskParams.numBlocks == 2);
+    // A new launch on 3 blocks runs after the update.
+    p.kernelTaskParams.args = args;
+    p.kernelTaskParams.isHostArgs = 1;
+    p.kernelTaskParams.numBlocks = 3;
+    EXPECT_RC(aclmdlRITaskSetParams(t, &p), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIUpdate(m), ACL_SUCCESS);
+    EXPECT_RC(aclmdlRIExecuteAsync(m, s), ACL_SUCCESS);
+    EXPECT_RC(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    uint32_t got[3] = {0, 0, 0};
+    EXPECT_RC(aclrtMemcpy(got, 12, out, 12, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT(got[0] == 3000 && got[1] == 3001 && got[2] == 3002);
+    p.kernelTaskParams.argsSize = 0;
+    EXPECT_RC(aclmdlRITaskSetParams(t, &p), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_RC(aclmdlRIDestroy(m), ACL_SUCCESS);
+    EXPECT_RC(aclrtFree(out), ACL_SUCCESS);
+    EXPECT_RC(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_RC(aclrtBinaryUnLoad(b), ACL_SUCCESS);
+    aclrtResetDevice(0);
 }
