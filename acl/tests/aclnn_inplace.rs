@@ -11,8 +11,8 @@ use std::sync::Mutex;
 /// The tests count live aclnn handles: run them one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn setup() -> (std::sync::MutexGuard<'static, ()>, Device, Stream) {
-    let g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+fn setup() -> (common::Serial, Device, Stream) {
+    let g = common::Serial::lock(&SERIAL);
     let d = common::device(0);
     let s = d.new_stream().expect("stream");
     (g, d, s)

@@ -14,8 +14,8 @@ use std::sync::Mutex;
 /// Some tests count the simulator's live aclnn handles (process-wide).
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+fn serial() -> common::Serial {
+    common::Serial::lock(&SERIAL)
 }
 
 #[test]

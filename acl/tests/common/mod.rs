@@ -64,3 +64,27 @@ pub fn accumulate(
         .expect("the accumulating graph is captured");
     graph
 }
+
+/// One test at a time, for tests that count the simulator's live aclnn
+/// handles (process-wide). On drop, before unlocking, it destroys the
+/// calling thread's idle kept descriptors and data buffers: otherwise the
+/// thread-exit destructor of a finished test's pool could destroy them while
+/// the next test counts.
+#[allow(dead_code, reason = "used by the tests that count handles only")]
+pub struct Serial(
+    #[allow(dead_code, reason = "held for its drop")] std::sync::MutexGuard<'static, ()>,
+);
+
+#[allow(dead_code, reason = "used by the tests that count handles only")]
+impl Serial {
+    pub fn lock(m: &'static std::sync::Mutex<()>) -> Serial {
+        Serial(m.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl Drop for Serial {
+    fn drop(&mut self) {
+        acl::aclnn::release_cached_descriptors();
+        acl::aclop::release_cached_buffers();
+    }
+}
