@@ -273,6 +273,10 @@ impl CaptureState {
     /// Starts recording into a new record: capture `id` of a graph to be
     /// launched through `slot` (or an update of that graph, `id` 0).
     fn start(&self, id: u64, slot: Arc<LaunchSlot>) {
+        if id != 0 {
+            // Ended in `finish_with_slot`, the one way a started record ends.
+            crate::memory::track::begin_events();
+        }
         *lock::lock(&self.record) = Some(Arc::new(CaptureRecord {
             id,
             slot: Some(slot),
@@ -309,6 +313,9 @@ impl CaptureState {
             return (Vec::new(), None);
         };
         record.ended.store(true, Ordering::Release);
+        if record.id != 0 {
+            crate::memory::track::end_events();
+        }
         let joined = std::mem::take(&mut *lock::lock(&record.joined));
         for j in &joined {
             let st = &j.shared().capture;
@@ -551,18 +558,18 @@ impl Stream {
                  updating a graph",
             ));
         }
-        // Marks carry events from now on: work outside the capture is then
-        // ordered by events, never by synchronising or recording on this
-        // stream (which the runtime refuses, or captures, while it
-        // captures). Marks made before without an event stand for a point
-        // of their stream: this one's are all finished once it is
-        // synchronised (as torch synchronises before a capture).
-        if !crate::memory::track::is_multi_stream() {
-            crate::memory::track::note_host_work();
-            if let Err(e) = self.synchronize() {
-                state.active.store(false, Ordering::Release);
-                return Err(e);
-            }
+        // Marks carry events while the capture is under way (`start`): work
+        // outside the capture is then ordered by events, never by
+        // synchronising or recording on this stream (which the runtime
+        // refuses, or captures, while it captures). Marks made before
+        // without an event stand for a point of their stream: this one's are
+        // all finished once it is synchronised (as torch synchronises before
+        // a capture).
+        if !crate::memory::track::is_multi_stream_for_good()
+            && let Err(e) = self.synchronize()
+        {
+            state.active.store(false, Ordering::Release);
+            return Err(e);
         }
         let capture = NEXT_CAPTURE.fetch_add(1, Ordering::Relaxed);
         state.start(capture, LaunchSlot::new(capture));
@@ -616,7 +623,8 @@ impl Stream {
                 broken: HashMap::new(),
             }),
             launched: Mutex::new(Vec::new()),
-            launch: Mutex::new(LaunchBook::default()),
+            launch: Mutex::new(LaunchState::default()),
+            uses_changes: AtomicU64::new(0),
             slot,
         };
         if groups > 0 {
@@ -770,10 +778,38 @@ struct GraphInner {
     /// start): two launches on two streams are one after the other, each
     /// ordered after the previous one's marks. It keeps what the last launch
     /// that went through every buffer left (whether the next may skip them).
-    launch: Mutex<LaunchBook>,
+    launch: Mutex<LaunchState>,
+    /// Bumped, under the `uses` lock, by every change of `uses` (an
+    /// update): a launch that saw the same count may skip that lock.
+    uses_changes: AtomicU64,
     /// The last launch's mark, shared by the records of the buffers
     /// (`memory::track::launch`).
     slot: Arc<LaunchSlot>,
+}
+
+/// What a graph's launches keep under its launch lock.
+#[derive(Debug, Default)]
+struct LaunchState {
+    /// What the last launch that went through every buffer left.
+    book: LaunchBook,
+    /// Set by a full launch that found the uses (at `uses_changes` = the
+    /// value) plain: memory to order, no pinned memory, no broken group. A
+    /// launch that finds the same count may take the short path.
+    plain: Option<PlainUses>,
+}
+
+/// The uses a full launch found plain (see [`LaunchState::plain`]).
+#[derive(Debug, Clone, Copy)]
+struct PlainUses {
+    /// `uses_changes` then.
+    changes: u64,
+    /// The address of the list of uses (`memory::track::launch_fast`'s
+    /// test that the list is the same).
+    id: usize,
+    /// The raw handle of the stream of that launch, which `launched`
+    /// holds (so that no other stream has that handle while the graph
+    /// lives).
+    stream: usize,
 }
 
 /// The allocations a graph's tasks use, and whether they write them.
@@ -861,8 +897,30 @@ impl Graph {
         const F: &str = "Graph::launch";
         self.check_device(F, stream)?;
         // One launch at a time: a second one waits for this one's marks.
-        let mut book = lock::lock(&self.inner.launch);
-        let (all, host) = {
+        let state = lock::lock(&self.inner.launch);
+        if let Some(plain) = state.plain
+            && plain.stream == stream.as_raw() as usize
+            && plain.changes == self.inner.uses_changes.load(Ordering::Acquire)
+            && let Some(done) = self.launch_plain(stream, &state.book, plain.id)
+        {
+            return done;
+        }
+        self.launch_full(stream, state)
+    }
+
+    /// [`Graph::launch`] past its short path: every check, and a wait for
+    /// each buffer's conflicts unless `launch_fast` may skip them.
+    #[inline(never)]
+    fn launch_full(
+        &self,
+        stream: &Stream,
+        mut state: std::sync::MutexGuard<'_, LaunchState>,
+    ) -> Result<()> {
+        const F: &str = "Graph::launch";
+        state.plain = None;
+        let book = &mut state.book;
+        let changes = self.inner.uses_changes.load(Ordering::Acquire);
+        let (all, host, plain) = {
             let uses = lock::lock(&self.inner.uses);
             if let Some(why) = uses.broken.values().next() {
                 return Err(Error::invalid(
@@ -873,7 +931,8 @@ impl Graph {
                     ),
                 ));
             }
-            (uses.all.clone(), uses.host.clone())
+            let plain = uses.broken.is_empty() && uses.host.is_empty();
+            (uses.all.clone(), uses.host.clone(), plain)
         };
         // No `&[T]` of pinned memory the graph uses may live while the
         // launch is queued; views taken later wait for it (its marks).
@@ -914,7 +973,7 @@ impl Graph {
             // marks are recorded (see `memory::track::window`).
             let window = LaunchWindow::begin(F, slot)?;
             if let Some(done) =
-                crate::memory::track::launch_fast(stream, slot, &book, uses_id, execute)
+                crate::memory::track::launch_fast(stream, slot, book, uses_id, execute)
             {
                 // Nothing touched the buffers since the last full launch:
                 // one wait for that launch, one mark for all of them.
@@ -937,7 +996,7 @@ impl Graph {
                         &seen,
                         uses(),
                         slot,
-                        &mut book,
+                        book,
                         touched,
                         uses_id,
                     );
@@ -945,13 +1004,55 @@ impl Graph {
             }
             drop(window);
         }
-        drop(book);
         drop(views);
-        let mut launched = lock::lock(&self.inner.launched);
-        if !launched.iter().any(|s| s.same_queue(stream)) {
-            launched.push(stream.clone());
+        {
+            let mut launched = lock::lock(&self.inner.launched);
+            if !launched.iter().any(|s| s.same_queue(stream)) {
+                launched.push(stream.clone());
+            }
         }
+        // The next launch on this stream may take the short path if the
+        // uses do not change meanwhile (the count read before them).
+        state.plain = (plain && !all.is_empty()).then_some(PlainUses {
+            changes,
+            id: uses_id,
+            stream: stream.as_raw() as usize,
+        });
+        drop(state);
         Ok(())
+    }
+
+    /// [`Graph::launch`] when its last full launch found the uses plain
+    /// (see [`LaunchState::plain`]), unchanged since, on a stream `launched`
+    /// holds: no lock of the uses, no host views to exclude, no stream to
+    /// note. `None` when `launch_fast` cannot skip the buffers (take the
+    /// full path). Called under the launch lock.
+    #[inline(always)]
+    fn launch_plain(
+        &self,
+        stream: &Stream,
+        book: &LaunchBook,
+        uses_id: usize,
+    ) -> Option<Result<()>> {
+        if crate::device::in_host_fn() {
+            return Some(Err(crate::device::host_fn_error("memory::prepare")));
+        }
+        let _gate = stream.shared().capture.gate.enter();
+        let slot = &self.inner.slot;
+        let window = match LaunchWindow::begin("Graph::launch", slot) {
+            Ok(w) => w,
+            Err(e) => return Some(Err(e)),
+        };
+        // SAFETY: as in `Graph::launch`: the model and stream are live; the
+        // memory its tasks use is held by the graph and ordered by the wait
+        // for the last launch's mark and the mark recorded after it; the
+        // graph uses no pinned memory.
+        let execute = || unsafe {
+            result::mdl_ri_execute_async(self.inner.raw as raw::aclmdlRI, stream.as_raw())
+        };
+        let done = crate::memory::track::launch_fast(stream, slot, book, uses_id, execute);
+        drop(window);
+        done
     }
 
     /// [`Error::InvalidArgument`] for `function` when `stream` is on another
@@ -1117,6 +1218,8 @@ impl Graph {
             );
         }
         let mut uses = lock::lock(&self.inner.uses);
+        // Launches look at the uses again (`LaunchState::plain`).
+        self.inner.uses_changes.fetch_add(1, Ordering::AcqRel);
         let old = match outcome {
             Ok(()) => {
                 uses.broken.remove(&group);

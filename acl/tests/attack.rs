@@ -474,6 +474,85 @@ fn single_stream_host_read_does_not_wait_for_work_queued_after_the_write() {
     );
 }
 
+/// A capture turns events on only while it lasts: a single-stream program
+/// that captures a graph and launches it on the same stream goes back to
+/// marks without events, so the launches record no event (before, the first
+/// capture turned multi-stream mode on for the rest of the process: an
+/// event per launch).
+#[test]
+fn single_stream_graph_launches_record_no_event_once_the_capture_ended() {
+    in_child(
+        "single_stream_graph_launches_record_no_event_once_the_capture_ended",
+        Duration::from_secs(60),
+        || {
+            let npu = common::device(0);
+            let s = npu.new_stream().unwrap();
+            let mut bufs: Vec<DeviceBuffer<u8>> =
+                (0..4).map(|_| s.alloc_zeros::<u8>(64).unwrap()).collect();
+            let (graph, ()) = s
+                .capture(acl::graph::CaptureMode::Global, |s| {
+                    bufs.iter_mut().try_for_each(|b| s.fill(b, 7u8))
+                })
+                .unwrap();
+            let ((), calls) = cann_sim::calls::count(|| {
+                for _ in 0..5 {
+                    graph.launch(&s).unwrap();
+                }
+            });
+            assert_eq!(calls.get("aclmdlRIExecuteAsync"), 5, "{calls}");
+            assert_eq!(calls.get("aclrtRecordEvent"), 0, "{calls}");
+            // The host reads wait for the launches (the stream's marks).
+            for b in &bufs {
+                assert_eq!(b.to_host_vec().unwrap(), vec![7u8; 64]);
+            }
+            // Ordinary work records no event either.
+            let ((), calls) = cann_sim::calls::count(|| s.fill(&mut bufs[0], 1u8).unwrap());
+            assert_eq!(calls.get("aclrtRecordEvent"), 0, "{calls}");
+            assert_eq!(bufs[0].to_host_vec().unwrap(), vec![1u8; 64]);
+        },
+    );
+}
+
+/// Memory a capture initialises keeps events on after the capture ends
+/// (only the path with events looks at it): in a single-stream program its
+/// reads are refused until the graph has run, and once it has, work
+/// records no event again.
+#[test]
+fn single_stream_memory_a_capture_initialises_is_refused_until_the_graph_runs() {
+    in_child(
+        "single_stream_memory_a_capture_initialises_is_refused_until_the_graph_runs",
+        Duration::from_secs(60),
+        || {
+            let npu = common::device(0);
+            let s = npu.new_stream().unwrap();
+            let mut other = s.alloc_zeros::<u32>(N).unwrap();
+            let (graph, z) = s
+                .capture(acl::graph::CaptureMode::Global, |s| s.alloc_zeros::<u32>(N))
+                .unwrap();
+            let e = s.copy_dtod(&z, &mut other).unwrap_err();
+            assert!(
+                matches!(&e, acl::Error::InvalidArgument { function: "memory::prepare", reason }
+                    if reason.starts_with("the memory is initialised by captured work")),
+                "{e}"
+            );
+            assert!(z.to_host_vec().is_err());
+            graph.launch(&s).unwrap();
+            let ((), calls) = cann_sim::calls::count(|| s.copy_dtod(&z, &mut other).unwrap());
+            assert_eq!(calls.get("aclrtRecordEvent"), 0, "{calls}");
+            assert_eq!(other.to_host_vec().unwrap(), vec![0u32; N]);
+            // A second capture whose memory is dropped unread, with its
+            // graph, leaves no reason for events behind.
+            let (graph, z) = s
+                .capture(acl::graph::CaptureMode::Global, |s| s.alloc_zeros::<u32>(N))
+                .unwrap();
+            drop((graph, z));
+            let ((), calls) = cann_sim::calls::count(|| s.fill(&mut other, 2u32).unwrap());
+            assert_eq!(calls.get("aclrtRecordEvent"), 0, "{calls}");
+            assert_eq!(other.to_host_vec().unwrap(), vec![2u32; N]);
+        },
+    );
+}
+
 /// Regression (issue 22, hole 7). `memory::record` (the protocol for raw
 /// work) put a mark on a second stream without leaving single-stream mode:
 /// the next use on the first stream did not wait for that raw work.

@@ -132,6 +132,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// written before it is read (reading gives arbitrary but valid values of
     /// `T`, since `DeviceRepr` types accept any bit pattern).
     #[doc(alias = "aclrtMalloc")]
+    #[inline]
     pub(crate) unsafe fn uninit_on(stream: &Stream, len: usize) -> Result<Self> {
         let bytes = byte_len::<T>(UNINIT, len)?;
         let alloc = allocate(stream, bytes)?;

@@ -24,7 +24,7 @@ pub(crate) struct AccessState {
     /// The capture whose graph initialises the memory (it was allocated on
     /// a capturing stream), until a launch of that graph: 0 for none. Until
     /// then no read outside the graph sees written memory.
-    pub(super) awaiting: u64,
+    pub(super) awaiting: super::multi_stream::Awaiting,
     /// The graphs that use the memory, each with the launch the marks above
     /// were brought up to (see [`launch`](super::launch)); usually none.
     pub(super) links: Vec<super::launch::Link>,

@@ -157,7 +157,7 @@ impl Allocation {
         if st.write.is_some() {
             st.write = None;
         }
-        st.awaiting = 0;
+        st.awaiting.clear();
         if more || !st.links.is_empty() {
             Self::clear_marks(st);
         }
@@ -204,13 +204,13 @@ impl Allocation {
     /// (it was allocated on a capturing stream): reads outside that graph
     /// fail until a launch of it.
     pub(crate) fn await_launch(&self, capture: u64) {
-        self.state.lock().awaiting = capture;
+        self.state.lock().awaiting.set(capture);
     }
 
     /// The memory was written whole, now (a synchronous copy): it no
     /// longer waits for a graph to initialise it.
     pub(crate) fn written_now(&self) {
-        self.state.lock().awaiting = 0;
+        self.state.lock().awaiting.clear();
     }
 
     /// The record of queued accesses, locked and brought up to the last

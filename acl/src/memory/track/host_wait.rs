@@ -48,7 +48,7 @@ pub(crate) fn host_wait(alloc: &Allocation, write: bool) -> Result<()> {
 
 /// [`host_wait`] on the locked record.
 fn wait_locked(st: &mut AccessState, write: bool) -> Result<()> {
-    if st.awaiting != 0 && !write {
+    if st.awaiting.get() != 0 && !write {
         return Err(awaiting_launch("host access"));
     }
     while let Some(m) = st.more_writes.last() {

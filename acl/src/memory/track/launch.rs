@@ -274,6 +274,7 @@ pub(crate) fn unlink(alloc: &Allocation, slot: &Arc<LaunchSlot>) {
 /// otherwise `execute`'s result, the launch's mark recorded in the slot on
 /// success. Called under the graph's launch lock, with `stream`'s gate
 /// entered, not inside a host function.
+#[inline]
 pub(crate) fn launch_fast(
     stream: &Stream,
     slot: &Arc<LaunchSlot>,
@@ -316,22 +317,26 @@ pub(crate) fn launch_fast(
             None
         };
         let mut last = slot.last.lock();
-        // The previous mark's heap record is reused when nothing else holds
-        // it (no record took it since) and it is of this stream: only its
-        // event and generation change (its old event goes back to the pool
-        // once the lock is released).
-        let reuse = ev.is_some()
-            && match &mut last.mark {
-                Some(Mark::Event(m)) => {
-                    Arc::get_mut(m).is_some_and(|m| m.stream.same_queue(stream))
-                }
-                _ => false,
-            };
+        // The previous mark is updated in place when it is of this stream
+        // and of the same kind: a stream mark takes the new generation; an
+        // event mark's heap record, when nothing else holds it (no record
+        // took it since), takes the new event (its old event goes back to
+        // the pool once the lock is released).
         let old = match (&mut last.mark, ev) {
-            (Some(Mark::Event(m)), Some(ev)) if reuse => Arc::get_mut(m).map(|m| {
-                m.stream.1 = next_generation(stream);
-                std::mem::replace(&mut m.event, ev)
-            }),
+            (Some(Mark::Stream(ms)), None) if ms.same_queue(stream) => {
+                ms.1 = next_generation(stream);
+                None
+            }
+            (Some(Mark::Event(m)), Some(ev)) => match Arc::get_mut(m) {
+                Some(m) if m.stream.same_queue(stream) => {
+                    m.stream.1 = next_generation(stream);
+                    Some(std::mem::replace(&mut m.event, ev))
+                }
+                _ => {
+                    last.mark = Some(Mark::with(stream, Some(ev)));
+                    None
+                }
+            },
             (_, ev) => {
                 last.mark = Some(Mark::with(stream, ev));
                 None
@@ -383,8 +388,8 @@ pub(crate) fn record_launch_linked<'a>(
     let number = slot.last.lock().number + 1;
     for (n, (alloc, write)) in uses.enumerate() {
         let mut st = alloc.lock_state();
-        if st.awaiting == slot.capture {
-            st.awaiting = 0;
+        if st.awaiting.get() == slot.capture {
+            st.awaiting.clear();
         }
         // As in `commit_uses`: whether the wait covered every mark there is.
         let covered = match (seen, seen.epoch(n)) {

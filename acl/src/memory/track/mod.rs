@@ -16,13 +16,15 @@
 //!
 //! A mark carries an event in *multi-stream mode*: once a second stream has
 //! queued tracked work in the process, or host work (a host function or
-//! callback, which can hold a stream on the host) has been launched. Before
-//! that, a mark is just "stream `S`, generation `g`" (no runtime call at
-//! all): a host wait for it synchronises `S` unless a synchronisation of
-//! `S` since generation `g` already did; if another stream later needs to
-//! wait for it, an event is recorded on `S` then — later than the access,
-//! so the wait is longer than needed, never shorter. This keeps a
-//! single-stream program at the cost of the raw calls.
+//! callback, which can hold a stream on the host) has been launched; and for
+//! a while only, during a capture and while memory a capture initialises
+//! waits for its graph's first launch. Otherwise, a mark is just "stream
+//! `S`, generation `g`" (no runtime call at all): a host wait for it
+//! synchronises `S` unless a synchronisation of `S` since generation `g`
+//! already did; if another stream later needs to wait for it, an event is
+//! recorded on `S` then — later than the access, so the wait is longer than
+//! needed, never shorter. This keeps a single-stream program at the cost of
+//! the raw calls, graph launches included.
 //!
 //! # Concurrent uses
 //!
@@ -92,7 +94,7 @@ pub(crate) use host_wait::{host_wait, host_window};
 pub(crate) use launch::{
     LaunchBook, LaunchSlot, launch_fast, link_captured, record_launch_linked, touched, unlink,
 };
-pub(crate) use multi_stream::{is_multi_stream, note_host_work};
+pub(crate) use multi_stream::{begin_events, end_events, is_multi_stream_for_good, note_host_work};
 pub(crate) use order::{Seen, record_accesses, record_launch, wait_entered, wait_for_conflicts};
 pub(crate) use registered::RegisteredHost;
 pub(crate) use release::Tracking;

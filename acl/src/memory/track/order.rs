@@ -273,7 +273,7 @@ fn wait_uses<'a>(
     let mut bound = false;
     for (n, (alloc, write)) in uses.enumerate() {
         let mut st = alloc.lock_state();
-        if st.awaiting != 0 && st.awaiting != launching && !write {
+        if st.awaiting.get() != 0 && st.awaiting.get() != launching && !write {
             return Err(awaiting_launch("memory::prepare"));
         }
         if launching == 0
@@ -432,8 +432,8 @@ fn commit_uses<'a>(
             let mut st = alloc.lock_state();
             super::launch::touch(&st, launching);
             st.epoch = st.epoch.wrapping_add(1);
-            if launching != 0 && st.awaiting == launching {
-                st.awaiting = 0;
+            if launching != 0 && st.awaiting.get() == launching {
+                st.awaiting.clear();
             }
             let slot = if write {
                 // Usually empty: tested first, no drop loop to call.
@@ -491,8 +491,8 @@ fn commit_uses<'a>(
     for (n, (alloc, write)) in uses.enumerate() {
         let mut st = alloc.lock_state();
         super::launch::touch(&st, launching);
-        if launching != 0 && st.awaiting == launching {
-            st.awaiting = 0;
+        if launching != 0 && st.awaiting.get() == launching {
+            st.awaiting.clear();
         }
         // Whether the wait covered every mark there is now: then they may
         // be replaced. A wait in single-stream mode looked at nothing; it

@@ -138,6 +138,7 @@ impl<'s> LaunchWindow<'s> {
     ///
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when a use
     /// stays in its window for [`LIMIT`].
+    #[inline]
     pub(crate) fn begin(function: &'static str, slot: &'s LaunchSlot) -> Result<Self> {
         let one = LAUNCHES.lock();
         slot.launching.store(true, Ordering::SeqCst);
@@ -145,6 +146,15 @@ impl<'s> LaunchWindow<'s> {
         if slot.users.load(Ordering::SeqCst) == 0 {
             return Ok(w);
         }
+        w.wait_for_users(function)
+    }
+
+    /// [`LaunchWindow::begin`] when uses are in their window: waits for
+    /// them to leave (at most [`LIMIT`]).
+    #[cold]
+    #[inline(never)]
+    fn wait_for_users(self, function: &'static str) -> Result<Self> {
+        let slot = self.slot;
         let start = Instant::now();
         let mut spins = 0u32;
         while slot.users.load(Ordering::SeqCst) != 0 {
@@ -161,7 +171,7 @@ impl<'s> LaunchWindow<'s> {
             }
             backoff(&mut spins);
         }
-        Ok(w)
+        Ok(self)
     }
 }
 
