@@ -1300,3 +1300,68 @@ impl Drop for GraphInner {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::CaptureMode;
+    use crate::memory::DeviceMemory;
+    use crate::{Device, Runtime};
+
+    fn device() -> Device {
+        cann_sim::install().expect("cann-sim installs");
+        Device::new(&Runtime::init().expect("aclInit"), 0).expect("device")
+    }
+
+    /// Captured work links its buffers to the graph's launch slot as it is
+    /// captured; a capture that ends without a graph (its closure failed or
+    /// panicked) unlinks them, and so does the graph's drop. A link left
+    /// behind would keep the slot alive and make every later use of the
+    /// buffer count as touching a graph that no longer exists.
+    #[test]
+    fn an_abandoned_capture_and_a_dropped_graph_unlink_their_buffers() {
+        let npu = device();
+        let s = npu.new_stream().unwrap();
+        let mut x = s.alloc_zeros::<u8>(64).unwrap();
+        let failed = s.capture(CaptureMode::Global, |s| {
+            s.fill(&mut x, 1u8)?;
+            assert_eq!(x.allocation().graph_links(), 1, "linked while captured");
+            Err::<(), _>(crate::Error::invalid("test", "closure fails"))
+        });
+        assert!(failed.is_err());
+        assert_eq!(
+            x.allocation().graph_links(),
+            0,
+            "unlinked after a failed closure"
+        );
+
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = s.capture(CaptureMode::Global, |s| {
+                s.fill(&mut x, 2u8)?;
+                panic!("closure panics");
+                #[allow(unreachable_code)]
+                Ok::<(), crate::Error>(())
+            });
+        }));
+        assert!(panicked.is_err());
+        assert_eq!(x.allocation().graph_links(), 0, "unlinked after a panic");
+
+        let (graph, ()) = s
+            .capture(CaptureMode::Global, |s| s.fill(&mut x, 3u8))
+            .unwrap();
+        assert_eq!(x.allocation().graph_links(), 1);
+        graph.launch(&s).unwrap();
+        // A launched graph is destroyed on the release thread, after its
+        // launches: its buffers are unlinked there.
+        drop(graph);
+        let start = std::time::Instant::now();
+        while x.allocation().graph_links() != 0 && start.elapsed().as_secs() < 10 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(
+            x.allocation().graph_links(),
+            0,
+            "unlinked by the graph's drop"
+        );
+        assert_eq!(x.to_host_vec().unwrap(), vec![3u8; 64]);
+    }
+}

@@ -373,6 +373,15 @@ impl Allocation {
     }
 }
 
+impl Allocation {
+    /// How many graphs' launch slots the record is linked to (for tests
+    /// of the links' removal).
+    #[cfg(test)]
+    pub(crate) fn graph_links(&self) -> usize {
+        self.state.lock().links.len()
+    }
+}
+
 impl Drop for Allocation {
     fn drop(&mut self) {
         let _ = self.give_back();
