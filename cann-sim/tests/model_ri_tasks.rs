@@ -705,3 +705,42 @@ fn aborting_a_queued_execution_drops_it_and_keeps_the_work_queued_around_it() {
     destroy_stream(s);
     destroy_context(ctx);
 }
+
+/// The list of a model's executions that `aclmdlRIAbort` stops is pruned
+/// of finished ones only now and then (so that each execution costs the
+/// same however many are queued): every execution still queued is stopped,
+/// however many finished before and were queued with it.
+#[test]
+fn aborting_stops_every_queued_execution_after_many_finished_ones() {
+    cann_sim::sim_only!(
+        "that an execution queued behind other work is stopped too is cann-sim's reading of \
+         the task scheduler, which is not open source"
+    );
+    let ctx = own_context();
+    let s = create_stream();
+    let (w, after) = (malloc(8), malloc(8));
+    set_word(after, 0);
+    let (m, _) = one_write(s, w, 3);
+    for _ in 0..100 {
+        ok(execute(m, s));
+    }
+    ok(sync(s));
+    assert_eq!(word(w), 3, "the first executions ran");
+    set_word(w, 0);
+    let release = block_stream(s);
+    for _ in 0..40 {
+        ok(execute(m, s));
+    }
+    value_write(after, 5, s);
+    ok(abort(m));
+    drop(release);
+    assert_fails(sync(s), ABORTED, "aclrtSynchronizeStream");
+    assert_eq!(word(w), 0, "none of the 40 queued executions ran");
+    assert_eq!(word(after), 5, "work queued after them ran");
+    // SAFETY: the handle is validated.
+    ok(unsafe { aclmdlRIDestroy(m) });
+    free(after);
+    free(w);
+    destroy_stream(s);
+    destroy_context(ctx);
+}

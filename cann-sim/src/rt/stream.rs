@@ -461,17 +461,29 @@ impl Execution {
     }
 }
 
-/// Where a model's executions were queued, for `aclmdlRIAbort` (pruned of
-/// finished ones at each execution and abort).
+/// Where a model's executions were queued, for `aclmdlRIAbort`. Finished
+/// ones are pruned when the list has doubled since the last pruning (and at
+/// each abort): a model launched many times on a busy stream pays a constant
+/// cost per execution, not one test per execution still listed.
 #[derive(Default)]
-pub(crate) struct Executions(Mutex<Vec<Execution>>);
+pub(crate) struct Executions(Mutex<ExecutionList>);
+
+#[derive(Default)]
+struct ExecutionList {
+    all: Vec<Execution>,
+    /// The length at which the next push prunes.
+    prune_at: usize,
+}
 
 impl Executions {
     /// Notes an execution queued on `s` as its tasks `first..=last`.
     pub(crate) fn push(&self, s: &Stream, first: u64, last: u64) {
-        let mut all = self.0.lock();
-        all.retain(|e| !e.finished());
-        all.push(Execution {
+        let mut list = self.0.lock();
+        if list.all.len() >= list.prune_at {
+            list.all.retain(|e| !e.finished());
+            list.prune_at = (2 * list.all.len()).max(16);
+        }
+        list.all.push(Execution {
             stream: Arc::downgrade(&s.shared),
             first,
             last,
@@ -482,7 +494,7 @@ impl Executions {
     /// each one's stream then reports `fault` at its next synchronisation.
     /// Returns how many were stopped.
     pub(crate) fn abort_all(&self, fault: &Error) -> usize {
-        let all: Vec<Execution> = std::mem::take(&mut *self.0.lock());
+        let all: Vec<Execution> = std::mem::take(&mut self.0.lock().all);
         all.iter()
             .filter(|e| {
                 e.stream
