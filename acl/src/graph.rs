@@ -25,6 +25,12 @@
 //! other streams and host access inside the closure see the memory as it
 //! was before the capture.
 //!
+//! A program that uses one stream alone keeps paying no event for its
+//! ordering after a capture: events are on during the capture (and while
+//! memory the capture initialises waits for the graph's first launch),
+//! then off again, so a launch on the capturing stream costs the runtime
+//! call and no more. [`Graph::abort`] stops the launches queued or running.
+//!
 //! # Task groups and updates
 //!
 //! Inside the capture closure, [`Stream::task_group`] marks the operators
@@ -1053,6 +1059,41 @@ impl Graph {
         let done = crate::memory::track::launch_fast(stream, slot, book, uses_id, execute);
         drop(window);
         done
+    }
+
+    /// Stops this graph's launches that are queued or running
+    /// (`aclmdlRIAbort`, an experimental feature of CANN): a queued launch
+    /// is dropped, a running one ends early (a kernel it is running
+    /// finishes first). Work queued before or after them is untouched, and
+    /// the graph can be launched again.
+    ///
+    /// What the stopped launches would have written stays as it was, or is
+    /// partly written: the buffers hold valid values of their types, not
+    /// the graph's results. (Memory the capture initialises counts as
+    /// written from the first launch on, stopped or not.)
+    ///
+    /// Each stream a stopped launch was queued on reports
+    /// `ACL_ERROR_RT_MODEL_ABORT_NORMAL` (507023) once, at its next
+    /// synchronisation — including one this crate makes for a host read of
+    /// the graph's memory; synchronise the stream after the abort to take
+    /// the report there.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] inside a host function; the runtime's
+    /// error (a runtime without `aclmdlRIAbort`: [`Error::Load`]).
+    #[doc(alias = "aclmdlRIAbort")]
+    pub fn abort(&self) -> Result<()> {
+        if crate::device::in_host_fn() {
+            return Err(crate::device::host_fn_error("Graph::abort"));
+        }
+        self.inner.device.bind()?;
+        // SAFETY: the model is live (held by `self`). Stopping its runs
+        // leaves their memory with unspecified contents, which every
+        // `DeviceRepr` type accepts; the marks of the stopped launches are
+        // recorded after them on their streams, so later uses still wait
+        // for whatever of them ran.
+        unsafe { result::mdl_ri_abort(self.inner.raw as raw::aclmdlRI) }
     }
 
     /// [`Error::InvalidArgument`] for `function` when `stream` is on another

@@ -534,3 +534,65 @@ fn a_panic_inside_a_task_group_leaves_the_stream_usable() {
     graph.launch(&s).unwrap();
     assert_eq!(out.to_host_vec().unwrap(), [2.0, 4.0]);
 }
+
+/// `Graph::abort` drops a launch queued behind other work: its fill never
+/// runs, work queued after it does, the stream reports 507023 once at its
+/// next synchronisation, and the graph launches again afterwards.
+#[test]
+fn an_aborted_launch_does_not_run_and_its_stream_reports_it_once() {
+    cann_sim::sim_only!(
+        "that a queued execution is stopped too is cann-sim's reading of the task scheduler"
+    );
+    let (_g, npu) = setup();
+    let s = npu.new_stream().unwrap();
+    let mut x = s.alloc_zeros::<u32>(256).unwrap();
+    let mut after = s.alloc_zeros::<u32>(256).unwrap();
+    let (graph, ()) = s
+        .capture(CaptureMode::Global, |s| s.fill(&mut x, 7))
+        .unwrap();
+    // Nothing in flight: nothing to stop, nothing reported.
+    graph.abort().unwrap();
+    s.synchronize().unwrap();
+
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    s.launch_host_fn(move || {
+        let _ = rx.recv_timeout(std::time::Duration::from_secs(20));
+    })
+    .unwrap();
+    graph.launch(&s).unwrap();
+    s.fill(&mut after, 5).unwrap();
+    graph.abort().unwrap();
+    tx.send(()).unwrap();
+    let e = s.synchronize().unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::RtModelAbortNormal), "{e}");
+    s.synchronize().unwrap();
+    assert_eq!(
+        x.to_host_vec().unwrap(),
+        vec![0; 256],
+        "the launch was dropped"
+    );
+    assert_eq!(after.to_host_vec().unwrap(), vec![5; 256], "later work ran");
+
+    graph.launch(&s).unwrap();
+    assert_eq!(x.to_host_vec().unwrap(), vec![7; 256], "it launches again");
+
+    // Not from a host function (AscendCL may not be called there).
+    let graph = std::sync::Arc::new(graph);
+    let (g2, (tx, rx)) = (graph.clone(), std::sync::mpsc::channel());
+    s.launch_host_fn(move || {
+        let _ = tx.send(g2.abort());
+    })
+    .unwrap();
+    s.synchronize().unwrap();
+    let refused = rx.recv().unwrap().unwrap_err();
+    assert!(
+        matches!(
+            &refused,
+            acl::Error::InvalidArgument {
+                function: "Graph::abort",
+                ..
+            }
+        ),
+        "{refused}"
+    );
+}

@@ -105,4 +105,10 @@ forward! {
     /// `aclmdlRIDestroy`: a model with no run queued or running.
     #[doc(alias = "aclmdlRIDestroy")]
     mdl_ri_destroy = aclmdlRIDestroy(model: sys::aclmdlRI);
+    /// `aclmdlRIAbort`: stops the runs of a live model that are queued or
+    /// running (an experimental feature of CANN); each stream it ran on
+    /// reports `ACL_ERROR_RT_MODEL_ABORT_NORMAL` (507023) at its next
+    /// synchronisation.
+    #[doc(alias = "aclmdlRIAbort")]
+    mdl_ri_abort = aclmdlRIAbort(model: sys::aclmdlRI);
 }
