@@ -65,7 +65,7 @@
 //! |---|---|---|
 //! | what is tracked | per allocation: the last write and every read since, one mark per stream ([`memory::track`]) | per `CudaSlice`: one write event and one read event (the last reader only) |
 //! | ordering a use on stream S | S waits on the device for the conflicting marks of other streams | the same, with its two events |
-//! | events | only once a second stream queues work in the process (single-stream programs make no event calls and no waits); pooled, `aclrtCreateEventExWithFlag` where available | only in multi-stream mode; created per slice |
+//! | events | only once a second stream queues work in the process, or host work is launched (single-stream programs make no event calls and no waits); during a capture and until memory it initialises has been written by a launch, then off again; pooled, `aclrtCreateEventExWithFlag` where available | only in multi-stream mode; created per slice |
 //! | host copies | wait on the host for exactly the conflicting marks, then `aclrtMemcpy` | `cuMemcpy*Async` + stream synchronize |
 //! | free | never waits: after the marks' events (deferred list; CANN has no stream-ordered free), or back to the caching allocator's stream pool with events for other streams | `cuMemFreeAsync` after waiting for its events |
 //! | pinned host memory | tracked like device memory; `as_slice` waits under the buffer's lock and returns a guard ([`memory::PinnedRef`]) that no graph launch can coexist with | event of the last use, synchronized before host access |
@@ -112,7 +112,11 @@
 //!   written by captured work, which has not run: until the graph is
 //!   launched, a host read or a read queued outside the graph is an error
 //!   (a synchronous whole copy, as [`Stream::clone_from_host`] in a
-//!   relaxed capture, writes it now).
+//!   relaxed capture, writes it now). Such memory keeps marks with events
+//!   on (the path that refuses the read) until then, even in a program
+//!   that uses one stream alone. A launch stopped by [`graph::Graph::abort`]
+//!   may leave it unwritten: its contents are then unspecified (any
+//!   `DeviceRepr` value), not an error.
 //! - **Joined streams**: a stream that waits for an event recorded in a
 //!   capture ([`Stream::wait_event`], [`Stream::wait_for`]) joins it, as
 //!   the runtime does: its work is recorded into the graph (temporaries
