@@ -118,4 +118,9 @@ unsafe extern "C" {
     pub fn aclCreateTensorList(value: *const *const aclTensor, size: u64) -> *mut aclTensorList;
     pub fn aclDestroyTensorList(array: *const aclTensorList) -> aclnnStatus;
     pub fn aclDestroyAclOpExecutor(executor: *mut aclOpExecutor) -> aclnnStatus;
+    /// `libopapi.so`'s one-phase helper (not an operator of the table): the
+    /// number of elements a matmul weight of `tensorShape` and `dataType`
+    /// occupies after `aclnnTransMatmulWeight` (hicann/ops-math
+    /// `conversion/trans_data/docs/aclnnCalculateMatmulWeightSizeV2.md`).
+    pub fn aclnnCalculateMatmulWeightSizeV2(tensorShape: *const aclIntArray, dataType: crate::aclDataType, weightTensorSize: *mut u64) -> aclnnStatus;
 }

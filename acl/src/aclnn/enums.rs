@@ -14,6 +14,9 @@ pub enum CubeMathType {
     UseFp16 = 2,
     /// `USE_HF32` (3).
     UseHf32 = 3,
+    /// `USE_FP32_ADD` (4): the Addmm family only (the bias added in f32);
+    /// the other matmuls refuse it (161002).
+    UseFp32Add = 4,
 }
 
 /// How [`rotary_position_embedding`](super::rotary_position_embedding) rotates the last dimension (`mode`).

@@ -1583,6 +1583,34 @@ pub fn eq_tensor(
     two_phase(stream, names, &uses, plan, launch)
 }
 
+/// `selfRef = (selfRef == other)` as 1/0 in the dtype of `selfRef` (`other` broadcasting to `selfRef`).
+///
+/// Documented at hicann/ops-math:math/equal/docs/aclnnEqTensor&aclnnInplaceEqTensor.md.
+/// Data types (the union over the page's products): selfRef {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u32,u64}; other {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128,u32,u64}.
+/// On Atlas A2 (Ascend910B): selfRef {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128}; other {f64,f16,f32,bf16,i64,i32,i8,u8,bool,i16,c64,c128}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
+/// Formats: ND; broadcast: other to selfRef; shape: selfRef 0-8; other 0-8.
+///
+/// # Errors
+///
+/// The aclnn status as documented (161001 PARAM\_NULLPTR: selfRef/other: null; 161002 PARAM\_INVALID: selfRef/other: dtype,unsupported,range | selfRef/other: dtype,promotion | selfRef/other: shape,broadcast | selfRef: shape,mismatch | selfRef/other: rank,\> \[8D\] | selfRef/other: one empty), or a stream or memory error.
+#[doc(alias = "aclnnInplaceEqTensor")]
+#[doc(alias = "aclnnInplaceEqTensorGetWorkspaceSize")]
+pub fn eq_tensor_(
+    stream: &Stream,
+    self_ref: &mut TensorArgMut<'_>,
+    other: &TensorArg<'_>,
+) -> Result<()> {
+    let uses = [self_ref.as_arg().mem_use(), other.mem_use()];
+    let p0 = self_ref.as_raw().cast_const();
+    let p1 = other.as_raw();
+    let (names, plan, launch) = crate::result::aclnn_op!(
+        aclnnInplaceEqTensorGetWorkspaceSize(p0, p1),
+        aclnnInplaceEqTensor
+    );
+    two_phase(stream, names, &uses, plan, launch)
+}
+
 /// Fused attention for inference: `softmax(scaleValue · Q Kᵀ + mask) V`, with KV heads, layouts, sparse modes and quantisation options.
 ///
 /// Documented at hicann/ops-transformer:attention/fused_infer_attention_score/docs/aclnnFusedInferAttentionScoreV2.md.
@@ -2393,6 +2421,81 @@ pub fn mm(
     two_phase(stream, names, &uses, plan, launch)
 }
 
+/// `out = beta · self + alpha · (mat1 @ mat2)`, `self` broadcasting to `[m, n]`.
+///
+/// Documented at hicann/ops-nn:matmul/mat_mul_v3/docs/aclnnAddmm&aclnnInplaceAddmm.md.
+/// Data types (the union over the page's products): self {bf16,f16,f32}; mat1 {bf16,f16,f32}; mat2 {bf16,f16,f32}; beta {f32,f16,f64,i8,i16,i32,i64,u8}; alpha {f32,f16,f64,i8,i16,i32,i64,u8}; out {bf16,f16,f32}; cubeMathType {i8}.
+/// Formats: ND; broadcast: self to \[m,n\]; shape: self 1-2; mat1 2; mat2 2; out 2.
+///
+/// # Errors
+///
+/// The aclnn status as documented (161001 PARAM\_NULLPTR: self/mat1/mat2/out: null; 161002 PARAM\_INVALID: self/mat2: dtype,format,unsupported,range | mat1/mat2: shape,multiply | out: shape,mismatch), or a stream or memory error.
+#[doc(alias = "aclnnAddmm")]
+#[doc(alias = "aclnnAddmmGetWorkspaceSize")]
+pub fn addmm(
+    stream: &Stream,
+    self_: &TensorArg<'_>,
+    mat1: &TensorArg<'_>,
+    mat2: &TensorArg<'_>,
+    beta: &Scalar,
+    alpha: &Scalar,
+    out: &mut TensorArgMut<'_>,
+    cube_math_type: CubeMathType,
+) -> Result<()> {
+    let uses = [
+        self_.mem_use(),
+        mat1.mem_use(),
+        mat2.mem_use(),
+        out.as_arg().mem_use(),
+    ];
+    let p0 = self_.as_raw();
+    let p1 = mat1.as_raw();
+    let p2 = mat2.as_raw();
+    let p3 = beta.as_raw();
+    let p4 = alpha.as_raw();
+    let p5 = out.as_raw();
+    let p6 = cube_math_type as i8;
+    let (names, plan, launch) = crate::result::aclnn_op!(
+        aclnnAddmmGetWorkspaceSize(p0, p1, p2, p3, p4, p5, p6),
+        aclnnAddmm
+    );
+    two_phase(stream, names, &uses, plan, launch)
+}
+
+/// `selfRef = beta · selfRef + alpha · (mat1 @ mat2)`.
+///
+/// Documented at hicann/ops-nn:matmul/mat_mul_v3/docs/aclnnAddmm&aclnnInplaceAddmm.md.
+/// Data types (the union over the page's products): selfRef {bf16,f16,f32}; mat1 {bf16,f16,f32}; mat2 {bf16,f16,f32}; beta {f32,f16,f64,i8,i16,i32,i64,u8}; alpha {f32,f16,f64,i8,i16,i32,i64,u8}; cubeMathType {i8}.
+/// Formats: ND; broadcast: no; shape: selfRef 2; mat1 2; mat2 2.
+///
+/// # Errors
+///
+/// The aclnn status as documented (161001 PARAM\_NULLPTR: selfRef/mat1/mat2: null; 161002 PARAM\_INVALID: selfRef/mat2: dtype,format,unsupported,range | mat1/mat2: shape,multiply | selfRef: shape,mismatch), or a stream or memory error.
+#[doc(alias = "aclnnInplaceAddmm")]
+#[doc(alias = "aclnnInplaceAddmmGetWorkspaceSize")]
+pub fn addmm_(
+    stream: &Stream,
+    self_ref: &mut TensorArgMut<'_>,
+    mat1: &TensorArg<'_>,
+    mat2: &TensorArg<'_>,
+    beta: &Scalar,
+    alpha: &Scalar,
+    cube_math_type: CubeMathType,
+) -> Result<()> {
+    let uses = [self_ref.as_arg().mem_use(), mat1.mem_use(), mat2.mem_use()];
+    let p0 = self_ref.as_raw().cast_const();
+    let p1 = mat1.as_raw();
+    let p2 = mat2.as_raw();
+    let p3 = beta.as_raw();
+    let p4 = alpha.as_raw();
+    let p5 = cube_math_type as i8;
+    let (names, plan, launch) = crate::result::aclnn_op!(
+        aclnnInplaceAddmmGetWorkspaceSize(p0, p1, p2, p3, p4, p5),
+        aclnnInplaceAddmm
+    );
+    two_phase(stream, names, &uses, plan, launch)
+}
+
 /// `out = self @ vec`, a matrix times a vector.
 ///
 /// Documented at hicann/ops-nn:matmul/mv/docs/aclnnMv.md.
@@ -2418,6 +2521,34 @@ pub fn mv(
     let p3 = cube_math_type as i8;
     let (names, plan, launch) =
         crate::result::aclnn_op!(aclnnMvGetWorkspaceSize(p0, p1, p2, p3), aclnnMv);
+    two_phase(stream, names, &uses, plan, launch)
+}
+
+/// The outer product `out[i][j] = self[i] · vec2[j]` of two vectors.
+///
+/// Documented at hicann/ops-math:math/ger/docs/aclnnGer.md.
+/// Data types (the union over the page's products): self {f32,f16,f64,bf16,i8,i16,i32,i64,u8,bool,c64,c128}; vec2 {f32,f16,f64,bf16,i8,i16,i32,i64,u8,bool,c64,c128}; out {f32,f16,f64,bf16,i8,i16,i32,i64,u8,bool,c64,c128}.
+/// On Atlas A2 (Ascend910B): self {f32,f16,f64,i8,i16,i32,i64,u8,bool,c64,c128}; vec2 {f32,f16,f64,i8,i16,i32,i64,u8,bool,c64,c128}; out {f32,f16,f64,i8,i16,i32,i64,u8,bool,c64,c128}; other arguments as above.
+/// On Atlas A3 (Ascend910\_93): as on Atlas A2.
+/// Formats: ND; broadcast: no; shape: self 1; vec2 1; out 2.
+///
+/// # Errors
+///
+/// The aclnn status as documented (161001 PARAM\_NULLPTR: self/vec2/out: null; 161002 PARAM\_INVALID: self/vec2: dtype,unsupported,range | self/vec2: format | out: dtype,promotion,cast | self/vec2: rank,1 | out: rank,2 | out: shape,mismatch), or a stream or memory error.
+#[doc(alias = "aclnnGer")]
+#[doc(alias = "aclnnGerGetWorkspaceSize")]
+pub fn ger(
+    stream: &Stream,
+    self_: &TensorArg<'_>,
+    vec2: &TensorArg<'_>,
+    out: &mut TensorArgMut<'_>,
+) -> Result<()> {
+    let uses = [self_.mem_use(), vec2.mem_use(), out.as_arg().mem_use()];
+    let p0 = self_.as_raw();
+    let p1 = vec2.as_raw();
+    let p2 = out.as_raw();
+    let (names, plan, launch) =
+        crate::result::aclnn_op!(aclnnGerGetWorkspaceSize(p0, p1, p2), aclnnGer);
     two_phase(stream, names, &uses, plan, launch)
 }
 

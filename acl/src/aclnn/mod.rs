@@ -50,11 +50,13 @@ pub mod descriptors;
 mod enums;
 mod generated;
 mod objects;
+mod weight_size;
 
 pub use descriptors::release_cached_descriptors;
 pub use enums::*;
 pub use generated::*;
 pub use objects::*;
+pub use weight_size::calculate_matmul_weight_size_v2;
 
 use crate::Stream;
 use crate::error::{Error, Result};

@@ -159,3 +159,24 @@ super::forward! {
     #[doc(alias = "aclDestroyAclOpExecutor")]
     destroy_acl_op_executor = aclDestroyAclOpExecutor(executor: *mut sys::aclOpExecutor);
 }
+
+/// `aclnnCalculateMatmulWeightSizeV2`: the number of elements (not bytes) a
+/// matmul weight of `shape` and `data_type` occupies after
+/// `aclnnTransMatmulWeight`. One phase: no workspace, no executor.
+///
+/// # Safety
+///
+/// `shape` is a live int array.
+#[doc(alias = "aclnnCalculateMatmulWeightSizeV2")]
+pub unsafe fn nn_calculate_matmul_weight_size_v2(
+    shape: *const sys::aclIntArray,
+    data_type: acl_sys::aclDataType,
+) -> Result<u64> {
+    let mut size = 0u64;
+    // SAFETY: `shape` is live (the caller's contract); `size` is a valid
+    // out-pointer.
+    crate::error::check("aclnnCalculateMatmulWeightSizeV2", unsafe {
+        sys::aclnnCalculateMatmulWeightSizeV2(shape, data_type, &mut size)
+    })?;
+    Ok(size)
+}

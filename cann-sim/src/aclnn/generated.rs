@@ -3866,6 +3866,161 @@ pub unsafe extern "C" fn aclnnEqTensor(
     run_executor("aclnnEqTensor", workspace, workspaceSize, executor, stream)
 }
 
+/// `aclnnInplaceEqTensorGetWorkspaceSize`: `selfRef = (selfRef == other)` as 1/0 in the dtype of `selfRef` (`other` broadcasting to `selfRef`).
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceEqTensorGetWorkspaceSize(
+    selfRef: *const aclTensor,
+    other: *const aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnInplaceEqTensorGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "selfRef",
+                            selfRef as usize,
+                            false,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                            Some(&[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ]),
+                            Some(&[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ]),
+                        ),
+                        (
+                            "other",
+                            other as usize,
+                            false,
+                            false,
+                            &[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                                acl_sys::ACL_UINT32,
+                                acl_sys::ACL_UINT64,
+                            ],
+                            Some(&[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ]),
+                            Some(&[
+                                acl_sys::ACL_DOUBLE,
+                                acl_sys::ACL_FLOAT16,
+                                acl_sys::ACL_FLOAT,
+                                acl_sys::ACL_BF16,
+                                acl_sys::ACL_INT64,
+                                acl_sys::ACL_INT32,
+                                acl_sys::ACL_INT8,
+                                acl_sys::ACL_UINT8,
+                                acl_sys::ACL_BOOL,
+                                acl_sys::ACL_INT16,
+                                acl_sys::ACL_COMPLEX64,
+                                acl_sys::ACL_COMPLEX128,
+                            ]),
+                        ),
+                    ],
+                )?;
+                inplace_binary(f, selfRef, other, || {
+                    bin(f, selfRef, other, selfRef, BinaryKind::Predicate, |a, b| {
+                        f64::from(u8::from(a == b))
+                    })
+                })
+            },
+        )
+    }
+}
+
+/// `aclnnInplaceEqTensor`: runs the executor of `aclnnInplaceEqTensorGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceEqTensor(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnInplaceEqTensor",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
 /// `aclnnFusedInferAttentionScoreV2GetWorkspaceSize`: Fused attention for inference: `softmax(scaleValue · Q Kᵀ + mask) V`, with KV heads, layouts, sparse modes and quantisation options.
 ///
 /// # Safety
@@ -6178,6 +6333,178 @@ pub unsafe extern "C" fn aclnnMm(
     run_executor("aclnnMm", workspace, workspaceSize, executor, stream)
 }
 
+/// `aclnnAddmmGetWorkspaceSize`: `out = beta · self + alpha · (mat1 @ mat2)`, `self` broadcasting to `[m, n]`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAddmmGetWorkspaceSize(
+    self_: *const aclTensor,
+    mat1: *const aclTensor,
+    mat2: *const aclTensor,
+    beta: *const aclScalar,
+    alpha: *const aclScalar,
+    out: *mut aclTensor,
+    cubeMathType: i8,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnAddmmGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        false,
+                        &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
+                        None,
+                        None,
+                    ),
+                    (
+                        "mat1",
+                        mat1 as usize,
+                        false,
+                        false,
+                        &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
+                        None,
+                        None,
+                    ),
+                    (
+                        "mat2",
+                        mat2 as usize,
+                        false,
+                        false,
+                        &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
+                        None,
+                        None,
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        false,
+                        &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
+                        None,
+                        None,
+                    ),
+                ],
+            )?;
+            super::llama_extra::addmm(f, self_, mat1, mat2, beta, alpha, out, cubeMathType)
+        })
+    }
+}
+
+/// `aclnnAddmm`: runs the executor of `aclnnAddmmGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnAddmm(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnAddmm", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnInplaceAddmmGetWorkspaceSize`: `selfRef = beta · selfRef + alpha · (mat1 @ mat2)`.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceAddmmGetWorkspaceSize(
+    selfRef: *const aclTensor,
+    mat1: *const aclTensor,
+    mat2: *const aclTensor,
+    beta: *const aclScalar,
+    alpha: *const aclScalar,
+    cubeMathType: i8,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size(
+            "aclnnInplaceAddmmGetWorkspaceSize",
+            workspaceSize,
+            executor,
+            |f| {
+                documented_dtypes(
+                    f,
+                    &[
+                        (
+                            "selfRef",
+                            selfRef as usize,
+                            false,
+                            false,
+                            &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
+                            None,
+                            None,
+                        ),
+                        (
+                            "mat1",
+                            mat1 as usize,
+                            false,
+                            false,
+                            &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
+                            None,
+                            None,
+                        ),
+                        (
+                            "mat2",
+                            mat2 as usize,
+                            false,
+                            false,
+                            &[acl_sys::ACL_BF16, acl_sys::ACL_FLOAT16, acl_sys::ACL_FLOAT],
+                            None,
+                            None,
+                        ),
+                    ],
+                )?;
+                super::llama_extra::addmm(
+                    f,
+                    selfRef,
+                    mat1,
+                    mat2,
+                    beta,
+                    alpha,
+                    selfRef,
+                    cubeMathType,
+                )
+            },
+        )
+    }
+}
+
+/// `aclnnInplaceAddmm`: runs the executor of `aclnnInplaceAddmmGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnInplaceAddmm(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor(
+        "aclnnInplaceAddmm",
+        workspace,
+        workspaceSize,
+        executor,
+        stream,
+    )
+}
+
 /// `aclnnMvGetWorkspaceSize`: `out = self @ vec`, a matrix times a vector.
 ///
 /// # Safety
@@ -6245,6 +6572,185 @@ pub unsafe extern "C" fn aclnnMv(
     stream: aclrtStream,
 ) -> aclnnStatus {
     run_executor("aclnnMv", workspace, workspaceSize, executor, stream)
+}
+
+/// `aclnnGerGetWorkspaceSize`: The outer product `out[i][j] = self[i] · vec2[j]` of two vectors.
+///
+/// # Safety
+///
+/// `workspaceSize` and `executor` must be writable when non-null; handles are looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGerGetWorkspaceSize(
+    self_: *const aclTensor,
+    vec2: *const aclTensor,
+    out: *mut aclTensor,
+    workspaceSize: *mut u64,
+    executor: *mut *mut aclOpExecutor,
+) -> aclnnStatus {
+    // SAFETY: the out-pointers are the caller's, as documented.
+    unsafe {
+        get_workspace_size("aclnnGerGetWorkspaceSize", workspaceSize, executor, |f| {
+            documented_dtypes(
+                f,
+                &[
+                    (
+                        "self",
+                        self_ as usize,
+                        false,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                        ],
+                        Some(&[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                        ]),
+                        Some(&[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                        ]),
+                    ),
+                    (
+                        "vec2",
+                        vec2 as usize,
+                        false,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                        ],
+                        Some(&[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                        ]),
+                        Some(&[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                        ]),
+                    ),
+                    (
+                        "out",
+                        out as usize,
+                        false,
+                        false,
+                        &[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_BF16,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                        ],
+                        Some(&[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                        ]),
+                        Some(&[
+                            acl_sys::ACL_FLOAT,
+                            acl_sys::ACL_FLOAT16,
+                            acl_sys::ACL_DOUBLE,
+                            acl_sys::ACL_INT8,
+                            acl_sys::ACL_INT16,
+                            acl_sys::ACL_INT32,
+                            acl_sys::ACL_INT64,
+                            acl_sys::ACL_UINT8,
+                            acl_sys::ACL_BOOL,
+                            acl_sys::ACL_COMPLEX64,
+                            acl_sys::ACL_COMPLEX128,
+                        ]),
+                    ),
+                ],
+            )?;
+            super::llama_extra::ger(f, self_, vec2, out)
+        })
+    }
+}
+
+/// `aclnnGer`: runs the executor of `aclnnGerGetWorkspaceSize` on `stream`.
+///
+/// # Safety
+///
+/// None: the executor and stream are looked up; the workspace is not touched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclnnGer(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut aclOpExecutor,
+    stream: aclrtStream,
+) -> aclnnStatus {
+    run_executor("aclnnGer", workspace, workspaceSize, executor, stream)
 }
 
 /// `aclnnNormGetWorkspaceSize`: The `pScalar`-norm of `self` over `dim`.

@@ -44,6 +44,8 @@ mod transformer;
 mod backward;
 mod inplace;
 mod int4;
+mod llama_extra;
+pub use llama_extra::aclnnCalculateMatmulWeightSizeV2;
 mod nn;
 mod optim;
 mod random;

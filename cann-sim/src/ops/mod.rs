@@ -20,6 +20,7 @@ mod fill;
 mod gather;
 mod index;
 pub mod int4;
+pub mod llama_extra;
 mod matmul;
 pub mod native;
 pub mod nn;
