@@ -23,8 +23,7 @@ use acl_sys::aclnn::{
 use acl_sys::{ACL_BF16, ACL_FLOAT, ACL_FLOAT16, ACL_INT8};
 use aclnn_common::{download, fails, tensor, upload};
 use cann_sim::aclnn::*;
-use common::{free, use_device};
-use std::process::Command;
+use common::{free, passes_in_a_child_with, use_device};
 use std::ptr::{null, null_mut};
 
 /// Set in the child process that runs a test's body on another SoC.
@@ -210,19 +209,7 @@ fn calculate_matmul_weight_size_v2_is_361001_on_an_atlas_training_part() {
     cann_sim::sim_only!("runs the simulator as another SoC");
     if std::env::var_os(CHILD).is_none() {
         let test = "calculate_matmul_weight_size_v2_is_361001_on_an_atlas_training_part";
-        let out = Command::new(std::env::current_exe().expect("the test binary"))
-            .args([test, "--exact", "--test-threads=1"])
-            .env(CHILD, "1")
-            .env("CANN_SIM_SOC_NAME", "Ascend910A")
-            .output()
-            .expect("the test binary runs again");
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && stdout.contains("test result: ok. 1 passed"),
-            "{}\n{stdout}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
+        passes_in_a_child_with(test, &[(CHILD, "1"), ("CANN_SIM_SOC_NAME", "Ascend910A")]);
         return;
     }
     let shape = int_array(&[32, 32]);

@@ -337,6 +337,25 @@ pub fn block_stream(s: aclrtStream) -> std::sync::mpsc::Sender<()> {
     release_tx
 }
 
+/// Runs `test` of this test binary again in a child process with the
+/// environment `env` (a SoC name, a mode: settings read once per process)
+/// and checks that it passed there.
+#[track_caller]
+pub fn passes_in_a_child_with(test: &str, env: &[(&str, &str)]) {
+    let out = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+        .args([test, "--exact", "--test-threads=1"])
+        .envs(env.iter().copied())
+        .output()
+        .expect("the test binary runs again");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("test result: ok. 1 passed"),
+        "{test} with {env:?} in a child process: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 // ---- the check mode ---------------------------------------------------------
 
 /// The check mode (`CANN_SIM_CHECK`) of this process, for a test of the
