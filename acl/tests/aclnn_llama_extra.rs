@@ -367,6 +367,14 @@ fn inplace_eq_tensor_writes_one_or_zero_in_self_ref_dtype_with_a_broadcast_other
     let (code, msg) = status(aclnn::eq_tensor_(&s, &mut tx, &to).unwrap_err());
     assert_eq!(code, 161002);
     assert!(msg.contains("does not broadcast to selfRef"), "{msg}");
+    // Exactly one of the two empty: 161002 (the page's last refusal).
+    drop(tx);
+    let empty = s.alloc_zeros::<f32>(0).unwrap();
+    let mut tx = arg_mut(&mut x, &[1]).unwrap();
+    let to = arg(&empty, &[0]).unwrap();
+    let (code, msg) = status(aclnn::eq_tensor_(&s, &mut tx, &to).unwrap_err());
+    assert_eq!(code, 161002);
+    assert!(msg.contains("exactly one of them is empty"), "{msg}");
 }
 
 #[test]

@@ -3990,11 +3990,7 @@ pub unsafe extern "C" fn aclnnInplaceEqTensorGetWorkspaceSize(
                         ),
                     ],
                 )?;
-                inplace_binary(f, selfRef, other, || {
-                    bin(f, selfRef, other, selfRef, BinaryKind::Predicate, |a, b| {
-                        f64::from(u8::from(a == b))
-                    })
-                })
+                super::llama_extra::eq_tensor_inplace(f, selfRef, other)
             },
         )
     }

@@ -6,10 +6,13 @@
 
 #![allow(non_snake_case)]
 
+use super::exec::bound;
 use super::exec::int_array_arg;
-use super::nn::{input, invalid, output, planned, scalar};
+use super::inplace::inplace_binary;
+use super::nn::{bin, input, invalid, output, planned, scalar};
 use super::operators::Planned;
 use crate::ops::llama_extra;
+use crate::ops::nn::BinaryKind;
 use crate::recent_error::fail;
 use acl_sys::aclnn::{
     ACLNN_ERR_PARAM_NULLPTR, ACLNN_ERR_RUNTIME_ERROR, ACLNN_SUCCESS, aclIntArray, aclScalar,
@@ -85,6 +88,41 @@ pub(super) fn ger(
     let ov = output(f, "out", out)?;
     let k = llama_extra::ger(&av.spec, &bv.spec, &ov.spec);
     planned(f, &["out"], vec![av, bv], vec![ov], k)
+}
+
+/// aclnnInplaceEqTensor: `selfRef = (selfRef == other)` as 1/0 in
+/// selfRef's dtype, `other` broadcasting to `selfRef`
+/// ([`inplace_binary`]); the page
+/// (`math/equal/docs/aclnnEqTensor&aclnnInplaceEqTensor.md`) also refuses
+/// exactly one of the two being empty (161002).
+pub(super) fn eq_tensor_inplace(
+    f: &'static str,
+    self_ref: *const aclTensor,
+    other: *const aclTensor,
+) -> Planned {
+    let (s, o) = (
+        bound(f, "selfRef", self_ref as usize, true)?,
+        bound(f, "other", other as usize, false)?,
+    );
+    if (s.spec.numel() == 0) != (o.spec.numel() == 0) {
+        return Err(invalid(
+            f,
+            &format!(
+                "selfRef {:?} and other {:?}: exactly one of them is empty",
+                s.spec.shape, o.spec.shape
+            ),
+        ));
+    }
+    inplace_binary(f, self_ref, other, || {
+        bin(
+            f,
+            self_ref,
+            other,
+            self_ref,
+            BinaryKind::Predicate,
+            |a, b| f64::from(u8::from(a == b)),
+        )
+    })
 }
 
 /// Whether the release's `aclnnCalculateMatmulWeightSizeV2` runs on the
