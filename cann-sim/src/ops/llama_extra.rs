@@ -5,7 +5,7 @@
 //! and returns the output specs with the kernel that computes them.
 
 use super::native::{Native, read, read_i64, write, write_i64};
-use super::nn::{Kernel, check_cast, is_float, promote, spec};
+use super::nn::{Kernel, check_cast, is_float, matmul_f64, promote, spec};
 use super::{DType, OpError, TensorSpec, fmt_shape};
 
 type Res<T> = Result<T, OpError>;
@@ -81,19 +81,13 @@ pub fn addmm(
     Ok(Kernel {
         outputs: vec![spec(out, vec![m as i64, n as i64])],
         native: Native::new(name, move |i, o| {
-            let mut v = vec![0.0; m * n];
-            if !alpha_zero && k > 0 {
-                let (x, y) = (read(&i[1]), read(&i[2]));
-                for r in 0..m {
-                    for p in 0..k {
-                        let xv = x[r * k + p];
-                        for c in 0..n {
-                            v[r * n + c] += xv * y[p * n + c];
-                        }
-                    }
-                }
-                v.iter_mut().for_each(|e| *e *= alpha);
-            }
+            let mut v = if !alpha_zero && k > 0 {
+                let mut p = matmul_f64(&read(&i[1]), &read(&i[2]), (m, k, n));
+                p.iter_mut().for_each(|e| *e *= alpha);
+                p
+            } else {
+                vec![0.0; m * n]
+            };
             if !beta_zero {
                 let s = read(&i[0]);
                 for r in 0..m {

@@ -1406,20 +1406,25 @@ pub fn mm(a: &TensorSpec, b: &TensorSpec, out: DType, vector: bool) -> Res<Kerne
     Ok(Kernel {
         outputs: vec![spec(out, shape)],
         native: Native::new(name, move |i, o| {
-            let (x, y) = (read(&i[0]), read(&i[1]));
-            let mut v = vec![0.0; m * n];
-            for r in 0..m {
-                for p in 0..k {
-                    let xv = x[r * k + p];
-                    for c in 0..n {
-                        v[r * n + c] += xv * y[p * n + c];
-                    }
-                }
-            }
+            let v = matmul_f64(&read(&i[0]), &read(&i[1]), (m, k, n));
             write(&mut o[0], &v);
             Ok(())
         }),
     })
+}
+
+/// `x @ y` of row-major `x` `[m, k]` and `y` `[k, n]`, accumulated in f64.
+pub(crate) fn matmul_f64(x: &[f64], y: &[f64], (m, k, n): (usize, usize, usize)) -> Vec<f64> {
+    let mut v = vec![0.0; m * n];
+    for r in 0..m {
+        for p in 0..k {
+            let xv = x[r * k + p];
+            for c in 0..n {
+                v[r * n + c] += xv * y[p * n + c];
+            }
+        }
+    }
+    v
 }
 
 /// RmsNorm: `y = x · rstd · gamma` over gamma's trailing dimensions, `rstd`
