@@ -481,6 +481,7 @@ fn single_stream_host_read_does_not_wait_for_work_queued_after_the_write() {
 /// event per launch).
 #[test]
 fn single_stream_graph_launches_record_no_event_once_the_capture_ended() {
+    cann_sim::sim_only!("counts the simulator's runtime calls");
     in_child(
         "single_stream_graph_launches_record_no_event_once_the_capture_ended",
         Duration::from_secs(60),
@@ -519,6 +520,7 @@ fn single_stream_graph_launches_record_no_event_once_the_capture_ended() {
 /// records no event again.
 #[test]
 fn single_stream_memory_a_capture_initialises_is_refused_until_the_graph_runs() {
+    cann_sim::sim_only!("counts the simulator's runtime calls");
     in_child(
         "single_stream_memory_a_capture_initialises_is_refused_until_the_graph_runs",
         Duration::from_secs(60),
