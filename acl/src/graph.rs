@@ -1313,7 +1313,14 @@ impl Drop for GraphInner {
             // model that is running: its launches finish first.
             let mut first = Ok(());
             for s in &launched {
-                first = first.and(s.synchronize());
+                // A launch stopped by `Graph::abort` is reported at the
+                // stream's next synchronisation: this one, when nobody
+                // synchronised since. It is not a failure to release.
+                let synced = s.synchronize().or_else(|e| match e.code() {
+                    Some(crate::ErrorCode::RtModelAbortNormal) => Ok(()),
+                    _ => Err(e),
+                });
+                first = first.and(synced);
             }
             first = first.and(device.bind());
             // SAFETY: a model made by `capture`, destroyed once, with no

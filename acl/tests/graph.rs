@@ -576,6 +576,29 @@ fn an_aborted_launch_does_not_run_and_its_stream_reports_it_once() {
     graph.launch(&s).unwrap();
     assert_eq!(x.to_host_vec().unwrap(), vec![7; 256], "it launches again");
 
+    // Dropped right after an abort, before anyone synchronised: the drop's
+    // synchronisation takes the report, which is not a release failure.
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    s.launch_host_fn(move || {
+        let _ = rx.recv_timeout(std::time::Duration::from_secs(20));
+    })
+    .unwrap();
+    let (other, ()) = s
+        .capture(CaptureMode::Global, |s| s.fill(&mut after, 9))
+        .unwrap();
+    let before = cann_sim::stats().captured_models;
+    other.launch(&s).unwrap();
+    other.abort().unwrap();
+    drop(other); // destroyed on the release thread, after synchronising `s`
+    tx.send(()).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while cann_sim::stats().captured_models != before - 1 {
+        assert!(std::time::Instant::now() < deadline, "never destroyed");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    s.synchronize().expect("the drop took the abort's report");
+    assert!(acl::take_release_errors().is_empty());
+
     // Not from a host function (AscendCL may not be called there).
     let graph = std::sync::Arc::new(graph);
     let (g2, (tx, rx)) = (graph.clone(), std::sync::mpsc::channel());
