@@ -1075,8 +1075,8 @@ impl Graph {
     /// Each stream a stopped launch was queued on reports
     /// `ACL_ERROR_RT_MODEL_ABORT_NORMAL` (507023) once, at its next
     /// synchronisation — including one this crate makes for a host read of
-    /// the graph's memory; synchronise the stream after the abort to take
-    /// the report there.
+    /// the graph's memory, or the graph's drop (which takes it silently);
+    /// synchronise the stream after the abort to take the report there.
     ///
     /// # Errors
     ///
